@@ -1,0 +1,73 @@
+/**
+ * EngineDeployment: one deployment (one serving group) of a recipe on its nodes.
+ *
+ * Lifecycle on the hosts (the work is in ./engineImpl, loaded at run time):
+ * - check:  refuses a change on a protected node unless allowed for this run
+ *           (SM121_ALLOW_PROTECTED=spark1), render-only profiles, experimental profiles without
+ *           SM121_EXPERIMENTAL=1.
+ * - diff:   a changed bundle identity is an update; a changed node list, rank order or target is a
+ *           replace (delete before replace). A failed or drifted deployment is always updated.
+ * - create/update: seed 001's sequence on every node (preflight, stop, memory gate, write with
+ *           backup, start, /v1/models, verify). A failure after the stop marks it failed in state.
+ * - delete: stops every node and verifies it, from the stored outputs alone.
+ * - read:   is it running, do the files on the node still match what was written.
+ *
+ * The provider object is serialized into the state; it stays a thin shim so that it serializes
+ * reliably (no library objects captured) and always runs the current implementation.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { DeploymentBundle } from "../render/types";
+import type { DeploymentOutcome } from "../serve/outcome";
+
+export interface ConnectionSettings {
+  knownHosts: string;
+  hostKeys: "strict" | "accept-new";
+  privateKey?: string;
+  passphrase?: string;
+  dialTimeoutMs?: number;
+}
+
+export interface Allowances {
+  /** Protected nodes this run may change. */
+  protected: string[];
+  experimental: boolean;
+  /** Restart even when nothing changed. */
+  restart: boolean;
+}
+
+export interface EngineDeploymentInputs {
+  bundle: pulumi.Input<DeploymentBundle>;
+  connection: pulumi.Input<ConnectionSettings>;
+  /** HF_TOKEN / API_KEY set as Pulumi secrets. */
+  secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  allow: pulumi.Input<Allowances>;
+}
+
+function engineProvider(implPath: string): pulumi.dynamic.ResourceProvider {
+  type Impl = typeof import("./engineImpl");
+  const impl = (): Impl => require(implPath) as Impl;
+  return {
+    check: (olds, news) => impl().check(olds, news),
+    diff: (id, olds, news) => impl().diff(id, olds, news),
+    create: (inputs) => impl().create(inputs),
+    update: (id, olds, news) => impl().update(id, olds, news),
+    delete: (id, props) => impl().remove(id, props),
+    read: (id, props) => impl().read(id, props),
+  };
+}
+
+export class EngineDeployment extends pulumi.dynamic.Resource {
+  declare readonly bundle: pulumi.Output<DeploymentBundle>;
+  declare readonly outcome: pulumi.Output<DeploymentOutcome>;
+
+  constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      engineProvider(require.resolve("./engineImpl")),
+      name,
+      { ...args, outcome: undefined },
+      { ...opts, additionalSecretOutputs: ["connection", "secrets"] },
+      "sm121",
+      "EngineDeployment",
+    );
+  }
+}

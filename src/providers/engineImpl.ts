@@ -1,0 +1,103 @@
+/** The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. */
+import type * as pulumi from "@pulumi/pulumi";
+import type { DeploymentBundle } from "../render/types";
+import type { SshAuth } from "../remote";
+import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
+import { serve } from "../serve/serve";
+import { inspectDeployment, stopDeployment } from "../serve/stop";
+import type { Allowances, ConnectionSettings } from "./engineDeployment";
+import { expandHome, providerLog } from "./common";
+
+interface Props {
+  bundle: DeploymentBundle;
+  connection: ConnectionSettings;
+  secrets: Record<string, string>;
+  allow: Allowances;
+  outcome?: DeploymentOutcome;
+  __provider?: string;
+}
+
+function auth(c: ConnectionSettings): SshAuth {
+  return {
+    knownHosts: expandHome(c.knownHosts),
+    hostKeys: c.hostKeys,
+    ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
+    ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
+    ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
+  };
+}
+
+const SHAPE = (b: DeploymentBundle) => JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
+
+function changes(olds: Partial<Props>, news: Props): boolean {
+  if (news.allow.restart) return true;
+  if (olds.bundle?.identity !== news.bundle.identity) return true;
+  return olds.outcome?.status !== "serving";
+}
+
+export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const b = news.bundle;
+  if (typeof b !== "object" || b === null || !Array.isArray(b.nodes)) return { inputs: news };
+  if (!b.runnable) failures.push({ property: "bundle", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
+  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "bundle", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
+  if (changes(olds, news)) {
+    for (const n of b.nodes) {
+      if (n.protected && !news.allow.protected.includes(n.node)) {
+        failures.push({ property: "bundle", reason: `node ${n.node} is protected and this run would restart ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it` });
+      }
+    }
+  }
+  return { inputs: news, failures };
+}
+
+export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  if (olds.bundle !== undefined && SHAPE(olds.bundle) !== SHAPE(news.bundle)) {
+    return { changes: true, replaces: ["bundle"], deleteBeforeReplace: true };
+  }
+  return { changes: changes(olds, news) };
+}
+
+function goBack(olds: Partial<Props> | undefined, news: Props): string {
+  const b = news.bundle;
+  if (olds?.bundle?.profile !== undefined && olds.bundle.profile !== b.profile) {
+    return `set profile: ${olds.bundle.profile} for deployment ${b.deployment} in the stack config and run \`pulumi up\` (the old .env is in the backup above)`;
+  }
+  if (olds?.bundle !== undefined) return "revert the change to the recipe or the site (e.g. `git checkout -- recipes Pulumi.*.yaml`) and run `pulumi up`; the previous files are in the backups above";
+  return `remove deployment ${b.deployment} from the site and run \`pulumi up\`, or \`pulumi destroy\``;
+}
+
+async function run(id: string | undefined, olds: Partial<Props> | undefined, news: Props): Promise<pulumi.dynamic.CreateResult> {
+  const b = news.bundle;
+  const log = providerLog(b.deployment);
+  try {
+    const outcome = await serve(b, auth(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart, goBack: goBack(olds, news), log });
+    for (const w of outcome.warnings) log(`warning: ${w}`);
+    return { id: id ?? b.deployment, outs: { ...news, outcome } };
+  } catch (e) {
+    if (e instanceof ServeFailure) {
+      // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
+      throw Object.assign(new Error(e.message), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.outcome.failure ?? e.message] });
+    }
+    if (e instanceof PreflightFailure) throw new Error(e.message);
+    throw e;
+  }
+}
+
+export function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+  return run(undefined, undefined, inputs);
+}
+
+export async function update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  const r = await run(id, olds, news);
+  return { outs: r.outs };
+}
+
+export async function remove(_id: string, props: Props): Promise<void> {
+  await stopDeployment(props.bundle, auth(props.connection), providerLog(props.bundle.deployment));
+}
+
+export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+  const outcome = await inspectDeployment(props.bundle, auth(props.connection));
+  return { id, props: { ...props, outcome } };
+}

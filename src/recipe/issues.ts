@@ -1,0 +1,62 @@
+/** Turning zod issues into SpecErrors with a place in the file, a field, a problem and a fix. */
+import type { z } from "zod";
+import { SpecError } from "./errors";
+import { didYouMean, dotted, type FieldPath, type Position } from "./locate";
+
+/**
+ * Messages written in schemas as "problem; fix" keep their fix. zod's own messages get a fix
+ * derived from the issue.
+ */
+export function issueToSpecError(
+  issue: z.core.$ZodIssue,
+  file: string,
+  locate: (path: FieldPath) => Position,
+  knownKeys: (path: FieldPath) => readonly string[],
+): SpecError[] {
+  const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => {
+      const at = locate([...path, key]);
+      const guess = didYouMean(key, knownKeys(path));
+      return new SpecError({
+        file,
+        ...at,
+        field: dotted([...path, key]),
+        problem: "unknown key",
+        fix: guess === undefined ? `remove it (known keys: ${knownKeys(path).join(", ")})` : `did you mean ${guess}?`,
+      });
+    });
+  }
+  const at = locate(path);
+  const [problem, fix] = splitMessage(issue);
+  return [new SpecError({ file, ...at, field: dotted(path), problem, fix })];
+}
+
+function splitMessage(issue: z.core.$ZodIssue): [string, string] {
+  const msg = issue.message;
+  const cut = msg.indexOf("; ");
+  if (cut > 0) return [msg.slice(0, cut), msg.slice(cut + 2)];
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return ["is required", `add it (${issue.expected})`];
+      return [`expected ${issue.expected}, got ${describe(issue.input)}`, `write a ${issue.expected}`];
+    case "invalid_value":
+      return [`${describe(issue.input)} is not allowed`, `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`];
+    case "too_small":
+      return [msg, `use at least ${String(issue.minimum)}`];
+    case "too_big":
+      return [msg, `use at most ${String(issue.maximum)}`];
+    case "invalid_format":
+      return [msg, "fix the value to match the format"];
+    default:
+      return [msg, "fix the value"];
+  }
+}
+
+function describe(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
+  if (Array.isArray(v)) return "an array";
+  if (v === null) return "null";
+  if (typeof v === "object") return "a table";
+  return String(v);
+}

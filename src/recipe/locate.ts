@@ -1,0 +1,179 @@
+/**
+ * Where a field stands in the operator's file. smol-toml and zod report values, not places, so
+ * these helpers find the line and column of a dotted field path in the source text.
+ */
+import { LineCounter, parseDocument, isMap, isSeq, type Node as YamlNode } from "yaml";
+
+export interface Position {
+  line: number;
+  col: number;
+}
+
+export type FieldPath = ReadonlyArray<string | number>;
+
+export function dotted(path: FieldPath): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out === "" ? p : `.${p}`;
+  }
+  return out;
+}
+
+const TABLE_HEADER = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/;
+
+function keyPattern(key: string): RegExp {
+  const esc = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`^(\\s*)(${esc}|"${esc}")\\s*=`);
+}
+
+/**
+ * The position of `path` in a TOML document: the key of the deepest named field that exists,
+ * inside its table. Array indices point into the array's lines when it spans several lines.
+ */
+export function locateToml(text: string, path: FieldPath): Position {
+  const lines = text.split("\n");
+  const names = path.filter((p): p is string => typeof p === "string");
+  for (let depth = names.length; depth > 0; depth--) {
+    const table = names.slice(0, depth - 1).join(".");
+    const key = names[depth - 1] ?? "";
+    const hit = findKeyInTable(lines, table, key);
+    if (hit !== undefined) {
+      if (depth === names.length) return refineIndex(lines, hit, path);
+      return hit;
+    }
+    const header = findTable(lines, names.slice(0, depth).join("."));
+    if (header !== undefined) return header;
+  }
+  return { line: 1, col: 1 };
+}
+
+function findTable(lines: string[], table: string): Position | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    const m = TABLE_HEADER.exec(lines[i] ?? "");
+    if (m !== null && m[1] === table) return { line: i + 1, col: (lines[i] ?? "").indexOf("[") + 1 };
+  }
+  return undefined;
+}
+
+function findKeyInTable(lines: string[], table: string, key: string): Position | undefined {
+  let current = "";
+  const direct = keyPattern(key);
+  const parts = table === "" ? [] : table.split(".");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? "";
+    const header = TABLE_HEADER.exec(line);
+    if (header !== null) {
+      current = header[1] ?? "";
+      continue;
+    }
+    // `key = ...` inside [table], or `sub.key = ...` written as a dotted key in a parent table.
+    for (let cut = parts.length; cut >= 0; cut--) {
+      if (current !== parts.slice(0, cut).join(".")) continue;
+      const prefix = parts.slice(cut).join(".");
+      const pattern = prefix === "" ? direct : keyPattern(`${prefix}.${key}`);
+      const m = pattern.exec(line);
+      if (m !== null) return { line: i + 1, col: (m[1] ?? "").length + 1 };
+    }
+  }
+  return undefined;
+}
+
+function refineIndex(lines: string[], at: Position, path: FieldPath): Position {
+  const last = path[path.length - 1];
+  if (typeof last !== "number") return at;
+  const first = lines[at.line - 1] ?? "";
+  if (first.includes("]")) {
+    const start = first.indexOf("[");
+    const col = nthElementColumn(first, start, last);
+    return col === undefined ? at : { line: at.line, col };
+  }
+  // A multi-line array: one element per line is the common layout.
+  let seen = -1;
+  for (let i = at.line; i < lines.length; i++) {
+    const l = lines[i] ?? "";
+    if (/^\s*\]/.test(l)) break;
+    if (/^\s*(#|$)/.test(l)) continue;
+    seen++;
+    if (seen === last) return { line: i + 1, col: l.search(/\S/) + 1 };
+  }
+  return at;
+}
+
+function nthElementColumn(line: string, open: number, n: number): number | undefined {
+  let idx = 0;
+  let inStr = false;
+  let quote = "";
+  for (let i = open + 1; i < line.length; i++) {
+    const c = line[i];
+    if (inStr) {
+      if (c === "\\") i++;
+      else if (c === quote) inStr = false;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      if (idx === n) return i + 1;
+      inStr = true;
+      quote = c;
+    } else if (c === ",") idx++;
+    else if (c !== " " && c !== "]" && idx === n) return i + 1;
+  }
+  return undefined;
+}
+
+/** The position of `path` in a YAML document (for the site in Pulumi.<stack>.yaml). */
+export function locateYaml(text: string, path: FieldPath): Position {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, keepSourceTokens: false });
+  let node: YamlNode | null | undefined = doc.contents as YamlNode | null;
+  let best: number | undefined;
+  for (const p of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((it) => {
+        const k = it.key as { value?: unknown } | null;
+        return k !== null && String(k.value) === String(p);
+      });
+      if (pair === undefined) break;
+      const key = pair.key as YamlNode | null;
+      if (key?.range) best = key.range[0];
+      node = pair.value as YamlNode | null;
+    } else if (isSeq(node) && typeof p === "number") {
+      const item = node.items[p] as YamlNode | undefined;
+      if (item === undefined) break;
+      if (item.range) best = item.range[0];
+      node = item;
+    } else break;
+  }
+  if (best === undefined) return { line: 1, col: 1 };
+  const pos = counter.linePos(best);
+  return { line: pos.line, col: pos.col };
+}
+
+/** The closest of `known` to `word` (edit distance at most 3), for "did you mean". */
+export function didYouMean(word: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = 4;
+  for (const k of known) {
+    const d = editDistance(word.toLowerCase(), k.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] ?? 0;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j] ?? 0;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + cost);
+      diag = up;
+    }
+  }
+  return prev[b.length] ?? 0;
+}

@@ -1,0 +1,206 @@
+/**
+ * Recipes: `recipes/<name>.toml`, parsed with smol-toml and validated with zod. The schema is
+ * built inside a function (never at module scope) so that no zod object can end up in a
+ * serialized provider closure.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import { parse as parseToml, TomlError } from "smol-toml";
+import { z } from "zod";
+import { SpecError, SpecErrors, throwIfAny } from "./errors";
+import { issueToSpecError } from "./issues";
+import { locateToml, type FieldPath } from "./locate";
+import { ENGINE_NAMES, type EngineName, type Recipe } from "./types";
+
+/** Flags that sm121 derives from the recipe's fields and the site; an `args` copy would conflict. */
+export const OWNED_FLAGS: Record<string, string> = {
+  "--host": "sm121 sets it from the node's BIND/ip",
+  "--port": "set `port` instead",
+  "--tensor-parallel-size": "set `tp` instead",
+  "-tp": "set `tp` instead",
+  "--tp": "set `tp` instead",
+  "--tp-size": "set `tp` instead",
+  "--served-model-name": "set `served_model_name` instead",
+  "--model": "set `model` instead",
+  "--model-path": "set `model` instead",
+  "--nnodes": "sm121 derives it from the deployment's nodes",
+  "--node-rank": "sm121 derives it from the deployment's nodes",
+  "--master-addr": "sm121 derives it from rank 0's ip",
+  "--master-port": "sm121 derives it from `port`",
+  "--dist-init-addr": "sm121 derives it from rank 0's ip",
+  "--headless": "sm121 adds it on vLLM ranks above 0",
+  "--peers": "sm121 derives it from the deployment's nodes",
+  "--api-key": "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
+};
+
+const SAFE_LINE = /^[^\n\r\0]*$/;
+const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
+
+function recipeSchema() {
+  const line = (what: string) =>
+    z.string().regex(SAFE_LINE, { error: `${what} contains a newline or NUL; write it on one line` });
+  const pathLike = (what: string) =>
+    z
+      .string()
+      .regex(/^[A-Za-z0-9~@:/._+-]+$/, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
+      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` })
+      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` });
+  return z.strictObject({
+    name: z.string().regex(IDENT, { error: "must be lower-case letters, digits and -, at most 48; rename it, e.g. qwen3-8b-tp2" }).optional(),
+    engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: "must be an engine name; use one of vllm, sglang, gr8, dgpp" }).default("vllm"),
+    deploy: z.enum(["docker", "tmux", "native", "script"]).default("docker"),
+    model: pathLike("model").optional(),
+    served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
+    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3" }).optional(),
+    entrypoint: z.array(line("the entrypoint element")).min(1).optional(),
+    tp: z.int().min(1).max(64).default(1),
+    port: z.int().min(1024, { error: "must be 1024 or above; pick an unprivileged port such as 8000" }).max(65535).optional(),
+    args: z.array(line("the argument")).default([]),
+    env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: "env keys are upper-case shell names; rename it" }), line("the env value")).default({}),
+    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: "is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro" })).default([]),
+    hooks: z.strictObject({ before_serve: z.array(z.string().min(1)).default([]), after_stop: z.array(z.string().min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
+    readiness: z.strictObject({
+      timeout_s: z.int().min(1).max(86400).default(1800),
+      max_model_len: z.int().min(1).optional(),
+      proofs: z.array(line("the proof text").min(1)).default([]),
+    }).default({ timeout_s: 1800, proofs: [] }),
+    dgpp: z.strictObject({
+      repo: pathLike("repo").optional(),
+      rev: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, { error: "is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1" }).optional(),
+      dir: pathLike("dir").default("~/dgpp"),
+      http_port: z.int().min(1024).max(65535).default(18080),
+      release: pathLike("release").optional(),
+      engine: z.record(z.string(), z.unknown()).default({}),
+    }).optional(),
+    profiles_dir: pathLike("profiles_dir").optional(),
+    rollback: z.enum(["off", "auto"]).default("off"),
+  });
+}
+
+const TOP_KEYS = ["name", "engine", "deploy", "model", "served_model_name", "image", "entrypoint", "tp", "port", "args", "env", "mounts", "hooks", "readiness", "dgpp", "profiles_dir", "rollback"];
+const SUB_KEYS: Record<string, string[]> = {
+  hooks: ["before_serve", "after_stop"],
+  readiness: ["timeout_s", "max_model_len", "proofs"],
+  dgpp: ["repo", "rev", "dir", "http_port", "release", "engine"],
+};
+
+function knownKeys(path: FieldPath): readonly string[] {
+  const head = path[0];
+  return typeof head === "string" ? (SUB_KEYS[head] ?? []) : TOP_KEYS;
+}
+
+/** Parses and validates one recipe file's text. Throws SpecError or SpecErrors. */
+export function parseRecipe(file: string, text: string): Recipe {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (e) {
+    if (e instanceof TomlError) {
+      const problem = e.message.split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "invalid TOML";
+      throw new SpecError({ file, line: e.line, col: e.column, field: "", problem: `TOML syntax: ${problem}`, fix: "fix the syntax at this spot" });
+    }
+    throw e;
+  }
+  const parsed = recipeSchema().safeParse(raw);
+  const locate = (p: FieldPath) => locateToml(text, p);
+  if (!parsed.success) {
+    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
+    throw new Error("unreachable: zod failed without issues");
+  }
+  const r = parsed.data;
+  const errors: SpecError[] = [];
+  const err = (path: FieldPath, problem: string, fix: string) =>
+    errors.push(new SpecError({ file, ...locate(path), field: path.join("."), problem, fix }));
+  const warnings: string[] = [];
+  const known = (ENGINE_NAMES as readonly string[]).includes(r.engine);
+  const engine: EngineName = known ? (r.engine as EngineName) : "vllm";
+  if (!known) warnings.push(`${file}: engine "${r.engine}" is unknown; using the vLLM driver (known: ${ENGINE_NAMES.join(", ")})`);
+  checkShape(r, engine, err);
+  throwIfAny(errors);
+  return {
+    name: r.name ?? basename(file).replace(/\.toml$/, ""),
+    file,
+    engine,
+    engineAsWritten: r.engine,
+    deploy: r.deploy,
+    ...(r.model !== undefined && { model: r.model }),
+    ...(r.served_model_name !== undefined && { servedModelName: r.served_model_name }),
+    ...(r.image !== undefined && { image: r.image }),
+    ...(r.entrypoint !== undefined && { entrypoint: r.entrypoint }),
+    tp: r.tp,
+    ...(r.port !== undefined && { port: r.port }),
+    args: r.args,
+    env: r.env,
+    mounts: r.mounts,
+    hooks: { beforeServe: r.hooks.before_serve, afterStop: r.hooks.after_stop },
+    readiness: { timeoutS: r.readiness.timeout_s, proofs: r.readiness.proofs, ...(r.readiness.max_model_len !== undefined && { maxModelLen: r.readiness.max_model_len }) },
+    ...(r.dgpp !== undefined && {
+      dgpp: {
+        dir: r.dgpp.dir,
+        httpPort: r.dgpp.http_port,
+        engine: r.dgpp.engine,
+        ...(r.dgpp.repo !== undefined && { repo: r.dgpp.repo }),
+        ...(r.dgpp.rev !== undefined && { rev: r.dgpp.rev }),
+        ...(r.dgpp.release !== undefined && { release: r.dgpp.release }),
+      },
+    }),
+    ...(r.profiles_dir !== undefined && { profilesDir: r.profiles_dir }),
+    rollback: r.rollback,
+    warnings,
+  };
+}
+
+type Raw = z.infer<ReturnType<typeof recipeSchema>>;
+type Err = (path: FieldPath, problem: string, fix: string) => void;
+
+/** Rules across fields: which engine goes with which target and which fields each needs. */
+function checkShape(r: Raw, engine: EngineName, err: Err): void {
+  const fixedPort = engine === "gr8" || engine === "dgpp";
+  if (fixedPort && r.port !== undefined) {
+    err(["port"], `${engine} serves its API on a fixed port (${engine === "gr8" ? "8100 on the first peer" : "[dgpp].http_port"}), so port is not used`, "remove port");
+  }
+  if (!fixedPort && r.deploy !== "script" && r.port === undefined) err(["port"], "is required for this engine", "add port = 8000 (or another free port)");
+  if (engine === "dgpp") {
+    if (r.deploy !== "native") err(["deploy"], `dgpp is head-coordinated and runs as deploy = "native", not "${r.deploy}"`, 'set deploy = "native"');
+    if (r.dgpp === undefined) err(["dgpp"], "a dgpp recipe needs a [dgpp] block", "add [dgpp] with dir (and repo + rev to provision)");
+    if (r.dgpp !== undefined && (r.dgpp.repo === undefined) !== (r.dgpp.rev === undefined)) {
+      err(["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"], "repo and rev go together", "set both to provision DGPP, or neither when it is pre-installed");
+    }
+  } else if (r.dgpp !== undefined) err(["dgpp"], `a [dgpp] block belongs to engine = "dgpp", not "${engine}"`, "remove the [dgpp] block or set engine = \"dgpp\"");
+  if (engine !== "dgpp" && r.deploy !== "script" && r.model === undefined) err(["model"], "is required", 'add model = "<org>/<name>" (the Hugging Face repo id)');
+  if (r.deploy === "docker" && r.image === undefined) err(["image"], 'deploy = "docker" needs an image', 'add image = "<registry>/<name>:<tag>"');
+  if (engine === "gr8" && r.deploy !== "docker") err(["deploy"], `gr8 ships as a container image, not "${r.deploy}"`, 'set deploy = "docker"');
+  if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], 'deploy = "script" needs its profiles', 'add profiles_dir = "<recipe>/profiles"');
+  if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], 'profiles belong to deploy = "script" recipes', "remove profiles_dir");
+  if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], `mounts apply to container targets, not "${r.deploy}"`, "remove mounts");
+  r.args.forEach((a, i) => {
+    const flag = a.split("=")[0] ?? "";
+    const why = OWNED_FLAGS[flag];
+    if (why !== undefined) err(["args", i], `${flag} is set by sm121`, `remove it (${why})`);
+  });
+  for (const k of ["HF_TOKEN", "API_KEY"]) {
+    if (k in r.env) err(["env", k], `${k} is a secret and a recipe is plain text`, `set it with \`pulumi config set --secret sm121:${k === "HF_TOKEN" ? "hfToken" : "apiKey"}\` or keep it in the node .env`);
+  }
+}
+
+export function readRecipe(path: string, displayPath: string = path): Recipe {
+  return parseRecipe(displayPath, readFileSync(path, "utf8"));
+}
+
+/** Every `*.toml` of a recipes directory, by name; all errors of all files at once. */
+export function loadRecipes(dir: string, display: string = dir): Map<string, Recipe> {
+  const out = new Map<string, Recipe>();
+  const errors: SpecError[] = [];
+  for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
+    try {
+      const r = readRecipe(join(dir, f), join(display, f));
+      out.set(r.name, r);
+    } catch (e) {
+      if (e instanceof SpecError) errors.push(e);
+      else if (e instanceof SpecErrors) errors.push(...e.errors);
+      else throw e;
+    }
+  }
+  throwIfAny(errors);
+  return out;
+}

@@ -1,0 +1,169 @@
+/**
+ * The site: nodes and deployments, kept in the stack config `Pulumi.<stack>.yaml` under the
+ * `sm121:` namespace. The Pulumi program and the CLI read the same file with this one schema.
+ */
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { z } from "zod";
+import { SpecError, throwIfAny } from "./errors";
+import { issueToSpecError } from "./issues";
+import { locateYaml, type FieldPath } from "./locate";
+import { NODE_ENV_KEYS, type Site, type SiteNode } from "./types";
+
+const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
+const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+const PATH = /^[A-Za-z0-9~@:/._+-]+$/;
+const SAFE_VALUE = /^[A-Za-z0-9_.\/:=,@+%-]*$/;
+
+/** Config keys holding secrets; they are read through Pulumi, never from this file. */
+export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;
+
+function siteSchema() {
+  const ident = (what: string) => z.string().regex(IDENT, { error: `${what} must be lower-case letters, digits and -, at most 48; rename it` });
+  const path = (what: string) =>
+    z.string().regex(PATH, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
+      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` });
+  const value = (what: string) => z.union([z.string(), z.number(), z.boolean()]).transform(String)
+    .refine((s) => SAFE_VALUE.test(s), { error: `${what} may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters` });
+  const vars = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "a var name is letters, digits and _; rename it" }), value("a var value")).default({});
+  const nodeRecipe = z.strictObject({
+    dir: path("dir"),
+    start: path("start").default("start.sh"),
+    stop: path("stop").default("stop.sh"),
+    container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, { error: "is not a container name; use letters, digits, _ . -" }),
+    dockerArgs: z.string().regex(/^[^\n\0]*$/).optional(),
+    vars,
+    ownedMounts: z.array(path("an owned mount")).default([]),
+  });
+  const node = z.strictObject({
+    host: z.enum(["local", "ssh"]).default("ssh"),
+    ssh: z.strictObject({
+      host: z.string().regex(HOSTNAME, { error: "is not a host name or address; write e.g. spark2 or 203.0.113.12" }),
+      port: z.int().min(1).max(65535).default(22),
+      user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: "is not a user name; write e.g. ops" }),
+    }).optional(),
+    ip: z.string().regex(IPV4, { error: "is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12" }),
+    protected: z.boolean().default(false),
+    env: z.partialRecord(z.enum(NODE_ENV_KEYS, { error: `a node env key is one of ${NODE_ENV_KEYS.join(", ")}; other keys belong in a profile` }), value("a node env value")).default({}),
+    vars,
+    gatewayUrl: z.url({ error: "is not a URL; write e.g. http://203.0.113.12:8000" }).optional(),
+    gpuProbe: z.string().min(1).optional(),
+    minMemAvailableGiB: z.number().positive().optional(),
+    recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
+    stateDir: path("stateDir").default("~/.sm121"),
+  });
+  const deployment = z.strictObject({
+    name: ident("name").optional(),
+    recipe: ident("recipe"),
+    profile: ident("profile").optional(),
+    nodes: z.array(ident("a node name")).min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }),
+    overlay: path("overlay").optional(),
+    overlayWins: z.boolean().default(false),
+  });
+  return z.strictObject({
+    nodes: z.record(ident("a node name"), node),
+    deployments: z.array(deployment).default([]),
+    minMemAvailableGiB: z.number().positive().default(100),
+    memTimeoutS: z.int().positive().default(600),
+    readyGraceS: z.int().min(0).default(300),
+    recipesDir: path("recipesDir").default("recipes"),
+    knownHosts: path("knownHosts").default("~/.ssh/known_hosts"),
+    hostKeys: z.enum(["strict", "accept-new"]).default("strict"),
+    gateway: z.strictObject({
+      path: path("path"),
+      format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
+      model: z.string().min(1).optional(),
+    }).optional(),
+    rollback: z.enum(["off", "auto"]).default("off"),
+  });
+}
+
+const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", ...SECRET_CONFIG_KEYS];
+const NODE_KEYS = ["host", "ssh", "ip", "protected", "env", "vars", "gatewayUrl", "gpuProbe", "minMemAvailableGiB", "recipes", "stateDir"];
+
+function knownKeys(path: FieldPath): readonly string[] {
+  if (path.length === 0) return TOP;
+  if (path[0] === "nodes" && path.length === 2) return NODE_KEYS;
+  if (path[0] === "nodes" && path[2] === "ssh") return ["host", "port", "user"];
+  if (path[0] === "nodes" && path[2] === "recipes") return ["dir", "start", "stop", "container", "dockerArgs", "vars", "ownedMounts"];
+  if (path[0] === "deployments") return ["name", "recipe", "profile", "nodes", "overlay", "overlayWins"];
+  if (path[0] === "gateway") return ["path", "format", "model"];
+  return [];
+}
+
+/** Parses the stack config text of `Pulumi.<stack>.yaml`. Throws SpecError or SpecErrors. */
+export function parseSite(file: string, stack: string, text: string): Site {
+  const doc = parseDocument(text, { prettyErrors: false });
+  const yamlErr = doc.errors[0];
+  if (yamlErr !== undefined) {
+    const at = yamlErr.linePos?.[0] ?? { line: 1, col: 1 };
+    throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: `YAML syntax: ${yamlErr.message.split("\n")[0] ?? ""}`, fix: "fix the syntax at this spot" });
+  }
+  const root: unknown = doc.toJS();
+  const config = typeof root === "object" && root !== null && "config" in root ? (root as { config: unknown }).config : {};
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((config ?? {}) as Record<string, unknown>)) {
+    if (!k.startsWith("sm121:")) continue;
+    const key = k.slice("sm121:".length);
+    if ((SECRET_CONFIG_KEYS as readonly string[]).includes(key)) continue;
+    raw[key] = v;
+  }
+  const locate = (p: FieldPath) => {
+    const [head, ...rest] = p;
+    return locateYaml(text, head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
+  };
+  const parsed = siteSchema().safeParse(raw);
+  if (!parsed.success) {
+    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
+    throw new Error("unreachable: zod failed without issues");
+  }
+  const s = parsed.data;
+  const errors: SpecError[] = [];
+  const err = (path: FieldPath, problem: string, fix: string) =>
+    errors.push(new SpecError({ file, ...locate(path), field: `sm121:${path.map(String).join(".")}`, problem, fix }));
+  const nodes: Record<string, SiteNode> = {};
+  for (const [name, n] of Object.entries(s.nodes)) {
+    if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], "host: ssh needs an ssh block", "add ssh: {host: <name or address>, user: <user>}");
+    nodes[name] = {
+      name,
+      host: n.host,
+      ...(n.ssh !== undefined && { ssh: n.ssh }),
+      ip: n.ip,
+      protected: n.protected,
+      env: n.env,
+      vars: n.vars,
+      ...(n.gatewayUrl !== undefined && { gatewayUrl: n.gatewayUrl }),
+      ...(n.gpuProbe !== undefined && { gpuProbe: n.gpuProbe }),
+      ...(n.minMemAvailableGiB !== undefined && { minMemAvailableGiB: n.minMemAvailableGiB }),
+      recipes: n.recipes,
+      stateDir: n.stateDir,
+    };
+  }
+  const deployments = s.deployments.map((d, i) => {
+    for (const [j, n] of d.nodes.entries()) {
+      if (!(n in nodes)) err(["deployments", i, "nodes", j], `node "${n}" is not in sm121:nodes`, `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`);
+      if (d.nodes.indexOf(n) !== j) err(["deployments", i, "nodes", j], `node "${n}" is listed twice`, "list each node once, rank 0 first");
+    }
+    const name = d.name ?? (d.profile === undefined ? d.recipe : `${d.recipe}-${d.profile}`);
+    return { name, recipe: d.recipe, nodes: d.nodes, overlayWins: d.overlayWins, ...(d.profile !== undefined && { profile: d.profile }), ...(d.overlay !== undefined && { overlay: d.overlay }) };
+  });
+  const seen = new Map<string, number>();
+  deployments.forEach((d, i) => {
+    const prev = seen.get(d.name);
+    if (prev !== undefined) err(["deployments", i], `deployment name "${d.name}" is already used by deployments[${prev}]`, "give one of them a distinct name:");
+    seen.set(d.name, i);
+  });
+  throwIfAny(errors);
+  const site: Site = {
+    file, text, stack, nodes, deployments,
+    minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback,
+    ...(s.gateway !== undefined && { gateway: s.gateway }),
+  };
+  return site;
+}
+
+export function readSite(path: string, stack: string, displayPath: string = path): Site {
+  return parseSite(displayPath, stack, readFileSync(path, "utf8"));
+}

@@ -1,0 +1,107 @@
+/** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
+
+export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+export const DEPLOY_TARGETS = ["docker", "tmux", "native", "script"] as const;
+export type DeployTarget = (typeof DEPLOY_TARGETS)[number];
+
+export type RollbackMode = "off" | "auto";
+
+export interface DgppBlock {
+  repo?: string;
+  rev?: string;
+  /** The DGPP checkout on the nodes; `~/` is expanded to the node's $HOME on the node. */
+  dir: string;
+  httpPort: number;
+  release?: string;
+  /** Serialized verbatim into the cluster JSON. */
+  engine: Record<string, unknown>;
+}
+
+export interface Recipe {
+  name: string;
+  /** The file it came from, as shown in errors. */
+  file: string;
+  engine: EngineName;
+  /** The engine string as written; differs from `engine` when an unknown engine fell back to vLLM. */
+  engineAsWritten: string;
+  deploy: DeployTarget;
+  model?: string;
+  servedModelName?: string;
+  image?: string;
+  entrypoint?: string[];
+  tp: number;
+  port?: number;
+  args: string[];
+  env: Record<string, string>;
+  /** Extra bind mounts for container targets, `SRC:DST[:ro|rw]`. */
+  mounts: string[];
+  hooks: { beforeServe: string[]; afterStop: string[] };
+  readiness: { timeoutS: number; maxModelLen?: number; proofs: string[] };
+  dgpp?: DgppBlock;
+  /** Script recipes: where the profiles are, relative to the recipes directory. */
+  profilesDir?: string;
+  rollback: RollbackMode;
+  warnings: string[];
+}
+
+export const NODE_ENV_KEYS = ["HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"] as const;
+export type NodeEnvKey = (typeof NODE_ENV_KEYS)[number];
+
+export interface NodeRecipe {
+  dir: string;
+  start: string;
+  stop: string;
+  container: string;
+  dockerArgs?: string;
+  vars: Record<string, string>;
+  /** Container paths that start.sh mounts itself; a profile or overlay mount there is an error. */
+  ownedMounts: string[];
+}
+
+export interface SiteNode {
+  name: string;
+  host: "local" | "ssh";
+  ssh?: { host: string; port: number; user: string };
+  /** Bind and rendezvous address of the node. */
+  ip: string;
+  protected: boolean;
+  env: Partial<Record<NodeEnvKey, string>>;
+  vars: Record<string, string>;
+  gatewayUrl?: string;
+  gpuProbe?: string;
+  minMemAvailableGiB?: number;
+  recipes: Record<string, NodeRecipe>;
+  /** Where sm121 keeps its files on the node. */
+  stateDir: string;
+}
+
+export interface Deployment {
+  name: string;
+  recipe: string;
+  profile?: string;
+  nodes: string[];
+  overlay?: string;
+  overlayWins: boolean;
+}
+
+export type GatewayFormat = "sm121" | "litellm" | "llama-swap";
+
+export interface Site {
+  file: string;
+  /** The YAML text, kept to point errors at their line. */
+  text: string;
+  stack: string;
+  nodes: Record<string, SiteNode>;
+  deployments: Deployment[];
+  minMemAvailableGiB: number;
+  memTimeoutS: number;
+  readyGraceS: number;
+  recipesDir: string;
+  knownHosts: string;
+  /** strict: unknown and changed keys refused; accept-new: record unknown keys, refuse changed. */
+  hostKeys: "strict" | "accept-new";
+  gateway?: { path: string; format: GatewayFormat; model?: string };
+  rollback: RollbackMode;
+}

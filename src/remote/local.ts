@@ -1,0 +1,31 @@
+/** host: local — the machine that runs Pulumi (or the CLI) is the node. */
+import { spawn } from "node:child_process";
+import { Collector, type Host, type RunOptions, type RunResult } from "./host";
+
+export class LocalHost implements Host {
+  constructor(readonly node: string) {}
+
+  run(script: string, opts: RunOptions): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+      const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
+      const c = new Collector(opts.onLine);
+      const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
+      child.stdout.on("data", (d: Buffer) => c.out(d));
+      child.stderr.on("data", (d: Buffer) => c.err(d));
+      child.on("error", reject);
+      child.on("close", (code) => {
+        if (timer !== undefined) clearTimeout(timer);
+        try {
+          resolve(c.finish(this.node, opts, code));
+        } catch (e) {
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
+      });
+      child.stdin.end(script);
+    });
+  }
+
+  close(): void {
+    // Nothing held open.
+  }
+}

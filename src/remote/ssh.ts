@@ -1,0 +1,111 @@
+/**
+ * host: ssh — one ssh2 connection per host per operation, host key verified against known_hosts
+ * (strict by default), bounded dial retries with a per-dial timeout.
+ */
+import type { Client, ConnectConfig } from "ssh2";
+import { TransportError } from "./errors";
+import { Collector, type Host, type RunOptions, type RunResult } from "./host";
+import { verifyHostKey } from "./knownhosts";
+
+export interface SshTarget {
+  node: string;
+  host: string;
+  port: number;
+  user: string;
+}
+
+export interface SshAuth {
+  /** A private key (PEM/OpenSSH text), e.g. from a Pulumi secret. */
+  privateKey?: string;
+  passphrase?: string;
+  /** An ssh-agent socket; default $SSH_AUTH_SOCK. */
+  agent?: string;
+  knownHosts: string;
+  hostKeys: "strict" | "accept-new";
+  dialTimeoutMs?: number;
+  dialAttempts?: number;
+}
+
+export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
+  const attempts = auth.dialAttempts ?? 3;
+  let last: Error | undefined;
+  for (let i = 1; i <= attempts; i++) {
+    try {
+      return await dialOnce(t, auth);
+    } catch (e) {
+      last = e instanceof Error ? e : new Error(String(e));
+      // A refused host key or a refused login will not get better by trying again.
+      if (last instanceof TransportError && /host key|authentication/i.test(last.message)) throw last;
+      if (i < attempts) await new Promise((r) => setTimeout(r, 300 * i));
+    }
+  }
+  throw last ?? new Error("unreachable");
+}
+
+function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
+  // Loaded here, not at module scope: this module may be reached from a serialized provider.
+  const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
+  const client: Client = new SshClient();
+  let refusal: string | undefined;
+  const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
+  const config: ConnectConfig = {
+    host: t.host,
+    port: t.port,
+    username: t.user,
+    readyTimeout: auth.dialTimeoutMs ?? 10_000,
+    keepaliveInterval: 15_000,
+    hostVerifier: (key: Buffer) => {
+      const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys);
+      if (!v.ok) refusal = v.reason;
+      return v.ok;
+    },
+    ...(auth.privateKey !== undefined && { privateKey: auth.privateKey }),
+    ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
+    ...(auth.privateKey === undefined && agent !== undefined && { agent }),
+  };
+  return new Promise((resolve, reject) => {
+    client.once("ready", () => resolve(new SshHost(t.node, client)));
+    client.once("error", (err: Error) => {
+      const where = `${t.user}@${t.host}:${t.port}`;
+      if (refusal !== undefined) reject(new TransportError(t.node, "connect", `host key refused for ${where}: ${refusal}`, "sm121 verifies host keys by default"));
+      else if (/authentication/i.test(err.message)) reject(new TransportError(t.node, "connect", `authentication failed for ${where}`, "check the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"));
+      else reject(new TransportError(t.node, "connect", `cannot reach ${where}: ${err.message}`, "check that the node is up and sshd listens there"));
+    });
+    client.connect(config);
+  });
+}
+
+class SshHost implements Host {
+  constructor(
+    readonly node: string,
+    private readonly client: Client,
+  ) {}
+
+  run(script: string, opts: RunOptions): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+      this.client.exec("bash -s", (err, stream) => {
+        if (err) {
+          reject(new TransportError(this.node, opts.step, `could not open a channel: ${err.message}`, "the connection was lost; run again"));
+          return;
+        }
+        const c = new Collector(opts.onLine);
+        const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => stream.close(), opts.timeoutMs);
+        stream.on("data", (d: Buffer) => c.out(d));
+        stream.stderr.on("data", (d: Buffer) => c.err(d));
+        stream.on("close", (code: number | null) => {
+          if (timer !== undefined) clearTimeout(timer);
+          try {
+            resolve(c.finish(this.node, opts, typeof code === "number" ? code : null));
+          } catch (e) {
+            reject(e instanceof Error ? e : new Error(String(e)));
+          }
+        });
+        stream.end(script);
+      });
+    });
+  }
+
+  close(): void {
+    this.client.end();
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Rendering a whole site: every deployment's bundles, decided at plan time from the recipes, the
+ * profiles and the site. Pure but for reading the profile and overlay files under `root`.
+ */
+import { driverFor } from "../engines";
+import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import type { Deployment, Recipe, Site } from "../recipe/types";
+import { checkDeployments } from "./checks";
+import { engineNodeBundles } from "./engine";
+import { identityOf } from "./identity";
+import { scriptNodeBundles } from "./script";
+import type { DeploymentBundle } from "./types";
+
+export interface RenderOptions {
+  /** The project directory: recipesDir, profiles and overlays resolve against it. */
+  root: string;
+}
+
+export function renderSite(site: Site, recipes: ReadonlyMap<string, Recipe>, opts: RenderOptions): DeploymentBundle[] {
+  throwIfAny(checkDeployments(site, recipes));
+  const errors: SpecError[] = [];
+  const out: DeploymentBundle[] = [];
+  for (const d of site.deployments) {
+    try {
+      out.push(renderDeployment(site, d, recipes, opts));
+    } catch (e) {
+      if (e instanceof SpecError) errors.push(e);
+      else if (e instanceof SpecErrors) errors.push(...e.errors);
+      else throw e;
+    }
+  }
+  throwIfAny(errors);
+  return out;
+}
+
+export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap<string, Recipe>, opts: RenderOptions): DeploymentBundle {
+  const recipe = recipes.get(d.recipe);
+  if (recipe === undefined) throw new Error(`recipe ${d.recipe} is not loaded`);
+  const driver = driverFor(recipe.engine);
+  const base = {
+    deployment: d.name,
+    recipe: recipe.name,
+    recipeFile: recipe.file,
+    engine: recipe.engine,
+    deploy: recipe.deploy,
+    shape: driver.shape,
+    memTimeoutS: site.memTimeoutS,
+    rollback: recipe.rollback === "auto" || site.rollback === "auto" ? ("auto" as const) : ("off" as const),
+    hooks: recipe.hooks,
+    warnings: [...recipe.warnings],
+  };
+  if (recipe.deploy === "script") {
+    const s = scriptNodeBundles(site, d, recipe, opts.root);
+    return withIdentity({
+      ...base,
+      profile: s.profile.name,
+      profileStatus: s.profile.directives.status,
+      runnable: s.profile.directives.runnable,
+      ...(d.overlay !== undefined && { overlay: d.overlay }),
+      nodes: s.nodes,
+      readiness: {
+        timeoutS: s.readyTimeoutS,
+        proofs: [...recipe.readiness.proofs, ...s.proofs],
+        ...(s.servedName !== undefined && { servedName: s.servedName }),
+        ...((recipe.readiness.maxModelLen ?? s.maxModelLen) !== undefined && { maxModelLen: recipe.readiness.maxModelLen ?? s.maxModelLen }),
+        ...(driver.kvCachePattern !== undefined && { kvCachePattern: driver.kvCachePattern }),
+      },
+      clientNotes: s.profile.directives.clients,
+      warnings: [...base.warnings, ...s.replacements],
+    });
+  }
+  const served = recipe.engine === "dgpp" ? recipe.model : (recipe.servedModelName ?? recipe.model);
+  return withIdentity({
+    ...base,
+    runnable: true,
+    nodes: engineNodeBundles(site, d, recipe),
+    readiness: {
+      timeoutS: recipe.readiness.timeoutS + site.readyGraceS,
+      proofs: recipe.readiness.proofs,
+      ...(served !== undefined && { servedName: served }),
+      ...(recipe.readiness.maxModelLen !== undefined && { maxModelLen: recipe.readiness.maxModelLen }),
+      ...(driver.kvCachePattern !== undefined && { kvCachePattern: driver.kvCachePattern }),
+    },
+    clientNotes: [],
+  });
+}
+
+function withIdentity(b: Omit<DeploymentBundle, "identity">): DeploymentBundle {
+  return { ...b, identity: identityOf({ nodes: b.nodes.map((n) => [n.node, n.rank, n.identity]), readiness: b.readiness }) };
+}

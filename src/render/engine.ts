@@ -1,0 +1,100 @@
+/** Bundles of the engine targets (docker, tmux, native): argv from the driver, scripts from the target. */
+import { driverFor, engineArgv } from "../engines";
+import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
+import { dockerTarget } from "../targets/docker";
+import { dgppNativeTarget, nativeTarget } from "../targets/native";
+import { joinNode } from "../targets/shell";
+import { tmuxTarget } from "../targets/tmux";
+import type { LaunchSpec, TargetScripts } from "../targets/types";
+import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";
+import { identityOf } from "./identity";
+import { endpoint, hfCacheDir, nodeBundle } from "./node";
+import type { NodeBundle, PreflightCheck } from "./types";
+
+const CONTAINER_HF_HOME = "/root/.cache/huggingface";
+
+export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): NodeBundle[] {
+  const driver = driverFor(recipe.engine);
+  const nodes = d.nodes.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
+  const peers = nodes.map((n) => n.ip);
+  const port = driver.apiPort(recipe);
+  const headCoordinated = driver.shape === "head-coordinated";
+  return nodes.map((node, rank) => {
+    const bindHost = node.env.BIND ?? node.ip;
+    const ctx = { recipe, rank, nnodes: nodes.length, peers, bindHost, port };
+    const argv = engineArgv(driver, ctx);
+    const env: Record<string, string> = { ...recipe.env };
+    const docker = recipe.deploy === "docker";
+    if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
+    if (driver.engineIpEnv !== undefined) env[driver.engineIpEnv] = node.ip;
+    const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
+    const spec: LaunchSpec = {
+      deployment: d.name,
+      recipe: recipe.name,
+      engine: recipe.engine,
+      deploy: recipe.deploy,
+      rank,
+      nnodes: nodes.length,
+      runs: !headCoordinated || rank === 0,
+      argv: headCoordinated ? [] : argv,
+      env,
+      ...(recipe.image !== undefined && { image: recipe.image }),
+      mounts,
+      stateDir: joinNode(node.stateDir, "deployments", d.name),
+    };
+    const apiHost = headCoordinated || recipe.engine === "gr8" ? (peers[0] ?? bindHost) : bindHost;
+    const serves = rank === 0;
+    const extraFiles: TargetScripts["files"] = [];
+    let scripts: TargetScripts;
+    if (recipe.engine === "dgpp") {
+      const paths = dgppPaths(recipe);
+      const user = node.ssh?.user ?? "root";
+      // Stage first: the cluster JSON and .env go to every launch node (install validates them per node).
+      extraFiles.push({ path: paths.config, content: dgppClusterJson(recipe, peers), mode: 0o644, backup: true });
+      extraFiles.push({ path: paths.env, content: dgppEnvFile(recipe, peers, user), mode: 0o644, backup: true });
+      scripts = dgppNativeTarget(spec, paths.dir, paths.config, { host: apiHost, port });
+      spec.argv = serves ? ["scripts/dgpp-cluster", "up", "--config", paths.config] : [];
+    } else if (recipe.deploy === "docker") {
+      scripts = dockerTarget(spec, identityOf({ argv, env, mounts, image: recipe.image }).slice(0, 16));
+    } else if (recipe.deploy === "tmux") {
+      scripts = tmuxTarget(spec);
+    } else {
+      scripts = nativeTarget(spec);
+    }
+    return nodeBundle({
+      node,
+      spec,
+      scripts,
+      extraFiles,
+      mkdirs: [],
+      preflight: enginePreflight(recipe, node, spec, driver.installHint),
+      memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
+      ...(serves && { api: endpoint(apiHost, port) }),
+    });
+  });
+}
+
+function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, hint: string): PreflightCheck[] {
+  const checks: PreflightCheck[] = [];
+  if (!spec.runs && recipe.engine !== "dgpp") return checks;
+  if (recipe.deploy === "docker" && recipe.image !== undefined) {
+    checks.push({ kind: "image", subject: recipe.image, why: `the image of ${recipe.name} (docker pull it on ${node.name})`, fatal: true });
+  }
+  for (const m of spec.mounts) {
+    checks.push({ kind: "file", subject: m.split(":")[0] ?? "", why: `mount source of ${m}`, fatal: true });
+  }
+  if ((recipe.deploy === "tmux" || recipe.deploy === "native") && recipe.engine !== "dgpp") {
+    checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });
+  }
+  const hfHome = node.env.HF_HOME;
+  if (hfHome !== undefined && recipe.model !== undefined) {
+    const why = recipe.engine === "dgpp"
+      ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
+      : "the checkpoint in the node's HF cache (the engine would download it at start)";
+    checks.push({ kind: "hf-cache", subject: hfCacheDir(hfHome, recipe.model), why, fatal: false });
+  }
+  if (recipe.engine === "dgpp") {
+    if (recipe.dgpp?.repo === undefined) checks.push({ kind: "dir", subject: recipe.dgpp?.dir ?? "~/dgpp", why: "the pre-installed DGPP checkout ([dgpp] has no repo/rev)", fatal: true });
+  }
+  return checks;
+}

@@ -1,0 +1,117 @@
+/** Bundles of script recipes (seed 001): the profile rendered into the node recipe's .env. */
+import { join } from "node:path";
+import { SpecError, throwIfAny } from "../recipe/errors";
+import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
+import { scriptTarget } from "../targets/script";
+import { joinNode } from "../targets/shell";
+import type { LaunchSpec } from "../targets/types";
+import { siteError } from "./checks";
+import { renderEnv } from "./envfile";
+import { endpoint, nodeBundle } from "./node";
+import { loadOverlay, type Overlay } from "./overlay";
+import { readProfileFile, type Profile } from "./profile";
+import type { NodeBundle, PreflightCheck } from "./types";
+
+export interface ScriptRender {
+  profile: Profile;
+  nodes: NodeBundle[];
+  proofs: string[];
+  servedName?: string;
+  maxModelLen?: number;
+  readyTimeoutS: number;
+  replacements: string[];
+}
+
+/** Reads the deployment's profile (and overlay) from `root` and renders every node's .env. */
+export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, root: string): ScriptRender {
+  const profilesDir = recipe.profilesDir ?? `${recipe.name}/profiles`;
+  const rel = join(site.recipesDir, profilesDir, `${d.profile ?? ""}.env`);
+  const profile = readProfileFile(join(root, rel), rel);
+  const overlay: Overlay | undefined = d.overlay === undefined ? undefined : loadOverlay(join(root, d.overlay));
+  const target = profile.directives.recipe;
+  const nodes = d.nodes.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
+  const errors: SpecError[] = [];
+  const replacements: string[] = [];
+  let proofs: string[] = [];
+  let keys: Record<string, string> = {};
+  const bundles = nodes.map((node, rank) => {
+    const nodeRecipe = node.recipes[target];
+    if (nodeRecipe === undefined) {
+      errors.push(siteError(site, ["nodes", node.name, "recipes"], `profile ${profile.name} needs the node recipe "${target}" on ${node.name}`, `add recipes.${target}: {dir, container} to node ${node.name}`));
+      return undefined;
+    }
+    const env = renderEnv({
+      profile,
+      node: node.name,
+      recipe: target,
+      nodeEnv: node.env as Record<string, string>,
+      vars: { ...node.vars, ...nodeRecipe.vars },
+      recipeDir: nodeRecipe.dir,
+      ...(overlay !== undefined && { overlay }),
+      overlayWins: d.overlayWins,
+      ownedMounts: nodeRecipe.ownedMounts,
+      siteFile: site.file,
+    });
+    replacements.push(...env.replacements.map((r) => `${node.name}: ${r}`));
+    proofs = env.proofs;
+    keys = env.keys;
+    const spec: LaunchSpec = {
+      deployment: d.name,
+      recipe: recipe.name,
+      engine: recipe.engine,
+      deploy: "script",
+      rank,
+      nnodes: nodes.length,
+      runs: true,
+      argv: ["bash", nodeRecipe.start],
+      env: {},
+      mounts: [],
+      stateDir: joinNode(node.stateDir, "deployments", d.name),
+    };
+    const bind = node.env.BIND ?? node.ip;
+    const port = Number(node.env.PORT ?? "8000");
+    return nodeBundle({
+      node,
+      spec,
+      scripts: scriptTarget(spec, nodeRecipe, env.text),
+      extraFiles: [],
+      mkdirs: env.mkdirs,
+      preflight: scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys),
+      memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
+      api: endpoint(bind, port),
+      envKeys: env.keys,
+    });
+  });
+  throwIfAny(errors);
+  const readyKey = Number(keys["READY_TIMEOUT_S"] ?? "1800");
+  const maxLen = keys["MAX_MODEL_LEN"] === undefined ? undefined : Number(keys["MAX_MODEL_LEN"]);
+  return {
+    profile,
+    nodes: bundles.filter((b): b is NodeBundle => b !== undefined),
+    proofs,
+    ...(keys["SERVED_MODEL_NAME"] !== undefined && { servedName: keys["SERVED_MODEL_NAME"] }),
+    ...(maxLen !== undefined && Number.isFinite(maxLen) && { maxModelLen: maxLen }),
+    readyTimeoutS: (Number.isFinite(readyKey) ? readyKey : 1800) + site.readyGraceS,
+    replacements,
+  };
+}
+
+/** Seed 001's preflight: the recipe, its scripts, the chat template, the draft vocab, every mount source. */
+function scriptPreflight(dir: string, start: string, stop: string, keys: Record<string, string>): PreflightCheck[] {
+  const checks: PreflightCheck[] = [
+    { kind: "dir", subject: dir, why: "the node-side recipe directory", fatal: true },
+    { kind: "file", subject: joinNode(dir, start), why: "the recipe's start script", fatal: true },
+    { kind: "file", subject: joinNode(dir, stop), why: "the recipe's stop script", fatal: true },
+  ];
+  for (const key of ["CHAT_TEMPLATE", "MTP_DRAFT_VOCAB"]) {
+    const v = keys[key];
+    if (v !== undefined && v !== "") checks.push({ kind: "file", subject: v.startsWith("/") ? v : joinNode(dir, v), why: `${key} of the profile`, fatal: true });
+  }
+  const image = keys["IMAGE"] ?? keys["VLLM_IMAGE"];
+  if (image !== undefined) checks.push({ kind: "image", subject: image, why: "the recipe's image", fatal: true });
+  const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
+  words.forEach((w, i) => {
+    if (words[i - 1] === "-v") checks.push({ kind: "file", subject: w.split(":")[0] ?? "", why: `mount source of -v ${w}`, fatal: true });
+  });
+  return checks;
+}

@@ -1,0 +1,86 @@
+/** A rendered deployment: everything a node needs, decided at plan time. */
+import type { DeployTarget, EngineName, RollbackMode } from "../recipe/types";
+import type { LaunchShape } from "../engines/driver";
+import type { BundleFile } from "../targets/types";
+
+export interface NodeConn {
+  kind: "local" | "ssh";
+  host: string;
+  port: number;
+  user: string;
+}
+
+export interface ApiEndpoint {
+  host: string;
+  port: number;
+  url: string;
+}
+
+/** A read-only check of the preflight step. */
+export interface PreflightCheck {
+  kind: "dir" | "file" | "image" | "command" | "hf-cache" | "port-free";
+  /** Node path, image reference, command name or port. */
+  subject: string;
+  why: string;
+  /** A failed fatal check stops the up before any change; others are warnings. */
+  fatal: boolean;
+}
+
+export interface RenderedFile extends BundleFile {
+  sha256: string;
+}
+
+export interface NodeBundle {
+  node: string;
+  rank: number;
+  ip: string;
+  protected: boolean;
+  conn: NodeConn;
+  runs: boolean;
+  argv: string[];
+  env: Record<string, string>;
+  stateDir: string;
+  files: RenderedFile[];
+  start: string;
+  stop: string;
+  status: string;
+  logs: string;
+  launch: string;
+  mkdirs: string[];
+  preflight: PreflightCheck[];
+  memGateGiB: number;
+  /** Where this node answers the OpenAI API, when it does. */
+  api?: ApiEndpoint;
+  /** Script recipes: the rendered .env key map, for the plan's key diff. */
+  envKeys?: Record<string, string>;
+  identity: string;
+}
+
+export interface Readiness {
+  timeoutS: number;
+  servedName?: string;
+  maxModelLen?: number;
+  proofs: string[];
+  kvCachePattern?: string;
+}
+
+export interface DeploymentBundle {
+  deployment: string;
+  recipe: string;
+  recipeFile: string;
+  engine: EngineName;
+  deploy: DeployTarget;
+  shape: LaunchShape;
+  profile?: string;
+  profileStatus?: "stable" | "experimental";
+  runnable: boolean;
+  overlay?: string;
+  nodes: NodeBundle[];
+  readiness: Readiness;
+  memTimeoutS: number;
+  rollback: RollbackMode;
+  hooks: { beforeServe: string[]; afterStop: string[] };
+  clientNotes: string[];
+  warnings: string[];
+  identity: string;
+}

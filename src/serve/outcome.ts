@@ -1,0 +1,58 @@
+/** What a serve, stop or refresh found, as stored in the resource outputs. */
+
+export type NodeStatus = "serving" | "standby" | "failed" | "stopped" | "drifted";
+
+export interface NodeOutcome {
+  node: string;
+  rank: number;
+  status: NodeStatus;
+  /** The OpenAI endpoint this node answers on, when it does. */
+  endpoint?: string;
+  startedAt?: string;
+  /** The bundle identity the node runs (or "none"/"drifted:<...>" after a refresh). */
+  identity: string;
+  kvCacheLine?: string;
+  backups: string[];
+  restarted: boolean;
+}
+
+export interface DeploymentOutcome {
+  status: "serving" | "failed" | "stopped" | "drifted";
+  nodes: NodeOutcome[];
+  warnings: string[];
+  servedModel?: string;
+  maxModelLen?: number;
+  /** The step that failed and why, when status is failed. */
+  failure?: string;
+  rolledBack?: boolean;
+}
+
+/** A failure after the stop step began: the outcome says what happened on each node. */
+export class ServeFailure extends Error {
+  readonly outcome: DeploymentOutcome;
+
+  constructor(message: string, outcome: DeploymentOutcome) {
+    super(message);
+    this.name = "ServeFailure";
+    this.outcome = outcome;
+  }
+}
+
+/** A failed preflight: nothing was changed on any node. */
+export class PreflightFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PreflightFailure";
+  }
+}
+
+export function utcStamp(d: Date = new Date()): string {
+  return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+/** Docker prints nanoseconds; Date parses milliseconds. */
+export function parseTime(s: string | undefined | null): number | undefined {
+  if (s === undefined || s === null || s === "") return undefined;
+  const t = Date.parse(s.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(t) ? undefined : t;
+}

@@ -1,0 +1,63 @@
+/**
+ * Readiness and verification (seed 001 steps 7-8): poll /v1/models on the node every 0.5 s until
+ * it answers 200, failing fast when the engine exits; then the served name, max_model_len, the KV
+ * cache line and the proofs. The API key is read from the node's files and reaches curl on stdin.
+ */
+import type { NodeBundle, Readiness } from "../render/types";
+import { nodePath, quote } from "../targets/shell";
+
+/** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
+function keyFiles(nb: NodeBundle): string[] {
+  const env = nb.files.find((f) => f.path.endsWith("/.env") && f.mode === 0o600);
+  return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
+}
+
+/** Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file. */
+function curlFunction(nb: NodeBundle, url: string): string {
+  const files = keyFiles(nb).map(nodePath).join(" ");
+  return [
+    "key=''",
+    `for kf in ${files}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done`,
+    'body_file=$(mktemp)',
+    "trap 'rm -f \"$body_file\"' EXIT",
+    "models_get() {",
+    `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "$body_file" -w '%{http_code}' --max-time 3 -K - ${quote(url)} 2>/dev/null || true`,
+    `  else curl -s -o "$body_file" -w '%{http_code}' --max-time 3 ${quote(url)} 2>/dev/null || true; fi`,
+    "}",
+  ].join("\n");
+}
+
+export function readinessScript(nb: NodeBundle, r: Readiness): string {
+  const api = nb.api;
+  if (api === undefined) return ":";
+  const url = `http://${api.host}:${api.port}/v1/models`;
+  return [
+    curlFunction(nb, url),
+    `deadline=$(( $(date +%s) + ${r.timeoutS} )); last=$(date +%s)`,
+    "while :; do",
+    '  code=$(models_get)',
+    '  if [ "$code" = 200 ]; then break; fi',
+    `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
+    `  case "$st" in *'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 4;; esac`,
+    '  now=$(date +%s)',
+    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 5; fi`,
+    `  if [ $((now - last)) -ge 15 ]; then echo "waiting for ${url} (HTTP $code)"; last=$now; fi`,
+    "  sleep 0.5",
+    "done",
+    `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,
+  ].join("\n");
+}
+
+/** Prints the KV cache line and each proof found in the engine log, as records. */
+export function verifyScript(nb: NodeBundle, r: Readiness): string {
+  const lines = ["log=$(mktemp)", `( SM121_LINES=5000; export SM121_LINES; ${nb.logs} ) > "$log" 2>&1 || true`];
+  if (r.kvCachePattern !== undefined) {
+    lines.push(`kv=$(grep -E ${quote(r.kvCachePattern)} "$log" | tail -n 1 | sed 's/"/\\\\"/g' || true)`);
+    lines.push(`printf '@sm121 {"kvCacheLine":"%s"}\\n' "$kv"`);
+  }
+  r.proofs.forEach((p, i) => {
+    lines.push(`if grep -qF -- ${quote(p)} "$log"; then printf '@sm121 {"proof":${i},"found":true}\\n'; else printf '@sm121 {"proof":${i},"found":false}\\n'; fi`);
+  });
+  lines.push('rm -f "$log"');
+  return lines.join("\n");
+}

@@ -1,0 +1,124 @@
+/**
+ * `pulumi up` of one deployment, seed 001's sequence across all its nodes:
+ * preflight -> mkdirs -> stop (verify gone) on every node -> memory gate -> write with backup ->
+ * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each.
+ */
+import { withHosts, type Host, type SshAuth } from "../remote";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { alreadyServing, probeNode, type NodeState } from "./probe";
+import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
+import { readinessScript, verifyScript } from "./readiness";
+import { memGateScript, stateScript, stopScript, writeScript } from "./steps";
+
+export interface ServeOptions {
+  secrets: Record<string, string>;
+  /** SM121_RESTART: restart even when the node already runs this bundle. */
+  forceRestart: boolean;
+  /** How to go back, for the failure message (e.g. the previous profile). */
+  goBack: string;
+  log: (message: string) => void;
+}
+
+export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
+  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) => serveOn(b, hosts, o));
+}
+
+const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => {
+  const h = hosts.get(nb.node);
+  if (h === undefined) throw new Error(`no connection to ${nb.node}`);
+  return h;
+};
+
+async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
+  const warnings: string[] = [...b.warnings];
+  // 1. Preflight, read-only: a failure here changes nothing.
+  const states = await Promise.all(b.nodes.map((nb) => probeNode(host(hosts, nb), nb)));
+  const fatal: string[] = [];
+  b.nodes.forEach((nb, i) => {
+    const st = states[i] as NodeState;
+    for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: missing ${f.subject} (${f.why})`);
+    if (st.clients !== undefined && st.clients > 0) warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
+  });
+  if (fatal.length > 0) throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
+
+  const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
+  const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState));
+  let step = "stop";
+  try {
+    if (!same || o.forceRestart) {
+      // 3. Stop on every node, and verify gone, before any node starts again.
+      o.log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
+      await Promise.all(b.nodes.map((nb) => host(hosts, nb).run(stopScript(nb), { step: "stop" })));
+      // 4-6. Memory gate, write with backup, start: one script per node.
+      step = "memory gate, write and start";
+      const stamp = utcStamp();
+      const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      await Promise.all(
+        b.nodes.map(async (nb, i) => {
+          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets, identity: nb.identity }), nb.runs ? nb.start : ":"].join("\n");
+          const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
+          const out = outcomes[i] as NodeOutcome;
+          const written: Record<string, string> = {};
+          for (const r of res.records) {
+            if (typeof r["file"] === "string") {
+              written[r["file"]] = String(r["sha256"]);
+              if (typeof r["backup"] === "string") out.backups.push(r["backup"]);
+            }
+          }
+          out.restarted = nb.runs;
+          out.status = nb.runs ? "failed" : "standby";
+          (states[i] as NodeState).recorded = { identity: nb.identity, files: written };
+        }),
+      );
+    } else {
+      o.log(`${b.deployment}: every node already runs this bundle; checking readiness only`);
+    }
+    // 7-8. Readiness and verification where the API answers; the other ranks must still run.
+    step = "readiness";
+    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings)));
+    const api = verified.find((v) => v !== undefined);
+    return {
+      status: "serving",
+      nodes: outcomes,
+      warnings,
+      ...(api?.served !== undefined && { servedModel: api.served }),
+      ...(api?.maxLen !== undefined && { maxModelLen: api.maxLen }),
+    };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    for (const out of outcomes) if (out.status !== "serving") out.status = "failed";
+    const backups = outcomes.flatMap((n) => n.backups.map((p) => `${n.node}:${p}`));
+    const failure = `${step} failed: ${msg}`;
+    const back = backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
+    throw new ServeFailure(`deployment ${b.deployment} is marked failed in the stack state; ${failure}${back}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure });
+  }
+}
+
+async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeState, out: NodeOutcome, warnings: string[]): Promise<{ served?: string; maxLen?: number } | undefined> {
+  const record = st.recorded === undefined ? ":" : stateScript(nb, nb.identity, st.recorded.files);
+  if (nb.api === undefined) {
+    const res = await h.run(`${record}\n${nb.status}`, { step: "status" });
+    const s = res.records.find((r) => typeof r["running"] === "boolean");
+    if (nb.runs && s?.["running"] !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
+    out.status = "standby";
+    if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
+    return undefined;
+  }
+  const res = await h.run([record, readinessScript(nb, b.readiness), verifyScript(nb, b.readiness), nb.status].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000 });
+  const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
+  const ids = (models?.data ?? []).map((m) => m.id ?? "");
+  const want = b.readiness.servedName;
+  if (want !== undefined && !ids.includes(want)) throw new Error(`${nb.node}: /v1/models serves ${ids.join(", ") || "nothing"}, not ${want}`);
+  const entry = (models?.data ?? []).find((m) => want === undefined || m.id === want);
+  const maxLen = entry?.max_model_len;
+  if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen) throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
+  const kv = res.records.find((r) => "kvCacheLine" in r)?.["kvCacheLine"];
+  if (typeof kv === "string" && kv !== "") out.kvCacheLine = kv.trim();
+  else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
+  for (const r of res.records) if (typeof r["proof"] === "number" && r["found"] === false) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r["proof"]] ?? ""}"`);
+  const s = res.records.find((r) => typeof r["running"] === "boolean");
+  if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
+  out.status = "serving";
+  out.endpoint = nb.api.url;
+  return { ...(entry?.id !== undefined && { served: entry.id }), ...(maxLen !== undefined && { maxLen }) };
+}

@@ -1,0 +1,132 @@
+/**
+ * The node-side scripts of the serve sequence (seed 001 "What up does"), built from a rendered
+ * bundle. Each phase is one script, so a node costs one round trip per phase.
+ */
+import type { NodeBundle, PreflightCheck } from "../render/types";
+import { joinNode, nodePath, quote } from "../targets/shell";
+
+const RENDERED_SLOT = "@SM121_RENDERED_AT@";
+const SECRET_KEYS = ["HF_TOKEN", "API_KEY"];
+
+function rec(json: string): string {
+  return `printf '@sm121 %s\\n' ${json}`;
+}
+
+function checkLine(c: PreflightCheck): string {
+  const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" ? quote(c.subject) : nodePath(c.subject);
+  const test: Record<PreflightCheck["kind"], string> = {
+    dir: `[ -d ${s} ]`,
+    file: `[ -e ${s} ]`,
+    "hf-cache": `[ -d ${s} ] && [ -n "$(ls -A ${s} 2>/dev/null)" ]`,
+    image: `docker image inspect ${s} >/dev/null 2>&1`,
+    command: `command -v ${s} >/dev/null 2>&1 || [ -x ${s} ]`,
+    "port-free": `! (ss -Htln 2>/dev/null | awk '{print $4}' | grep -qE ':'${s}'$')`,
+  };
+  const msg = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal });
+  return `if ${test[c.kind]}; then :; else ${rec(quote(msg))}; fi`;
+}
+
+/**
+ * Preflight (read-only) and the node's current state: the checks that fail, the status of the
+ * engine, sm121's record of what it wrote, the sha256 and change time of every watched file, the
+ * open client connections, and the current .env text for the plan's key diff.
+ */
+export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined): string {
+  const d = nodePath(nb.stateDir);
+  const lines = [
+    ...nb.preflight.map(checkLine),
+    `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
+    `${rec('"{\\"state\\":$state}"')}`,
+    `( ${nb.status} ) || true`,
+    ...watch.map((p) => {
+      const w = nodePath(p);
+      return `if [ -e ${w} ]; then ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$(sha256sum < ${w} | cut -c1-64)\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
+    }),
+  ];
+  if (port !== undefined) {
+    lines.push(`conns=$(ss -Htn state established "( sport = :${port} )" 2>/dev/null | wc -l || echo 0)`);
+    lines.push(rec('"{\\"clients\\":$conns}"'));
+  }
+  if (envPath !== undefined) {
+    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; grep -vE '^(${SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true; echo '@sm121-env-end'; fi`);
+  }
+  return lines.join("\n");
+}
+
+/** mkdirs, then stop and verify gone. stop.sh reads the old .env, so it is still in place. */
+export function stopScript(nb: NodeBundle): string {
+  return [...nb.mkdirs.map((m) => `mkdir -p ${nodePath(m)}`), nb.stop, rec(quote('{"stopped":true}'))].join("\n");
+}
+
+/** Waits until MemAvailable reaches the gate; progress every 10 s. */
+export function memGateScript(gateGiB: number, timeoutS: number): string {
+  const gateKb = Math.round(gateGiB * 1024 * 1024);
+  return [
+    `deadline=$(( $(date +%s) + ${timeoutS} )); last=0`,
+    "while :; do",
+    "  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)",
+    `  if [ "$avail" -ge ${gateKb} ]; then break; fi`,
+    '  now=$(date +%s)',
+    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit 3; fi`,
+    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
+    "  sleep 1",
+    "done",
+    rec('"{\\"memAvailableKiB\\":$avail}"'),
+  ].join("\n");
+}
+
+export interface WriteOptions {
+  /** UTC time for backups and the rendered-at slot, e.g. 20261129T153800Z. */
+  stamp: string;
+  renderedAt: string;
+  /** Secrets set through Pulumi; written to the node, never printed. */
+  secrets: Record<string, string>;
+  /** The bundle's identity and per-file source sha256, kept on the node in state.json. */
+  identity: string;
+}
+
+/**
+ * Writes the files that differ, each after a backup of the old one (`<file>.sm121-bak-<UTC>`),
+ * through a temp file and a rename. HF_TOKEN and API_KEY lines of an old .env are carried over
+ * (a Pulumi secret of the same name wins). Secrets reach the node on stdin only.
+ */
+export function writeScript(nb: NodeBundle, o: WriteOptions): string {
+  const d = nodePath(nb.stateDir);
+  const lines = [`mkdir -p ${d}`, "umask 077"];
+  for (const f of nb.files) {
+    const p = nodePath(f.path);
+    const isEnv = f.path.endsWith("/.env") && f.content.includes(RENDERED_SLOT);
+    const content = isEnv ? f.content.replace(RENDERED_SLOT, o.renderedAt) : f.content;
+    const b64 = Buffer.from(content).toString("base64");
+    lines.push(
+      `f=${p}; mkdir -p "$(dirname "$f")"; tmp="$f.sm121-tmp"`,
+      `printf '%s' ${quote(b64)} | base64 -d > "$tmp"`,
+    );
+    if (isEnv) {
+      for (const k of SECRET_KEYS) {
+        const v = o.secrets[k];
+        if (v !== undefined) lines.push(`printf '%s="%s"\\n' ${k} ${quote(v)} >> "$tmp"`);
+        else lines.push(`if [ -f "$f" ]; then grep -E '^${k}=' "$f" | tail -n 1 >> "$tmp" || true; fi`);
+      }
+    }
+    lines.push(`chmod ${f.mode.toString(8)} "$tmp"`);
+    lines.push(
+      'bak=""',
+      `if [ -f "$f" ] && ! cmp -s "$f" "$tmp"; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
+      rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$(sha256sum < "$f" | cut -c1-64)\\"}"`),
+    );
+  }
+  const plain = Object.entries(o.secrets).filter(([k]) => SECRET_KEYS.includes(k));
+  if (plain.length > 0) {
+    lines.push(`printf '%s\\n' ${plain.map(([k, v]) => quote(`${k}=${v}`)).join(" ")} > ${d}/secrets.env.tmp && mv ${d}/secrets.env.tmp ${d}/secrets.env`);
+  } else {
+    lines.push(`rm -f ${d}/secrets.env`);
+  }
+  return lines.join("\n");
+}
+
+/** Records what was written, so that refresh can tell a hand edit from our own render. */
+export function stateScript(nb: NodeBundle, identity: string, written: Record<string, string>): string {
+  const state = JSON.stringify({ identity, deployment: nb.stateDir.split("/").pop(), files: written });
+  return `printf '%s\\n' ${quote(state)} > ${nodePath(joinNode(nb.stateDir, "state.json"))}`;
+}

@@ -1,0 +1,47 @@
+/** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
+import { nodePath, quote } from "./shell";
+
+/** `@sm121 {...}` status record from shell variables $running and $started. */
+export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )"`;
+
+/** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
+export function waitGone(cond: string, seconds: number, what: string): string {
+  return [
+    `for _ in $(seq 1 ${seconds * 5}); do ${cond} || break; sleep 0.2; done`,
+    `if ${cond}; then echo ${quote(`sm121: ${what} still running after ${seconds} s`)} >&2; exit 1; fi`,
+  ].join("\n");
+}
+
+/** Lines that export env vars for bash, quoted. */
+export function exportLines(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `export ${k}=${quote(v)}`)
+    .join("\n");
+}
+
+/** Reads `secrets.env` (KEY=value lines) into the environment without evaluating it. */
+export function exportSecrets(stateDir: string): string {
+  const f = `${nodePath(stateDir)}/secrets.env`;
+  return `if [ -f ${f} ]; then while IFS='=' read -r k v; do [ -n "$k" ] && export "$k=$v"; done < ${f}; fi`;
+}
+
+/** run.sh for tmux and native: env, secrets, then exec the argv with the log appended. */
+export function runScript(stateDir: string, env: Record<string, string>, argvLine: string, workDir?: string): string {
+  const d = nodePath(stateDir);
+  return [
+    "#!/usr/bin/env bash",
+    "# Written by sm121: the engine's environment and exact command line.",
+    "set -euo pipefail",
+    exportLines(env),
+    exportSecrets(stateDir),
+    `mkdir -p ${d}/logs`,
+    `date -u +%Y-%m-%dT%H:%M:%SZ > ${d}/started-at`,
+    ...(workDir === undefined ? [] : [`cd ${nodePath(workDir)}`]),
+    `exec ${argvLine} >> ${d}/logs/engine.log 2>&1`,
+    "",
+  ].join("\n");
+}
+
+export function logsScript(file: string): string {
+  return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec tail -n "\${SM121_LINES:-100}" -F ${file}; else tail -n "\${SM121_LINES:-100}" ${file} 2>/dev/null || true; fi`;
+}

@@ -1,0 +1,62 @@
+/** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
+import { STATUS_RECORD, waitGone } from "./common";
+import { envFileText, joinNode, nodePath, quote, quoteArgv } from "./shell";
+import type { LaunchSpec, TargetScripts } from "./types";
+
+export function containerName(spec: LaunchSpec): string {
+  return `sm121-${spec.deployment}-${spec.rank}`;
+}
+
+function mountArg(m: string): string {
+  const [src = "", ...rest] = m.split(":");
+  return `-v ${nodePath(src)}:${quote(rest.join(":"))}`;
+}
+
+export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts {
+  const name = containerName(spec);
+  const d = nodePath(spec.stateDir);
+  const [entry = "", ...cmd] = spec.argv;
+  const label = `sm121.deployment=${spec.deployment}`;
+  const runArgv = [
+    "docker run -d",
+    `--name ${quote(name)}`,
+    `--label ${quote(label)}`,
+    `--label ${quote(`sm121.rank=${spec.rank}`)}`,
+    `--label ${quote(`sm121.identity=${identity}`)}`,
+    "--network host --gpus all --ipc host --shm-size 64g",
+    `--env-file ${d}/engine.env`,
+    '"${secrets[@]}"',
+    ...spec.mounts.map(mountArg),
+    `--entrypoint ${quote(entry)}`,
+    quote(spec.image ?? ""),
+    quoteArgv(cmd),
+  ].join(" \\\n  ");
+  const start = [
+    "secrets=()",
+    `if [ -f ${d}/secrets.env ]; then secrets=(--env-file ${d}/secrets.env); fi`,
+    `docker rm -f ${quote(name)} >/dev/null 2>&1 || true`,
+    `${runArgv} >/dev/null`,
+  ].join("\n");
+  const filter = `--filter label=${quote(label)}`;
+  const stop = [
+    `ids=$(docker ps -aq ${filter})`,
+    'if [ -n "$ids" ]; then docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true; fi',
+    waitGone(`[ -n "$(docker ps -aq ${filter})" ]`, 30, `container of ${spec.deployment}`),
+  ].join("\n");
+  const status = [
+    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
+    'running=false; started=""',
+    'case "$state" in "true "*) running=true; started=${state#true };; esac',
+    STATUS_RECORD,
+  ].join("\n");
+  const logs = `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${quote(name)} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${quote(name)} 2>&1 || true; fi`;
+  return {
+    files: [{ path: joinNode(spec.stateDir, "engine.env"), content: envFileText(spec.env), mode: 0o644, backup: false }],
+    start,
+    stop,
+    status,
+    logs,
+    launch: runArgv.replace('"${secrets[@]}"', `[--env-file ${d}/secrets.env]`),
+  };
+}
+

@@ -1,0 +1,79 @@
+/**
+ * deploy = "native": a detached process (setsid, its own process group) with pid and log files.
+ * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
+ * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
+ */
+import { STATUS_RECORD, logsScript, runScript, waitGone } from "./common";
+import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import type { LaunchSpec, TargetScripts } from "./types";
+
+export function nativeTarget(spec: LaunchSpec): TargetScripts {
+  const d = nodePath(spec.stateDir);
+  const alive = `{ [ -f ${d}/pid ] && kill -0 -- "-$(cat ${d}/pid)" 2>/dev/null; }`;
+  const start = [
+    `mkdir -p ${d}/logs`,
+    `setsid nohup bash ${d}/run.sh > /dev/null 2>&1 < /dev/null &`,
+    `echo $! > ${d}/pid`,
+  ].join("\n");
+  const stop = [
+    `if ${alive}; then kill -TERM -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
+    `for _ in $(seq 1 150); do ${alive} || break; sleep 0.2; done`,
+    `if ${alive}; then kill -KILL -- "-$(cat ${d}/pid)" 2>/dev/null || true; sleep 0.5; fi`,
+    waitGone(alive, 5, `process group of ${spec.deployment}`),
+    `rm -f ${d}/pid`,
+  ].join("\n");
+  const status = [
+    'running=false; started=""',
+    `if ${alive}; then running=true; started=$(cat ${d}/started-at 2>/dev/null || true); fi`,
+    STATUS_RECORD,
+  ].join("\n");
+  return {
+    files: [{ path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false }],
+    start,
+    stop,
+    status,
+    logs: logsScript(`${d}/logs/engine.log`),
+    launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}`,
+  };
+}
+
+/** The head-coordinated native launch of DGPP: `dgpp-cluster up/down --config <json>` on rank 0. */
+export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: string, api: { host: string; port: number }): TargetScripts {
+  const dir = nodePath(dgppDir);
+  const cfg = nodePath(configPath);
+  const d = nodePath(spec.stateDir);
+  if (!spec.runs) {
+    const none = 'running=false; started=""\n' + STATUS_RECORD;
+    return { files: [], start: ":", stop: ":", status: none, logs: ":", launch: "(rank 0 brings this node up)" };
+  }
+  const start = [
+    `cd ${dir}`,
+    "mkdir -p log",
+    `mkdir -p ${d}`,
+    `date -u +%Y-%m-%dT%H:%M:%SZ > ${d}/started-at`,
+    `log=log/sm121-up-$(date -u +%Y%m%dT%H%M%SZ).log`,
+    `ln -sfn "$PWD/$log" ${d}/engine.log`,
+    `nohup scripts/dgpp-cluster up --config ${cfg} > "$log" 2>&1 < /dev/null &`,
+    `echo $! > ${d}/up.pid`,
+  ].join("\n");
+  const stop = [
+    `if [ -x ${dir}/scripts/dgpp-cluster ]; then (cd ${dir} && scripts/dgpp-cluster down --config ${cfg}); fi`,
+    `if [ -f ${d}/up.pid ]; then kill "$(cat ${d}/up.pid)" 2>/dev/null || true; rm -f ${d}/up.pid; fi`,
+  ].join("\n");
+  // DGPP's manager owns its processes; "running" is its API answering on the head.
+  const url = quote(`http://${api.host}:${api.port}/v1/models`);
+  const status = [
+    'running=false; started=""',
+    `code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 ${url} 2>/dev/null || true)`,
+    `case "$code" in 200|401) running=true; started=$(cat ${d}/started-at 2>/dev/null || true);; esac`,
+    STATUS_RECORD,
+  ].join("\n");
+  return {
+    files: [],
+    start,
+    stop,
+    status,
+    logs: logsScript(`${d}/engine.log`),
+    launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath} > log/sm121-up-<UTC>.log 2>&1 &`,
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * deploy = "script" (seed 001): a node-side recipe directory with start.sh and stop.sh that sm121
+ * does not change. sm121 writes only its `.env` (with a backup) and a log under logs/. start.sh
+ * runs in a new session (setsid) with `env -i`, so a lost ssh connection cannot stop it and the
+ * .env alone sets the recipe keys.
+ */
+import type { NodeRecipe } from "../recipe/types";
+import { STATUS_RECORD, waitGone } from "./common";
+import { joinNode, nodePath, quote } from "./shell";
+import type { LaunchSpec, TargetScripts } from "./types";
+
+export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: string): TargetScripts {
+  const dir = nodePath(nodeRecipe.dir);
+  const d = nodePath(spec.stateDir);
+  const c = quote(nodeRecipe.container);
+  const cleanEnv = 'env -i HOME="$HOME" PATH="$PATH" USER="${USER:-}" LANG=C.UTF-8';
+  const start = [
+    `cd ${dir}`,
+    "mkdir -p logs",
+    "log=logs/sm121-up-$(date -u +%Y%m%dT%H%M%SZ).log",
+    `mkdir -p ${d}`,
+    `ln -sfn "$PWD/$log" ${d}/up.log`,
+    `setsid ${cleanEnv} bash ${quote(nodeRecipe.start)} > "$log" 2>&1 < /dev/null &`,
+  ].join("\n");
+  // stop.sh reads the .env, so it runs before the new .env is written; it returns before the
+  // memory is free, which the memory gate then waits for.
+  const gone = `[ -n "$(docker ps -aq --filter name=^/${nodeRecipe.container}$)" ]`;
+  const stop = [
+    `if [ -f ${dir}/${quote(nodeRecipe.stop)} ]; then (cd ${dir} && ${cleanEnv} bash ${quote(nodeRecipe.stop)}); fi`,
+    waitGone(gone, 60, `container ${nodeRecipe.container}`),
+  ].join("\n");
+  const status = [
+    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${c} 2>/dev/null || true)`,
+    'running=false; started=""',
+    'case "$state" in "true "*) running=true; started=${state#true };; esac',
+    STATUS_RECORD,
+  ].join("\n");
+  const logs = `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${c} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${c} 2>&1 || true; fi`;
+  return {
+    files: [{ path: joinNode(nodeRecipe.dir, ".env"), content: envText, mode: 0o600, backup: true }],
+    start,
+    stop,
+    status,
+    logs,
+    launch: `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} > logs/sm121-up-<UTC>.log 2>&1 &`,
+  };
+}

@@ -1,0 +1,44 @@
+/** deploy = "tmux": one tmux session per deployment and node, sm121-<deployment>-<rank>. */
+import { STATUS_RECORD, logsScript, runScript, waitGone } from "./common";
+import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import type { LaunchSpec, TargetScripts } from "./types";
+
+export function sessionName(spec: LaunchSpec): string {
+  return `sm121-${spec.deployment}-${spec.rank}`;
+}
+
+export function tmuxTarget(spec: LaunchSpec): TargetScripts {
+  const s = quote(sessionName(spec));
+  const d = nodePath(spec.stateDir);
+  const has = `tmux has-session -t ${s} 2>/dev/null`;
+  const start = [
+    `tmux kill-session -t ${s} 2>/dev/null || true`,
+    `mkdir -p ${d}/logs`,
+    `tmux new-session -d -s ${s} -x 200 -y 50 "exec bash $(printf %q ${d}/run.sh)"`,
+    `tmux display-message -p -t ${s} '#{pane_pid}' > ${d}/pid`,
+  ].join("\n");
+  // C-c first, as an operator would, so the engine can shut down cleanly; then the session.
+  const stop = [
+    `if ${has}; then`,
+    `  pid=$(tmux display-message -p -t ${s} '#{pane_pid}' 2>/dev/null || true)`,
+    `  tmux send-keys -t ${s} C-c 2>/dev/null || true`,
+    `  for _ in $(seq 1 100); do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done`,
+    `  tmux kill-session -t ${s} 2>/dev/null || true`,
+    "fi",
+    waitGone(has, 10, `tmux session ${sessionName(spec)}`),
+    `rm -f ${d}/pid`,
+  ].join("\n");
+  const status = [
+    'running=false; started=""',
+    `if ${has}; then running=true; started=$(cat ${d}/started-at 2>/dev/null || true); fi`,
+    STATUS_RECORD,
+  ].join("\n");
+  return {
+    files: [{ path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false }],
+    start,
+    stop,
+    status,
+    logs: logsScript(`${d}/logs/engine.log`),
+    launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}`,
+  };
+}

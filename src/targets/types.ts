@@ -1,0 +1,45 @@
+/** What a deploy target turns a launch into: files and the exact scripts that run on the node. */
+import type { DeployTarget, EngineName } from "../recipe/types";
+
+export interface BundleFile {
+  /** Path on the node; `~/` means the node's $HOME. */
+  path: string;
+  content: string;
+  mode: number;
+  /** Back the old file up before replacing it (the operator may have edited it). */
+  backup: boolean;
+}
+
+/** One rank of a deployment, as the target needs it. */
+export interface LaunchSpec {
+  deployment: string;
+  recipe: string;
+  engine: EngineName;
+  deploy: DeployTarget;
+  rank: number;
+  nnodes: number;
+  /** Does this rank run a process? (Head-coordinated engines: only rank 0.) */
+  runs: boolean;
+  /** The engine process's argv, entrypoint first. */
+  argv: string[];
+  env: Record<string, string>;
+  image?: string;
+  /** `SRC:DST[:ro|rw]`; SRC may start with `~/`. */
+  mounts: string[];
+  /** sm121's directory for this deployment on the node, e.g. `~/.sm121/deployments/<name>`. */
+  stateDir: string;
+}
+
+export interface TargetScripts {
+  files: BundleFile[];
+  /** Starts the engine detached; returns at once. */
+  start: string;
+  /** Stops the engine and verifies that it is gone; succeeds when nothing runs. */
+  stop: string;
+  /** Prints one record `@sm121 {"running":bool,"startedAt":"ISO"|null}`. */
+  status: string;
+  /** Prints the engine log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
+  logs: string;
+  /** The exact launch command, for the plan and `sm121 render`. */
+  launch: string;
+}
