@@ -77,9 +77,9 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
   } catch (e) {
     if (e instanceof ServeFailure) {
       // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
-      throw Object.assign(new Error(e.message), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.outcome.failure ?? e.message] });
+      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.outcome.failure ?? e.message] });
     }
-    if (e instanceof PreflightFailure) throw new Error(e.message);
+    if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
   }
 }

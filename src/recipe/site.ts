@@ -14,7 +14,7 @@ const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const PATH = /^[A-Za-z0-9~@:/._+-]+$/;
-const SAFE_VALUE = /^[A-Za-z0-9_.\/:=,@+%-]*$/;
+const SAFE_VALUE = /^[A-Za-z0-9_./:=,@+%-]*$/;
 
 /** Config keys holding secrets; they are read through Pulumi, never from this file. */
 export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;

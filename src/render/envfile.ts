@@ -1,0 +1,196 @@
+/**
+ * The rendered recipe .env (seed 001): a header, then one KEY="value" line per key.
+ *
+ *   # sm121-profile: best
+ *   # sm121-node: spark2
+ *   # sm121-recipe: qwen38-flash
+ *   # sm121-overlay: none                      (or "<dir> overlay-sha256=<hex>")
+ *   # sm121-rendered: @SM121_RENDERED_AT@
+ *   # sm121-sha256: <sha256 of the body>
+ *   MAX_NUM_SEQS="4"
+ *   ...
+ *
+ * The render is byte-stable: the time of the write is not known at plan time, so the header holds
+ * the literal slot @SM121_RENDERED_AT@ and the node fills it in when it writes the file (see
+ * fillRenderedAt). The slot is outside the body and outside the identity, so filling it changes
+ * neither. The identity (body sha256, profile, overlay line) decides whether `up` writes a file.
+ */
+import { SpecError, throwIfAny } from "../recipe/errors";
+import { LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
+import { envIdentityOf, sha256Hex } from "./envidentity";
+import { isNodeKey, NAME_PATTERN, NODE_KEYS } from "./keys";
+import { mergeDockerArgs, Overlay } from "./overlay";
+import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
+import { charFault, substitute, VarScope } from "./values";
+
+export { diffKeys, envIdentity, parseEnvFile } from "./envreader";
+export { envIdentityOf, sha256Hex } from "./envidentity";
+export type { KeyDiff, ParsedEnvFile } from "./envreader";
+
+export const RENDERED_AT_SLOT = "@SM121_RENDERED_AT@";
+
+export interface RenderEnvInput {
+  profile: Profile;
+  node: string;
+  /** The node-side recipe name; it must equal the profile's sm121-recipe. */
+  recipe: string;
+  /** The node keys (HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU); nothing else. */
+  nodeEnv: Record<string, string>;
+  /** Node vars merged with the node recipe's vars (recipe vars win). */
+  vars: Record<string, string>;
+  /** The value of {{recipeDir}}; it overrides a var of that name. */
+  recipeDir: string;
+  overlay?: Overlay;
+  overlayWins?: boolean;
+  /** Container paths that start.sh mounts itself. */
+  ownedMounts?: string[];
+  /** Names the site in messages about nodeEnv (default "site"). */
+  siteFile?: string;
+}
+
+export interface RenderedEnv {
+  text: string;
+  body: string;
+  bodySha256: string;
+  overlayLine: string;
+  identity: string;
+  keys: Record<string, string>;
+  mkdirs: string[];
+  proofs: string[];
+  replacements: string[];
+}
+
+/** Fills the rendered-at slot at write time (the node script does the same with sed). */
+export function fillRenderedAt(text: string, isoTime: string): string {
+  return text.replace(`# sm121-rendered: ${RENDERED_AT_SLOT}\n`, `# sm121-rendered: ${isoTime}\n`);
+}
+
+export function renderEnv(input: RenderEnvInput): RenderedEnv {
+  const { profile } = input;
+  const errors: SpecError[] = [];
+  checkInput(input, errors);
+  const scope: VarScope = {
+    vars: { ...input.vars, recipeDir: input.recipeDir },
+    file: profile.file,
+    field: "",
+    source: `the site (nodes.${input.node}.vars or the recipe's vars)`,
+  };
+  const keys: Record<string, string> = {};
+  const order: string[] = [];
+  let profilePairs: LocatedPair[] = [];
+  for (const e of profile.entries) {
+    order.push(e.key);
+    if (e.key === "EXTRA_DOCKER_ARGS") profilePairs = dockerPairs(e, { ...scope, field: e.key }, errors);
+    else keys[e.key] = renderValue(e, { ...scope, field: e.key }, errors);
+  }
+  const merged = mergeDockerArgs(
+    { profile: profilePairs, overlay: input.overlay, overlayWins: input.overlayWins === true, ownedMounts: input.ownedMounts ?? [] },
+    errors,
+  );
+  if (input.overlay !== undefined || order.includes("EXTRA_DOCKER_ARGS")) {
+    keys.EXTRA_DOCKER_ARGS = merged.pairs.map((p) => `${p.flag} ${p.value}`).join(" ");
+    if (!order.includes("EXTRA_DOCKER_ARGS")) order.push("EXTRA_DOCKER_ARGS");
+  }
+  for (const k of NODE_KEYS) {
+    const v = input.nodeEnv[k];
+    if (v === undefined) continue;
+    keys[k] = v;
+    order.push(k);
+  }
+  const mkdirs = profile.directiveList
+    .filter((d) => d.name === "mkdir")
+    .map((d) => {
+      const field = `directive ${d.prefix}-mkdir`;
+      const out = substitute({ text: d.value, line: d.line, col: d.valueCol }, "unquoted", { ...scope, field }, errors);
+      if (out.ok && !out.text.startsWith("/")) {
+        const problem = `${out.text} (after substituting ${out.used.map((v) => `{{${v}}}`).join(", ")}) is not an absolute path`;
+        errors.push(new SpecError({ file: profile.file, line: d.line, col: d.valueCol, field, problem, fix: `give the variable an absolute path in ${scope.source}` }));
+      }
+      return out.text;
+    });
+  throwIfAny(errors);
+
+  const body = order.map((k) => `${k}="${keys[k] ?? ""}"\n`).join("");
+  const bodySha256 = sha256Hex(body);
+  const overlayLine = input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
+  const header = [
+    `# sm121-profile: ${profile.name}`,
+    `# sm121-node: ${input.node}`,
+    `# sm121-recipe: ${input.recipe}`,
+    `# sm121-overlay: ${overlayLine}`,
+    `# sm121-rendered: ${RENDERED_AT_SLOT}`,
+    `# sm121-sha256: ${bodySha256}`,
+  ];
+  return {
+    text: header.map((l) => `${l}\n`).join("") + body,
+    body,
+    bodySha256,
+    overlayLine,
+    identity: envIdentityOf(bodySha256, profile.name, overlayLine),
+    keys,
+    mkdirs,
+    proofs: [...profile.directives.proofs],
+    replacements: merged.replacements,
+  };
+}
+
+function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
+  const site = { file: input.siteFile ?? "site", line: 1, col: 1 };
+  const { profile } = input;
+  if (!NAME_PATTERN.test(input.node)) {
+    errors.push(new SpecError({ ...site, field: "node", problem: `\`${input.node}\` is not a node name`, fix: "use letters, digits, . _ and -" }));
+  }
+  if (input.recipe !== profile.directives.recipe) {
+    const d = profile.directiveList.find((x) => x.name === "recipe");
+    errors.push(
+      new SpecError({
+        file: profile.file,
+        line: d?.line ?? 1,
+        col: d?.valueCol ?? 1,
+        field: `directive ${d?.prefix ?? "sm121"}-recipe`,
+        problem: `the profile is for recipe ${profile.directives.recipe}, but node ${input.node} runs recipe ${input.recipe}`,
+        fix: `deploy profile ${profile.name} with recipe ${profile.directives.recipe}, or choose a profile of ${input.recipe}`,
+      }),
+    );
+  }
+  for (const [k, v] of Object.entries(input.nodeEnv)) {
+    const field = `nodes.${input.node}.env.${k}`;
+    if (!isNodeKey(k)) {
+      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_KEYS.join(", ")}` }));
+      continue;
+    }
+    for (const c of v) {
+      const fault = charFault(c, "quoted");
+      if (fault === undefined) continue;
+      errors.push(new SpecError({ ...site, field, problem: `the value ${fault.problem}`, fix: fault.fix }));
+      break;
+    }
+  }
+}
+
+/** Substitutes the variables of a plain value; a multi-line value becomes one line. */
+function renderValue(e: ProfileEntry, scope: VarScope, errors: SpecError[]): string {
+  const parts = e.segments.map((s) => ({ ...substitute(s, e.quoted ? "quoted" : "unquoted", scope, errors), line: s.line, col: s.col }));
+  if (e.key === "EXTRA_VLLM_ARGS" && parts.every((p) => p.ok) && parts.some((p) => p.used.length > 0)) {
+    const tokens = parts.flatMap((p) => tokenizeLine(p.text, p.line, p.col));
+    checkVllmArgs(scope.file, e.key, tokens, errors, " (after substituting variables)");
+  }
+  if (e.segments.length === 1) return parts[0]?.text ?? "";
+  return parts
+    .flatMap((p) => p.text.split(/[ \t]+/))
+    .filter((w) => w !== "")
+    .join(" ");
+}
+
+/** The profile's -e/-v pairs with variables substituted in each word. */
+function dockerPairs(e: ProfileEntry, scope: VarScope, errors: SpecError[]): LocatedPair[] {
+  const before = errors.length;
+  const tokens: Token[] = e.segments
+    .flatMap((s) => tokenizeLine(s.text, s.line, s.col))
+    .map((t) => {
+      const out = substitute(t, "unquoted", scope, errors);
+      return { ...t, text: out.text, vars: out.used };
+    });
+  if (errors.length > before) return [];
+  return pairsFromTokens(scope.file, e.key, tokens, errors, false);
+}

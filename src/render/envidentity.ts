@@ -1,0 +1,14 @@
+/**
+ * The sha256 identity of a rendered .env (seed 001): the body sha256, the profile name and the
+ * overlay header line. Equal identity means that `up` writes no new file; the rendered-at time is
+ * not part of it.
+ */
+import { createHash } from "node:crypto";
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+export function envIdentityOf(bodySha256: string, profile: string, overlayLine: string): string {
+  return sha256Hex(`${bodySha256}\n${profile}\n${overlayLine}`);
+}

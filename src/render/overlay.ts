@@ -1,0 +1,188 @@
+/**
+ * Overlays: a directory with docker-args.txt (-e and -v pairs) and manifest.json, built by the
+ * overlay builder. Its pairs go to the end of EXTRA_DOCKER_ARGS. Its identity is the sha256 over
+ * the bytes of docker-args.txt followed by the bytes of manifest.json: a rebuild that changes
+ * either file changes the .env identity, so the server restarts and sees the new files.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
+
+export type { DockerArgPair, LocatedPair } from "./dockerargs";
+
+export interface Overlay {
+  /** The directory as given; it is written into the `# sm121-overlay:` header line. */
+  dir: string;
+  dockerArgs: LocatedPair[];
+  /** manifest.json, parsed; it goes into the node state without a change. */
+  manifest: unknown;
+  /** sha256 hex of the bytes of docker-args.txt followed by the bytes of manifest.json. */
+  sha256: string;
+}
+
+export const DOCKER_ARGS_FILE = "docker-args.txt";
+export const MANIFEST_FILE = "manifest.json";
+
+/**
+ * Parses docker-args.txt: -e/-v pairs separated by any white space, also across lines; a line that
+ * starts with `#` is a comment. `startLine` is the line number of the first line of `text`.
+ */
+export function parseDockerArgs(file: string, text: string, startLine = 1): LocatedPair[] {
+  const errors: SpecError[] = [];
+  const tokens: Token[] = [];
+  text.split("\n").forEach((raw, i) => {
+    const lineText = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (lineText.trimStart().startsWith("#")) return;
+    tokens.push(...tokenizeLine(lineText, startLine + i, 1));
+  });
+  const pairs = pairsFromTokens(file, "", tokens, errors, false);
+  throwIfAny(errors);
+  return pairs;
+}
+
+/** sha256 hex of the docker-args.txt bytes followed by the manifest.json bytes. */
+export function overlaySha256(dockerArgs: Uint8Array, manifest: Uint8Array): string {
+  return createHash("sha256").update(dockerArgs).update(manifest).digest("hex");
+}
+
+/** Builds an Overlay from the two files' bytes (pure; loadOverlay reads them). */
+export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint8Array): Overlay {
+  const errors: SpecError[] = [];
+  const argsFile = path.join(dir, DOCKER_ARGS_FILE);
+  const manifestFile = path.join(dir, MANIFEST_FILE);
+  if ([...dir].some((c) => /\s/.test(c) || (c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f")) {
+    errors.push(
+      new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: "the directory name contains white space or a control character", fix: "use a directory path without them: it goes into the .env header" }),
+    );
+  }
+  let pairs: LocatedPair[] = [];
+  try {
+    pairs = parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"));
+  } catch (e) {
+    if (e instanceof SpecError) errors.push(e);
+    else if (e instanceof SpecErrors) errors.push(...e.errors);
+    else throw e;
+  }
+  let parsed: unknown;
+  const manifestText = Buffer.from(manifest).toString("utf8");
+  try {
+    parsed = JSON.parse(manifestText);
+  } catch (e) {
+    errors.push(jsonError(manifestFile, manifestText, e instanceof Error ? e.message : String(e)));
+  }
+  throwIfAny(errors);
+  return { dir, dockerArgs: pairs, manifest: parsed, sha256: overlaySha256(dockerArgs, manifest) };
+}
+
+/** A JSON.parse failure as a SpecError; V8 quotes the input after `, "`, which stays out. */
+function jsonError(file: string, text: string, message: string): SpecError {
+  const why = (/^(.*?)(?:, ".*)?$/s.exec(message)?.[1] ?? message).split("\n")[0] ?? "";
+  const at = /at position (\d+)/.exec(why);
+  const before = text.slice(0, at === null ? 0 : Number(at[1]));
+  const lines = before.split("\n");
+  const line = lines.length;
+  const col = (lines[lines.length - 1] ?? "").length + 1;
+  return new SpecError({ file, line, col, field: "", problem: `is not valid JSON (${why})`, fix: "rebuild the overlay: the builder writes valid JSON" });
+}
+
+/** Reads DIR/docker-args.txt and DIR/manifest.json; both are required. */
+export function loadOverlay(dir: string): Overlay {
+  const errors: SpecError[] = [];
+  const read = (name: string): Buffer | undefined => {
+    const file = path.join(dir, name);
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? "read error";
+      const problem = code === "ENOENT" ? `the overlay has no ${name}` : `cannot read ${name} (${code})`;
+      const fix = `an overlay directory holds ${DOCKER_ARGS_FILE} and ${MANIFEST_FILE}; build it with the overlay builder (--out ${dir}) or give the right directory`;
+      errors.push(new SpecError({ file, line: 1, col: 1, field: "overlay", problem, fix }));
+      return undefined;
+    }
+  };
+  const args = read(DOCKER_ARGS_FILE);
+  const manifest = read(MANIFEST_FILE);
+  throwIfAny(errors);
+  return parseOverlay(dir, args ?? Buffer.alloc(0), manifest ?? Buffer.alloc(0));
+}
+
+export interface MergeInput {
+  /** The profile's EXTRA_DOCKER_ARGS pairs, after variable substitution. */
+  profile: LocatedPair[];
+  overlay?: Overlay;
+  overlayWins: boolean;
+  /** Container paths that start.sh mounts itself. */
+  ownedMounts: string[];
+}
+
+export interface MergeResult {
+  pairs: LocatedPair[];
+  replacements: string[];
+}
+
+/**
+ * Joins the profile pairs and the overlay pairs. A mount on a path that start.sh owns is always an
+ * error; the same container path or -e name in both is an error unless the overlay wins, and then
+ * the profile pair goes and a replacement line tells the plan.
+ */
+export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeResult {
+  const owned = new Set(input.ownedMounts.map(containerPath));
+  const byKey = (pairs: LocatedPair[], who: string): Map<string, LocatedPair> => {
+    const seen = new Map<string, LocatedPair>();
+    for (const p of pairs) {
+      const k = pairKey(p);
+      const first = seen.get(k);
+      if (first !== undefined) {
+        errors.push(at(p, `${describe(p)} ${what(p)} a second time in the ${who} (first on line ${first.line})`, "keep one of them"));
+        continue;
+      }
+      seen.set(k, p);
+      if (p.flag === "-v" && owned.has(mountTarget(p.value))) {
+        errors.push(at(p, `${describe(p)} mounts ${mountTarget(p.value)}, which start.sh mounts itself`, `remove this mount; start.sh owns ${mountTarget(p.value)}`));
+      }
+    }
+    return seen;
+  };
+  const profile = byKey(input.profile, "profile");
+  const overlayPairs = input.overlay?.dockerArgs ?? [];
+  byKey(overlayPairs, "overlay");
+  const replaced = new Set<LocatedPair>();
+  const replacements: string[] = [];
+  for (const o of overlayPairs) {
+    const p = profile.get(pairKey(o));
+    if (p === undefined || replaced.has(p)) continue;
+    if (input.overlayWins) {
+      replaced.add(p);
+      replacements.push(`overlay replaces ${describe(p)} (profile) with ${describe(o)}`);
+      continue;
+    }
+    errors.push(
+      at(
+        o,
+        `${describe(o)} ${what(o)}, which the profile also ${o.flag === "-v" ? "mounts" : "sets"} (${describe(p)}, ${p.file}:${p.line}:${p.col})`,
+        o.flag === "-v"
+          ? "remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)"
+          : "remove one of the two, or let the overlay replace the profile value (--overlay-wins)",
+      ),
+    );
+  }
+  return { pairs: [...input.profile.filter((p) => !replaced.has(p)), ...overlayPairs], replacements };
+}
+
+function pairKey(p: DockerArgPair): string {
+  return p.flag === "-v" ? `-v ${mountTarget(p.value)}` : `-e ${envName(p.value)}`;
+}
+
+function describe(p: DockerArgPair): string {
+  return `${p.flag} ${p.value}`;
+}
+
+function what(p: DockerArgPair): string {
+  return p.flag === "-v" ? `mounts ${mountTarget(p.value)}` : `sets ${envName(p.value)}`;
+}
+
+function at(p: LocatedPair, problem: string, fix: string): SpecError {
+  return new SpecError({ file: p.file, line: p.line, col: p.col, field: p.field, problem, fix });
+}

@@ -1,0 +1,251 @@
+/**
+ * Profiles: complete key sets for a script recipe's .env, in the strict bash subset of seed 001.
+ *
+ * A profile is not a list of changes: start.sh has built-in defaults that differ from .env.sample,
+ * so a key missing from the file would silently change the server. The parser reports every error
+ * of a file at once, each with file:line:col, the key or directive, the problem and the fix, and
+ * never echoes the value of a secret.
+ */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { SpecError, throwIfAny } from "../recipe/errors";
+import { pairsFromTokens, tokenizeLine } from "./dockerargs";
+import { DirectiveName, ProfileDirective, readDirective } from "./directives";
+import { isForbiddenKey, isMultilineKey, isNodeKey, KEY_PATTERN, NAME_PATTERN } from "./keys";
+import { Span, valueFault, ValueForm } from "./values";
+
+export { FORBIDDEN_KEYS, NODE_KEYS, SECRET_KEYS } from "./keys";
+export type { ProfileDirective } from "./directives";
+
+export type ProfileStatus = "stable" | "experimental";
+
+export interface ProfileDirectives {
+  recipe: string;
+  status: ProfileStatus;
+  runnable: boolean;
+  description: string;
+  mkdirs: string[];
+  proofs: string[];
+  clients: string[];
+}
+
+export interface ProfileEntry {
+  key: string;
+  /** The value as written, without quotes; a multi-line value joined with single spaces. */
+  value: string;
+  line: number;
+  col: number;
+  /** Whether the value was in double quotes. */
+  quoted: boolean;
+  /** The value text of each physical line with its position, for `{{name}}` and pair messages. */
+  segments: Span[];
+}
+
+export interface Profile {
+  name: string;
+  file: string;
+  directives: ProfileDirectives;
+  entries: ProfileEntry[];
+  /** Every directive line as written, in file order (positions for later messages). */
+  directiveList: ProfileDirective[];
+}
+
+/** Parses a profile; `file` names it in messages and its stem is the profile name. */
+export function parseProfile(file: string, text: string): Profile {
+  const errors: SpecError[] = [];
+  const fail = (line: number, col: number, field: string, problem: string, fix: string): void => {
+    errors.push(new SpecError({ file, line, col, field, problem, fix }));
+  };
+  const name = path.basename(file).replace(/\.[^.]*$/, "");
+  if (!NAME_PATTERN.test(name)) {
+    fail(1, 1, "profile name", `\`${name}\` (the file name) is not a profile name`, "name the file with letters, digits, . _ and -, e.g. best.env");
+  }
+  const lines = text.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  if (lines[0]?.startsWith("\ufeff")) {
+    fail(1, 1, "", "the file starts with a byte order mark", "save it as UTF-8 without a BOM");
+    lines[0] = lines[0].slice(1);
+  }
+  const directiveList: ProfileDirective[] = [];
+  const entries: ProfileEntry[] = [];
+  const firstLine = new Map<string, number>();
+  for (let i = 0; i < lines.length; i++) {
+    const lineText = lines[i] ?? "";
+    const line = i + 1;
+    const trimmed = lineText.trimStart();
+    if (trimmed === "" || trimmed === "\r") continue;
+    if (trimmed.startsWith("#")) {
+      const col = lineText.length - trimmed.length + 1;
+      const d = readDirective(file, { text: trimmed.trimEnd(), line, col }, directiveList, errors);
+      if (d) directiveList.push(d);
+      continue;
+    }
+    if (trimmed !== lineText) {
+      fail(line, 1, "", "the line is indented", "start KEY=value lines in column 1");
+      continue;
+    }
+    const read = readAssignment(file, lines, i, errors);
+    i = read.last;
+    if (read.entry === undefined) continue;
+    const entry = read.entry;
+    const first = firstLine.get(entry.key);
+    if (first !== undefined) {
+      fail(line, 1, entry.key, `occurs a second time (first on line ${first})`, "a key may occur once: keep one assignment");
+      continue;
+    }
+    firstLine.set(entry.key, line);
+    if (checkKey(file, entry, errors)) entries.push(entry);
+  }
+  const directives = collectDirectives(directiveList);
+  if (!directiveList.some((d) => d.name === "recipe")) {
+    fail(1, 1, "directive sm121-recipe", "is missing", "add `# sm121-recipe: <recipe>` with the recipe that the profile is for");
+  }
+  throwIfAny(errors);
+  return { name, file, directives, entries, directiveList };
+}
+
+/** Reads a file from disk and parses it; `displayPath` names it in messages (default: `path`). */
+export function readProfileFile(filePath: string, displayPath?: string): Profile {
+  const shown = displayPath ?? filePath;
+  let text: string;
+  try {
+    text = readFileSync(filePath, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? "read error";
+    throw new SpecError({ file: shown, line: 1, col: 1, field: "", problem: `cannot read the profile (${code})`, fix: "check the path" });
+  }
+  return parseProfile(shown, text);
+}
+
+function collectDirectives(list: ProfileDirective[]): ProfileDirectives {
+  const one = (n: DirectiveName): string | undefined => list.find((d) => d.name === n)?.value;
+  const all = (n: DirectiveName): string[] => list.filter((d) => d.name === n).map((d) => d.value);
+  return {
+    recipe: one("recipe") ?? "",
+    status: one("status") === "experimental" ? "experimental" : "stable",
+    runnable: one("runnable") !== "false",
+    description: one("description") ?? "",
+    mkdirs: all("mkdir"),
+    proofs: all("proof"),
+    clients: all("client"),
+  };
+}
+
+/** Reads `KEY=value` starting at lines[start]; a quoted multi-line value consumes more lines. */
+function readAssignment(
+  file: string,
+  lines: string[],
+  start: number,
+  errors: SpecError[],
+): { entry?: ProfileEntry; last: number } {
+  const lineText = lines[start] ?? "";
+  const line = start + 1;
+  const fail = (col: number, field: string, problem: string, fix: string): { last: number } => {
+    errors.push(new SpecError({ file, line, col, field, problem, fix }));
+    return { last: start };
+  };
+  const eq = lineText.indexOf("=");
+  if (eq < 0) return fail(1, "", "the line is not KEY=value, a # comment or a blank line", "write KEY=value");
+  const key = lineText.slice(0, eq);
+  if (!KEY_PATTERN.test(key)) return fail(1, key.trim(), "is not a key", keyFix(key));
+  const rest = lineText.slice(eq + 1);
+  const valueCol = eq + 2;
+  if (rest.startsWith("'")) {
+    return fail(valueCol, key, "single quotes are not part of the profile format", "use double quotes");
+  }
+  if (!rest.startsWith('"')) {
+    return { entry: { key, value: rest, line, col: 1, quoted: false, segments: [{ text: rest, line, col: valueCol }] }, last: start };
+  }
+  const close = rest.indexOf('"', 1);
+  if (close >= 0) {
+    const after = rest.slice(close + 1);
+    if (after.trim() !== "") {
+      return fail(valueCol + close + 1 + leading(after), key, "has text after the closing quote", "end the line at the closing quote; put a comment on its own line");
+    }
+    const segments = [{ text: rest.slice(1, close), line, col: valueCol + 1 }];
+    return { entry: { key, value: rest.slice(1, close), line, col: 1, quoted: true, segments }, last: start };
+  }
+  if (!isMultilineKey(key)) {
+    return fail(valueCol, key, "has no closing quote on its line", "only EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS may span lines; close the quote on this line");
+  }
+  const segments: Span[] = [{ text: rest.slice(1), line, col: valueCol + 1 }];
+  for (let j = start + 1; j < lines.length; j++) {
+    const text = lines[j] ?? "";
+    const q = text.indexOf('"');
+    if (q < 0) {
+      segments.push({ text, line: j + 1, col: 1 });
+      continue;
+    }
+    segments.push({ text: text.slice(0, q), line: j + 1, col: 1 });
+    if (text.slice(q + 1).trim() !== "") {
+      errors.push(
+        new SpecError({ file, line: j + 1, col: q + 2 + leading(text.slice(q + 1)), field: key, problem: "has text after the closing quote", fix: "end the line at the closing quote; put a comment on its own line" }),
+      );
+      return { last: j };
+    }
+    const value = segments.flatMap((s) => s.text.split(/[ \t]+/)).filter((w) => w !== "").join(" ");
+    return { entry: { key, value, line, col: 1, quoted: true, segments }, last: j };
+  }
+  errors.push(
+    new SpecError({ file, line, col: valueCol, field: key, problem: "has no closing quote", fix: 'close the value with a " on a later line' }),
+  );
+  return { last: lines.length - 1 };
+}
+
+function leading(text: string): number {
+  return text.length - text.trimStart().length;
+}
+
+function keyFix(key: string): string {
+  if (/^export\s/.test(key)) return "remove `export`: a profile holds plain KEY=value lines";
+  if (/\s$/.test(key) || /^\S+\s/.test(key)) return "write KEY=value without white space around =";
+  if (/[a-z]/.test(key)) return "a key is upper case: A-Z, 0-9 and _, not starting with a digit";
+  return "a key is A-Z, 0-9 and _, not starting with a digit";
+}
+
+/** Checks the key's own rules and the value rules; returns whether the entry is usable. */
+function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boolean {
+  const at = { file, line: entry.line, col: entry.col, field: entry.key };
+  if (isForbiddenKey(entry.key)) {
+    const fix =
+      entry.key === "TP1_CONTAINER_NAME"
+        ? "remove it: sm121 finds the server by the recipe's container name in the site"
+        : `remove it: ${entry.key} belongs in the node .env or a Pulumi secret`;
+    errors.push(new SpecError({ ...at, problem: "is not allowed in a profile", fix }));
+    return false;
+  }
+  if (isNodeKey(entry.key)) {
+    errors.push(new SpecError({ ...at, problem: "is a node key, which a profile cannot set", fix: "set it in the site's node env (nodes.<node>.env)" }));
+    return false;
+  }
+  const form: ValueForm = entry.quoted ? "quoted" : "unquoted";
+  for (const s of entry.segments) {
+    const fault = valueFault(s.text, form);
+    if (fault !== undefined) {
+      errors.push(new SpecError({ ...at, line: s.line, col: s.col + fault.index, problem: `the value ${fault.problem}`, fix: fault.fix }));
+      return false;
+    }
+  }
+  const tokens = entry.segments.flatMap((s) => tokenizeLine(s.text, s.line, s.col));
+  const before = errors.length;
+  if (entry.key === "EXTRA_DOCKER_ARGS") pairsFromTokens(file, entry.key, tokens, errors, true);
+  if (entry.key === "EXTRA_VLLM_ARGS") checkVllmArgs(file, entry.key, tokens, errors);
+  return errors.length === before;
+}
+
+/** vLLM reads its key from API_KEY in the node .env (start.sh adds --api-key); never from a profile. */
+export function checkVllmArgs(file: string, field: string, tokens: Span[], errors: SpecError[], note = ""): void {
+  for (const t of tokens) {
+    if (t.text !== "--api-key" && !t.text.startsWith("--api-key=")) continue;
+    errors.push(
+      new SpecError({
+        file,
+        line: t.line,
+        col: t.col,
+        field,
+        problem: `--api-key is not allowed in EXTRA_VLLM_ARGS${note}`,
+        fix: "put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+      }),
+    );
+  }
+}
