@@ -5,9 +5,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Recipe } from "./components/recipe";
 import { loadProject } from "./project";
+import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 
 const stack = pulumi.getStack();
-const { site, bundles } = loadProject(process.cwd(), stack);
+const { site, bundles, recipes: recipeDefs } = loadProject(process.cwd(), stack);
 const config = new pulumi.Config("sm121");
 
 const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
@@ -30,7 +31,18 @@ const apiKey = config.getSecret("apiKey");
 if (hf !== undefined) secrets["HF_TOKEN"] = hf;
 if (apiKey !== undefined) secrets["API_KEY"] = apiKey;
 
-const recipes = bundles.map((bundle) => new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow }));
+/** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
+function dgppOf(recipeName: string) {
+  const r = recipeDefs.get(recipeName);
+  if (r?.engine !== "dgpp" || r.dgpp === undefined) return undefined;
+  const pinned = r.dgpp.repo !== undefined && r.dgpp.rev !== undefined;
+  return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...(pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) }) };
+}
+
+const recipes = bundles.map((bundle) => {
+  const dgpp = dgppOf(bundle.recipe);
+  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, ...(dgpp !== undefined && { dgpp }) });
+});
 
 export const deployments = Object.fromEntries(
   recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }]),

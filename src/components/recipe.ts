@@ -1,9 +1,13 @@
 /**
- * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children, named from it:
- * `<name>-engine` (EngineDeployment), and per node the host hooks and, for DGPP, the provisioning.
+ * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
+ * `<name>-dgpp` (DgppProvision, DGPP only), `<name>-hooks-<node>` (HostCommand, when the recipe has
+ * hooks) and `<name>-engine` (EngineDeployment), which depends on both.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { DgppProvision } from "../providers/dgppProvision";
 import { EngineDeployment, type Allowances, type ConnectionSettings } from "../providers/engineDeployment";
+import { HostCommand } from "../providers/hostCommand";
+import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 
 export interface RecipeArgs {
@@ -13,6 +17,8 @@ export interface RecipeArgs {
   /** HF_TOKEN / API_KEY as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
   allow: Allowances;
+  /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
+  dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
 }
 
 export class Recipe extends pulumi.ComponentResource {
@@ -24,12 +30,37 @@ export class Recipe extends pulumi.ComponentResource {
 
   constructor(name: string, args: RecipeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("sm121:index:Recipe", name, {}, opts);
+    const b = args.bundle;
+    const deps: pulumi.Resource[] = [];
+    if (args.dgpp !== undefined) {
+      deps.push(new DgppProvision(`${name}-dgpp`, {
+        bundle: b,
+        recipe: b.recipe,
+        paths: args.dgpp.paths,
+        pollS: args.dgpp.pollS,
+        capS: args.dgpp.capS,
+        connection: args.connection,
+        ...(args.dgpp.rev !== undefined && { rev: args.dgpp.rev }),
+        ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
+      }, { parent: this }));
+    }
+    if (b.hooks.beforeServe.length > 0 || b.hooks.afterStop.length > 0) {
+      for (const n of b.nodes) {
+        deps.push(new HostCommand(`${name}-hooks-${n.node}`, {
+          node: n.node,
+          conn: n.conn,
+          connection: args.connection,
+          create: b.hooks.beforeServe,
+          delete: b.hooks.afterStop,
+        }, { parent: this }));
+      }
+    }
     this.engine = new EngineDeployment(`${name}-engine`, {
-      bundle: args.bundle,
+      bundle: b,
       connection: args.connection,
       secrets: args.secrets,
       allow: args.allow,
-    }, { parent: this });
+    }, { parent: this, dependsOn: deps });
     const outcome = this.engine.outcome;
     const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));
     const servedModel = outcome.apply((o) => o?.servedModel);

@@ -1,5 +1,7 @@
 /** Small helpers of the provider implementations. */
 import { homedir } from "node:os";
+import type { SshAuth } from "../remote";
+import type { ConnectionSettings } from "./engineDeployment";
 
 export function expandHome(p: string): string {
   return p === "~" ? homedir() : p.startsWith("~/") ? `${homedir()}/${p.slice(2)}` : p;
@@ -9,5 +11,15 @@ export function expandHome(p: string): string {
 export function providerLog(subject: string): (message: string) => void {
   return (message) => {
     process.stderr.write(`sm121 ${subject}: ${message}\n`);
+  };
+}
+
+export function authOf(c: ConnectionSettings): SshAuth {
+  return {
+    knownHosts: expandHome(c.knownHosts),
+    hostKeys: c.hostKeys,
+    ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
+    ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
+    ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
   };
 }

@@ -1,12 +1,11 @@
 /** The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. */
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
-import type { SshAuth } from "../remote";
 import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
 import { serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
 import type { Allowances, ConnectionSettings } from "./engineDeployment";
-import { expandHome, providerLog } from "./common";
+import { authOf, providerLog } from "./common";
 
 interface Props {
   bundle: DeploymentBundle;
@@ -17,15 +16,6 @@ interface Props {
   __provider?: string;
 }
 
-function auth(c: ConnectionSettings): SshAuth {
-  return {
-    knownHosts: expandHome(c.knownHosts),
-    hostKeys: c.hostKeys,
-    ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
-    ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
-    ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
-  };
-}
 
 const SHAPE = (b: DeploymentBundle) => JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
 
@@ -71,7 +61,7 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
   const b = news.bundle;
   const log = providerLog(b.deployment);
   try {
-    const outcome = await serve(b, auth(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart, goBack: goBack(olds, news), log });
+    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart, goBack: goBack(olds, news), log });
     for (const w of outcome.warnings) log(`warning: ${w}`);
     return { id: id ?? b.deployment, outs: { ...news, outcome } };
   } catch (e) {
@@ -94,10 +84,10 @@ export async function update(id: string, olds: Props, news: Props): Promise<pulu
 }
 
 export async function remove(_id: string, props: Props): Promise<void> {
-  await stopDeployment(props.bundle, auth(props.connection), providerLog(props.bundle.deployment));
+  await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
 }
 
 export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-  const outcome = await inspectDeployment(props.bundle, auth(props.connection));
+  const outcome = await inspectDeployment(props.bundle, authOf(props.connection));
   return { id, props: { ...props, outcome } };
 }

@@ -76,10 +76,11 @@ function siteSchema() {
       model: z.string().min(1).optional(),
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
+    dgppPollS: z.number().positive().max(300).default(30),
   });
 }
 
-const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", ...SECRET_CONFIG_KEYS];
+const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", ...SECRET_CONFIG_KEYS];
 const NODE_KEYS = ["host", "ssh", "ip", "protected", "env", "vars", "gatewayUrl", "gpuProbe", "minMemAvailableGiB", "recipes", "stateDir"];
 
 function knownKeys(path: FieldPath): readonly string[] {
@@ -158,7 +159,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   const site: Site = {
     file, text, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS,
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

@@ -104,4 +104,6 @@ export interface Site {
   hostKeys: "strict" | "accept-new";
   gateway?: { path: string; format: GatewayFormat; model?: string };
   rollback: RollbackMode;
+  /** Seconds between polls of a DGPP build (30; tests set less). */
+  dgppPollS: number;
 }

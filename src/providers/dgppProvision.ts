@@ -1,0 +1,47 @@
+/**
+ * DgppProvision: DGPP at a pinned rev on the launch nodes of a deployment (seed 000).
+ *
+ * - create/update: stage the cluster JSON and .env on every launch node; then, with repo + rev,
+ *   build and install on rank 0 in tmux session sm121-dgpp-<recipe> (log
+ *   /tmp/<recipe>-dgpp-build.log), unless <dir>/.sm121-dgpp-rev already says the rev.
+ * - diff:   the rev and the staged files' identity; a rev bump is a new generation.
+ * - delete: leaves the installed release on the nodes, and says so.
+ * - read:   the marker on rank 0.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { DgppPaths } from "../render/dgpp";
+import type { DeploymentBundle } from "../render/types";
+import type { ConnectionSettings } from "./engineDeployment";
+
+export interface DgppProvisionInputs {
+  bundle: pulumi.Input<DeploymentBundle>;
+  recipe: pulumi.Input<string>;
+  paths: pulumi.Input<DgppPaths>;
+  rev?: pulumi.Input<string>;
+  buildScript?: pulumi.Input<string>;
+  /** Seconds between polls of the build (30 on real nodes). */
+  pollS: pulumi.Input<number>;
+  /** The build's cap in seconds (90 minutes). */
+  capS: pulumi.Input<number>;
+  connection: pulumi.Input<ConnectionSettings>;
+}
+
+function dgppProvider(implPath: string): pulumi.dynamic.ResourceProvider {
+  type Impl = typeof import("./dgppImpl");
+  const impl = (): Impl => require(implPath) as Impl;
+  return {
+    diff: (id, olds, news) => impl().diff(id, olds, news),
+    create: (inputs) => impl().create(inputs),
+    update: (id, olds, news) => impl().update(id, olds, news),
+    delete: (id, props) => impl().remove(id, props),
+    read: (id, props) => impl().read(id, props),
+  };
+}
+
+export class DgppProvision extends pulumi.dynamic.Resource {
+  declare readonly marker: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
+    super(dgppProvider(require.resolve("./dgppImpl")), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+  }
+}

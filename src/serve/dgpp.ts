@@ -1,0 +1,107 @@
+/**
+ * DGPP provisioning (seed 000): stage the cluster JSON and .env on every launch node, then build
+ * and install the pinned release on rank 0 only (its install reaches the peers from DGPP_NODES),
+ * skipped when the rev marker already says this rev.
+ */
+import { withHosts, type Host, type SshAuth } from "../remote";
+import type { DgppPaths } from "../render/dgpp";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { nodePath, quote } from "../targets/shell";
+import { utcStamp } from "./outcome";
+import { writeScript } from "./steps";
+
+export interface ProvisionSettings {
+  recipe: string;
+  paths: DgppPaths;
+  rev?: string;
+  buildScript?: string;
+  pollS: number;
+  capS: number;
+}
+
+export interface ProvisionOutcome {
+  /** The rev the marker says on rank 0 after the run (undefined: DGPP assumed pre-installed). */
+  marker?: string;
+  built: boolean;
+  staged: Record<string, string[]>;
+  backups: string[];
+}
+
+function staged(nb: NodeBundle, dir: string): NodeBundle {
+  return { ...nb, files: nb.files.filter((f) => f.path.startsWith(`${dir}/`)) };
+}
+
+export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, auth: SshAuth, log: (m: string) => void): Promise<ProvisionOutcome> {
+  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    const out: ProvisionOutcome = { built: false, staged: {}, backups: [] };
+    const head = b.nodes[0];
+    if (head === undefined) throw new Error(`${b.deployment} has no nodes`);
+    const paths = s.paths;
+    // 1. Stage first, on every launch node: install validates DGPP_NODES per node.
+    const stamp = utcStamp();
+    await Promise.all(
+      b.nodes.map(async (nb) => {
+        const res = await hostOf(hosts, nb).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {}, identity: nb.identity }), { step: "stage DGPP config" });
+        out.staged[nb.node] = res.records.filter((r) => typeof r["file"] === "string").map((r) => String(r["file"]));
+        out.backups.push(...res.records.filter((r) => typeof r["backup"] === "string").map((r) => `${nb.node}:${String(r["backup"])}`));
+      }),
+    );
+    if (s.rev === undefined || s.buildScript === undefined) return out;
+    // 2. Provision on rank 0 only, skipped when the marker says this rev.
+    const h = hostOf(hosts, head);
+    const marker = (await h.run(`cat ${nodePath(paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
+    if (marker === s.rev) {
+      log(`DGPP ${s.rev} is already installed on ${head.node} (marker ${paths.marker}); nothing to build`);
+      return { ...out, marker };
+    }
+    log(`building DGPP ${s.rev} on ${head.node} in tmux session ${paths.session}; log ${paths.buildLog}`);
+    await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
+    await waitBuild(h, paths, s, log);
+    return { ...out, marker: s.rev, built: true };
+  });
+}
+
+function hostOf(hosts: Map<string, Host>, nb: NodeBundle): Host {
+  const h = hosts.get(nb.node);
+  if (h === undefined) throw new Error(`no connection to ${nb.node}`);
+  return h;
+}
+
+/** The build script goes to a file and runs as `bash <file> 2>&1 | tee <log>` in a detached session. */
+function startBuild(p: DgppPaths, script: string): string {
+  const b64 = Buffer.from(script).toString("base64");
+  const file = nodePath(p.buildScript);
+  const session = quote(p.session);
+  return [
+    `mkdir -p ${nodePath(p.dir)}`,
+    `printf '%s' ${quote(b64)} | base64 -d > ${file}`,
+    `tmux kill-session -t ${session} 2>/dev/null || true`,
+    `: > ${quote(p.buildLog)}`,
+    `tmux new-session -d -s ${session} "bash $(printf %q ${file}) 2>&1 | tee ${quote(p.buildLog)}"`,
+  ].join("\n");
+}
+
+async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: string) => void): Promise<void> {
+  const started = Date.now();
+  const check = [
+    `if grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null; then echo done;`,
+    `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then echo running;`,
+    "else echo failed; fi",
+  ].join(" ");
+  for (;;) {
+    const state = (await h.run(check, { step: "poll the DGPP build" })).stdout.trim();
+    if (state === "done") {
+      await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true`, { step: "end the DGPP build session" });
+      log(`DGPP build done in ${Math.round((Date.now() - started) / 1000)} s`);
+      return;
+    }
+    if (state === "failed") {
+      const tail = (await h.run(`tail -n 20 ${quote(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })).stdout;
+      throw new Error(`the DGPP build of ${s.rev ?? ""} failed on ${h.node}; no marker was written, so the next \`pulumi up\` retries. Log: ${p.buildLog}\n${tail}`);
+    }
+    if (Date.now() - started > s.capS * 1000) {
+      throw new Error(`the DGPP build of ${s.rev ?? ""} on ${h.node} ran longer than ${Math.round(s.capS / 60)} min; it is still in tmux session ${p.session}, log ${p.buildLog}`);
+    }
+    await new Promise((r) => setTimeout(r, s.pollS * 1000));
+  }
+}
