@@ -1,0 +1,119 @@
+"use strict";
+// The OpenAI-compatible HTTP API of every fake engine: /v1/models,
+// /v1/chat/completions (plain and SSE streaming), /v1/completions, /health,
+// /version, /metrics. Answers are deterministic words; max_tokens is honoured.
+const http = require("node:http");
+const crypto = require("node:crypto");
+
+function answerWords(plan) {
+  return `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${process.env.SIM_NODE_NAME || "node"}. The quick brown fox jumps over the lazy dog.`.split(" ");
+}
+
+function countWords(messages) {
+  let n = 0;
+  for (const m of messages) {
+    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p) => p.text || "").join(" ") : "";
+    n += content.split(/\s+/).filter((w) => w).length;
+  }
+  return n;
+}
+
+function createServer(plan, behaviour) {
+  let running = 0;
+  const send = (res, status, body, headers) => {
+    res.writeHead(status, { "content-type": "application/json", ...(headers || {}) });
+    res.end(body === undefined ? "" : JSON.stringify(body));
+  };
+  const error = (res, status, message, type) => send(res, status, { object: "error", message, type, param: null, code: status });
+
+  async function complete(req, res, body, chat) {
+    if (body.model !== undefined && !plan.served.includes(body.model)) return error(res, 404, `The model \`${body.model}\` does not exist.`, "NotFoundError");
+    if (chat && (!Array.isArray(body.messages) || body.messages.length === 0)) return error(res, 400, "messages: field required (a non-empty list)", "BadRequestError");
+    if (!chat && typeof body.prompt !== "string") return error(res, 400, "prompt: field required (a string)", "BadRequestError");
+    const limit = body.max_tokens !== undefined ? body.max_tokens : body.max_completion_tokens;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) return error(res, 400, `max_tokens must be at least 1, got ${limit}.`, "BadRequestError");
+    const all = answerWords(plan);
+    // ignore_eos (vLLM's benchmark switch) generates exactly max_tokens words
+    const n = limit === undefined ? all.length : body.ignore_eos === true ? limit : Math.min(limit, all.length);
+    const words = Array.from({ length: n }, (_, i) => all[i % all.length]);
+    const finish = limit !== undefined && n === limit && (body.ignore_eos === true || n < all.length) ? "length" : "stop";
+    const promptTokens = chat ? countWords(body.messages) : body.prompt.split(/\s+/).filter((w) => w).length;
+    const usage = { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length };
+    const id = `${chat ? "chatcmpl" : "cmpl"}-${crypto.randomBytes(12).toString("hex")}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = body.model || plan.served[0];
+    const delay = behaviour.tokensPerSecond > 0 ? 1000 / behaviour.tokensPerSecond : 0;
+    const pause = () => (delay > 0 ? new Promise((r) => setTimeout(r, delay)) : Promise.resolve());
+    running++;
+    try {
+      if (!body.stream) {
+        for (let i = 0; i < words.length; i++) await pause();
+        const text = words.join(" ");
+        const choice = chat
+          ? { index: 0, message: { role: "assistant", content: text, tool_calls: [] }, logprobs: null, finish_reason: finish }
+          : { index: 0, text, logprobs: null, finish_reason: finish };
+        return send(res, 200, { id, object: chat ? "chat.completion" : "text_completion", created, model, choices: [choice], usage });
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const object = chat ? "chat.completion.chunk" : "text_completion";
+      const chunk = (choice, extra) => res.write(`data: ${JSON.stringify({ id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) })}\n\n`);
+      if (chat) chunk({ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null });
+      for (let i = 0; i < words.length; i++) {
+        await pause();
+        const piece = i === 0 ? words[i] : ` ${words[i]}`;
+        chunk(chat ? { index: 0, delta: { content: piece }, logprobs: null, finish_reason: null } : { index: 0, text: piece, logprobs: null, finish_reason: null });
+      }
+      chunk(chat ? { index: 0, delta: {}, logprobs: null, finish_reason: finish } : { index: 0, text: "", logprobs: null, finish_reason: finish });
+      if (body.stream_options && body.stream_options.include_usage) chunk(null, { usage });
+      res.end("data: [DONE]\n\n");
+    } finally {
+      running--;
+    }
+  }
+
+  function route(req, res, raw) {
+    const url = (req.url || "/").split("?")[0];
+    const get = req.method === "GET";
+    if (url === "/health") return get ? send(res, 200) : send(res, 405, { detail: "Method Not Allowed" });
+    if (plan.healthOnly) return send(res, 404, { detail: "Not Found" });
+    if (url === "/version" && get) return send(res, 200, { version: plan.engine === "vllm" ? "0.11.1" : "0.5.4" });
+    if (url === "/metrics" && get) {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+      return res.end(`# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="${plan.served[0]}"} ${running}\nvllm:num_requests_waiting{model_name="${plan.served[0]}"} 0\n`);
+    }
+    if (url.startsWith("/v1/") && plan.apiKey !== null) {
+      if (req.headers.authorization !== `Bearer ${plan.apiKey}`) return send(res, 401, { error: "Unauthorized" });
+    }
+    if (url === "/v1/models") {
+      if (!get) return send(res, 405, { detail: "Method Not Allowed" });
+      const data = plan.served.map((id) => ({ id, object: "model", created: Math.floor(Date.now() / 1000), owned_by: plan.ownedBy, root: plan.model, parent: null, max_model_len: plan.maxModelLen }));
+      return send(res, 200, { object: "list", data });
+    }
+    if (url === "/v1/chat/completions" || url === "/v1/completions") {
+      if (req.method !== "POST") return send(res, 405, { detail: "Method Not Allowed" });
+      let body;
+      try {
+        body = JSON.parse(raw || "null");
+      } catch {
+        return error(res, 400, "request body is not valid JSON", "BadRequestError");
+      }
+      if (!body || typeof body !== "object") return error(res, 400, "request body must be a JSON object", "BadRequestError");
+      return complete(req, res, body, url === "/v1/chat/completions");
+    }
+    return send(res, 404, { detail: "Not Found" });
+  }
+
+  return http.createServer((req, res) => {
+    const parts = [];
+    req.on("data", (d) => parts.push(d));
+    req.on("end", () => {
+      res.on("finish", () => plan.onAccess && plan.onAccess(`${req.socket.remoteAddress}:${req.socket.remotePort}`, req.method, req.url, res.statusCode));
+      Promise.resolve(route(req, res, Buffer.concat(parts).toString("utf8"))).catch((err) => {
+        if (!res.headersSent) send(res, 500, { error: String(err) });
+        else res.end();
+      });
+    });
+  });
+}
+
+module.exports = { createServer };

@@ -1,0 +1,239 @@
+// The simulated test site: one sshd per node on its own loopback address, each
+// node with its own root (home, tmp, bin with the shims, etc, var, opt), a shared
+// client key, known_hosts, and the fake DGPP repository. Everything lives under
+// the site directory; stop() ends every process of the site by pid.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { checkPlainPath, nodeBinDir, siteSourceDir } from "./paths";
+import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
+import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
+import { createDgppRepo } from "./dgpp";
+
+export interface SimNode {
+  name: string;
+  ip: string;
+  sshPort: number;
+  root: string;
+  home: string;
+}
+
+export interface SimSite {
+  dir: string;
+  user: string;
+  nodes: SimNode[];
+  clientKey: string;
+  knownHosts: string;
+  dgppRepo: string;
+  dgppRevs: string[];
+  /** The Node.js bin directory on the nodes' PATH. */
+  nodeBin: string;
+  stop(): Promise<void>;
+}
+
+/** An image a node "has": what `docker run IMAGE` runs without a command. */
+export interface ImageSpec {
+  entrypoint: string[] | null;
+  cmd?: string[];
+}
+
+export interface StartSiteOptions {
+  dir: string;
+  nodes: string[];
+  /** Last octet of the first node's 127.0.0.x address (default 11). */
+  firstIp?: number;
+  /** Port of every node's sshd (default 2222). */
+  sshPort?: number;
+  /** The images every node has (default DEFAULT_IMAGES). */
+  images?: Record<string, ImageSpec>;
+}
+
+/** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
+export interface EngineBehaviour {
+  startDelayS?: number;
+  mode?: "ok" | "never-ready" | "crash-after" | "exit-now";
+  crashAfterS?: number;
+  tokensPerSecond?: number;
+  kvCacheTokens?: number | null;
+  ignoreSigterm?: boolean;
+  rendezvousTimeoutS?: number;
+}
+
+export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
+  "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
+  "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
+  "nvcr.io/nvidia/vllm:25.10-py3": { entrypoint: null, cmd: ["bash"] },
+  "lmsysorg/sglang:spark": { entrypoint: null, cmd: ["bash"] },
+  "ghcr.io/kindlingai/gr8:latest": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
+  "ubuntu:24.04": { entrypoint: null, cmd: ["bash"] },
+};
+
+const BIN_LINKS: Record<string, string> = {
+  docker: "docker.js",
+  "nvidia-smi": "nvidia-smi.js",
+  sysctl: "sysctl.js",
+  sudo: "sudo.js",
+  vllm: "vllm",
+  python3: "python3",
+  python: "python3",
+  ssh: "ssh",
+  scp: "scp",
+  "sim-login": "sim-login",
+  hostname: "hostname",
+};
+
+interface SiteFile extends Omit<SimSite, "stop"> {
+  sshd: ProcRecord[];
+}
+
+/** What sshd_config SetEnv gives every session of the node. */
+function sessionEnv(site: Pick<SimSite, "dir" | "nodeBin">, node: SimNode): Record<string, string> {
+  return {
+    HOME: node.home,
+    PATH: `${node.root}/bin:${site.nodeBin}:/usr/local/bin:/usr/bin:/bin`,
+    TMUX_TMPDIR: `${node.root}/tmp`,
+    TMPDIR: `${node.root}/tmp`,
+    SIM_NODE_ROOT: node.root,
+    SIM_NODE_NAME: node.name,
+    SIM_NODE_IP: node.ip,
+    SIM_SITE_DIR: site.dir,
+  };
+}
+
+/** The environment a login on the node sees (sshd's USER/LOGNAME/SHELL plus SetEnv). */
+export function nodeEnv(site: Pick<SimSite, "dir" | "user" | "nodeBin">, node: SimNode): Record<string, string> {
+  return { USER: site.user, LOGNAME: site.user, SHELL: os.userInfo().shell ?? "/bin/bash", ...sessionEnv(site, node) };
+}
+
+function writeJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node: SimNode, images: Record<string, ImageSpec>): string {
+  const r = node.root;
+  for (const d of ["home/.ssh", "home/.cache", "tmp", "bin", "etc/ssh", "var/log", "var/run", "var/docker/containers", "opt/gr8"]) {
+    fs.mkdirSync(path.join(r, d), { recursive: true });
+  }
+  const shims = path.join(site.dir, "shims");
+  for (const [name, target] of Object.entries(BIN_LINKS)) fs.symlinkSync(path.join(shims, target), path.join(r, "bin", name));
+  fs.symlinkSync(path.join(shims, "gr8"), path.join(r, "opt", "gr8", "gr8"));
+  writeJson(path.join(r, "etc", "docker-images.json"), images);
+  writeJson(path.join(r, "etc", "sysctl.json"), { "vm.watermark_scale_factor": "10", "vm.compaction_proactiveness": "20" });
+  const ssh = path.join(node.home, ".ssh");
+  fs.copyFileSync(site.clientKey, path.join(ssh, "id_ed25519"));
+  fs.chmodSync(path.join(ssh, "id_ed25519"), 0o600);
+  fs.copyFileSync(`${site.clientKey}.pub`, path.join(ssh, "id_ed25519.pub"));
+  fs.copyFileSync(site.knownHosts, path.join(ssh, "known_hosts"));
+  fs.writeFileSync(path.join(ssh, "config"), sshConfigFor(site.nodes, site.user, node.home));
+  const cfg = path.join(r, "etc", "ssh", "sshd_config");
+  const authorizedKeys = path.join(site.dir, "ssh", "authorized_keys");
+  fs.writeFileSync(cfg, sshdConfig({ name: node.name, ip: node.ip, port: node.sshPort, root: r, user: site.user, authorizedKeys, env: sessionEnv(site, node) }));
+  return cfg;
+}
+
+function register(dir: string, rec: ProcRecord, node: string): void {
+  writeJson(path.join(dir, "run", "procs", `${rec.pid}.json`), { ...rec, node });
+}
+
+export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
+  const dir = path.resolve(opts.dir);
+  checkPlainPath("the site dir", dir);
+  const firstIp = opts.firstIp ?? 11;
+  const sshPort = opts.sshPort ?? 2222;
+  if (opts.nodes.length === 0) throw new Error("test site: at least one node is needed");
+  if (new Set(opts.nodes).size !== opts.nodes.length) throw new Error(`test site: node names repeat: ${opts.nodes.join(", ")}`);
+  for (const n of opts.nodes) if (!/^[a-z][a-z0-9-]{0,30}$/.test(n)) throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
+  if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: 127.0.0.${firstIp} + ${opts.nodes.length} nodes leaves 127.0.0.2-254`);
+  await stopStaleSite(dir);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  try {
+    ensurePrivsepDir();
+    fs.cpSync(path.join(siteSourceDir(), "shims"), path.join(dir, "shims"), { recursive: true });
+    fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
+    const clientKey = path.join(dir, "ssh", "id_ed25519");
+    const clientPub = keygen(clientKey, "sm121-test-site-client");
+    fs.writeFileSync(path.join(dir, "ssh", "authorized_keys"), `${clientPub}\n`);
+    const nodes: SimNode[] = opts.nodes.map((name, i) => {
+      const root = path.join(dir, "nodes", name);
+      return { name, ip: `127.0.0.${firstIp + i}`, sshPort, root, home: path.join(root, "home") };
+    });
+    const knownHosts = path.join(dir, "ssh", "known_hosts");
+    const lines = nodes.map((n) => {
+      fs.mkdirSync(path.join(n.root, "etc", "ssh"), { recursive: true });
+      return knownHostsLine(n.ip, n.sshPort, keygen(path.join(n.root, "etc", "ssh", "ssh_host_ed25519_key"), `${n.name}-host`));
+    });
+    fs.writeFileSync(knownHosts, `${lines.join("\n")}\n`);
+    const base = { dir, user: os.userInfo().username, nodes, clientKey, knownHosts, nodeBin: nodeBinDir() };
+    const sshd: ProcRecord[] = [];
+    const waits: Promise<void>[] = [];
+    for (const node of nodes) {
+      const cfg = buildNode(base, node, opts.images ?? DEFAULT_IMAGES);
+      checkConfig(cfg);
+      const log = path.join(node.root, "var", "log", "sshd.log");
+      const rec = startSshd(cfg, log);
+      register(dir, rec, node.name);
+      sshd.push(rec);
+      waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000));
+    }
+    await Promise.all(waits);
+    const { repo, revs } = createDgppRepo(dir);
+    const file: SiteFile = { ...base, dgppRepo: repo, dgppRevs: revs, sshd };
+    writeJson(path.join(dir, "site.json"), file);
+    return { ...file, stop: () => stopStaleSite(dir) };
+  } catch (err) {
+    await stopStaleSite(dir);
+    throw err;
+  }
+}
+
+/** The site recorded in <dir>/site.json (for the CLI and for tests in other processes). */
+export function loadSite(dir: string): SimSite {
+  const abs = path.resolve(dir);
+  const f = JSON.parse(fs.readFileSync(path.join(abs, "site.json"), "utf8")) as SiteFile;
+  return {
+    dir: f.dir, user: f.user, nodes: f.nodes, clientKey: f.clientKey, knownHosts: f.knownHosts,
+    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, stop: () => stopStaleSite(abs),
+  };
+}
+
+/**
+ * Ends every process of the site in `dir` (also of a crashed earlier run): the
+ * tmux server of each node, every process recorded under <dir>/run/procs (sshd,
+ * container supervisors and processes, fake engines), then anything left whose
+ * environment or command line names the site. Files stay. Idempotent.
+ */
+export async function stopStaleSite(dir: string): Promise<void> {
+  const abs = path.resolve(dir);
+  if (!fs.existsSync(abs)) return;
+  const registered = registeredProcesses(abs);
+  await terminate(registered.filter((r) => r.what.startsWith("sshd ")), 2000);
+  killTmuxServers(abs);
+  await terminate(registered, 3000);
+  for (let round = 0; round < 5; round++) {
+    const left = siteProcesses(abs);
+    if (left.length === 0) break;
+    await terminate(left, round === 0 ? 1500 : 200);
+  }
+  const reg = path.join(abs, "run", "procs");
+  for (const r of registeredProcesses(abs)) if (!isAlive(r.pid, r.start)) fs.rmSync(path.join(reg, `${r.pid}.json`), { force: true });
+}
+
+export function findNode(site: SimSite, name: string): SimNode {
+  const node = site.nodes.find((n) => n.name === name);
+  if (node === undefined) throw new Error(`test site: no node ${name} (nodes: ${site.nodes.map((n) => n.name).join(", ")})`);
+  return node;
+}
+
+/** Write (or with null, remove) the fake engine's behaviour file of a node. */
+export function setEngineBehaviour(node: SimNode, behaviour: EngineBehaviour | null): void {
+  const file = path.join(node.root, "etc", "fake-engine.json");
+  if (behaviour === null) fs.rmSync(file, { force: true });
+  else writeJson(file, behaviour);
+}
+
+/** The lines every fake engine on the node prints while loading (pulse-proof texts). */
+export function setEngineProofs(node: SimNode, lines: string[]): void {
+  fs.writeFileSync(path.join(node.root, "etc", "fake-engine-proofs.txt"), lines.map((l) => `${l}\n`).join(""));
+}
