@@ -5,10 +5,23 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Recipe } from "./components/recipe";
 import { loadProject } from "./project";
+import { SpecError, SpecErrors } from "./recipe/errors";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 
 const stack = pulumi.getStack();
-const { site, bundles, recipes: recipeDefs } = loadProject(process.cwd(), stack);
+// The project directory (where Pulumi.yaml is), as the language host passes it; the working
+// directory is the program's, which may be a compiled output directory.
+const root = process.env["PULUMI_NODEJS_ROOT_DIRECTORY"] ?? process.cwd();
+function load() {
+  try {
+    return loadProject(root, stack);
+  } catch (e) {
+    // Input errors print as themselves (file:line:col: field: problem; fix), without a stack trace.
+    if (e instanceof SpecError || e instanceof SpecErrors) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}
+const { site, bundles, recipes: recipeDefs } = load();
 const config = new pulumi.Config("sm121");
 
 const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");

@@ -38,8 +38,8 @@ function splitMessage(issue: z.core.$ZodIssue): [string, string] {
   if (cut > 0) return [msg.slice(0, cut), msg.slice(cut + 2)];
   switch (issue.code) {
     case "invalid_type":
-      if (issue.input === undefined) return ["is required", `add it (${issue.expected})`];
-      return [`expected ${issue.expected}, got ${describe(issue.input)}`, `write a ${issue.expected}`];
+      if (/received undefined/.test(msg)) return ["is required", `add it (${issue.expected})`];
+      return [`expected ${issue.expected}${receivedOf(msg)}`, `write a ${issue.expected}`];
     case "invalid_value":
       return [`${describe(issue.input)} is not allowed`, `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`];
     case "too_small":
@@ -51,6 +51,11 @@ function splitMessage(issue: z.core.$ZodIssue): [string, string] {
     default:
       return [msg, "fix the value"];
   }
+}
+
+function receivedOf(msg: string): string {
+  const m = /received (\w+)/.exec(msg);
+  return m === null ? "" : `, got ${m[1] ?? ""}`;
 }
 
 function describe(v: unknown): string {

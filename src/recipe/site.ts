@@ -19,6 +19,17 @@ const SAFE_VALUE = /^[A-Za-z0-9_./:=,@+%-]*$/;
 /** Config keys holding secrets; they are read through Pulumi, never from this file. */
 export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;
 
+/** `pulumi config set` stores every value as a string; numbers and booleans are read from them. */
+function num() {
+  return z.preprocess((v) => (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v), z.number());
+}
+function int() {
+  return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.int());
+}
+function flag() {
+  return z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+}
+
 function siteSchema() {
   const ident = (what: string) => z.string().regex(IDENT, { error: `${what} must be lower-case letters, digits and -, at most 48; rename it` });
   const path = (what: string) =>
@@ -40,16 +51,16 @@ function siteSchema() {
     host: z.enum(["local", "ssh"]).default("ssh"),
     ssh: z.strictObject({
       host: z.string().regex(HOSTNAME, { error: "is not a host name or address; write e.g. spark2 or 203.0.113.12" }),
-      port: z.int().min(1).max(65535).default(22),
+      port: int().pipe(z.int().min(1).max(65535)).default(22),
       user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: "is not a user name; write e.g. ops" }),
     }).optional(),
     ip: z.string().regex(IPV4, { error: "is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12" }),
-    protected: z.boolean().default(false),
+    protected: flag().default(false),
     env: z.partialRecord(z.enum(NODE_ENV_KEYS, { error: `a node env key is one of ${NODE_ENV_KEYS.join(", ")}; other keys belong in a profile` }), value("a node env value")).default({}),
     vars,
     gatewayUrl: z.url({ error: "is not a URL; write e.g. http://203.0.113.12:8000" }).optional(),
     gpuProbe: z.string().min(1).optional(),
-    minMemAvailableGiB: z.number().positive().optional(),
+    minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
     recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
   });
@@ -59,14 +70,14 @@ function siteSchema() {
     profile: ident("profile").optional(),
     nodes: z.array(ident("a node name")).min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }),
     overlay: path("overlay").optional(),
-    overlayWins: z.boolean().default(false),
+    overlayWins: flag().default(false),
   });
   return z.strictObject({
     nodes: z.record(ident("a node name"), node),
     deployments: z.array(deployment).default([]),
-    minMemAvailableGiB: z.number().positive().default(100),
-    memTimeoutS: z.int().positive().default(600),
-    readyGraceS: z.int().min(0).default(300),
+    minMemAvailableGiB: num().pipe(z.number().positive()).default(100),
+    memTimeoutS: int().pipe(z.int().positive()).default(600),
+    readyGraceS: int().pipe(z.int().min(0)).default(300),
     recipesDir: path("recipesDir").default("recipes"),
     knownHosts: path("knownHosts").default("~/.ssh/known_hosts"),
     hostKeys: z.enum(["strict", "accept-new"]).default("strict"),
@@ -76,7 +87,7 @@ function siteSchema() {
       model: z.string().min(1).optional(),
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
-    dgppPollS: z.number().positive().max(300).default(30),
+    dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
   });
 }
 

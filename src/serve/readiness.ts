@@ -54,6 +54,8 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
   if (r.kvCachePattern !== undefined) {
     lines.push(`kv=$(grep -E ${quote(r.kvCachePattern)} "$log" | tail -n 1 | sed 's/"/\\\\"/g' || true)`);
     lines.push(`printf '@sm121 {"kvCacheLine":"%s"}\\n' "$kv"`);
+    // Kept on the node: the log rotates (docker keeps 3 x 50 MB), status falls back to this.
+    lines.push(`if [ -n "$kv" ]; then printf '%s\\n' "$kv" > ${nodePath(nb.stateDir)}/kv-cache.txt; fi`);
   }
   r.proofs.forEach((p, i) => {
     lines.push(`if grep -qF -- ${quote(p)} "$log"; then printf '@sm121 {"proof":${i},"found":true}\\n'; else printf '@sm121 {"proof":${i},"found":false}\\n'; fi`);

@@ -1,0 +1,101 @@
+/**
+ * An sm121 project on the simulated site for end-to-end tests: a temporary project directory
+ * (the repo's compiled program and node_modules linked in, the recipes copied), a stack whose
+ * Pulumi.<stack>.yaml describes the simulated nodes, and the real Pulumi CLI.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startSite, stopStaleSite, type SimNode, type SimSite, type StartSiteOptions } from "../site/site";
+import { pulumiEnv, type PulumiEnv, type PulumiRun } from "./pulumi";
+
+export const REPO = resolve(__dirname, "..", "..");
+
+export interface E2E {
+  site: SimSite;
+  dir: string;
+  stack: string;
+  pulumi: PulumiEnv;
+  up(env?: Record<string, string>): Promise<PulumiRun>;
+  preview(env?: Record<string, string>): Promise<PulumiRun>;
+  refresh(): Promise<PulumiRun>;
+  destroy(env?: Record<string, string>): Promise<PulumiRun>;
+  writeStack(yaml: string): void;
+  stop(): Promise<void>;
+}
+
+export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
+  /** A short name: the site lives in /tmp/sm121-e2e-<name> (tmux socket paths are short). */
+  name: string;
+  /** The sm121: config besides the nodes (deployments, gates, ...), as YAML lines under `config:`. */
+  config: (site: SimSite) => string;
+  /** Extra recipe files, relative to recipes/. */
+  recipes?: Record<string, string>;
+}
+
+/** The sm121:nodes block for the simulated nodes. */
+export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => ""): string {
+  const lines = ["  sm121:nodes:"];
+  for (const n of site.nodes) {
+    lines.push(
+      `    ${n.name}:`,
+      `      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }`,
+      `      ip: ${n.ip}`,
+      `      env: { HF_HOME: ${n.home}/.cache/huggingface }`,
+      `      stateDir: ~/.sm121`,
+    );
+    const more = extra(n);
+    if (more !== "") lines.push(more);
+  }
+  return lines.join("\n");
+}
+
+export async function e2eProject(o: E2EOptions): Promise<E2E> {
+  const base = `/tmp/sm121-e2e-${o.name}`;
+  const { name: _n, config, recipes, ...siteOpts } = o;
+  await stopStaleSite(join(base, "site"));
+  rmSync(base, { recursive: true, force: true });
+  const site = await startSite({ ...siteOpts, dir: join(base, "site") });
+  // Every real Spark has its HF cache; the docker target mounts it.
+  for (const n of site.nodes) mkdirSync(join(n.home, ".cache", "huggingface"), { recursive: true });
+  const dir = join(base, "project");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(REPO, "Pulumi.yaml")));
+  writeFileSync(join(dir, "package.json"), '{"name":"sm121-e2e","private":true}\n');
+  for (const link of ["dist", "node_modules"]) symlinkSync(join(REPO, link), join(dir, link));
+  cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
+  for (const [f, text] of Object.entries(recipes ?? {})) {
+    mkdirSync(join(dir, "recipes", f, ".."), { recursive: true });
+    writeFileSync(join(dir, "recipes", f), text);
+  }
+  const stack = "sim";
+  const pulumi = pulumiEnv(dir, join(base, "pulumi"));
+  const stackFile = join(dir, `Pulumi.${stack}.yaml`);
+  // The encrypted key that `pulumi config set --secret` wrote; kept when a test rewrites the stack.
+  let secretBlock = "";
+  const writeStack = (yaml: string) => writeFileSync(stackFile, yaml + secretBlock);
+  const stackYaml = () =>
+    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site), config(site), ""].join("\n");
+  writeStack(stackYaml());
+  const init = await pulumi.run(["stack", "init", stack]);
+  if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);
+  const key = await pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey"], { input: readFileSync(site.clientKey, "utf8") });
+  if (key.code !== 0) throw new Error(`pulumi config set failed:\n${key.all}`);
+  const m = /\n(  sm121:sshPrivateKey:\n(?:    .*\n)+)/.exec(readFileSync(stackFile, "utf8"));
+  if (m === null) throw new Error("the encrypted sm121:sshPrivateKey was not found in the stack file");
+  secretBlock = m[1] ?? "";
+  const run = (args: string[], env?: Record<string, string>) => pulumi.run(args, env === undefined ? {} : { env });
+  return {
+    site,
+    dir,
+    stack,
+    pulumi,
+    up: (env) => run(["up", "--yes", "--skip-preview"], env),
+    preview: (env) => run(["preview", "--diff"], env),
+    refresh: () => run(["refresh", "--yes", "--skip-preview"]),
+    destroy: (env) => run(["destroy", "--yes", "--skip-preview"], env),
+    writeStack,
+    async stop() {
+      await site.stop();
+    },
+  };
+}
