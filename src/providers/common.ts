@@ -10,7 +10,7 @@ export function expandHome(p: string): string {
 /** Progress from a provider: the engine shows a provider's stderr lines under the resource. */
 export function providerLog(subject: string): (message: string) => void {
   return (message) => {
-    process.stderr.write(`sm121 ${subject}: ${message}\n`);
+    process.stderr.write(`sm121: ${message.startsWith(`${subject}: `) ? message : `${subject}: ${message}`}\n`);
   };
 }
 

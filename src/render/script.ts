@@ -40,11 +40,14 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       errors.push(siteError(site, ["nodes", node.name, "recipes"], `profile ${profile.name} needs the node recipe "${target}" on ${node.name}`, `add recipes.${target}: {dir, container} to node ${node.name}`));
       return undefined;
     }
+    // BIND and PORT are always written, so the endpoint sm121 probes is the one start.sh binds.
+    const bind = node.env.BIND ?? node.ip;
+    const port = Number(node.env.PORT ?? "8000");
     const env = renderEnv({
       profile,
       node: node.name,
       recipe: target,
-      nodeEnv: node.env as Record<string, string>,
+      nodeEnv: { ...(node.env as Record<string, string>), BIND: bind, PORT: String(port) },
       vars: { ...node.vars, ...nodeRecipe.vars },
       recipeDir: nodeRecipe.dir,
       ...(overlay !== undefined && { overlay }),
@@ -68,15 +71,13 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       mounts: [],
       stateDir: joinNode(node.stateDir, "deployments", d.name),
     };
-    const bind = node.env.BIND ?? node.ip;
-    const port = Number(node.env.PORT ?? "8000");
     return nodeBundle({
       node,
       spec,
       scripts: scriptTarget(spec, nodeRecipe, env.text),
       extraFiles: [],
       mkdirs: env.mkdirs,
-      preflight: scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys),
+      preflight: scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs),
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       api: endpoint(bind, port),
       envKeys: env.keys,
@@ -97,7 +98,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
 }
 
 /** Seed 001's preflight: the recipe, its scripts, the chat template, the draft vocab, every mount source. */
-function scriptPreflight(dir: string, start: string, stop: string, keys: Record<string, string>): PreflightCheck[] {
+function scriptPreflight(dir: string, start: string, stop: string, keys: Record<string, string>, mkdirs: string[]): PreflightCheck[] {
   const checks: PreflightCheck[] = [
     { kind: "dir", subject: dir, why: "the node-side recipe directory", fatal: true },
     { kind: "file", subject: joinNode(dir, start), why: "the recipe's start script", fatal: true },
@@ -111,7 +112,8 @@ function scriptPreflight(dir: string, start: string, stop: string, keys: Record<
   if (image !== undefined) checks.push({ kind: "image", subject: image, why: "the recipe's image", fatal: true });
   const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
   words.forEach((w, i) => {
-    if (words[i - 1] === "-v") checks.push({ kind: "file", subject: w.split(":")[0] ?? "", why: `mount source of -v ${w}`, fatal: true });
+    // A mount source that the profile's mkdir creates is made before the start, not checked.
+    if (words[i - 1] === "-v" && !mkdirs.includes(w.split(":")[0] ?? "")) checks.push({ kind: "file", subject: w.split(":")[0] ?? "", why: `mount source of -v ${w}`, fatal: true });
   });
   return checks;
 }

@@ -21,6 +21,8 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     `mkdir -p ${d}`,
     `ln -sfn "$PWD/$log" ${d}/up.log`,
     `setsid ${cleanEnv} bash ${quote(nodeRecipe.start)} > "$log" 2>&1 < /dev/null &`,
+    // start.sh runs until its server is ready; while it runs, a missing container means "starting".
+    `echo $! > ${d}/launcher.pid`,
   ].join("\n");
   // stop.sh reads the .env, so it runs before the new .env is written; it returns before the
   // memory is free, which the memory gate then waits for.

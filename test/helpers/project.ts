@@ -3,7 +3,7 @@
  * (the repo's compiled program and node_modules linked in, the recipes copied), a stack whose
  * Pulumi.<stack>.yaml describes the simulated nodes, and the real Pulumi CLI.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startSite, stopStaleSite, type SimNode, type SimSite, type StartSiteOptions } from "../site/site";
 import { pulumiEnv, type PulumiEnv, type PulumiRun } from "./pulumi";
@@ -24,7 +24,7 @@ export interface E2E {
 }
 
 export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
-  /** A short name: the site lives in /tmp/sm121-e2e-<name> (tmux socket paths are short). */
+  /** A short name: the site lives in /tmp/sm121-e2e-<name>-<pid> (tmux socket paths are short). */
   name: string;
   /** The sm121: config besides the nodes (deployments, gates, ...), as YAML lines under `config:`. */
   config: (site: SimSite) => string;
@@ -49,11 +49,30 @@ export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => "
   return lines.join("\n");
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sites of earlier runs of this suite whose test process is gone (a crash): stop and remove them. */
+async function reapStale(name: string): Promise<void> {
+  const re = new RegExp(`^sm121-e2e-${name}-(\\d+)$`);
+  for (const d of readdirSync("/tmp")) {
+    const m = re.exec(d);
+    if (m === null || alive(Number(m[1]))) continue;
+    await stopStaleSite(join("/tmp", d, "site"));
+    rmSync(join("/tmp", d), { recursive: true, force: true });
+  }
+}
+
 export async function e2eProject(o: E2EOptions): Promise<E2E> {
-  const base = `/tmp/sm121-e2e-${o.name}`;
+  await reapStale(o.name);
+  const base = `/tmp/sm121-e2e-${o.name}-${process.pid}`;
   const { name: _n, config, recipes, ...siteOpts } = o;
-  await stopStaleSite(join(base, "site"));
-  rmSync(base, { recursive: true, force: true });
   const site = await startSite({ ...siteOpts, dir: join(base, "site") });
   // Every real Spark has its HF cache; the docker target mounts it.
   for (const n of site.nodes) mkdirSync(join(n.home, ".cache", "huggingface"), { recursive: true });
@@ -72,7 +91,8 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   const stackFile = join(dir, `Pulumi.${stack}.yaml`);
   // The encrypted key that `pulumi config set --secret` wrote; kept when a test rewrites the stack.
   let secretBlock = "";
-  const writeStack = (yaml: string) => writeFileSync(stackFile, yaml + secretBlock);
+  let salt = "";
+  const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
   const stackYaml = () =>
     ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site), config(site), ""].join("\n");
   writeStack(stackYaml());
@@ -83,6 +103,8 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   const m = /\n(  sm121:sshPrivateKey:\n(?:    .*\n)+)/.exec(readFileSync(stackFile, "utf8"));
   if (m === null) throw new Error("the encrypted sm121:sshPrivateKey was not found in the stack file");
   secretBlock = m[1] ?? "";
+  // The passphrase provider's salt: without it the secret cannot be decrypted.
+  salt = /^encryptionsalt: .*\n/m.exec(readFileSync(stackFile, "utf8"))?.[0] ?? "";
   const run = (args: string[], env?: Record<string, string>) => pulumi.run(args, env === undefined ? {} : { env });
   return {
     site,

@@ -116,7 +116,14 @@ function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node:
     fs.mkdirSync(path.join(r, d), { recursive: true });
   }
   const shims = path.join(site.dir, "shims");
-  for (const [name, target] of Object.entries(BIN_LINKS)) fs.symlinkSync(path.join(shims, target), path.join(r, "bin", name));
+  // The node's own tools know their node whatever the caller's environment is (`env -i` in a
+  // script recipe must still reach the node's docker), as on a real machine.
+  const identity = ["SIM_NODE_ROOT", "SIM_NODE_NAME", "SIM_NODE_IP", "SIM_SITE_DIR"] as const;
+  const env = sessionEnv(site, node);
+  for (const [name, target] of Object.entries(BIN_LINKS)) {
+    const exports = identity.map((k) => `${k}='${env[k]}'; export ${k}`).join("\n");
+    fs.writeFileSync(path.join(r, "bin", name), `#!/bin/sh\n${exports}\nexec '${path.join(shims, target)}' "$@"\n`, { mode: 0o755 });
+  }
   fs.symlinkSync(path.join(shims, "gr8"), path.join(r, "opt", "gr8", "gr8"));
   writeJson(path.join(r, "etc", "docker-images.json"), images);
   writeJson(path.join(r, "etc", "sysctl.json"), { "vm.watermark_scale_factor": "10", "vm.compaction_proactiveness": "20" });

@@ -1,0 +1,124 @@
+/**
+ * Seed 001 end to end: the qwen38-flash script recipe with profiles through the real Pulumi CLI.
+ * A profile change is named key by key in the preview and applied with a backup; a hand edit is
+ * found by refresh and repaired by up; HF_TOKEN in the old .env is carried over, never printed.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
+import { sshScript } from "../site/exec";
+import { makeScriptRecipe } from "../site/recipe";
+import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
+
+const RECIPE_DIR = "spark-recipes/qwen38-flash";
+
+function stackYaml(site: SimSite, profile: string): string {
+  const extra = (n: SimNode) => [
+    `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+    `      recipes:`,
+    `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+  ].join("\n");
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra), "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`, ""].join("\n");
+}
+
+describe("the qwen38-flash script recipe through pulumi up", () => {
+  let e: E2E;
+  let node: SimNode;
+  let envFile: string;
+  const sh = async (script: string) => (await sshScript(e.site, node, script)).stdout;
+
+  beforeAll(async () => {
+    e = await e2eProject({ name: "script", nodes: ["spark1"], firstIp: 31, sshPort: 2241, config: () => "" });
+    node = e.site.nodes[0] as SimNode;
+    makeScriptRecipe(node, RECIPE_DIR);
+    mkdirSync(join(node.home, "models", "qwen38-mtp-r2"), { recursive: true });
+    setEngineProofs(node, ["MTP draft head: FP8 rowwise copy engaged"]);
+    envFile = join(node.home, RECIPE_DIR, ".env");
+    // An operator's old .env with the secret that must survive every render.
+    writeFileSync(envFile, 'MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n');
+    e.writeStack(stackYaml(e.site, "best"));
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("serves the best profile: header, identity, proofs, the old HF_TOKEN kept", async () => {
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).not.toContain("hf_secret_e2e_do_not_print");
+    const env = readFileSync(envFile, "utf8");
+    expect(env).toMatch(/^# sm121-profile: best\n# sm121-node: spark1\n# sm121-recipe: qwen38-flash\n# sm121-overlay: none\n# sm121-rendered: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# sm121-sha256: [0-9a-f]{64}\n/);
+    expect(env).toContain('MAX_NUM_SEQS="4"');
+    expect(env.trimEnd().split("\n").pop()).toBe('HF_TOKEN="hf_secret_e2e_do_not_print"');
+    expect(existsSync(join(node.home, ".cache", "triton-qwen38"))).toBe(true); // the mkdir directive
+    const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"));
+    expect(backups).toHaveLength(1);
+    expect(readFileSync(join(node.home, RECIPE_DIR, backups[0] ?? ""), "utf8")).toBe('MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n');
+    const models = JSON.parse(await sh("curl -s http://$SIM_NODE_IP:8000/v1/models")) as { data: Array<{ id: string; max_model_len: number }> };
+    expect(models.data[0]).toMatchObject({ id: "qwen38", max_model_len: 524288 });
+    const logs = readdirSync(join(node.home, RECIPE_DIR, "logs")).filter((f) => f.startsWith("sm121-up-"));
+    expect(logs).toHaveLength(1);
+  });
+
+  it("does nothing on a second up: same start time, no new backup", async () => {
+    const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toMatch(/3 unchanged/);
+    expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
+    expect(readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"))).toHaveLength(1);
+  });
+
+  it("names the changed .env keys in the preview and applies a profile change with a backup", async () => {
+    const before = readFileSync(envFile, "utf8");
+    e.writeStack(stackYaml(e.site, "datagen"));
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).toMatch(/MAX_NUM_SEQS\s*:\s*"4" => "8"/);
+    expect(preview.all).toMatch(/MAX_MODEL_LEN\s*:\s*"524288" => "262144"/);
+    expect(readFileSync(envFile, "utf8")).toBe(before); // preview touched nothing
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(readFileSync(envFile, "utf8")).toContain("# sm121-profile: datagen");
+    const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
+    expect(backups).toHaveLength(2);
+    expect(readFileSync(join(node.home, RECIPE_DIR, backups[1] ?? ""), "utf8")).toBe(before);
+    expect(JSON.parse(await sh("curl -s http://$SIM_NODE_IP:8000/v1/models")).data[0].max_model_len).toBe(262144);
+  });
+
+  it("finds a hand edit with refresh and repairs it with up", async () => {
+    const rendered = readFileSync(envFile, "utf8");
+    writeFileSync(envFile, rendered.replace('MAX_NUM_SEQS="8"', 'MAX_NUM_SEQS="16"'));
+    const refresh = await e.refresh();
+    expect(refresh.code, refresh.all).toBe(0);
+    // Refresh rewrote the resource's state (stack outputs wait for the next program run).
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; nodes: Array<{ identity: string }> } } }> } };
+    const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
+    expect(engine?.outputs?.outcome?.status).toBe("drifted");
+    expect(engine?.outputs?.outcome?.nodes[0]?.identity).toMatch(/^drifted: edited on the node: ~\/spark-recipes\/qwen38-flash\/\.env$/);
+    const preview = await e.preview();
+    expect(preview.all).toMatch(/~ 1 to update/);
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toMatch(/1 updated/);
+    const repaired = readFileSync(envFile, "utf8");
+    expect(repaired).toContain('MAX_NUM_SEQS="8"');
+    expect(repaired).toContain('HF_TOKEN="hf_secret_e2e_do_not_print"');
+  });
+
+  it("refuses the render-only tp2 profile before touching the node", async () => {
+    e.writeStack(stackYaml(e.site, "tp2"));
+    const preview = await e.preview();
+    expect(preview.code).not.toBe(0);
+    expect(preview.all).toContain("profile tp2 of flash is render-only (sm121-runnable: false)");
+    e.writeStack(stackYaml(e.site, "datagen"));
+  });
+
+  it("destroys: the container is gone, the .env stays", async () => {
+    const d = await e.destroy();
+    expect(d.code, d.all).toBe(0);
+    expect(await sh("docker ps -aq | wc -l")).toBe("0\n");
+    expect(existsSync(envFile)).toBe(true);
+  });
+});
