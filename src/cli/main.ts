@@ -2,7 +2,12 @@
 import { SpecError, SpecErrors } from "../recipe/errors";
 import { UsageError, parseArgs, type FlagSpec } from "./args";
 import { projectRoot, resolveStack, type CliContext } from "./context";
+import { benchCommand } from "./bench";
+import { doctorCommand } from "./doctor";
+import { logsCommand } from "./logs";
 import { renderCommand } from "./render";
+import { smokeCommand } from "./smoke";
+import { statusCommand } from "./status";
 import { validateCommand } from "./validate";
 
 const USAGE = `usage: sm121 <command> [options]
@@ -11,15 +16,37 @@ commands:
   validate                     check every recipe, profile and the site; exit 1 on any error
   render <deployment>          print each node's bundle and the exact launch command
       --node N  --json  --out DIR
-  (status, smoke, logs, bench and doctor arrive with the CLI issue)
+  status                       per node of every deployment: container or session, profile, drift,
+                               health (/v1/models), KV cache line, MemAvailable, watermark, GPU apps
+      --node N  --json  --no-http  --gpu-probe  --yes
+  smoke --node N [deployment]  one short chat completion on the node's endpoint (curl on the node)
+      --yes  --json
+  logs <deployment>            the engine log of every node, each line prefixed with the node
+      --node N  --lines N  --follow
+  bench <deployment>           a streaming chat load from this machine: TTFT, ITL, tokens/s, req/s
+      --concurrency C  --requests N  --prompt-tokens P  --max-tokens M  --model NAME
+      --url URL (any OpenAI endpoint instead of a deployment)  --node N  --yes  --json
+  doctor                       what each node needs for its deployments; exit 1 on any problem
+      --node N  --json
 
 common options:
   --stack S                    the stack whose Pulumi.<S>.yaml holds the site (default: $SM121_STACK or spark-site)
+  --identity FILE              ssh private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
+  --yes                        allow a protected node: an HTTP request from status, smoke, bench, or a GPU probe
+  messages follow $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG (en, ru, zh, ja, de, es)
 `;
 
 const COMMANDS: Record<string, { flags: FlagSpec; run: (ctx: CliContext, p: ReturnType<typeof parseArgs>) => number | Promise<number> }> = {
   validate: { flags: { stack: "string" }, run: (ctx) => validateCommand(ctx) },
   render: { flags: { stack: "string", node: "string", json: "bool", out: "string" }, run: renderCommand },
+  status: { flags: { stack: "string", node: "string", json: "bool", "no-http": "bool", "gpu-probe": "bool", yes: "bool", identity: "string" }, run: statusCommand },
+  smoke: { flags: { stack: "string", node: "string", yes: "bool", json: "bool", identity: "string" }, run: smokeCommand },
+  logs: { flags: { stack: "string", node: "string", follow: "bool", lines: "number", identity: "string" }, run: logsCommand },
+  bench: {
+    flags: { stack: "string", concurrency: "number", requests: "number", "prompt-tokens": "number", "max-tokens": "number", model: "string", url: "string", node: "string", yes: "bool", json: "bool", identity: "string" },
+    run: benchCommand,
+  },
+  doctor: { flags: { stack: "string", node: "string", json: "bool", identity: "string" }, run: doctorCommand },
 };
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {

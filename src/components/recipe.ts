@@ -56,6 +56,7 @@ export class Recipe extends pulumi.ComponentResource {
       }
     }
     this.engine = new EngineDeployment(`${name}-engine`, {
+      deployment: b.deployment,
       bundle: b,
       connection: args.connection,
       secrets: args.secrets,

@@ -36,6 +36,8 @@ export interface Allowances {
 }
 
 export interface EngineDeploymentInputs {
+  /** The deployment's name: what plan-time refusals are reported against. */
+  deployment: pulumi.Input<string>;
   bundle: pulumi.Input<DeploymentBundle>;
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY set as Pulumi secrets. */

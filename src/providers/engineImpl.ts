@@ -8,6 +8,7 @@ import type { Allowances, ConnectionSettings } from "./engineDeployment";
 import { authOf, providerLog } from "./common";
 
 interface Props {
+  deployment: string;
   bundle: DeploymentBundle;
   connection: ConnectionSettings;
   secrets: Record<string, string>;
@@ -19,33 +20,42 @@ interface Props {
 
 const SHAPE = (b: DeploymentBundle) => JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
 
+/** Would this run restart the deployment? `olds` are the stored outputs (diff) or old inputs (check). */
 function changes(olds: Partial<Props>, news: Props): boolean {
   if (news.allow.restart) return true;
   if (olds.bundle?.identity !== news.bundle.identity) return true;
-  return olds.outcome?.status !== "serving";
+  return olds.outcome !== undefined && olds.outcome.status !== "serving";
+}
+
+/** Protected nodes this run would restart without the run's allowance. */
+function refusedProtected(news: Props): string[] {
+  const b = news.bundle;
+  return b.nodes
+    .filter((n) => n.protected && !news.allow.protected.includes(n.node))
+    .map((n) => `node ${n.node} is protected and this run would restart ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`);
 }
 
 export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.dynamic.CheckResult> {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const b = news.bundle;
   if (typeof b !== "object" || b === null || !Array.isArray(b.nodes)) return { inputs: news };
-  if (!b.runnable) failures.push({ property: "bundle", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
-  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "bundle", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
-  if (changes(olds, news)) {
-    for (const n of b.nodes) {
-      if (n.protected && !news.allow.protected.includes(n.node)) {
-        failures.push({ property: "bundle", reason: `node ${n.node} is protected and this run would restart ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it` });
-      }
-    }
-  }
+  if (!b.runnable) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
+  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
+  // A create or a new bundle is known here; a retry of a failed deployment is caught in diff.
+  if (changes(olds, news)) for (const reason of refusedProtected(news)) failures.push({ property: "deployment", reason });
   return { inputs: news, failures };
 }
 
 export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   if (olds.bundle !== undefined && SHAPE(olds.bundle) !== SHAPE(news.bundle)) {
+    const refused = refusedProtected(news);
+    if (refused.length > 0) throw new Error(refused.join("\n"));
     return { changes: true, replaces: ["bundle"], deleteBeforeReplace: true };
   }
-  return { changes: changes(olds, news) };
+  const change = changes(olds, news);
+  const refused = change ? refusedProtected(news) : [];
+  if (refused.length > 0) throw new Error(refused.join("\n"));
+  return { changes: change };
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -61,13 +71,15 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
   const b = news.bundle;
   const log = providerLog(b.deployment);
   try {
-    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart, goBack: goBack(olds, news), log });
+    // A failed or drifted deployment is restarted even when its bundle is the same.
+    const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
+    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart || unhealthy, goBack: goBack(olds, news), log });
     for (const w of outcome.warnings) log(`warning: ${w}`);
     return { id: id ?? b.deployment, outs: { ...news, outcome } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
-      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.outcome.failure ?? e.message] });
+      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.message] });
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;

@@ -160,6 +160,9 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
     err(["port"], `${engine} serves its API on a fixed port (${engine === "gr8" ? "8100 on the first peer" : "[dgpp].http_port"}), so port is not used`, "remove port");
   }
   if (!fixedPort && r.deploy !== "script" && r.port === undefined) err(["port"], "is required for this engine", "add port = 8000 (or another free port)");
+  if (fixedPort && r.served_model_name !== undefined) {
+    err(["served_model_name"], `${engine} serves the model under its repo id (${r.model ?? "model"}); it takes no served name`, "remove served_model_name");
+  }
   if (engine === "dgpp") {
     if (r.deploy !== "native") err(["deploy"], `dgpp is head-coordinated and runs as deploy = "native", not "${r.deploy}"`, 'set deploy = "native"');
     if (r.dgpp === undefined) err(["dgpp"], "a dgpp recipe needs a [dgpp] block", "add [dgpp] with dir (and repo + rev to provision)");

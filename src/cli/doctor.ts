@@ -1,0 +1,161 @@
+/**
+ * `sm121 doctor [--node N] [--json]`: per node, what the deployments placed there need: curl
+ * (readiness and status run it on the node), docker (docker and script targets) and their images,
+ * tmux, git (DGPP provisioning on rank 0), the engine binary of native and tmux targets with the
+ * driver's install hint, `sudo -n true`, and MemAvailable against the node's memory gate. A node
+ * that cannot be reached is reported, not thrown: an unknown host key shows its fingerprint and
+ * how to accept it. Exit 1 when any node has a problem.
+ */
+import { driverFor } from "../engines";
+import { loadProject } from "../project";
+import type { Recipe, SiteNode } from "../recipe/types";
+import { nodeConn } from "../render/node";
+import { hostPattern } from "../remote/knownhosts";
+import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
+import { nodePath, quote } from "../targets/shell";
+import { bool, type Parsed } from "./args";
+import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
+import type { CliContext } from "./context";
+import { t } from "./i18n";
+import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
+import { doctorText } from "./table";
+
+interface Need {
+  check: Exclude<DoctorCheck["check"], "memory">;
+  subject: string;
+  /** A shell condition, true when the need is met. */
+  test: string;
+  severity: DoctorCheck["severity"];
+  hint: string | null;
+  deployments: string[];
+}
+
+const commandTest = (c: string) => (c.includes("/") ? `[ -x ${nodePath(c)} ]` : `command -v ${quote(c)} >/dev/null 2>&1`);
+
+/** What the deployments on one node need from it. A node without deployments gets warnings only. */
+export function needsOf(node: SiteNode, placed: ReadonlyArray<{ b: DeploymentBundle; nb: NodeBundle }>, recipes: ReadonlyMap<string, Recipe>): Need[] {
+  const needs = new Map<string, Need>();
+  const used = placed.length > 0;
+  const add = (n: Omit<Need, "deployments">, deployment?: string) => {
+    const key = `${n.check} ${n.subject}`;
+    const have = needs.get(key);
+    if (have === undefined) needs.set(key, { ...n, deployments: deployment === undefined ? [] : [deployment] });
+    else {
+      if (deployment !== undefined && !have.deployments.includes(deployment)) have.deployments.push(deployment);
+      if (n.severity === "problem") have.severity = "problem";
+    }
+  };
+  const cmd = (c: string, hint: string, deployment?: string) => add({ check: "command", subject: c, test: commandTest(c), severity: used ? "problem" : "warning", hint }, deployment);
+  cmd("curl", t("doctor.hintInstall", { pkg: "curl" }));
+  add({ check: "sudo", subject: "sudo -n true", test: "sudo -n true >/dev/null 2>&1", severity: "warning", hint: t("doctor.hintSudo", { node: node.name }) });
+  for (const { b, nb } of placed) {
+    const d = b.deployment;
+    if (b.hooks.beforeServe.concat(b.hooks.afterStop).some((h) => /\bsudo\b/.test(h))) {
+      add({ check: "sudo", subject: "sudo -n true", test: "sudo -n true >/dev/null 2>&1", severity: "problem", hint: t("doctor.hintSudo", { node: node.name }) }, d);
+    }
+    if (b.deploy === "docker" || b.deploy === "script") cmd("docker", t("doctor.hintDocker"), d);
+    if (b.deploy === "tmux") cmd("tmux", t("doctor.hintInstall", { pkg: "tmux" }), d);
+    for (const c of nb.preflight) {
+      if (c.kind === "image") add({ check: "image", subject: c.subject, test: `docker image inspect ${quote(c.subject)} >/dev/null 2>&1`, severity: "problem", hint: t("doctor.hintPull", { image: c.subject, node: node.name }) }, d);
+      if (c.kind === "dir" && b.engine === "dgpp") add({ check: "dir", subject: c.subject, test: `[ -d ${nodePath(c.subject)} ]`, severity: "problem", hint: driverFor(b.engine).installHint }, d);
+    }
+    const dgpp = recipes.get(b.recipe)?.dgpp;
+    if (b.engine === "dgpp" && nb.rank === 0 && dgpp?.repo !== undefined) cmd("git", t("doctor.hintInstall", { pkg: "git" }), d);
+    const entry = nb.argv[0];
+    if ((b.deploy === "native" || b.deploy === "tmux") && b.engine !== "dgpp" && nb.runs && entry !== undefined) {
+      add({ check: "engine", subject: entry, test: commandTest(entry), severity: "problem", hint: driverFor(b.engine).installHint }, d);
+    }
+  }
+  return [...needs.values()];
+}
+
+export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb: NodeBundle }>): string {
+  const lines = needs.map((n, i) => `if ${n.test}; then printf '@sm121 {"need":${i},"ok":true}\\n'; else printf '@sm121 {"need":${i},"ok":false}\\n'; fi`);
+  lines.push("mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)");
+  lines.push(`printf '@sm121 {"memKiB":%s,"wsf":"%s"}\\n' "\${mem:-null}" "$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"`);
+  // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
+  // engine's API (DGPP) are not run: doctor sends no HTTP request.
+  for (const { nb } of placed) {
+    if (/\bcurl\b/.test(nb.status)) continue;
+    lines.push(`if ( ${nb.status} ) 2>/dev/null | grep -q '"running":true'; then printf '@sm121 {"engineRunning":true}\\n'; fi`);
+  }
+  return lines.join("\n");
+}
+
+/** The command that accepts (after a check of the fingerprint) or clears a refused host key. */
+export function hostKeyFix(message: string, conn: NodeConn, knownHosts: string): string | null {
+  const name = hostPattern(conn.host, conn.port);
+  if (/CHANGED/.test(message)) return `ssh-keygen -R '${name}' -f ${knownHosts}`;
+  if (/is not in/.test(message)) return `ssh-keyscan -p ${conn.port} ${conn.host} >> ${knownHosts}`;
+  return null;
+}
+
+interface NodeInput {
+  node: SiteNode;
+  placed: Array<{ b: DeploymentBundle; nb: NodeBundle }>;
+  recipes: ReadonlyMap<string, Recipe>;
+  gateGiB: number;
+  knownHosts: string;
+}
+
+async function doctorNode(r: Reached | undefined, o: NodeInput): Promise<DoctorNode> {
+  const { node, placed, recipes, gateGiB } = o;
+  const base = { node: node.name, protected: node.protected };
+  if (r === undefined || !r.ok) {
+    const message = r?.error.message ?? "not connected";
+    const kind = r === undefined ? "unreachable" : connectFailure(r.error);
+    const fix = kind === "host-key" ? hostKeyFix(message, nodeConn(node), o.knownHosts) : null;
+    return { ...base, reachable: false, connect: { kind, message, fingerprint: fingerprintIn(message) ?? null, fix }, checks: [], problems: 1, warnings: 0 };
+  }
+  const needs = needsOf(node, placed, recipes);
+  const res = await r.host.run(doctorScript(needs, placed), { step: "doctor", allowFailure: true, timeoutMs: 60_000 });
+  const met = new Map<number, boolean>();
+  let memKiB: number | undefined;
+  let wsf = "";
+  let running = false;
+  for (const rec of res.records) {
+    if (typeof rec["need"] === "number") met.set(rec["need"], rec["ok"] === true);
+    else if ("memKiB" in rec) {
+      if (typeof rec["memKiB"] === "number") memKiB = rec["memKiB"];
+      wsf = String(rec["wsf"] ?? "");
+    } else if (rec["engineRunning"] === true) running = true;
+  }
+  const checks: DoctorCheck[] = needs.map((n, i) => {
+    const ok = met.get(i) === true;
+    return { check: n.check, subject: n.subject, ok, severity: n.severity, detail: ok ? null : t("doctor.missing"), hint: n.hint, deployments: n.deployments };
+  });
+  const gib = memKiB === undefined ? undefined : Math.round((memKiB / 1048576) * 10) / 10;
+  const memOk = gib !== undefined && gib >= gateGiB;
+  const detail = gib === undefined ? t("doctor.memUnknown") : t("doctor.memDetail", { mem: gib, gate: gateGiB, wsf: wsf || "?" }) + (!memOk && running ? `; ${t("doctor.memEngineRuns")}` : "");
+  checks.push({
+    check: "memory",
+    subject: "MemAvailable",
+    ok: memOk || running,
+    severity: placed.length > 0 ? "problem" : "warning",
+    detail,
+    hint: t("doctor.hintMemory", { node: node.name }),
+    deployments: placed.map((x) => x.b.deployment),
+  });
+  const bad = checks.filter((c) => !c.ok);
+  return { ...base, reachable: true, connect: null, checks, problems: bad.filter((c) => c.severity === "problem").length, warnings: bad.filter((c) => c.severity === "warning").length };
+}
+
+export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const project = loadProject(ctx.root, ctx.stack);
+  const site = project.site;
+  const only = selectedNode(site, p);
+  const nodes = Object.values(site.nodes).filter((n) => only === undefined || n.name === only);
+  const placedOn = (n: SiteNode) => project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
+  const { auth } = cliAuth(site, p);
+  const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<DoctorReport> => {
+    const results = await Promise.all(nodes.map((n) => {
+      const placed = placedOn(n);
+      const gate = placed[0]?.nb.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
+      return doctorNode(reached.get(n.name), { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts });
+    }));
+    return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results };
+  });
+  if (bool(p, "json")) ctx.out(jsonOut(doctorSchema(), report));
+  else for (const l of doctorText(report)) ctx.out(l);
+  return report.ok ? 0 : 1;
+}

@@ -1,0 +1,85 @@
+/**
+ * `sm121 logs <deployment> [--node N] [--follow] [--lines N]`: the engine log of every node of a
+ * deployment through the target's logs script ($SM121_LINES, $SM121_FOLLOW=1), each line prefixed
+ * with the node name. --follow streams from all nodes until Ctrl-C.
+ *
+ * Closing an ssh channel does not signal the process behind it, so a followed log runs beside a
+ * heartbeat: when the channel is gone, the heartbeat's write fails and the follower is killed, and
+ * nothing is left behind on the node.
+ */
+import { loadProject } from "../project";
+import { withHosts, type Host } from "../remote";
+import type { NodeBundle } from "../render/types";
+import { UsageError, bool, num, type Parsed } from "./args";
+import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
+import type { CliContext } from "./context";
+import { t } from "./i18n";
+import { pad } from "./table";
+
+const HEARTBEAT = "@sm121-heartbeat";
+
+export function logsScript(nb: NodeBundle, lines: number, follow: boolean): string {
+  const env = `SM121_LINES=${lines}; SM121_FOLLOW=${follow ? 1 : 0}; export SM121_LINES SM121_FOLLOW`;
+  if (!follow) return `( ${env}; ${nb.logs} ) 2>&1`;
+  return [
+    `( ${env}; ${nb.logs} ) 2>&1 &`,
+    "pid=$!",
+    "stop() { kill \"$pid\" 2>/dev/null; exit 0; }",
+    "trap stop PIPE HUP INT TERM",
+    `while kill -0 "$pid" 2>/dev/null; do sleep 1; echo ${HEARTBEAT} || stop; done`,
+    'wait "$pid"',
+  ].join("\n");
+}
+
+export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const project = loadProject(ctx.root, ctx.stack);
+  const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
+  const only = selectedNode(project.site, p);
+  const lines = num(p, "lines", 100);
+  if (!Number.isInteger(lines) || lines < 0) throw new UsageError(t("logs.badLines", { lines: String(lines) }));
+  const follow = bool(p, "follow");
+  const nodes = b.nodes.filter((nb) => (only === undefined || nb.node === only) && nb.logs !== ":");
+  if (nodes.length === 0) {
+    ctx.err(t("logs.noNodes", { deployment: b.deployment, node: only ?? "*", nodes: b.nodes.map((n) => n.node).join(", ") }));
+    return 2;
+  }
+  const width = Math.max(...nodes.map((n) => n.node.length));
+  const { auth } = cliAuth(project.site, p);
+  return withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    let stopping = false;
+    const stop = () => {
+      stopping = true;
+      // Ending the connections ends the channels; each node's heartbeat then stops its follower.
+      for (const h of hosts.values()) h.close();
+    };
+    if (follow) {
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    }
+    const one = async (nb: NodeBundle, h: Host): Promise<boolean> => {
+      const prefix = `${pad(nb.node, width)} | `;
+      try {
+        const res = await h.run(logsScript(nb, lines, follow), {
+          step: "logs",
+          allowFailure: true,
+          onLine: (l) => {
+            if (l !== HEARTBEAT) ctx.out(prefix + l);
+          },
+        });
+        for (const l of res.stderr.split("\n").filter((x) => x.trim() !== "")) ctx.err(prefix + l);
+        return true;
+      } catch (e) {
+        if (stopping) return true;
+        ctx.err(prefix + (e instanceof Error ? e.message : String(e)));
+        return false;
+      }
+    };
+    try {
+      const ok = await Promise.all(nodes.map((nb) => one(nb, hostOf(hosts, nb))));
+      return ok.every(Boolean) ? 0 : 1;
+    } finally {
+      process.removeListener("SIGINT", stop);
+      process.removeListener("SIGTERM", stop);
+    }
+  });
+}

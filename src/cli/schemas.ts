@@ -1,0 +1,172 @@
+/**
+ * The `--json` output of every command, as zod schemas. The commands build their reports with
+ * the types inferred here and check them against the schema before printing, and the tests check
+ * real output from the simulated site against the same schemas.
+ *
+ * Schemas are built inside functions: a zod object at module scope breaks serialized providers
+ * (DESIGN.md), and this module must be safe to import from anywhere.
+ */
+import { z } from "zod";
+
+const nullableString = () => z.string().nullable();
+
+export function healthSchema() {
+  return z.union([
+    z.strictObject({ checked: z.literal(false), reason: z.enum(["protected", "no-http", "no-api", "unreachable"]) }),
+    z.strictObject({
+      checked: z.literal(true),
+      ok: z.boolean(),
+      httpCode: z.int().min(0),
+      latencyMs: z.number().nonnegative(),
+      models: z.array(z.string()),
+      maxModelLen: z.int().nullable(),
+    }),
+  ]);
+}
+
+export function statusEntrySchema() {
+  return z.strictObject({
+    deployment: z.string(),
+    node: z.string(),
+    rank: z.int().min(0),
+    protected: z.boolean(),
+    target: z.strictObject({ kind: z.enum(["docker", "tmux", "native", "script"]), name: nullableString() }),
+    /** null: not known (the node is unreachable, or its status would need an HTTP request). */
+    running: z.boolean().nullable(),
+    startedAt: nullableString(),
+    drift: z.strictObject({ kind: z.enum(["edited", "no-record", "other-bundle", "not-running"]), files: z.array(z.string()) }).nullable(),
+    env: z.strictObject({ path: z.string(), profile: nullableString(), rendered: nullableString(), sha256: nullableString(), edited: z.boolean() }).nullable(),
+    health: healthSchema(),
+    kvCache: z.strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) }).nullable(),
+    error: nullableString(),
+  });
+}
+
+export function statusNodeSchema() {
+  return z.strictObject({
+    node: z.string(),
+    protected: z.boolean(),
+    reachable: z.boolean(),
+    error: nullableString(),
+    memAvailableGiB: z.number().nonnegative().nullable(),
+    memGateGiB: z.number().positive().nullable(),
+    watermarkScaleFactor: nullableString(),
+    gpuApps: z.array(z.strictObject({ pid: z.int(), name: z.string(), usedMiB: z.number().nullable() })).nullable(),
+    gpuProbe: z.union([
+      z.strictObject({ ran: z.literal(false), reason: z.enum(["not-configured", "unreachable"]) }),
+      z.strictObject({ ran: z.literal(true), code: z.int().nullable(), output: z.string(), seconds: z.number().nonnegative() }),
+    ]).nullable(),
+  });
+}
+
+export function statusSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    ok: z.boolean(),
+    nodes: z.array(statusNodeSchema()),
+    deployments: z.array(z.strictObject({
+      deployment: z.string(),
+      recipe: z.string(),
+      engine: z.string(),
+      deploy: z.enum(["docker", "tmux", "native", "script"]),
+      profile: nullableString(),
+      nodes: z.array(statusEntrySchema()),
+    })),
+  });
+}
+
+export function smokeSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    node: z.string(),
+    ok: z.boolean(),
+    results: z.array(z.strictObject({
+      deployment: z.string(),
+      url: z.string(),
+      model: nullableString(),
+      ok: z.boolean(),
+      httpCode: z.int().min(0),
+      latencyMs: z.number().nonnegative(),
+      firstByteMs: z.number().nonnegative(),
+      answer: nullableString(),
+      completionTokens: z.int().min(0).nullable(),
+      error: nullableString(),
+    })),
+  });
+}
+
+export function latencySchema() {
+  return z.strictObject({
+    count: z.int().min(0),
+    mean: z.number().nonnegative(),
+    min: z.number().nonnegative(),
+    p50: z.number().nonnegative(),
+    p90: z.number().nonnegative(),
+    p99: z.number().nonnegative(),
+    max: z.number().nonnegative(),
+  });
+}
+
+export function benchSchema() {
+  return z.strictObject({
+    deployment: nullableString(),
+    urls: z.array(z.string()).min(1),
+    model: z.string(),
+    concurrency: z.int().min(1),
+    requests: z.int().min(1),
+    promptTokens: z.int().min(1),
+    maxTokens: z.int().min(1),
+    completed: z.int().min(0),
+    errors: z.int().min(0),
+    errorSamples: z.array(z.string()),
+    durationS: z.number().nonnegative(),
+    requestsPerS: z.number().nonnegative(),
+    outputTokens: z.int().min(0),
+    outputTokensPerS: z.number().nonnegative(),
+    ttftMs: latencySchema(),
+    itlMs: latencySchema(),
+    e2eMs: latencySchema(),
+    clientCpuPercent: z.number().nonnegative(),
+  });
+}
+
+export function doctorSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    ok: z.boolean(),
+    nodes: z.array(z.strictObject({
+      node: z.string(),
+      protected: z.boolean(),
+      reachable: z.boolean(),
+      connect: z.strictObject({ kind: z.enum(["host-key", "auth", "unreachable"]), message: z.string(), fingerprint: nullableString(), fix: nullableString() }).nullable(),
+      checks: z.array(z.strictObject({
+        check: z.enum(["command", "engine", "image", "dir", "sudo", "memory"]),
+        subject: z.string(),
+        ok: z.boolean(),
+        severity: z.enum(["problem", "warning"]),
+        detail: nullableString(),
+        hint: nullableString(),
+        deployments: z.array(z.string()),
+      })),
+      problems: z.int().min(0),
+      warnings: z.int().min(0),
+    })),
+  });
+}
+
+export type StatusReport = z.infer<ReturnType<typeof statusSchema>>;
+export type StatusEntry = z.infer<ReturnType<typeof statusEntrySchema>>;
+export type StatusNode = z.infer<ReturnType<typeof statusNodeSchema>>;
+export type Health = z.infer<ReturnType<typeof healthSchema>>;
+export type SmokeReport = z.infer<ReturnType<typeof smokeSchema>>;
+export type SmokeResult = SmokeReport["results"][number];
+export type Latency = z.infer<ReturnType<typeof latencySchema>>;
+export type BenchReport = z.infer<ReturnType<typeof benchSchema>>;
+export type DoctorReport = z.infer<ReturnType<typeof doctorSchema>>;
+export type DoctorNode = DoctorReport["nodes"][number];
+export type DoctorCheck = DoctorNode["checks"][number];
+
+/** Prints a report as JSON after checking it against its schema (a mismatch is a bug here). */
+export function jsonOut<T>(schema: z.ZodType<T>, report: T): string {
+  return JSON.stringify(schema.parse(report), null, 2);
+}

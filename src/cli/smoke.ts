@@ -1,0 +1,129 @@
+/**
+ * `sm121 smoke --node N [deployment] [--yes] [--json]`: one short chat completion on the node's
+ * endpoint, sent by curl ON the node (as an operator there would), with the API key read from the
+ * node's files and given to curl on stdin, never on a command line. A protected node needs --yes.
+ *
+ * The keyed curl here is shared with `status` (its /v1/models health check).
+ */
+import { loadProject } from "../project";
+import { withHosts, type Host } from "../remote";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { nodePath, quote } from "../targets/shell";
+import { UsageError, bool, type Parsed } from "./args";
+import { cliAuth, hostOf, selectedNode } from "./connect";
+import type { CliContext } from "./context";
+import { t } from "./i18n";
+import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
+
+/** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env (as readiness.ts). */
+export function keyFiles(nb: NodeBundle): string[] {
+  const env = nb.files.find((f) => f.path.endsWith("/.env") && f.mode === 0o600);
+  return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
+}
+
+export interface CurlRequest {
+  method: "GET" | "POST";
+  url: string;
+  /** JSON text of a POST; it reaches the node base64-encoded, so no quoting is involved. */
+  body?: string;
+  timeoutS: number;
+}
+
+/**
+ * A node-side script that sends one request with curl and prints `@sm121 {"http":"CODE TTFB
+ * TOTAL","body":"<base64>"}`. The bearer key goes to curl as a config file on stdin (`-K -`).
+ */
+export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
+  const files = keyFiles(nb).map(nodePath).join(" ");
+  const post = req.body === undefined ? [] : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
+  const data = req.body === undefined ? "" : ` -X POST -H 'Content-Type: application/json' --data-binary @"$req_file"`;
+  return [
+    "key=''",
+    `for kf in ${files}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done`,
+    'resp_file=$(mktemp); req_file=$(mktemp)',
+    "trap 'rm -f \"$resp_file\" \"$req_file\"' EXIT",
+    ...post,
+    `http=$( { if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key"; fi; } | curl -s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' --max-time ${req.timeoutS} -K -${data} ${quote(req.url)} 2>/dev/null || true)`,
+    `printf '@sm121 {"http":"%s","body":"%s"}\\n' "$http" "$(base64 -w0 < "$resp_file")"`,
+  ].join("\n");
+}
+
+export interface CurlResult {
+  code: number;
+  firstByteMs: number;
+  totalMs: number;
+  body: string;
+}
+
+export function curlResult(records: Record<string, unknown>[]): CurlResult | undefined {
+  const r = records.find((x) => typeof x["http"] === "string");
+  if (r === undefined) return undefined;
+  const [code = "0", ttfb = "0", total = "0"] = String(r["http"]).trim().split(/\s+/);
+  const ms = (s: string) => Math.max(0, Math.round(Number(s) * 1000 * 10) / 10) || 0;
+  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(String(r["body"] ?? ""), "base64").toString("utf8") };
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+const PROMPT = "Reply with one short sentence: which model are you?";
+
+interface Completion {
+  choices?: Array<{ message?: { content?: string | null; reasoning_content?: string | null } }>;
+  usage?: { completion_tokens?: number };
+  message?: string;
+  error?: unknown;
+}
+
+async function smokeOne(h: Host, b: DeploymentBundle, nb: NodeBundle): Promise<SmokeResult> {
+  const url = `${nb.api?.url ?? ""}/v1/chat/completions`;
+  const model = b.readiness.servedName ?? null;
+  const body = JSON.stringify({ ...(model !== null && { model }), messages: [{ role: "user", content: PROMPT }], max_tokens: 48, temperature: 0 });
+  const res = await h.run(nodeCurlScript(nb, { method: "POST", url, body, timeoutS: 120 }), { step: "smoke", timeoutMs: 150_000 });
+  const c = curlResult(res.records);
+  const base = { deployment: b.deployment, url, model };
+  if (c === undefined) return { ...base, ok: false, httpCode: 0, latencyMs: 0, firstByteMs: 0, answer: null, completionTokens: null, error: t("smoke.noRecord", { stderr: res.stderr.trim().slice(-300) }) };
+  const parsed = parseJson(c.body) as Completion | undefined;
+  const msg = parsed?.choices?.[0]?.message;
+  const answer = msg?.content ?? msg?.reasoning_content ?? null;
+  const tokens = parsed?.usage?.completion_tokens;
+  const ok = c.code === 200 && answer !== null && answer.trim() !== "";
+  const error = ok ? null : c.code === 0 ? t("smoke.noAnswer", { url }) : t("smoke.httpError", { code: c.code, body: c.body.slice(0, 300) });
+  return { ...base, ok, httpCode: c.code, latencyMs: c.totalMs, firstByteMs: c.firstByteMs, answer, completionTokens: typeof tokens === "number" ? tokens : null, error };
+}
+
+export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const project = loadProject(ctx.root, ctx.stack);
+  const node = selectedNode(project.site, p);
+  if (node === undefined) throw new UsageError(t("smoke.needsNode"));
+  const only = p.positional[0];
+  const targets = project.bundles
+    .filter((b) => only === undefined || b.deployment === only)
+    .flatMap((b) => b.nodes.filter((nb) => nb.node === node && nb.api !== undefined).map((nb) => ({ b, nb })));
+  const first = targets[0];
+  if (first === undefined) {
+    ctx.err(t("smoke.noApi", { node, deployment: only ?? "*" }));
+    return 2;
+  }
+  if (project.site.nodes[node]?.protected === true && !bool(p, "yes")) {
+    ctx.err(t("smoke.protected", { node }));
+    return 2;
+  }
+  const { auth } = cliAuth(project.site, p);
+  const results = await withHosts([{ node, conn: first.nb.conn }], auth, (hosts) => Promise.all(targets.map((x) => smokeOne(hostOf(hosts, x.nb), x.b, x.nb))));
+  const report: SmokeReport = { stack: ctx.stack, node, ok: results.every((r) => r.ok), results };
+  if (bool(p, "json")) ctx.out(jsonOut(smokeSchema(), report));
+  else {
+    for (const r of results) {
+      ctx.out(t("smoke.line", { deployment: r.deployment, node, url: r.url, code: r.httpCode, ms: r.latencyMs, ttfb: r.firstByteMs }));
+      if (r.answer !== null) ctx.out(`  ${t("smoke.answer")}: ${r.answer.trim()}`);
+      if (r.error !== null) ctx.out(`  ${t("common.error")}: ${r.error}`);
+    }
+  }
+  return report.ok ? 0 : 1;
+}

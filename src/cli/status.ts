@@ -1,0 +1,228 @@
+/**
+ * `sm121 status [--stack S] [--node N] [--json] [--no-http] [--gpu-probe] [--yes]`: per node of
+ * every deployment, the container or session state (the target's status script), drift against
+ * the current render (state.json and the files' sha256, as refresh sees it), health (/v1/models,
+ * the API key read on the node), the KV cache line (from the log, else the copy saved at up),
+ * MemAvailable, vm.watermark_scale_factor and nvidia-smi's compute apps (for information only).
+ *
+ * Protected nodes (seed 001), also when --node is not given: no HTTP request and no GPU probe
+ * without --yes. Status still shows the container, the .env, the KV cache line and memory.
+ */
+import { loadProject } from "../project";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import type { Site, SiteNode } from "../recipe/types";
+import { nodeConn } from "../render/node";
+import { parseEnvFile } from "../render/envfile";
+import { envPathOf, watchedPaths } from "../serve/probe";
+import { nodePath, quote } from "../targets/shell";
+import { bool, type Parsed } from "./args";
+import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
+import type { CliContext } from "./context";
+import { t } from "./i18n";
+import { curlResult, nodeCurlScript, parseJson } from "./smoke";
+import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, type StatusReport } from "./schemas";
+import { statusText } from "./table";
+
+const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
+
+/** The state, files, .env and KV cache of one deployment on one node: one read-only script. */
+export function probeScript(b: DeploymentBundle, nb: NodeBundle, runStatus: boolean): string {
+  const d = nodePath(nb.stateDir);
+  const lines = [
+    `state=$(cat ${d}/state.json 2>/dev/null || true)`,
+    `printf '@sm121 {"state":%s}\\n' "\${state:-null}"`,
+    runStatus ? `( ${nb.status} ) 2>/dev/null || true` : ":",
+  ];
+  watchedPaths(nb).forEach((p, i) => {
+    const w = nodePath(p);
+    lines.push(`if [ -e ${w} ]; then printf '@sm121 {"fileIndex":${i},"sha256":"%s"}\\n' "$(sha256sum < ${w} | cut -c1-64)"; fi`);
+  });
+  const env = envPathOf(nb);
+  if (env !== undefined) {
+    lines.push(`if [ -f ${nodePath(env)} ]; then printf '@sm121 {"envText":"%s"}\\n' "$(grep -vE '^(HF_TOKEN|API_KEY)=' ${nodePath(env)} | base64 -w0)"; fi`);
+  }
+  if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
+    lines.push(
+      `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
+      `printf '@sm121 {"kvLog":"%s","kvSaved":"%s"}\\n' "$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${d}/kv-cache.txt 2>/dev/null || true)"`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** MemAvailable, the watermark factor and nvidia-smi's compute apps of a node. */
+export function factsScript(): string {
+  return [
+    "mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)",
+    "wsf=$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)",
+    "apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits 2>/dev/null); rc=$?",
+    `printf '@sm121 {"memKiB":%s,"wsf":"%s","apps":"%s","appsRc":%d}\\n' "\${mem:-null}" "$wsf" "$(printf '%s' "$apps" | base64 -w0)" "$rc"`,
+  ].join("\n");
+}
+
+function gpuProbeScript(probe: string): string {
+  return [
+    "out=$(mktemp); trap 'rm -f \"$out\"' EXIT",
+    `bash -c ${quote(probe)} > "$out" 2>&1 < /dev/null; code=$?`,
+    `printf '@sm121 {"probeCode":%d,"probeOut":"%s"}\\n' "$code" "$(tail -c 4000 "$out" | base64 -w0)"`,
+  ].join("\n");
+}
+
+type Drift = StatusEntry["drift"];
+
+/** The drift rule of serve/probe.ts driftOf, as data: which files were edited, or why else. */
+export function driftOf(nb: NodeBundle, recorded: { identity: string; files: Record<string, string> } | undefined, hashed: Map<string, string>, running: boolean | null): Drift {
+  // A recorded file that the current render no longer has is judged by the identity instead.
+  const watched = new Set(watchedPaths(nb));
+  const edited = Object.entries(recorded?.files ?? {}).filter(([p, sha]) => watched.has(p) && hashed.get(p) !== sha).map(([p]) => p);
+  if (edited.length > 0) return { kind: "edited", files: edited };
+  if (recorded === undefined) return { kind: "no-record", files: [] };
+  if (recorded.identity !== nb.identity) return { kind: "other-bundle", files: [] };
+  if (nb.runs && running === false) return { kind: "not-running", files: [] };
+  return null;
+}
+
+function targetOf(b: DeploymentBundle, nb: NodeBundle, site: Site): StatusEntry["target"] {
+  if (b.deploy === "docker" || b.deploy === "tmux") return { kind: b.deploy, name: `sm121-${b.deployment}-${nb.rank}` };
+  if (b.deploy === "script") {
+    const env = envPathOf(nb);
+    const r = Object.values(site.nodes[nb.node]?.recipes ?? {}).find((x) => `${x.dir.replace(/\/+$/, "")}/.env` === env);
+    return { kind: "script", name: r?.container ?? null };
+  }
+  return { kind: b.deploy, name: null };
+}
+
+interface EntryOptions {
+  yes: boolean;
+  noHttp: boolean;
+  site: Site;
+}
+
+function healthOf(code: number, latencyMs: number, body: string): Health {
+  const models = parseJson(body) as { data?: Array<{ id?: unknown; max_model_len?: unknown }> } | undefined;
+  const data = Array.isArray(models?.data) ? models.data : [];
+  const first = data[0]?.max_model_len;
+  return { checked: true, ok: code === 200, httpCode: code, latencyMs, models: data.map((m) => String(m.id ?? "")), maxModelLen: typeof first === "number" ? first : null };
+}
+
+async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: NodeBundle, o: EntryOptions): Promise<StatusEntry> {
+  const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site) };
+  if (r === undefined || !r.ok) {
+    return { ...base, running: null, startedAt: null, drift: null, env: null, health: { checked: false, reason: "unreachable" }, kvCache: null, error: r?.error.message ?? null };
+  }
+  const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
+  // A status script that asks the engine's API (DGPP's) is an HTTP request too.
+  const runStatus = httpAllowed || !/\bcurl\b/.test(nb.status);
+  const res = await r.host.run(probeScript(b, nb, runStatus), { step: "status", allowFailure: true, timeoutMs: 60_000 });
+  const watched = watchedPaths(nb);
+  const hashed = new Map<string, string>();
+  let recorded: { identity: string; files: Record<string, string> } | undefined;
+  let running: boolean | null = null;
+  let startedAt: string | null = null;
+  let env: StatusEntry["env"] = null;
+  let kvCache: StatusEntry["kvCache"] = null;
+  for (const rec of res.records) {
+    if ("state" in rec) {
+      const s = rec["state"] as { identity?: unknown; files?: unknown } | null;
+      if (s !== null && typeof s.identity === "string") recorded = { identity: s.identity, files: (s.files ?? {}) as Record<string, string> };
+    } else if (typeof rec["running"] === "boolean") {
+      running = rec["running"];
+      startedAt = typeof rec["startedAt"] === "string" ? rec["startedAt"] : null;
+    } else if (typeof rec["fileIndex"] === "number") {
+      const p = watched[rec["fileIndex"]];
+      if (p !== undefined) hashed.set(p, String(rec["sha256"]));
+    } else if (typeof rec["envText"] === "string") {
+      const parsed = parseEnvFile(b64(rec["envText"]));
+      const h = (k: string) => parsed.header[k] ?? null;
+      env = { path: envPathOf(nb) ?? "", profile: h("profile"), rendered: h("rendered"), sha256: h("sha256"), edited: parsed.edited };
+    } else if (typeof rec["kvLog"] === "string") {
+      const fromLog = b64(rec["kvLog"]).trim();
+      const saved = b64(rec["kvSaved"]).trim();
+      const line = fromLog !== "" ? fromLog : saved;
+      const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
+      if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
+    }
+  }
+  let health: Health;
+  if (nb.api === undefined) health = { checked: false, reason: "no-api" };
+  else if (o.noHttp) health = { checked: false, reason: "no-http" };
+  else if (!httpAllowed) health = { checked: false, reason: "protected" };
+  else {
+    const h = await r.host.run(nodeCurlScript(nb, { method: "GET", url: `${nb.api.url}/v1/models`, timeoutS: 5 }), { step: "health", allowFailure: true, timeoutMs: 30_000 });
+    const c = curlResult(h.records);
+    health = c === undefined ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null } : healthOf(c.code, c.totalMs, c.body);
+  }
+  const error = res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
+  return { ...base, running, startedAt, drift: driftOf(nb, recorded, hashed, running), env, health, kvCache, error };
+}
+
+function parseApps(text: string): StatusNode["gpuApps"] {
+  return text.split("\n").filter((l) => l.trim() !== "").map((l) => {
+    const [pid = "", name = "", mem = ""] = l.split(",").map((s) => s.trim());
+    const used = Number(mem);
+    return { pid: Number.parseInt(pid, 10) || 0, name, usedMiB: mem === "" || Number.isNaN(used) ? null : used };
+  });
+}
+
+async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, gpuProbe: boolean): Promise<StatusNode> {
+  const base = { node: sn.name, protected: sn.protected, memGateGiB: gateGiB };
+  if (r === undefined || !r.ok) {
+    return { ...base, reachable: false, error: r?.error.message ?? null, memAvailableGiB: null, watermarkScaleFactor: null, gpuApps: null, gpuProbe: gpuProbe ? { ran: false, reason: "unreachable" } : null };
+  }
+  const res = await r.host.run(factsScript(), { step: "node facts", allowFailure: true, timeoutMs: 60_000 });
+  const f = res.records.find((x) => "memKiB" in x) ?? {};
+  const mem = typeof f["memKiB"] === "number" ? Math.round((f["memKiB"] / 1048576) * 10) / 10 : null;
+  const wsf = typeof f["wsf"] === "string" && f["wsf"] !== "" ? f["wsf"] : null;
+  const apps = f["appsRc"] === 0 ? parseApps(b64(f["apps"])) : null;
+  let probe: StatusNode["gpuProbe"] = null;
+  if (gpuProbe && sn.gpuProbe === undefined) probe = { ran: false, reason: "not-configured" };
+  else if (gpuProbe && sn.gpuProbe !== undefined) {
+    const started = Date.now();
+    const pr = await r.host.run(gpuProbeScript(sn.gpuProbe), { step: "gpu probe", allowFailure: true, timeoutMs: 600_000 });
+    const rec = pr.records.find((x) => "probeCode" in x) ?? {};
+    probe = { ran: true, code: typeof rec["probeCode"] === "number" ? rec["probeCode"] : null, output: b64(rec["probeOut"]), seconds: Math.round((Date.now() - started) / 100) / 10 };
+  }
+  return { ...base, reachable: true, error: null, memAvailableGiB: mem, watermarkScaleFactor: wsf, gpuApps: apps, gpuProbe: probe };
+}
+
+function isOk(e: StatusEntry): boolean {
+  const healthy = !e.health.checked || e.health.ok;
+  return e.error === null && e.drift === null && healthy;
+}
+
+export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const project = loadProject(ctx.root, ctx.stack);
+  const site = project.site;
+  const only = selectedNode(site, p);
+  const o = { yes: bool(p, "yes"), noHttp: bool(p, "no-http"), site };
+  const gpu = bool(p, "gpu-probe");
+  const scope = project.bundles
+    .map((b) => ({ b, nodes: b.nodes.filter((nb) => only === undefined || nb.node === only) }))
+    .filter((x) => x.nodes.length > 0);
+  const names = only !== undefined ? [only] : [...new Set(scope.flatMap((x) => x.nodes.map((n) => n.node)))];
+  const nodes = names.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
+  const guarded = nodes.filter((n) => n.protected).map((n) => n.name);
+  if (gpu && !o.yes && guarded.length > 0) {
+    ctx.err(t("status.gpuProbeProtected", { nodes: guarded.join(", ") }));
+    return 2;
+  }
+  const gateOf = (n: SiteNode) => scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
+  const { auth } = cliAuth(site, p);
+  const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<StatusReport> => {
+    const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu)));
+    const deployments = Promise.all(scope.map(async ({ b, nodes: nbs }) => ({
+      deployment: b.deployment,
+      recipe: b.recipe,
+      engine: b.engine,
+      deploy: b.deploy,
+      profile: b.profile ?? null,
+      nodes: await Promise.all(nbs.map((nb) => statusEntry(reached.get(nb.node), b, nb, o))),
+    })));
+    const [n, d] = [await facts, await deployments];
+    const ok = n.every((x) => x.reachable) && d.every((x) => x.nodes.every(isOk));
+    return { stack: ctx.stack, ok, nodes: n, deployments: d };
+  });
+  if (bool(p, "json")) ctx.out(jsonOut(statusSchema(), report));
+  else for (const l of statusText(report)) ctx.out(l);
+  return report.ok ? 0 : 1;
+}

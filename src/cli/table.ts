@@ -1,0 +1,120 @@
+/**
+ * Text output of status and doctor: aligned columns that stay aligned with CJK labels (wide
+ * characters take two terminal cells).
+ */
+import { t } from "./i18n";
+import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
+
+/** Terminal cells of a string: East Asian wide and fullwidth characters take two. */
+export function cells(s: string): number {
+  let n = 0;
+  for (const ch of s) {
+    const c = ch.codePointAt(0) ?? 0;
+    const wide = (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) || (c >= 0xffe0 && c <= 0xffe6);
+    n += wide ? 2 : 1;
+  }
+  return n;
+}
+
+export function pad(s: string, width: number): string {
+  return s + " ".repeat(Math.max(0, width - cells(s)));
+}
+
+/** Rows under a header, columns two cells apart, the last column not padded. */
+export function table(header: string[], rows: string[][], indent = "  "): string[] {
+  const widths = header.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i] ?? ""))));
+  const line = (r: string[]) => indent + r.map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i] ?? 0))).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+function stateText(e: StatusEntry): string {
+  const name = e.target.name === null ? "" : ` ${e.target.name}`;
+  if (e.running === null) return e.error !== null && e.health.checked === false && e.health.reason === "unreachable" ? t("status.unreachable") : t("status.stateUnknown");
+  if (!e.running) return t("status.stopped", { name });
+  return e.startedAt === null ? t("status.running", { name }) : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });
+}
+
+function driftText(e: StatusEntry): string {
+  const d = e.drift;
+  if (d === null) return e.running === null ? "?" : t("status.driftNone");
+  if (d.kind === "edited") return t("status.driftEdited", { files: d.files.join(", ") });
+  if (d.kind === "no-record") return t("status.driftNoRecord");
+  if (d.kind === "other-bundle") return t("status.driftOtherBundle");
+  return t("status.driftNotRunning");
+}
+
+export function healthText(h: Health): string {
+  if (!h.checked) {
+    if (h.reason === "protected") return t("status.healthProtected");
+    if (h.reason === "no-http") return t("status.healthNoHttp");
+    if (h.reason === "no-api") return t("status.healthNoApi");
+    return "-";
+  }
+  if (h.ok) return t("status.healthOk", { models: h.models.join(",") || "-", ms: h.latencyMs });
+  return h.httpCode === 0 ? t("status.healthNoAnswer") : t("status.healthHttp", { code: h.httpCode });
+}
+
+function kvText(e: StatusEntry): string {
+  if (e.kvCache === null) return "-";
+  const what = e.kvCache.tokens === null ? e.kvCache.line : t("status.kvTokens", { tokens: e.kvCache.tokens });
+  return `${what} (${e.kvCache.source === "log" ? t("status.kvFromLog") : t("status.kvSaved")})`;
+}
+
+function nodeRow(n: StatusNode): string[] {
+  if (!n.reachable) return [n.node, t("status.unreachable"), "", "", ""];
+  const apps = n.gpuApps === null ? t("status.gpuAppsUnknown") : n.gpuApps.length === 0 ? t("status.gpuAppsNone") : n.gpuApps.map((a) => `${a.pid} ${a.name}${a.usedMiB === null ? "" : ` ${a.usedMiB} MiB`}`).join("; ");
+  const mem = n.memAvailableGiB === null ? "?" : `${n.memAvailableGiB} GiB`;
+  const low = n.memAvailableGiB !== null && n.memGateGiB !== null && n.memAvailableGiB < n.memGateGiB ? ` ${t("status.belowGate")}` : "";
+  return [n.node + (n.protected ? ` ${t("status.protectedMark")}` : ""), mem + low, n.memGateGiB === null ? "-" : `${n.memGateGiB} GiB`, n.watermarkScaleFactor ?? "?", apps];
+}
+
+export function statusText(r: StatusReport): string[] {
+  const out: string[] = [];
+  for (const d of r.deployments) {
+    const profile = d.profile === null ? "" : `, ${t("status.profile")} ${d.profile}`;
+    out.push(`${d.deployment} (${d.recipe}: ${d.engine}, ${d.deploy}${profile})`);
+    const rows = d.nodes.map((e) => [e.node + (e.protected ? ` ${t("status.protectedMark")}` : ""), String(e.rank), stateText(e), driftText(e), healthText(e.health), kvText(e)]);
+    out.push(...table([t("status.colNode"), t("status.colRank"), t("status.colState"), t("status.colDrift"), t("status.colHealth"), t("status.colKv")], rows));
+    for (const e of d.nodes) {
+      if (e.env !== null) {
+        const edited = e.env.edited ? ` ${t("status.envEdited")}` : "";
+        out.push(`  ${e.node} .env: ${t("status.envLine", { path: e.env.path, profile: e.env.profile ?? "?", rendered: e.env.rendered ?? "?", sha: (e.env.sha256 ?? "?").slice(0, 16) })}${edited}`);
+      }
+      if (e.error !== null) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);
+    }
+    out.push("");
+  }
+  out.push(t("status.nodes"));
+  out.push(...table([t("status.colNode"), t("status.colMem"), t("status.colGate"), t("status.colWatermark"), t("status.colGpuApps")], r.nodes.map(nodeRow)));
+  for (const n of r.nodes) {
+    if (n.error !== null) out.push(`  ${n.node}: ${n.error}`);
+    const p = n.gpuProbe;
+    if (p === null) continue;
+    if (!p.ran) out.push(`  ${n.node}: ${p.reason === "not-configured" ? t("status.gpuProbeNotConfigured") : t("status.unreachable")}`);
+    else out.push(`  ${n.node}: ${t("status.gpuProbeRan", { code: String(p.code), seconds: p.seconds })}`, ...p.output.trimEnd().split("\n").map((l) => `    ${l}`));
+  }
+  if (r.nodes.some((n) => n.gpuApps !== null && n.gpuApps.length > 0)) out.push(t("status.gpuAppsNote"));
+  return out;
+}
+
+export function doctorText(r: DoctorReport): string[] {
+  const out: string[] = [];
+  for (const n of r.nodes) {
+    const head = n.problems > 0 ? t("doctor.nodeProblems", { node: n.node, problems: n.problems }) : t("doctor.nodeOk", { node: n.node });
+    out.push(head + (n.warnings > 0 ? ` ${t("doctor.warnings", { warnings: n.warnings })}` : ""));
+    if (n.connect !== null) {
+      out.push(`  ${t("common.error")}: ${n.connect.message}`);
+      if (n.connect.fingerprint !== null) out.push(`  ${t("doctor.fingerprint", { fingerprint: n.connect.fingerprint })}`);
+      if (n.connect.fix !== null) out.push(`  ${t("doctor.acceptKey", { command: n.connect.fix })}`);
+      continue;
+    }
+    for (const c of n.checks) {
+      const mark = c.ok ? "ok  " : c.severity === "problem" ? "FAIL" : "warn";
+      const detail = c.detail === null ? "" : `: ${c.detail}`;
+      out.push(`  [${mark}] ${c.check} ${c.subject}${detail}`);
+      if (!c.ok && c.hint !== null) out.push(`         ${t("doctor.hint")}: ${c.hint}`);
+    }
+  }
+  out.push(r.ok ? t("doctor.allOk") : t("doctor.someProblems"));
+  return out;
+}

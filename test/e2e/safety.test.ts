@@ -1,0 +1,93 @@
+/**
+ * What keeps a node safe, end to end: a protected node is refused without the run's allowance and
+ * served with it; an engine that never becomes ready fails the up within its timeout, leaves the
+ * deployment marked failed with the backup in place and says how to go back; an invalid recipe
+ * fails the preview before any node is touched.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
+import { sshScript } from "../site/exec";
+import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
+
+const recipe = (maxLen: number, timeoutS: number) => `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-8B"
+served_model_name = "qwen3-8b"
+image = "nvcr.io/nvidia/vllm:25.10-py3"
+port = 8000
+args = ["--max-model-len", "${maxLen}"]
+[readiness]
+timeout_s = ${timeoutS}
+`;
+
+function stack(site: SimSite, protect: boolean): string {
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, () => (protect ? "      protected: true" : "")), "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
+}
+
+describe("safety of pulumi up", () => {
+  let e: E2E;
+  let n: SimNode;
+  const recipeFile = () => join(e.dir, "recipes", "small.toml");
+  const sh = async (script: string) => (await sshScript(e.site, n, script)).stdout;
+
+  beforeAll(async () => {
+    e = await e2eProject({ name: "safety", nodes: ["spark1"], firstIp: 51, sshPort: 2261, config: () => "", recipes: { "small.toml": recipe(8192, 30) } });
+    n = e.site.nodes[0] as SimNode;
+    e.writeStack(stack(e.site, true));
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("refuses a protected node without the allowance, before touching it", async () => {
+    const up = await e.up();
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain("node spark1 is protected and this run would restart guarded on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it");
+    expect(await sh("docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).toBe("0\n0\n");
+  });
+
+  it("serves it with the allowance; a no-change up needs none", async () => {
+    const up = await e.up({ SM121_ALLOW_PROTECTED: "spark1" });
+    expect(up.code, up.all).toBe(0);
+    const again = await e.up();
+    expect(again.code, again.all).toBe(0);
+    expect(again.all).toMatch(/3 unchanged/);
+  });
+
+  it("fails an engine that never becomes ready within its timeout, marked failed, with the way back", async () => {
+    e.writeStack(stack(e.site, false));
+    writeFileSync(recipeFile(), recipe(16384, 4));
+    setEngineBehaviour(n, { mode: "never-ready" });
+    const started = Date.now();
+    const up = await e.up();
+    expect(up.code).not.toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(up.all).toContain("deployment guarded is marked failed in the stack state; readiness failed: node spark1: readiness exited with code 5");
+    expect(up.all).toMatch(/did not answer 200 within 4 s/);
+    expect(up.all).toContain("To go back: revert the change to the recipe or the site");
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; failure: string } } }> } };
+    const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
+    expect(engine?.outputs?.outcome?.status).toBe("failed");
+    // The next up retries the failed deployment (no-change is not "done" while it is failed).
+    setEngineBehaviour(n, null);
+    const retry = await e.up();
+    expect(retry.code, retry.all).toBe(0);
+    expect(retry.all).toMatch(/1 updated/);
+    expect(JSON.parse(await sh(`curl -s http://${n.ip}:8000/v1/models`)).data[0].max_model_len).toBe(16384);
+  });
+
+  it("fails the preview of an invalid recipe with file, line and field, touching no node", async () => {
+    const before = await sh("docker inspect -f '{{.State.StartedAt}}' sm121-guarded-0");
+    writeFileSync(recipeFile(), recipe(16384, 4).replace('port = 8000', 'port = 8000\ntp = "two"'));
+    const preview = await e.preview();
+    expect(preview.code).not.toBe(0);
+    expect(preview.all).toContain("recipes/small.toml:7:1: tp: expected number, got string; write a number");
+    expect(await sh("docker inspect -f '{{.State.StartedAt}}' sm121-guarded-0")).toBe(before);
+    writeFileSync(recipeFile(), recipe(16384, 4));
+    const backups = readdirSync(join(n.home, ".sm121", "deployments", "guarded"));
+    expect(backups).toContain("engine.env");
+    expect(readFileSync(join(n.home, ".sm121", "deployments", "guarded", "engine.env"), "utf8")).toContain("HF_HOME=");
+  });
+});
