@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# The test command (npm test): the toolchain (cached after the first run), a build, the linter,
-# the type-check, then every suite, including the end-to-end ones on the simulated site with the
-# real Pulumi CLI. Extra arguments go to vitest (e.g. a file name).
+# The test command (npm test): set-up (packages, toolchain, npm ci, build; all cached), the
+# linter, then every suite, including the end-to-end ones on the simulated site with the real
+# Pulumi CLI. Extra arguments go to vitest (e.g. a file name).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=$(bash scripts/toolchain.sh | tail -n 1)
+bin=$(bash scripts/setup.sh | tail -n 1)
 export PATH="$bin:$PATH"
-echo "test: building"
-npx tsc -p tsconfig.json
 echo "test: linting"
 npx eslint --max-warnings 0 .
 echo "test: running the suites"

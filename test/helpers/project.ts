@@ -3,12 +3,17 @@
  * (the repo's compiled program and node_modules linked in, the recipes copied), a stack whose
  * Pulumi.<stack>.yaml describes the simulated nodes, and the real Pulumi CLI.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { startSite, stopStaleSite, type SimNode, type SimSite, type StartSiteOptions } from "../site/site";
 import { pulumiEnv, type PulumiEnv, type PulumiRun } from "./pulumi";
 
-export const REPO = resolve(__dirname, "..", "..");
+/** The repository root, from the TypeScript sources (vitest) or the compiled dist/ (demo). */
+export const REPO = ((): string => {
+  let dir = __dirname;
+  while (!existsSync(join(dir, "Pulumi.yaml")) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
 
 export interface E2E {
   site: SimSite;
@@ -30,6 +35,10 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
   config: (site: SimSite) => string;
   /** Extra recipe files, relative to recipes/. */
   recipes?: Record<string, string>;
+  /** More YAML lines under each node (vars, recipes, protected, ...). */
+  nodeExtra?: (n: SimNode) => string;
+  /** Called once the site runs, before the stack is written (node-side recipe dirs, models). */
+  prepare?: (site: SimSite) => void;
 }
 
 /** The sm121:nodes block for the simulated nodes. */
@@ -72,10 +81,11 @@ async function reapStale(name: string): Promise<void> {
 export async function e2eProject(o: E2EOptions): Promise<E2E> {
   await reapStale(o.name);
   const base = `/tmp/sm121-e2e-${o.name}-${process.pid}`;
-  const { name: _n, config, recipes, ...siteOpts } = o;
+  const { name: _n, config, recipes, nodeExtra, prepare, ...siteOpts } = o;
   const site = await startSite({ ...siteOpts, dir: join(base, "site") });
   // Every real Spark has its HF cache; the docker target mounts it.
   for (const n of site.nodes) mkdirSync(join(n.home, ".cache", "huggingface"), { recursive: true });
+  prepare?.(site);
   const dir = join(base, "project");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(REPO, "Pulumi.yaml")));
@@ -94,7 +104,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   let salt = "";
   const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
   const stackYaml = () =>
-    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site), config(site), ""].join("\n");
+    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra), config(site), ""].join("\n");
   writeStack(stackYaml());
   const init = await pulumi.run(["stack", "init", stack]);
   if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);

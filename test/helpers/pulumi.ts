@@ -19,7 +19,7 @@ export interface PulumiRun {
 export interface PulumiEnv {
   dir: string;
   env: Record<string, string>;
-  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number }): Promise<PulumiRun>;
+  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean }): Promise<PulumiRun>;
 }
 
 export const PASSPHRASE = "sm121-test-passphrase";
@@ -52,8 +52,14 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         let stdout = "";
         let stderr = "";
         const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 300_000);
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.stdout.on("data", (d: Buffer) => {
+          stdout += d.toString();
+          if (opts.stream === true) process.stdout.write(d);
+        });
+        child.stderr.on("data", (d: Buffer) => {
+          stderr += d.toString();
+          if (opts.stream === true) process.stderr.write(d);
+        });
         child.on("error", reject);
         child.on("close", (code) => {
           clearTimeout(timer);

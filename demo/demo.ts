@@ -1,0 +1,81 @@
+/**
+ * `npm run demo`: sm121 on the built-in simulated site, for anyone trying it without a Spark.
+ * Three simulated nodes; a stack with the qwen38-flash script recipe (profile best) on spark1 and
+ * a two-node tensor-parallel vLLM in docker on spark2 and spark3; `pulumi up`, the endpoints and
+ * one chat completion from each, `pulumi destroy`, and the site stopped again.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { e2eProject, type E2E } from "../test/helpers/project";
+import { makeScriptRecipe } from "../test/site/recipe";
+import { setEngineProofs, type SimNode } from "../test/site/site";
+
+const say = (s: string) => process.stdout.write(`\n\x1b[1m== ${s}\x1b[0m\n`);
+
+function extra(n: SimNode): string {
+  if (n.name !== "spark1") return "";
+  return [
+    `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2 }`,
+    "      recipes:",
+    "        qwen38-flash: { dir: ~/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/recipe/files] }",
+  ].join("\n");
+}
+
+async function chat(url: string, model: string): Promise<string> {
+  const started = Date.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, max_tokens: 24, messages: [{ role: "user", content: "Say hello from a DGX Spark." }] }),
+  });
+  const body = (await res.json()) as { choices?: Array<{ message?: { content?: string } }> };
+  return `${Date.now() - started} ms: ${body.choices?.[0]?.message?.content ?? JSON.stringify(body)}`;
+}
+
+async function main(): Promise<void> {
+  say("starting three simulated Sparks (sshd on 127.0.0.61-63, docker/nvidia-smi shims, a fake engine)");
+  let e: E2E | undefined;
+  try {
+    e = await e2eProject({
+      name: "demo",
+      nodes: ["spark1", "spark2", "spark3"],
+      firstIp: 61,
+      sshPort: 2271,
+      nodeExtra: extra,
+      prepare: (site) => {
+        const spark1 = site.nodes[0] as SimNode;
+        makeScriptRecipe(spark1, "spark-recipes/qwen38-flash");
+        mkdirSync(join(spark1.home, "models", "qwen38-mtp-r2"), { recursive: true });
+        setEngineProofs(spark1, ["MTP draft head: FP8 rowwise copy engaged"]);
+      },
+      config: () => ["  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
+    });
+    say(`pulumi preview (project ${e.dir}, stack ${e.stack})`);
+    const preview = await e.pulumi.run(["preview"], { stream: true });
+    if (preview.code !== 0) throw new Error("pulumi preview failed");
+    say("pulumi up");
+    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { stream: true });
+    if (up.code !== 0) throw new Error("pulumi up failed");
+    say("a second pulumi up: nothing changed, nothing is touched");
+    const again = await e.pulumi.run(["up", "--yes", "--skip-preview"]);
+    process.stdout.write(`${/Resources:\n([\s\S]*?)\n\n/.exec(again.stdout)?.[1] ?? again.stdout}  (${again.ms} ms)\n`);
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<string, { endpoints: string[]; servedModel: string }>;
+    for (const [name, d] of Object.entries(out)) {
+      for (const url of d.endpoints) {
+        say(`${name}: ${d.servedModel} at ${url}`);
+        process.stdout.write(`${await chat(url, d.servedModel)}\n`);
+      }
+    }
+    say("pulumi destroy");
+    const destroy = await e.pulumi.run(["destroy", "--yes", "--skip-preview"], { stream: true });
+    if (destroy.code !== 0) throw new Error("pulumi destroy failed");
+  } finally {
+    say("stopping the simulated site");
+    await e?.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

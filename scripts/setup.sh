@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Everything sm121 and its simulated site need on this machine, installed once and reused:
+# Debian packages (OpenSSH server and client, tmux, git, curl, iproute2), Node.js 22 and the
+# Pulumi toolchain (scripts/toolchain.sh), the npm dependencies, and a build. Prints, as its last
+# line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+missing=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+bin=$(bash scripts/toolchain.sh | tail -n 1)
+export PATH="$bin:$PATH"
+if [ ! -d node_modules/@pulumi/pulumi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+npx tsc -p tsconfig.json >&2
+echo "$bin"
