@@ -100,6 +100,9 @@ export async function remove(_id: string, props: Props): Promise<void> {
 }
 
 export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-  const outcome = await inspectDeployment(props.bundle, authOf(props.connection));
+  const found = await inspectDeployment(props.bundle, authOf(props.connection));
+  // What only a serve can verify (the served name, max_model_len) stays from the last serve.
+  const prev = props.outcome;
+  const outcome = { ...found, ...(prev?.servedModel !== undefined && { servedModel: prev.servedModel }), ...(prev?.maxModelLen !== undefined && { maxModelLen: prev.maxModelLen }) };
   return { id, props: { ...props, outcome } };
 }

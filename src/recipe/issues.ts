@@ -12,6 +12,7 @@ export function issueToSpecError(
   file: string,
   locate: (path: FieldPath) => Position,
   knownKeys: (path: FieldPath) => readonly string[],
+  fieldPrefix = "",
 ): SpecError[] {
   const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
   if (issue.code === "unrecognized_keys") {
@@ -21,29 +22,31 @@ export function issueToSpecError(
       return new SpecError({
         file,
         ...at,
-        field: dotted([...path, key]),
+        field: fieldPrefix + dotted([...path, key]),
         problem: "unknown key",
         fix: guess === undefined ? `remove it (known keys: ${knownKeys(path).join(", ")})` : `did you mean ${guess}?`,
       });
     });
   }
   const at = locate(path);
-  const [problem, fix] = splitMessage(issue);
-  return [new SpecError({ file, ...at, field: dotted(path), problem, fix })];
+  // A bad record key: the key schema's own message says what is wrong.
+  const inner = issue.code === "invalid_key" ? issue.issues[0] : undefined;
+  const [problem, fix] = splitMessage(inner ?? issue);
+  return [new SpecError({ file, ...at, field: fieldPrefix + dotted(path), problem, fix })];
 }
 
-function splitMessage(issue: z.core.$ZodIssue): [string, string] {
-  const msg = issue.message;
+function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [string, string] {
+  const msg = issue.message ?? "";
   const cut = msg.indexOf("; ");
   if (cut > 0) return [msg.slice(0, cut), msg.slice(cut + 2)];
   switch (issue.code) {
     case "invalid_type":
       if (/received undefined/.test(msg)) return ["is required", `add it (${issue.expected})`];
-      return [`expected ${issue.expected}${receivedOf(msg)}`, `write a ${issue.expected}`];
+      return [`expected ${issue.expected}${receivedOf(msg)}`, `write ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`];
     case "invalid_value":
       return [`${describe(issue.input)} is not allowed`, `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`];
     case "too_small":
-      return [msg, `use at least ${String(issue.minimum)}`];
+      return [msg, issue.inclusive === false ? `use a number above ${String(issue.minimum)}` : `use at least ${String(issue.minimum)}`];
     case "too_big":
       return [msg, `use at most ${String(issue.maximum)}`];
     case "invalid_format":

@@ -42,7 +42,7 @@ export function locateToml(text: string, path: FieldPath): Position {
       if (depth === names.length) return refineIndex(lines, hit, path);
       return hit;
     }
-    const header = findTable(lines, names.slice(0, depth).join("."));
+    const header = findTable(lines, names.slice(0, depth).join(".")) ?? findSubTable(lines, names.slice(0, depth).join("."));
     if (header !== undefined) return header;
   }
   return { line: 1, col: 1 };
@@ -52,6 +52,15 @@ function findTable(lines: string[], table: string): Position | undefined {
   for (let i = 0; i < lines.length; i++) {
     const m = TABLE_HEADER.exec(lines[i] ?? "");
     if (m !== null && m[1] === table) return { line: i + 1, col: (lines[i] ?? "").indexOf("[") + 1 };
+  }
+  return undefined;
+}
+
+/** The first `[table.sub]` header, for a table written only through its sub-tables. */
+function findSubTable(lines: string[], table: string): Position | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    const m = TABLE_HEADER.exec(lines[i] ?? "");
+    if (m !== null && (m[1] ?? "").startsWith(`${table}.`)) return { line: i + 1, col: (lines[i] ?? "").indexOf("[") + 1 };
   }
   return undefined;
 }
@@ -149,10 +158,13 @@ export function locateYaml(text: string, path: FieldPath): Position {
   return { line: pos.line, col: pos.col };
 }
 
-/** The closest of `known` to `word` (edit distance at most 3), for "did you mean". */
+/**
+ * The closest of `known` to `word`, for "did you mean". A swap of two adjacent letters counts as
+ * one edit, and a short word may be off by fewer edits (FOO is not PORT).
+ */
 export function didYouMean(word: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
-  let bestD = 4;
+  let bestD = Math.max(1, Math.min(3, Math.floor(word.length / 3))) + 1;
   for (const k of known) {
     const d = editDistance(word.toLowerCase(), k.toLowerCase());
     if (d < bestD) {
@@ -163,17 +175,18 @@ export function didYouMean(word: string, known: readonly string[]): string | und
   return best;
 }
 
+/** Optimal string alignment distance: Levenshtein plus the swap of two adjacent letters. */
 function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
+    const row = d[i];
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] ?? 0;
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + cost);
-      diag = up;
+      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1);
+      if (row !== undefined) row[j] = v;
     }
   }
-  return prev[b.length] ?? 0;
+  return at(a.length, b.length);
 }

@@ -9,7 +9,7 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
 import { SpecError, SpecErrors, throwIfAny } from "./errors";
 import { issueToSpecError } from "./issues";
-import { locateToml, type FieldPath } from "./locate";
+import { dotted, locateToml, type FieldPath } from "./locate";
 import { ENGINE_NAMES, type EngineName, type Recipe } from "./types";
 
 /** Flags that sm121 derives from the recipe's fields and the site; an `args` copy would conflict. */
@@ -70,6 +70,7 @@ function recipeSchema() {
       dir: pathLike("dir").default("~/dgpp"),
       http_port: z.int().min(1024).max(65535).default(18080),
       release: pathLike("release").optional(),
+      roce_devices: z.string().regex(/^[A-Za-z0-9_,-]+$/, { error: "is a comma-separated list of RoCE device names; write e.g. rocep1s0f0,rocep1s0f1" }).optional(),
       engine: z.record(z.string(), z.unknown()).default({}),
     }).optional(),
     profiles_dir: pathLike("profiles_dir").optional(),
@@ -81,7 +82,7 @@ const TOP_KEYS = ["name", "engine", "deploy", "model", "served_model_name", "ima
 const SUB_KEYS: Record<string, string[]> = {
   hooks: ["before_serve", "after_stop"],
   readiness: ["timeout_s", "max_model_len", "proofs"],
-  dgpp: ["repo", "rev", "dir", "http_port", "release", "engine"],
+  dgpp: ["repo", "rev", "dir", "http_port", "release", "roce_devices", "engine"],
 };
 
 function knownKeys(path: FieldPath): readonly string[] {
@@ -101,7 +102,7 @@ export function parseRecipe(file: string, text: string): Recipe {
     }
     throw e;
   }
-  const parsed = recipeSchema().safeParse(raw);
+  const parsed = recipeSchema().safeParse(raw, { reportInput: true });
   const locate = (p: FieldPath) => locateToml(text, p);
   if (!parsed.success) {
     throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
@@ -110,7 +111,7 @@ export function parseRecipe(file: string, text: string): Recipe {
   const r = parsed.data;
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: string, fix: string) =>
-    errors.push(new SpecError({ file, ...locate(path), field: path.join("."), problem, fix }));
+    errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
   const warnings: string[] = [];
   const known = (ENGINE_NAMES as readonly string[]).includes(r.engine);
   const engine: EngineName = known ? (r.engine as EngineName) : "vllm";
@@ -142,6 +143,7 @@ export function parseRecipe(file: string, text: string): Recipe {
         ...(r.dgpp.repo !== undefined && { repo: r.dgpp.repo }),
         ...(r.dgpp.rev !== undefined && { rev: r.dgpp.rev }),
         ...(r.dgpp.release !== undefined && { release: r.dgpp.release }),
+        ...(r.dgpp.roce_devices !== undefined && { roceDevices: r.dgpp.roce_devices }),
       },
     }),
     ...(r.profiles_dir !== undefined && { profilesDir: r.profiles_dir }),

@@ -3,11 +3,11 @@
  * `sm121:` namespace. The Pulumi program and the CLI read the same file with this one schema.
  */
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { SpecError, throwIfAny } from "./errors";
 import { issueToSpecError } from "./issues";
-import { locateYaml, type FieldPath } from "./locate";
+import { dotted, locateYaml, type FieldPath } from "./locate";
 import { NODE_ENV_KEYS, type Site, type SiteNode } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
@@ -98,6 +98,7 @@ function knownKeys(path: FieldPath): readonly string[] {
   if (path.length === 0) return TOP;
   if (path[0] === "nodes" && path.length === 2) return NODE_KEYS;
   if (path[0] === "nodes" && path[2] === "ssh") return ["host", "port", "user"];
+  if (path[0] === "nodes" && path[2] === "env") return NODE_ENV_KEYS;
   if (path[0] === "nodes" && path[2] === "recipes") return ["dir", "start", "stop", "container", "dockerArgs", "vars", "ownedMounts"];
   if (path[0] === "deployments") return ["name", "recipe", "profile", "nodes", "overlay", "overlayWins"];
   if (path[0] === "gateway") return ["path", "format", "model"];
@@ -106,10 +107,12 @@ function knownKeys(path: FieldPath): readonly string[] {
 
 /** Parses the stack config text of `Pulumi.<stack>.yaml`. Throws SpecError or SpecErrors. */
 export function parseSite(file: string, stack: string, text: string): Site {
-  const doc = parseDocument(text, { prettyErrors: false });
+  // prettyErrors: false leaves linePos unset, so the position comes from a LineCounter.
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
   const yamlErr = doc.errors[0];
   if (yamlErr !== undefined) {
-    const at = yamlErr.linePos?.[0] ?? { line: 1, col: 1 };
+    const at = lines.linePos(yamlErr.pos[0]);
     throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: `YAML syntax: ${yamlErr.message.split("\n")[0] ?? ""}`, fix: "fix the syntax at this spot" });
   }
   const root: unknown = doc.toJS();
@@ -125,15 +128,15 @@ export function parseSite(file: string, stack: string, text: string): Site {
     const [head, ...rest] = p;
     return locateYaml(text, head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
   };
-  const parsed = siteSchema().safeParse(raw);
+  const parsed = siteSchema().safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
+    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")));
     throw new Error("unreachable: zod failed without issues");
   }
   const s = parsed.data;
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: string, fix: string) =>
-    errors.push(new SpecError({ file, ...locate(path), field: `sm121:${path.map(String).join(".")}`, problem, fix }));
+    errors.push(new SpecError({ file, ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
   const nodes: Record<string, SiteNode> = {};
   for (const [name, n] of Object.entries(s.nodes)) {
     if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], "host: ssh needs an ssh block", "add ssh: {host: <name or address>, user: <user>}");
@@ -163,7 +166,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   const seen = new Map<string, number>();
   deployments.forEach((d, i) => {
     const prev = seen.get(d.name);
-    if (prev !== undefined) err(["deployments", i], `deployment name "${d.name}" is already used by deployments[${prev}]`, "give one of them a distinct name:");
+    if (prev !== undefined) err(["deployments", i], `deployment name "${d.name}" is already used by deployments[${prev}]`, "set name: on one of them to a distinct name");
     seen.set(d.name, i);
   });
   throwIfAny(errors);

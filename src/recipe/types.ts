@@ -15,6 +15,8 @@ export interface DgppBlock {
   dir: string;
   httpPort: number;
   release?: string;
+  /** DGPP_ROCE_DEVICES for hosts with more than two RoCE devices (DGPP's transport takes two lanes). */
+  roceDevices?: string;
   /** Serialized verbatim into the cluster JSON. */
   engine: Record<string, unknown>;
 }

@@ -1,12 +1,12 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
 import { SpecError } from "../recipe/errors";
-import { locateYaml } from "../recipe/locate";
+import { dotted, locateYaml } from "../recipe/locate";
 import type { Recipe, Site } from "../recipe/types";
 
 export function siteError(site: Site, path: ReadonlyArray<string | number>, problem: string, fix: string): SpecError {
   const [head, ...rest] = path;
   const at = locateYaml(site.text, head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
-  return new SpecError({ file: site.file, ...at, field: `sm121:${path.map(String).join(".")}`, problem, fix });
+  return new SpecError({ file: site.file, ...at, field: `sm121:${dotted(path)}`, problem, fix });
 }
 
 /** Errors of the deployments against the recipes and each other (not the profiles). */

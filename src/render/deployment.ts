@@ -60,7 +60,7 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
       nodes: s.nodes,
       readiness: {
         timeoutS: s.readyTimeoutS,
-        proofs: [...recipe.readiness.proofs, ...s.proofs],
+        proofs: [...new Set([...recipe.readiness.proofs, ...s.proofs])],
         ...(s.servedName !== undefined && { servedName: s.servedName }),
         ...((recipe.readiness.maxModelLen ?? s.maxModelLen) !== undefined && { maxModelLen: recipe.readiness.maxModelLen ?? s.maxModelLen }),
         ...(driver.kvCachePattern !== undefined && { kvCachePattern: driver.kvCachePattern }),

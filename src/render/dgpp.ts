@@ -35,7 +35,7 @@ export function dgppClusterJson(recipe: Recipe, peers: string[]): string {
     model: recipe.model ?? recipe.servedModelName ?? recipe.name,
     world_size: peers.length,
     http: { host: peers[0] ?? "127.0.0.1", port: d?.httpPort ?? 18080 },
-    ...(d?.release !== undefined && { release: d.release }),
+    rendezvous: { host: peers[0] ?? "127.0.0.1", port: (d?.httpPort ?? 18080) + 1000 },
     engine: d?.engine ?? {},
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
@@ -49,7 +49,7 @@ export function dgppEnvFile(recipe: Recipe, peers: string[], sshUser: string): s
     `DGPP_NODES="${peers.join(" ")}"`,
     `DGPP_SSH_USER="${sshUser}"`,
     `DGPP_HTTP_PORT="${port}"`,
-    `DGPP_RENDEZVOUS_PORT="${port + 1000}"`,
+    ...(recipe.dgpp?.roceDevices !== undefined ? [`DGPP_ROCE_DEVICES="${recipe.dgpp.roceDevices}"`] : []),
     "",
   ].join("\n");
 }
@@ -77,7 +77,8 @@ export function dgppBuildScript(recipe: Recipe): string {
     "scripts/release.sh",
     "tarball=$(ls -t dist/dgpp-*.tar.zst | head -n 1)",
     `if ! scripts/dgpp-cluster install "$tarball" --config ${nodePath(p.config)}; then`,
-    `  scripts/dgpp-cluster releases --config ${nodePath(p.config)} | grep -qF "$abbrev"`,
+    // Not grep -q: it would stop reading early, and pipefail would count releases' SIGPIPE as failure.
+    `  scripts/dgpp-cluster releases --config ${nodePath(p.config)} | grep -F "$abbrev" > /dev/null`,
     '  echo "sm121: release $abbrev was already installed; keeping it"',
     "fi",
     `echo ${quote(d.rev)} > ${nodePath(p.marker)}`,

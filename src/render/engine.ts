@@ -52,7 +52,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       // Stage first: the cluster JSON and .env go to every launch node (install validates them per node).
       extraFiles.push({ path: paths.config, content: dgppClusterJson(recipe, peers), mode: 0o644, backup: true });
       extraFiles.push({ path: paths.env, content: dgppEnvFile(recipe, peers, user), mode: 0o644, backup: true });
-      scripts = dgppNativeTarget(spec, paths.dir, paths.config, { host: apiHost, port });
+      scripts = dgppNativeTarget(spec, paths.dir, paths.config, { host: apiHost, port }, releaseOf(recipe));
       spec.argv = serves ? ["scripts/dgpp-cluster", "up", "--config", paths.config] : [];
     } else if (recipe.deploy === "docker") {
       scripts = dockerTarget(spec, identityOf({ argv, env, mounts, image: recipe.image }).slice(0, 16));
@@ -72,6 +72,13 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       ...(serves && { api: endpoint(apiHost, port) }),
     });
   });
+}
+
+/** Which installed release `up` runs: the recipe's release, else the pinned rev's, else DGPP's newest. */
+function releaseOf(recipe: Recipe): { name: string } | { rev: string } | undefined {
+  if (recipe.dgpp?.release !== undefined) return { name: recipe.dgpp.release };
+  if (recipe.dgpp?.rev !== undefined) return { rev: recipe.dgpp.rev };
+  return undefined;
 }
 
 function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, hint: string): PreflightCheck[] {
@@ -94,6 +101,9 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, hint:
     checks.push({ kind: "hf-cache", subject: hfCacheDir(hfHome, recipe.model), why, fatal: false });
   }
   if (recipe.engine === "dgpp") {
+    if (recipe.dgpp?.roceDevices === undefined) {
+      checks.push({ kind: "roce", subject: "2", why: `a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); set [dgpp] roce_devices in ${recipe.file}`, fatal: false });
+    }
     if (recipe.dgpp?.repo === undefined) checks.push({ kind: "dir", subject: recipe.dgpp?.dir ?? "~/dgpp", why: "the pre-installed DGPP checkout ([dgpp] has no repo/rev)", fatal: true });
   }
   return checks;

@@ -18,7 +18,7 @@ export interface ApiEndpoint {
 
 /** A read-only check of the preflight step. */
 export interface PreflightCheck {
-  kind: "dir" | "file" | "image" | "command" | "hf-cache" | "port-free";
+  kind: "dir" | "file" | "image" | "command" | "hf-cache" | "port-free" | "roce";
   /** Node path, image reference, command name or port. */
   subject: string;
   why: string;

@@ -91,7 +91,8 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
   for (;;) {
     const state = (await h.run(check, { step: "poll the DGPP build" })).stdout.trim();
     if (state === "done") {
-      await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true`, { step: "end the DGPP build session" });
+      const notes = await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`, { step: "end the DGPP build session" });
+      for (const line of notes.stdout.split("\n").filter((l) => l !== "")) log(line.replace(/^sm121: /, ""));
       log(`DGPP build done in ${Math.round((Date.now() - started) / 1000)} s`);
       return;
     }

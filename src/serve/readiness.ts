@@ -30,6 +30,7 @@ function curlFunction(nb: NodeBundle, url: string): string {
 export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const api = nb.api;
   if (api === undefined) return ":";
+  const d = nodePath(nb.stateDir);
   const url = `http://${api.host}:${api.port}/v1/models`;
   return [
     curlFunction(nb, url),
@@ -38,8 +39,10 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     '  code=$(models_get)',
     '  if [ "$code" = 200 ]; then break; fi',
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
-    `  launching=false; if [ -f ${nodePath(nb.stateDir)}/launcher.pid ] && kill -0 "$(cat ${nodePath(nb.stateDir)}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
-    `  case "$launching$st" in false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 4;; esac`,
+    // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
+    `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
+    `  if [ -f ${d}/launcher.exit ]; then if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
+    `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 4;; esac`,
     '  now=$(date +%s)',
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 5; fi`,
     `  if [ $((now - last)) -ge 15 ]; then echo "waiting for ${url} (HTTP $code)"; last=$now; fi`,

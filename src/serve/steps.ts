@@ -13,7 +13,7 @@ function rec(json: string): string {
 }
 
 function checkLine(c: PreflightCheck): string {
-  const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" ? quote(c.subject) : nodePath(c.subject);
+  const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" || c.kind === "roce" ? quote(c.subject) : nodePath(c.subject);
   const test: Record<PreflightCheck["kind"], string> = {
     dir: `[ -d ${s} ]`,
     file: `[ -e ${s} ]`,
@@ -21,6 +21,8 @@ function checkLine(c: PreflightCheck): string {
     image: `docker image inspect ${s} >/dev/null 2>&1`,
     command: `command -v ${s} >/dev/null 2>&1 || [ -x ${s} ]`,
     "port-free": `! (ss -Htln 2>/dev/null | awk '{print $4}' | grep -qE ':'${s}'$')`,
+    // DGPP's transport takes at most two lanes: more RoCE devices need DGPP_ROCE_DEVICES.
+    roce: `[ "$(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u | wc -l)" -le 2 ]`,
   };
   const msg = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal });
   return `if ${test[c.kind]}; then :; else ${rec(quote(msg))}; fi`;

@@ -3,7 +3,7 @@
  * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
-import { STATUS_RECORD, logsScript, runScript, waitGone } from "./common";
+import { STATUS_RECORD, exportLines, logsScript, runScript, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -38,7 +38,7 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
 }
 
 /** The head-coordinated native launch of DGPP: `dgpp-cluster up/down --config <json>` on rank 0. */
-export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: string, api: { host: string; port: number }): TargetScripts {
+export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: string, api: { host: string; port: number }, release?: { name: string } | { rev: string }): TargetScripts {
   const dir = nodePath(dgppDir);
   const cfg = nodePath(configPath);
   const d = nodePath(spec.stateDir);
@@ -47,18 +47,24 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
     return { files: [], start: ":", stop: ":", status: none, logs: ":", launch: "(rank 0 brings this node up)" };
   }
   const start = [
+    // The node's environment for DGPP (HF_HOME: where its preflight looks for the checkpoint).
+    exportLines(spec.env),
     `cd ${dir}`,
     "mkdir -p log",
     `mkdir -p ${d}`,
     `date -u +%Y-%m-%dT%H:%M:%SZ > ${d}/started-at`,
     `log=log/sm121-up-$(date -u +%Y%m%dT%H%M%SZ).log`,
     `ln -sfn "$PWD/$log" ${d}/engine.log`,
-    `nohup scripts/dgpp-cluster up --config ${cfg} > "$log" 2>&1 < /dev/null &`,
-    `echo $! > ${d}/up.pid`,
+    // Release names are short revs: the pinned rev's, resolved in the checkout.
+    release === undefined ? "rel=()" : "name" in release ? `rel=(--release ${quote(release.name)})` : `rel=(--release "$(git rev-parse --short=7 ${quote(`${release.rev}^{commit}`)})")`,
+    `rm -f ${d}/launcher.exit`,
+    // `up` returns once the manager runs; its exit code tells readiness whether it gave up.
+    `setsid bash -c 'scripts/dgpp-cluster up --config "$0" "\${@:3}" > "$1" 2>&1 < /dev/null; echo $? > "$2"' ${cfg} "$log" ${d}/launcher.exit "\${rel[@]}" > /dev/null 2>&1 < /dev/null &`,
+    `echo $! > ${d}/launcher.pid`,
   ].join("\n");
   const stop = [
     `if [ -x ${dir}/scripts/dgpp-cluster ]; then (cd ${dir} && scripts/dgpp-cluster down --config ${cfg}); fi`,
-    `if [ -f ${d}/up.pid ]; then kill "$(cat ${d}/up.pid)" 2>/dev/null || true; rm -f ${d}/up.pid; fi`,
+    `if [ -f ${d}/launcher.pid ]; then kill "$(cat ${d}/launcher.pid)" 2>/dev/null || true; rm -f ${d}/launcher.pid; fi`,
   ].join("\n");
   // DGPP's manager owns its processes; "running" is its API answering on the head.
   const url = quote(`http://${api.host}:${api.port}/v1/models`);
@@ -74,6 +80,6 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
     stop,
     status,
     logs: logsScript(`${d}/engine.log`),
-    launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath} > log/sm121-up-<UTC>.log 2>&1 &`,
+    launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath}${release === undefined ? "" : "name" in release ? ` --release ${release.name}` : ` --release <short ${release.rev}>`} > log/sm121-up-<UTC>.log 2>&1 &`,
   };
 }

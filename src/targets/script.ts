@@ -20,8 +20,10 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     "log=logs/sm121-up-$(date -u +%Y%m%dT%H%M%SZ).log",
     `mkdir -p ${d}`,
     `ln -sfn "$PWD/$log" ${d}/up.log`,
-    `setsid ${cleanEnv} bash ${quote(nodeRecipe.start)} > "$log" 2>&1 < /dev/null &`,
-    // start.sh runs until its server is ready; while it runs, a missing container means "starting".
+    `rm -f ${d}/launcher.exit`,
+    // start.sh runs until its server is ready: while it runs a missing container means "starting";
+    // its exit code, kept in launcher.exit, tells readiness when it gave up.
+    `setsid bash -c 'env -i HOME="$0" PATH="$1" USER="$2" LANG=C.UTF-8 bash "$3" > "$4" 2>&1 < /dev/null; echo $? > "$5"' "$HOME" "$PATH" "\${USER:-}" ${quote(nodeRecipe.start)} "$log" ${d}/launcher.exit > /dev/null 2>&1 < /dev/null &`,
     `echo $! > ${d}/launcher.pid`,
   ].join("\n");
   // stop.sh reads the .env, so it runs before the new .env is written; it returns before the

@@ -80,6 +80,7 @@ const BIN_LINKS: Record<string, string> = {
   scp: "scp",
   "sim-login": "sim-login",
   hostname: "hostname",
+  rdma: "rdma",
 };
 
 interface SiteFile extends Omit<SimSite, "stop"> {
