@@ -44,6 +44,9 @@ const apiKey = config.getSecret("apiKey");
 if (hf !== undefined) secrets["HF_TOKEN"] = hf;
 if (apiKey !== undefined) secrets["API_KEY"] = apiKey;
 
+/** `sm121:preflight: true`: a preview also runs the read-only node checks (seed 001's --dry-run --preflight). */
+const preflight = site.preflight && pulumi.runtime.isDryRun();
+
 /** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
 function dgppOf(recipeName: string) {
   const r = recipeDefs.get(recipeName);
@@ -54,7 +57,7 @@ function dgppOf(recipeName: string) {
 
 const recipes = bundles.map((bundle) => {
   const dgpp = dgppOf(bundle.recipe);
-  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, ...(dgpp !== undefined && { dgpp }) });
+  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, preflight, ...(dgpp !== undefined && { dgpp }) });
 });
 
 export const deployments = Object.fromEntries(

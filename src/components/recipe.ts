@@ -17,6 +17,8 @@ export interface RecipeArgs {
   /** HF_TOKEN / API_KEY as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
   allow: Allowances;
+  /** Run the read-only node checks at plan time. */
+  preflight: boolean;
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
 }
@@ -57,6 +59,7 @@ export class Recipe extends pulumi.ComponentResource {
     }
     this.engine = new EngineDeployment(`${name}-engine`, {
       deployment: b.deployment,
+      preflight: args.preflight,
       bundle: b,
       connection: args.connection,
       secrets: args.secrets,

@@ -38,6 +38,8 @@ export interface Allowances {
 export interface EngineDeploymentInputs {
   /** The deployment's name: what plan-time refusals are reported against. */
   deployment: pulumi.Input<string>;
+  /** Run the read-only node checks at plan time (a preview with `sm121:preflight: true`). */
+  preflight?: pulumi.Input<boolean>;
   bundle: pulumi.Input<DeploymentBundle>;
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY set as Pulumi secrets. */

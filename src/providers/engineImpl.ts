@@ -2,13 +2,15 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
 import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
-import { serve } from "../serve/serve";
+import { preflightDeployment, serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
 import type { Allowances, ConnectionSettings } from "./engineDeployment";
 import { authOf, providerLog } from "./common";
 
 interface Props {
   deployment: string;
+  /** Run the read-only node checks at plan time (`sm121:preflight: true` and a preview). */
+  preflight?: boolean;
   bundle: DeploymentBundle;
   connection: ConnectionSettings;
   secrets: Record<string, string>;
@@ -43,6 +45,13 @@ export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.d
   if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
   // A create or a new bundle is known here; a retry of a failed deployment is caught in diff.
   if (changes(olds, news)) for (const reason of refusedProtected(news)) failures.push({ property: "deployment", reason });
+  if (news.preflight === true && failures.length === 0) {
+    try {
+      for (const w of await preflightDeployment(b, authOf(news.connection))) providerLog(b.deployment)(`warning: ${w}`);
+    } catch (e) {
+      failures.push({ property: "deployment", reason: e instanceof Error ? e.message : String(e) });
+    }
+  }
   return { inputs: news, failures };
 }
 

@@ -88,10 +88,11 @@ function siteSchema() {
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
+    preflight: flag().default(false),
   });
 }
 
-const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", ...SECRET_CONFIG_KEYS];
+const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", "preflight", ...SECRET_CONFIG_KEYS];
 const NODE_KEYS = ["host", "ssh", "ip", "protected", "env", "vars", "gatewayUrl", "gpuProbe", "minMemAvailableGiB", "recipes", "stateDir"];
 
 function knownKeys(path: FieldPath): readonly string[] {
@@ -173,7 +174,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   const site: Site = {
     file, text, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight,
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

@@ -108,4 +108,6 @@ export interface Site {
   rollback: RollbackMode;
   /** Seconds between polls of a DGPP build (30; tests set less). */
   dgppPollS: number;
+  /** A preview also runs the read-only node checks. */
+  preflight: boolean;
 }

@@ -5,7 +5,7 @@
  */
 import { withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { alreadyServing, probeNode, type NodeState } from "./probe";
+import { alreadyServing, probeNode, type FailedCheck, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { readinessScript, verifyScript } from "./readiness";
 import { memGateScript, stateScript, stopScript, writeScript } from "./steps";
@@ -29,17 +29,43 @@ const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => {
   return h;
 };
 
-async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
+/** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
+async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise<{ states: NodeState[]; warnings: string[] }> {
   const warnings: string[] = [...b.warnings];
-  // 1. Preflight, read-only: a failure here changes nothing.
   const states = await Promise.all(b.nodes.map((nb) => probeNode(host(hosts, nb), nb)));
   const fatal: string[] = [];
   b.nodes.forEach((nb, i) => {
     const st = states[i] as NodeState;
-    for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: missing ${f.subject} (${f.why})`);
+    for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: ${describeCheck(f)}`);
     if (st.clients !== undefined && st.clients > 0) warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
   });
   if (fatal.length > 0) throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
+  return { states, warnings };
+}
+
+function describeCheck(f: FailedCheck): string {
+  switch (f.check) {
+    case "roce":
+      return `more than two RoCE devices: ${f.why}`;
+    case "image":
+      return `no image ${f.subject} (${f.why})`;
+    case "command":
+      return `no ${f.subject} on PATH (${f.why})`;
+    case "hf-cache":
+      return `not in the HF cache: ${f.subject} (${f.why})`;
+    default:
+      return `missing ${f.subject} (${f.why})`;
+  }
+}
+
+/** `pulumi preview` with sm121:preflight: the read-only checks alone, on every node. */
+export async function preflightDeployment(b: DeploymentBundle, auth: SshAuth): Promise<string[]> {
+  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => (await preflight(b, hosts)).warnings);
+}
+
+async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
+  // 1. Preflight, read-only: a failure here changes nothing.
+  const { states, warnings } = await preflight(b, hosts);
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
   const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState));

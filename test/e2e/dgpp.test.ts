@@ -3,7 +3,7 @@
  * (install reaches the peer itself), the rev marker as the skip key, a rev bump, a lost marker, a
  * failing release.sh that leaves no marker, and destroy running `dgpp-cluster down` on rank 0.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
@@ -40,7 +40,7 @@ describe("DGPP through pulumi up", () => {
       nodes: ["d1", "d2"],
       firstIp: 71,
       sshPort: 2281,
-      config: () => "  sm121:deployments:\n    - { recipe: qwen-dgpp, nodes: [d1, d2] }",
+      config: () => "  sm121:preflight: true\n  sm121:deployments:\n    - { recipe: qwen-dgpp, nodes: [d1, d2] }",
       prepare: (site) => {
         // DGPP's own prerequisite, not sm121's: the checkpoint in the head's HF cache.
         const h = site.nodes[0] as SimNode;
@@ -52,6 +52,22 @@ describe("DGPP through pulumi up", () => {
   });
   afterAll(async () => {
     await e?.stop();
+  });
+
+  it("warns in the preview (sm121:preflight) about DGPP's own prerequisites, changing nothing", async () => {
+    const ckpt = join(head.home, ".cache", "huggingface", "hub", `models--${MODEL.replace("/", "--")}`);
+    renameSync(ckpt, `${ckpt}.away`);
+    writeFileSync(join(head.root, "etc", "dgpp-multi-fabric"), "");
+    try {
+      const preview = await e.preview();
+      expect(preview.code, preview.all).toBe(0);
+      expect(preview.all).toContain("python3 scripts/download_model.py --config ~/dgpp/sm121-qwen-dgpp.json` on rank 0");
+      expect(preview.all).toMatch(/d1: more than two RoCE devices: .*set \[dgpp\] roce_devices/);
+      expect(existsSync(join(head.home, "dgpp"))).toBe(false);
+    } finally {
+      renameSync(`${ckpt}.away`, ckpt);
+      rmSync(join(head.root, "etc", "dgpp-multi-fabric"));
+    }
   });
 
   it("builds on rank 0, installs on both, stages the config everywhere and serves on 18080", async () => {
