@@ -6,7 +6,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { Recipe } from "./components/recipe";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
+import { GatewayFragment } from "./providers/gatewayFragment";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
+import { gatewayFile, isLoopback } from "./render/gateway";
+import { nodeConn } from "./render/node";
 
 const stack = pulumi.getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -55,10 +58,42 @@ function dgppOf(recipeName: string) {
   return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...(pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) }) };
 }
 
+/** Where the gateway file goes: on a node of the site, or on the machine that runs Pulumi. */
+const gwNodeName = site.gateway?.node;
+const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName];
+const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
+const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
+
 const recipes = bundles.map((bundle) => {
   const dgpp = dgppOf(bundle.recipe);
-  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, preflight, ...(dgpp !== undefined && { dgpp }) });
+  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, preflight, ...(gatewaySettings !== undefined && { gateway: gatewaySettings }), ...(dgpp !== undefined && { dgpp }) });
 });
+
+if (site.gateway !== undefined && gatewaySettings !== undefined) {
+  const gw = site.gateway;
+  const file = pulumi.all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
+    gatewayFile(gw.format, bundles.map((b, i) => ({
+      deployment: b.deployment,
+      model: gw.model ?? outcomes[i]?.servedModel ?? b.readiness.servedName ?? b.deployment,
+      status: outcomes[i]?.status ?? "unknown",
+      endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
+        node: n.node,
+        url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+        // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+        reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
+      }])),
+    }))),
+  );
+  new GatewayFragment("gateway", {
+    path: gw.path,
+    format: gw.format,
+    content: file.text,
+    warnings: file.warnings,
+    restartNote: file.restartNote,
+    connection,
+    ...(gwConn !== undefined && { node: gwConn }),
+  });
+}
 
 export const deployments = Object.fromEntries(
   recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }]),

@@ -77,6 +77,20 @@ export function promptText(n: number): string {
   return out.join(" ");
 }
 
+const CONTENT = 'content":"';
+
+/**
+ * Whether a stream chunk carries text, without JSON.parse for the common case: a compact chunk
+ * with a non-empty `content` (or `reasoning_content`) string. A quote inside a JSON string is
+ * escaped, so `content":"` cannot occur inside a value. undefined: parse it (the role chunk's
+ * empty content, the finish chunk, usage, errors, and anything written another way).
+ */
+export function hasText(data: string): boolean | undefined {
+  const i = data.indexOf(CONTENT);
+  if (i === -1) return undefined;
+  return data.charCodeAt(i + CONTENT.length) === 34 ? undefined : true;
+}
+
 interface Chunk {
   choices?: Array<{ delta?: { content?: unknown; reasoning_content?: unknown } }>;
   usage?: { completion_tokens?: unknown } | null;
@@ -132,23 +146,27 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
           done = true;
           return;
         }
-        let c: Chunk;
-        try {
-          c = JSON.parse(data) as Chunk;
-        } catch {
-          return end(`not JSON in the stream: ${data.slice(0, 120)}`);
+        let text = hasText(data);
+        if (text === undefined) {
+          let c: Chunk;
+          try {
+            c = JSON.parse(data) as Chunk;
+          } catch {
+            return end(`not JSON in the stream: ${data.slice(0, 120)}`);
+          }
+          if (c.error !== undefined) return end(`error in the stream: ${JSON.stringify(c.error).slice(0, 200)}`);
+          const d = c.choices?.[0]?.delta;
+          const s = d?.content ?? d?.reasoning_content;
+          text = typeof s === "string" && s.length > 0;
+          if (c.usage !== undefined && c.usage !== null && typeof c.usage.completion_tokens === "number") usage = c.usage.completion_tokens;
         }
-        if (c.error !== undefined) return end(`error in the stream: ${JSON.stringify(c.error).slice(0, 200)}`);
-        const d = c.choices?.[0]?.delta;
-        const text = d?.content ?? d?.reasoning_content;
-        if (typeof text === "string" && text.length > 0) {
+        if (text) {
           const now = performance.now();
           if (last < 0) r.ttft.push(now - t0);
           else r.itl.push(now - last);
           last = now;
           tokens++;
         }
-        if (c.usage !== undefined && c.usage !== null && typeof c.usage.completion_tokens === "number") usage = c.usage.completion_tokens;
       };
       const mod = url.protocol === "https:" ? https : http;
       const req = mod.request(

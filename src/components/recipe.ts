@@ -5,7 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DgppProvision } from "../providers/dgppProvision";
-import { EngineDeployment, type Allowances, type ConnectionSettings } from "../providers/engineDeployment";
+import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import { HostCommand } from "../providers/hostCommand";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
@@ -19,6 +19,8 @@ export interface RecipeArgs {
   allow: Allowances;
   /** Run the read-only node checks at plan time. */
   preflight: boolean;
+  /** The gateway file, for the failure path (its endpoints disabled at once). */
+  gateway?: GatewaySettings;
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
 }
@@ -60,6 +62,7 @@ export class Recipe extends pulumi.ComponentResource {
     this.engine = new EngineDeployment(`${name}-engine`, {
       deployment: b.deployment,
       preflight: args.preflight,
+      ...(args.gateway !== undefined && { gateway: args.gateway }),
       bundle: b,
       connection: args.connection,
       secrets: args.secrets,

@@ -16,7 +16,7 @@
  * reliably (no library objects captured) and always runs the current implementation.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { DeploymentBundle } from "../render/types";
+import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 
 export interface ConnectionSettings {
@@ -35,6 +35,13 @@ export interface Allowances {
   restart: boolean;
 }
 
+/** Where the gateway file is, so that a failed serve can disable its endpoints at once. */
+export interface GatewaySettings {
+  path: string;
+  format: "sm121" | "litellm" | "llama-swap";
+  node?: { name: string; conn: NodeConn };
+}
+
 export interface EngineDeploymentInputs {
   /** The deployment's name: what plan-time refusals are reported against. */
   deployment: pulumi.Input<string>;
@@ -45,6 +52,7 @@ export interface EngineDeploymentInputs {
   /** HF_TOKEN / API_KEY set as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
   allow: pulumi.Input<Allowances>;
+  gateway?: pulumi.Input<GatewaySettings>;
 }
 
 function engineProvider(implPath: string): pulumi.dynamic.ResourceProvider {

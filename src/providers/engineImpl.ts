@@ -4,11 +4,13 @@ import type { DeploymentBundle } from "../render/types";
 import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
 import { preflightDeployment, serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
-import type { Allowances, ConnectionSettings } from "./engineDeployment";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import { disableInGateway } from "./gatewayImpl";
 import { authOf, providerLog } from "./common";
 
 interface Props {
   deployment: string;
+  gateway?: GatewaySettings;
   /** Run the read-only node checks at plan time (`sm121:preflight: true` and a preview). */
   preflight?: boolean;
   bundle: DeploymentBundle;
@@ -87,6 +89,9 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
     return { id: id ?? b.deployment, outs: { ...news, outcome } };
   } catch (e) {
     if (e instanceof ServeFailure) {
+      if (news.gateway !== undefined) {
+        await disableInGateway(news.gateway, news.connection, b.deployment).catch((err: unknown) => log(`warning: could not disable ${b.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`));
+      }
       // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
       throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.message] });
     }

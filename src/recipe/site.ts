@@ -85,6 +85,7 @@ function siteSchema() {
       path: path("path"),
       format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
       model: z.string().min(1).optional(),
+      node: ident("node").optional(),
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
@@ -102,7 +103,7 @@ function knownKeys(path: FieldPath): readonly string[] {
   if (path[0] === "nodes" && path[2] === "env") return NODE_ENV_KEYS;
   if (path[0] === "nodes" && path[2] === "recipes") return ["dir", "start", "stop", "container", "dockerArgs", "vars", "ownedMounts"];
   if (path[0] === "deployments") return ["name", "recipe", "profile", "nodes", "overlay", "overlayWins"];
-  if (path[0] === "gateway") return ["path", "format", "model"];
+  if (path[0] === "gateway") return ["path", "format", "model", "node"];
   return [];
 }
 
@@ -170,6 +171,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
     if (prev !== undefined) err(["deployments", i], `deployment name "${d.name}" is already used by deployments[${prev}]`, "set name: on one of them to a distinct name");
     seen.set(d.name, i);
   });
+  if (s.gateway?.node !== undefined && !(s.gateway.node in nodes)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
   throwIfAny(errors);
   const site: Site = {
     file, text, stack, nodes, deployments,

@@ -104,7 +104,8 @@ export interface Site {
   knownHosts: string;
   /** strict: unknown and changed keys refused; accept-new: record unknown keys, refuse changed. */
   hostKeys: "strict" | "accept-new";
-  gateway?: { path: string; format: GatewayFormat; model?: string };
+  /** Where the gateway backend file goes: a path on the machine that runs Pulumi, or on `node`. */
+  gateway?: { path: string; format: GatewayFormat; model?: string; node?: string };
   rollback: RollbackMode;
   /** Seconds between polls of a DGPP build (30; tests set less). */
   dgppPollS: number;

@@ -3,11 +3,13 @@
  * and a tensor-parallel one on two nodes; a no-change up restarts nothing; destroy leaves nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 
-const deployments = `  sm121:deployments:
+const deployments = `  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark1 }
+  sm121:deployments:
     - { name: solo, recipe: qwen3-8b-solo, nodes: [spark1] }
     - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }`;
 
@@ -25,6 +27,7 @@ max_model_len = 16384
 
 async function sh(e: E2E, node: SimNode, script: string): Promise<string> {
   const r = await sshScript(e.site, node, script);
+  if (r.code !== 0) throw new Error(`${node.name}: ${script}: exit ${String(r.code)}: ${r.stderr}`);
   return r.stdout;
 }
 
@@ -57,6 +60,10 @@ describe("docker vLLM through pulumi up", () => {
     const out = await e.pulumi.run(["stack", "output", "deployments", "--json"]);
     const exported = JSON.parse(out.stdout) as Record<string, { endpoints: string[]; status: string }>;
     expect(exported["solo"]).toMatchObject({ endpoints: [`http://${n1.ip}:8000`], status: "serving" });
+
+    // The gateway file, in LiteLLM's format, written on spark1.
+    const lite = parse(await sh(e, n1, "cat ~/litellm/models.yaml")) as { model_list: Array<{ model_name: string; litellm_params: { api_base: string } }> };
+    expect(lite.model_list.map((m) => [m.model_name, m.litellm_params.api_base])).toEqual([["qwen3-8b", `http://${n1.ip}:8000/v1`], ["qwen3-32b", `http://${n2.ip}:8000/v1`]]);
 
     const before = await sh(e, n1, "docker inspect -f '{{.State.StartedAt}}' sm121-solo-0");
     const again = await e.up();

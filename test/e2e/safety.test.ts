@@ -23,7 +23,7 @@ timeout_s = ${timeoutS}
 `;
 
 function stack(site: SimSite, protect: boolean): string {
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, () => (protect ? "      protected: true" : "")), "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`, nodesYaml(site, () => (protect ? "      protected: true" : "")), "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
 }
 
 describe("safety of pulumi up", () => {
@@ -53,7 +53,7 @@ describe("safety of pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
-    expect(again.all).toMatch(/3 unchanged/);
+    expect(again.all).toMatch(/4 unchanged/);
   });
 
   it("fails an engine that never becomes ready within its timeout, marked failed, with the way back", async () => {
@@ -70,12 +70,17 @@ describe("safety of pulumi up", () => {
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; failure: string } } }> } };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("failed");
+    // The gateway file says so at once (its only endpoint stays enabled: the first-endpoint rule).
+    const gw = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }> };
+    expect(gw.models[0]).toMatchObject({ status: "failed", endpoints: [{ enabled: true, disabled: "the deployment is failed" }] });
     // The next up retries the failed deployment (no-change is not "done" while it is failed).
     setEngineBehaviour(n, null);
     const retry = await e.up();
     expect(retry.code, retry.all).toBe(0);
-    expect(retry.all).toMatch(/1 updated/);
+    expect(retry.all).toMatch(/2 updated/);
     expect(JSON.parse(await sh(`curl -s http://${n.ip}:8000/v1/models`)).data[0].max_model_len).toBe(16384);
+    const healed = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ name: string; status: string; endpoints: Array<{ url: string; enabled: boolean }> }> };
+    expect(healed.models).toEqual([{ name: "qwen3-8b", deployment: "guarded", status: "serving", endpoints: [{ node: "spark1", url: `http://${n.ip}:8000`, enabled: true }] }]);
   });
 
   it("fails the preview of an invalid recipe with file, line and field, touching no node", async () => {

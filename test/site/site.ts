@@ -3,6 +3,7 @@
 // client key, known_hosts, and the fake DGPP repository. Everything lives under
 // the site directory; stop() ends every process of the site by pid.
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, nodeBinDir, siteSourceDir } from "./paths";
@@ -154,6 +155,9 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   for (const n of opts.nodes) if (!/^[a-z][a-z0-9-]{0,30}$/.test(n)) throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
   if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: 127.0.0.${firstIp} + ${opts.nodes.length} nodes leaves 127.0.0.2-254`);
   await stopStaleSite(dir);
+  // Another run's sshd on the same address would answer in place of ours (with its own host key).
+  const taken = (await Promise.all(opts.nodes.map((_, i) => listening(`127.0.0.${firstIp + i}`, sshPort)))).map((t, i) => (t ? `127.0.0.${firstIp + i}:${sshPort}` : "")).filter((a) => a !== "");
+  if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
   fs.mkdirSync(dir, { recursive: true });
   for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
   try {
@@ -194,6 +198,22 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     await stopStaleSite(dir);
     throw err;
   }
+}
+
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host, port });
+    sock.setTimeout(1000);
+    sock.once("connect", () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once("error", () => resolve(false));
+    sock.once("timeout", () => {
+      sock.destroy();
+      resolve(false);
+    });
+  });
 }
 
 /** The site recorded in <dir>/site.json (for the CLI and for tests in other processes). */
