@@ -42,6 +42,8 @@ async function main(): Promise<void> {
       firstIp: 61,
       sshPort: 2271,
       nodeExtra: extra,
+      // seed 001's spark2 setting: start.sh checks readiness on localhost, so the server binds it.
+      nodeEnv: (n): Record<string, string> => (n.name === "spark1" ? { BIND: "127.0.0.1", PORT: "8000" } : {}),
       prepare: (site) => {
         const spark1 = site.nodes[0] as SimNode;
         makeScriptRecipe(spark1, "spark-recipes/qwen38-flash");

@@ -36,6 +36,8 @@ const allow = {
 const privateKey = config.getSecret("sshPrivateKey");
 const passphrase = config.getSecret("sshPassphrase");
 const connection = pulumi.all([privateKey, passphrase]).apply(([key, pass]) => ({
+  owner: stack,
+  lockWaitS: site.lockWaitS,
   knownHosts: site.knownHosts,
   hostKeys: site.hostKeys,
   ...(key !== undefined && { privateKey: key }),

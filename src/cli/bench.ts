@@ -3,8 +3,8 @@
  * [--max-tokens M] [--model NAME] [--node N] [--yes] [--json]`: a streaming chat load run from this
  * machine against the deployment's endpoint(s) (round robin) or any OpenAI endpoint.
  *
- * The API key: $SM121_API_KEY, else (--url) $OPENAI_API_KEY, else (a deployment) the key kept on
- * the node, read over ssh as status reads it. A protected node's endpoint needs --yes: a benchmark
+ * The API key: $SM121_API_KEY, else (--url) $OPENAI_API_KEY, else (a deployment whose endpoint
+ * answers 401) the key kept on the node, read over ssh from the files status reads it from. A protected node's endpoint needs --yes: a benchmark
  * is load on a server that carries live traffic.
  */
 import * as http from "node:http";
@@ -68,6 +68,8 @@ interface Target {
   urls: string[];
   model?: string;
   apiKey?: string;
+  /** Where the key is kept when the endpoint asks for one (a deployment). */
+  keyFrom?: () => Promise<string | undefined>;
 }
 
 async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | number> {
@@ -88,14 +90,25 @@ async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | numbe
     ctx.err(t("bench.noEndpoint", { deployment: b.deployment, node: only ?? "*" }));
     return 2;
   }
+  // A node that binds loopback answers only on itself; from here that address is this machine.
+  const inward = nodes.filter((nb) => nb.conn.kind === "ssh" && ["127.0.0.1", "localhost", "::1"].includes(nb.api?.host ?? ""));
+  if (inward.length > 0) {
+    ctx.err(t("bench.loopback", { nodes: inward.map((nb) => nb.node).join(", "), url: inward[0]?.api?.url ?? "" }));
+    return 2;
+  }
   const guarded = nodes.filter((nb) => nb.protected).map((nb) => nb.node);
   if (guarded.length > 0 && !bool(p, "yes")) {
     ctx.err(t("bench.protected", { nodes: guarded.join(", "), deployment: b.deployment }));
     return 2;
   }
-  const key = envKey ?? (await keyFromNodes(project.site, p, nodes));
   const served = model ?? b.readiness.servedName;
-  return { deployment: b.deployment, urls: nodes.map((nb) => nb.api?.url ?? ""), ...(served !== undefined && { model: served }), ...(key !== undefined && { apiKey: key }) };
+  return {
+    deployment: b.deployment,
+    urls: nodes.map((nb) => nb.api?.url ?? ""),
+    ...(served !== undefined && { model: served }),
+    ...(envKey !== undefined && { apiKey: envKey }),
+    keyFrom: () => keyFromNodes(project.site, p, nodes),
+  };
 }
 
 function report(target: Target & { model: string }, cfg: { concurrency: number; requests: number; promptTokens: number; maxTokens: number }, r: LoadResult): BenchReport {
@@ -134,7 +147,7 @@ function text(b: BenchReport): string[] {
     `  ${t("bench.clientCpu", { percent: b.clientCpuPercent })}`,
   ];
   for (const e of b.errorSamples) lines.push(`  ${t("common.error")}: ${e}`);
-  if (b.clientCpuPercent >= 90) lines.push(`  ${t("bench.clientBound")}`);
+  if (b.clientCpuPercent >= 90 && b.durationS >= 1) lines.push(`  ${t("bench.clientBound")}`);
   return lines;
 }
 
@@ -142,7 +155,15 @@ export async function benchCommand(ctx: CliContext, p: Parsed): Promise<number> 
   const cfg = { concurrency: count(p, "concurrency", 8), requests: count(p, "requests", 100), promptTokens: count(p, "prompt-tokens", 128), maxTokens: count(p, "max-tokens", 128) };
   const target = await resolveTarget(ctx, p);
   if (typeof target === "number") return target;
-  const first = await getModels(target.urls[0] ?? "", target.apiKey);
+  let first = await getModels(target.urls[0] ?? "", target.apiKey);
+  // No ssh unless the endpoint wants a key: then it is read where the engine reads it.
+  if (first.code === 401 && target.apiKey === undefined && target.keyFrom !== undefined) {
+    const key = await target.keyFrom();
+    if (key !== undefined) {
+      target.apiKey = key;
+      first = await getModels(target.urls[0] ?? "", key);
+    }
+  }
   if (first.code !== 200) {
     ctx.err(t("bench.unreachable", { url: target.urls[0] ?? "", error: first.error ?? "" }));
     return 1;

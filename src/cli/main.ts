@@ -31,9 +31,11 @@ commands:
 
 common options:
   --stack S                    the stack whose Pulumi.<S>.yaml holds the site (default: $SM121_STACK or spark-site)
-  --identity FILE              ssh private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
-  --yes                        allow a protected node: an HTTP request from status, smoke, bench, or a GPU probe
-  messages follow $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG (en, ru, zh, ja, de, es)
+
+status, smoke, logs, bench and doctor reach the nodes over ssh, host keys checked against the site's knownHosts:
+  --identity FILE              the private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
+  --yes                        allow a protected node: an HTTP request (status, smoke, bench) or a GPU probe
+Messages follow $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG: en, ru, zh, ja, de, es.
 `;
 
 const COMMANDS: Record<string, { flags: FlagSpec; run: (ctx: CliContext, p: ReturnType<typeof parseArgs>) => number | Promise<number> }> = {

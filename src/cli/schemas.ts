@@ -31,6 +31,8 @@ export function statusEntrySchema() {
     rank: z.int().min(0),
     protected: z.boolean(),
     target: z.strictObject({ kind: z.enum(["docker", "tmux", "native", "script"]), name: nullableString() }),
+    /** false: this rank runs no process of its own (a DGPP peer: rank 0 brings it up). */
+    runs: z.boolean(),
     /** null: not known (the node is unreachable, or its status would need an HTTP request). */
     running: z.boolean().nullable(),
     startedAt: nullableString(),
@@ -151,6 +153,27 @@ export function doctorSchema() {
       problems: z.int().min(0),
       warnings: z.int().min(0),
     })),
+  });
+}
+
+/** `sm121 render <deployment> --json` (src/cli/render.ts renderJson). */
+export function renderSchema() {
+  return z.strictObject({
+    deployment: z.string(),
+    recipe: z.string(),
+    engine: z.string(),
+    deploy: z.enum(["docker", "tmux", "native", "script"]),
+    shape: z.enum(["per-node", "head-coordinated"]),
+    identity: z.string().regex(/^[0-9a-f]{64}$/),
+    nodes: z.array(z.strictObject({
+      node: z.string(),
+      rank: z.int().min(0),
+      host: z.string(),
+      argv: z.array(z.string()),
+      launch: z.string(),
+      env: z.record(z.string(), z.string()),
+      files: z.array(z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), content: z.string() })),
+    })).min(1),
   });
 }
 

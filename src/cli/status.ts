@@ -7,6 +7,8 @@
  *
  * Protected nodes (seed 001), also when --node is not given: no HTTP request and no GPU probe
  * without --yes. Status still shows the container, the .env, the KV cache line and memory.
+ *
+ * Exit 0 when every node answered, nothing drifted and every health check that was made passed.
  */
 import { loadProject } from "../project";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
@@ -25,11 +27,20 @@ import { statusText } from "./table";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
-/** The state, files, .env and KV cache of one deployment on one node: one read-only script. */
-export function probeScript(b: DeploymentBundle, nb: NodeBundle, runStatus: boolean): string {
+/** Whether the target's status script asks the engine's API (DGPP's does): that is an HTTP request too. */
+export function statusAsksApi(nb: NodeBundle): boolean {
+  return /\bcurl\b/.test(nb.status);
+}
+
+/**
+ * The state, files, .env and KV cache of one deployment on one node: one read-only script. The
+ * status script is left out when it would send an HTTP request that is not allowed.
+ */
+export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: boolean): string {
+  const runStatus = httpAllowed || !statusAsksApi(nb);
   const d = nodePath(nb.stateDir);
   const lines = [
-    `state=$(cat ${d}/state.json 2>/dev/null || true)`,
+    `state=$(tr -d '\n' < ${d}/state.json 2>/dev/null || true)`,
     `printf '@sm121 {"state":%s}\\n' "\${state:-null}"`,
     runStatus ? `( ${nb.status} ) 2>/dev/null || true` : ":",
   ];
@@ -106,14 +117,12 @@ function healthOf(code: number, latencyMs: number, body: string): Health {
 }
 
 async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: NodeBundle, o: EntryOptions): Promise<StatusEntry> {
-  const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site) };
+  const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site), runs: nb.runs };
   if (r === undefined || !r.ok) {
     return { ...base, running: null, startedAt: null, drift: null, env: null, health: { checked: false, reason: "unreachable" }, kvCache: null, error: r?.error.message ?? null };
   }
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
-  // A status script that asks the engine's API (DGPP's) is an HTTP request too.
-  const runStatus = httpAllowed || !/\bcurl\b/.test(nb.status);
-  const res = await r.host.run(probeScript(b, nb, runStatus), { step: "status", allowFailure: true, timeoutMs: 60_000 });
+  const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
   const watched = watchedPaths(nb);
   const hashed = new Map<string, string>();
   let recorded: { identity: string; files: Record<string, string> } | undefined;

@@ -30,6 +30,7 @@ export function table(header: string[], rows: string[][], indent = "  "): string
 function stateText(e: StatusEntry): string {
   const name = e.target.name === null ? "" : ` ${e.target.name}`;
   if (e.running === null) return e.error !== null && e.health.checked === false && e.health.reason === "unreachable" ? t("status.unreachable") : t("status.stateUnknown");
+  if (!e.runs) return t("status.byRank0");
   if (!e.running) return t("status.stopped", { name });
   return e.startedAt === null ? t("status.running", { name }) : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });
 }
@@ -80,14 +81,16 @@ export function statusText(r: StatusReport): string[] {
         const edited = e.env.edited ? ` ${t("status.envEdited")}` : "";
         out.push(`  ${e.node} .env: ${t("status.envLine", { path: e.env.path, profile: e.env.profile ?? "?", rendered: e.env.rendered ?? "?", sha: (e.env.sha256 ?? "?").slice(0, 16) })}${edited}`);
       }
-      if (e.error !== null) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);
+      // An unreachable node's error is shown once, under nodes.
+      const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;
+      if (e.error !== null && reached) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);
     }
     out.push("");
   }
   out.push(t("status.nodes"));
   out.push(...table([t("status.colNode"), t("status.colMem"), t("status.colGate"), t("status.colWatermark"), t("status.colGpuApps")], r.nodes.map(nodeRow)));
   for (const n of r.nodes) {
-    if (n.error !== null) out.push(`  ${n.node}: ${n.error}`);
+    if (n.error !== null) out.push(`  ${n.node}: ${t("common.error")}: ${n.error}`);
     const p = n.gpuProbe;
     if (p === null) continue;
     if (!p.ran) out.push(`  ${n.node}: ${p.reason === "not-configured" ? t("status.gpuProbeNotConfigured") : t("status.unreachable")}`);

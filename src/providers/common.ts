@@ -21,5 +21,7 @@ export function authOf(c: ConnectionSettings): SshAuth {
     ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
     ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
     ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
+    owner: `${c.owner ?? "an sm121 operation"} pid ${process.pid}`,
+    ...(c.lockWaitS !== undefined && { lockWaitS: c.lockWaitS }),
   };
 }

@@ -20,6 +20,10 @@ import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 
 export interface ConnectionSettings {
+  /** The stack: who holds the node locks this operation takes. */
+  owner?: string;
+  /** How long to wait for a node another operation holds. */
+  lockWaitS?: number;
   knownHosts: string;
   hostKeys: "strict" | "accept-new";
   privateKey?: string;

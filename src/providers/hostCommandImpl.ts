@@ -27,7 +27,7 @@ async function runAll(p: Props, commands: string[], step: string): Promise<strin
       out += res.stdout;
     }
     return out.slice(-2000);
-  });
+  }, { lock: true });
 }
 
 export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {

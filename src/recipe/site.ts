@@ -90,10 +90,11 @@ function siteSchema() {
     rollback: z.enum(["off", "auto"]).default("off"),
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
+    lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
   });
 }
 
-const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", "preflight", ...SECRET_CONFIG_KEYS];
+const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", "preflight", "lockWaitS", ...SECRET_CONFIG_KEYS];
 const NODE_KEYS = ["host", "ssh", "ip", "protected", "env", "vars", "gatewayUrl", "gpuProbe", "minMemAvailableGiB", "recipes", "stateDir"];
 
 function knownKeys(path: FieldPath): readonly string[] {
@@ -176,7 +177,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   const site: Site = {
     file, text, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS,
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

@@ -111,4 +111,6 @@ export interface Site {
   dgppPollS: number;
   /** A preview also runs the read-only node checks. */
   preflight: boolean;
+  /** Seconds an operation waits for a node another operation holds. */
+  lockWaitS: number;
 }

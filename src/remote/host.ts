@@ -4,6 +4,7 @@
  * never parses it and no secret is ever in an argv.
  */
 import { CommandError } from "./errors";
+import type { LockChannel } from "./lock";
 
 export interface RunOptions {
   /** The step, for errors and progress: "preflight", "stop", ... */
@@ -26,6 +27,8 @@ export interface RunResult {
 export interface Host {
   readonly node: string;
   run(script: string, opts: RunOptions): Promise<RunResult>;
+  /** Takes the node lock on its own channel of this connection; see ./lock. */
+  lock(owner: string, waitS: number): LockChannel;
   close(): void;
 }
 

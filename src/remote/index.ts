@@ -2,11 +2,13 @@
 import type { NodeConn } from "../render/types";
 import type { Host } from "./host";
 import { LocalHost } from "./local";
+import type { LockChannel } from "./lock";
 import { connectSsh, type SshAuth } from "./ssh";
 
 export type { Host, RunOptions, RunResult } from "./host";
 export type { SshAuth } from "./ssh";
 export { CommandError, TransportError } from "./errors";
+export { NodeBusyError } from "./lock";
 
 export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Host> {
   if (conn.kind === "local") return Promise.resolve(new LocalHost(node));
@@ -18,8 +20,10 @@ export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,
   auth: SshAuth,
   fn: (hosts: Map<string, Host>) => Promise<T>,
+  opts: { lock?: boolean } = {},
 ): Promise<T> {
   const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, auth)));
+  const locks: LockChannel[] = [];
   const hosts = new Map<string, Host>();
   settled.forEach((s) => {
     if (s.status === "fulfilled") hosts.set(s.value.node, s.value);
@@ -27,8 +31,17 @@ export async function withHosts<T>(
   try {
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed !== undefined) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
+    if (opts.lock === true) {
+      // An operation that changes nodes holds every node's lock, all taken before any step runs.
+      const owner = auth.owner ?? `pid ${process.pid}`;
+      for (const h of hosts.values()) locks.push(h.lock(owner, auth.lockWaitS ?? 60));
+      const taken = await Promise.allSettled(locks.map((l) => l.acquired));
+      const busy = taken.find((t): t is PromiseRejectedResult => t.status === "rejected");
+      if (busy !== undefined) throw busy.reason instanceof Error ? busy.reason : new Error(String(busy.reason));
+    }
     return await fn(hosts);
   } finally {
+    for (const l of locks) l.release();
     for (const h of hosts.values()) h.close();
   }
 }

@@ -1,6 +1,7 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
 import { spawn } from "node:child_process";
 import { Collector, type Host, type RunOptions, type RunResult } from "./host";
+import { driveLock, type LockChannel } from "./lock";
 
 export class LocalHost implements Host {
   constructor(readonly node: string) {}
@@ -23,6 +24,16 @@ export class LocalHost implements Host {
       });
       child.stdin.end(script);
     });
+  }
+
+  lock(owner: string, waitS: number): LockChannel {
+    const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
+    return driveLock(this.node, owner, waitS, Promise.resolve({
+      write: (t: string) => void child.stdin.write(t),
+      end: () => child.stdin.end(),
+      onData: (cb: (s: string) => void) => void child.stdout.on("data", (d: Buffer) => cb(d.toString())),
+      onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
+    }));
   }
 
   close(): void {

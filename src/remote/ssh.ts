@@ -2,10 +2,11 @@
  * host: ssh — one ssh2 connection per host per operation, host key verified against known_hosts
  * (strict by default), bounded dial retries with a per-dial timeout.
  */
-import type { Client, ConnectConfig } from "ssh2";
+import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { TransportError } from "./errors";
 import { Collector, type Host, type RunOptions, type RunResult } from "./host";
 import { verifyHostKey } from "./knownhosts";
+import { driveLock, type LockChannel, type LockIo } from "./lock";
 
 export interface SshTarget {
   node: string;
@@ -24,6 +25,10 @@ export interface SshAuth {
   hostKeys: "strict" | "accept-new";
   dialTimeoutMs?: number;
   dialAttempts?: number;
+  /** Who holds a node lock this operation takes (e.g. "stack prod pid 4242"). */
+  owner?: string;
+  /** How long to wait for a busy node before failing. */
+  lockWaitS?: number;
 }
 
 export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
@@ -103,6 +108,24 @@ class SshHost implements Host {
         stream.end(script);
       });
     });
+  }
+
+  lock(owner: string, waitS: number): LockChannel {
+    const open = new Promise<LockIo>((resolve, reject) => {
+      this.client.exec("bash -s", (err, stream: ClientChannel) => {
+        if (err) {
+          reject(new TransportError(this.node, "lock", `could not open a channel: ${err.message}`, "the connection was lost; run again"));
+          return;
+        }
+        resolve({
+          write: (t) => void stream.write(t),
+          end: () => void stream.end(),
+          onData: (cb) => void stream.on("data", (d: Buffer) => cb(d.toString())),
+          onClose: (cb) => void stream.on("close", (code: number | null) => cb(typeof code === "number" ? code : null)),
+        });
+      });
+    });
+    return driveLock(this.node, owner, waitS, open);
   }
 
   close(): void {

@@ -40,14 +40,18 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       errors.push(siteError(site, ["nodes", node.name, "recipes"], `profile ${profile.name} needs the node recipe "${target}" on ${node.name}`, `add recipes.${target}: {dir, container} to node ${node.name}`));
       return undefined;
     }
-    // BIND and PORT are always written, so the endpoint sm121 probes is the one start.sh binds.
-    const bind = node.env.BIND ?? node.ip;
-    const port = Number(node.env.PORT ?? "8000");
+    // The endpoint sm121 probes must be the one start.sh binds, so BIND and PORT are the node's.
+    const bind = node.env.BIND;
+    const port = Number(node.env.PORT);
+    if (bind === undefined || node.env.PORT === undefined) {
+      errors.push(siteError(site, ["nodes", node.name, "env"], `node ${node.name} runs the script recipe ${target}, whose start.sh binds BIND:PORT from the .env`, "set env: {BIND: 127.0.0.1, PORT: 8000} (start.sh checks readiness on localhost, so a BIND other than 127.0.0.1 or 0.0.0.0 times out there; seed 001)"));
+      return undefined;
+    }
     const env = renderEnv({
       profile,
       node: node.name,
       recipe: target,
-      nodeEnv: { ...(node.env as Record<string, string>), BIND: bind, PORT: String(port) },
+      nodeEnv: node.env as Record<string, string>,
       vars: { ...node.vars, ...nodeRecipe.vars },
       recipeDir: nodeRecipe.dir,
       ...(overlay !== undefined && { overlay }),

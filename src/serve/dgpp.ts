@@ -58,7 +58,7 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
     await waitBuild(h, paths, s, log);
     return { ...out, marker: s.rev, built: true };
-  });
+  }, { lock: true });
 }
 
 function hostOf(hosts: Map<string, Host>, nb: NodeBundle): Host {

@@ -65,5 +65,9 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
     lines.push(`if grep -qF -- ${quote(p)} "$log"; then printf '@sm121 {"proof":${i},"found":true}\\n'; else printf '@sm121 {"proof":${i},"found":false}\\n'; fi`);
   });
   lines.push('rm -f "$log"');
+  // A launcher (start.sh) still waiting after the server answers will give up on it later.
+  const d = nodePath(nb.stateDir);
+  lines.push(`for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`);
+  lines.push(`if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then printf '@sm121 {"launcherRunning":true}\\n'; fi`);
   return lines.join("\n");
 }

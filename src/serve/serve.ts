@@ -20,7 +20,7 @@ export interface ServeOptions {
 }
 
 export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
-  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) => serveOn(b, hosts, o));
+  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) => serveOn(b, hosts, o), { lock: true });
 }
 
 const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => {
@@ -141,6 +141,9 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeStat
   const kv = res.records.find((r) => "kvCacheLine" in r)?.["kvCacheLine"];
   if (typeof kv === "string" && kv !== "") out.kvCacheLine = kv.trim();
   else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
+  if (res.records.some((r) => r["launcherRunning"] === true)) {
+    warnings.push(`${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check (often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out (seed 001: a BIND other than 127.0.0.1 breaks that check)`);
+  }
   for (const r of res.records) if (typeof r["proof"] === "number" && r["found"] === false) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r["proof"]] ?? ""}"`);
   const s = res.records.find((r) => typeof r["running"] === "boolean");
   if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];

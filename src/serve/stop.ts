@@ -16,7 +16,7 @@ export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m
         return h.run(`${nb.stop}\nrm -f ${nodePath(nb.stateDir)}/state.json`, { step: "stop" });
       }),
     );
-  });
+  }, { lock: true });
 }
 
 /** What runs on the nodes now, against the bundle: running, identity, drift. */

@@ -30,6 +30,9 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
   // memory is free, which the memory gate then waits for.
   const gone = `[ -n "$(docker ps -aq --filter name=^/${nodeRecipe.container}$)" ]`;
   const stop = [
+    // A start.sh of an earlier up may still wait for its server: end it first, so that it can
+    // neither report on nor remove the server that this up starts.
+    `if [ -f ${d}/launcher.pid ]; then kill -TERM -- "-$(cat ${d}/launcher.pid)" 2>/dev/null || true; rm -f ${d}/launcher.pid ${d}/launcher.exit; fi`,
     `if [ -f ${dir}/${quote(nodeRecipe.stop)} ]; then (cd ${dir} && ${cleanEnv} bash ${quote(nodeRecipe.stop)}); fi`,
     waitGone(gone, 60, `container ${nodeRecipe.container}`),
   ].join("\n");

@@ -19,7 +19,7 @@ function stackYaml(site: SimSite, profile: string): string {
     `      recipes:`,
     `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
   ].join("\n");
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra), "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`, ""].join("\n");
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })), "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`, ""].join("\n");
 }
 
 describe("the qwen38-flash script recipe through pulumi up", () => {
@@ -55,7 +55,7 @@ describe("the qwen38-flash script recipe through pulumi up", () => {
     const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"));
     expect(backups).toHaveLength(1);
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[0] ?? ""), "utf8")).toBe('MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n');
-    const models = JSON.parse(await sh("curl -s http://$SIM_NODE_IP:8000/v1/models")) as { data: Array<{ id: string; max_model_len: number }> };
+    const models = JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")) as { data: Array<{ id: string; max_model_len: number }> };
     expect(models.data[0]).toMatchObject({ id: "qwen38", max_model_len: 524288 });
     const logs = readdirSync(join(node.home, RECIPE_DIR, "logs")).filter((f) => f.startsWith("sm121-up-"));
     expect(logs).toHaveLength(1);
@@ -84,7 +84,7 @@ describe("the qwen38-flash script recipe through pulumi up", () => {
     const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
     expect(backups).toHaveLength(2);
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[1] ?? ""), "utf8")).toBe(before);
-    expect(JSON.parse(await sh("curl -s http://$SIM_NODE_IP:8000/v1/models")).data[0].max_model_len).toBe(262144);
+    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")).data[0].max_model_len).toBe(262144);
   });
 
   it("finds a hand edit with refresh and repairs it with up", async () => {

@@ -37,19 +37,21 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
   recipes?: Record<string, string>;
   /** More YAML lines under each node (vars, recipes, protected, ...). */
   nodeExtra?: (n: SimNode) => string;
+  /** More node env keys (BIND, PORT, ...). */
+  nodeEnv?: (n: SimNode) => Record<string, string>;
   /** Called once the site runs, before the stack is written (node-side recipe dirs, models). */
   prepare?: (site: SimSite) => void;
 }
 
 /** The sm121:nodes block for the simulated nodes. */
-export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => ""): string {
+export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => "", env: (n: SimNode) => Record<string, string> = () => ({})): string {
   const lines = ["  sm121:nodes:"];
   for (const n of site.nodes) {
     lines.push(
       `    ${n.name}:`,
       `      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }`,
       `      ip: ${n.ip}`,
-      `      env: { HF_HOME: ${n.home}/.cache/huggingface }`,
+      `      env: { ${Object.entries({ HF_HOME: `${n.home}/.cache/huggingface`, ...env(n) }).map(([k, v]) => `${k}: ${v}`).join(", ")} }`,
       `      stateDir: ~/.sm121`,
     );
     const more = extra(n);
@@ -81,7 +83,7 @@ async function reapStale(name: string): Promise<void> {
 export async function e2eProject(o: E2EOptions): Promise<E2E> {
   await reapStale(o.name);
   const base = `/tmp/sm121-e2e-${o.name}-${process.pid}`;
-  const { name: _n, config, recipes, nodeExtra, prepare, ...siteOpts } = o;
+  const { name: _n, config, recipes, nodeExtra, nodeEnv, prepare, ...siteOpts } = o;
   const site = await startSite({ ...siteOpts, dir: join(base, "site") });
   // Every real Spark has its HF cache; the docker target mounts it.
   for (const n of site.nodes) mkdirSync(join(n.home, ".cache", "huggingface"), { recursive: true });
@@ -104,7 +106,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   let salt = "";
   const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
   const stackYaml = () =>
-    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra), config(site), ""].join("\n");
+    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra, nodeEnv), config(site), ""].join("\n");
   writeStack(stackYaml());
   const init = await pulumi.run(["stack", "init", stack]);
   if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);
