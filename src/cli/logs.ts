@@ -52,6 +52,11 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
       // Ending the connections ends the channels; each node's heartbeat then stops its follower.
       for (const h of hosts.values()) h.close();
     };
+    // `sm121 logs x --follow | head`: when the reader goes away, stop as on Ctrl-C.
+    const onPipe = (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") stop();
+    };
+    process.stdout.on("error", onPipe);
     if (follow) {
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
@@ -63,7 +68,7 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
           step: "logs",
           allowFailure: true,
           onLine: (l) => {
-            if (l !== HEARTBEAT) ctx.out(prefix + l);
+            if (l !== HEARTBEAT && !stopping) ctx.out(prefix + l);
           },
         });
         for (const l of res.stderr.split("\n").filter((x) => x.trim() !== "")) ctx.err(prefix + l);
@@ -78,6 +83,7 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
       const ok = await Promise.all(nodes.map((nb) => one(nb, hostOf(hosts, nb))));
       return ok.every(Boolean) ? 0 : 1;
     } finally {
+      process.stdout.removeListener("error", onPipe);
       process.removeListener("SIGINT", stop);
       process.removeListener("SIGTERM", stop);
     }

@@ -89,6 +89,10 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
     return { id: id ?? b.deployment, outs: { ...news, outcome } };
   } catch (e) {
     if (e instanceof ServeFailure) {
+      const back = await rollBack(olds, news, e, log);
+      if (back !== undefined) {
+        throw Object.assign(new Error(back.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: back.outcome }, reasons: [back.message] });
+      }
       if (news.gateway !== undefined) {
         await disableInGateway(news.gateway, news.connection, b.deployment).catch((err: unknown) => log(`warning: could not disable ${b.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`));
       }
@@ -97,6 +101,28 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
+  }
+}
+
+/**
+ * rollback = "auto": a failed readiness restores the previous bundle and starts it again. The up
+ * still fails; its message says that it rolled back and what serves now.
+ */
+async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeFailure, log: (m: string) => void): Promise<{ message: string; outcome: DeploymentOutcome } | undefined> {
+  const prev = olds?.bundle;
+  if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
+  if (!(e.outcome.failure ?? "").startsWith("readiness")) return undefined;
+  log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
+  try {
+    const restored = await serve(prev, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: true, goBack: "", log });
+    const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
+    const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
+    return {
+      message: `${e.message}\nsm121 rolled back (rollback = "auto"): ${prev.deployment} serves ${what} again${where === "" ? "" : ` at ${where}`}${restored.servedModel === undefined ? "" : ` (${restored.servedModel})`}. The new bundle is not serving; fix it and run \`pulumi up\` again.`,
+      outcome: { ...e.outcome, status: "failed", rolledBack: true, nodes: restored.nodes, ...(restored.servedModel !== undefined && { servedModel: restored.servedModel }) },
+    };
+  } catch (err) {
+    return { message: `${e.message}\nThe automatic rollback to the previous bundle failed too: ${err instanceof Error ? err.message : String(err)}`, outcome: e.outcome };
   }
 }
 
