@@ -66,6 +66,9 @@ export async function preflightDeployment(b: DeploymentBundle, auth: SshAuth): P
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
   const { states, warnings } = await preflight(b, hosts);
+  if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
+    warnings.push(`sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`);
+  }
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
   const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState));

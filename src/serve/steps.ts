@@ -106,7 +106,9 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
     );
     if (isEnv) {
       for (const k of SECRET_KEYS) {
-        const v = o.secrets[k];
+        // A script recipe's start.sh passes API_KEY as --api-key (seed 001), where every process
+        // listing shows it: sm121 carries an operator's own line over but never writes its secret.
+        const v = k === "API_KEY" ? undefined : o.secrets[k];
         if (v !== undefined) lines.push(`printf '%s="%s"\\n' ${k} ${quote(v)} >> "$tmp"`);
         else lines.push(`if [ -f "$f" ]; then grep -E '^${k}=' "$f" | tail -n 1 >> "$tmp" || true; fi`);
       }
@@ -119,6 +121,9 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
     );
   }
   const plain = Object.entries(o.secrets).filter(([k]) => SECRET_KEYS.includes(k));
+  // vLLM reads its key from VLLM_API_KEY: the env, not --api-key, keeps it out of every argv.
+  const apiKey = o.secrets["API_KEY"];
+  if (apiKey !== undefined) plain.push(["VLLM_API_KEY", apiKey]);
   if (plain.length > 0) {
     lines.push(`printf '%s\\n' ${plain.map(([k, v]) => quote(`${k}=${v}`)).join(" ")} > ${d}/secrets.env.tmp && mv ${d}/secrets.env.tmp ${d}/secrets.env`);
   } else {
