@@ -1,5 +1,5 @@
 /**
- * `sm121 bench <deployment> | --url URL [--concurrency C] [--requests N] [--prompt-tokens P]
+ * `sm121 bench <deployment> | --url URL[,URL...] [--concurrency C] [--requests N] [--prompt-tokens P]
  * [--max-tokens M] [--model NAME] [--node N] [--yes] [--json]`: a streaming chat load run from this
  * machine against the deployment's endpoint(s) (round robin) or any OpenAI endpoint.
  *
@@ -78,9 +78,12 @@ async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | numbe
   const url = str(p, "url");
   if (url !== undefined) {
     if (p.positional.length > 0) throw new UsageError(t("bench.urlOrDeployment"));
-    if (!/^https?:\/\/[^/\s]+/.test(url)) throw new UsageError(t("bench.badUrl", { url }));
+    // Several replicas of one model: --url URL1,URL2 (requests go round robin).
+    const urls = url.split(",").map((u) => u.trim()).filter((u) => u !== "");
+    for (const u of urls) if (!/^https?:\/\/[^/\s]+/.test(u)) throw new UsageError(t("bench.badUrl", { url: u }));
+    if (urls.length === 0) throw new UsageError(t("bench.badUrl", { url }));
     const key = envKey ?? (process.env["OPENAI_API_KEY"] || undefined);
-    return { deployment: null, urls: [url], ...(model !== undefined && { model }), ...(key !== undefined && { apiKey: key }) };
+    return { deployment: null, urls, ...(model !== undefined && { model }), ...(key !== undefined && { apiKey: key }) };
   }
   const project = loadProject(ctx.root, ctx.stack);
   const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);

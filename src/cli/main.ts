@@ -25,7 +25,7 @@ commands:
       --node N  --lines N  --follow
   bench <deployment>           a streaming chat load from this machine: TTFT, ITL, tokens/s, req/s
       --concurrency C  --requests N  --prompt-tokens P  --max-tokens M  --model NAME
-      --url URL (any OpenAI endpoint instead of a deployment)  --node N  --yes  --json
+      --url URL[,URL] (OpenAI endpoints instead of a deployment)  --node N  --yes  --json
   doctor                       what each node needs for its deployments; exit 1 on any problem
       --node N  --json
 

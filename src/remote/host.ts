@@ -48,7 +48,7 @@ export function parseRecords(stdout: string): Record<string, unknown>[] {
   return out;
 }
 
-/** Wraps a step's script: strict bash, and a clear marker of which step failed. */
+/** Every step runs as strict bash: the first failing command ends it with its exit code. */
 export function stepScript(body: string): string {
   return `set -euo pipefail\n${body}\n`;
 }

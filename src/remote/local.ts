@@ -1,6 +1,6 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
 import { spawn } from "node:child_process";
-import { Collector, type Host, type RunOptions, type RunResult } from "./host";
+import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { driveLock, type LockChannel } from "./lock";
 
 export class LocalHost implements Host {
@@ -22,7 +22,7 @@ export class LocalHost implements Host {
           reject(e instanceof Error ? e : new Error(String(e)));
         }
       });
-      child.stdin.end(script);
+      child.stdin.end(stepScript(script));
     });
   }
 

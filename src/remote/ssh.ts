@@ -4,7 +4,7 @@
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { TransportError } from "./errors";
-import { Collector, type Host, type RunOptions, type RunResult } from "./host";
+import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { verifyHostKey } from "./knownhosts";
 import { driveLock, type LockChannel, type LockIo } from "./lock";
 
@@ -105,7 +105,7 @@ class SshHost implements Host {
             reject(e instanceof Error ? e : new Error(String(e)));
           }
         });
-        stream.end(script);
+        stream.end(stepScript(script));
       });
     });
   }

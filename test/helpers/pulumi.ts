@@ -19,7 +19,7 @@ export interface PulumiRun {
 export interface PulumiEnv {
   dir: string;
   env: Record<string, string>;
-  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean }): Promise<PulumiRun>;
+  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean; signalAfterMs?: number }): Promise<PulumiRun>;
 }
 
 export const PASSPHRASE = "sm121-test-passphrase";
@@ -52,6 +52,8 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         let stdout = "";
         let stderr = "";
         const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 300_000);
+        // An operator's Ctrl-C in the middle of the run.
+        const interrupt = opts.signalAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), opts.signalAfterMs);
         child.stdout.on("data", (d: Buffer) => {
           stdout += d.toString();
           if (opts.stream === true) process.stdout.write(d);
@@ -63,6 +65,7 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         child.on("error", reject);
         child.on("close", (code) => {
           clearTimeout(timer);
+          if (interrupt !== undefined) clearTimeout(interrupt);
           resolve({ code, stdout, stderr, all: stdout + stderr, ms: Date.now() - started });
         });
         child.stdin.end(opts.input ?? "");

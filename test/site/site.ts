@@ -52,7 +52,7 @@ export interface StartSiteOptions {
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
 export interface EngineBehaviour {
   startDelayS?: number;
-  mode?: "ok" | "never-ready" | "crash-after" | "exit-now";
+  mode?: "ok" | "never-ready" | "crash-after" | "crash-loading" | "exit-now";
   crashAfterS?: number;
   tokensPerSecond?: number;
   kvCacheTokens?: number | null;

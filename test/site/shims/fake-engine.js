@@ -97,6 +97,7 @@ async function run(plan, b) {
     fatal(err.message);
   }
   const proofs = c.proofs();
+  if (b.mode === "crash-loading") setTimeout(() => fatal("CUDA error: out of memory while loading the weights (simulated crash-loading)"), b.crashAfterS * 1000);
   const load = plan.log.load(b, proofs);
   emit(load.slice(0, 1 + proofs.length));
   if (b.mode === "never-ready") {

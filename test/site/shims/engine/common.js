@@ -42,7 +42,8 @@ const BEHAVIOUR_DEFAULTS = {
   ignoreSigterm: false,
   rendezvousTimeoutS: 120,
 };
-const MODES = ["ok", "never-ready", "crash-after", "exit-now"];
+// crash-after: crashAfterS after it became ready; crash-loading: crashAfterS after start, while loading.
+const MODES = ["ok", "never-ready", "crash-after", "crash-loading", "exit-now"];
 
 /** <root>/etc/fake-engine.json, strictly: an unknown key or mode is an error. */
 function behaviour() {

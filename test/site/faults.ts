@@ -1,0 +1,65 @@
+// Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), and
+// leftovers to look for afterwards.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { startSshd, waitForSshd } from "./sshd";
+import type { SimNode, SimSite } from "./site";
+
+function pids(pattern: string): number[] {
+  try {
+    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim().split("\n").filter((l) => l !== "").map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).trim().split("\n").filter((l) => l !== "").map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** The node goes off the network: its sshd and every session it serves die at once. */
+export function killNodeSshd(node: SimNode): void {
+  const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
+  for (const listener of pids(`sshd -D -f ${cfg}`)) {
+    for (const session of children(listener)) {
+      try {
+        process.kill(session, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    process.kill(listener, "SIGKILL");
+  }
+}
+
+/** The node comes back. */
+export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<void> {
+  const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
+  const log = path.join(node.root, "var", "log", "sshd.log");
+  const rec = startSshd(cfg, log);
+  fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), `${JSON.stringify({ ...rec, node: node.name })}\n`);
+  await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
+}
+
+/** Engine processes, tmux servers and container supervisors of a node that are still running. */
+export function leftovers(node: SimNode): string[] {
+  const out: string[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let environ = "";
+    let cmd = "";
+    try {
+      environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8");
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+    } catch {
+      continue;
+    }
+    if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`)) continue;
+    if (/fake-engine|supervise|tmux|dgpp-manager|start\.sh/.test(cmd)) out.push(`${pid} ${cmd}`);
+  }
+  return out;
+}
