@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Deploy a stack from CI, non-interactively: `pulumi preview --diff` for a change request,
+# `pulumi up` on the main branch. Prints a summary and exits non-zero on any failure.
+#
+#   scripts/ci-deploy.sh [preview|up|auto] [--stack S] [--cwd DIR]
+#
+# auto (the default) picks preview for pull requests and up for pushes to the main branch
+# (GITHUB_EVENT_NAME / GITHUB_REF, or CI_MERGE_REQUEST_ID for GitLab).
+# Secrets come from the CI's secret store, through the environment, and are never echoed:
+#   PULUMI_CONFIG_PASSPHRASE   the stack's passphrase (or PULUMI_ACCESS_TOKEN for Pulumi Cloud)
+#   SM121_SSH_PRIVATE_KEY      optional: a private key for the nodes, loaded into a private
+#                              ssh-agent (when the stack has no sm121:sshPrivateKey secret)
+set -euo pipefail
+set +x
+
+mode=auto stack="" cwd=.
+while [ $# -gt 0 ]; do
+  case "$1" in
+    preview|up|auto) mode=$1; shift ;;
+    --stack) stack=$2; shift 2 ;;
+    --cwd) cwd=$2; shift 2 ;;
+    *) echo "ci-deploy: unknown argument $1 (usage: ci-deploy.sh [preview|up|auto] [--stack S] [--cwd DIR])" >&2; exit 2 ;;
+  esac
+done
+if [ "$mode" = auto ]; then
+  if [ "${GITHUB_EVENT_NAME:-}" = pull_request ] || [ -n "${CI_MERGE_REQUEST_ID:-}" ]; then mode=preview
+  elif [ "${GITHUB_REF:-}" = refs/heads/main ] || [ "${CI_COMMIT_BRANCH:-}" = main ]; then mode=up
+  else mode=preview; fi
+fi
+[ -n "${PULUMI_CONFIG_PASSPHRASE:-}${PULUMI_CONFIG_PASSPHRASE_FILE:-}${PULUMI_ACCESS_TOKEN:-}" ] || {
+  echo "ci-deploy: set PULUMI_CONFIG_PASSPHRASE (file backend) or PULUMI_ACCESS_TOKEN (Pulumi Cloud) from the CI's secrets" >&2; exit 2; }
+export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+
+cleanup() { if [ -n "${SSH_AGENT_PID:-}" ]; then ssh-agent -k >/dev/null 2>&1 || true; fi; }
+trap cleanup EXIT
+if [ -n "${SM121_SSH_PRIVATE_KEY:-}" ]; then
+  eval "$(ssh-agent -s)" >/dev/null
+  # The key goes to ssh-add on stdin: never in an argv, a file or the log.
+  printf '%s\n' "$SM121_SSH_PRIVATE_KEY" | ssh-add - >/dev/null 2>&1 || { echo "ci-deploy: SM121_SSH_PRIVATE_KEY is not a usable private key" >&2; exit 2; }
+fi
+
+args=(--non-interactive --color never)
+[ -z "$stack" ] || args+=(--stack "$stack")
+log=$(mktemp)
+set +e
+case "$mode" in
+  preview) (cd "$cwd" && pulumi preview --diff "${args[@]}") 2>&1 | tee "$log" ;;
+  up) (cd "$cwd" && pulumi up --yes --skip-preview "${args[@]}") 2>&1 | tee "$log" ;;
+esac
+code=${PIPESTATUS[0]}
+set -e
+
+summary=$(awk '/^Resources:/{p=1; next} p && /^$/{exit} p' "$log" | sed 's/^ *//' | paste -sd ';' - | sed 's/;/; /g')
+changes=$(grep -Ec '^ *[-+~] |to (create|update|delete|replace)|(created|updated|deleted|replaced)$' "$log" || true)
+rm -f "$log"
+echo
+if [ "$code" -ne 0 ]; then
+  echo "ci-deploy: pulumi $mode FAILED (exit $code): ${summary:-see the output above}"
+  exit "$code"
+fi
+if [ "$changes" -eq 0 ]; then echo "ci-deploy: pulumi $mode: nothing to do (${summary:-no resources})"
+else echo "ci-deploy: pulumi $mode: ${summary}"; fi
