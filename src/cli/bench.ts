@@ -22,7 +22,8 @@ import type { CliContext } from "./context";
 import { t } from "./i18n";
 import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
-import { keyFiles, parseJson } from "./smoke";
+import { parseJson } from "./smoke";
+import { keyFiles } from "../serve/readiness";
 
 function count(p: Parsed, flag: string, fallback: number): number {
   const v = num(p, flag, fallback);

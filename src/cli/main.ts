@@ -53,7 +53,15 @@ const COMMANDS: Record<string, { flags: FlagSpec; run: (ctx: CliContext, p: Retu
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const [name, ...rest] = argv;
-  const out = (l: string) => process.stdout.write(`${l}\n`);
+  // `sm121 status | head`: a closed pipe ends the output, not the program with a stack trace.
+  let piped = true;
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") piped = false;
+    else throw e;
+  });
+  const out = (l: string) => {
+    if (piped) process.stdout.write(`${l}\n`);
+  };
   const err = (l: string) => process.stderr.write(`${l}\n`);
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     out(USAGE);

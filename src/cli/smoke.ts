@@ -9,17 +9,12 @@ import { loadProject } from "../project";
 import { withHosts, type Host } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../targets/shell";
+import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedNode } from "./connect";
 import type { CliContext } from "./context";
 import { t } from "./i18n";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
-
-/** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env (as readiness.ts). */
-export function keyFiles(nb: NodeBundle): string[] {
-  const env = nb.files.find((f) => f.path.endsWith("/.env") && f.mode === 0o600);
-  return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
-}
 
 export interface CurlRequest {
   method: "GET" | "POST";

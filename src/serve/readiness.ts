@@ -7,7 +7,7 @@ import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, quote } from "../targets/shell";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
-function keyFiles(nb: NodeBundle): string[] {
+export function keyFiles(nb: NodeBundle): string[] {
   const env = nb.files.find((f) => f.path.endsWith("/.env") && f.mode === 0o600);
   return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
 }

@@ -20,7 +20,7 @@ function sampleArgv(secrets: string[]): { stop: () => string[] } {
   const hits = new Set<string>();
   const timer = setInterval(() => {
     for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-      let argv = "";
+      let argv: string;
       try {
         argv = readFileSync(`/proc/${pid}/cmdline`, "utf8");
       } catch {

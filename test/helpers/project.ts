@@ -112,7 +112,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);
   const key = await pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey"], { input: readFileSync(site.clientKey, "utf8") });
   if (key.code !== 0) throw new Error(`pulumi config set failed:\n${key.all}`);
-  const m = /\n(  sm121:sshPrivateKey:\n(?:    .*\n)+)/.exec(readFileSync(stackFile, "utf8"));
+  const m = /\n( {2}sm121:sshPrivateKey:\n(?: {4}.*\n)+)/.exec(readFileSync(stackFile, "utf8"));
   if (m === null) throw new Error("the encrypted sm121:sshPrivateKey was not found in the stack file");
   secretBlock = m[1] ?? "";
   // The passphrase provider's salt: without it the secret cannot be decrypted.

@@ -50,8 +50,8 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
 export function leftovers(node: SimNode): string[] {
   const out: string[] = [];
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    let environ = "";
-    let cmd = "";
+    let environ: string;
+    let cmd: string;
     try {
       environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8");
       cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();

@@ -1,0 +1,201 @@
+/**
+ * `sm121 smoke`, `logs`, `bench <deployment>` and `doctor` on the simulated site after a real
+ * `pulumi up`: the protected-node rules, logs prefixed and followed until Ctrl-C with nothing left
+ * on the node, a benchmark with the key read on the node, and doctor with an unknown host key and
+ * a missing engine binary. Every --json output is checked against its schema.
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
+import { json, removeCliSnapshot, servedSite, sm121, stackYaml, type CliSite } from "./cli-helpers";
+import { sshScript } from "./site/exec";
+import type { SimNode } from "./site/site";
+
+let s: CliSite;
+
+beforeAll(async () => {
+  s = await servedSite("cliops", 160, 2351);
+}, 300_000);
+
+afterAll(async () => {
+  removeCliSnapshot();
+  await s?.e.stop();
+  // The site, the project and the Pulumi state of this run (/tmp/sm121-e2e-<name>-<pid>).
+  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
+});
+
+async function sh(n: SimNode, script: string): Promise<string> {
+  return (await sshScript(s.e.site, n, script)).stdout;
+}
+
+const chats = () => sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'POST /v1/chat/completions' || true");
+
+describe("sm121 smoke", () => {
+  it("sends one chat completion on the node and prints the latency and the answer", async () => {
+    const r = await sm121(s.e, ["smoke", "--node", "spark2"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^flash on spark2 \(http:\/\/127\.0\.0\.161:8000\/v1\/chat\/completions\): HTTP 200 in [\d.]+ ms \(first byte after [\d.]+ ms\)$/m);
+    expect(r.stdout).toMatch(/^ {2}answer: This is a simulated answer from vllm serving qwen38 on spark2\./m);
+    const j = smokeSchema().parse(json(await sm121(s.e, ["smoke", "--node", "spark3", "--json"])));
+    expect(j).toMatchObject({ node: "spark3", ok: true, results: [{ deployment: "small", model: "qwen3-small", ok: true, httpCode: 200, error: null }] });
+    expect(j.results[0]?.latencyMs).toBeGreaterThan(0);
+    expect(j.results[0]?.completionTokens).toBeGreaterThan(0);
+  });
+
+  it("refuses a protected node without --yes (no request reaches it), and sends one with --yes", async () => {
+    const before = await chats();
+    const r = await sm121(s.e, ["smoke", "--node", "spark1"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/node spark1 is protected \(it serves live traffic\): smoke refuses it without --yes/);
+    expect(await chats()).toBe(before);
+    const yes = smokeSchema().parse(json(await sm121(s.e, ["smoke", "--node", "spark1", "--yes", "--json"])));
+    expect(yes.results[0]).toMatchObject({ deployment: "solo", ok: true, answer: expect.stringContaining("qwen3-8b on spark1") });
+    expect(Number(await chats())).toBe(Number(before) + 1);
+  });
+
+  it("needs --node", async () => {
+    const r = await sm121(s.e, ["smoke"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/smoke needs --node N/);
+  });
+});
+
+describe("sm121 logs", () => {
+  it("prints the engine log of each target, every line prefixed with the node", async () => {
+    for (const [d, node, marker] of [["solo", "spark1", "GPU KV cache size"], ["flash", "spark2", "Uvicorn running"], ["small", "spark3", "Uvicorn running"]] as const) {
+      const r = await sm121(s.e, ["logs", d, "--lines", "40"]);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout.trimEnd().split("\n");
+      expect(lines.length).toBeGreaterThan(3);
+      expect(lines.length).toBeLessThanOrEqual(40);
+      for (const l of lines) expect(l.startsWith(`${node} | `)).toBe(true);
+      expect(r.stdout).toContain(marker);
+    }
+    const three = await sm121(s.e, ["logs", "small", "--lines", "3"]);
+    expect(three.stdout.trimEnd().split("\n")).toHaveLength(3);
+  });
+
+  it("--follow streams new lines until Ctrl-C, and leaves no follower on the node", async () => {
+    const n3 = s.nodes[2];
+    let child: import("node:child_process").ChildProcess | undefined;
+    let seen = "";
+    const waitFor = async (re: RegExp) => {
+      for (let i = 0; i < 100 && !re.test(seen); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(seen).toMatch(re);
+    };
+    const run = sm121(s.e, ["logs", "small", "--follow", "--lines", "1"], { onSpawn: (c) => (child = c), onStdout: (out) => (seen = out) });
+    await waitFor(/^spark3 \| /m);
+    await sh(n3, `curl -s http://${n3.ip}:8000/version > /dev/null`);
+    await waitFor(/^spark3 \| INFO: +\S+ - "GET \/version HTTP\/1\.1" 200$/m);
+    expect(await sh(n3, "pgrep -f 'tail -n 1 -F' || true")).not.toBe("");
+    child?.kill("SIGINT");
+    const r = await run;
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("@sm121");
+    for (let i = 0; i < 30 && (await sh(n3, "pgrep -f 'tail -n 1 -F' || true")) !== ""; i++) await new Promise((res) => setTimeout(res, 100));
+    expect(await sh(n3, "pgrep -f 'tail -n 1 -F' || true")).toBe("");
+  });
+
+  it("names the deployments when the one asked for does not exist", async () => {
+    const r = await sm121(s.e, ["logs", "nope"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no deployment "nope" in Pulumi\.sim\.yaml; deployments: solo, flash, small/);
+  });
+});
+
+describe("sm121 bench", () => {
+  it("loads a deployment's endpoint with the key read on the node: counts, errors, percentiles", async () => {
+    const r = await sm121(s.e, ["bench", "flash", "--requests", "200", "--concurrency", "8", "--max-tokens", "16", "--prompt-tokens", "32", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const b = benchSchema().parse(json(r));
+    expect(b).toMatchObject({ deployment: "flash", urls: ["http://127.0.0.161:8000"], model: "qwen38", requests: 200, completed: 200, errors: 0, errorSamples: [], outputTokens: 200 * 16 });
+    for (const l of [b.ttftMs, b.itlMs, b.e2eMs]) {
+      expect(l.min).toBeLessThanOrEqual(l.p50);
+      expect(l.p50).toBeLessThanOrEqual(l.p90);
+      expect(l.p90).toBeLessThanOrEqual(l.p99);
+      expect(l.p99).toBeLessThanOrEqual(l.max);
+    }
+    expect(b.ttftMs.count).toBe(200);
+    expect(b.e2eMs.count).toBe(200);
+    expect(b.itlMs.count).toBe(200 * 15);
+    expect(b.ttftMs.p50).toBeLessThanOrEqual(b.e2eMs.p50);
+    expect(b.requestsPerS).toBeGreaterThan(0);
+    expect(b.outputTokensPerS).toBeCloseTo(b.requestsPerS * 16, -1);
+  });
+
+  it("refuses to load a protected node without --yes", async () => {
+    const before = await chats();
+    const r = await sm121(s.e, ["bench", "solo", "--requests", "5"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/protected node\(s\) spark1: bench refuses to load them without --yes/);
+    expect(await chats()).toBe(before);
+    const yes = await sm121(s.e, ["bench", "solo", "--requests", "5", "--concurrency", "2", "--yes"]);
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stdout).toMatch(/requests: 5 ok, 0 errors/);
+    expect(Number(await chats())).toBe(Number(before) + 5);
+  });
+
+  it("benches any OpenAI endpoint with --url, finding the model itself", async () => {
+    const r = await sm121(s.e, ["bench", "--url", `http://${s.nodes[2].ip}:8000`, "--requests", "50", "--concurrency", "4", "--max-tokens", "8", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(benchSchema().parse(json(r))).toMatchObject({ deployment: null, model: "qwen3-small", completed: 50, errors: 0 });
+  });
+});
+
+describe("sm121 doctor", () => {
+  it("finds every node ready after up", async () => {
+    const r = await sm121(s.e, ["doctor", "--json"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const d = doctorSchema().parse(json(r));
+    expect(d.ok).toBe(true);
+    const checks = (node: string) => d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
+    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:25.10-py3 true", "memory MemAvailable true"]);
+    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true"]);
+    const text = await sm121(s.e, ["doctor"]);
+    expect(text.stdout).toMatch(/doctor: every node is ready/);
+  });
+
+  it("reports an unknown host key per node with its fingerprint and how to accept it", async () => {
+    const empty = join(s.e.dir, "empty_known_hosts");
+    writeFileSync(empty, "");
+    writeFileSync(join(s.e.dir, "Pulumi.nokeys.yaml"), stackYaml(s.e.site, { knownHosts: empty }));
+    const r = await sm121(s.e, ["doctor", "--stack", "nokeys", "--json"]);
+    expect(r.code).toBe(1);
+    const d = doctorSchema().parse(json(r));
+    expect(d.ok).toBe(false);
+    for (const n of d.nodes) {
+      expect(n).toMatchObject({ reachable: false, problems: 1, connect: { kind: "host-key", fingerprint: expect.stringMatching(/^SHA256:[A-Za-z0-9+/]{43}$/) } });
+      const node = s.e.site.nodes.find((x) => x.name === n.node) as SimNode;
+      expect(n.connect?.fix).toBe(`ssh-keyscan -p ${node.sshPort} ${node.ip} >> ${empty}`);
+    }
+    const text = await sm121(s.e, ["doctor", "--stack", "nokeys", "--node", "spark2"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^spark2: 1 problem\(s\)$/m);
+    expect(text.stdout).toMatch(/the host key the node presented: SHA256:/);
+    expect(text.stdout).toMatch(/after checking that fingerprint on the node: ssh-keyscan -p 2351 127\.0\.0\.161 >> /);
+  });
+
+  it("reports a missing engine binary with the driver's install hint", async () => {
+    writeFileSync(join(s.e.dir, "recipes", "sglang-native-missing.toml"), 'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n');
+    writeFileSync(join(s.e.dir, "Pulumi.broken.yaml"), stackYaml(s.e.site, { spark3Deployment: "{ name: sg, recipe: sglang-native-missing, nodes: [spark3] }" }));
+    const r = await sm121(s.e, ["doctor", "--stack", "broken", "--json"]);
+    expect(r.code).toBe(1);
+    const d = doctorSchema().parse(json(r));
+    const n3 = d.nodes.find((n) => n.node === "spark3");
+    expect(n3?.problems).toBe(1);
+    expect(n3?.checks.find((c) => !c.ok)).toEqual({
+      check: "engine",
+      subject: "/opt/sglang-venv/bin/python3",
+      ok: false,
+      severity: "problem",
+      detail: "missing",
+      hint: expect.stringContaining('pip install "sglang[all]"'),
+      deployments: ["sg"],
+    });
+    expect(d.nodes.filter((n) => n.node !== "spark3").every((n) => n.problems === 0)).toBe(true);
+    const text = await sm121(s.e, ["doctor", "--stack", "broken", "--node", "spark3"], { env: { SM121_LANG: "de" } });
+    expect(text.stdout).toMatch(/\[FAIL\] engine \/opt\/sglang-venv\/bin\/python3: fehlt/);
+    expect(text.stdout).toMatch(/Abhilfe: pip install "sglang\[all\]"/);
+  });
+});

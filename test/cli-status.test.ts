@@ -1,0 +1,172 @@
+/**
+ * `sm121 status` on the simulated site after a real `pulumi up`: every field from real nodes, the
+ * protected-node rules proven with the fake engine's request log, drift after a hand edit, the KV
+ * cache line after the log has rotated, and the JSON against its schema.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statusSchema, type StatusReport } from "../src/cli/schemas";
+import { API_KEY, json, probeMark, removeCliSnapshot, servedSite, sm121, type CliSite } from "./cli-helpers";
+import { sshScript } from "./site/exec";
+import type { SimNode } from "./site/site";
+
+let s: CliSite;
+
+beforeAll(async () => {
+  s = await servedSite("clistatus", 150, 2350);
+}, 300_000);
+
+afterAll(async () => {
+  removeCliSnapshot();
+  await s?.e.stop();
+  // The site, the project and the Pulumi state of this run (/tmp/sm121-e2e-<name>-<pid>).
+  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
+});
+
+async function sh(n: SimNode, script: string): Promise<string> {
+  const r = await sshScript(s.e.site, n, script);
+  return r.stdout;
+}
+
+/** Requests the fake engine of `solo` on spark1 has logged (its access log is the container log). */
+async function requestsSeen(): Promise<number> {
+  const out = await sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'HTTP/1.1\" ' || true");
+  return Number(out.trim());
+}
+
+async function status(args: string[] = [], env?: Record<string, string>): Promise<{ code: number | null; report: StatusReport; stderr: string }> {
+  const r = await sm121(s.e, ["status", "--json", ...args], env === undefined ? {} : { env });
+  return { code: r.code, report: statusSchema().parse(json(r)), stderr: r.stderr };
+}
+
+const entry = (r: StatusReport, deployment: string) => {
+  const e = r.deployments.find((d) => d.deployment === deployment)?.nodes[0];
+  if (e === undefined) throw new Error(`no ${deployment} in ${JSON.stringify(r)}`);
+  return e;
+};
+
+describe("sm121 status", () => {
+  it("shows every node of every deployment: state, drift, health, KV cache, memory, watermark, GPU apps", async () => {
+    const { code, report } = await status();
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.deployments.map((d) => d.deployment)).toEqual(["solo", "flash", "small"]);
+    const solo = entry(report, "solo");
+    expect(solo).toMatchObject({ node: "spark1", protected: true, target: { kind: "docker", name: "sm121-solo-0" }, running: true, drift: null, env: null, error: null });
+    expect(solo.health).toEqual({ checked: false, reason: "protected" });
+    expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567" });
+    const flash = entry(report, "flash");
+    expect(flash).toMatchObject({ target: { kind: "script", name: "qwen38-flash" }, running: true, drift: null });
+    expect(flash.env).toMatchObject({ path: "~/spark-recipes/qwen38-flash/.env", profile: "datagen", edited: false });
+    expect(flash.env?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // The engine requires the key: a health of 200 means status read it on the node and gave it to curl.
+    expect(flash.health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen38"], maxModelLen: 262144 });
+    const small = entry(report, "small");
+    expect(small).toMatchObject({ target: { kind: "tmux", name: "sm121-small-0" }, running: true, drift: null, health: { checked: true, ok: true, models: ["qwen3-small"] } });
+    expect(report.deployments.find((d) => d.deployment === "flash")?.profile).toBe("datagen");
+    for (const n of report.nodes) {
+      expect(n).toMatchObject({ reachable: true, watermarkScaleFactor: "10", memGateGiB: 1, gpuProbe: null });
+      expect(n.memAvailableGiB).toBeGreaterThan(0);
+      expect(n.gpuApps).toEqual([expect.objectContaining({ name: "VLLM::EngineCore" })]);
+    }
+  });
+
+  it("the engine of flash refuses a request without the key (so the health check above used it)", async () => {
+    const code = await sh(s.nodes[1], `curl -s -o /dev/null -w '%{http_code}' http://${s.nodes[1].ip}:8000/v1/models`);
+    expect(code).toBe("401");
+    const withKey = await sh(s.nodes[1], `curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ${API_KEY}' http://${s.nodes[1].ip}:8000/v1/models`);
+    expect(withKey).toBe("200");
+  });
+
+  it("prints a table in the operator's language", async () => {
+    const en = await sm121(s.e, ["status"]);
+    expect(en.code, en.stderr).toBe(0);
+    expect(en.stdout).toMatch(/NODE +RANK +STATE +DRIFT +HEALTH +KV CACHE/);
+    expect(en.stdout).toMatch(/spark1 \(protected\) +0 +running sm121-solo-0 since \S+ +none +not asked: protected node \(--yes\) +1,234,567 tokens \(from the log\)/);
+    expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
+    const ru = await sm121(s.e, ["status"], { env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" } });
+    expect(ru.stdout).toMatch(/УЗЕЛ +РАНГ +СОСТОЯНИЕ/);
+    expect(ru.stdout).toMatch(/не запрошено: защищённый узел/);
+    const ja = await sm121(s.e, ["status", "--node", "spark3"], { env: { SM121_LANG: "ja" } });
+    expect(ja.stdout).toMatch(/ノード +ランク +状態/);
+  });
+
+  it("sends no HTTP request to a protected node without --yes, also without --node; with --yes it does", async () => {
+    const before = await requestsSeen();
+    expect(before).toBeGreaterThan(0); // pulumi up's readiness probes
+    for (const args of [[], ["--node", "spark1"]]) {
+      const { report } = await status(args);
+      expect(entry(report, "solo").health).toEqual({ checked: false, reason: "protected" });
+      expect(entry(report, "solo").kvCache?.source).toBe("log");
+    }
+    expect((await sm121(s.e, ["status"])).code).toBe(0);
+    expect(await requestsSeen()).toBe(before);
+
+    const { report } = await status(["--yes"]);
+    expect(entry(report, "solo").health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen3-8b"], maxModelLen: 16384 });
+    expect(await requestsSeen()).toBe(before + 1);
+  });
+
+  it("--no-http asks no node's API", async () => {
+    const smallLog = () => sh(s.nodes[2], "grep -c 'HTTP/1.1\" ' ~/.sm121/deployments/small/logs/engine.log || true");
+    const before = await smallLog();
+    const { report } = await status(["--no-http", "--yes"]);
+    for (const d of report.deployments) expect(d.nodes[0]?.health).toEqual({ checked: false, reason: "no-http" });
+    expect(await smallLog()).toBe(before);
+  });
+
+  it("--gpu-probe runs only when asked, and refuses a protected node without --yes", async () => {
+    const [n1, n2] = s.nodes;
+    await status();
+    expect(existsSync(probeMark(n1)) || existsSync(probeMark(n2))).toBe(false);
+
+    const refused = await sm121(s.e, ["status", "--gpu-probe"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--gpu-probe refuses protected node\(s\) spark1 without --yes/);
+    expect(refused.stdout).toBe("");
+    expect(existsSync(probeMark(n1)) || existsSync(probeMark(n2))).toBe(false);
+
+    const other = await status(["--gpu-probe", "--node", "spark2"]);
+    expect(other.report.nodes).toHaveLength(1);
+    expect(other.report.nodes[0]?.gpuProbe).toMatchObject({ ran: true, code: 0, output: expect.stringContaining("NVIDIA GB10") });
+    expect(existsSync(probeMark(n2))).toBe(true);
+    expect(existsSync(probeMark(n1))).toBe(false);
+
+    const yes = await status(["--gpu-probe", "--yes", "--node", "spark1"]);
+    expect(yes.report.nodes[0]?.gpuProbe).toMatchObject({ ran: true, code: 0 });
+    expect(existsSync(probeMark(n1))).toBe(true);
+
+    const none = await status(["--gpu-probe", "--node", "spark3"]);
+    expect(none.report.nodes[0]?.gpuProbe).toEqual({ ran: false, reason: "not-configured" });
+  });
+
+  it("shows drift after a hand edit of a node file", async () => {
+    await sh(s.nodes[1], "printf 'MAX_NUM_SEQS=\"16\"\\n' >> ~/spark-recipes/qwen38-flash/.env");
+    const { code, report } = await status(["--node", "spark2"]);
+    expect(code).toBe(1);
+    expect(report.ok).toBe(false);
+    const flash = entry(report, "flash");
+    expect(flash.drift).toEqual({ kind: "edited", files: ["~/spark-recipes/qwen38-flash/.env"] });
+    expect(flash.env).toMatchObject({ profile: "datagen", edited: true });
+    const text = await sm121(s.e, ["status", "--node", "spark2"]);
+    expect(text.stdout).toMatch(/edited on the node: ~\/spark-recipes\/qwen38-flash\/\.env/);
+    expect(text.stdout).toMatch(/\(edited after the render\)/);
+  });
+
+  it("takes the KV cache line saved at up when the log has rotated, and says so", async () => {
+    // Docker rotates the json log at 50 MB: the line of the load is then gone from `docker logs`.
+    await sh(s.nodes[0], 'for f in "$SIM_NODE_ROOT"/var/docker/containers/*/*-json.log; do mv "$f" "$f.1"; done');
+    expect(await sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'KV cache' || true")).toBe("0\n");
+    const { report } = await status(["--node", "spark1"]);
+    expect(entry(report, "solo").kvCache).toEqual({ line: expect.stringContaining("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });
+    const text = await sm121(s.e, ["status", "--node", "spark1"]);
+    expect(text.stdout).toMatch(/1,234,567 tokens \(saved at up; the log has rotated\)/);
+  });
+
+  it("reports an unknown --node as a usage error", async () => {
+    const r = await sm121(s.e, ["status", "--node", "spark9"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no node "spark9" in the site; nodes: spark1, spark2, spark3/);
+  });
+});

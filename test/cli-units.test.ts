@@ -1,0 +1,147 @@
+/**
+ * The CLI's pure parts, on the examples site (every engine and target): where the ssh key comes
+ * from, the status probe (no HTTP on a protected DGPP node), what doctor asks of each node, the
+ * host-key advice, and `render --json` against its schema.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseArgs } from "../src/cli/args";
+import { cliAuth, connectFailure, expandHome, fingerprintIn } from "../src/cli/connect";
+import { hostKeyFix, needsOf } from "../src/cli/doctor";
+import { renderCommand } from "../src/cli/render";
+import { renderSchema } from "../src/cli/schemas";
+import { driftOf, factsScript, probeScript } from "../src/cli/status";
+import { loadProject } from "../src/project";
+import { TransportError } from "../src/remote";
+import type { DeploymentBundle, NodeBundle } from "../src/render/types";
+
+const ROOT = join(__dirname, "..");
+const project = mkdtempSync(join(tmpdir(), "sm121-cliunits-"));
+copyFileSync(join(__dirname, "fixtures", "sites", "examples.yaml"), join(project, "Pulumi.examples.yaml"));
+symlinkSync(join(ROOT, "recipes"), join(project, "recipes"));
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+const p = loadProject(project, "examples");
+
+function at(deployment: string, node: string): { b: DeploymentBundle; nb: NodeBundle } {
+  const b = p.bundles.find((x) => x.deployment === deployment);
+  const nb = b?.nodes.find((x) => x.node === node);
+  if (b === undefined || nb === undefined) throw new Error(`no ${deployment}/${node}`);
+  return { b, nb };
+}
+
+describe("cliAuth", () => {
+  const site = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
+  const dir = mkdtempSync(join(tmpdir(), "sm121-auth-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const key = (name: string) => {
+    const f = join(dir, name);
+    writeFileSync(f, `KEY ${name}\n`);
+    return f;
+  };
+  const args = (a: string[]) => parseArgs(a, { identity: "string" });
+
+  it("takes --identity first, then $SM121_SSH_KEY, then ssh-agent, then ~/.ssh/id_ed25519 or id_rsa", () => {
+    const a = key("a");
+    const b = key("b");
+    const env = { SM121_SSH_KEY: b, SSH_AUTH_SOCK: "/run/agent.sock", HOME: dir };
+    expect(cliAuth(site, args(["--identity", a]), env)).toMatchObject({ source: "identity", keyFile: a, auth: { privateKey: "KEY a\n" } });
+    expect(cliAuth(site, args([]), env)).toMatchObject({ source: "env", keyFile: b, auth: { privateKey: "KEY b\n" } });
+    const agent = cliAuth(site, args([]), { SSH_AUTH_SOCK: "/run/agent.sock" });
+    expect(agent).toMatchObject({ source: "agent", auth: { agent: "/run/agent.sock" } });
+    expect(agent.auth.privateKey).toBeUndefined();
+    const home = process.env["HOME"];
+    try {
+      process.env["HOME"] = dir;
+      mkdirSync(join(dir, ".ssh"), { recursive: true });
+      expect(cliAuth(site, args([]), {}).source).toBe("none");
+      writeFileSync(join(dir, ".ssh", "id_rsa"), "RSA\n");
+      expect(cliAuth(site, args([]), {})).toMatchObject({ source: "default", keyFile: join(dir, ".ssh", "id_rsa") });
+      writeFileSync(join(dir, ".ssh", "id_ed25519"), "ED\n");
+      expect(cliAuth(site, args([]), {})).toMatchObject({ source: "default", keyFile: join(dir, ".ssh", "id_ed25519"), auth: { knownHosts: join(dir, ".ssh", "known_hosts"), hostKeys: "strict" } });
+    } finally {
+      process.env["HOME"] = home;
+    }
+  });
+
+  it("passes a passphrase and names an unreadable key file", () => {
+    expect(cliAuth(site, args(["--identity", key("c")]), { SM121_SSH_PASSPHRASE: "pw" }).auth.passphrase).toBe("pw");
+    expect(() => cliAuth(site, args([]), { SM121_SSH_KEY: join(dir, "missing"), SM121_LANG: "en" })).toThrow(/\$SM121_SSH_KEY: cannot read the private key .*missing/);
+    expect(expandHome("~/x", "/home/ops")).toBe("/home/ops/x");
+    expect(expandHome("/abs", "/home/ops")).toBe("/abs");
+  });
+});
+
+describe("the status probe", () => {
+  it("asks the target's status, hashes the files, reads the .env and both KV cache sources", () => {
+    const { b, nb } = at("qwen38-flash-best", "flash-best");
+    const s = probeScript(b, nb, false);
+    expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
+    expect(s).toContain("sha256sum < /home/ops/spark-recipes/qwen38-flash/.env");
+    expect(s).toContain("grep -vE '^(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env | base64 -w0");
+    expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
+    expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');
+    expect(s).not.toContain("curl");
+    expect(factsScript()).toContain("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits");
+  });
+
+  it("leaves out a status script that would ask the engine's API (DGPP) unless HTTP is allowed", () => {
+    const { b, nb } = at("qwen38-27b-nvfp4-dgpp", "dgpp-1");
+    expect(nb.status).toContain("curl");
+    expect(probeScript(b, nb, false)).not.toContain("curl");
+    expect(probeScript(b, nb, true)).toContain("curl");
+  });
+
+  it("judges drift as refresh does", () => {
+    const { nb } = at("qwen3-32b-vllm-tp2", "vllm-1");
+    const path = nb.files[0]?.path ?? "";
+    const sha = nb.files[0]?.sha256 ?? "";
+    const rec = { identity: nb.identity, files: { [path]: sha } };
+    expect(driftOf(nb, rec, new Map([[path, sha]]), true)).toBeNull();
+    expect(driftOf(nb, rec, new Map([[path, "0".repeat(64)]]), true)).toEqual({ kind: "edited", files: [path] });
+    expect(driftOf(nb, rec, new Map(), true)).toEqual({ kind: "edited", files: [path] });
+    expect(driftOf(nb, undefined, new Map(), false)).toEqual({ kind: "no-record", files: [] });
+    expect(driftOf(nb, { ...rec, identity: "x" }, new Map([[path, sha]]), true)).toEqual({ kind: "other-bundle", files: [] });
+    expect(driftOf(nb, rec, new Map([[path, sha]]), false)).toEqual({ kind: "not-running", files: [] });
+    expect(driftOf(nb, rec, new Map([[path, sha]]), null)).toBeNull();
+  });
+});
+
+describe("doctor's needs", () => {
+  const needs = (deployment: string, node: string) => {
+    const x = at(deployment, node);
+    const n = p.site.nodes[node];
+    if (n === undefined) throw new Error(node);
+    return needsOf(n, [x], p.recipes).map((c) => `${c.check} ${c.subject} ${c.severity}`);
+  };
+
+  it("asks each node for what its target and engine use", () => {
+    // gr8's before_serve hook sets vm.compaction_proactiveness with sudo: there sudo -n is a must.
+    expect(needs("glm53-full-tp4-gr8", "gr8-2")).toEqual(["command curl problem", "sudo sudo -n true problem", "command docker problem", expect.stringMatching(/^image ghcr\.io\/kindlingai\/gr8:\S+ problem$/)]);
+    expect(needs("qwen3-30b-sglang-tmux", "sglang-1")).toEqual(["command curl problem", "sudo sudo -n true warning", "command tmux problem", "engine python3 problem"]);
+    expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-1")).toContain("command git problem");
+    expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-2")).not.toContain("command git problem");
+    expect(needs("qwen38-flash-datagen", "flash-datagen")).toContain("image nvcr.io/nvidia/vllm:25.10-py3 problem");
+  });
+
+  it("says how to accept an unknown host key and how to clear a changed one", () => {
+    const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
+    const unknown = new TransportError("gr8-4", "connect", "host key refused for ops@203.0.113.4:2222: [203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)", "x");
+    expect(connectFailure(unknown)).toBe("host-key");
+    expect(fingerprintIn(unknown.message)).toBe("SHA256:abcDEF+/123");
+    expect(hostKeyFix(unknown.message, conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");
+    expect(hostKeyFix("the ssh-ed25519 host key of [203.0.113.4]:2222 has CHANGED", conn, "/kh")).toBe("ssh-keygen -R '[203.0.113.4]:2222' -f /kh");
+    expect(connectFailure(new TransportError("n", "connect", "authentication failed for x", "y"))).toBe("auth");
+    expect(connectFailure(new Error("ECONNREFUSED"))).toBe("unreachable");
+  });
+});
+
+describe("render --json", () => {
+  it.each(p.bundles.map((b) => [b.deployment]))("%s matches its schema", (deployment) => {
+    const out: string[] = [];
+    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], { json: "bool" }));
+    expect(code).toBe(0);
+    expect(renderSchema().parse(JSON.parse(out.join("\n"))).deployment).toBe(deployment);
+  });
+});

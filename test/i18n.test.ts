@@ -1,0 +1,88 @@
+/**
+ * The six locales of the CLI: every catalogue has exactly the English keys with the same
+ * {placeholders}, a catalogue with a key missing does not compile, every key is used, and the
+ * locale comes from SM121_LANG, else LC_ALL / LC_MESSAGES / LANG.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, translator } from "../src/cli/i18n";
+import { en } from "../src/cli/i18n/en";
+
+const keys = Object.keys(en).sort();
+
+describe("the catalogues", () => {
+  it.each(LOCALES.map((l) => [l]))("%s has exactly the English keys, each with the same placeholders", (locale) => {
+    const cat: Record<string, string> = CATALOGUES[locale];
+    expect(Object.keys(cat).sort()).toEqual(keys);
+    const wrong = keys.filter((k) => JSON.stringify(placeholders(cat[k] ?? "")) !== JSON.stringify(placeholders(en[k as keyof typeof en])));
+    expect(wrong, `keys whose {placeholders} differ from English in ${locale}`).toEqual([]);
+    expect(keys.filter((k) => (cat[k] ?? "").trim() === ""), "empty messages").toEqual([]);
+  });
+
+  it("the translations are translations: most messages differ from English", () => {
+    for (const l of LOCALES.filter((x) => x !== "en")) {
+      const cat: Record<string, string> = CATALOGUES[l];
+      const same = keys.filter((k) => cat[k] === en[k as keyof typeof en]);
+      expect(same.length, `${l}: ${same.join(", ")}`).toBeLessThan(keys.length / 4);
+    }
+  });
+
+  it("finds a locale whose placeholders differ (the check above is not vacuous)", () => {
+    expect(placeholders("{a} and {b}")).toEqual(["a", "b"]);
+    expect(placeholders("{b} und {a}")).toEqual(["a", "b"]);
+    expect(placeholders("{a} und {c}")).not.toEqual(placeholders("{a} and {b}"));
+  });
+
+  it("every key is used by the CLI's sources", () => {
+    const dir = join(__dirname, "..", "src", "cli");
+    const src = readdirSync(dir).filter((f) => f.endsWith(".ts")).map((f) => readFileSync(join(dir, f), "utf8")).join("\n");
+    expect(keys.filter((k) => !src.includes(`"${k}"`))).toEqual([]);
+  });
+
+  it("a catalogue with a missing key does not compile", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sm121-i18n-"));
+    try {
+      const file = join(dir, "xx.ts");
+      const enPath = join(__dirname, "..", "src", "cli", "i18n", "en").replace(/\\/g, "/");
+      writeFileSync(file, `import { en, type MessageKey } from "${enPath}";\nconst { "smoke.answer": _dropped, ...rest } = en;\nexport const xx: Record<MessageKey, string> = { ...rest };\n`);
+      const program = ts.createProgram([file], { strict: true, noEmit: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, types: [] });
+      const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      expect(errors.join("\n")).toMatch(/smoke\.answer/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the locale", () => {
+  it("reads the language of a locale name", () => {
+    expect(localeOf("ru_RU.UTF-8")).toBe("ru");
+    expect(localeOf("zh_CN.GB18030")).toBe("zh");
+    expect(localeOf("ja_JP")).toBe("ja");
+    expect(localeOf("de_DE@euro")).toBe("de");
+    expect(localeOf("es")).toBe("es");
+    expect(localeOf("C.UTF-8")).toBeUndefined();
+    expect(localeOf("pt_BR.UTF-8")).toBeUndefined();
+  });
+
+  it("takes SM121_LANG first, then LC_ALL, LC_MESSAGES, LANG; English otherwise", () => {
+    expect(detectLocale({ SM121_LANG: "de", LC_ALL: "ru_RU.UTF-8", LANG: "ja_JP.UTF-8" })).toBe("de");
+    expect(detectLocale({ LC_ALL: "ru_RU.UTF-8", LANG: "ja_JP.UTF-8" })).toBe("ru");
+    expect(detectLocale({ LC_MESSAGES: "es_ES.UTF-8", LANG: "ja_JP.UTF-8" })).toBe("es");
+    expect(detectLocale({ LANG: "zh_CN.UTF-8" })).toBe("zh");
+    expect(detectLocale({ SM121_LANG: "", LANG: "ja_JP.UTF-8" })).toBe("ja");
+    expect(detectLocale({ LC_ALL: "C", LANG: "de_DE.UTF-8" })).toBe("en");
+    expect(detectLocale({ LANG: "pt_BR.UTF-8" })).toBe("en");
+    expect(detectLocale({})).toBe("en");
+  });
+
+  it("fills in the placeholders", () => {
+    expect(format("{a} of {b}, {a}", { a: 1, b: "x" })).toBe("1 of x, 1");
+    expect(format("{missing} stays", {})).toBe("{missing} stays");
+    expect(translator("ru")("smoke.protected", { node: "spark1" })).toBe("узел spark1 защищён (обслуживает рабочий трафик): smoke без --yes отказывается");
+    expect(translator("zh")("doctor.nodeOk", { node: "spark2" })).toBe("spark2：正常");
+  });
+});
