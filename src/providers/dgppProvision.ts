@@ -26,6 +26,13 @@ export interface DgppProvisionInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
+/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
+let cached: pulumi.dynamic.ResourceProvider | undefined;
+function dgppProviderOnce(): pulumi.dynamic.ResourceProvider {
+  cached ??= dgppProvider(require.resolve("./dgppImpl"));
+  return cached;
+}
+
 function dgppProvider(implPath: string): pulumi.dynamic.ResourceProvider {
   type Impl = typeof import("./dgppImpl");
   const impl = (): Impl => require(implPath) as Impl;
@@ -42,6 +49,6 @@ export class DgppProvision extends pulumi.dynamic.Resource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super(dgppProvider(require.resolve("./dgppImpl")), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+    super(dgppProviderOnce(), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
   }
 }

@@ -59,6 +59,13 @@ export interface EngineDeploymentInputs {
   gateway?: pulumi.Input<GatewaySettings>;
 }
 
+/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
+let cached: pulumi.dynamic.ResourceProvider | undefined;
+function engineProviderOnce(): pulumi.dynamic.ResourceProvider {
+  cached ??= engineProvider(require.resolve("./engineImpl"));
+  return cached;
+}
+
 function engineProvider(implPath: string): pulumi.dynamic.ResourceProvider {
   type Impl = typeof import("./engineImpl");
   const impl = (): Impl => require(implPath) as Impl;
@@ -78,7 +85,7 @@ export class EngineDeployment extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
     super(
-      engineProvider(require.resolve("./engineImpl")),
+      engineProviderOnce(),
       name,
       { ...args, outcome: undefined },
       { ...opts, additionalSecretOutputs: ["connection", "secrets"] },

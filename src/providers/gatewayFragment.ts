@@ -22,6 +22,13 @@ export interface GatewayFragmentInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
+/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
+let cached: pulumi.dynamic.ResourceProvider | undefined;
+function gatewayProviderOnce(): pulumi.dynamic.ResourceProvider {
+  cached ??= gatewayProvider(require.resolve("./gatewayImpl"));
+  return cached;
+}
+
 function gatewayProvider(implPath: string): pulumi.dynamic.ResourceProvider {
   type Impl = typeof import("./gatewayImpl");
   const impl = (): Impl => require(implPath) as Impl;
@@ -38,6 +45,6 @@ export class GatewayFragment extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(gatewayProvider(require.resolve("./gatewayImpl")), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
+    super(gatewayProviderOnce(), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
   }
 }

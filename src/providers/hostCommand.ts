@@ -18,6 +18,13 @@ export interface HostCommandInputs {
   delete: pulumi.Input<string[]>;
 }
 
+/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
+let cached: pulumi.dynamic.ResourceProvider | undefined;
+function hostCommandProviderOnce(): pulumi.dynamic.ResourceProvider {
+  cached ??= hostCommandProvider(require.resolve("./hostCommandImpl"));
+  return cached;
+}
+
 function hostCommandProvider(implPath: string): pulumi.dynamic.ResourceProvider {
   type Impl = typeof import("./hostCommandImpl");
   const impl = (): Impl => require(implPath) as Impl;
@@ -33,6 +40,6 @@ export class HostCommand extends pulumi.dynamic.Resource {
   declare readonly ranAt: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: HostCommandInputs, opts?: pulumi.CustomResourceOptions) {
-    super(hostCommandProvider(require.resolve("./hostCommandImpl")), name, { ...args, ranAt: undefined, output: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "HostCommand");
+    super(hostCommandProviderOnce(), name, { ...args, ranAt: undefined, output: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "HostCommand");
   }
 }

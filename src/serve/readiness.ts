@@ -34,10 +34,12 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const url = `http://${api.host}:${api.port}/v1/models`;
   return [
     curlFunction(nb, url),
-    `deadline=$(( $(date +%s) + ${r.timeoutS} )); last=$(date +%s)`,
+    `deadline=$(( $(date +%s) + ${r.timeoutS} )); last=$(date +%s); n=0`,
+    // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s.
     "while :; do",
     '  code=$(models_get)',
     '  if [ "$code" = 200 ]; then break; fi',
+    '  n=$((n + 1)); if [ $((n % 20)) -ne 1 ]; then sleep 0.1; continue; fi',
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
@@ -46,7 +48,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     '  now=$(date +%s)',
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 5; fi`,
     `  if [ $((now - last)) -ge 15 ]; then echo "waiting for ${url} (HTTP $code)"; last=$now; fi`,
-    "  sleep 0.5",
+    "  sleep 0.1",
     "done",
     `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,
   ].join("\n");

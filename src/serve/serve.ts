@@ -8,7 +8,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, probeNode, type FailedCheck, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { readinessScript, verifyScript } from "./readiness";
-import { memGateScript, stateScript, stopScript, writeScript } from "./steps";
+import { memGateScript, mkdirScript, stateScript, stopScript, writeScript } from "./steps";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -75,9 +75,12 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   let step = "stop";
   try {
     if (!same || o.forceRestart) {
-      // 3. Stop on every node, and verify gone, before any node starts again.
-      o.log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
-      await Promise.all(b.nodes.map((nb) => host(hosts, nb).run(stopScript(nb), { step: "stop" })));
+      // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
+      // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
+      const fresh = (i: number) => !(states[i]?.running ?? false) && states[i]?.recorded === undefined;
+      const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
+      if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
+      await Promise.all(b.nodes.map((nb, i) => (fresh(i) && nb.mkdirs.length === 0 ? undefined : host(hosts, nb).run(fresh(i) ? mkdirScript(nb) : stopScript(nb), { step: "stop" }))));
       // 4-6. Memory gate, write with backup, start: one script per node.
       step = "memory gate, write and start";
       const stamp = utcStamp();

@@ -57,7 +57,11 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
 
 /** mkdirs, then stop and verify gone. stop.sh reads the old .env, so it is still in place. */
 export function stopScript(nb: NodeBundle): string {
-  return [...nb.mkdirs.map((m) => `mkdir -p ${nodePath(m)}`), nb.stop, rec(quote('{"stopped":true}'))].join("\n");
+  return [mkdirScript(nb), nb.stop, rec(quote('{"stopped":true}'))].join("\n");
+}
+
+export function mkdirScript(nb: NodeBundle): string {
+  return nb.mkdirs.map((m) => `mkdir -p ${nodePath(m)}`).join("\n") || ":";
 }
 
 /** Waits until MemAvailable reaches the gate; progress every 10 s. */

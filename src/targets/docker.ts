@@ -40,8 +40,10 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
   const filter = `--filter label=${quote(label)}`;
   const stop = [
     `ids=$(docker ps -aq ${filter})`,
-    'if [ -n "$ids" ]; then docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true; fi',
-    waitGone(`[ -n "$(docker ps -aq ${filter})" ]`, 30, `container of ${spec.deployment}`),
+    'if [ -n "$ids" ]; then',
+    "  docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true",
+    waitGone(`[ -n "$(docker ps -aq ${filter})" ]`, 30, `container of ${spec.deployment}`).replace(/^/gm, "  "),
+    "fi",
   ].join("\n");
   const status = [
     `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,

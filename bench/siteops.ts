@@ -1,0 +1,113 @@
+/**
+ * A site with several deployments (docker vLLM solo x2, vLLM tp2, SGLang in tmux tp2, gr8 tp4
+ * with its hooks, a LiteLLM gateway file): the first up, then the operations an operator runs
+ * all day against it, a no-change `pulumi up` and a `pulumi preview` (median of N each), with
+ * their SSH connections and channels per node, and one profiled no-change up.
+ */
+import { DEFAULT_IMAGES } from "../test/site/site";
+import type { Floor } from "./floor";
+import { measureProgramCost, type CostRow } from "./programcost";
+import { benchProject, type BenchProject } from "./lib/project";
+import { deploymentsYaml, type DeploymentLine } from "./lib/recipes";
+import { counted, type NodeCount } from "./lib/sessions";
+import { moments, PROFILE_FLAGS, timeline, type TimelineRow } from "./lib/timeline";
+import { median, ok, say, summary } from "./lib/util";
+
+export const SITE_NODES = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"];
+
+export const SITE_DEPLOYMENTS: DeploymentLine[] = [
+  { name: "solo-a", recipe: "bench-solo", nodes: ["b1"] },
+  { name: "solo-b", recipe: "bench-solo", nodes: ["b2"] },
+  { recipe: "qwen3-32b-vllm-tp2", nodes: ["b3", "b4"] },
+  { recipe: "qwen3-30b-sglang-tmux", nodes: ["b5", "b6"] },
+  { recipe: "glm53-full-tp4-gr8", nodes: ["b7", "b8", "b9", "b10"] },
+];
+
+export interface SiteOp {
+  op: string;
+  ms: number[];
+  medianMs: number;
+  pulumi: string;
+  /** per node, of the first run */
+  counts: NodeCount[];
+  /** whether every run had the same counts */
+  stable: boolean;
+  /** the floor sample taken right before each run (the machine is shared: pairs see the same load) */
+  floorMs?: number[];
+  /** median of run / its floor sample */
+  pairedRatio?: number;
+}
+
+export interface SiteResult {
+  deployments: number;
+  nodes: number;
+  resources: string;
+  firstUp: SiteOp;
+  noChangeUp: SiteOp;
+  /** the same with Node's compile cache for every node process Pulumi starts (program, provider plugin) */
+  noChangeUpCompileCache: SiteOp;
+  preview: SiteOp;
+  refresh: SiteOp;
+  destroy: SiteOp;
+  profileNoChange: TimelineRow[];
+  programCost: CostRow[];
+}
+
+const key = (cs: NodeCount[]) => JSON.stringify(cs.map((c) => [c.node, c.accepted, c.connections, c.channels]));
+
+async function repeatOp(p: BenchProject, name: string, runs: number, f: () => ReturnType<BenchProject["up"]>, floor?: () => Promise<number>): Promise<SiteOp> {
+  const ms: number[] = [];
+  const floors: number[] = [];
+  const all: NodeCount[][] = [];
+  let pulumi = "";
+  for (let i = 0; i < runs; i++) {
+    if (floor !== undefined) floors.push(await floor());
+    const r = await counted(p.e.site, SITE_NODES, f);
+    ok(`site: ${name}`, r.value);
+    ms.push(r.value.ms);
+    all.push(r.counts);
+    pulumi = summary(r.value);
+  }
+  const first = all[0] ?? [];
+  const paired = floors.length === 0 ? {} : { floorMs: floors, pairedRatio: Math.round(median(ms.map((x, i) => x / (floors[i] ?? Number.NaN))) * 100) / 100 };
+  return { op: name, ms, medianMs: median(ms), pulumi, counts: first, stable: all.every((c) => key(c) === key(first)), ...paired };
+}
+
+export async function measureSite(runs: number, floor: Floor): Promise<SiteResult> {
+  say(`site: starting ${SITE_NODES.length} nodes (127.0.0.100-109:2300)`);
+  const p = await benchProject({
+    name: "benchsite",
+    nodes: SITE_NODES,
+    firstIp: 100,
+    sshPort: 2300,
+    deployments: deploymentsYaml(SITE_DEPLOYMENTS, "b1"),
+    images: { ...DEFAULT_IMAGES, "ghcr.io/kindlingai/gr8:0.9.2": { entrypoint: ["/opt/gr8/gr8"] } },
+    homeDirs: ["gr8-cache"],
+  });
+  try {
+    say("site: first up (every deployment created)");
+    const firstUp = await repeatOp(p, "first up (create all)", 1, () => p.up());
+    say(`site: no-change up x${runs}`);
+    const noChangeUp = await repeatOp(p, "no-change up", runs, () => p.up(), () => floor.up());
+    if (!/unchanged/.test(noChangeUp.pulumi) || /updated|created|deleted/.test(noChangeUp.pulumi)) throw new Error(`site: the no-change up changed something: ${noChangeUp.pulumi}`);
+    say(`site: no-change up with NODE_COMPILE_CACHE x${runs}`);
+    const cc = { NODE_COMPILE_CACHE: `${p.e.dir}/.bench-compile-cache` };
+    ok("site: warm the compile cache", await p.up([], cc));
+    await floor.up(cc);
+    const noChangeUpCompileCache = await repeatOp(p, "no-change up, NODE_COMPILE_CACHE (floor too)", runs, () => p.up([], cc), () => floor.up(cc));
+    say(`site: preview x${runs}`);
+    const preview = await repeatOp(p, "preview", runs, () => p.preview(), () => floor.up());
+    say("site: profiled no-change up");
+    const t0 = Date.now();
+    const prof = ok("site: profiled no-change up", await p.up(PROFILE_FLAGS));
+    const profileNoChange = timeline(t0, moments(prof.stderr), { "pulumi exited": t0 + prof.ms });
+    const programCost = measureProgramCost(p.e.dir, p.e.stack, runs);
+    say("site: refresh");
+    const refresh = await repeatOp(p, "refresh (read all)", 1, () => p.refresh());
+    say("site: destroy");
+    const destroy = await repeatOp(p, "destroy (delete all)", 1, () => p.destroy());
+    return { deployments: SITE_DEPLOYMENTS.length, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, noChangeUpCompileCache, preview, refresh, destroy, profileNoChange, programCost };
+  } finally {
+    await p.e.stop();
+  }
+}

@@ -1,0 +1,97 @@
+/** The targets: each with what was measured, the limit, the ratio to it and PASS/FAIL. */
+import type { ChatResult } from "./chat";
+import type { FloorResult } from "./floor";
+import type { ReadinessResult, ServeResult } from "./serve";
+import type { SiteResult } from "./siteops";
+import type { SshCost } from "./sshcost";
+import { median, round } from "./lib/util";
+
+export interface Target {
+  target: string;
+  measured: string;
+  limit: string;
+  /** measured / limit (for ">=" targets: limit / measured), so <= 1 passes */
+  ratio: number;
+  pass: boolean;
+}
+
+export interface Results {
+  floor?: FloorResult;
+  site?: SiteResult;
+  one?: ServeResult;
+  four?: ServeResult;
+  readiness?: ReadinessResult;
+  chat?: ChatResult;
+  sshCost?: SshCost;
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+function atMost(target: string, value: number, limit: number, shown: string, limitShown: string): Target {
+  return { target, measured: shown, limit: limitShown, ratio: round(value / limit, 2), pass: value <= limit };
+}
+
+/** Connections per node of every serve operation: 1 for create/update/refresh/delete, <= 1 for a no-change up. */
+function sshTarget(cases: ServeResult[], site: SiteResult | undefined): Target {
+  const bad: string[] = [];
+  let worst = 0;
+  let n = 0;
+  for (const c of cases) {
+    for (const op of c.ops) {
+      const noChange = op.op.startsWith("no-change");
+      for (const k of op.counts) {
+        n++;
+        worst = Math.max(worst, k.accepted);
+        if (noChange ? k.accepted > 1 : k.accepted !== 1) bad.push(`${c.label} ${op.op} ${k.node}: ${k.accepted}`);
+      }
+    }
+  }
+  for (const k of site?.noChangeUp.counts ?? []) {
+    n++;
+    worst = Math.max(worst, k.accepted);
+    if (k.accepted > 1) bad.push(`site no-change up ${k.node}: ${k.accepted}`);
+  }
+  return {
+    target: "one SSH connection per node per resource operation",
+    measured: bad.length === 0 ? `max ${worst} over ${n} node-operations` : `${bad.length} of ${n} off: ${bad.slice(0, 3).join("; ")}`,
+    limit: "exactly 1 (no-change: <= 1)",
+    ratio: worst,
+    pass: bad.length === 0 && n > 0,
+  };
+}
+
+export function targets(r: Results): Target[] {
+  const out: Target[] = [];
+  const floor = r.floor?.upMedianMs;
+  if (floor !== undefined && r.site !== undefined) {
+    const n = r.site.noChangeUp;
+    const x = n.pairedRatio ?? n.medianMs / floor;
+    const how = n.floorMs === undefined ? `${s(n.medianMs)} / ${s(floor)}` : `median of ${n.ms.length} pairs; ${s(n.medianMs)} vs floor ${s(median(n.floorMs))}`;
+    out.push(atMost("no-change up <= 1.3x floor", x, 1.3, `${round(x, 2)}x (${how})`, "1.3x"));
+  }
+  for (const c of [r.one, r.four]) {
+    if (c === undefined) continue;
+    out.push(atMost(`launcher overhead, ${c.label}`, c.overheadMedianMs, 1000, `${s(c.overheadMedianMs)} (median of up - paired floor - engine; up ${s(c.upMedianMs)}, floor ${s(median(c.runs.map((x) => x.floorMs)))}, engine ${s(c.engineStartMedianMs)})`, "1.00 s"));
+  }
+  if (r.one !== undefined && r.four !== undefined) {
+    const x = r.four.upMedianMs / r.one.upMedianMs;
+    out.push(atMost("four-node serve <= 1.25x one-node", x, 1.25, `${round(x, 2)}x (${s(r.four.upMedianMs)} / ${s(r.one.upMedianMs)})`, "1.25x"));
+  }
+  if (r.one !== undefined || r.four !== undefined) out.push(sshTarget([r.one, r.four].filter((c): c is ServeResult => c !== undefined), r.site));
+  if (r.readiness !== undefined) {
+    const all = [...r.readiness.runs, ...(r.one?.runs ?? []), ...(r.four?.runs ?? [])].map((x) => x.noticedAfterMs).filter((x): x is number => x !== null);
+    const worst = all.length === 0 ? Number.POSITIVE_INFINITY : Math.max(...all);
+    out.push(atMost("readiness noticed <= 0.5 s after the engine answers (worst run)", worst, 500, `${s(worst)} worst of ${all.length} (median ${s(r.readiness.noticedMedianMs ?? Number.NaN)} at startDelayS ${r.readiness.startDelayS})`, "0.50 s"));
+  }
+  const chat = r.chat?.runs[0];
+  if (chat !== undefined) {
+    out.push({
+      target: "bench client >= 1000 streamed requests/s",
+      measured: `${chat.requestsPerS} req/s (${chat.client}, c=${chat.concurrency}, ${chat.completed} ok, ${chat.errors} errors, client CPU ${chat.clientCpuPercent}%)`,
+      limit: ">= 1000 req/s",
+      ratio: round(1000 / Math.max(chat.requestsPerS, 0.001), 2),
+      pass: chat.requestsPerS >= 1000 && chat.errors === 0,
+    });
+  }
+  return out;
+}
