@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
 import {
   diffKeys,
   envIdentity,
@@ -14,6 +13,7 @@ import {
 } from "../src/render/envfile";
 import { parseOverlay } from "../src/render/overlay";
 import { parseProfile, readProfileFile } from "../src/render/profile";
+import { errorsOf as messages } from "./helpers/spec";
 
 const FIXTURES = path.join(__dirname, "fixtures/profiles");
 const R = "# sm121-recipe: qwen38-flash\n";
@@ -36,16 +36,6 @@ function input(text: string, more: Partial<RenderEnvInput> = {}): RenderEnvInput
   return { profile, node: "spark2", recipe: "qwen38-flash", nodeEnv: { ...NODE_ENV }, vars: { ...VARS }, recipeDir: RECIPE_DIR, ...more };
 }
 
-function messages(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError");
-}
 
 function overlay(args: string, manifest = '{"set":["a"]}\n', dir = "/srv/overlays/o1") {
   return parseOverlay(dir, Buffer.from(args), Buffer.from(manifest));

@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
 import { renderEnv, RenderEnvInput } from "../src/render/envfile";
 import { loadOverlay, Overlay, overlaySha256, parseDockerArgs, parseOverlay } from "../src/render/overlay";
 import { parseProfile, readProfileFile } from "../src/render/profile";
+import { errorsOf as messages } from "./helpers/spec";
 
 const OVERLAYS = path.join(__dirname, "fixtures/overlays");
 const MTP_R3 = path.join(OVERLAYS, "mtp-r3");
@@ -14,16 +14,6 @@ const WHY = "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, becaus
 const REMOVE = "remove it, or set what it does through a -e or -v pair or a recipe key";
 const MOUNT_FIX = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 
-function messages(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError");
-}
 
 function overlay(args: string, dir = "/srv/overlays/o1"): Overlay {
   return parseOverlay(dir, Buffer.from(args), Buffer.from("{}\n"));

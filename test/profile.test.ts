@@ -1,22 +1,12 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
+import { SpecErrors } from "../src/recipe/errors";
 import { FORBIDDEN_KEYS, NODE_KEYS, parseProfile, readProfileFile, SECRET_KEYS } from "../src/render/profile";
+import { errorsOf as messages } from "./helpers/spec";
 
 const R = "# sm121-recipe: qwen38-flash\n";
 const QWEN38 = path.join(__dirname, "fixtures/profiles/qwen38");
 
-/** The messages of the SpecError(s) that `fn` throws; fails when it throws nothing. */
-function messages(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError");
-}
 
 const UNQUOTED = "without quotes a value may hold only letters, digits and _ . / : = , @ + % -; put it in double quotes";
 const NEVER = "a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it";

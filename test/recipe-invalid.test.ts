@@ -3,24 +3,14 @@
  * Every case asserts the exact message list (file:line:col: field: problem; fix).
  */
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
+import { SpecError } from "../src/recipe/errors";
 import { parseRecipe } from "../src/recipe/recipe";
+import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";
 /** A valid vLLM recipe of four lines; cases append from line 5. */
 const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
 
-/** The messages of what `fn` throws: one SpecError, or every error of a SpecErrors. */
-function errorsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError, but nothing was thrown");
-}
 
 const bad = (text: string): string[] => errorsOf(() => parseRecipe(F, text));
 

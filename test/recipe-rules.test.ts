@@ -3,23 +3,13 @@
  * secrets, mounts) and the path rules that keep recipe text out of the shell. Exact messages.
  */
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
 import { OWNED_FLAGS, parseRecipe } from "../src/recipe/recipe";
+import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";
 const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
 const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B"', "[dgpp]", ""].join("\n");
 
-function errorsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError, but nothing was thrown");
-}
 
 const bad = (text: string): string[] => errorsOf(() => parseRecipe(F, text));
 

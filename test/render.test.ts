@@ -5,13 +5,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
 import { loadRecipes, parseRecipe } from "../src/recipe/recipe";
 import { parseSite, readSite } from "../src/recipe/site";
 import type { Recipe } from "../src/recipe/types";
 import { checkDeployments } from "../src/render/checks";
 import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";
+import { errorsOf } from "./helpers/spec";
 
 const ROOT = join(__dirname, "..");
 const F = "Pulumi.s.yaml";
@@ -38,16 +38,6 @@ const NODES = [
 const site = (deployments: string) => parseSite(F, "s", NODES + deployments);
 const render = (deployments: string): DeploymentBundle[] => renderSite(site(deployments), recipes(), { root: ROOT });
 
-function errorsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError, but nothing was thrown");
-}
 
 const KNOWN = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen38-27b-nvfp4-dgpp, qwen38-flash, x, g3";
 

@@ -5,24 +5,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
 import { parseSite } from "../src/recipe/site";
+import { errorsOf } from "./helpers/spec";
 
 const F = "Pulumi.s.yaml";
 /** One ssh node on five lines; cases append from line 6. */
 const ONE = ["config:", "  sm121:nodes:", "    spark1:", "      ssh: { host: 203.0.113.1, user: ops }", "      ip: 203.0.113.1", ""].join("\n");
 const parse = (text: string) => parseSite(F, "s", text);
 
-function errorsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("expected a SpecError, but nothing was thrown");
-}
 
 const bad = (text: string): string[] => errorsOf(() => parse(text));
 

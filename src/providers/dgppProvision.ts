@@ -9,6 +9,7 @@
  * - read:   the marker on rank 0.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { providerFor } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
@@ -26,29 +27,10 @@ export interface DgppProvisionInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
-/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
-let cached: pulumi.dynamic.ResourceProvider | undefined;
-function dgppProviderOnce(): pulumi.dynamic.ResourceProvider {
-  cached ??= dgppProvider(require.resolve("./dgppImpl"));
-  return cached;
-}
-
-function dgppProvider(implPath: string): pulumi.dynamic.ResourceProvider {
-  type Impl = typeof import("./dgppImpl");
-  const impl = (): Impl => require(implPath) as Impl;
-  return {
-    diff: (id, olds, news) => impl().diff(id, olds, news),
-    create: (inputs) => impl().create(inputs),
-    update: (id, olds, news) => impl().update(id, olds, news),
-    delete: (id, props) => impl().remove(id, props),
-    read: (id, props) => impl().read(id, props),
-  };
-}
-
 export class DgppProvision extends pulumi.dynamic.Resource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super(dgppProviderOnce(), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+    super(providerFor(require.resolve("./dgppImpl")), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
   }
 }

@@ -16,6 +16,7 @@
  * reliably (no library objects captured) and always runs the current implementation.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { providerFor } from "./shim";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 
@@ -59,33 +60,13 @@ export interface EngineDeploymentInputs {
   gateway?: pulumi.Input<GatewaySettings>;
 }
 
-/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
-let cached: pulumi.dynamic.ResourceProvider | undefined;
-function engineProviderOnce(): pulumi.dynamic.ResourceProvider {
-  cached ??= engineProvider(require.resolve("./engineImpl"));
-  return cached;
-}
-
-function engineProvider(implPath: string): pulumi.dynamic.ResourceProvider {
-  type Impl = typeof import("./engineImpl");
-  const impl = (): Impl => require(implPath) as Impl;
-  return {
-    check: (olds, news) => impl().check(olds, news),
-    diff: (id, olds, news) => impl().diff(id, olds, news),
-    create: (inputs) => impl().create(inputs),
-    update: (id, olds, news) => impl().update(id, olds, news),
-    delete: (id, props) => impl().remove(id, props),
-    read: (id, props) => impl().read(id, props),
-  };
-}
-
 export class EngineDeployment extends pulumi.dynamic.Resource {
   declare readonly bundle: pulumi.Output<DeploymentBundle>;
   declare readonly outcome: pulumi.Output<DeploymentOutcome>;
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
     super(
-      engineProviderOnce(),
+      providerFor(require.resolve("./engineImpl")),
       name,
       { ...args, outcome: undefined },
       { ...opts, additionalSecretOutputs: ["connection", "secrets"] },

@@ -8,6 +8,7 @@
  * - read:   whether the file still has the content written.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { providerFor } from "./shim";
 import type { NodeConn } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
 
@@ -22,29 +23,10 @@ export interface GatewayFragmentInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
-/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
-let cached: pulumi.dynamic.ResourceProvider | undefined;
-function gatewayProviderOnce(): pulumi.dynamic.ResourceProvider {
-  cached ??= gatewayProvider(require.resolve("./gatewayImpl"));
-  return cached;
-}
-
-function gatewayProvider(implPath: string): pulumi.dynamic.ResourceProvider {
-  type Impl = typeof import("./gatewayImpl");
-  const impl = (): Impl => require(implPath) as Impl;
-  return {
-    diff: (id, olds, news) => impl().diff(id, olds, news),
-    create: (inputs) => impl().create(inputs),
-    update: (id, olds, news) => impl().update(id, olds, news),
-    delete: (id, props) => impl().remove(id, props),
-    read: (id, props) => impl().read(id, props),
-  };
-}
-
 export class GatewayFragment extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(gatewayProviderOnce(), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
+    super(providerFor(require.resolve("./gatewayImpl")), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
   }
 }

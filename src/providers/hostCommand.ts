@@ -7,6 +7,7 @@
  * - read: nothing to read on the host; the state is what ran.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { providerFor } from "./shim";
 import type { NodeConn } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
 
@@ -18,28 +19,10 @@ export interface HostCommandInputs {
   delete: pulumi.Input<string[]>;
 }
 
-/** One provider object for all resources of this kind: Pulumi serializes it once and caches it. */
-let cached: pulumi.dynamic.ResourceProvider | undefined;
-function hostCommandProviderOnce(): pulumi.dynamic.ResourceProvider {
-  cached ??= hostCommandProvider(require.resolve("./hostCommandImpl"));
-  return cached;
-}
-
-function hostCommandProvider(implPath: string): pulumi.dynamic.ResourceProvider {
-  type Impl = typeof import("./hostCommandImpl");
-  const impl = (): Impl => require(implPath) as Impl;
-  return {
-    diff: (id, olds, news) => impl().diff(id, olds, news),
-    create: (inputs) => impl().create(inputs),
-    update: (id, olds, news) => impl().update(id, olds, news),
-    delete: (id, props) => impl().remove(id, props),
-  };
-}
-
 export class HostCommand extends pulumi.dynamic.Resource {
   declare readonly ranAt: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: HostCommandInputs, opts?: pulumi.CustomResourceOptions) {
-    super(hostCommandProviderOnce(), name, { ...args, ranAt: undefined, output: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "HostCommand");
+    super(providerFor(require.resolve("./hostCommandImpl")), name, { ...args, ranAt: undefined, output: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "HostCommand");
   }
 }
