@@ -5,6 +5,7 @@ import { SpecError, SpecErrors, throwIfAny } from "./recipe/errors";
 import { loadRecipes } from "./recipe/recipe";
 import { readSite } from "./recipe/site";
 import type { Recipe, Site } from "./recipe/types";
+import { siteError } from "./render/checks";
 import { renderSite } from "./render/deployment";
 import type { DeploymentBundle } from "./render/types";
 
@@ -36,7 +37,12 @@ export function loadProject(root: string, stack: string): Project {
   };
   const site = attempt(() => readSite(file, stack, `Pulumi.${stack}.yaml`));
   const dir = site?.recipesDir ?? "recipes";
-  const recipes = attempt(() => loadRecipes(join(root, dir), dir));
+  const recipes = attempt(() => {
+    if (site !== undefined && !existsSync(join(root, dir))) {
+      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, "create it, or set sm121:recipesDir to the project's directory of *.toml recipes");
+    }
+    return loadRecipes(join(root, dir), dir);
+  });
   throwIfAny(errors);
   if (site === undefined || recipes === undefined) throw new Error("unreachable: no site or recipes without an error");
   const bundles = renderSite(site, recipes, { root });

@@ -46,7 +46,30 @@ export class SpecErrors extends Error {
 export function formatSpecError(e: SpecErrorInit): string {
   const where = `${e.file}:${e.line}:${e.col}`;
   const field = e.field === "" ? "" : `${e.field}: `;
-  return `${where}: ${field}${e.problem}; ${e.fix}`;
+  return printable(`${where}: ${field}${e.problem}; ${e.fix}`);
+}
+
+/**
+ * Messages echo what the operator wrote (keys, words, file names). A control or invisible format
+ * character in them would reach the terminal (an ESC sequence, a right-to-left override), so it is
+ * shown as \uXXXX; a message is one line.
+ */
+export function printable(s: string): string {
+  return s.replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\t" ? c : `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`));
+}
+
+/**
+ * At most this many errors are reported at once. Locating an error costs a scan of its file, so a
+ * hostile or mangled file (10,000 bad elements) must stop early instead of taking minutes.
+ */
+export const MAX_ERRORS = 100;
+
+/** The first MAX_ERRORS errors, and one that says there were more, where the next one was. */
+export function capErrors(errors: SpecError[]): SpecError[] {
+  const next = errors[MAX_ERRORS];
+  if (next === undefined) return errors;
+  const more = new SpecError({ file: next.file, line: next.line, col: next.col, field: "", problem: `more than ${MAX_ERRORS} errors; the first ${MAX_ERRORS} are listed`, fix: "fix them and run again" });
+  return [...errors.slice(0, MAX_ERRORS), more];
 }
 
 /** Throws the collected errors, if any: one as itself, several as a SpecErrors. */
@@ -54,5 +77,5 @@ export function throwIfAny(errors: SpecError[]): void {
   const [first, ...rest] = errors;
   if (first === undefined) return;
   if (rest.length === 0) throw first;
-  throw new SpecErrors(errors);
+  throw new SpecErrors(capErrors(errors));
 }

@@ -1,6 +1,6 @@
 /** Turning zod issues into SpecErrors with a place in the file, a field, a problem and a fix. */
 import type { z } from "zod";
-import { SpecError } from "./errors";
+import { MAX_ERRORS, SpecError } from "./errors";
 import { didYouMean, dotted, type FieldPath, type Position } from "./locate";
 
 /**
@@ -16,7 +16,7 @@ export function issueToSpecError(
 ): SpecError[] {
   const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
   if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => {
+    return issue.keys.slice(0, MAX_ERRORS + 1).map((key) => {
       const at = locate([...path, key]);
       const guess = didYouMean(key, knownKeys(path));
       return new SpecError({

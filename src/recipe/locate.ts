@@ -15,14 +15,21 @@ export function dotted(path: FieldPath): string {
   let out = "";
   for (const p of path) {
     if (typeof p === "number") out += `[${p}]`;
-    else out += out === "" ? p : `.${p}`;
+    else out += out === "" ? short(p) : `.${short(p)}`;
   }
   return out;
+}
+
+/** A key as shown in a message: a hostile 200 KB key name is cut to its start. */
+function short(key: string): string {
+  return key.length > 64 ? `${key.slice(0, 61)}...` : key;
 }
 
 const TABLE_HEADER = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/;
 
 function keyPattern(key: string): RegExp {
+  // A key this long is no key of ours; V8 cannot compile a pattern of a 200 KB key anyway.
+  if (key.length > 256) return /(?!)/;
   const esc = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`^(\\s*)(${esc}|"${esc}")\\s*=`);
 }
@@ -132,9 +139,23 @@ function nthElementColumn(line: string, open: number, n: number): number | undef
 
 /** The position of `path` in a YAML document (for the site in Pulumi.<stack>.yaml). */
 export function locateYaml(text: string, path: FieldPath): Position {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, keepSourceTokens: false });
-  let node: YamlNode | null | undefined = doc.contents as YamlNode | null;
+  return yamlLocator(text)(path);
+}
+
+/** Parses the YAML once and locates any number of paths in it (one parse per error is quadratic). */
+export function yamlLocator(text: string): (path: FieldPath) => Position {
+  let parsed: { root: YamlNode | null; counter: LineCounter } | undefined;
+  return (path) => {
+    if (parsed === undefined) {
+      const counter = new LineCounter();
+      parsed = { root: parseDocument(text, { lineCounter: counter, keepSourceTokens: false }).contents as YamlNode | null, counter };
+    }
+    return locateIn(parsed.root, parsed.counter, path);
+  };
+}
+
+function locateIn(root: YamlNode | null, counter: LineCounter, path: FieldPath): Position {
+  let node: YamlNode | null | undefined = root;
   let best: number | undefined;
   for (const p of path) {
     if (isMap(node)) {
@@ -159,10 +180,21 @@ export function locateYaml(text: string, path: FieldPath): Position {
 }
 
 /**
+ * Paths of own `__proto__` keys. The parsers keep such a key, but zod's records skip it, so a node
+ * or an env key of that name would vanish without a word.
+ */
+export function protoKeys(v: unknown, path: FieldPath = []): FieldPath[] {
+  if (typeof v !== "object" || v === null) return [];
+  const own = Object.hasOwn(v, "__proto__") ? [[...path, "__proto__"]] : [];
+  return [...own, ...Object.entries(v).flatMap(([k, x]) => protoKeys(x, [...path, Array.isArray(v) ? Number(k) : k]))];
+}
+
+/**
  * The closest of `known` to `word`, for "did you mean". A swap of two adjacent letters counts as
  * one edit, and a short word may be off by fewer edits (FOO is not PORT).
  */
 export function didYouMean(word: string, known: readonly string[]): string | undefined {
+  if (word.length > 64) return undefined;
   let best: string | undefined;
   let bestD = Math.max(1, Math.min(3, Math.floor(word.length / 3))) + 1;
   for (const k of known) {

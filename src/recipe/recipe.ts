@@ -7,9 +7,9 @@ import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
-import { SpecError, SpecErrors, throwIfAny } from "./errors";
+import { MAX_ERRORS, SpecError, SpecErrors, throwIfAny } from "./errors";
 import { issueToSpecError } from "./issues";
-import { dotted, locateToml, type FieldPath } from "./locate";
+import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import { ENGINE_NAMES, type EngineName, type Recipe } from "./types";
 
 /** Flags that sm121 derives from the recipe's fields and the site; an `args` copy would conflict. */
@@ -34,17 +34,24 @@ export const OWNED_FLAGS: Record<string, string> = {
 };
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
+/** Control characters besides tab (and the line breaks SAFE_LINE names) and invisible format characters (U+200B, U+202E, ...): the plan would not show them. */
+const unseen = (s: string): boolean => /[\p{Cc}\p{Cf}]/u.test(s.replace(/[\t\n\r\0]/g, ""));
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
+/** `~user/...`: the node would not expand it (scripts quote paths), so it names a relative directory `~user`. */
+const TILDE_USER = /^~[^/]/;
 
 function recipeSchema() {
   const line = (what: string) =>
-    z.string().regex(SAFE_LINE, { error: `${what} contains a newline or NUL; write it on one line` });
+    z.string()
+      .regex(SAFE_LINE, { error: `${what} contains a newline or NUL; write it on one line` })
+      .refine((s) => !unseen(s), { error: `${what} contains a control character or an invisible format character; remove it: the plan would not show it` });
   const pathLike = (what: string) =>
     z
       .string()
       .regex(/^[A-Za-z0-9~@:/._+-]+$/, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
       .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` })
-      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` });
+      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` })
+      .refine((s) => !TILDE_USER.test(s), { error: `${what} starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path` });
   return z.strictObject({
     name: z.string().regex(IDENT, { error: "must be lower-case letters, digits and -, at most 48; rename it, e.g. qwen3-8b-tp2" }).optional(),
     engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: "must be an engine name; use one of vllm, sglang, gr8, dgpp" }).default("vllm"),
@@ -57,15 +64,17 @@ function recipeSchema() {
     port: z.int().min(1024, { error: "must be 1024 or above; pick an unprivileged port such as 8000" }).max(65535).optional(),
     args: z.array(line("the argument")).default([]),
     env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: "env keys are upper-case shell names; rename it" }), line("the env value")).default({}),
-    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: "is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro" })).default([]),
-    hooks: z.strictObject({ before_serve: z.array(z.string().min(1)).default([]), after_stop: z.array(z.string().min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
+    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: "is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro" })
+      .refine((m) => !m.split(/[:/]/).includes(".."), { error: 'contains a ".." segment; use paths without ..' })
+      .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), { error: "starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path" })).default([]),
+    hooks: z.strictObject({ before_serve: z.array(line("a hook").min(1)).default([]), after_stop: z.array(line("a hook").min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
     readiness: z.strictObject({
       timeout_s: z.int().min(1).max(86400).default(1800),
       max_model_len: z.int().min(1).optional(),
       proofs: z.array(line("the proof text").min(1)).default([]),
     }).default({ timeout_s: 1800, proofs: [] }),
     dgpp: z.strictObject({
-      repo: pathLike("repo").optional(),
+      repo: pathLike("repo").refine((s) => !/^[A-Za-z][A-Za-z0-9+.-]*::/.test(s), { error: 'repo uses git\'s "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL' }).optional(),
       rev: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, { error: "is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1" }).optional(),
       dir: pathLike("dir").default("~/dgpp"),
       http_port: z.int().min(1024).max(65535).default(18080),
@@ -73,7 +82,7 @@ function recipeSchema() {
       roce_devices: z.string().regex(/^[A-Za-z0-9_,-]+$/, { error: "is a comma-separated list of RoCE device names; write e.g. rocep1s0f0,rocep1s0f1" }).optional(),
       engine: z.record(z.string(), z.unknown()).default({}),
     }).optional(),
-    profiles_dir: pathLike("profiles_dir").optional(),
+    profiles_dir: pathLike("profiles_dir").refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: "profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles" }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
   });
 }
@@ -102,24 +111,30 @@ export function parseRecipe(file: string, text: string): Recipe {
     }
     throw e;
   }
-  const parsed = recipeSchema().safeParse(raw, { reportInput: true });
   const locate = (p: FieldPath) => locateToml(text, p);
+  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
+  const parsed = recipeSchema().safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
+    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
     throw new Error("unreachable: zod failed without issues");
   }
   const r = parsed.data;
   const errors: SpecError[] = [];
-  const err = (path: FieldPath, problem: string, fix: string) =>
-    errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
+  const err = (path: FieldPath, problem: string, fix: string) => {
+    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
+  };
   const warnings: string[] = [];
   const known = (ENGINE_NAMES as readonly string[]).includes(r.engine);
   const engine: EngineName = known ? (r.engine as EngineName) : "vllm";
   if (!known) warnings.push(`${file}: engine "${r.engine}" is unknown; using the vLLM driver (known: ${ENGINE_NAMES.join(", ")})`);
+  const stem = basename(file).replace(/\.toml$/, "");
+  if (r.name === undefined && !IDENT.test(stem)) {
+    err(["name"], `the recipe is named after its file, and "${stem.length > 60 ? `${stem.slice(0, 57)}...` : stem}" is not a recipe name`, 'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"');
+  }
   checkShape(r, engine, err);
   throwIfAny(errors);
   return {
-    name: r.name ?? basename(file).replace(/\.toml$/, ""),
+    name: r.name ?? stem,
     file,
     engine,
     engineAsWritten: r.engine,
@@ -175,6 +190,10 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
   if (engine !== "dgpp" && r.deploy !== "script" && r.model === undefined) err(["model"], "is required", 'add model = "<org>/<name>" (the Hugging Face repo id)');
   if (r.deploy === "docker" && r.image === undefined) err(["image"], 'deploy = "docker" needs an image', 'add image = "<registry>/<name>:<tag>"');
   if (engine === "gr8" && r.deploy !== "docker") err(["deploy"], `gr8 ships as a container image, not "${r.deploy}"`, 'set deploy = "docker"');
+  const program = r.entrypoint?.[0];
+  if (program !== undefined && (program === "" || program.startsWith("-"))) {
+    err(["entrypoint", 0], program === "" ? "the program is empty" : `the program "${program}" starts with "-", so docker and exec would read it as an option`, 'start the entrypoint with the program, e.g. ["vllm", "serve"]');
+  }
   if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], 'deploy = "script" needs its profiles', 'add profiles_dir = "<recipe>/profiles"');
   if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], 'profiles belong to deploy = "script" recipes', "remove profiles_dir");
   if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], `mounts apply to container targets, not "${r.deploy}"`, "remove mounts");
@@ -198,7 +217,13 @@ export function loadRecipes(dir: string, display: string = dir): Map<string, Rec
   const errors: SpecError[] = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
     try {
-      const r = readRecipe(join(dir, f), join(display, f));
+      const text = readFileSync(join(dir, f), "utf8");
+      const r = parseRecipe(join(display, f), text);
+      const first = out.get(r.name);
+      if (first !== undefined) {
+        errors.push(new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" }));
+        continue;
+      }
       out.set(r.name, r);
     } catch (e) {
       if (e instanceof SpecError) errors.push(e);

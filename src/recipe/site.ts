@@ -3,11 +3,11 @@
  * `sm121:` namespace. The Pulumi program and the CLI read the same file with this one schema.
  */
 import { readFileSync } from "node:fs";
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, parseDocument, visit } from "yaml";
 import { z } from "zod";
-import { SpecError, throwIfAny } from "./errors";
+import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError } from "./issues";
-import { dotted, locateYaml, type FieldPath } from "./locate";
+import { dotted, protoKeys, yamlLocator, type FieldPath } from "./locate";
 import { NODE_ENV_KEYS, type Site, type SiteNode } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
@@ -15,6 +15,8 @@ const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const PATH = /^[A-Za-z0-9~@:/._+-]+$/;
 const SAFE_VALUE = /^[A-Za-z0-9_./:=,@+%-]*$/;
+/** One command line of operator shell: no line break, NUL, other control (but tab) or invisible format character. */
+const commandLine = (s: string): boolean => !/[\p{Cc}\p{Cf}]/u.test(s.replace(/\t/g, ""));
 
 /** Config keys holding secrets; they are read through Pulumi, never from this file. */
 export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;
@@ -34,18 +36,22 @@ function siteSchema() {
   const ident = (what: string) => z.string().regex(IDENT, { error: `${what} must be lower-case letters, digits and -, at most 48; rename it` });
   const path = (what: string) =>
     z.string().regex(PATH, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
-      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` });
+      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` })
+      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` })
+      .refine((s) => !/^~[^/]/.test(s), { error: `${what} starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path` });
+  const relative = (what: string, base: string, example: string) =>
+    path(what).refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: `${what} is relative to ${base}; write e.g. ${example}` });
   const value = (what: string) => z.union([z.string(), z.number(), z.boolean()]).transform(String)
     .refine((s) => SAFE_VALUE.test(s), { error: `${what} may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters` });
   const vars = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "a var name is letters, digits and _; rename it" }), value("a var value")).default({});
   const nodeRecipe = z.strictObject({
     dir: path("dir"),
-    start: path("start").default("start.sh"),
-    stop: path("stop").default("stop.sh"),
+    start: relative("start", "the recipe dir", "start.sh").default("start.sh"),
+    stop: relative("stop", "the recipe dir", "stop.sh").default("stop.sh"),
     container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, { error: "is not a container name; use letters, digits, _ . -" }),
-    dockerArgs: z.string().regex(/^[^\n\0]*$/).optional(),
+    dockerArgs: z.string().regex(/^[A-Za-z0-9_./:=,@+% -]*$/, { error: "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; remove quotes and shell characters (docker arguments reach a generated bash script unquoted)" }).optional(),
     vars,
-    ownedMounts: z.array(path("an owned mount")).default([]),
+    ownedMounts: z.array(path("an owned mount").refine((s) => s.startsWith("/"), { error: "an owned mount is a container path; write an absolute path such as /workspace/mtp.py" })).default([]),
   });
   const node = z.strictObject({
     host: z.enum(["local", "ssh"]).default("ssh"),
@@ -56,10 +62,17 @@ function siteSchema() {
     }).optional(),
     ip: z.string().regex(IPV4, { error: "is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12" }),
     protected: flag().default(false),
-    env: z.partialRecord(z.enum(NODE_ENV_KEYS, { error: `a node env key is one of ${NODE_ENV_KEYS.join(", ")}; other keys belong in a profile` }), value("a node env value")).default({}),
+    env: z.strictObject({
+      HF_HOME: value("a node env value").refine((s) => s.startsWith("/"), { error: "HF_HOME is not an absolute path; write the node's Hugging Face cache, e.g. /home/ops/.cache/huggingface" }),
+      BIND: value("a node env value").refine((s) => IPV4.test(s), { error: "BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0" }),
+      PORT: value("a node env value").refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: "PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000" }),
+      REQUIRE_IDLE_GPU: value("a node env value"),
+    }).partial().default({}),
     vars,
-    gatewayUrl: z.url({ error: "is not a URL; write e.g. http://203.0.113.12:8000" }).optional(),
-    gpuProbe: z.string().min(1).optional(),
+    // The printable check comes first: z.url() drops a newline from what it returns instead of refusing it.
+    gatewayUrl: z.string().regex(/^[\x21-\x7e]+$/, { error: "contains white space, a control character or a non-ASCII character; write the URL without them (e.g. http://203.0.113.12:8000)" })
+      .pipe(z.url({ protocol: /^https?$/, error: "is not a URL; write e.g. http://203.0.113.12:8000" })).optional(),
+    gpuProbe: z.string().min(1).refine(commandLine, { error: "is one command line; remove line breaks, NUL and other control or invisible characters" }).optional(),
     minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
     recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
@@ -69,7 +82,7 @@ function siteSchema() {
     recipe: ident("recipe"),
     profile: ident("profile").optional(),
     nodes: z.array(ident("a node name")).min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }),
-    overlay: path("overlay").optional(),
+    overlay: relative("overlay", "the project directory", "overlays/qwen38/mtp-r3").optional(),
     overlayWins: flag().default(false),
   });
   return z.strictObject({
@@ -78,13 +91,13 @@ function siteSchema() {
     minMemAvailableGiB: num().pipe(z.number().positive()).default(100),
     memTimeoutS: int().pipe(z.int().positive()).default(600),
     readyGraceS: int().pipe(z.int().min(0)).default(300),
-    recipesDir: path("recipesDir").default("recipes"),
+    recipesDir: relative("recipesDir", "the project directory", "recipes").default("recipes"),
     knownHosts: path("knownHosts").default("~/.ssh/known_hosts"),
     hostKeys: z.enum(["strict", "accept-new"]).default("strict"),
     gateway: z.strictObject({
       path: path("path"),
       format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
-      model: z.string().min(1).optional(),
+      model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; write the served model name, e.g. qwen38" }).optional(),
       node: ident("node").optional(),
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
@@ -108,8 +121,17 @@ function knownKeys(path: FieldPath): readonly string[] {
   return [];
 }
 
+/** A site has nodes and deployments, not thousands: the YAML parser's time grows with the square of a map's size. */
+const MAX_SITE_LINES = 10_000;
+const MAX_SITE_BYTES = 1 << 20;
+
 /** Parses the stack config text of `Pulumi.<stack>.yaml`. Throws SpecError or SpecErrors. */
 export function parseSite(file: string, stack: string, text: string): Site {
+  const lineCount = text.split("\n").length;
+  if (lineCount > MAX_SITE_LINES || text.length > MAX_SITE_BYTES) {
+    const size = lineCount > MAX_SITE_LINES ? `${lineCount} lines` : `${(text.length / (1 << 20)).toFixed(1)} MB`;
+    throw new SpecError({ file, line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1, col: 1, field: "", problem: `the stack config has ${size}; sm121 reads at most ${MAX_SITE_LINES} lines and 1 MB`, fix: "keep the site to its nodes and deployments" });
+  }
   // prettyErrors: false leaves linePos unset, so the position comes from a LineCounter.
   const lines = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
@@ -118,28 +140,41 @@ export function parseSite(file: string, stack: string, text: string): Site {
     const at = lines.linePos(yamlErr.pos[0]);
     throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: `YAML syntax: ${yamlErr.message.split("\n")[0] ?? ""}`, fix: "fix the syntax at this spot" });
   }
-  const root: unknown = doc.toJS();
+  let root: unknown;
+  try {
+    root = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // yaml refuses an alias bomb ("billion laughs") here, with a plain error and no position.
+    let at = 0;
+    visit(doc, { Alias: (_, n) => { at = n.range?.[0] ?? 0; return visit.BREAK; } });
+    const pos = lines.linePos(at);
+    throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: `YAML: ${e instanceof Error ? e.message : String(e)}`, fix: "write the values out instead of aliases" });
+  }
   const config = typeof root === "object" && root !== null && "config" in root ? (root as { config: unknown }).config : {};
-  const raw: Record<string, unknown> = {};
+  // No prototype: a key `sm121:__proto__` must stay a key (and be reported as unknown).
+  const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries((config ?? {}) as Record<string, unknown>)) {
     if (!k.startsWith("sm121:")) continue;
     const key = k.slice("sm121:".length);
     if ((SECRET_CONFIG_KEYS as readonly string[]).includes(key)) continue;
     raw[key] = v;
   }
+  const locateIn = yamlLocator(text);
   const locate = (p: FieldPath) => {
     const [head, ...rest] = p;
-    return locateYaml(text, head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
+    return locateIn(head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
   };
+  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: `sm121:${dotted(p)}`, problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
   const parsed = siteSchema().safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    throwIfAny(parsed.error.issues.flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")));
+    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")));
     throw new Error("unreachable: zod failed without issues");
   }
   const s = parsed.data;
   const errors: SpecError[] = [];
-  const err = (path: FieldPath, problem: string, fix: string) =>
-    errors.push(new SpecError({ file, ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
+  const err = (path: FieldPath, problem: string, fix: string) => {
+    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
+  };
   const nodes: Record<string, SiteNode> = {};
   for (const [name, n] of Object.entries(s.nodes)) {
     if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], "host: ssh needs an ssh block", "add ssh: {host: <name or address>, user: <user>}");
@@ -160,7 +195,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   }
   const deployments = s.deployments.map((d, i) => {
     for (const [j, n] of d.nodes.entries()) {
-      if (!(n in nodes)) err(["deployments", i, "nodes", j], `node "${n}" is not in sm121:nodes`, `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`);
+      if (!Object.hasOwn(nodes, n)) err(["deployments", i, "nodes", j], `node "${n}" is not in sm121:nodes`, `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`);
       if (d.nodes.indexOf(n) !== j) err(["deployments", i, "nodes", j], `node "${n}" is listed twice`, "list each node once, rank 0 first");
     }
     const name = d.name ?? (d.profile === undefined ? d.recipe : `${d.recipe}-${d.profile}`);
@@ -172,7 +207,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
     if (prev !== undefined) err(["deployments", i], `deployment name "${d.name}" is already used by deployments[${prev}]`, "set name: on one of them to a distinct name");
     seen.set(d.name, i);
   });
-  if (s.gateway?.node !== undefined && !(s.gateway.node in nodes)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
+  if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
   throwIfAny(errors);
   const site: Site = {
     file, text, stack, nodes, deployments,

@@ -1,45 +1,55 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
-import { SpecError } from "../recipe/errors";
-import { dotted, locateYaml } from "../recipe/locate";
+import { MAX_ERRORS, SpecError } from "../recipe/errors";
+import { dotted, yamlLocator, type FieldPath } from "../recipe/locate";
 import type { Recipe, Site } from "../recipe/types";
 
-export function siteError(site: Site, path: ReadonlyArray<string | number>, problem: string, fix: string): SpecError {
-  const [head, ...rest] = path;
-  const at = locateYaml(site.text, head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
-  return new SpecError({ file: site.file, ...at, field: `sm121:${dotted(path)}`, problem, fix });
+export function siteError(site: Site, path: FieldPath, problem: string, fix: string): SpecError {
+  return siteErrorsOf(site)(path, problem, fix);
+}
+
+/** siteError with the YAML parsed once, for many errors of one site. */
+export function siteErrorsOf(site: Site): (path: FieldPath, problem: string, fix: string) => SpecError {
+  const locate = yamlLocator(site.text);
+  return (path, problem, fix) => {
+    const [head, ...rest] = path;
+    const at = locate(head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
+    return new SpecError({ file: site.file, ...at, field: `sm121:${dotted(path)}`, problem, fix });
+  };
 }
 
 /** Errors of the deployments against the recipes and each other (not the profiles). */
 export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe>): SpecError[] {
   const errors: SpecError[] = [];
   const owner = new Map<string, string>();
+  const siteErr = siteErrorsOf(site);
   site.deployments.forEach((d, i) => {
+    if (errors.length > MAX_ERRORS) return;
     const recipe = recipes.get(d.recipe);
     if (recipe === undefined) {
-      errors.push(siteError(site, ["deployments", i, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`));
+      errors.push(siteErr(["deployments", i, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`));
       return;
     }
     d.nodes.forEach((n, j) => {
       const prev = owner.get(n);
-      if (prev !== undefined) errors.push(siteError(site, ["deployments", i, "nodes", j], `node "${n}" already serves deployment ${prev}; a node serves one deployment`, "remove it from one of the two deployments"));
+      if (prev !== undefined) errors.push(siteErr(["deployments", i, "nodes", j], `node "${n}" already serves deployment ${prev}; a node serves one deployment`, "remove it from one of the two deployments"));
       owner.set(n, d.name);
     });
     const n = d.nodes.length;
     if (recipe.deploy === "script") {
-      if (d.profile === undefined) errors.push(siteError(site, ["deployments", i], `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
+      if (d.profile === undefined) errors.push(siteErr(["deployments", i], `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
     } else {
-      if (d.profile !== undefined) errors.push(siteError(site, ["deployments", i, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
-      if (d.overlay !== undefined) errors.push(siteError(site, ["deployments", i, "overlay"], "overlays apply to script recipes", "remove overlay"));
+      if (d.profile !== undefined) errors.push(siteErr(["deployments", i, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
+      if (d.overlay !== undefined) errors.push(siteErr(["deployments", i, "overlay"], "overlays apply to script recipes", "remove overlay"));
       if (recipe.engine === "gr8" && recipe.tp !== n) {
-        errors.push(siteError(site, ["deployments", i, "nodes"], `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, `list ${recipe.tp} nodes or set tp = ${n}`));
+        errors.push(siteErr(["deployments", i, "nodes"], `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, `list ${recipe.tp} nodes or set tp = ${n}`));
       } else if (recipe.engine !== "dgpp" && n % recipe.tp !== 0 && recipe.tp % n !== 0) {
-        errors.push(siteError(site, ["deployments", i, "nodes"], `tp = ${recipe.tp} (${recipe.file}) does not divide the ${n} launch nodes`, `use ${orList(divisorsOf(n))}`));
+        errors.push(siteErr(["deployments", i, "nodes"], `tp = ${recipe.tp} (${recipe.file}) does not divide the ${n} launch nodes`, `use ${orList(divisorsOf(n))}`));
       }
     }
     for (const [j, nodeName] of d.nodes.entries()) {
-      const node = site.nodes[nodeName];
+      const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
       if (node === undefined) continue;
-      if (node.host === "ssh" && node.ssh === undefined) errors.push(siteError(site, ["deployments", i, "nodes", j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
+      if (node.host === "ssh" && node.ssh === undefined) errors.push(siteErr(["deployments", i, "nodes", j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
     }
   });
   return errors;

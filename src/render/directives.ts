@@ -35,7 +35,8 @@ export interface ProfileDirective {
 }
 
 /** Matches a comment that claims a directive; group 1 prefix, 2 name, 3 the rest. */
-const DIRECTIVE_LINE = /^(#[ \t]*)(sm121|pulse)-([A-Za-z0-9_-]*)(.*)$/;
+// [\s\S], not `.`: a carriage return inside the line must not turn the directive into a plain comment.
+const DIRECTIVE_LINE = /^(#[ \t]*)(sm121|pulse)-([A-Za-z0-9_-]*)([\s\S]*)$/;
 
 /**
  * Reads one comment line. Returns undefined for a plain comment, the directive when it is valid,
@@ -80,6 +81,8 @@ export function readDirective(
 }
 
 function valueProblem(name: DirectiveName, value: string): { index: number; problem: string; fix: string } | undefined {
+  const unseen = textFault(value);
+  if (unseen !== undefined) return unseen;
   if (value === "" && name !== "description") {
     return { index: 0, problem: "has no value", fix: `write \`# sm121-${name}: ${EXAMPLES[name]}\`` };
   }
@@ -96,6 +99,7 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
     case "mkdir": {
       const fault = valueFault(value, "unquoted");
       if (fault !== undefined) return fault;
+      if (value.split("/").includes("..")) return { index: value.indexOf(".."), problem: `\`${value}\` has a ".." segment`, fix: "give the directory without .." };
       if (value.startsWith("/") || value.startsWith("{{")) return undefined;
       return { index: 0, problem: `\`${value}\` is not an absolute path`, fix: "give an absolute path on the node, or start with a {{variable}}" };
     }
@@ -110,7 +114,7 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
 function textFault(value: string): { index: number; problem: string; fix: string } | undefined {
   let index = 0;
   for (const c of value) {
-    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f") return { index, problem: `contains ${describeChar(c)}`, fix: "remove it" };
+    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f" || /\p{Cf}/u.test(c)) return { index, problem: `contains ${describeChar(c)}`, fix: "remove it" };
     index += c.length;
   }
   return undefined;

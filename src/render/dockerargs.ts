@@ -6,7 +6,7 @@
  * words come from a profile and from an overlay's docker-args.txt.
  */
 import * as path from "node:path";
-import { SpecError } from "../recipe/errors";
+import { MAX_ERRORS, SpecError } from "../recipe/errors";
 import { describeChar, hasPlaceholder, Span, valueFault } from "./values";
 import { isSecretKey } from "./keys";
 
@@ -81,7 +81,7 @@ export function pairsFromTokens(
     errors.push(new SpecError({ file, line: t.line, col: t.col, field, problem: problem + after, fix }));
   };
   let i = 0;
-  while (i < tokens.length) {
+  while (i < tokens.length && errors.length <= MAX_ERRORS) {
     const flag = tokens[i];
     if (flag === undefined) break;
     if (flag.text !== "-e" && flag.text !== "-v") {
@@ -151,5 +151,6 @@ function mountProblem(value: string, placeholders: boolean): { problem: string; 
   const absolute = (p: string): boolean => p.startsWith("/") || (placeholders && hasPlaceholder(p) && p.startsWith("{{"));
   if (!absolute(src)) return { problem: `-v ${value}: source ${src} is not an absolute path`, fix: `${fix}; the source is a path on the node` };
   if (!absolute(dst)) return { problem: `-v ${value}: target ${dst} is not an absolute path`, fix };
+  if ([...src.split("/"), ...dst.split("/")].includes("..")) return { problem: `-v ${value} has a ".." segment`, fix: `${fix}, without ..` };
   return undefined;
 }

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { SpecError, throwIfAny } from "../recipe/errors";
+import { MAX_ERRORS, SpecError, throwIfAny } from "../recipe/errors";
 import { pairsFromTokens, tokenizeLine } from "./dockerargs";
 import { DirectiveName, ProfileDirective, readDirective } from "./directives";
 import { isForbiddenKey, isMultilineKey, isNodeKey, KEY_PATTERN, NAME_PATTERN } from "./keys";
@@ -70,6 +70,8 @@ export function parseProfile(file: string, text: string): Profile {
   const entries: ProfileEntry[] = [];
   const firstLine = new Map<string, number>();
   for (let i = 0; i < lines.length; i++) {
+    // A mangled or hostile file (100,000 bad lines) stops here; throwIfAny says there were more.
+    if (errors.length > MAX_ERRORS) break;
     const lineText = lines[i] ?? "";
     const line = i + 1;
     const trimmed = lineText.trimStart();

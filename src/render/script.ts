@@ -35,7 +35,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
   let proofs: string[] = [];
   let keys: Record<string, string> = {};
   const bundles = nodes.map((node, rank) => {
-    const nodeRecipe = node.recipes[target];
+    const nodeRecipe = Object.hasOwn(node.recipes, target) ? node.recipes[target] : undefined;
     if (nodeRecipe === undefined) {
       errors.push(siteError(site, ["nodes", node.name, "recipes"], `profile ${profile.name} needs the node recipe "${target}" on ${node.name}`, `add recipes.${target}: {dir, container} to node ${node.name}`));
       return undefined;

@@ -61,6 +61,7 @@ export function describeChar(c: string): string {
     default: {
       const code = c.codePointAt(0) ?? 0;
       if (code < 0x20 || code === 0x7f) return `control character U+${code.toString(16).padStart(4, "0")}`;
+      if (/\p{Cf}/u.test(c)) return `invisible format character U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
       return `\`${c}\``;
     }
   }
@@ -74,7 +75,7 @@ export function charFault(c: string, form: ValueForm): { problem: string; fix: s
   }
   if (c === "\r") return { problem: "contains a carriage return", fix: "save the file with LF line endings" };
   if (form === "quoted") {
-    if ((code < 0x20 && c !== "\t") || code === 0x7f) {
+    if ((code < 0x20 && c !== "\t") || code === 0x7f || /\p{Cf}/u.test(c)) {
       return { problem: `contains ${describeChar(c)}`, fix: "remove it" };
     }
     return undefined;
