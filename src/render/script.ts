@@ -27,7 +27,9 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
   const profilesDir = recipe.profilesDir ?? `${recipe.name}/profiles`;
   const rel = join(site.recipesDir, profilesDir, `${d.profile ?? ""}.env`);
   const profile = readProfileFile(join(root, rel), rel);
-  const overlay: Overlay | undefined = d.overlay === undefined ? undefined : loadOverlay(join(root, d.overlay));
+  // The overlay is named as the site names it, so that the .env identity does not depend on where
+  // the project is checked out.
+  const overlay: Overlay | undefined = d.overlay === undefined ? undefined : { ...loadOverlay(join(root, d.overlay)), dir: d.overlay };
   const target = profile.directives.recipe;
   const nodes = d.nodes.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
   const errors: SpecError[] = [];
