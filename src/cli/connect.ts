@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Site } from "../recipe/types";
-import { connect, TransportError, type Host, type SshAuth } from "../remote";
+import { connect, hostFor, TransportError, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { UsageError, str, type Parsed } from "./args";
 import { t } from "./i18n";
@@ -112,7 +112,5 @@ export function selectedDeployment(bundles: readonly DeploymentBundle[], name: s
 }
 
 export function hostOf(hosts: Map<string, Host>, nb: Pick<NodeBundle, "node">): Host {
-  const h = hosts.get(nb.node);
-  if (h === undefined) throw new Error(`no connection to ${nb.node}`);
-  return h;
+  return hostFor(hosts, nb.node);
 }

@@ -1,21 +1,14 @@
 /** The work of DgppProvision, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
-import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
-import { provisionDgpp } from "../serve/dgpp";
-import { withHosts } from "../remote";
+import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
+import { hostFor, withHosts } from "../remote";
 import { nodePath } from "../targets/shell";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings } from "./engineDeployment";
 
-interface Props {
+interface Props extends ProvisionSettings {
   bundle: DeploymentBundle;
-  recipe: string;
-  paths: DgppPaths;
-  rev?: string;
-  buildScript?: string;
-  pollS: number;
-  capS: number;
   connection: ConnectionSettings;
   marker?: string;
 }
@@ -32,7 +25,8 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<pulum
 
 async function run(news: Props): Promise<Props> {
   const log = providerLog(`${news.bundle.deployment} dgpp`);
-  const o = await provisionDgpp(news.bundle, { recipe: news.recipe, paths: news.paths, pollS: news.pollS, capS: news.capS, ...(news.rev !== undefined && { rev: news.rev }), ...(news.buildScript !== undefined && { buildScript: news.buildScript }) }, authOf(news.connection), log);
+  const o = await provisionDgpp(news.bundle, news, authOf(news.connection), log);
+  if (o.backups.length > 0) log(`staged files replaced; the old ones are backed up: ${o.backups.join(", ")}`);
   return { ...news, ...(o.marker !== undefined && { marker: o.marker }) };
 }
 
@@ -52,9 +46,7 @@ export async function read(id: string, props: Props): Promise<pulumi.dynamic.Rea
   const head = props.bundle.nodes[0];
   if (head === undefined) return { id, props };
   const marker = await withHosts([{ node: head.node, conn: head.conn }], authOf(props.connection), async (hosts) => {
-    const h = hosts.get(head.node);
-    if (h === undefined) return undefined;
-    const out = (await h.run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
+    const out = (await hostFor(hosts, head.node).run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
     return out === "" ? undefined : out;
   });
   const { marker: _old, ...rest } = props;

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { withHosts } from "../remote";
+import { hostFor, withHosts } from "../remote";
 import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../targets/shell";
 import { disableDeployment } from "../render/gateway";
@@ -28,9 +28,7 @@ async function onNode<T>(p: Props, script: string, step: string, read: (stdout: 
   const n = p.node;
   if (n === undefined) throw new Error("no node");
   return withHosts([{ node: n.name, conn: n.conn }], authOf(p.connection), async (hosts) => {
-    const h = hosts.get(n.name);
-    if (h === undefined) throw new Error(`no connection to ${n.name}`);
-    return read((await h.run(script, { step })).stdout);
+    return read((await hostFor(hosts, n.name).run(script, { step })).stdout);
   });
 }
 

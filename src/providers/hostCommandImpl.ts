@@ -1,6 +1,6 @@
 /** The work of HostCommand, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
-import { withHosts } from "../remote";
+import { hostFor, withHosts } from "../remote";
 import type { NodeConn } from "../render/types";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings } from "./engineDeployment";
@@ -18,8 +18,7 @@ interface Props {
 async function runAll(p: Props, commands: string[], step: string): Promise<string> {
   if (commands.length === 0) return "";
   return withHosts([{ node: p.node, conn: p.conn }], authOf(p.connection), async (hosts) => {
-    const h = hosts.get(p.node);
-    if (h === undefined) throw new Error(`no connection to ${p.node}`);
+    const h = hostFor(hosts, p.node);
     let out = "";
     for (const cmd of commands) {
       providerLog(p.node)(`${step}: ${cmd}`);

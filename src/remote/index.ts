@@ -15,6 +15,13 @@ export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Ho
   return connectSsh({ node, host: conn.host, port: conn.port, user: conn.user }, auth);
 }
 
+/** The operation's connection to `node` (every node of a withHosts call has one). */
+export function hostFor(hosts: ReadonlyMap<string, Host>, node: string): Host {
+  const h = hosts.get(node);
+  if (h === undefined) throw new Error(`no connection to ${node}`);
+  return h;
+}
+
 /** Runs `fn` with one connection per node, all nodes in parallel, closing every connection after. */
 export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,

@@ -3,7 +3,7 @@
  * and install the pinned release on rank 0 only (its install reaches the peers from DGPP_NODES),
  * skipped when the rev marker already says this rev.
  */
-import { withHosts, type Host, type SshAuth } from "../remote";
+import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../targets/shell";
@@ -22,8 +22,7 @@ export interface ProvisionSettings {
 export interface ProvisionOutcome {
   /** The rev the marker says on rank 0 after the run (undefined: DGPP assumed pre-installed). */
   marker?: string;
-  built: boolean;
-  staged: Record<string, string[]>;
+  /** Staged files that replaced different ones, backed up first (node:path). */
   backups: string[];
 }
 
@@ -33,7 +32,7 @@ function staged(nb: NodeBundle, dir: string): NodeBundle {
 
 export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, auth: SshAuth, log: (m: string) => void): Promise<ProvisionOutcome> {
   return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
-    const out: ProvisionOutcome = { built: false, staged: {}, backups: [] };
+    const out: ProvisionOutcome = { backups: [] };
     const head = b.nodes[0];
     if (head === undefined) throw new Error(`${b.deployment} has no nodes`);
     const paths = s.paths;
@@ -41,14 +40,13 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     const stamp = utcStamp();
     await Promise.all(
       b.nodes.map(async (nb) => {
-        const res = await hostOf(hosts, nb).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {}, identity: nb.identity }), { step: "stage DGPP config" });
-        out.staged[nb.node] = res.records.filter((r) => typeof r["file"] === "string").map((r) => String(r["file"]));
+        const res = await hostFor(hosts, nb.node).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {}, identity: nb.identity }), { step: "stage DGPP config" });
         out.backups.push(...res.records.filter((r) => typeof r["backup"] === "string").map((r) => `${nb.node}:${String(r["backup"])}`));
       }),
     );
     if (s.rev === undefined || s.buildScript === undefined) return out;
     // 2. Provision on rank 0 only, skipped when the marker says this rev.
-    const h = hostOf(hosts, head);
+    const h = hostFor(hosts, head.node);
     const marker = (await h.run(`cat ${nodePath(paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
     if (marker === s.rev) {
       log(`DGPP ${s.rev} is already installed on ${head.node} (marker ${paths.marker}); nothing to build`);
@@ -57,14 +55,8 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     log(`building DGPP ${s.rev} on ${head.node} in tmux session ${paths.session}; log ${paths.buildLog}`);
     await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
     await waitBuild(h, paths, s, log);
-    return { ...out, marker: s.rev, built: true };
+    return { ...out, marker: s.rev };
   }, { lock: true });
-}
-
-function hostOf(hosts: Map<string, Host>, nb: NodeBundle): Host {
-  const h = hosts.get(nb.node);
-  if (h === undefined) throw new Error(`no connection to ${nb.node}`);
-  return h;
 }
 
 /** The build script goes to a file and runs as `bash <file> 2>&1 | tee <log>` in a detached session. */

@@ -3,7 +3,7 @@
  * preflight -> mkdirs -> stop (verify gone) on every node -> memory gate -> write with backup ->
  * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each.
  */
-import { withHosts, type Host, type SshAuth } from "../remote";
+import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, probeNode, type FailedCheck, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
@@ -23,11 +23,7 @@ export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions)
   return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) => serveOn(b, hosts, o), { lock: true });
 }
 
-const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => {
-  const h = hosts.get(nb.node);
-  if (h === undefined) throw new Error(`no connection to ${nb.node}`);
-  return h;
-};
+const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, nb.node);
 
 /** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
 async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise<{ states: NodeState[]; warnings: string[] }> {

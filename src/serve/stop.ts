@@ -1,5 +1,5 @@
 /** `pulumi destroy` and `pulumi refresh` of a deployment, from the stored bundle alone. */
-import { withHosts, type SshAuth } from "../remote";
+import { hostFor, withHosts, type SshAuth } from "../remote";
 import type { DeploymentBundle } from "../render/types";
 import { nodePath } from "../targets/shell";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
@@ -11,9 +11,7 @@ export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m
     log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
     await Promise.all(
       b.nodes.map((nb) => {
-        const h = hosts.get(nb.node);
-        if (h === undefined) throw new Error(`no connection to ${nb.node}`);
-        return h.run(`${nb.stop}\nrm -f ${nodePath(nb.stateDir)}/state.json`, { step: "stop" });
+        return hostFor(hosts, nb.node).run(`${nb.stop}\nrm -f ${nodePath(nb.stateDir)}/state.json`, { step: "stop" });
       }),
     );
   }, { lock: true });
@@ -24,9 +22,7 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
   return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
     const nodes: NodeOutcome[] = await Promise.all(
       b.nodes.map(async (nb) => {
-        const h = hosts.get(nb.node);
-        if (h === undefined) throw new Error(`no connection to ${nb.node}`);
-        const st = await probeNode(h, nb);
+        const st = await probeNode(hostFor(hosts, nb.node), nb);
         const drift = driftOf(nb, st);
         const status = drift === undefined ? (nb.api !== undefined ? "serving" : "standby") : st.recorded === undefined && !st.running ? "stopped" : "drifted";
         return {

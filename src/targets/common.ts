@@ -1,5 +1,6 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
-import { nodePath, quote } from "./shell";
+import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import type { BundleFile, LaunchSpec } from "./types";
 
 /** `@sm121 {...}` status record from shell variables $running and $started. */
 export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )"`;
@@ -42,6 +43,36 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
   ].join("\n");
 }
 
+/** Status of a deployment whose running state is the shell condition `cond`; start time from started-at. */
+export function statusWhen(cond: string, stateDir: string): string {
+  return [
+    'running=false; started=""',
+    `if ${cond}; then running=true; started=$(cat ${nodePath(stateDir)}/started-at 2>/dev/null || true); fi`,
+    STATUS_RECORD,
+  ].join("\n");
+}
+
+/** Status of a container by name, as docker reports its start. */
+export function containerStatus(name: string): string {
+  return [
+    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
+    'running=false; started=""',
+    'case "$state" in "true "*) running=true; started=${state#true };; esac',
+    STATUS_RECORD,
+  ].join("\n");
+}
+
+/** A container's log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
+export function containerLogs(name: string): string {
+  const c = quote(name);
+  return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${c} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${c} 2>&1 || true; fi`;
+}
+
 export function logsScript(file: string): string {
   return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec tail -n "\${SM121_LINES:-100}" -F ${file}; else tail -n "\${SM121_LINES:-100}" ${file} 2>/dev/null || true; fi`;
+}
+
+/** run.sh of the tmux and native targets: the engine's environment and exact command line. */
+export function runFile(spec: LaunchSpec): BundleFile {
+  return { path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false };
 }

@@ -1,5 +1,5 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
-import { STATUS_RECORD, waitGone } from "./common";
+import { containerLogs, containerStatus, waitGone } from "./common";
 import { envFileText, joinNode, nodePath, quote, quoteArgv } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -45,19 +45,12 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     waitGone(`[ -n "$(docker ps -aq ${filter})" ]`, 30, `container of ${spec.deployment}`).replace(/^/gm, "  "),
     "fi",
   ].join("\n");
-  const status = [
-    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
-    'running=false; started=""',
-    'case "$state" in "true "*) running=true; started=${state#true };; esac',
-    STATUS_RECORD,
-  ].join("\n");
-  const logs = `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${quote(name)} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${quote(name)} 2>&1 || true; fi`;
   return {
     files: [{ path: joinNode(spec.stateDir, "engine.env"), content: envFileText(spec.env), mode: 0o644, backup: false }],
     start,
     stop,
-    status,
-    logs,
+    status: containerStatus(name),
+    logs: containerLogs(name),
     launch: runArgv.replace('"${secrets[@]}"', `[--env-file ${d}/secrets.env]`),
   };
 }

@@ -3,8 +3,8 @@
  * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
-import { STATUS_RECORD, exportLines, logsScript, runScript, waitGone } from "./common";
-import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import { STATUS_RECORD, exportLines, logsScript, runFile, statusWhen, waitGone } from "./common";
+import { nodePath, quote, quoteArgv } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function nativeTarget(spec: LaunchSpec): TargetScripts {
@@ -22,16 +22,11 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     waitGone(alive, 5, `process group of ${spec.deployment}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  const status = [
-    'running=false; started=""',
-    `if ${alive}; then running=true; started=$(cat ${d}/started-at 2>/dev/null || true); fi`,
-    STATUS_RECORD,
-  ].join("\n");
   return {
-    files: [{ path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false }],
+    files: [runFile(spec)],
     start,
     stop,
-    status,
+    status: statusWhen(alive, spec.stateDir),
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}`,
   };

@@ -5,14 +5,13 @@
  * .env alone sets the recipe keys.
  */
 import type { NodeRecipe } from "../recipe/types";
-import { STATUS_RECORD, waitGone } from "./common";
+import { containerLogs, containerStatus, waitGone } from "./common";
 import { joinNode, nodePath, quote } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: string): TargetScripts {
   const dir = nodePath(nodeRecipe.dir);
   const d = nodePath(spec.stateDir);
-  const c = quote(nodeRecipe.container);
   const cleanEnv = 'env -i HOME="$HOME" PATH="$PATH" USER="${USER:-}" LANG=C.UTF-8';
   const start = [
     `cd ${dir}`,
@@ -36,19 +35,12 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     `if [ -f ${dir}/${quote(nodeRecipe.stop)} ]; then (cd ${dir} && ${cleanEnv} bash ${quote(nodeRecipe.stop)}); fi`,
     waitGone(gone, 60, `container ${nodeRecipe.container}`),
   ].join("\n");
-  const status = [
-    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${c} 2>/dev/null || true)`,
-    'running=false; started=""',
-    'case "$state" in "true "*) running=true; started=${state#true };; esac',
-    STATUS_RECORD,
-  ].join("\n");
-  const logs = `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${c} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${c} 2>&1 || true; fi`;
   return {
     files: [{ path: joinNode(nodeRecipe.dir, ".env"), content: envText, mode: 0o600, backup: true }],
     start,
     stop,
-    status,
-    logs,
+    status: containerStatus(nodeRecipe.container),
+    logs: containerLogs(nodeRecipe.container),
     launch: `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} > logs/sm121-up-<UTC>.log 2>&1 &`,
   };
 }

@@ -1,6 +1,6 @@
 /** deploy = "tmux": one tmux session per deployment and node, sm121-<deployment>-<rank>. */
-import { STATUS_RECORD, logsScript, runScript, waitGone } from "./common";
-import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import { logsScript, runFile, statusWhen, waitGone } from "./common";
+import { nodePath, quote, quoteArgv } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function sessionName(spec: LaunchSpec): string {
@@ -28,16 +28,11 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     waitGone(has, 10, `tmux session ${sessionName(spec)}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  const status = [
-    'running=false; started=""',
-    `if ${has}; then running=true; started=$(cat ${d}/started-at 2>/dev/null || true); fi`,
-    STATUS_RECORD,
-  ].join("\n");
   return {
-    files: [{ path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false }],
+    files: [runFile(spec)],
     start,
     stop,
-    status,
+    status: statusWhen(has, spec.stateDir),
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}`,
   };
