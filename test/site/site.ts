@@ -41,7 +41,7 @@ export interface ImageSpec {
 export interface StartSiteOptions {
   dir: string;
   nodes: string[];
-  /** Last octet of the first node's 127.0.0.x address (default 11). */
+  /** Last octet of the first node's address (default 11), in $SM121_TEST_NET (default 127.0.0). */
   firstIp?: number;
   /** Port of every node's sshd (default 2222). */
   sshPort?: number;
@@ -145,18 +145,27 @@ function register(dir: string, rec: ProcRecord, node: string): void {
   writeJson(path.join(dir, "run", "procs", `${rec.pid}.json`), { ...rec, node });
 }
 
+/** The first three octets of the site's loopback addresses: `$SM121_TEST_NET`, default 127.0.0. */
+export function testNet(): string {
+  const prefix = process.env["SM121_TEST_NET"] ?? "127.0.0";
+  if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix)) throw new Error(`SM121_TEST_NET=${prefix} must be 127.X.Y (a loopback /24)`);
+  return prefix;
+}
+
 export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const dir = path.resolve(opts.dir);
   checkPlainPath("the site dir", dir);
   const firstIp = opts.firstIp ?? 11;
+  // Parallel runs of the same suites (two checkouts) keep apart by the third octet.
+  const prefix = testNet();
   const sshPort = opts.sshPort ?? 2222;
   if (opts.nodes.length === 0) throw new Error("test site: at least one node is needed");
   if (new Set(opts.nodes).size !== opts.nodes.length) throw new Error(`test site: node names repeat: ${opts.nodes.join(", ")}`);
   for (const n of opts.nodes) if (!/^[a-z][a-z0-9-]{0,30}$/.test(n)) throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
-  if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: 127.0.0.${firstIp} + ${opts.nodes.length} nodes leaves 127.0.0.2-254`);
+  if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: ${prefix}.${firstIp} + ${opts.nodes.length} nodes leaves ${prefix}.2-254`);
   await stopStaleSite(dir);
   // Another run's sshd on the same address would answer in place of ours (with its own host key).
-  const taken = (await Promise.all(opts.nodes.map((_, i) => listening(`127.0.0.${firstIp + i}`, sshPort)))).map((t, i) => (t ? `127.0.0.${firstIp + i}:${sshPort}` : "")).filter((a) => a !== "");
+  const taken = (await Promise.all(opts.nodes.map((_, i) => listening(`${prefix}.${firstIp + i}`, sshPort)))).map((t, i) => (t ? `${prefix}.${firstIp + i}:${sshPort}` : "")).filter((a) => a !== "");
   if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
   fs.mkdirSync(dir, { recursive: true });
   for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
@@ -169,7 +178,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     fs.writeFileSync(path.join(dir, "ssh", "authorized_keys"), `${clientPub}\n`);
     const nodes: SimNode[] = opts.nodes.map((name, i) => {
       const root = path.join(dir, "nodes", name);
-      return { name, ip: `127.0.0.${firstIp + i}`, sshPort, root, home: path.join(root, "home") };
+      return { name, ip: `${prefix}.${firstIp + i}`, sshPort, root, home: path.join(root, "home") };
     });
     const knownHosts = path.join(dir, "ssh", "known_hosts");
     const lines = nodes.map((n) => {
