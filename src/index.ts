@@ -1,6 +1,7 @@
 /**
  * The sm121 Pulumi program: read the site from this stack's config file, load the recipes, render
- * every deployment at plan time, and create one Recipe component per deployment.
+ * every deployment at plan time, look at every node once (read-only: what runs there, what
+ * drifted), and create one Recipe component per deployment.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Recipe } from "./components/recipe";
@@ -10,6 +11,8 @@ import { GatewayFragment } from "./providers/gatewayFragment";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 import { gatewayFile, isLoopback } from "./render/gateway";
 import { nodeConn } from "./render/node";
+import { authOf } from "./providers/common";
+import { observeSite } from "./serve/observe";
 
 const stack = pulumi.getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -66,37 +69,76 @@ const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName]
 const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
 const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
-const recipes = bundles.map((bundle) => {
-  const dgpp = dgppOf(bundle.recipe);
-  return new Recipe(bundle.deployment, { bundle, connection, secrets: pulumi.secret(secrets), allow, preflight, ...(gatewaySettings !== undefined && { gateway: gatewaySettings }), ...(dgpp !== undefined && { dgpp }) });
-});
-
-if (site.gateway !== undefined && gatewaySettings !== undefined) {
-  const gw = site.gateway;
-  const file = pulumi.all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
-    gatewayFile(gw.format, bundles.map((b, i) => ({
-      deployment: b.deployment,
-      model: gw.model ?? outcomes[i]?.servedModel ?? b.readiness.servedName ?? b.deployment,
-      status: outcomes[i]?.status ?? "unknown",
-      endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
-        node: n.node,
-        url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
-        // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
-        reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
-      }])),
-    }))),
-  );
-  new GatewayFragment("gateway", {
-    path: gw.path,
-    format: gw.format,
-    content: file.text,
-    warnings: file.warnings,
-    restartNote: file.restartNote,
-    connection,
-    ...(gwConn !== undefined && { node: gwConn }),
+/** The value of an output that is known at plan time (the stack's config), as a promise. */
+function known<T>(o: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => {
+    o.apply((v) => {
+      resolve(v);
+      return v;
+    });
   });
 }
 
-export const deployments = Object.fromEntries(
-  recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }]),
-);
+export = async () => {
+  // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
+  // before anything is stopped.
+  const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)));
+  const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
+  if (leaving.length > 0) {
+    throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (the site no longer puts it there); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
+  }
+  for (const l of seen.leaving) pulumi.log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+
+  // Deployments on protected nodes come after the others, so that a destroy meets their refusal
+  // before it stops anything else.
+  const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
+  const make = (bundle: (typeof bundles)[number], after: pulumi.Resource[]) => {
+    const dgpp = dgppOf(bundle.recipe);
+    return new Recipe(bundle.deployment, {
+      bundle,
+      connection,
+      // Each value secret, the keys plain: the plan names a rotated secret, never its value.
+      secrets,
+      allow,
+      preflight,
+      drift: seen.drift[bundle.deployment] ?? [],
+      findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
+      after,
+      ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
+      ...(dgpp !== undefined && { dgpp }),
+    });
+  };
+  const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
+  const firsts = [...open.values()].map((r) => r.engine);
+  const recipes = bundles.map((b) => open.get(b.deployment) ?? make(b, firsts));
+
+  if (site.gateway !== undefined && gatewaySettings !== undefined) {
+    const gw = site.gateway;
+    const file = pulumi.all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
+      gatewayFile(gw.format, bundles.map((b, i) => ({
+        deployment: b.deployment,
+        model: gw.model ?? outcomes[i]?.servedModel ?? b.readiness.servedName ?? b.deployment,
+        status: outcomes[i]?.status ?? "unknown",
+        endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
+          node: n.node,
+          url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+          // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+          reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
+        }])),
+      }))),
+    );
+    new GatewayFragment("gateway", {
+      path: gw.path,
+      format: gw.format,
+      content: file.text,
+      warnings: file.warnings,
+      restartNote: file.restartNote,
+      connection,
+      ...(gwConn !== undefined && { node: gwConn }),
+    });
+  }
+
+  return {
+    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }])),
+  };
+};

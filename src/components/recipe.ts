@@ -1,12 +1,11 @@
 /**
  * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
- * `<name>-dgpp` (DgppProvision, DGPP only), `<name>-hooks-<node>` (HostCommand, when the recipe has
- * hooks) and `<name>-engine` (EngineDeployment), which depends on both.
+ * `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine` (EngineDeployment), which depends on
+ * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DgppProvision } from "../providers/dgppProvision";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
-import { HostCommand } from "../providers/hostCommand";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 
@@ -21,6 +20,11 @@ export interface RecipeArgs {
   preflight: boolean;
   /** The gateway file, for the failure path (its endpoints disabled at once). */
   gateway?: GatewaySettings;
+  /** What the plan-time look at the nodes found for this deployment (serve/observe). */
+  drift: pulumi.Input<string[]>;
+  findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
+  /** Engines this one comes after (and, on destroy, goes before). */
+  after?: pulumi.Resource[];
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
 }
@@ -48,17 +52,6 @@ export class Recipe extends pulumi.ComponentResource {
         ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
       }, { parent: this }));
     }
-    if (b.hooks.beforeServe.length > 0 || b.hooks.afterStop.length > 0) {
-      for (const n of b.nodes) {
-        deps.push(new HostCommand(`${name}-hooks-${n.node}`, {
-          node: n.node,
-          conn: n.conn,
-          connection: args.connection,
-          create: b.hooks.beforeServe,
-          delete: b.hooks.afterStop,
-        }, { parent: this }));
-      }
-    }
     this.engine = new EngineDeployment(`${name}-engine`, {
       deployment: b.deployment,
       preflight: args.preflight,
@@ -67,7 +60,9 @@ export class Recipe extends pulumi.ComponentResource {
       connection: args.connection,
       secrets: args.secrets,
       allow: args.allow,
-    }, { parent: this, dependsOn: deps });
+      drift: args.drift,
+      findings: args.findings,
+    }, { parent: this, dependsOn: [...deps, ...(args.after ?? [])] });
     const outcome = this.engine.outcome;
     const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));
     const servedModel = outcome.apply((o) => o?.servedModel);

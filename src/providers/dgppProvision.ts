@@ -31,6 +31,6 @@ export class DgppProvision extends pulumi.dynamic.Resource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor(require.resolve("./dgppImpl")), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+    super(providerFor("dgppImpl"), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
   }
 }

@@ -2,14 +2,20 @@
  * EngineDeployment: one deployment (one serving group) of a recipe on its nodes.
  *
  * Lifecycle on the hosts (the work is in ./engineImpl, loaded at run time):
- * - check:  refuses a change on a protected node unless allowed for this run
+ * - check:  refuses a restart on a protected node unless allowed for this run
  *           (SM121_ALLOW_PROTECTED=spark1), render-only profiles, experimental profiles without
- *           SM121_EXPERIMENTAL=1.
- * - diff:   a changed bundle identity is an update; a changed node list, rank order or target is a
- *           replace (delete before replace). A failed or drifted deployment is always updated.
- * - create/update: seed 001's sequence on every node (preflight, stop, memory gate, write with
- *           backup, start, /v1/models, verify). A failure after the stop marks it failed in state.
- * - delete: stops every node and verifies it, from the stored outputs alone.
+ *           SM121_EXPERIMENTAL=1, and (sm121:preflight) what the plan-time look found fatal.
+ * - diff:   pure (./engineDecide): a changed bundle identity, drift found on the nodes at plan
+ *           time, a rotated secret, a failed last up or SM121_RESTART is an update that restarts;
+ *           a changed ssh address is an update that restarts nothing; a changed node list, rank
+ *           order or target is a replace (delete before replace).
+ * - create/update: seed 001's sequence on every node (preflight, stop -- first whatever other
+ *           deployment the node still runs -- and after_stop hooks, memory gate, write with
+ *           backup, before_serve hooks, start, /v1/models, verify). A failure after the stop
+ *           marks it failed in state, with the node's own evidence.
+ * - delete: refuses protected nodes without SM121_ALLOW_PROTECTED (nothing stopped), then stops
+ *           every node, runs after_stop and verifies it, from the stored outputs alone; a node
+ *           another deployment has taken since is left alone.
  * - read:   is it running, do the files on the node still match what was written.
  *
  * The provider object is serialized into the state; it stays a thin shim so that it serializes
@@ -58,6 +64,10 @@ export interface EngineDeploymentInputs {
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
   allow: pulumi.Input<Allowances>;
   gateway?: pulumi.Input<GatewaySettings>;
+  /** What the plan-time look at the nodes found (serve/observe): each line a reason to act. */
+  drift: pulumi.Input<string[]>;
+  /** The plan-time look's preflight findings, reported by check when `preflight` is on. */
+  findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
 }
 
 export class EngineDeployment extends pulumi.dynamic.Resource {
@@ -66,7 +76,7 @@ export class EngineDeployment extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
     super(
-      providerFor(require.resolve("./engineImpl")),
+      providerFor("engineImpl"),
       name,
       { ...args, outcome: undefined },
       { ...opts, additionalSecretOutputs: ["connection", "secrets"] },

@@ -1,42 +1,22 @@
 /** The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. */
 import type * as pulumi from "@pulumi/pulumi";
-import type { DeploymentBundle } from "../render/types";
 import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
-import { preflightDeployment, serve } from "../serve/serve";
+import { serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
-import type { Allowances, ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import { disableInGateway } from "./gatewayImpl";
 import { authOf, providerLog } from "./common";
+import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf, type EngineProps } from "./engineDecide";
 
-interface Props {
+interface Props extends EngineProps {
   deployment: string;
   gateway?: GatewaySettings;
-  /** Run the read-only node checks at plan time (`sm121:preflight: true` and a preview). */
+  /** `sm121:preflight` on a preview: report the plan-time look's preflight findings. */
   preflight?: boolean;
-  bundle: DeploymentBundle;
+  /** The plan-time look's preflight findings on the nodes of this deployment. */
+  findings?: { fatal: string[]; warnings: string[] };
   connection: ConnectionSettings;
   secrets: Record<string, string>;
-  allow: Allowances;
-  outcome?: DeploymentOutcome;
-  __provider?: string;
-}
-
-
-const SHAPE = (b: DeploymentBundle) => JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
-
-/** Would this run restart the deployment? `olds` are the stored outputs (diff) or old inputs (check). */
-function changes(olds: Partial<Props>, news: Props): boolean {
-  if (news.allow.restart) return true;
-  if (olds.bundle?.identity !== news.bundle.identity) return true;
-  return olds.outcome !== undefined && olds.outcome.status !== "serving";
-}
-
-/** Protected nodes this run would restart without the run's allowance. */
-function refusedProtected(news: Props): string[] {
-  const b = news.bundle;
-  return b.nodes
-    .filter((n) => n.protected && !news.allow.protected.includes(n.node))
-    .map((n) => `node ${n.node} is protected and this run would restart ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`);
 }
 
 export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.dynamic.CheckResult> {
@@ -45,28 +25,25 @@ export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.d
   if (typeof b !== "object" || b === null || !Array.isArray(b.nodes)) return { inputs: news };
   if (!b.runnable) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
   if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
-  // A create or a new bundle is known here; a retry of a failed deployment is caught in diff.
-  if (changes(olds, news)) for (const reason of refusedProtected(news)) failures.push({ property: "deployment", reason });
+  // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
+  if (decide(olds, news).restart.length > 0) for (const reason of refusedProtected(b, news.allow.protected, "restart")) failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
-    try {
-      for (const w of await preflightDeployment(b, authOf(news.connection))) providerLog(b.deployment)(`warning: ${w}`);
-    } catch (e) {
-      failures.push({ property: "deployment", reason: e instanceof Error ? e.message : String(e) });
-    }
+    for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(`warning: ${w}`);
+    for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: `preflight: ${f}` });
   }
   return { inputs: news, failures };
 }
 
 export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  if (olds.bundle !== undefined && SHAPE(olds.bundle) !== SHAPE(news.bundle)) {
-    const refused = refusedProtected(news);
+  if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
+    const refused = [...refusedProtected(olds.bundle, news.allow.protected, "stop"), ...refusedProtected(news.bundle, news.allow.protected, "restart")];
     if (refused.length > 0) throw new Error(refused.join("\n"));
     return { changes: true, replaces: ["bundle"], deleteBeforeReplace: true };
   }
-  const change = changes(olds, news);
-  const refused = change ? refusedProtected(news) : [];
+  const d = decide(olds, news);
+  const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
-  return { changes: change };
+  return { changes: d.restart.length + d.touch.length > 0 };
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -82,11 +59,16 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
   const b = news.bundle;
   const log = providerLog(b.deployment);
   try {
-    // A failed or drifted deployment is restarted even when its bundle is the same.
+    const d = decide(olds ?? {}, news);
+    for (const why of [...d.restart, ...d.touch]) log(why);
+    // A failed or drifted deployment, or a rotated secret, restarts even when its bundle is the
+    // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
     const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
-    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: news.allow.restart || unhealthy, goBack: goBack(olds, news), log });
+    const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
+    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart, goBack: goBack(olds, news), log });
     for (const w of outcome.warnings) log(`warning: ${w}`);
-    return { id: id ?? b.deployment, outs: { ...news, outcome } };
+    // Repaired: what the plan-time look found is no longer true.
+    return { id: id ?? b.deployment, outs: { ...news, drift: [], outcome } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
@@ -136,6 +118,9 @@ export async function update(id: string, olds: Props, news: Props): Promise<pulu
 }
 
 export async function remove(_id: string, props: Props): Promise<void> {
+  // destroy, a removal from the site and a targeted destroy all come here, with no program run.
+  const refused = refusedProtected(props.bundle, allowedHere(), "stop");
+  if (refused.length > 0) throw new Error(`${refused.join("\n")}\nNothing was stopped on ${props.bundle.deployment}'s nodes.`);
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
 }
 

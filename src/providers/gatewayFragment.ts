@@ -27,6 +27,6 @@ export class GatewayFragment extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor(require.resolve("./gatewayImpl")), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
+    super(providerFor("gatewayImpl"), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
   }
 }

@@ -1,6 +1,7 @@
 /** Phase A: preflight and the node's current state, parsed. */
 import type { Host } from "../remote";
 import type { NodeBundle } from "../render/types";
+import { diffKeys, parseEnvFile } from "../render/envreader";
 import { parseTime } from "./outcome";
 import { preflightScript } from "./steps";
 
@@ -15,6 +16,10 @@ export interface NodeState {
   failed: FailedCheck[];
   running: boolean;
   startedAt?: string;
+  /** Why the engine does not run, in words ("container gone", "container exited"). */
+  detail?: string;
+  /** Other deployments this node holds (a node moved to this deployment still runs them). */
+  others: string[];
   /** sm121's record on the node: identity and the sha256 of each file as written. */
   recorded?: { identity: string; files: Record<string, string> };
   files: Record<string, { sha256: string; ctime: number }>;
@@ -35,20 +40,27 @@ export function envPathOf(nb: NodeBundle): string | undefined {
 
 export async function probeNode(host: Host, nb: NodeBundle): Promise<NodeState> {
   const res = await host.run(preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)), { step: "preflight" });
-  const st: NodeState = { failed: [], running: false, files: {} };
-  for (const r of res.records) {
+  return parseProbe(res.records, res.stdout);
+}
+
+/** The records of a probe script (preflightScript), as a NodeState. */
+export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdout: string): NodeState {
+  const st: NodeState = { failed: [], running: false, files: {}, others: [] };
+  for (const r of records) {
     if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
+    else if (typeof r["other"] === "string") st.others.push(r["other"]);
     else if ("state" in r) {
       const s = r["state"] as { identity?: unknown; files?: unknown } | null;
       if (s !== null && typeof s.identity === "string") st.recorded = { identity: s.identity, files: (s.files ?? {}) as Record<string, string> };
     } else if (typeof r["running"] === "boolean") {
       st.running = r["running"];
       if (typeof r["startedAt"] === "string") st.startedAt = r["startedAt"];
+      if (typeof r["detail"] === "string") st.detail = r["detail"];
     } else if (typeof r["file"] === "string") {
       st.files[r["file"]] = { sha256: String(r["sha256"]), ctime: Number(r["ctime"]) };
     } else if (typeof r["clients"] === "number") st.clients = r["clients"];
   }
-  const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(res.stdout);
+  const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(stdout);
   if (m !== null) st.envText = m[1] ?? "";
   return st;
 }
@@ -74,13 +86,38 @@ function sameFiles(st: NodeState): boolean {
   return Object.entries(rec).every(([p, sha]) => st.files[p]?.sha256 === sha);
 }
 
-/** Drift for refresh: a file differs from what sm121 wrote, or the engine is not running. */
-export function driftOf(nb: NodeBundle, st: NodeState): string | undefined {
+/**
+ * Drift, in words: what changed on the node since sm121 served it, each a reason this up restarts
+ * or repairs the node. The one rule behind the plan of `pulumi preview`, the repair of `pulumi up`
+ * and `pulumi refresh`. Empty when the node runs exactly what was written.
+ */
+export function driftOf(nb: NodeBundle, st: NodeState): string[] {
+  const words: string[] = [];
   const rec = st.recorded?.files ?? {};
-  const edited = Object.entries(rec).filter(([p, sha]) => st.files[p]?.sha256 !== sha).map(([p]) => p);
-  if (edited.length > 0) return `edited on the node: ${edited.join(", ")}`;
-  if (st.recorded === undefined) return "no sm121 record on the node";
-  if (st.recorded.identity !== nb.identity) return "the node runs another bundle";
-  if (nb.runs && !st.running) return "the engine is not running";
-  return undefined;
+  for (const [p, sha] of Object.entries(rec)) {
+    const now = st.files[p];
+    if (now?.sha256 === sha) continue;
+    if (now === undefined) words.push(`${p} was removed on the node`);
+    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) words.push(`.env edited on the node: ${keyChanges(parseEnvFile(st.envText).keys, nb.envKeys)}`);
+    else words.push(`${p} edited on the node`);
+  }
+  if (nb.runs && !st.running && st.recorded !== undefined) words.push(`the engine is not running (${st.detail ?? "not found"})`);
+  if (nb.runs && st.running && st.recorded?.identity === nb.identity && words.length === 0) {
+    const started = parseTime(st.startedAt);
+    const newer = watchedPaths(nb).filter((p) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999);
+    if (newer.length > 0) words.push(`changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)`);
+  }
+  return words;
+}
+
+/** `MAX_NUM_SEQS 4 -> 8, +FOO, -BAR`: what the render would change in the node's keys. */
+function keyChanges(onNode: Record<string, string>, rendered: Record<string, string>): string {
+  const d = diffKeys(onNode, rendered);
+  const short = (v: string | undefined) => (v === undefined ? "" : v.length > 32 ? `${v.slice(0, 29)}...` : v);
+  const parts = [
+    ...d.changed.map((k) => `${k} ${short(rendered[k])} -> ${short(onNode[k])}`),
+    ...d.removed.map((k) => `${k} added (${short(onNode[k])})`),
+    ...d.added.map((k) => `${k} removed`),
+  ];
+  return parts.length > 0 ? parts.join(", ") : "comments or layout only";
 }

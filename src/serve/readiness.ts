@@ -5,6 +5,7 @@
  */
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, quote } from "../targets/shell";
+import { EXIT } from "./failure";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
 export function keyFiles(nb: NodeBundle): string[] {
@@ -32,6 +33,9 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   if (api === undefined) return ":";
   const d = nodePath(nb.stateDir);
   const url = `http://${api.host}:${api.port}/v1/models`;
+  // The node's own reason, on stderr: the launcher's output (start.sh, dgpp-cluster up) and the engine log.
+  // The launcher's last, since a launcher that refused (start.sh's own checks) says why at its end.
+  const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
   return [
     curlFunction(nb, url),
     `deadline=$(( $(date +%s) + ${r.timeoutS} )); last=$(date +%s); n=0`,
@@ -44,9 +48,9 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
     `  if [ -f ${d}/launcher.exit ]; then if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
-    `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 4;; esac`,
+    `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
     '  now=$(date +%s)',
-    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ( ${nb.logs} ) 2>/dev/null | tail -n 30 >&2 || true; exit 5; fi`,
+    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.readinessTimeout}; fi`,
     `  if [ $((now - last)) -ge 15 ]; then echo "waiting for ${url} (HTTP $code)"; last=$now; fi`,
     "  sleep 0.1",
     "done",

@@ -8,7 +8,9 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, probeNode, type FailedCheck, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { readinessScript, verifyScript } from "./readiness";
-import { memGateScript, mkdirScript, stateScript, stopScript, writeScript } from "./steps";
+import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
+import { failureAdvice, maskSecrets } from "./failure";
+import { memGateScript, mkdirScript, stateScript, writeScript } from "./steps";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -54,11 +56,6 @@ function describeCheck(f: FailedCheck): string {
   }
 }
 
-/** `pulumi preview` with sm121:preflight: the read-only checks alone, on every node. */
-export async function preflightDeployment(b: DeploymentBundle, auth: SshAuth): Promise<string[]> {
-  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => (await preflight(b, hosts)).warnings);
-}
-
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
   const { states, warnings } = await preflight(b, hosts);
@@ -67,23 +64,29 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
-  const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState));
+  const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState) && (states[i] as NodeState).others.length === 0);
   let step = "stop";
   try {
     if (!same || o.forceRestart) {
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
-      const fresh = (i: number) => !(states[i]?.running ?? false) && states[i]?.recorded === undefined;
-      const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
+      const st = (i: number) => states[i] as NodeState;
+      const fresh = (i: number) => !st(i).running && st(i).recorded === undefined;
+      const stopping = b.nodes.filter((_, i) => !fresh(i) || st(i).others.length > 0).map((n) => n.node);
       if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
-      await Promise.all(b.nodes.map((nb, i) => (fresh(i) && nb.mkdirs.length === 0 ? undefined : host(hosts, nb).run(fresh(i) ? mkdirScript(nb) : stopScript(nb), { step: "stop" }))));
+      await Promise.all(b.nodes.map((nb, i) => {
+        // Another deployment on the node (a node move) stops first, by its own stored stop.
+        const parts = [mkdirScript(nb), st(i).others.length > 0 ? displaceScript(nb) : "", fresh(i) ? "" : stopWithHooks(nb, b.hooks.afterStop)].filter((x) => x !== "" && x !== ":");
+        return parts.length === 0 ? undefined : host(hosts, nb).run(parts.join("\n"), { step: "stop", onLine: (l) => o.log(`${nb.node}: ${l}`) });
+      }));
       // 4-6. Memory gate, write with backup, start: one script per node.
       step = "memory gate, write and start";
       const stamp = utcStamp();
       const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
       await Promise.all(
         b.nodes.map(async (nb, i) => {
-          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets, identity: nb.identity }), nb.runs ? nb.start : ":"].join("\n");
+          // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).
+          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets }), registerScript(nb, b.hooks.afterStop), hookLines("before_serve", b.hooks.beforeServe), nb.runs ? nb.start : ":"].filter((x) => x !== "").join("\n");
           const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
           const out = outcomes[i] as NodeOutcome;
           const written: Record<string, string> = {};
@@ -113,12 +116,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       ...(api?.maxLen !== undefined && { maxModelLen: api.maxLen }),
     };
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = maskSecrets(e instanceof Error ? e.message : String(e), o.secrets);
     for (const out of outcomes) if (out.status !== "serving") out.status = "failed";
     const backups = outcomes.flatMap((n) => n.backups.map((p) => `${n.node}:${p}`));
     const failure = `${step} failed: ${msg}`;
     const back = backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
-    throw new ServeFailure(`deployment ${b.deployment} is marked failed in the stack state; ${failure}${back}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure });
+    const advice = failureAdvice(e, b);
+    throw new ServeFailure(`deployment ${b.deployment} is marked failed in the stack state; ${failure}${back}${advice === "" ? "" : `\n${advice}`}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure: failure.split("\n")[0] ?? failure });
   }
 }
 

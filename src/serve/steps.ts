@@ -4,6 +4,8 @@
  */
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, nodePath, quote } from "../targets/shell";
+import { EXIT } from "./failure";
+import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 
 const RENDERED_SLOT = "@SM121_RENDERED_AT@";
 const SECRET_KEYS = ["HF_TOKEN", "API_KEY"];
@@ -38,6 +40,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
   const lines = [
     ...nb.preflight.map(checkLine),
     `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
+    othersProbe(deploymentsDir(nb), deploymentOf(nb)),
     `${rec('"{\\"state\\":$state}"')}`,
     `( ${nb.status} ) || true`,
     ...watch.map((p) => {
@@ -55,11 +58,6 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
   return lines.join("\n");
 }
 
-/** mkdirs, then stop and verify gone. stop.sh reads the old .env, so it is still in place. */
-export function stopScript(nb: NodeBundle): string {
-  return [mkdirScript(nb), nb.stop, rec(quote('{"stopped":true}'))].join("\n");
-}
-
 export function mkdirScript(nb: NodeBundle): string {
   return nb.mkdirs.map((m) => `mkdir -p ${nodePath(m)}`).join("\n") || ":";
 }
@@ -73,7 +71,7 @@ export function memGateScript(gateGiB: number, timeoutS: number): string {
     "  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)",
     `  if [ "$avail" -ge ${gateKb} ]; then break; fi`,
     '  now=$(date +%s)',
-    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit 3; fi`,
+    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit ${EXIT.memoryGate}; fi`,
     `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
     "  sleep 1",
     "done",
@@ -87,8 +85,6 @@ export interface WriteOptions {
   renderedAt: string;
   /** Secrets set through Pulumi; written to the node, never printed. */
   secrets: Record<string, string>;
-  /** The bundle's identity and per-file source sha256, kept on the node in state.json. */
-  identity: string;
 }
 
 /**
@@ -120,7 +116,7 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
     lines.push(`chmod ${f.mode.toString(8)} "$tmp"`);
     lines.push(
       'bak=""',
-      `if [ -f "$f" ] && ! cmp -s "$f" "$tmp"; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
+      `if [ -f "$f" ] && ! ${isEnv ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")` : 'cmp -s "$f" "$tmp"'}; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
       rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$(sha256sum < "$f" | cut -c1-64)\\"}"`),
     );
   }

@@ -1,19 +1,18 @@
 /** `pulumi destroy` and `pulumi refresh` of a deployment, from the stored bundle alone. */
 import { hostFor, withHosts, type SshAuth } from "../remote";
 import type { DeploymentBundle } from "../render/types";
-import { nodePath } from "../targets/shell";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
 import { driftOf, probeNode } from "./probe";
+import { ownStopScript } from "./registry";
 
-/** Stops every node (verifying gone) and removes sm121's record; the node's files stay. */
+/**
+ * Stops every node (verifying gone), runs the after_stop hooks and removes sm121's record; the
+ * node's files stay. A node that another deployment has taken since (a node move) is left alone.
+ */
 export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m: string) => void): Promise<void> {
   await withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
     log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
-    await Promise.all(
-      b.nodes.map((nb) => {
-        return hostFor(hosts, nb.node).run(`${nb.stop}\nrm -f ${nodePath(nb.stateDir)}/state.json`, { step: "stop" });
-      }),
-    );
+    await Promise.all(b.nodes.map((nb) => hostFor(hosts, nb.node).run(ownStopScript(nb, b.hooks.afterStop), { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) })));
   }, { lock: true });
 }
 
@@ -23,17 +22,18 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
     const nodes: NodeOutcome[] = await Promise.all(
       b.nodes.map(async (nb) => {
         const st = await probeNode(hostFor(hosts, nb.node), nb);
-        const drift = driftOf(nb, st);
-        const status = drift === undefined ? (nb.api !== undefined ? "serving" : "standby") : st.recorded === undefined && !st.running ? "stopped" : "drifted";
+        const words = driftOf(nb, st);
+        const drift = st.recorded === undefined ? "no sm121 record on the node" : st.recorded.identity !== nb.identity ? "the node runs another bundle" : words.join("; ");
+        const status = drift === "" ? (nb.api !== undefined ? "serving" : "standby") : st.recorded === undefined && !st.running ? "stopped" : "drifted";
         return {
           node: nb.node,
           rank: nb.rank,
           status,
-          identity: drift === undefined ? nb.identity : `drifted: ${drift}`,
+          identity: drift === "" ? nb.identity : `drifted: ${drift}`,
           backups: [],
           restarted: false,
           ...(st.startedAt !== undefined && { startedAt: st.startedAt }),
-          ...(nb.api !== undefined && drift === undefined && { endpoint: nb.api.url }),
+          ...(nb.api !== undefined && drift === "" && { endpoint: nb.api.url }),
         } satisfies NodeOutcome;
       }),
     );

@@ -2,8 +2,8 @@
 import { joinNode, nodePath, quote, quoteArgv } from "./shell";
 import type { BundleFile, LaunchSpec } from "./types";
 
-/** `@sm121 {...}` status record from shell variables $running and $started. */
-export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )"`;
+/** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
+export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )" "\${detail:-}"`;
 
 /** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
 export function waitGone(cond: string, seconds: number, what: string): string {
@@ -44,10 +44,10 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
 }
 
 /** Status of a deployment whose running state is the shell condition `cond`; start time from started-at. */
-export function statusWhen(cond: string, stateDir: string): string {
+export function statusWhen(cond: string, stateDir: string, what: string): string {
   return [
-    'running=false; started=""',
-    `if ${cond}; then running=true; started=$(cat ${nodePath(stateDir)}/started-at 2>/dev/null || true); fi`,
+    `running=false; started=""; detail=${quote(`${what} gone`)}`,
+    `if ${cond}; then running=true; detail=""; started=$(cat ${nodePath(stateDir)}/started-at 2>/dev/null || true); fi`,
     STATUS_RECORD,
   ].join("\n");
 }
@@ -56,8 +56,8 @@ export function statusWhen(cond: string, stateDir: string): string {
 export function containerStatus(name: string): string {
   return [
     `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
-    'running=false; started=""',
-    'case "$state" in "true "*) running=true; started=${state#true };; esac',
+    'running=false; started=""; detail="container gone"',
+    'case "$state" in "true "*) running=true; detail=""; started=${state#true };; "false "*) detail="container exited";; esac',
     STATUS_RECORD,
   ].join("\n");
 }

@@ -26,7 +26,7 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     files: [runFile(spec)],
     start,
     stop,
-    status: statusWhen(alive, spec.stateDir),
+    status: statusWhen(alive, spec.stateDir, "process"),
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}`,
   };

@@ -32,7 +32,7 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     files: [runFile(spec)],
     start,
     stop,
-    status: statusWhen(has, spec.stateDir),
+    status: statusWhen(has, spec.stateDir, "tmux session"),
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}`,
   };

@@ -96,15 +96,42 @@ describe("the qwen38-flash script recipe through pulumi up", () => {
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; nodes: Array<{ identity: string }> } } }> } };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("drifted");
-    expect(engine?.outputs?.outcome?.nodes[0]?.identity).toMatch(/^drifted: edited on the node: ~\/spark-recipes\/qwen38-flash\/\.env$/);
+    expect(engine?.outputs?.outcome?.nodes[0]?.identity).toBe("drifted: .env edited on the node: MAX_NUM_SEQS 8 -> 16");
     const preview = await e.preview();
     expect(preview.all).toMatch(/~ 1 to update/);
+    expect(preview.all).toContain("spark1: .env edited on the node: MAX_NUM_SEQS 8 -> 16");
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toMatch(/1 updated/);
     const repaired = readFileSync(envFile, "utf8");
     expect(repaired).toContain('MAX_NUM_SEQS="8"');
     expect(repaired).toContain('HF_TOKEN="hf_secret_e2e_do_not_print"');
+  });
+
+  it("restarts with SM121_RESTART=1 without rewriting an identical .env or backing it up", async () => {
+    const env = readFileSync(envFile, "utf8");
+    const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"));
+    const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
+    const up = await e.up({ SM121_RESTART: "1" });
+    expect(up.code, up.all).toBe(0);
+    expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).not.toBe(started);
+    expect(readFileSync(envFile, "utf8")).toBe(env);
+    expect(readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"))).toEqual(backups);
+  });
+
+  it("fails a start that start.sh refuses with start.sh's own reason, and the next up converges", async () => {
+    // Another GPU process on the node: start.sh refuses with REQUIRE_IDLE_GPU=1 (its default).
+    await sh("docker run -d --name busy --gpus all --network host nvcr.io/nvidia/vllm:25.10-py3 vllm serve Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null");
+    const up = await e.up({ SM121_RESTART: "1" });
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain("the engine exited before");
+    expect(up.all).toContain("the GPU is busy (REQUIRE_IDLE_GPU=1)");
+    expect(up.all).toContain("start.sh output");
+    expect(up.all).not.toContain("hf_secret_e2e_do_not_print");
+    await sh("docker rm -f busy >/dev/null");
+    const again = await e.up();
+    expect(again.code, again.all).toBe(0);
+    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")).data[0].id).toBe("qwen38");
   });
 
   it("refuses the render-only tp2 profile before touching the node", async () => {

@@ -25,6 +25,8 @@ export interface E2E {
   refresh(): Promise<PulumiRun>;
   destroy(env?: Record<string, string>): Promise<PulumiRun>;
   writeStack(yaml: string): void;
+  /** Rewrites the stack with another sm121: config besides the nodes (the `config` option's part). */
+  reconfigure(config: string): void;
   stop(): Promise<void>;
 }
 
@@ -105,9 +107,9 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   let secretBlock = "";
   let salt = "";
   const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
-  const stackYaml = () =>
-    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra, nodeEnv), config(site), ""].join("\n");
-  writeStack(stackYaml());
+  const stackYaml = (part: string) =>
+    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra, nodeEnv), part, ""].join("\n");
+  writeStack(stackYaml(config(site)));
   const init = await pulumi.run(["stack", "init", stack]);
   if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);
   const key = await pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey"], { input: readFileSync(site.clientKey, "utf8") });
@@ -128,6 +130,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
     refresh: () => run(["refresh", "--yes", "--skip-preview"]),
     destroy: (env) => run(["destroy", "--yes", "--skip-preview"], env),
     writeStack,
+    reconfigure: (part) => writeStack(stackYaml(part)),
     async stop() {
       await site.stop();
     },

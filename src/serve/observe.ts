@@ -1,0 +1,71 @@
+/**
+ * Plan time: one read-only look at every node of the site, before Pulumi diffs anything. One SSH
+ * connection per node, all nodes in parallel, one script each (the preflight probe of the
+ * deployment the node serves, or only the list of what sm121 holds there). What it finds becomes
+ * words in the plan and the reason an up repairs a node: an engine that died, a file edited on
+ * the node, a node that still runs another deployment. The resources' diffs stay pure: they only
+ * read what this look found, as an input.
+ */
+import { connect, type Host, type SshAuth } from "../remote";
+import type { SiteNode } from "../recipe/types";
+import { nodeConn } from "../render/node";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { joinNode } from "../targets/shell";
+import { driftOf, parseProbe, probeNode, type NodeState } from "./probe";
+import { othersProbe } from "./registry";
+
+export interface SiteObservation {
+  /** Per deployment: what this up will repair or stop first, one line per finding ("spark2: ..."). */
+  drift: Record<string, string[]>;
+  /** Per deployment: preflight findings (fatal ones fail a preview with sm121:preflight). */
+  preflight: Record<string, { fatal: string[]; warnings: string[] }>;
+  /** Deployments a node holds although the site no longer puts them there: this up stops them. */
+  leaving: Array<{ node: string; deployment: string; protected: boolean }>;
+}
+
+type Seen = { ok: true; state: NodeState } | { ok: false; error: string };
+
+async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, auth: SshAuth): Promise<Seen> {
+  let host: Host | undefined;
+  try {
+    host = await connect(name, nodeConn(node), auth);
+    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb) };
+    const res = await host.run(othersProbe(joinNode(node.stateDir, "deployments"), undefined), { step: "list sm121's deployments" });
+    return { ok: true, state: parseProbe(res.records, res.stdout) };
+  } catch (e) {
+    return { ok: false, error: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" };
+  } finally {
+    host?.close();
+  }
+}
+
+export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bundles: readonly DeploymentBundle[], auth: SshAuth): Promise<SiteObservation> {
+  const serving = new Map<string, { b: DeploymentBundle; nb: NodeBundle }>();
+  for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, { b, nb });
+  const names = Object.keys(nodes);
+  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n)?.nb, auth)));
+  const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
+  const out: SiteObservation = { drift: {}, preflight: {}, leaving: [] };
+  for (const b of bundles) {
+    const drift: string[] = [];
+    const pre = { fatal: [] as string[], warnings: [] as string[] };
+    for (const nb of b.nodes) {
+      const s = byNode.get(nb.node);
+      if (s === undefined) continue;
+      if (!s.ok) {
+        drift.push(`${nb.node}: unreachable (${s.error})`);
+        continue;
+      }
+      for (const o of s.state.others) drift.push(`${nb.node}: stops deployment ${o} first (the node now serves ${b.deployment})`);
+      for (const w of driftOf(nb, s.state)) drift.push(`${nb.node}: ${w}`);
+      for (const f of s.state.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${f.subject}: ${f.why}`);
+    }
+    out.drift[b.deployment] = drift;
+    out.preflight[b.deployment] = pre;
+  }
+  for (const [name, s] of byNode) {
+    if (!s.ok || serving.has(name)) continue;
+    for (const d of s.state.others) out.leaving.push({ node: name, deployment: d, protected: nodes[name]?.protected === true });
+  }
+  return out;
+}

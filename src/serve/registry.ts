@@ -1,0 +1,89 @@
+/**
+ * What sm121 runs on a node, kept on the node itself: `<stateDir>/deployments/<name>/stop.sh`
+ * exists while something of deployment <name> may run there. It is the deployment's exact stop
+ * (with its after_stop hooks), written before every start, so that whatever takes the node next
+ * (another deployment after a node move, a removal) can stop it without its recipe. A deployment
+ * stopped by another one keeps `displaced-by` instead, and its own later delete leaves the node
+ * alone. Hooks follow the engine: before_serve runs before every start, after_stop after every stop.
+ */
+import type { NodeBundle } from "../render/types";
+import { nodePath, quote } from "../targets/shell";
+import { EXIT } from "./failure";
+
+/** The node's directory of deployments, e.g. `~/.sm121/deployments`. */
+export function deploymentsDir(nb: Pick<NodeBundle, "stateDir">): string {
+  return nb.stateDir.replace(/\/[^/]+\/?$/, "");
+}
+
+/** A deployment's name from its state dir (`.../deployments/<name>`). */
+export function deploymentOf(nb: Pick<NodeBundle, "stateDir">): string {
+  return nb.stateDir.replace(/\/+$/, "").split("/").pop() ?? "";
+}
+
+/** Runs each hook command with bash (the command is one quoted word, never spliced into the script). */
+export function hookLines(kind: "before_serve" | "after_stop", commands: readonly string[]): string {
+  return commands
+    .map((c) => {
+      const q = quote(c);
+      return `echo ${quote(`${kind}: ${c}`)}\nbash -euo pipefail -c ${q} || { rc=$?; echo ${quote(`sm121: the ${kind} hook \`${c}\` failed`)}" (exit $rc)" >&2; exit ${EXIT.hookFailed}; }`;
+    })
+    .join("\n");
+}
+
+/** The deployment's own stop on this node, followed by its after_stop hooks. */
+export function stopWithHooks(nb: NodeBundle, afterStop: readonly string[]): string {
+  return [nb.stop, hookLines("after_stop", afterStop)].filter((s) => s !== "").join("\n");
+}
+
+/** Writes `stop.sh` into the deployment's state dir: this node now (maybe) runs it. */
+export function registerScript(nb: NodeBundle, afterStop: readonly string[]): string {
+  const d = nodePath(nb.stateDir);
+  const text = `#!/usr/bin/env bash\n# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\nset -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
+  return [`mkdir -p ${d}`, `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`, `rm -f ${d}/displaced-by`].join("\n");
+}
+
+/** Removes the deployment from the node's registry after its own stop. */
+export function unregisterScript(nb: NodeBundle): string {
+  const d = nodePath(nb.stateDir);
+  return `rm -f ${d}/stop.sh ${d}/state.json`;
+}
+
+/** Prints `@sm121 {"other":"<name>"}` for every other deployment the node holds. */
+export function othersProbe(dir: string, own: string | undefined): string {
+  const root = nodePath(dir);
+  return `for d in ${root}/*/; do [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue; n=$(basename "$d"); [ "$n" = ${quote(own ?? "")} ] && continue; printf '@sm121 {"other":"%s"}\\n' "$n"; done`;
+}
+
+/**
+ * Stops every other deployment the node holds before this one starts there (a node moved
+ * between deployments): runs its stored stop.sh, then marks it displaced by this one.
+ */
+export function displaceScript(nb: NodeBundle): string {
+  const own = deploymentOf(nb);
+  const root = nodePath(deploymentsDir(nb));
+  return [
+    `for d in ${root}/*/; do`,
+    '  n=$(basename "$d")',
+    `  [ "$n" = ${quote(own)} ] && continue`,
+    '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
+    `  echo "stopping deployment $n here first: this node now serves ${own}"`,
+    `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,
+    `  rm -f "$d/stop.sh" "$d/state.json"; echo ${quote(own)} > "$d/displaced-by"`,
+    `  printf '@sm121 {"displaced":"%s"}\\n' "$n"`,
+    "done",
+  ].join("\n");
+}
+
+/** The deployment's stop for delete: skipped on a node another deployment has taken since. */
+export function ownStopScript(nb: NodeBundle, afterStop: readonly string[]): string {
+  const d = nodePath(nb.stateDir);
+  return [
+    `if [ -f ${d}/displaced-by ] && [ ! -f ${d}/stop.sh ]; then`,
+    `  echo "nothing of ${deploymentOf(nb)} runs here: deployment $(cat ${d}/displaced-by) took this node and stopped it"`,
+    "else",
+    stopWithHooks(nb, afterStop).replace(/^/gm, "  "),
+    `  ${unregisterScript(nb)}`,
+    "fi",
+  ].join("\n");
+}
+
