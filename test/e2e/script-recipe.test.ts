@@ -12,14 +12,15 @@ import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
+const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 18432\n';
 
-function stackYaml(site: SimSite, profile: string): string {
+function stackYaml(site: SimSite, profile: string, deployment = `{ name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`): string {
   const extra = (n: SimNode) => [
     `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
     `      recipes:`,
     `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
   ].join("\n");
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })), "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`, ""].join("\n");
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })), "  sm121:deployments:", `    - ${deployment}`, ""].join("\n");
 }
 
 describe("the qwen38-flash script recipe through pulumi up", () => {
@@ -29,7 +30,7 @@ describe("the qwen38-flash script recipe through pulumi up", () => {
   const sh = async (script: string) => (await sshScript(e.site, node, script)).stdout;
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "script", nodes: ["spark1"], firstIp: 31, sshPort: 2241, config: () => "" });
+    e = await e2eProject({ name: "script", nodes: ["spark1"], firstIp: 31, sshPort: 2241, config: () => "", recipes: { "solo.toml": SOLO } });
     node = e.site.nodes[0] as SimNode;
     makeScriptRecipe(node, RECIPE_DIR);
     mkdirSync(join(node.home, "models", "qwen38-mtp-r2"), { recursive: true });
@@ -140,6 +141,17 @@ describe("the qwen38-flash script recipe through pulumi up", () => {
     expect(preview.code).not.toBe(0);
     expect(preview.all).toContain("profile tp2 of flash is render-only (sm121-runnable: false)");
     e.writeStack(stackYaml(e.site, "datagen"));
+  });
+
+  it("moves spark1 from the script recipe to a docker deployment in one up", async () => {
+    e.writeStack(stackYaml(e.site, "datagen", "{ name: solo, recipe: solo, nodes: [spark1] }"));
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).toContain("spark1: stops deployment flash first (the node now serves solo)");
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(await sh("docker ps --format '{{.Names}}'")).toBe("sm121-solo-0\n");
+    expect(JSON.parse(await sh(`curl -s http://${node.ip}:18432/v1/models`)).data[0].id).toBe("solo");
   });
 
   it("destroys: the container is gone, the .env stays", async () => {

@@ -1,0 +1,99 @@
+/**
+ * The state names no path of the machine that wrote it. Checkout A (its own build) serves; a
+ * stack written by the previous release (whose provider text named A's absolute path) is
+ * rewritten by one `pulumi up` that restarts nothing; then A is removed and checkout B, at
+ * another path, runs preview, refresh and destroy on the same stack. The blocks run in order.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, REPO, type E2E } from "../helpers/project";
+import { pulumiEnv } from "../helpers/pulumi";
+import { sshScript } from "../site/exec";
+import type { SimNode } from "../site/site";
+
+const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n';
+const LEGACY = readFileSync(join(REPO, "test", "fixtures", "legacy", "provider-9492e6f.txt"), "utf8");
+
+interface StateResource {
+  type: string;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+}
+
+/** The provider text stored with every dynamic resource of the stack. */
+async function providerTexts(e: E2E): Promise<string[]> {
+  const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
+  return state.deployment.resources.flatMap((r) => (typeof r.outputs?.["__provider"] === "string" ? [r.outputs["__provider"]] : []));
+}
+
+describe.sequential("any checkout, any path", () => {
+  let e: E2E;
+  let c1: SimNode;
+  const started = async () => (await sshScript(e.site, c1, "docker inspect -f '{{.State.StartedAt}}' sm121-solo-0")).stdout;
+
+  beforeAll(async () => {
+    e = await e2eProject({ name: "checkout", nodes: ["c1"], firstIp: 118, sshPort: 2318, recipes: { "solo.toml": SOLO }, config: () => "  sm121:deployments:\n    - { name: solo, recipe: solo, nodes: [c1] }" });
+    c1 = e.site.nodes[0] as SimNode;
+    // Checkout A has its own build, as a real clone has (not the repository's dist/).
+    rmSync(join(e.dir, "dist"));
+    cpSync(join(REPO, "dist"), join(e.dir, "dist"), { recursive: true });
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("serves from checkout A", async () => {
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    const texts = await providerTexts(e);
+    expect(texts.length).toBeGreaterThan(0);
+    for (const t of texts) {
+      expect(t).toContain('"dist/src/providers/engineImpl.js"');
+      expect(t).not.toMatch(/"\/(tmp|work|home|root)\//);
+    }
+  });
+
+  it("rewrites a state written by the previous release (an absolute path) with one up that restarts nothing", async () => {
+    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
+    const impl: Record<string, string> = { EngineDeployment: "engineImpl", GatewayFragment: "gatewayImpl", DgppProvision: "dgppImpl" };
+    for (const r of exported.deployment.resources) {
+      const kind = r.type.split(":").pop() ?? "";
+      if (impl[kind] === undefined) continue;
+      const text = LEGACY.replace("@IMPL_PATH@", join(e.dir, "dist", "src", "providers", `${impl[kind]}.js`));
+      for (const props of [r.inputs, r.outputs]) if (props !== undefined) props["__provider"] = text;
+    }
+    const file = join(e.dir, "..", "legacy-state.json");
+    writeFileSync(file, JSON.stringify(exported));
+    const imported = await e.pulumi.run(["stack", "import", "--file", file]);
+    expect(imported.code, imported.all).toBe(0);
+    const before = await started();
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain("provider code in the state is rewritten");
+    expect(await started()).toBe(before);
+    for (const t of await providerTexts(e)) expect(t).not.toContain(e.dir);
+  });
+
+  it("runs preview, refresh and destroy from checkout B at another path after A is removed", async () => {
+    const b = join(dirname(e.dir), "elsewhere", "checkout-b");
+    mkdirSync(b, { recursive: true });
+    for (const f of ["Pulumi.yaml", "package.json", `Pulumi.${e.stack}.yaml`]) cpSync(join(e.dir, f), join(b, f));
+    cpSync(join(e.dir, "recipes"), join(b, "recipes"), { recursive: true });
+    cpSync(join(REPO, "dist"), join(b, "dist"), { recursive: true });
+    symlinkSync(join(REPO, "node_modules"), join(b, "node_modules"));
+    const before = await started();
+    rmSync(e.dir, { recursive: true, force: true });
+    const pulumi = pulumiEnv(b, join(dirname(b), "..", "pulumi"));
+    expect((await pulumi.run(["stack", "select", e.stack])).code).toBe(0);
+    const preview = await pulumi.run(["preview", "--diff"]);
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).not.toMatch(/to update|to create|to delete/);
+    const refresh = await pulumi.run(["refresh", "--yes", "--skip-preview"]);
+    expect(refresh.code, refresh.all).toBe(0);
+    expect(await started()).toBe(before);
+    const destroy = await pulumi.run(["destroy", "--yes", "--skip-preview"]);
+    expect(destroy.code, destroy.all).toBe(0);
+    expect((await sshScript(e.site, c1, "docker ps -aq | wc -l")).stdout).toBe("0\n");
+  });
+});
