@@ -5,7 +5,7 @@ import { dirname } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { hostFor, withHosts } from "../remote";
 import type { NodeConn } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { disableDeployment } from "../render/gateway";
 import { authOf, expandHome, providerLog } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";

@@ -1,7 +1,7 @@
 /** `pulumi destroy` and `pulumi refresh` of a deployment, from the stored bundle alone. */
 import { hostFor, withHosts, type SshAuth } from "../remote";
 import type { DeploymentBundle } from "../render/types";
-import { nodePath } from "../targets/shell";
+import { nodePath } from "../text/shell";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
 import { driftOf, probeNode } from "./probe";
 

@@ -1,5 +1,5 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
-import { joinNode, nodePath, quote, quoteArgv } from "./shell";
+import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec } from "./types";
 
 /** `@sm121 {...}` status record from shell variables $running and $started. */

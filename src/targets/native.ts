@@ -4,7 +4,7 @@
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
 import { STATUS_RECORD, exportLines, logsScript, runFile, statusWhen, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "./shell";
+import { nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function nativeTarget(spec: LaunchSpec): TargetScripts {

@@ -1,6 +1,6 @@
 /** deploy = "tmux": one tmux session per deployment and node, sm121-<deployment>-<rank>. */
 import { logsScript, runFile, statusWhen, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "./shell";
+import { nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function sessionName(spec: LaunchSpec): string {
