@@ -207,10 +207,6 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
   }
 }
 
-export function readRecipe(path: string, displayPath: string = path): Recipe {
-  return parseRecipe(displayPath, readFileSync(path, "utf8"));
-}
-
 /** Every `*.toml` of a recipes directory, by name; all errors of all files at once. */
 export function loadRecipes(dir: string, display: string = dir): Map<string, Recipe> {
   const out = new Map<string, Recipe>();

@@ -17,14 +17,15 @@
  */
 import { SpecError, throwIfAny } from "../recipe/errors";
 import { LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
-import { envIdentityOf, sha256Hex } from "./envidentity";
+import { envIdentityOf } from "./envidentity";
+import { sha256 } from "./identity";
 import { isNodeKey, NAME_PATTERN, NODE_KEYS } from "./keys";
 import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
 
 export { diffKeys, envIdentity, parseEnvFile } from "./envreader";
-export { envIdentityOf, sha256Hex } from "./envidentity";
+export { envIdentityOf } from "./envidentity";
 export type { KeyDiff, ParsedEnvFile } from "./envreader";
 
 export const RENDERED_AT_SLOT = "@SM121_RENDERED_AT@";
@@ -111,7 +112,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
   throwIfAny(errors);
 
   const body = order.map((k) => `${k}="${keys[k] ?? ""}"\n`).join("");
-  const bodySha256 = sha256Hex(body);
+  const bodySha256 = sha256(body);
   const overlayLine = input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
   const header = [
     `# sm121-profile: ${profile.name}`,

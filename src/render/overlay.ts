@@ -4,10 +4,10 @@
  * the bytes of docker-args.txt followed by the bytes of manifest.json: a rebuild that changes
  * either file changes the .env identity, so the server restarts and sees the new files.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import { sha256 } from "./identity";
 import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 
 export type { DockerArgPair, LocatedPair } from "./dockerargs";
@@ -44,7 +44,7 @@ export function parseDockerArgs(file: string, text: string, startLine = 1): Loca
 
 /** sha256 hex of the docker-args.txt bytes followed by the manifest.json bytes. */
 export function overlaySha256(dockerArgs: Uint8Array, manifest: Uint8Array): string {
-  return createHash("sha256").update(dockerArgs).update(manifest).digest("hex");
+  return sha256(dockerArgs, manifest);
 }
 
 /** Builds an Overlay from the two files' bytes (pure; loadOverlay reads them). */
