@@ -40,7 +40,7 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     const stamp = utcStamp();
     await Promise.all(
       b.nodes.map(async (nb) => {
-        const res = await hostFor(hosts, nb.node).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {}, identity: nb.identity }), { step: "stage DGPP config" });
+        const res = await hostFor(hosts, nb.node).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {} }), { step: "stage DGPP config" });
         out.backups.push(...res.records.filter((r) => typeof r["backup"] === "string").map((r) => `${nb.node}:${String(r["backup"])}`));
       }),
     );

@@ -83,7 +83,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
       await Promise.all(
         b.nodes.map(async (nb, i) => {
-          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets, identity: nb.identity }), nb.runs ? nb.start : ":"].join("\n");
+          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets }), nb.runs ? nb.start : ":"].join("\n");
           const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
           const out = outcomes[i] as NodeOutcome;
           const written: Record<string, string> = {};

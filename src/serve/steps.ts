@@ -87,8 +87,6 @@ export interface WriteOptions {
   renderedAt: string;
   /** Secrets set through Pulumi; written to the node, never printed. */
   secrets: Record<string, string>;
-  /** The bundle's identity and per-file source sha256, kept on the node in state.json. */
-  identity: string;
 }
 
 /**

@@ -112,7 +112,7 @@ describe("deploy = script: the rendered .env as the node's bash sources it", () 
     const recipes = new Map([["scripted", parseRecipe("recipes/scripted.toml", readFileSync(join(root, "recipes/scripted.toml"), "utf8"))]]);
     const nb = renderSite(site, recipes, { root })[0]?.nodes[0];
     if (nb === undefined) throw new Error("no bundle rendered");
-    const write = writeScript(nb, { stamp: "20260101T000000Z", renderedAt: "2026-01-01T00:00:00Z", secrets: {}, identity: "x" });
+    const write = writeScript(nb, { stamp: "20260101T000000Z", renderedAt: "2026-01-01T00:00:00Z", secrets: {} });
     expect(bashSyntax(write)).toBe("");
     expect(runWithFakes(write, [], dir).status).toBe(0);
     // A glob that is expanded would pick this file up.
