@@ -92,7 +92,7 @@ describe("renderEnv: the golden best profile on spark2", () => {
 });
 
 describe("renderEnv: body rules", () => {
-  it("writes profile keys in file order, then the node keys in NODE_KEYS order, only those present", () => {
+  it("writes profile keys in file order, then the node keys in NODE_ENV_KEYS order, only those present", () => {
     const r = renderEnv(input("Z=1\nA=\"two words\"\n", { nodeEnv: { PORT: "8001", HF_HOME: "/hf" } }));
     expect(r.body).toBe('Z="1"\nA="two words"\nHF_HOME="/hf"\nPORT="8001"\n');
   });

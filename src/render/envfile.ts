@@ -19,7 +19,8 @@ import { SpecError, throwIfAny } from "../recipe/errors";
 import { LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 import { envIdentityOf } from "./envidentity";
 import { sha256 } from "./identity";
-import { isNodeKey, NAME_PATTERN, NODE_KEYS } from "./keys";
+import { NODE_ENV_KEYS } from "../recipe/types";
+import { isNodeKey, NAME_PATTERN } from "./keys";
 import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
@@ -92,7 +93,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     keys.EXTRA_DOCKER_ARGS = merged.pairs.map((p) => `${p.flag} ${p.value}`).join(" ");
     if (!order.includes("EXTRA_DOCKER_ARGS")) order.push("EXTRA_DOCKER_ARGS");
   }
-  for (const k of NODE_KEYS) {
+  for (const k of NODE_ENV_KEYS) {
     const v = input.nodeEnv[k];
     if (v === undefined) continue;
     keys[k] = v;
@@ -157,7 +158,7 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
   for (const [k, v] of Object.entries(input.nodeEnv)) {
     const field = `nodes.${input.node}.env.${k}`;
     if (!isNodeKey(k)) {
-      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_KEYS.join(", ")}` }));
+      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_ENV_KEYS.join(", ")}` }));
       continue;
     }
     for (const c of v) {
