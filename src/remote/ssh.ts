@@ -93,14 +93,19 @@ class SshHost implements Host {
           reject(new TransportError(this.node, opts.step, `could not open a channel: ${err.message}`, "the connection was lost; run again"));
           return;
         }
-        const c = new Collector(opts.onLine);
-        const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => stream.close(), opts.timeoutMs);
+        const c = new Collector(opts);
+        // sshd delivers the signal to the script's process group, then the channel closes. (A
+        // forced-command login refuses signals; closing the channel is all there is then.)
+        const cancel = c.clock(() => {
+          stream.signal("KILL");
+          stream.close();
+        });
         stream.on("data", (d: Buffer) => c.out(d));
         stream.stderr.on("data", (d: Buffer) => c.err(d));
-        stream.on("close", (code: number | null) => {
-          if (timer !== undefined) clearTimeout(timer);
+        stream.on("close", (code: number | null | undefined, signal: string | null | undefined) => {
+          cancel();
           try {
-            resolve(c.finish(this.node, opts, typeof code === "number" ? code : null));
+            resolve(c.finish(this.node, { code: typeof code === "number" ? code : null, signal: typeof signal === "string" ? signal : null }));
           } catch (e) {
             reject(e instanceof Error ? e : new Error(String(e)));
           }
@@ -117,10 +122,11 @@ class SshHost implements Host {
           reject(new TransportError(this.node, "lock", `could not open a channel: ${err.message}`, "the connection was lost; run again"));
           return;
         }
+        stream.setEncoding("utf8");
         resolve({
           write: (t) => void stream.write(t),
           end: () => void stream.end(),
-          onData: (cb) => void stream.on("data", (d: Buffer) => cb(d.toString())),
+          onData: (cb) => void stream.on("data", (d: string) => cb(d)),
           onClose: (cb) => void stream.on("close", (code: number | null) => cb(typeof code === "number" ? code : null)),
         });
       });
