@@ -5,13 +5,14 @@
  * (OpenSSH 9.2p1 here); sm121's verdict through ssh2 is checked on the same files.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSsh } from "../src/remote/ssh";
 import { hostKeyStatus, hostMatches, hostPattern, verifyHostKey } from "../src/remote/knownhosts";
 import { sshScript } from "./site/exec";
+import { killNodeSshd, restartNodeSshd } from "./site/faults";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
 // Keys made with ssh-keygen; the hashed names with `ssh-keygen -H` (OpenSSH 9.2p1).
@@ -94,7 +95,7 @@ describe("which key is trusted", () => {
   });
 });
 
-describe("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () => {
+describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () => {
   let site: SimSite;
   let node: SimNode;
   let hostKey = "";
@@ -176,6 +177,23 @@ describe("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () => {
     const changed = file();
     writeFileSync(changed, `${name} ${KEY_C}\n`);
     expect(await sm121(changed, "accept-new")).toBe("changed");
+  });
+
+  // It gives the node a second host key: it stays after every test that expects only the first.
+  it("a host known by one of its keys is asked for that one (ssh's order_hostkeyalgs), not taken for changed", async () => {
+    const ecdsa = join(node.root, "etc", "ssh", "ssh_host_ecdsa_key");
+    spawnSync("ssh-keygen", ["-q", "-t", "ecdsa", "-N", "", "-C", "k1-ecdsa", "-f", ecdsa]);
+    const cfg = join(node.root, "etc", "ssh", "sshd_config");
+    writeFileSync(cfg, readFileSync(cfg, "utf8").replace(/^(HostKey .*)$/m, `$1\nHostKey ${ecdsa}`));
+    killNodeSshd(node);
+    await restartNodeSshd(site, node);
+    const kh = file();
+    writeFileSync(kh, `${name} ${readFileSync(`${ecdsa}.pub`, "utf8").split(" ").slice(0, 2).join(" ")}\n`);
+    expect(await openssh(kh)).toBe("ok");
+    expect(await sm121(kh)).toBe("ok");
+    // Both keys known: either is fine; an unknown third type changes nothing.
+    appendFileSync(kh, `${name} ${hostKey}\n`);
+    expect(await sm121(kh)).toBe("ok");
   });
 
   it("a refusal names the file's line and the fix", () => {

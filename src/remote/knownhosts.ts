@@ -7,6 +7,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { ServerHostKeyAlgorithm } from "ssh2";
 
 /** The name a host's keys are filed under: `host`, or `[host]:port` for a port other than 22. */
 export function hostPattern(host: string, port: number): string {
@@ -127,6 +128,26 @@ export function keyTypeOf(keyBlob: Buffer): string {
   if (keyBlob.length < 4) return "";
   const len = keyBlob.readUInt32BE(0);
   return keyBlob.subarray(4, 4 + len).toString("latin1");
+}
+
+/** The host key algorithms (as ssh2 names them) that can present a key of each type. */
+const ALGORITHMS_OF: Readonly<Record<string, readonly ServerHostKeyAlgorithm[]>> = {
+  "ssh-ed25519": ["ssh-ed25519"],
+  "ecdsa-sha2-nistp256": ["ecdsa-sha2-nistp256"],
+  "ecdsa-sha2-nistp384": ["ecdsa-sha2-nistp384"],
+  "ecdsa-sha2-nistp521": ["ecdsa-sha2-nistp521"],
+  "ssh-rsa": ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"],
+};
+
+/**
+ * order_hostkeyalgs: the algorithms of the key types the file knows for the host go first, so
+ * that a server with several host keys shows one that the file can vouch for (and a host known
+ * by its RSA key is not taken for a changed one because it also has an Ed25519 key).
+ */
+export function preferredHostKeyAlgorithms(file: string, host: string, port: number): ServerHostKeyAlgorithm[] {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const types = entriesFor(text, hostPattern(host, port)).filter((e) => e.marker === "none").map((e) => e.type);
+  return [...new Set(types.flatMap((t) => ALGORITHMS_OF[t] ?? []))];
 }
 
 export type HostKeyStatus =

@@ -5,7 +5,7 @@
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { TransportError } from "./errors";
 import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
-import { verifyHostKey } from "./knownhosts";
+import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
 import { driveLock, type LockChannel, type LockIo } from "./lock";
 
 export interface SshTarget {
@@ -53,6 +53,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   const client: Client = new SshClient();
   let refusal: string | undefined;
   const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
+  const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
   const config: ConnectConfig = {
     host: t.host,
     port: t.port,
@@ -64,6 +65,8 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
       if (!v.ok) refusal = v.reason;
       return v.ok;
     },
+    // Moved to the front: ssh2 keeps its own order for what is already in its list.
+    ...(known.length > 0 && { algorithms: { serverHostKey: { remove: known, prepend: known, append: [] } } }),
     ...(auth.privateKey !== undefined && { privateKey: auth.privateKey }),
     ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
     ...(auth.privateKey === undefined && agent !== undefined && { agent }),
