@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
-import { MAX_ERRORS, SpecError, SpecErrors, throwIfAny } from "./errors";
+import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe } from "./types";
@@ -201,20 +201,13 @@ export function loadRecipes(dir: string, display: string = dir): Map<string, Rec
   const out = new Map<string, Recipe>();
   const errors: SpecError[] = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
-    try {
+    collectErrors(errors, () => {
       const text = readFileSync(join(dir, f), "utf8");
       const r = parseRecipe(join(display, f), text);
       const first = out.get(r.name);
-      if (first !== undefined) {
-        errors.push(new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" }));
-        continue;
-      }
+      if (first !== undefined) throw new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" });
       out.set(r.name, r);
-    } catch (e) {
-      if (e instanceof SpecError) errors.push(e);
-      else if (e instanceof SpecErrors) errors.push(...e.errors);
-      else throw e;
-    }
+    });
   }
   throwIfAny(errors);
   return out;

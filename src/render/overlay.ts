@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import { sha256 } from "./identity";
 import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 
@@ -57,14 +57,7 @@ export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint
       new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: "the directory name contains white space or a control character", fix: "use a directory path without them: it goes into the .env header" }),
     );
   }
-  let pairs: LocatedPair[] = [];
-  try {
-    pairs = parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"));
-  } catch (e) {
-    if (e instanceof SpecError) errors.push(e);
-    else if (e instanceof SpecErrors) errors.push(...e.errors);
-    else throw e;
-  }
+  const pairs: LocatedPair[] = collectErrors(errors, () => parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"))) ?? [];
   let parsed: unknown;
   const manifestText = Buffer.from(manifest).toString("utf8");
   try {
