@@ -39,7 +39,7 @@ export interface Host {
   close(): void;
 }
 
-export const RECORD_PREFIX = "@sm121 ";
+const RECORD_PREFIX = "@sm121 ";
 
 /** The record on one stdout line, if the line is one. A malformed record is reported by the caller as a missing one. */
 function recordOf(line: string): Record<string, unknown> | undefined {

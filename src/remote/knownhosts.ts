@@ -24,7 +24,7 @@ export interface KnownEntry {
 }
 
 /** The valid lines whose host field matches `name`; ssh skips a line it cannot parse. */
-export function entriesFor(text: string, name: string): KnownEntry[] {
+function entriesFor(text: string, name: string): KnownEntry[] {
   const out: KnownEntry[] = [];
   text.split("\n").forEach((raw, i) => {
     const e = parseLine(raw);
@@ -73,7 +73,7 @@ function hashedMatches(field: string, name: string): boolean {
 }
 
 /** match_pattern_list: 1 on a positive match, -1 when a negated pattern matches, else 0. */
-export function patternListMatch(name: string, list: string): 1 | 0 | -1 {
+function patternListMatch(name: string, list: string): 1 | 0 | -1 {
   let positive = false;
   for (const raw of list.split(",")) {
     const negated = raw.startsWith("!");
@@ -120,11 +120,11 @@ function asciiLower(s: string): string {
 }
 
 /** The SHA256 fingerprint as `ssh-keygen -l` prints it. */
-export function fingerprint(keyBlob: Buffer): string {
+function fingerprint(keyBlob: Buffer): string {
   return `SHA256:${createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "")}`;
 }
 
-export function keyTypeOf(keyBlob: Buffer): string {
+function keyTypeOf(keyBlob: Buffer): string {
   if (keyBlob.length < 4) return "";
   const len = keyBlob.readUInt32BE(0);
   return keyBlob.subarray(4, 4 + len).toString("latin1");
