@@ -44,9 +44,12 @@ export class CommandError extends Error {
 
   constructor(f: CommandFailure) {
     const signal = f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
+    const timedOut = `timed out after ${f.timedOutS ?? 0} s`;
     const ending =
       f.timedOutS !== undefined
-        ? `timed out after ${f.timedOutS} s and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : signal !== null ? `signal ${signal}` : "no exit status"})`
+        ? f.exit.code === null && signal === null
+          ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
+          : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
         : f.exit.code !== null
           ? `exited with code ${f.exit.code}`
           : `was killed by signal ${signal ?? "(unknown)"}`;

@@ -66,6 +66,7 @@ export class Collector {
   private readonly stdout: OutputStream;
   private readonly stderr: OutputStream;
   private timedOut = false;
+  private finished = false;
 
   constructor(private readonly opts: RunOptions) {
     const onLine = opts.onLine;
@@ -78,11 +79,11 @@ export class Collector {
   }
 
   out(chunk: Buffer): void {
-    this.stdout.write(chunk);
+    if (!this.finished) this.stdout.write(chunk);
   }
 
   err(chunk: Buffer): void {
-    this.stderr.write(chunk);
+    if (!this.finished) this.stderr.write(chunk);
   }
 
   /** Starts the step's clock; `stop` ends the script when it runs out. Returns the clock's cancel. */
@@ -96,7 +97,9 @@ export class Collector {
     return () => clearTimeout(timer);
   }
 
+  /** Builds the result, or throws the failure. Output that arrives after this is dropped. */
   finish(node: string, exit: Exit): RunResult {
+    this.finished = true;
     this.stdout.end();
     this.stderr.end();
     const result = { code: exit.code, stdout: this.stdout.text(), stderr: this.stderr.text(), records: this.records };

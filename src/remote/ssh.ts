@@ -97,22 +97,27 @@ class SshHost implements Host {
           return;
         }
         const c = new Collector(opts);
-        // sshd delivers the signal to the script's process group, then the channel closes. (A
-        // forced-command login refuses signals; closing the channel is all there is then.)
-        const cancel = c.clock(() => {
-          stream.signal("KILL");
-          stream.close();
-        });
-        stream.on("data", (d: Buffer) => c.out(d));
-        stream.stderr.on("data", (d: Buffer) => c.err(d));
-        stream.on("close", (code: number | null | undefined, signal: string | null | undefined) => {
+        let settled = false;
+        const settle = (code: unknown, signal: unknown) => {
+          if (settled) return;
+          settled = true;
           cancel();
           try {
             resolve(c.finish(this.node, { code: typeof code === "number" ? code : null, signal: typeof signal === "string" ? signal : null }));
           } catch (e) {
             reject(e instanceof Error ? e : new Error(String(e)));
           }
+        };
+        // sshd delivers the signal to the script's process group. A forced-command login refuses
+        // signals, and sshd keeps a closed channel open until its command ends: the step ends here.
+        const cancel = c.clock(() => {
+          stream.signal("KILL");
+          stream.close();
+          settle(null, null);
         });
+        stream.on("data", (d: Buffer) => c.out(d));
+        stream.stderr.on("data", (d: Buffer) => c.err(d));
+        stream.on("close", settle);
         stream.end(stepScript(script));
       });
     });
