@@ -7,26 +7,9 @@ import { describe, expect, it } from "vitest";
 import { CommandError, TransportError } from "../src/remote";
 import { Collector } from "../src/remote/host";
 import { LocalHost } from "../src/remote/local";
+import { alive } from "./helpers/project";
 
 const host = new LocalHost("n1");
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof Error) return e;
-  }
-  throw new Error("expected the run to fail");
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("output decoding", () => {
   it("keeps a UTF-8 character whole when its bytes arrive in two chunks", () => {
@@ -75,22 +58,31 @@ describe("output decoding", () => {
 
 describe("failures", () => {
   it("a non-zero exit names node, step and code, with both streams' tails and without records", async () => {
-    const e = await failure(host.run(`echo '@sm121 {"key":"c2VjcmV0"}'; echo started; echo 'no space left' >&2; exit 3`, { step: "write" }));
-    expect(e).toBeInstanceOf(CommandError);
-    expect(e.message).toBe("node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n--- stdout (last lines) ---\nstarted");
-    expect(e).toMatchObject({ node: "n1", step: "write", code: 3, signal: null, timedOutS: undefined });
+    const run = host.run(`echo '@sm121 {"key":"c2VjcmV0"}'; echo started; echo 'no space left' >&2; exit 3`, { step: "write" });
+    await expect(run).rejects.toBeInstanceOf(CommandError);
+    await expect(run).rejects.toMatchObject({
+      message: "node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n--- stdout (last lines) ---\nstarted",
+      node: "n1",
+      step: "write",
+      code: 3,
+      signal: null,
+      timedOutS: undefined,
+    });
   });
 
   it("shows the last 12 lines of a long output", async () => {
-    const e = await failure(host.run("seq 1 100 >&2; exit 1", { step: "s" }));
-    expect((e as CommandError).stderrTail.split("\n")).toEqual(Array.from({ length: 12 }, (_, i) => String(89 + i)));
+    await expect(host.run("seq 1 100 >&2; exit 1", { step: "s" })).rejects.toMatchObject({ stderrTail: Array.from({ length: 12 }, (_, i) => String(89 + i)).join("\n") });
   });
 
   it("a timeout says so, stops what the script started, and carries both tails", async () => {
-    const e = await failure(host.run("echo started; echo 'still loading' >&2; sleep 300 & echo \"@sm121 {\\\"pid\\\":$!}\"; wait", { step: "readiness", timeoutMs: 300 }));
-    expect(e).toBeInstanceOf(CommandError);
-    expect(e.message).toBe("node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted");
-    expect(e).toMatchObject({ code: null, signal: "SIGKILL", timedOutS: 0.3 });
+    const run = host.run("echo started; echo 'still loading' >&2; sleep 300 & echo \"@sm121 {\\\"pid\\\":$!}\"; wait", { step: "readiness", timeoutMs: 300 });
+    await expect(run).rejects.toBeInstanceOf(CommandError);
+    await expect(run).rejects.toMatchObject({
+      message: "node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
+      code: null,
+      signal: "SIGKILL",
+      timedOutS: 0.3,
+    });
   });
 
   it("the timeout ends the script's children too (they would hold the step open)", async () => {
@@ -102,8 +94,7 @@ describe("failures", () => {
   });
 
   it("a signal from elsewhere is reported as a kill, not a timeout", async () => {
-    const e = await failure(host.run("kill -TERM $$", { step: "stop" }));
-    expect(e.message).toBe("node n1: stop was killed by signal SIGTERM");
+    await expect(host.run("kill -TERM $$", { step: "stop" })).rejects.toMatchObject({ message: "node n1: stop was killed by signal SIGTERM" });
   });
 
   it("a channel that ends with no exit status lost its connection: a TransportError", () => {

@@ -11,15 +11,6 @@ import { CommandError, TransportError, type Host } from "../src/remote";
 import { connectSsh } from "../src/remote/ssh";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
-async function failure(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof Error) return e;
-  }
-  throw new Error("expected the run to fail");
-}
-
 describe("the ssh transport", () => {
   let site: SimSite;
   let node: SimNode;
@@ -62,10 +53,10 @@ describe("the ssh transport", () => {
   it("a timeout says so, with the step and both tails", async () => {
     const h = await connect();
     try {
-      const e = await failure(h.run("echo started; echo 'still loading' >&2; sleep 30", { step: "readiness", timeoutMs: 1000 }));
-      expect(e).toBeInstanceOf(CommandError);
+      const run = h.run("echo started; echo 'still loading' >&2; sleep 30", { step: "readiness", timeoutMs: 1000 });
+      await expect(run).rejects.toBeInstanceOf(CommandError);
       // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
-      expect(e.message).toBe("node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted");
+      await expect(run).rejects.toHaveProperty("message", "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted");
     } finally {
       h.close();
     }
@@ -74,8 +65,7 @@ describe("the ssh transport", () => {
   it("a connection lost during a step is a transport failure naming node and step", async () => {
     const h = await connect();
     const run = h.run("echo started; sleep 30", { step: "write", onLine: () => h.close() });
-    const e = await failure(run);
-    expect(e).toBeInstanceOf(TransportError);
-    expect(e.message).toMatch(/^node s1: write: the connection was lost before the step ended; /);
+    await expect(run).rejects.toBeInstanceOf(TransportError);
+    await expect(run).rejects.toThrow(/^node s1: write: the connection was lost before the step ended; /);
   });
 });
