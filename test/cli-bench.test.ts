@@ -2,7 +2,7 @@
  * The bench client: SSE parsing, the text fast path, percentiles and the progress bar as units;
  * then real runs against the test site's fake engine started on this machine (one that answers
  * at once, one at 200 tokens/s): counts, errors, inter-token latency, the --json schema, and the
- * client's ceiling at concurrency 64.
+ * counts at concurrency 64. How fast it is belongs to `npm run bench`; nothing here asserts speed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { Samples, percentile, summarize } from "../src/cli/bench-stats";
 import { Progress } from "../src/cli/progress";
 import { benchSchema } from "../src/cli/schemas";
 import { json, removeCliSnapshot, sm121, type CliTarget } from "./cli-helpers";
+import { testNet } from "./site/site";
 
 describe("SseParser", () => {
   const events = (chunks: string[]) => {
@@ -117,8 +118,12 @@ function healthy(url: string): Promise<boolean> {
 }
 
 describe("against the fake engine", () => {
-  const FAST = "http://127.0.0.170:8000";
-  const PACED = "http://127.0.0.171:8000";
+  // In this run's loopback /24 (SM121_TEST_NET), so that parallel checkouts do not collide.
+  const FAST_IP = `${testNet()}.170`;
+  const PACED_IP = `${testNet()}.171`;
+  const FAST = `http://${FAST_IP}:8000`;
+  const PACED = `http://${PACED_IP}:8000`;
+  const DOWN = `http://${testNet()}.172:8000`;
   let dir = "";
   const engines: ChildProcess[] = [];
   // bench --url needs no project and no ssh.
@@ -126,8 +131,8 @@ describe("against the fake engine", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sm121-clibench-"));
-    engines.push(startEngine(join(dir, "fast"), "127.0.0.170", { tokensPerSecond: 0 }));
-    engines.push(startEngine(join(dir, "paced"), "127.0.0.171", { tokensPerSecond: 200 }));
+    engines.push(startEngine(join(dir, "fast"), FAST_IP, { tokensPerSecond: 0 }));
+    engines.push(startEngine(join(dir, "paced"), PACED_IP, { tokensPerSecond: 200 }));
     for (const url of [FAST, PACED]) {
       for (let i = 0; i < 100 && !(await healthy(url)); i++) await new Promise((r) => setTimeout(r, 100));
       expect(await healthy(url)).toBe(true);
@@ -153,10 +158,11 @@ describe("against the fake engine", () => {
   it("measures inter-token latency at the engine's pace (200 tokens/s: 5 ms)", async () => {
     const r = await runLoad({ urls: [PACED], model: "bench-model", concurrency: 4, requests: 12, promptTokens: 8, maxTokens: 20, timeoutMs: 30_000 });
     expect(r).toMatchObject({ completed: 12, errors: 0, outputTokens: 240 });
+    // Lower bounds only: the engine cannot be faster than its pace, a loaded machine only slower.
     const itl = summarize(r.itl);
+    expect(itl.count).toBe(12 * 19);
     expect(itl.p50).toBeGreaterThan(3);
-    expect(itl.p50).toBeLessThan(20);
-    expect(summarize(r.e2e).p50).toBeGreaterThan(19 * 4);
+    expect(summarize(r.e2e).min).toBeGreaterThan(19 * 4);
   });
 
   it("counts errors, and exits 1 when there are any", async () => {
@@ -165,29 +171,27 @@ describe("against the fake engine", () => {
     const b = benchSchema().parse(json(r));
     expect(b).toMatchObject({ completed: 0, errors: 10 });
     expect(b.errorSamples[0]).toMatch(/^HTTP 404: .*does not exist/);
-    const down = await sm121(e, ["bench", "--url", "http://127.0.0.172:8000", "--requests", "1"]);
+    const down = await sm121(e, ["bench", "--url", DOWN, "--requests", "1"]);
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/http:\/\/127\.0\.0\.172:8000\/v1\/models does not answer 200: connect ECONNREFUSED/);
-    const bad = await sm121(e, ["bench", "--url", `${FAST},ftp://127.0.0.170`, "--requests", "1"]);
+    expect(down.stderr).toContain(`${DOWN}/v1/models does not answer 200: connect ECONNREFUSED`);
+    const bad = await sm121(e, ["bench", "--url", `${FAST},ftp://${FAST_IP}`, "--requests", "1"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--url ftp:\/\/127\.0\.0\.170 is not an http:\/\/ or https:\/\/ URL/);
+    expect(bad.stderr).toContain(`--url ftp://${FAST_IP} is not an http:// or https:// URL`);
   });
 
   it("spreads requests round robin over several --url endpoints", async () => {
-    const r = await runLoad({ urls: [FAST, PACED], model: "bench-model", concurrency: 2, requests: 4, promptTokens: 8, maxTokens: 10, timeoutMs: 30_000 });
-    expect(r).toMatchObject({ completed: 4, errors: 0, outputTokens: 40 });
-    // Two of the four went to the paced engine: 10 tokens at 200/s is at least 45 ms each.
-    expect(summarize(r.e2e).max).toBeGreaterThan(40);
-    expect(summarize(r.e2e).min).toBeLessThan(40);
+    // Every second request goes to an address where nothing listens: the counts show the order.
+    const r = await runLoad({ urls: [FAST, DOWN], model: "bench-model", concurrency: 2, requests: 5, promptTokens: 8, maxTokens: 10, timeoutMs: 30_000 });
+    expect(r).toMatchObject({ completed: 3, errors: 2, outputTokens: 30 });
+    expect(r.errorSamples).toHaveLength(2);
+    for (const e of r.errorSamples) expect(e).toMatch(/ECONNREFUSED/);
   });
 
-  it("is not the bottleneck: its ceiling at concurrency 64", async () => {
-    const r = await runLoad({ urls: [FAST], model: "bench-model", concurrency: 64, requests: 4000, promptTokens: 128, maxTokens: 128, timeoutMs: 60_000 });
-    expect(r).toMatchObject({ completed: 4000, errors: 0, outputTokens: 4000 * 128 });
-    const perS = r.completed / (r.durationMs / 1000);
-    const cpu = r.cpuMs / r.durationMs;
-    // Printed for the record; the floor is loose because other suites share the two cores.
-    console.log(`bench ceiling: ${perS.toFixed(0)} streamed requests/s at concurrency 64 (128 tokens each), client CPU ${(cpu * 100).toFixed(0)}% of one core, ${(perS / cpu).toFixed(0)} requests per client CPU-second`);
-    expect(perS).toBeGreaterThan(200);
+  it("keeps count at concurrency 64: every request and token, none lost, percentiles in order", async () => {
+    // Its speed is measured by `npm run bench` (bench/README.md), not here: the suite shares two cores.
+    const r = await runLoad({ urls: [FAST], model: "bench-model", concurrency: 64, requests: 640, promptTokens: 128, maxTokens: 128, timeoutMs: 300_000 });
+    expect(r).toMatchObject({ completed: 640, errors: 0, outputTokens: 640 * 128 });
+    expect([r.ttft.length, r.e2e.length, r.itl.length]).toEqual([640, 640, 640 * 127]);
+    for (const l of [summarize(r.ttft), summarize(r.itl), summarize(r.e2e)]) expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max).toBe(true);
   });
 });

@@ -9,8 +9,8 @@ import {
   RENDERED_AT_SLOT,
   renderEnv,
   RenderEnvInput,
-  sha256Hex,
 } from "../src/render/envfile";
+import { sha256 } from "../src/render/identity";
 import { parseOverlay } from "../src/render/overlay";
 import { parseProfile, readProfileFile } from "../src/render/profile";
 import { errorsOf as messages } from "./helpers/spec";
@@ -46,7 +46,7 @@ describe("renderEnv: the golden best profile on spark2", () => {
     const golden = readFileSync(path.join(FIXTURES, "best.spark2.env.golden"), "utf8");
     const r = renderEnv(best());
     expect(r.text).toBe(golden);
-    expect(sha256Hex(r.text)).toBe(sha256Hex(golden));
+    expect(sha256(r.text)).toBe(sha256(golden));
   });
 
   it("has the header in the order of seed 001 and a body sha256 over the assignment lines", () => {
@@ -62,10 +62,10 @@ describe("renderEnv: the golden best profile on spark2", () => {
     ]);
     expect(r.text.endsWith("\n")).toBe(true);
     expect(r.text).toBe(lines.slice(0, 6).join("\n") + "\n" + r.body);
-    expect(r.bodySha256).toBe(sha256Hex(r.body));
+    expect(r.bodySha256).toBe(sha256(r.body));
     expect(r.body.split("\n").filter((l) => l !== "").every((l) => /^[A-Z_][A-Z0-9_]*="[^"$`\\]*"$/.test(l))).toBe(true);
     expect(r.overlayLine).toBe("none");
-    expect(r.identity).toBe(sha256Hex(`${r.bodySha256}\nbest\nnone`));
+    expect(r.identity).toBe(sha256(`${r.bodySha256}\nbest\nnone`));
   });
 
   it("substitutes vars in mkdirs, keeps the proofs, and puts the node keys last", () => {
@@ -92,7 +92,7 @@ describe("renderEnv: the golden best profile on spark2", () => {
 });
 
 describe("renderEnv: body rules", () => {
-  it("writes profile keys in file order, then the node keys in NODE_KEYS order, only those present", () => {
+  it("writes profile keys in file order, then the node keys in NODE_ENV_KEYS order, only those present", () => {
     const r = renderEnv(input("Z=1\nA=\"two words\"\n", { nodeEnv: { PORT: "8001", HF_HOME: "/hf" } }));
     expect(r.body).toBe('Z="1"\nA="two words"\nHF_HOME="/hf"\nPORT="8001"\n');
   });
@@ -340,7 +340,7 @@ describe("parseEnvFile", () => {
   it("reads the header of an older pulse render", () => {
     const p = parseEnvFile("# pulse-profile: best\n# pulse-node: spark1\n# pulse-overlay: none\n# pulse-sha256: abc\nA=\"1\"\n");
     expect(p.header).toEqual({ profile: "best", node: "spark1", overlay: "none", sha256: "abc" });
-    expect(envIdentity(p)).toBe(sha256Hex(`${sha256Hex('A="1"\n')}\nbest\nnone`));
+    expect(envIdentity(p)).toBe(sha256(`${sha256('A="1"\n')}\nbest\nnone`));
   });
 });
 

@@ -1,7 +1,8 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SpecErrors } from "../src/recipe/errors";
-import { FORBIDDEN_KEYS, NODE_KEYS, parseProfile, readProfileFile, SECRET_KEYS } from "../src/render/profile";
+import { NODE_ENV_KEYS } from "../src/recipe/types";
+import { FORBIDDEN_KEYS, parseProfile, readProfileFile, SECRET_KEYS } from "../src/render/profile";
 import { errorsOf as messages } from "./helpers/spec";
 
 const R = "# sm121-recipe: qwen38-flash\n";
@@ -253,7 +254,7 @@ describe("parseProfile: valid profiles", () => {
   });
 
   it("exports the key lists of seed 001", () => {
-    expect(NODE_KEYS).toEqual(["HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"]);
+    expect(NODE_ENV_KEYS).toEqual(["HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"]);
     expect(FORBIDDEN_KEYS).toEqual(["HF_TOKEN", "API_KEY", "TP1_CONTAINER_NAME"]);
     expect(SECRET_KEYS).toEqual(["HF_TOKEN", "API_KEY"]);
   });

@@ -3,7 +3,7 @@
  * language host and the dynamic provider host run a small dynamic resource through preview, up,
  * refresh and destroy on a file:// backend, offline.
  */
-import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -31,7 +31,7 @@ const note = new Note("note", { path: cfg.require("path"), text: cfg.require("te
 exports.writes = note.writes;
 `;
 
-describe("the Pulumi toolchain", () => {
+describe.sequential("the Pulumi toolchain", () => {
   let p: PulumiEnv;
   let file: string;
 
@@ -55,21 +55,24 @@ describe("the Pulumi toolchain", () => {
     expect(v.stdout.trim()).toBe("v3.274.1");
   });
 
-  it("previews, creates, refreshes, updates and destroys a dynamic resource", async () => {
+  // One life of one resource, a step per test: each step starts where the one before ended. No
+  // step has a time limit of its own beyond the suite's: a loaded machine only makes it slower.
+  it("previews a create without touching anything", async () => {
     const preview = await p.run(["preview"]);
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toMatch(/\+ 2 to create/);
     expect(() => readFileSync(file)).toThrow();
+  });
 
+  it("creates it, and a second up changes nothing", async () => {
     const up = await p.run(["up", "--yes"]);
     expect(up.code, up.all).toBe(0);
     expect(readFileSync(file, "utf8")).toBe("one");
-
     const again = await p.run(["up", "--yes"]);
     expect(again.all).toMatch(/2 unchanged/);
+  });
 
-    // Drift: remove the file by hand; refresh notices it, up repairs it.
-    const { rmSync } = await import("node:fs");
+  it("finds drift with refresh (the file removed by hand) and repairs it with up", async () => {
     rmSync(file);
     const refresh = await p.run(["refresh", "--yes"]);
     expect(refresh.code, refresh.all).toBe(0);
@@ -77,14 +80,18 @@ describe("the Pulumi toolchain", () => {
     const repair = await p.run(["up", "--yes"]);
     expect(repair.code, repair.all).toBe(0);
     expect(readFileSync(file, "utf8")).toBe("one");
+  });
 
+  it("updates it in place when an input changes", async () => {
     expect((await p.run(["config", "set", "text", "two"])).code).toBe(0);
     const upd = await p.run(["up", "--yes"]);
     expect(upd.all).toMatch(/1 updated/);
     expect(readFileSync(file, "utf8")).toBe("two");
     const out = await p.run(["stack", "output", "writes"]);
     expect(out.stdout.trim()).toBe("3");
+  });
 
+  it("destroys it", async () => {
     const destroy = await p.run(["destroy", "--yes"]);
     expect(destroy.code, destroy.all).toBe(0);
     expect(() => readFileSync(file)).toThrow();

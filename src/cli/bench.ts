@@ -13,7 +13,7 @@ import { loadProject } from "../project";
 import { withHosts } from "../remote";
 import type { Site } from "../recipe/types";
 import type { NodeBundle } from "../render/types";
-import { nodePath } from "../targets/shell";
+import { nodePath } from "../text/shell";
 import { UsageError, bool, num, str, type Parsed } from "./args";
 import { runLoad, type LoadResult } from "./bench-client";
 import { summarize } from "./bench-stats";

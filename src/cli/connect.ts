@@ -11,12 +11,9 @@ import { join } from "node:path";
 import type { Site } from "../recipe/types";
 import { connect, hostFor, TransportError, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
+import { expandHome } from "../text/home";
 import { UsageError, str, type Parsed } from "./args";
 import { t } from "./i18n";
-
-export function expandHome(p: string, home: string = homedir()): string {
-  return p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : p;
-}
 
 export type KeySource = "identity" | "env" | "agent" | "default" | "none";
 

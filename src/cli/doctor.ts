@@ -12,7 +12,7 @@ import type { Recipe, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { hostPattern } from "../remote/knownhosts";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
 import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
 import type { CliContext } from "./context";

@@ -64,14 +64,17 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
     const one = async (nb: NodeBundle, h: Host): Promise<boolean> => {
       const prefix = `${pad(nb.node, width)} | `;
       try {
-        const res = await h.run(logsScript(nb, lines, follow), {
+        // Both streams are passed on as they come and not kept: a followed log has no end.
+        await h.run(logsScript(nb, lines, follow), {
           step: "logs",
           allowFailure: true,
           onLine: (l) => {
             if (l !== HEARTBEAT && !stopping) ctx.out(prefix + l);
           },
+          onErrLine: (l) => {
+            if (l.trim() !== "" && !stopping) ctx.err(prefix + l);
+          },
         });
-        for (const l of res.stderr.split("\n").filter((x) => x.trim() !== "")) ctx.err(prefix + l);
         return true;
       } catch (e) {
         if (stopping) return true;

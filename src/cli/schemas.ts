@@ -7,6 +7,7 @@
  * (DESIGN.md), and this module must be safe to import from anywhere.
  */
 import { z } from "zod";
+import { DEPLOY_TARGETS } from "../recipe/types";
 
 const nullableString = () => z.string().nullable();
 
@@ -30,7 +31,7 @@ export function statusEntrySchema() {
     node: z.string(),
     rank: z.int().min(0),
     protected: z.boolean(),
-    target: z.strictObject({ kind: z.enum(["docker", "tmux", "native", "script"]), name: nullableString() }),
+    target: z.strictObject({ kind: z.enum(DEPLOY_TARGETS), name: nullableString() }),
     /** false: this rank runs no process of its own (a DGPP peer: rank 0 brings it up). */
     runs: z.boolean(),
     /** null: not known (the node is unreachable, or its status would need an HTTP request). */
@@ -70,7 +71,7 @@ export function statusSchema() {
       deployment: z.string(),
       recipe: z.string(),
       engine: z.string(),
-      deploy: z.enum(["docker", "tmux", "native", "script"]),
+      deploy: z.enum(DEPLOY_TARGETS),
       profile: nullableString(),
       nodes: z.array(statusEntrySchema()),
     })),
@@ -162,7 +163,7 @@ export function renderSchema() {
     deployment: z.string(),
     recipe: z.string(),
     engine: z.string(),
-    deploy: z.enum(["docker", "tmux", "native", "script"]),
+    deploy: z.enum(DEPLOY_TARGETS),
     shape: z.enum(["per-node", "head-coordinated"]),
     identity: z.string().regex(/^[0-9a-f]{64}$/),
     nodes: z.array(z.strictObject({

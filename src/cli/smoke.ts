@@ -8,7 +8,7 @@
 import { loadProject } from "../project";
 import { withHosts, type Host } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedNode } from "./connect";

@@ -16,7 +16,7 @@ import type { Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { parseEnvFile } from "../render/envfile";
 import { envPathOf, watchedPaths } from "../serve/probe";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
 import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
 import type { CliContext } from "./context";

@@ -1,11 +1,7 @@
 /** Small helpers of the provider implementations. */
-import { homedir } from "node:os";
 import type { SshAuth } from "../remote";
+import { expandHome } from "../text/home";
 import type { ConnectionSettings } from "./engineDeployment";
-
-export function expandHome(p: string): string {
-  return p === "~" ? homedir() : p.startsWith("~/") ? `${homedir()}/${p.slice(2)}` : p;
-}
 
 /** Progress from a provider: the engine shows a provider's stderr lines under the resource. */
 export function providerLog(subject: string): (message: string) => void {

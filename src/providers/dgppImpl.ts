@@ -3,7 +3,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
 import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
 import { hostFor, withHosts } from "../remote";
-import { nodePath } from "../targets/shell";
+import { nodePath } from "../text/shell";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings } from "./engineDeployment";
 

@@ -1,13 +1,14 @@
 /** The work of GatewayFragment, in the provider process. */
-import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { hostFor, withHosts } from "../remote";
 import type { NodeConn } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { disableDeployment } from "../render/gateway";
-import { authOf, expandHome, providerLog } from "./common";
+import { sha256 as sha } from "../render/identity";
+import { expandHome } from "../text/home";
+import { authOf, providerLog } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
 
 interface Props {
@@ -21,7 +22,6 @@ interface Props {
   sha256?: string;
 }
 
-const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 const stamp = () => new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 
 async function onNode<T>(p: Props, script: string, step: string, read: (stdout: string) => T): Promise<T> {

@@ -72,6 +72,21 @@ export function capErrors(errors: SpecError[]): SpecError[] {
   return [...errors.slice(0, MAX_ERRORS), more];
 }
 
+/**
+ * Runs `fn`; the SpecError or SpecErrors it throws joins `errors` instead, so that independent
+ * inputs (files, deployments) report all their errors at once. Anything else is a bug: it goes on.
+ */
+export function collectErrors<T>(errors: SpecError[], fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof SpecError) errors.push(e);
+    else if (e instanceof SpecErrors) errors.push(...e.errors);
+    else throw e;
+    return undefined;
+  }
+}
+
 /** Throws the collected errors, if any: one as itself, several as a SpecErrors. */
 export function throwIfAny(errors: SpecError[]): void {
   const [first, ...rest] = errors;

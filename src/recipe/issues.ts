@@ -1,5 +1,5 @@
 /** Turning zod issues into SpecErrors with a place in the file, a field, a problem and a fix. */
-import type { z } from "zod";
+import { z } from "zod";
 import { MAX_ERRORS, SpecError } from "./errors";
 import { didYouMean, dotted, type FieldPath, type Position } from "./locate";
 
@@ -33,6 +33,35 @@ export function issueToSpecError(
   const inner = issue.code === "invalid_key" ? issue.issues[0] : undefined;
   const [problem, fix] = splitMessage(inner ?? issue);
   return [new SpecError({ file, ...at, field: fieldPrefix + dotted(path), problem, fix })];
+}
+
+/**
+ * The keys that the schema accepts at `path` (an object inside records, arrays, defaults and
+ * pipes), in the schema's order: the "known keys" of an unknown-key error come from the schema
+ * itself, never from a list written beside it.
+ */
+export function keysAt(schema: z.ZodType, path: FieldPath): string[] {
+  let at: z.ZodType | undefined = schema;
+  for (const step of path) at = at === undefined ? undefined : childOf(unwrap(at), step);
+  const inner = at === undefined ? undefined : unwrap(at);
+  return inner instanceof z.ZodObject ? Object.keys(inner.shape) : [];
+}
+
+/** The schema that validates the value: through optional, default and pipes (a transform's input). */
+function unwrap(s: z.ZodType): z.ZodType {
+  let at = s;
+  for (;;) {
+    if (at instanceof z.ZodOptional || at instanceof z.ZodDefault || at instanceof z.ZodNullable) at = at.unwrap() as z.ZodType;
+    else if (at instanceof z.ZodPipe) at = (at.out instanceof z.ZodTransform ? at.in : at.out) as z.ZodType;
+    else return at;
+  }
+}
+
+function childOf(s: z.ZodType, step: string | number): z.ZodType | undefined {
+  if (s instanceof z.ZodObject) return typeof step === "string" && Object.hasOwn(s.shape, step) ? (s.shape[step] as z.ZodType) : undefined;
+  if (s instanceof z.ZodRecord) return s.valueType as z.ZodType;
+  if (s instanceof z.ZodArray) return s.element as z.ZodType;
+  return undefined;
 }
 
 function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [string, string] {

@@ -3,6 +3,7 @@
  * these helpers find the line and column of a dotted field path in the source text.
  */
 import { LineCounter, parseDocument, isMap, isSeq, type Node as YamlNode } from "yaml";
+import { editDistance } from "../text/distance";
 
 export interface Position {
   line: number;
@@ -137,11 +138,6 @@ function nthElementColumn(line: string, open: number, n: number): number | undef
   return undefined;
 }
 
-/** The position of `path` in a YAML document (for the site in Pulumi.<stack>.yaml). */
-export function locateYaml(text: string, path: FieldPath): Position {
-  return yamlLocator(text)(path);
-}
-
 /** Parses the YAML once and locates any number of paths in it (one parse per error is quadratic). */
 export function yamlLocator(text: string): (path: FieldPath) => Position {
   let parsed: { root: YamlNode | null; counter: LineCounter } | undefined;
@@ -205,20 +201,4 @@ export function didYouMean(word: string, known: readonly string[]): string | und
     }
   }
   return best;
-}
-
-/** Optimal string alignment distance: Levenshtein plus the swap of two adjacent letters. */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
-  for (let i = 1; i <= a.length; i++) {
-    const row = d[i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1);
-      if (row !== undefined) row[j] = v;
-    }
-  }
-  return at(a.length, b.length);
 }

@@ -7,10 +7,10 @@ import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
-import { MAX_ERRORS, SpecError, SpecErrors, throwIfAny } from "./errors";
-import { issueToSpecError } from "./issues";
+import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
+import { issueToSpecError, keysAt } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
-import { ENGINE_NAMES, type EngineName, type Recipe } from "./types";
+import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe } from "./types";
 
 /** Flags that sm121 derives from the recipe's fields and the site; an `args` copy would conflict. */
 export const OWNED_FLAGS: Record<string, string> = {
@@ -55,7 +55,7 @@ function recipeSchema() {
   return z.strictObject({
     name: z.string().regex(IDENT, { error: "must be lower-case letters, digits and -, at most 48; rename it, e.g. qwen3-8b-tp2" }).optional(),
     engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: "must be an engine name; use one of vllm, sglang, gr8, dgpp" }).default("vllm"),
-    deploy: z.enum(["docker", "tmux", "native", "script"]).default("docker"),
+    deploy: z.enum(DEPLOY_TARGETS).default("docker"),
     model: pathLike("model").optional(),
     served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
     image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3" }).optional(),
@@ -87,18 +87,6 @@ function recipeSchema() {
   });
 }
 
-const TOP_KEYS = ["name", "engine", "deploy", "model", "served_model_name", "image", "entrypoint", "tp", "port", "args", "env", "mounts", "hooks", "readiness", "dgpp", "profiles_dir", "rollback"];
-const SUB_KEYS: Record<string, string[]> = {
-  hooks: ["before_serve", "after_stop"],
-  readiness: ["timeout_s", "max_model_len", "proofs"],
-  dgpp: ["repo", "rev", "dir", "http_port", "release", "roce_devices", "engine"],
-};
-
-function knownKeys(path: FieldPath): readonly string[] {
-  const head = path[0];
-  return typeof head === "string" ? (SUB_KEYS[head] ?? []) : TOP_KEYS;
-}
-
 /** Parses and validates one recipe file's text. Throws SpecError or SpecErrors. */
 export function parseRecipe(file: string, text: string): Recipe {
   let raw: unknown;
@@ -113,9 +101,10 @@ export function parseRecipe(file: string, text: string): Recipe {
   }
   const locate = (p: FieldPath) => locateToml(text, p);
   throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
-  const parsed = recipeSchema().safeParse(raw, { reportInput: true });
+  const schema = recipeSchema();
+  const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, knownKeys)));
+    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, (p) => keysAt(schema, p))));
     throw new Error("unreachable: zod failed without issues");
   }
   const r = parsed.data;
@@ -207,29 +196,18 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
   }
 }
 
-export function readRecipe(path: string, displayPath: string = path): Recipe {
-  return parseRecipe(displayPath, readFileSync(path, "utf8"));
-}
-
 /** Every `*.toml` of a recipes directory, by name; all errors of all files at once. */
 export function loadRecipes(dir: string, display: string = dir): Map<string, Recipe> {
   const out = new Map<string, Recipe>();
   const errors: SpecError[] = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
-    try {
+    collectErrors(errors, () => {
       const text = readFileSync(join(dir, f), "utf8");
       const r = parseRecipe(join(display, f), text);
       const first = out.get(r.name);
-      if (first !== undefined) {
-        errors.push(new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" }));
-        continue;
-      }
+      if (first !== undefined) throw new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" });
       out.set(r.name, r);
-    } catch (e) {
-      if (e instanceof SpecError) errors.push(e);
-      else if (e instanceof SpecErrors) errors.push(...e.errors);
-      else throw e;
-    }
+    });
   }
   throwIfAny(errors);
   return out;

@@ -6,9 +6,9 @@ import { readFileSync } from "node:fs";
 import { LineCounter, parseDocument, visit } from "yaml";
 import { z } from "zod";
 import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
-import { issueToSpecError } from "./issues";
+import { issueToSpecError, keysAt } from "./issues";
 import { dotted, protoKeys, yamlLocator, type FieldPath } from "./locate";
-import { NODE_ENV_KEYS, type Site, type SiteNode } from "./types";
+import type { NodeEnvKey, Site, SiteNode } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
@@ -67,7 +67,7 @@ function siteSchema() {
       BIND: value("a node env value").refine((s) => IPV4.test(s), { error: "BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0" }),
       PORT: value("a node env value").refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: "PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000" }),
       REQUIRE_IDLE_GPU: value("a node env value"),
-    }).partial().default({}),
+    } satisfies Record<NodeEnvKey, z.ZodType>).partial().default({}),
     vars,
     // The printable check comes first: z.url() drops a newline from what it returns instead of refusing it.
     gatewayUrl: z.string().regex(/^[\x21-\x7e]+$/, { error: "contains white space, a control character or a non-ASCII character; write the URL without them (e.g. http://203.0.113.12:8000)" })
@@ -105,20 +105,6 @@ function siteSchema() {
     preflight: flag().default(false),
     lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
   });
-}
-
-const TOP = ["nodes", "deployments", "minMemAvailableGiB", "memTimeoutS", "readyGraceS", "recipesDir", "knownHosts", "hostKeys", "gateway", "rollback", "dgppPollS", "preflight", "lockWaitS", ...SECRET_CONFIG_KEYS];
-const NODE_KEYS = ["host", "ssh", "ip", "protected", "env", "vars", "gatewayUrl", "gpuProbe", "minMemAvailableGiB", "recipes", "stateDir"];
-
-function knownKeys(path: FieldPath): readonly string[] {
-  if (path.length === 0) return TOP;
-  if (path[0] === "nodes" && path.length === 2) return NODE_KEYS;
-  if (path[0] === "nodes" && path[2] === "ssh") return ["host", "port", "user"];
-  if (path[0] === "nodes" && path[2] === "env") return NODE_ENV_KEYS;
-  if (path[0] === "nodes" && path[2] === "recipes") return ["dir", "start", "stop", "container", "dockerArgs", "vars", "ownedMounts"];
-  if (path[0] === "deployments") return ["name", "recipe", "profile", "nodes", "overlay", "overlayWins"];
-  if (path[0] === "gateway") return ["path", "format", "model", "node"];
-  return [];
 }
 
 /** A site has nodes and deployments, not thousands: the YAML parser's time grows with the square of a map's size. */
@@ -165,8 +151,11 @@ export function parseSite(file: string, stack: string, text: string): Site {
     return locateIn(head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
   };
   throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: `sm121:${dotted(p)}`, problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
-  const parsed = siteSchema().safeParse(raw, { reportInput: true });
+  const schema = siteSchema();
+  const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
+    // The secrets are config keys too, read through Pulumi rather than this schema.
+    const knownKeys = (p: FieldPath) => (p.length === 0 ? [...keysAt(schema, p), ...SECRET_CONFIG_KEYS] : keysAt(schema, p));
     throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")));
     throw new Error("unreachable: zod failed without issues");
   }

@@ -15,25 +15,56 @@ export class TransportError extends Error {
   }
 }
 
+/** How a script ended: its exit code, or the signal that ended it (ssh names it without "SIG"). */
+export interface Exit {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface CommandFailure {
+  node: string;
+  step: string;
+  exit: Exit;
+  /** Set when sm121 stopped the script because its time ran out. */
+  timedOutS?: number;
+  /** The last lines of each stream. */
+  stdout: string;
+  stderr: string;
+}
+
+/** A step that ran and failed, with the evidence: how it ended and the tails of both streams. */
 export class CommandError extends Error {
   readonly node: string;
   readonly step: string;
   readonly code: number | null;
+  readonly signal: string | null;
+  readonly timedOutS: number | undefined;
+  readonly stdoutTail: string;
   readonly stderrTail: string;
 
-  constructor(node: string, step: string, code: number | null, stderr: string, hint = "") {
-    const tail = tailLines(stderr, 12);
-    const exit = code === null ? "was killed" : `exited with code ${code}`;
-    super(`node ${node}: ${step} ${exit}${hint === "" ? "" : `; ${hint}`}${tail === "" ? "" : `\n--- stderr (last lines) ---\n${tail}`}`);
+  constructor(f: CommandFailure) {
+    const signal = f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
+    const timedOut = `timed out after ${f.timedOutS ?? 0} s`;
+    const ending =
+      f.timedOutS !== undefined
+        ? f.exit.code === null && signal === null
+          ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
+          : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
+        : f.exit.code !== null
+          ? `exited with code ${f.exit.code}`
+          : `was killed by signal ${signal ?? "(unknown)"}`;
+    super(`node ${f.node}: ${f.step} ${ending}${section("stderr", f.stderr)}${section("stdout", f.stdout)}`);
     this.name = "CommandError";
-    this.node = node;
-    this.step = step;
-    this.code = code;
-    this.stderrTail = tail;
+    this.node = f.node;
+    this.step = f.step;
+    this.code = f.exit.code;
+    this.signal = signal;
+    this.timedOutS = f.timedOutS;
+    this.stdoutTail = f.stdout;
+    this.stderrTail = f.stderr;
   }
 }
 
-export function tailLines(text: string, n: number): string {
-  const lines = text.replace(/\s+$/, "").split("\n");
-  return lines.slice(-n).join("\n");
+function section(name: string, tail: string): string {
+  return tail === "" ? "" : `\n--- ${name} (last lines) ---\n${tail}`;
 }

@@ -3,16 +3,23 @@
  * the operation runs on it as its own `bash -s` channel, the script on stdin, so the login shell
  * never parses it and no secret is ever in an argv.
  */
-import { CommandError } from "./errors";
+import { CommandError, TransportError, type Exit } from "./errors";
 import type { LockChannel } from "./lock";
+import { OutputStream } from "./output";
 
 export interface RunOptions {
   /** The step, for errors and progress: "preflight", "stop", ... */
   step: string;
+  /** The script is stopped after this long, and the step fails with "timed out after N s". */
   timeoutMs?: number;
-  /** Called for each stdout line as it arrives (progress messages). */
+  /**
+   * Streams stdout line by line as it arrives (progress, `sm121 logs --follow`). The output is then
+   * not kept: the result's stdout is only its last lines, so a stream without end stays small.
+   */
   onLine?: (line: string) => void;
-  /** Do not throw on a non-zero exit; the caller reads `code`. */
+  /** The same for stderr. */
+  onErrLine?: (line: string) => void;
+  /** Do not throw on a non-zero exit (or a timeout); the caller reads `code`. */
   allowFailure?: boolean;
 }
 
@@ -32,20 +39,17 @@ export interface Host {
   close(): void;
 }
 
-export const RECORD_PREFIX = "@sm121 ";
+const RECORD_PREFIX = "@sm121 ";
 
-export function parseRecords(stdout: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of stdout.split("\n")) {
-    if (!line.startsWith(RECORD_PREFIX)) continue;
-    try {
-      const v: unknown = JSON.parse(line.slice(RECORD_PREFIX.length));
-      if (v !== null && typeof v === "object" && !Array.isArray(v)) out.push(v as Record<string, unknown>);
-    } catch {
-      // A malformed record is reported by the caller as a missing one.
-    }
+/** The record on one stdout line, if the line is one. A malformed record is reported by the caller as a missing one. */
+function recordOf(line: string): Record<string, unknown> | undefined {
+  if (!line.startsWith(RECORD_PREFIX)) return undefined;
+  try {
+    const v: unknown = JSON.parse(line.slice(RECORD_PREFIX.length));
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
-  return out;
 }
 
 /** Every step runs as strict bash: the first failing command ends it with its exit code. */
@@ -53,32 +57,68 @@ export function stepScript(body: string): string {
   return `set -euo pipefail\n${body}\n`;
 }
 
-/** Shared line splitting and result building for both transports. */
+/**
+ * One run's output, shared by both transports: both streams decoded as UTF-8 across chunk
+ * boundaries, records collected line by line, and the result or the CommandError built at the end.
+ */
 export class Collector {
-  stdout = "";
-  stderr = "";
-  private partial = "";
+  private readonly records: Record<string, unknown>[] = [];
+  private readonly stdout: OutputStream;
+  private readonly stderr: OutputStream;
+  private timedOut = false;
+  private finished = false;
 
-  constructor(private readonly onLine?: (line: string) => void) {}
-
-  out(chunk: Buffer | string): void {
-    const s = chunk.toString();
-    this.stdout += s;
-    if (this.onLine === undefined) return;
-    this.partial += s;
-    const lines = this.partial.split("\n");
-    this.partial = lines.pop() ?? "";
-    for (const l of lines) this.onLine(l);
+  constructor(private readonly opts: RunOptions) {
+    const onLine = opts.onLine;
+    this.stdout = new OutputStream((line) => {
+      const r = recordOf(line);
+      if (r !== undefined) this.records.push(r);
+      onLine?.(line);
+    }, onLine === undefined);
+    this.stderr = new OutputStream(opts.onErrLine, opts.onErrLine === undefined);
   }
 
-  err(chunk: Buffer | string): void {
-    this.stderr += chunk.toString();
+  out(chunk: Buffer): void {
+    if (!this.finished) this.stdout.write(chunk);
   }
 
-  finish(node: string, opts: RunOptions, code: number | null): RunResult {
-    if (this.partial !== "" && this.onLine !== undefined) this.onLine(this.partial);
-    const result = { code, stdout: this.stdout, stderr: this.stderr, records: parseRecords(this.stdout) };
-    if (code !== 0 && opts.allowFailure !== true) throw new CommandError(node, opts.step, code, this.stderr);
+  err(chunk: Buffer): void {
+    if (!this.finished) this.stderr.write(chunk);
+  }
+
+  /** Starts the step's clock; `stop` ends the script when it runs out. Returns the clock's cancel. */
+  clock(stop: () => void): () => void {
+    const ms = this.opts.timeoutMs;
+    if (ms === undefined) return () => undefined;
+    const timer = setTimeout(() => {
+      this.timedOut = true;
+      stop();
+    }, ms);
+    return () => clearTimeout(timer);
+  }
+
+  /** Builds the result, or throws the failure. Output that arrives after this is dropped. */
+  finish(node: string, exit: Exit): RunResult {
+    this.finished = true;
+    this.stdout.end();
+    this.stderr.end();
+    const result = { code: exit.code, stdout: this.stdout.text(), stderr: this.stderr.text(), records: this.records };
+    if (this.opts.allowFailure === true) return result;
+    // No exit status and no signal: the channel died with its connection, not the script.
+    if (!this.timedOut && exit.code === null && exit.signal === null) {
+      throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", "check that the node is up and reachable, then run again (the step may have run in part; the next run converges)");
+    }
+    if (this.timedOut || exit.code !== 0) {
+      throw new CommandError({
+        node,
+        step: this.opts.step,
+        exit,
+        ...(this.timedOut && this.opts.timeoutMs !== undefined && { timedOutS: this.opts.timeoutMs / 1000 }),
+        // Records are for the program, not the reader (and one may carry a key).
+        stdout: this.stdout.tailLines((l) => !l.startsWith(RECORD_PREFIX)),
+        stderr: this.stderr.tailLines(() => true),
+      });
+    }
     return result;
   }
 }

@@ -1,23 +1,34 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { driveLock, type LockChannel } from "./lock";
 
 export class LocalHost implements Host {
+  /** Scripts still running; close() ends them as closing an ssh connection ends its channels. */
+  private readonly running = new Set<ChildProcess>();
+
   constructor(readonly node: string) {}
 
   run(script: string, opts: RunOptions): Promise<RunResult> {
     return new Promise((resolve, reject) => {
-      const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
-      const c = new Collector(opts.onLine);
-      const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
+      // Its own process group, so that stopping the step stops what the script started too:
+      // a child left alive would hold the output pipes open, and the step would never end.
+      const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+      this.running.add(child);
+      const c = new Collector(opts);
+      const cancel = c.clock(() => killGroup(child));
       child.stdout.on("data", (d: Buffer) => c.out(d));
       child.stderr.on("data", (d: Buffer) => c.err(d));
-      child.on("error", reject);
-      child.on("close", (code) => {
-        if (timer !== undefined) clearTimeout(timer);
+      child.on("error", (e) => {
+        this.running.delete(child);
+        cancel();
+        reject(e);
+      });
+      child.on("close", (code, signal) => {
+        this.running.delete(child);
+        cancel();
         try {
-          resolve(c.finish(this.node, opts, code));
+          resolve(c.finish(this.node, { code, signal }));
         } catch (e) {
           reject(e instanceof Error ? e : new Error(String(e)));
         }
@@ -28,15 +39,25 @@ export class LocalHost implements Host {
 
   lock(owner: string, waitS: number): LockChannel {
     const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
+    child.stdout.setEncoding("utf8");
     return driveLock(this.node, owner, waitS, Promise.resolve({
       write: (t: string) => void child.stdin.write(t),
       end: () => child.stdin.end(),
-      onData: (cb: (s: string) => void) => void child.stdout.on("data", (d: Buffer) => cb(d.toString())),
+      onData: (cb: (s: string) => void) => void child.stdout.on("data", (d: string) => cb(d)),
       onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
     }));
   }
 
   close(): void {
-    // Nothing held open.
+    for (const child of this.running) killGroup(child);
+  }
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // The group is already gone.
   }
 }

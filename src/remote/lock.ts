@@ -4,7 +4,7 @@
  * operation's connection for as long as the operation runs; a lost connection ends the channel
  * and so releases the lock.
  */
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
 
 export class NodeBusyError extends Error {

@@ -5,7 +5,7 @@
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { TransportError } from "./errors";
 import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
-import { verifyHostKey } from "./knownhosts";
+import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
 import { driveLock, type LockChannel, type LockIo } from "./lock";
 
 export interface SshTarget {
@@ -53,6 +53,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   const client: Client = new SshClient();
   let refusal: string | undefined;
   const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
+  const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
   const config: ConnectConfig = {
     host: t.host,
     port: t.port,
@@ -64,6 +65,8 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
       if (!v.ok) refusal = v.reason;
       return v.ok;
     },
+    // Moved to the front: ssh2 keeps its own order for what is already in its list.
+    ...(known.length > 0 && { algorithms: { serverHostKey: { remove: known, prepend: known, append: [] } } }),
     ...(auth.privateKey !== undefined && { privateKey: auth.privateKey }),
     ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
     ...(auth.privateKey === undefined && agent !== undefined && { agent }),
@@ -93,18 +96,28 @@ class SshHost implements Host {
           reject(new TransportError(this.node, opts.step, `could not open a channel: ${err.message}`, "the connection was lost; run again"));
           return;
         }
-        const c = new Collector(opts.onLine);
-        const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => stream.close(), opts.timeoutMs);
-        stream.on("data", (d: Buffer) => c.out(d));
-        stream.stderr.on("data", (d: Buffer) => c.err(d));
-        stream.on("close", (code: number | null) => {
-          if (timer !== undefined) clearTimeout(timer);
+        const c = new Collector(opts);
+        let settled = false;
+        const settle = (code: unknown, signal: unknown) => {
+          if (settled) return;
+          settled = true;
+          cancel();
           try {
-            resolve(c.finish(this.node, opts, typeof code === "number" ? code : null));
+            resolve(c.finish(this.node, { code: typeof code === "number" ? code : null, signal: typeof signal === "string" ? signal : null }));
           } catch (e) {
             reject(e instanceof Error ? e : new Error(String(e)));
           }
+        };
+        // sshd delivers the signal to the script's process group. A forced-command login refuses
+        // signals, and sshd keeps a closed channel open until its command ends: the step ends here.
+        const cancel = c.clock(() => {
+          stream.signal("KILL");
+          stream.close();
+          settle(null, null);
         });
+        stream.on("data", (d: Buffer) => c.out(d));
+        stream.stderr.on("data", (d: Buffer) => c.err(d));
+        stream.on("close", settle);
         stream.end(stepScript(script));
       });
     });
@@ -117,10 +130,11 @@ class SshHost implements Host {
           reject(new TransportError(this.node, "lock", `could not open a channel: ${err.message}`, "the connection was lost; run again"));
           return;
         }
+        stream.setEncoding("utf8");
         resolve({
           write: (t) => void stream.write(t),
           end: () => void stream.end(),
-          onData: (cb) => void stream.on("data", (d: Buffer) => cb(d.toString())),
+          onData: (cb) => void stream.on("data", (d: string) => cb(d)),
           onClose: (cb) => void stream.on("close", (code: number | null) => cb(typeof code === "number" ? code : null)),
         });
       });

@@ -3,7 +3,7 @@
  * profiles and the site. Pure but for reading the profile and overlay files under `root`.
  */
 import { driverFor } from "../engines";
-import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import type { Deployment, Recipe, Site } from "../recipe/types";
 import { checkDeployments } from "./checks";
 import { engineNodeBundles } from "./engine";
@@ -21,13 +21,8 @@ export function renderSite(site: Site, recipes: ReadonlyMap<string, Recipe>, opt
   const errors: SpecError[] = [];
   const out: DeploymentBundle[] = [];
   for (const d of site.deployments) {
-    try {
-      out.push(renderDeployment(site, d, recipes, opts));
-    } catch (e) {
-      if (e instanceof SpecError) errors.push(e);
-      else if (e instanceof SpecErrors) errors.push(...e.errors);
-      else throw e;
-    }
+    const b = collectErrors(errors, () => renderDeployment(site, d, recipes, opts));
+    if (b !== undefined) out.push(b);
   }
   throwIfAny(errors);
   return out;

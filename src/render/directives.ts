@@ -3,6 +3,7 @@
  * of seed 001, so that profiles move over unchanged; it writes only `sm121-`.
  */
 import { SpecError } from "../recipe/errors";
+import { editDistance } from "../text/distance";
 import { NAME_PATTERN } from "./keys";
 import { describeChar, Span, valueFault } from "./values";
 
@@ -142,17 +143,4 @@ export function suggest(name: string): DirectiveName | undefined {
     }
   }
   return best ?? DIRECTIVE_NAMES.find((d) => name.toLowerCase().includes(d));
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
 }

@@ -3,7 +3,7 @@ import { driverFor, engineArgv } from "../engines";
 import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { dockerTarget } from "../targets/docker";
 import { dgppNativeTarget, nativeTarget } from "../targets/native";
-import { joinNode } from "../targets/shell";
+import { joinNode } from "../text/shell";
 import { tmuxTarget } from "../targets/tmux";
 import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";

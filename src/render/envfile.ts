@@ -17,14 +17,16 @@
  */
 import { SpecError, throwIfAny } from "../recipe/errors";
 import { LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
-import { envIdentityOf, sha256Hex } from "./envidentity";
-import { isNodeKey, NAME_PATTERN, NODE_KEYS } from "./keys";
+import { envIdentityOf } from "./envidentity";
+import { sha256 } from "./identity";
+import { NODE_ENV_KEYS } from "../recipe/types";
+import { isNodeKey, NAME_PATTERN } from "./keys";
 import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
 
 export { diffKeys, envIdentity, parseEnvFile } from "./envreader";
-export { envIdentityOf, sha256Hex } from "./envidentity";
+export { envIdentityOf } from "./envidentity";
 export type { KeyDiff, ParsedEnvFile } from "./envreader";
 
 export const RENDERED_AT_SLOT = "@SM121_RENDERED_AT@";
@@ -91,7 +93,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     keys.EXTRA_DOCKER_ARGS = merged.pairs.map((p) => `${p.flag} ${p.value}`).join(" ");
     if (!order.includes("EXTRA_DOCKER_ARGS")) order.push("EXTRA_DOCKER_ARGS");
   }
-  for (const k of NODE_KEYS) {
+  for (const k of NODE_ENV_KEYS) {
     const v = input.nodeEnv[k];
     if (v === undefined) continue;
     keys[k] = v;
@@ -111,7 +113,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
   throwIfAny(errors);
 
   const body = order.map((k) => `${k}="${keys[k] ?? ""}"\n`).join("");
-  const bodySha256 = sha256Hex(body);
+  const bodySha256 = sha256(body);
   const overlayLine = input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
   const header = [
     `# sm121-profile: ${profile.name}`,
@@ -156,7 +158,7 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
   for (const [k, v] of Object.entries(input.nodeEnv)) {
     const field = `nodes.${input.node}.env.${k}`;
     if (!isNodeKey(k)) {
-      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_KEYS.join(", ")}` }));
+      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_ENV_KEYS.join(", ")}` }));
       continue;
     }
     for (const c of v) {

@@ -3,12 +3,8 @@
  * overlay header line. Equal identity means that `up` writes no new file; the rendered-at time is
  * not part of it.
  */
-import { createHash } from "node:crypto";
-
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
-}
+import { sha256 } from "./identity";
 
 export function envIdentityOf(bodySha256: string, profile: string, overlayLine: string): string {
-  return sha256Hex(`${bodySha256}\n${profile}\n${overlayLine}`);
+  return sha256(`${bodySha256}\n${profile}\n${overlayLine}`);
 }

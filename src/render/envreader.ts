@@ -5,7 +5,8 @@
  * blank lines. Secrets (HF_TOKEN=, API_KEY=) are kept apart, verbatim, so that the writer can
  * carry them over; they are not in `keys`, not in `body` and not in any message.
  */
-import { envIdentityOf, sha256Hex } from "./envidentity";
+import { envIdentityOf } from "./envidentity";
+import { sha256 } from "./identity";
 import { isSecretKey } from "./keys";
 
 export interface ParsedEnvFile {
@@ -71,7 +72,7 @@ export function parseEnvFile(text: string): ParsedEnvFile {
     p = end + 1;
   }
   const body = bodyLines.map((l) => `${l}\n`).join("");
-  const bodySha256 = sha256Hex(body);
+  const bodySha256 = sha256(body);
   return { header, keys, body, bodySha256, secretLines, edited: header.sha256 !== bodySha256, problems };
 }
 

@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 
-export function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+/** The one sha256 of sm121: the hex digest of the parts in order, strings as UTF-8. */
+export function sha256(...parts: ReadonlyArray<string | Uint8Array>): string {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p);
+  return h.digest("hex");
 }
 
 /** JSON with sorted keys, so that identities do not depend on property order. */

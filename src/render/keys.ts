@@ -4,19 +4,18 @@
  * The node keys belong to the site, because they differ per node (the HF cache, the bind address,
  * the port). The forbidden keys never come from a profile: the secrets live only in the node .env
  * (or a Pulumi secret), and TP1_CONTAINER_NAME would rename the container that sm121 stops and
- * checks by the recipe's container name.
+ * checks by the recipe's container name. The node keys are the site's (recipe/types NODE_ENV_KEYS).
  */
-export const NODE_KEYS = ["HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"] as const;
+import { NODE_ENV_KEYS, type NodeEnvKey } from "../recipe/types";
+
 export const FORBIDDEN_KEYS = ["HF_TOKEN", "API_KEY", "TP1_CONTAINER_NAME"] as const;
 export const SECRET_KEYS = ["HF_TOKEN", "API_KEY"] as const;
 
 /** The keys whose quoted value may span lines in a profile. */
 export const MULTILINE_KEYS = ["EXTRA_DOCKER_ARGS", "EXTRA_VLLM_ARGS"] as const;
 
-export type NodeKey = (typeof NODE_KEYS)[number];
-
-export function isNodeKey(key: string): key is NodeKey {
-  return (NODE_KEYS as readonly string[]).includes(key);
+export function isNodeKey(key: string): key is NodeEnvKey {
+  return (NODE_ENV_KEYS as readonly string[]).includes(key);
 }
 
 export function isSecretKey(key: string): boolean {

@@ -4,10 +4,10 @@
  * the bytes of docker-args.txt followed by the bytes of manifest.json: a rebuild that changes
  * either file changes the .env identity, so the server restarts and sees the new files.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { SpecError, SpecErrors, throwIfAny } from "../recipe/errors";
+import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
+import { sha256 } from "./identity";
 import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 
 export type { DockerArgPair, LocatedPair } from "./dockerargs";
@@ -44,7 +44,7 @@ export function parseDockerArgs(file: string, text: string, startLine = 1): Loca
 
 /** sha256 hex of the docker-args.txt bytes followed by the manifest.json bytes. */
 export function overlaySha256(dockerArgs: Uint8Array, manifest: Uint8Array): string {
-  return createHash("sha256").update(dockerArgs).update(manifest).digest("hex");
+  return sha256(dockerArgs, manifest);
 }
 
 /** Builds an Overlay from the two files' bytes (pure; loadOverlay reads them). */
@@ -57,14 +57,7 @@ export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint
       new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: "the directory name contains white space or a control character", fix: "use a directory path without them: it goes into the .env header" }),
     );
   }
-  let pairs: LocatedPair[] = [];
-  try {
-    pairs = parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"));
-  } catch (e) {
-    if (e instanceof SpecError) errors.push(e);
-    else if (e instanceof SpecErrors) errors.push(...e.errors);
-    else throw e;
-  }
+  const pairs: LocatedPair[] = collectErrors(errors, () => parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"))) ?? [];
   let parsed: unknown;
   const manifestText = Buffer.from(manifest).toString("utf8");
   try {

@@ -14,7 +14,7 @@ import { DirectiveName, ProfileDirective, readDirective } from "./directives";
 import { isForbiddenKey, isMultilineKey, isNodeKey, KEY_PATTERN, NAME_PATTERN } from "./keys";
 import { Span, valueFault, ValueForm } from "./values";
 
-export { FORBIDDEN_KEYS, NODE_KEYS, SECRET_KEYS } from "./keys";
+export { FORBIDDEN_KEYS, SECRET_KEYS } from "./keys";
 export type { ProfileDirective } from "./directives";
 
 export type ProfileStatus = "stable" | "experimental";

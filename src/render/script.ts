@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { SpecError, throwIfAny } from "../recipe/errors";
 import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { scriptTarget } from "../targets/script";
-import { joinNode } from "../targets/shell";
+import { joinNode } from "../text/shell";
 import type { LaunchSpec } from "../targets/types";
 import { siteError } from "./checks";
 import { renderEnv } from "./envfile";

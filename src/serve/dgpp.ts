@@ -6,7 +6,7 @@
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
 import { writeScript } from "./steps";
 

@@ -10,7 +10,7 @@ import { connect, type Host, type SshAuth } from "../remote";
 import type { SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { joinNode } from "../targets/shell";
+import { joinNode } from "../text/shell";
 import { driftOf, parseProbe, probeNode, type NodeState } from "./probe";
 import { othersProbe } from "./registry";
 

@@ -4,7 +4,7 @@
  * cache line and the proofs. The API key is read from the node's files and reaches curl on stdin.
  */
 import type { NodeBundle, Readiness } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */

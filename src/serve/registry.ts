@@ -7,7 +7,7 @@
  * alone. Hooks follow the engine: before_serve runs before every start, after_stop after every stop.
  */
 import type { NodeBundle } from "../render/types";
-import { nodePath, quote } from "../targets/shell";
+import { nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
 
 /** The node's directory of deployments, e.g. `~/.sm121/deployments`. */

@@ -3,7 +3,7 @@
  * bundle. Each phase is one script, so a node costs one round trip per phase.
  */
 import type { NodeBundle, PreflightCheck } from "../render/types";
-import { joinNode, nodePath, quote } from "../targets/shell";
+import { joinNode, nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 

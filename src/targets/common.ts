@@ -1,6 +1,6 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
-import { joinNode, nodePath, quote, quoteArgv } from "./shell";
-import type { BundleFile, LaunchSpec } from "./types";
+import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
+import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 
 /** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
 export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )" "\${detail:-}"`;
@@ -44,7 +44,7 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
 }
 
 /** Status of a deployment whose running state is the shell condition `cond`; start time from started-at. */
-export function statusWhen(cond: string, stateDir: string, what: string): string {
+function statusWhen(cond: string, stateDir: string, what: string): string {
   return [
     `running=false; started=""; detail=${quote(`${what} gone`)}`,
     `if ${cond}; then running=true; detail=""; started=$(cat ${nodePath(stateDir)}/started-at 2>/dev/null || true); fi`,
@@ -73,6 +73,21 @@ export function logsScript(file: string): string {
 }
 
 /** run.sh of the tmux and native targets: the engine's environment and exact command line. */
-export function runFile(spec: LaunchSpec): BundleFile {
+function runFile(spec: LaunchSpec): BundleFile {
   return { path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false };
+}
+
+/**
+ * A target that runs run.sh under a supervisor of its own (a tmux session, a setsid process
+ * group): running while the shell condition `alive` holds, its log in logs/engine.log.
+ */
+export function runShTarget(spec: LaunchSpec, alive: string, what: string, s: { start: string; stop: string; launch: string }): TargetScripts {
+  return {
+    files: [runFile(spec)],
+    start: s.start,
+    stop: s.stop,
+    status: statusWhen(alive, spec.stateDir, what),
+    logs: logsScript(`${nodePath(spec.stateDir)}/logs/engine.log`),
+    launch: s.launch,
+  };
 }

@@ -1,10 +1,17 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
 import { containerLogs, containerStatus, waitGone } from "./common";
-import { envFileText, joinNode, nodePath, quote, quoteArgv } from "./shell";
+import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function containerName(spec: LaunchSpec): string {
   return `sm121-${spec.deployment}-${spec.rank}`;
+}
+
+/** The container's env file, read by `docker run --env-file`: KEY=value, one per line. */
+function envFileText(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join("");
 }
 
 function mountArg(m: string): string {

@@ -6,7 +6,7 @@
  */
 import type { NodeRecipe } from "../recipe/types";
 import { containerLogs, containerStatus, waitGone } from "./common";
-import { joinNode, nodePath, quote } from "./shell";
+import { joinNode, nodePath, quote } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: string): TargetScripts {

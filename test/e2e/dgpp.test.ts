@@ -25,7 +25,8 @@ kv_cache_dtype = "fp8"
 timeout_s = 30
 `;
 
-describe("DGPP through pulumi up", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("DGPP through pulumi up", () => {
   let e: E2E;
   let head: SimNode;
   let peer: SimNode;

@@ -31,7 +31,8 @@ async function sh(e: E2E, node: SimNode, script: string): Promise<string> {
   return r.stdout;
 }
 
-describe("docker vLLM through pulumi up", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("docker vLLM through pulumi up", () => {
   let e: E2E;
   beforeAll(async () => {
     e = await e2eProject({ name: "dockervllm", nodes: ["spark1", "spark2", "spark3"], firstIp: 21, sshPort: 2231, config: () => deployments, recipes: { "qwen3-8b-solo.toml": SOLO } });

@@ -14,7 +14,8 @@ const deployments = `  sm121:deployments:
     - { recipe: qwen3-30b-sglang-tmux, nodes: [n1, n2] }
     - { recipe: glm53-full-tp4-gr8, nodes: [n3, n4, n5, n6] }`;
 
-describe("SGLang in tmux and gr8 in docker through pulumi up", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("SGLang in tmux and gr8 in docker through pulumi up", () => {
   let e: E2E;
   const sh = async (n: SimNode, script: string) => (await sshScript(e.site, n, script)).stdout;
   beforeAll(async () => {

@@ -8,21 +8,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
-import { killNodeSshd, leftovers, restartNodeSshd } from "../site/faults";
+import { killNodeSshd, leftovers, nodeProcesses, restartNodeSshd, waitFor } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
 const DIR = "flash";
 type Outcome = { status: string; failure?: string };
 
-describe("faults", () => {
+// Each test injects a fault into the site the one before left converged: they run in order.
+describe.sequential("faults", () => {
   let e: E2E;
   let f1: SimNode;
   const env = () => readFileSync(join(f1.home, DIR, ".env"), "utf8");
   const backups = () => readdirSync(join(f1.home, DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
-  const stack = (profile: string, gate = 1, memTimeoutS = 30) =>
+  /** `f3Gate`: a memory gate of f3's own (node minMemAvailableGiB). */
+  const stack = (profile: string, gate = 1, memTimeoutS = 30, f3Gate?: number) =>
     ["config:", `  sm121:knownHosts: ${e.site.knownHosts}`, `  sm121:minMemAvailableGiB: ${gate}`, `  sm121:memTimeoutS: ${memTimeoutS}`, "  sm121:readyGraceS: 0",
-      nodesYaml(e.site, (n) => (n.name === "f1" ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }` : ""), (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: "18493" } : {})),
+      nodesYaml(e.site, (n) => (n.name === "f1" ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }` : n.name === "f3" && f3Gate !== undefined ? `      minMemAvailableGiB: ${f3Gate}` : ""), (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: "18493" } : {})),
       "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [f1] }`, "    - { recipe: pair, nodes: [f2, f3] }", ""].join("\n");
   const outcome = async (name: string): Promise<Outcome | undefined> => {
     const s = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ urn: string; outputs?: { outcome?: Outcome } }> } };
@@ -101,38 +103,42 @@ describe("faults", () => {
   });
 
   it("one node of a two-node deployment failing to start: marked failed; then converges", async () => {
-    const [, f2, f3] = e.site.nodes as [SimNode, SimNode, SimNode];
-    setEngineBehaviour(f2, { rendezvousTimeoutS: 3 });
-    setEngineBehaviour(f3, { mode: "exit-now" });
-    e.writeStack(stack("best").replace("nodes: [f2, f3] }", "nodes: [f2, f3], name: pair }"));
+    // f3 alone cannot pass its memory gate: f2 starts, f3 does not, and only f3's step fails.
+    const f3 = e.site.nodes[2] as SimNode;
+    e.writeStack(stack("best", 1, 3, 100_000));
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
-    expect(up.all).toMatch(/deployment pair is marked failed in the stack state; readiness failed: (node f2|f3: the engine of rank 1 is not running)/);
+    expect(up.all).toMatch(/deployment pair is marked failed in the stack state; memory gate, write and start failed: node f3: memory gate, write and start exited with code 3/);
+    expect(up.all).toMatch(/MemAvailable is \d+ GiB after 3 s, below the gate of 100000 GiB/);
     expect((await outcome("pair"))?.status).toBe("failed");
-    setEngineBehaviour(f2, null);
-    setEngineBehaviour(f3, null);
+    expect(leftovers(f3).filter((l) => l.includes("fake-engine"))).toEqual([]);
     e.writeStack(stack("best"));
     await converge();
     expect(leftovers(f3).filter((l) => l.includes("fake-engine"))).toHaveLength(1);
   });
 
-  it("a node's sshd dying during an up: a transport error naming the node; then converges", async () => {
-    const f3 = e.site.nodes[2] as SimNode;
-    setEngineBehaviour(e.site.nodes[1] as SimNode, { startDelayS: 4 });
+  it("a node's sshd dying during an up: a transport error naming the node and the step; then converges", async () => {
+    const f2 = e.site.nodes[1] as SimNode;
+    // f2's engine answers after 4 s; its sshd dies while the readiness step polls it.
+    setEngineBehaviour(f2, { startDelayS: 4 });
     const up = e.up({ SM121_RESTART: "1" });
-    await new Promise((r) => setTimeout(r, 3000));
-    killNodeSshd(f3);
+    await waitFor("f2's readiness polling", () => nodeProcesses(f2, /^curl .*\/v1\/models$|^sleep 0\.1$/).length > 0);
+    killNodeSshd(f2);
     const res = await up;
     expect(res.code).not.toBe(0);
-    expect(res.all).toMatch(/node f3/);
-    await restartNodeSshd(e.site, f3);
-    setEngineBehaviour(e.site.nodes[1] as SimNode, null);
+    expect(res.all).toContain("node f2: readiness: the connection was lost before the step ended");
+    await restartNodeSshd(e.site, f2);
+    setEngineBehaviour(f2, null);
     await converge();
   });
 
   it("pulumi up interrupted with SIGINT mid-serve: the next up converges", async () => {
-    setEngineBehaviour(e.site.nodes[1] as SimNode, { startDelayS: 5 });
-    const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, signalAfterMs: 3500 });
+    const f2 = e.site.nodes[1] as SimNode;
+    setEngineBehaviour(f2, { startDelayS: 5 });
+    // Ctrl-C once f2's new engine has started: the serve is under way.
+    const before = new Set(nodeProcesses(f2, /fake-engine/));
+    const started = waitFor("f2's new engine", () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p)));
+    const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, interruptWhen: started });
     const res = await up;
     expect(res.code).not.toBe(0);
     setEngineBehaviour(e.site.nodes[1] as SimNode, null);

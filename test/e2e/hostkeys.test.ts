@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import type { SimNode } from "../site/site";
 
-describe("host keys", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("host keys", () => {
   let e: E2E;
   let kh: string;
   const stack = (mode: string) => ["config:", `  sm121:knownHosts: ${kh}`, `  sm121:hostKeys: ${mode}`, "  sm121:minMemAvailableGiB: 1", nodesYaml(e.site), "  sm121:deployments:", "    - { recipe: tiny, nodes: [k1] }", ""].join("\n");

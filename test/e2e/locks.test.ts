@@ -18,7 +18,8 @@ port = ${port}
 timeout_s = 60
 `;
 
-describe("node locks", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("node locks", () => {
   let e: E2E;
   let n: SimNode;
   beforeAll(async () => {

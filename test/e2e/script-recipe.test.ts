@@ -23,7 +23,8 @@ function stackYaml(site: SimSite, profile: string, deployment = `{ name: flash, 
   return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })), "  sm121:deployments:", `    - ${deployment}`, ""].join("\n");
 }
 
-describe("the qwen38-flash script recipe through pulumi up", () => {
+// The tests run in order on one site, each from the state the one before left.
+describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
   let e: E2E;
   let node: SimNode;
   let envFile: string;

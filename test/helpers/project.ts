@@ -62,7 +62,8 @@ export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => "
   return lines.join("\n");
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

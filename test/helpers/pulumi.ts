@@ -19,7 +19,8 @@ export interface PulumiRun {
 export interface PulumiEnv {
   dir: string;
   env: Record<string, string>;
-  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean; signalAfterMs?: number }): Promise<PulumiRun>;
+  /** `interruptWhen`: an operator's Ctrl-C (SIGINT) once that promise resolves, e.g. when the run has reached a given step. */
+  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean; interruptWhen?: Promise<void> }): Promise<PulumiRun>;
 }
 
 export const PASSPHRASE = "sm121-test-passphrase";
@@ -52,8 +53,11 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         let stdout = "";
         let stderr = "";
         const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 300_000);
+        let done = false;
         // An operator's Ctrl-C in the middle of the run.
-        const interrupt = opts.signalAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), opts.signalAfterMs);
+        void opts.interruptWhen?.then(() => {
+          if (!done) child.kill("SIGINT");
+        });
         child.stdout.on("data", (d: Buffer) => {
           stdout += d.toString();
           if (opts.stream === true) process.stdout.write(d);
@@ -64,8 +68,8 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         });
         child.on("error", reject);
         child.on("close", (code) => {
+          done = true;
           clearTimeout(timer);
-          if (interrupt !== undefined) clearTimeout(interrupt);
           resolve({ code, stdout, stderr, all: stdout + stderr, ms: Date.now() - started });
         });
         child.stdin.end(opts.input ?? "");

@@ -55,13 +55,6 @@ export function rejected(fn: () => unknown, file?: string): string[] {
   return r.messages;
 }
 
-/** Milliseconds that `fn` takes, and what it threw or returned. */
-export function timed(fn: () => void): number {
-  const t0 = performance.now();
-  fn();
-  return performance.now() - t0;
-}
-
 /** Shell metacharacters, line breaks and invisible characters: [title, text, as a message shows it]. */
 export const PAYLOADS: ReadonlyArray<readonly [title: string, text: string, shown: string]> = [
   ["command substitution", "a$(id)", "a$(id)"],

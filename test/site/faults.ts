@@ -37,6 +37,14 @@ export function killNodeSshd(node: SimNode): void {
   }
 }
 
+/** Resolves once `cond` holds (checked every 50 ms); rejects after `timeoutMs` naming `what`. */
+export async function waitFor(what: string, cond: () => boolean, timeoutMs = 120_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; !cond(); ) {
+    if (Date.now() > end) throw new Error(`test site: ${what} did not happen within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** The node comes back. */
 export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<void> {
   const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
@@ -48,6 +56,11 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
 
 /** Engine processes, tmux servers and container supervisors of a node that are still running. */
 export function leftovers(node: SimNode): string[] {
+  return nodeProcesses(node, /fake-engine|supervise|tmux|dgpp-manager|start\.sh/);
+}
+
+/** The processes of a node (by its SIM_NODE_ROOT) whose command line matches `pattern`: "pid cmdline". */
+export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
   const out: string[] = [];
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     let environ: string;
@@ -59,7 +72,7 @@ export function leftovers(node: SimNode): string[] {
       continue;
     }
     if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`)) continue;
-    if (/fake-engine|supervise|tmux|dgpp-manager|start\.sh/.test(cmd)) out.push(`${pid} ${cmd}`);
+    if (pattern.test(cmd)) out.push(`${pid} ${cmd}`);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 /**
  * The one quoting function that every generated shell line goes through, and the path rule for
- * node paths. Recipe text never reaches a script unquoted.
+ * node paths. Recipe text never reaches a script unquoted. It lives below both targets/ (which
+ * writes the launch scripts) and remote/ (which writes the lock script): transport knows no target.
  */
 
 const PLAIN = /^[A-Za-z0-9_./:=,@+%-]+$/;
@@ -30,19 +31,4 @@ export function nodePath(p: string): string {
 /** Joins node paths (`~/a` + `b` = `~/a/b`). */
 export function joinNode(dir: string, ...parts: string[]): string {
   return [dir.replace(/\/+$/, ""), ...parts].join("/");
-}
-
-/** Identifiers that become container, session and file names. */
-export const IDENTIFIER = /^[a-z0-9][a-z0-9-]{0,95}$/;
-
-export function assertIdentifier(kind: string, s: string): string {
-  if (!IDENTIFIER.test(s)) throw new Error(`${kind} "${s}" is not a valid identifier (lower-case letters, digits and -)`);
-  return s;
-}
-
-/** An env file that bash can source and docker can read with --env-file: KEY=value, one per line. */
-export function envFileText(env: Record<string, string>): string {
-  return Object.entries(env)
-    .map(([k, v]) => `${k}=${v}\n`)
-    .join("");
 }

@@ -1,0 +1,71 @@
+/**
+ * The ssh transport against a real sshd of the test site: output decoded as UTF-8 across packets,
+ * a streamed run that stays small, a timeout reported as such with both tails, and a connection
+ * lost in the middle of a step reported as a transport failure.
+ */
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CommandError, TransportError, type Host } from "../src/remote";
+import { connectSsh } from "../src/remote/ssh";
+import { startSite, type SimNode, type SimSite } from "./site/site";
+
+describe("the ssh transport", () => {
+  let site: SimSite;
+  let node: SimNode;
+  const connect = (): Promise<Host> =>
+    connectSsh({ node: "s1", host: node.ip, port: node.sshPort, user: site.user }, { knownHosts: site.knownHosts, hostKeys: "strict", privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 });
+
+  beforeAll(async () => {
+    site = await startSite({ dir: join(tmpdir(), `sm121-ssh-site-${process.pid}`), nodes: ["s1"], firstIp: 171, sshPort: 2470 });
+    node = site.nodes[0] as SimNode;
+  });
+  afterAll(async () => {
+    await site?.stop();
+  });
+
+  it("keeps a character whole when its bytes arrive in two packets", async () => {
+    const h = await connect();
+    try {
+      const lines: string[] = [];
+      const r = await h.run("printf '\\xe2\\x82'; sleep 0.3; printf '\\xac ok\\n'; printf '\\xe2' >&2; sleep 0.3; printf '\\x9c\\x93' >&2", { step: "utf8", onLine: (l) => lines.push(l) });
+      expect(lines).toEqual(["€ ok"]);
+      expect(r.stderr).toBe("✓");
+    } finally {
+      h.close();
+    }
+  });
+
+  it("a streamed run passes every line on and keeps only a bounded tail", async () => {
+    const h = await connect();
+    try {
+      let n = 0;
+      const r = await h.run("seq 1 300000", { step: "logs", onLine: () => n++ });
+      expect(n).toBe(300_000);
+      expect(r.stdout.length).toBeLessThanOrEqual(32 * 1024);
+      expect(r.stdout.endsWith("\n299999\n300000\n")).toBe(true);
+    } finally {
+      h.close();
+    }
+  });
+
+  it("a timeout says so, with the step and both tails", async () => {
+    const h = await connect();
+    try {
+      const run = h.run("echo started; echo 'still loading' >&2; sleep 30", { step: "readiness", timeoutMs: 1000 });
+      await expect(run).rejects.toBeInstanceOf(CommandError);
+      // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
+      await expect(run).rejects.toHaveProperty("message", "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted");
+    } finally {
+      h.close();
+    }
+  });
+
+  it("a connection lost during a step is a transport failure naming node and step", async () => {
+    const h = await connect();
+    const run = h.run("echo started; sleep 30", { step: "write", onLine: () => h.close() });
+    await expect(run).rejects.toBeInstanceOf(TransportError);
+    await expect(run).rejects.toThrow(/^node s1: write: the connection was lost before the step ended; /);
+  });
+});
