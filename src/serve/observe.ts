@@ -11,7 +11,7 @@ import type { SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { joinNode } from "../text/shell";
-import { driftOf, parseProbe, probeNode, type NodeState } from "./probe";
+import { describeCheck, driftOf, parseProbe, probeNode, type NodeState } from "./probe";
 import { othersProbe } from "./registry";
 
 export interface SiteObservation {
@@ -58,7 +58,7 @@ export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bun
       }
       for (const o of s.state.others) drift.push(`${nb.node}: stops deployment ${o} first (the node now serves ${b.deployment})`);
       for (const w of driftOf(nb, s.state)) drift.push(`${nb.node}: ${w}`);
-      for (const f of s.state.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${f.subject}: ${f.why}`);
+      for (const f of s.state.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${describeCheck(f)}`);
     }
     out.drift[b.deployment] = drift;
     out.preflight[b.deployment] = pre;

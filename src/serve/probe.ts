@@ -38,6 +38,22 @@ export function envPathOf(nb: NodeBundle): string | undefined {
   return nb.files.find((f) => f.path.endsWith("/.env") && f.backup && nb.envKeys !== undefined)?.path;
 }
 
+/** A failed preflight check, in words. */
+export function describeCheck(f: FailedCheck): string {
+  switch (f.check) {
+    case "roce":
+      return `more than two RoCE devices: ${f.why}`;
+    case "image":
+      return `no image ${f.subject} (${f.why})`;
+    case "command":
+      return `no ${f.subject} on PATH (${f.why})`;
+    case "hf-cache":
+      return `not in the HF cache: ${f.subject} (${f.why})`;
+    default:
+      return `missing ${f.subject} (${f.why})`;
+  }
+}
+
 export async function probeNode(host: Host, nb: NodeBundle): Promise<NodeState> {
   const res = await host.run(preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)), { step: "preflight" });
   return parseProbe(res.records, res.stdout);

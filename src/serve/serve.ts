@@ -5,7 +5,7 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { alreadyServing, probeNode, type FailedCheck, type NodeState } from "./probe";
+import { alreadyServing, describeCheck, probeNode, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { readinessScript, verifyScript } from "./readiness";
 import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
@@ -41,20 +41,6 @@ async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise
   return { states, warnings };
 }
 
-function describeCheck(f: FailedCheck): string {
-  switch (f.check) {
-    case "roce":
-      return `more than two RoCE devices: ${f.why}`;
-    case "image":
-      return `no image ${f.subject} (${f.why})`;
-    case "command":
-      return `no ${f.subject} on PATH (${f.why})`;
-    case "hf-cache":
-      return `not in the HF cache: ${f.subject} (${f.why})`;
-    default:
-      return `missing ${f.subject} (${f.why})`;
-  }
-}
 
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
