@@ -48,6 +48,11 @@ describe.sequential("every up converges", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     await sh(n1, "docker rm -f sm121-a-0 >/dev/null");
+    // refresh finds it, and with the program run the stack outputs say so too.
+    const refresh = await e.pulumi.run(["refresh", "--yes", "--skip-preview", "--run-program"]);
+    expect(refresh.code, refresh.all).toBe(0);
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<string, { status: string; endpoints: string[] }>;
+    expect(out["a"]).toMatchObject({ status: "drifted", endpoints: [] });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toContain("n1: the engine is not running (container gone)");
