@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
+import { flagSpec } from "../src/cli/usage";
 import { cliAuth, connectFailure, expandHome, fingerprintIn } from "../src/cli/connect";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
 import { renderCommand } from "../src/cli/render";
@@ -89,8 +90,17 @@ describe("the status probe", () => {
   it("leaves out a status script that would ask the engine's API (DGPP) unless HTTP is allowed", () => {
     const { b, nb } = at("qwen38-27b-nvfp4-dgpp", "dgpp-1");
     expect(nb.status).toContain("curl");
+    expect(nb.statusAsksApi).toBe(true);
     expect(probeScript(b, nb, false)).not.toContain("curl");
     expect(probeScript(b, nb, true)).toContain("curl");
+  });
+
+  it("knows which status scripts ask the API from the target that made them, not from their text", () => {
+    const asks = p.bundles.flatMap((b) => b.nodes.filter((nb) => nb.statusAsksApi).map((nb) => nb.node));
+    expect(asks).toEqual(["dgpp-1"]);
+    // The same script text, said to ask nothing, is run: the flag decides, not a regex over the script.
+    const { b, nb } = at("qwen38-27b-nvfp4-dgpp", "dgpp-1");
+    expect(probeScript(b, { ...nb, statusAsksApi: false }, false)).toContain("curl");
   });
 
   it("judges drift as refresh does", () => {
@@ -140,7 +150,7 @@ describe("doctor's needs", () => {
 describe("render --json", () => {
   it.each(p.bundles.map((b) => [b.deployment]))("%s matches its schema", (deployment) => {
     const out: string[] = [];
-    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], { json: "bool" }));
+    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], flagSpec("render")));
     expect(code).toBe(0);
     expect(renderSchema().parse(JSON.parse(out.join("\n"))).deployment).toBe(deployment);
   });
