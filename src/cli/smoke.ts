@@ -92,7 +92,7 @@ async function smokeOne(h: Host, b: DeploymentBundle, nb: NodeBundle): Promise<S
 }
 
 /** Why a node has nothing to smoke: no deployment there, or only ranks without an API (name the node that has it). */
-function noEndpoint(bundles: readonly DeploymentBundle[], node: string, only: string | undefined): string[] {
+export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, only: string | undefined): string[] {
   const scope = bundles.filter((b) => only === undefined || b.deployment === only);
   const ranks = scope.flatMap((b) => b.nodes.filter((nb) => nb.node === node).map((nb) => ({ b, nb })));
   if (ranks.length > 0) {

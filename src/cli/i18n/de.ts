@@ -109,7 +109,6 @@ export const de: Record<MessageKey, Message> = {
   "validate.ok": "in Ordnung: {counts} ({deployments})",
   "validate.errors": { one: "{count} Fehler", other: "{count} Fehler" },
   "validate.warning": "Warnung",
-  "validate.noNodeRecipe": "{file}: das Profil ist für das Knotenrezept {recipe}, das kein Knoten der Site hat; es lässt sich hier erst einsetzen, wenn ein Knoten es unter recipes nennt",
   "render.deployment": "Deployment {deployment}: Rezept {recipe} ({file}), Engine {engine}, Start über {deploy}, {shape}",
   "render.identity": "Identität {identity}",
   "render.profile": "Profil {profile} ({status})",

@@ -106,7 +106,6 @@ export const en = {
   "validate.ok": "ok: {counts} ({deployments})",
   "validate.errors": { one: "{count} error", other: "{count} errors" },
   "validate.warning": "warning",
-  "validate.noNodeRecipe": "{file}: the profile is for the node recipe {recipe}, which no node of the site has; it cannot be deployed here until a node lists it under recipes",
   "render.deployment": "deployment {deployment}: recipe {recipe} ({file}), engine {engine}, deploy {deploy}, {shape}",
   "render.identity": "identity {identity}",
   "render.profile": "profile {profile} ({status})",

@@ -109,7 +109,6 @@ export const es: Record<MessageKey, Message> = {
   "validate.ok": "correcto: {counts} ({deployments})",
   "validate.errors": { one: "{count} error", many: "{count} errores", other: "{count} errores" },
   "validate.warning": "aviso",
-  "validate.noNodeRecipe": "{file}: el perfil es para la receta de nodo {recipe}, que ningún nodo del sitio tiene; no se puede desplegar aquí hasta que un nodo la incluya en recipes",
   "render.deployment": "despliegue {deployment}: receta {recipe} ({file}), motor {engine}, arranque {deploy}, {shape}",
   "render.identity": "identidad {identity}",
   "render.profile": "perfil {profile} ({status})",

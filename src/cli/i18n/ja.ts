@@ -109,7 +109,6 @@ export const ja: Record<MessageKey, Message> = {
   "validate.ok": "正常: {counts} ({deployments})",
   "validate.errors": { other: "エラー {count} 件" },
   "validate.warning": "警告",
-  "validate.noNodeRecipe": "{file}: このプロファイルはノードレシピ {recipe} 用ですが、サイトのどのノードにもありません。ノードの recipes に追加するまでここではデプロイできません",
   "render.deployment": "デプロイメント {deployment}: レシピ {recipe} ({file})、エンジン {engine}、デプロイ方式 {deploy}、{shape}",
   "render.identity": "識別子 {identity}",
   "render.profile": "プロファイル {profile} ({status})",

@@ -109,7 +109,6 @@ export const ru: Record<MessageKey, Message> = {
   "validate.ok": "ок: {counts} ({deployments})",
   "validate.errors": { one: "{count} ошибка", few: "{count} ошибки", many: "{count} ошибок", other: "{count} ошибки" },
   "validate.warning": "предупреждение",
-  "validate.noNodeRecipe": "{file}: профиль предназначен для рецепта узла {recipe}, которого нет ни у одного узла сайта; развернуть его здесь можно, только когда узел укажет его в recipes",
   "render.deployment": "развёртывание {deployment}: рецепт {recipe} ({file}), движок {engine}, запуск {deploy}, {shape}",
   "render.identity": "идентичность {identity}",
   "render.profile": "профиль {profile} ({status})",

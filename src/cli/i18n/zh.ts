@@ -109,7 +109,6 @@ export const zh: Record<MessageKey, Message> = {
   "validate.ok": "正常：{counts}（{deployments}）",
   "validate.errors": { other: "{count} 个错误" },
   "validate.warning": "警告",
-  "validate.noNodeRecipe": "{file}：该配置用于节点配方 {recipe}，但站点中没有节点提供它；在某个节点的 recipes 中列出它之前，无法在此部署",
   "render.deployment": "部署 {deployment}：配方 {recipe}（{file}），引擎 {engine}，部署方式 {deploy}，{shape}",
   "render.identity": "标识 {identity}",
   "render.profile": "配置 {profile}（{status}）",
