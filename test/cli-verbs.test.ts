@@ -132,6 +132,13 @@ describe("sm121 render", () => {
   });
 });
 
+describe("a verb that needs a deployment, given none", () => {
+  it.each([["logs"], ["bench"]])("sm121 %s names the deployments", async (verb) => {
+    const r = await run([verb]);
+    expect([r.code, r.stderr]).toEqual([2, `sm121 ${verb}: name a deployment: solo, flash, small\n`]);
+  });
+});
+
 describe("sm121 status --verbose", () => {
   it("prints the raw records of the node scripts on stderr", async () => {
     const r = await run(["status", "--no-http", "--verbose", "--node", "spark3"]);
