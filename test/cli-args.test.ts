@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { UsageError, num, parseArgs, str } from "../src/cli/args";
-import { cells, fitWidths, table, truncate, TABLE_COLUMNS } from "../src/cli/table";
+import { cells, fitWidths, table, wrap, TABLE_COLUMNS } from "../src/cli/table";
+import { tableRows } from "./cli-helpers";
 import { VERBS, flagSpec, usage, verbUsage, type Verb } from "../src/cli/usage";
 
 const verbs = Object.keys(VERBS) as Verb[];
@@ -79,22 +80,26 @@ describe("tables", () => {
     expect(cells((r ?? "").slice(0, (r ?? "").indexOf("运行")))).toBe(cells((h ?? "").slice(0, (h ?? "").indexOf("STATE"))));
   });
 
-  it("cuts a cell to its width in whole characters, with an ellipsis", () => {
-    expect(truncate("running since 2026", 10)).toBe("running s…");
-    expect(cells(truncate("节点节点节点", 5))).toBeLessThanOrEqual(5);
-    expect(truncate("节点节点节点", 5)).toBe("节点…");
-    expect(truncate("short", 10)).toBe("short");
+  it("wraps a cell at spaces to its width, and cuts a longer word in whole characters", () => {
+    expect(wrap("running sm121-solo-0 since 2026-11-30T03:17:24Z", 22)).toEqual(["running sm121-solo-0", "since", "2026-11-30T03:17:24Z"]);
+    expect(wrap("节点节点节点", 5)).toEqual(["节点", "节点", "节点"]);
+    expect(wrap("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
+    expect(wrap("short", 10)).toEqual(["short"]);
   });
 
-  it("fits 100 columns: the widest column gives way first, never below its minimum", () => {
+  it("fits 100 columns: the widest column gives way first, never below its minimum, and nothing is lost", () => {
     expect(fitWidths([10, 80, 40], [4, 12, 12], 100, 6)).toEqual([10, 44, 40]);
     expect(fitWidths([10, 80, 80], [4, 12, 12], 100, 6)).toEqual([10, 42, 42]);
     expect(fitWidths([10, 20], [4, 12], 100, 2)).toEqual([10, 20]);
-    const long = "x".repeat(150);
-    const lines = table(["NODE", "STATE", "HEALTH"], [["spark1", `running ${long}`, "ok"], ["spark2", "stopped", `HTTP 500 ${long}`]]);
+    const state = `running sm121-solo-0 since 2026-11-30T03:17:24Z ${"and more words ".repeat(6).trim()}`;
+    const health = `not asked: protected node (--yes) ${"节点 ".repeat(20).trim()}`;
+    const lines = table(["NODE", "STATE", "HEALTH"], [["spark1 (protected)", state, health], ["spark2", "stopped", "ok"]]);
     for (const l of lines) expect(cells(l)).toBeLessThanOrEqual(TABLE_COLUMNS);
-    expect(lines[1]).toContain("…");
-    expect(lines[1]?.startsWith("  spark1  running xxx")).toBe(true);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(tableRows(lines.join("\n"), "NODE")).toEqual([
+      { NODE: "spark1 (protected)", STATE: state, HEALTH: health },
+      { NODE: "spark2", STATE: "stopped", HEALTH: "ok" },
+    ]);
   });
 
   it("leaves a table that fits as it is", () => {

@@ -11,7 +11,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profilesSchema, renderSchema, statusSchema, validateSchema } from "../src/cli/schemas";
-import { json, removeCliSnapshot, servedSite, sm121, type CliSite } from "./cli-helpers";
+import { json, removeCliSnapshot, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 
@@ -42,13 +42,16 @@ describe("sm121 profiles", () => {
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe("qwen38-flash (recipes/qwen38-flash/profiles)");
     expect(lines[1]).toMatch(/^ {2}PROFILE +STATUS +RUNNABLE +DEPLOYMENTS +DESCRIPTION$/);
-    expect(lines.slice(2, 6).map((l) => l.trim().split(/ {2,}/).slice(0, 4))).toEqual([
+    const rows = tableRows(r.stdout, "PROFILE");
+    expect(rows.map((x) => [x["PROFILE"], x["STATUS"], x["RUNNABLE"], x["DEPLOYMENTS"]])).toEqual([
       ["best", "stable", "yes", "-"],
       ["capture", "stable", "yes", "-"],
       ["datagen", "stable", "yes", "flash"],
       ["tp2", "experimental", "no", "-"],
     ]);
-    expect(r.stdout).toMatch(/^ {2}spark1 \(protected\) +\S+@127\.0\.16\.180:2480 +- +solo$/m);
+    // Descriptions wrap to fit 100 columns; none is cut.
+    expect(rows[2]?.["DESCRIPTION"]).toBe("data generation: 8 sequences, 262144 context, stock MTP head");
+    expect(r.stdout).toMatch(new RegExp(`^ {2}spark1 \\(protected\\) +\\S+@${s.nodes[0].ip.replace(/\./g, "\\.")}:2480 +- +solo$`, "m"));
     expect(r.stdout).toMatch(/^ {2}spark2 +\S+ +qwen38-flash +flash$/m);
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);
   });
@@ -106,9 +109,10 @@ describe("sm121 render", () => {
     const steps = [...all.stdout.matchAll(/^--- ([a-z-]+) \(bash -s on the node\)$/gm)].map((m) => m[1]);
     expect(steps).toEqual(["preflight", "stop", "memory-gate", "write", "start", "readiness", "verify"]);
     const one = await run(["render", "flash", "--step", "readiness"]);
-    expect(one.stdout.split("\n").slice(0, 2)).toEqual(["## spark2 (rank 0, API http://127.0.16.181:8000)", "--- readiness (bash -s on the node)"]);
+    const api = `http://${s.nodes[1].ip}:8000`;
+    expect(one.stdout.split("\n").slice(0, 2)).toEqual([`## spark2 (rank 0, API ${api})`, "--- readiness (bash -s on the node)"]);
     expect(one.stdout).toContain("sed -n 's/^API_KEY=//p'");
-    expect(one.stdout).toContain("'http://127.0.16.181:8000/v1/models'");
+    expect(one.stdout).toContain(`--max-time 3 -K - ${api}/v1/models`);
     expect(one.stdout).not.toContain("--- stop");
     const bad = await run(["render", "flash", "--step", "serve"]);
     expect([bad.code, bad.stderr]).toEqual([2, "sm121 render: --step serve: no such step; the steps of up: preflight, stop, memory-gate, write, start, readiness, verify\n"]);

@@ -1,8 +1,8 @@
 /**
  * Text output of status, doctor and profiles: aligned columns that stay aligned with CJK labels
  * (wide characters take two terminal cells, as string-width measures them from Unicode's East
- * Asian Width data) and fit in 100 columns: the widest column gives way, its cells cut with an
- * ellipsis.
+ * Asian Width data) and fit in 100 columns: the widest column gives way, and its cells wrap onto
+ * the row's next lines, so that nothing an operator needs is cut off.
  */
 import stringWidth from "string-width";
 import { t } from "./i18n";
@@ -22,15 +22,38 @@ export function pad(s: string, width: number): string {
   return s + " ".repeat(Math.max(0, width - cells(s)));
 }
 
-/** `s` cut to at most `width` cells, whole characters only, an ellipsis marking the cut. */
-export function truncate(s: string, width: number): string {
-  if (cells(s) <= width) return s;
-  let out = "";
+/** The longest head of `s` (whole characters) that fits `width` cells, and the rest. */
+function cut(s: string, width: number): [string, string] {
+  let head = "";
   for (const { segment } of new Intl.Segmenter().segment(s)) {
-    if (cells(out + segment) > width - 1) break;
-    out += segment;
+    if (head !== "" && cells(head + segment) > width) break;
+    head += segment;
   }
-  return `${out}…`;
+  return [head, s.slice(head.length)];
+}
+
+/** `s` in lines of at most `width` cells, broken at spaces; a longer word is cut where it must. */
+export function wrap(s: string, width: number): string[] {
+  if (cells(s) <= width) return [s];
+  const lines: string[] = [];
+  let line = "";
+  for (const word of s.split(" ")) {
+    const joined = line === "" ? word : `${line} ${word}`;
+    if (cells(joined) <= width) {
+      line = joined;
+      continue;
+    }
+    if (line !== "") lines.push(line);
+    let rest = word;
+    while (cells(rest) > width) {
+      const [head, tail] = cut(rest, width);
+      lines.push(head);
+      rest = tail;
+    }
+    line = rest;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }
 
 /** Column widths that fit `max` cells: the widest column shrinks first, never below its minimum. */
@@ -49,16 +72,18 @@ export function fitWidths(natural: readonly number[], minimum: readonly number[]
   return widths;
 }
 
-/** Rows under a header, columns two cells apart, the last column not padded, within 100 columns. */
+/** Rows under a header, columns two cells apart, within 100 columns; a cell too wide for its column wraps. */
 export function table(header: string[], rows: string[][], indent = "  ", max = TABLE_COLUMNS): string[] {
   const natural = header.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i] ?? ""))));
   const minimum = header.map((h, i) => Math.min(natural[i] ?? 0, Math.max(cells(h), MIN_COLUMN)));
   const widths = fitWidths(natural, minimum, max, cells(indent) + 2 * (header.length - 1));
-  const line = (r: string[]) => indent + r.map((c, i) => {
-    const cut = truncate(c, widths[i] ?? 0);
-    return i === r.length - 1 ? cut : pad(cut, widths[i] ?? 0);
-  }).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)];
+  const last = header.length - 1;
+  const lines = (r: string[]): string[] => {
+    const wrapped = header.map((_, i) => wrap(r[i] ?? "", widths[i] ?? 0));
+    const height = Math.max(...wrapped.map((w) => w.length));
+    return Array.from({ length: height }, (_, k) => indent + wrapped.map((w, i) => (i === last ? (w[k] ?? "") : pad(w[k] ?? "", widths[i] ?? 0))).join("  ").trimEnd());
+  };
+  return [...lines(header), ...rows.flatMap(lines)];
 }
 
 function stateText(e: StatusEntry): string {
