@@ -2,7 +2,7 @@
  * `sm121 down <deployment>`: stops one deployment on all its nodes through Pulumi, a targeted
  * destroy of its Recipe component and everything that depends on it:
  *   pulumi stack export                      -> the component's URN, from the stack's state
- *   pulumi destroy --target URN --target-dependents --yes --skip-preview --non-interactive
+ *   pulumi destroy --target URN --target-dependents --yes --skip-preview (no outputs, no progress dots)
  * Pulumi's own environment passes through (backend, passphrase, SM121_ALLOW_PROTECTED): the
  * provider refuses a protected node without the allowance, and down says so in one line.
  *
@@ -73,7 +73,8 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
     return 0;
   }
   ctx.out(t("down.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", "), urn }));
-  const args = ["destroy", "--stack", ctx.stack, "--target", urn, "--target-dependents", "--yes", "--skip-preview", "--non-interactive"];
+  // The stack's outputs are the last up's (a targeted destroy leaves them): not shown, they would still list this deployment.
+  const args = ["destroy", "--stack", ctx.stack, "--target", urn, "--target-dependents", "--yes", "--skip-preview", "--non-interactive", "--suppress-outputs", "--suppress-progress"];
   const run = await pulumi(ctx, args, (l) => ctx.out(`  ${l}`));
   if (run.code !== 0) {
     for (const l of run.stderr.trim().split("\n").filter((x) => x !== "")) ctx.err(`  ${l}`);
