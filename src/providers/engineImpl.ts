@@ -31,12 +31,12 @@ function changes(olds: Partial<Props>, news: Props): boolean {
   return olds.outcome !== undefined && olds.outcome.status !== "serving";
 }
 
-/** Protected nodes this run would restart (or stop) without the run's allowance. */
-function refusedProtected(news: Pick<Props, "bundle" | "allow">, action: "restart" | "stop" = "restart"): string[] {
+/** Protected nodes this run would restart without the run's allowance. */
+function refusedProtected(news: Props): string[] {
   const b = news.bundle;
   return b.nodes
     .filter((n) => n.protected && !news.allow.protected.includes(n.node))
-    .map((n) => `node ${n.node} is protected and this run would ${action} ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`);
+    .map((n) => `node ${n.node} is protected and this run would restart ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`);
 }
 
 export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.dynamic.CheckResult> {
@@ -136,11 +136,6 @@ export async function update(id: string, olds: Props, news: Props): Promise<pulu
 }
 
 export async function remove(_id: string, props: Props): Promise<void> {
-  // A stop is a change on the node too (DESIGN: destroy included). The allowance is this run's,
-  // from its environment: the stored inputs hold the last up's.
-  const allowed = (process.env["SM121_ALLOW_PROTECTED"] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
-  const refused = refusedProtected({ bundle: props.bundle, allow: { ...props.allow, protected: allowed } }, "stop");
-  if (refused.length > 0) throw new Error(refused.join("\n"));
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
 }
 
