@@ -50,9 +50,9 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     start,
     stop,
     status: containerStatus(name),
-    statusAsksApi: false,
     logs: containerLogs(name),
     launch: runArgv.replace('"${secrets[@]}"', `[--env-file ${d}/secrets.env]`),
+    statusAsksApi: false,
   };
 }
 

@@ -27,9 +27,9 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     start,
     stop,
     status: statusWhen(alive, spec.stateDir),
-    statusAsksApi: false,
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}`,
+    statusAsksApi: false,
   };
 }
 
@@ -75,8 +75,8 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
     start,
     stop,
     status,
-    statusAsksApi: true,
     logs: logsScript(`${d}/engine.log`),
     launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath}${release === undefined ? "" : "name" in release ? ` --release ${release.name}` : ` --release <short ${release.rev}>`} > log/sm121-up-<UTC>.log 2>&1 &`,
+    statusAsksApi: true,
   };
 }

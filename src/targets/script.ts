@@ -40,8 +40,8 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     start,
     stop,
     status: containerStatus(nodeRecipe.container),
-    statusAsksApi: false,
     logs: containerLogs(nodeRecipe.container),
     launch: `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} > logs/sm121-up-<UTC>.log 2>&1 &`,
+    statusAsksApi: false,
   };
 }

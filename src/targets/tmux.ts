@@ -33,8 +33,8 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     start,
     stop,
     status: statusWhen(has, spec.stateDir),
-    statusAsksApi: false,
     logs: logsScript(`${d}/logs/engine.log`),
     launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}`,
+    statusAsksApi: false,
   };
 }
