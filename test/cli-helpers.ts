@@ -11,6 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cells } from "../src/cli/table";
 import { e2eProject, REPO, type E2E } from "./helpers/project";
 import { makeScriptRecipe } from "./site/recipe";
 import type { SimNode, SimSite } from "./site/site";
@@ -195,4 +196,41 @@ export function json(r: CliRun): unknown {
   } catch {
     throw new Error(`not JSON (exit ${String(r.code)}):\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
   }
+}
+
+/**
+ * The rows of a text table as sm121 prints it, cell texts joined again where a cell wrapped onto
+ * the row's next lines: tests read what a table says, not where its lines break. The table is the
+ * one whose header starts with `firstHeader`; columns start where the header's names start (names
+ * are two or more cells apart, a name may hold single spaces); a line whose first column is empty
+ * continues the row above.
+ */
+export function tableRows(text: string, firstHeader: string): Array<Record<string, string>> {
+  const lines = text.split("\n");
+  const at = lines.findIndex((l) => l.trimStart().startsWith(`${firstHeader} `));
+  const header = lines[at];
+  if (header === undefined) throw new Error(`no table with the header ${firstHeader} in:\n${text}`);
+  const columns = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], start: cells(header.slice(0, m.index)) }));
+  const split = (line: string): string[] => {
+    const out = columns.map(() => "");
+    let col = 0;
+    for (const { segment } of new Intl.Segmenter().segment(line)) {
+      const i = columns.findLastIndex((c) => c.start <= col);
+      if (i >= 0) out[i] += segment;
+      col += cells(segment);
+    }
+    return out.map((x) => x.trim());
+  };
+  const rows: Array<Record<string, string>> = [];
+  for (const line of lines.slice(at + 1)) {
+    if (line.trim() === "" || !line.startsWith(" ".repeat(columns[0]?.start ?? 0))) break;
+    const parts = split(line);
+    const last = rows[rows.length - 1];
+    if (parts[0] === "" && last !== undefined) {
+      columns.forEach((c, i) => {
+        if (parts[i] !== "") last[c.name] = last[c.name] === "" ? (parts[i] ?? "") : `${last[c.name] ?? ""} ${parts[i] ?? ""}`;
+      });
+    } else rows.push(Object.fromEntries(columns.map((c, i) => [c.name, parts[i] ?? ""])));
+  }
+  return rows;
 }

@@ -106,21 +106,24 @@ describe("sm121 render errors", () => {
 
   it("an unknown option exits 2", () => {
     const r = sm121(["render", "glm53-full-tp4-gr8", "--jsn"]);
-    expect([r.code, r.stderr]).toEqual([2, "sm121 render: unknown option --jsn (known: --stack, --node, --json, --out)\n"]);
+    expect(r.code).toBe(2);
+    // The flag, then the verb's usage: what it does take.
+    expect(r.stderr).toMatch(/^sm121 render: unknown option --jsn \(known: --stack, --lang, --help, --node, --step, --json, --out\)\n\nusage: sm121 render <deployment> \[options\]\n/);
+    expect(r.stderr).toContain("\n  --step NAME  only this step: preflight, stop, memory-gate, write, start, readiness or verify\n");
   });
 });
 
 describe("sm121 render --out DIR", () => {
   const examples = (): string => projectCopy("examples", join(FIXTURES, "sites", "examples.yaml"));
 
-  it("writes per node the files under their node paths and the start, stop and status scripts", () => {
+  it("writes per node the files under their node paths and a script per step of up, and status", () => {
     const project = examples();
     const out = join(project, "out");
     const r = sm121(["render", "qwen3-30b-sglang-tmux", "--stack", "examples", "--out", out], project);
     expect([r.code, r.stdout, r.stderr]).toEqual([0, `wrote ${join(out, "qwen3-30b-sglang-tmux")}\n`, ""]);
     const base = join(out, "qwen3-30b-sglang-tmux");
     expect(readdirSync(base).sort()).toEqual(["bundle.json", "sglang-1", "sglang-2"]);
-    expect(readdirSync(join(base, "sglang-1")).sort()).toEqual(["files", "start.sh", "status.sh", "stop.sh"]);
+    expect(readdirSync(join(base, "sglang-1")).sort()).toEqual(["files", "memory-gate.sh", "preflight.sh", "readiness.sh", "start.sh", "status.sh", "stop.sh", "verify.sh", "write.sh"]);
     const bundle = JSON.parse(readFileSync(join(base, "bundle.json"), "utf8")) as { nodes: Array<{ node: string; files: Array<{ path: string; content: string }> }> };
     expect(bundle.nodes.map((n) => n.files.map((f) => f.path))).toEqual([
       ["~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh"],
@@ -154,14 +157,14 @@ describe("sm121 render --out DIR", () => {
 
 describe("sm121 validate", () => {
   it("exits 0 on the example project", () => {
-    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({ code: 0, stdout: "ok: 5 recipes, 4 nodes, 1 deployments (glm53-full-tp4-gr8)\n", stderr: "" });
+    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({ code: 0, stdout: "ok: 5 recipes, 4 profiles, 4 nodes, 1 deployment (glm53-full-tp4-gr8)\n", stderr: "" });
   });
 
   it("exits 0 on every example recipe deployed at once", () => {
     const project = projectCopy("examples", join(FIXTURES, "sites", "examples.yaml"));
     expect(sm121(["validate", "--stack", "examples"], project)).toEqual({
       code: 0,
-      stdout: "ok: 5 recipes, 13 nodes, 7 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture)\n",
+      stdout: "ok: 5 recipes, 4 profiles, 13 nodes, 7 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture)\n",
       stderr: "",
     });
   });

@@ -7,11 +7,16 @@ import { existsSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
-import { API_KEY, json, probeMark, removeCliSnapshot, servedSite, sm121, type CliSite } from "./cli-helpers";
+import { translator } from "../src/cli/i18n";
+import { cells } from "../src/cli/table";
+import { API_KEY, json, probeMark, removeCliSnapshot, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 
 let s: CliSite;
+
+/** A cell's text without its line breaks and spaces. */
+const squash = (text: string | undefined) => (text ?? "").replace(/\s+/g, "");
 
 beforeAll(async () => {
   s = await servedSite("clistatus", 150, 2350);
@@ -83,11 +88,16 @@ describe("sm121 status", () => {
     const en = await sm121(s.e, ["status"]);
     expect(en.code, en.stderr).toBe(0);
     expect(en.stdout).toMatch(/NODE +RANK +STATE +DRIFT +HEALTH +KV CACHE/);
-    expect(en.stdout).toMatch(/spark1 \(protected\) +0 +running sm121-solo-0 since \S+ +none +not asked: protected node \(--yes\) +1,234,567 tokens \(from the log\)/);
+    // The first table is solo's; what its cells say, however they wrapped to fit 100 columns.
+    const [solo] = tableRows(en.stdout, "NODE");
+    expect(solo).toEqual({ NODE: "spark1 (protected)", RANK: "0", STATE: expect.stringMatching(/^running sm121-solo-0 since \S+$/), DRIFT: "none", HEALTH: "not asked: protected node (--yes)", "KV CACHE": "1,234,567 tokens (from the log)" });
+    const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
+    expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
     expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
     const ru = await sm121(s.e, ["status"], { env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" } });
     expect(ru.stdout).toMatch(/УЗЕЛ +РАНГ +СОСТОЯНИЕ/);
-    expect(ru.stdout).toMatch(/не запрошено: защищённый узел/);
+    const ruT = translator("ru");
+    expect(tableRows(ru.stdout, ruT("status.colNode"))[0]?.[ruT("status.colHealth")]).toMatch(/^не запрошено: защищённый узел/);
     const ja = await sm121(s.e, ["status", "--node", "spark3"], { env: { SM121_LANG: "ja" } });
     expect(ja.stdout).toMatch(/ノード +ランク +状態/);
   });
@@ -150,7 +160,8 @@ describe("sm121 status", () => {
     expect(flash.drift).toEqual({ kind: "edited", files: ["~/spark-recipes/qwen38-flash/.env"] });
     expect(flash.env).toMatchObject({ profile: "datagen", edited: true });
     const text = await sm121(s.e, ["status", "--node", "spark2"]);
-    expect(text.stdout).toMatch(/edited on the node: ~\/spark-recipes\/qwen38-flash\/\.env/);
+    // A path longer than its column is cut across lines: compare without the breaks.
+    expect(squash(tableRows(text.stdout, "NODE")[0]?.DRIFT)).toBe(squash("edited on the node: ~/spark-recipes/qwen38-flash/.env"));
     expect(text.stdout).toMatch(/\(edited after the render\)/);
   });
 
@@ -161,7 +172,7 @@ describe("sm121 status", () => {
     const { report } = await status(["--node", "spark1"]);
     expect(entry(report, "solo").kvCache).toEqual({ line: expect.stringContaining("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });
     const text = await sm121(s.e, ["status", "--node", "spark1"]);
-    expect(text.stdout).toMatch(/1,234,567 tokens \(saved at up; the log has rotated\)/);
+    expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(squash("1,234,567 tokens (saved at up; the log has rotated)"));
   });
 
   it("reports an unknown --node as a usage error", async () => {

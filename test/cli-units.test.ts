@@ -8,9 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
+import { flagSpec } from "../src/cli/usage";
 import { cliAuth, connectFailure, fingerprintIn } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
+import { componentUrn, refusals } from "../src/cli/down";
+import { noEndpoint } from "../src/cli/smoke";
 import { renderCommand } from "../src/cli/render";
 import { renderSchema } from "../src/cli/schemas";
 import { driftOf, factsScript, probeScript } from "../src/cli/status";
@@ -90,8 +93,17 @@ describe("the status probe", () => {
   it("leaves out a status script that would ask the engine's API (DGPP) unless HTTP is allowed", () => {
     const { b, nb } = at("qwen38-27b-nvfp4-dgpp", "dgpp-1");
     expect(nb.status).toContain("curl");
+    expect(nb.statusAsksApi).toBe(true);
     expect(probeScript(b, nb, false)).not.toContain("curl");
     expect(probeScript(b, nb, true)).toContain("curl");
+  });
+
+  it("knows which status scripts ask the API from the target that made them, not from their text", () => {
+    const asks = p.bundles.flatMap((b) => b.nodes.filter((nb) => nb.statusAsksApi).map((nb) => nb.node));
+    expect(asks).toEqual(["dgpp-1"]);
+    // The same script text, said to ask nothing, is run: the flag decides, not a regex over the script.
+    const { b, nb } = at("qwen38-27b-nvfp4-dgpp", "dgpp-1");
+    expect(probeScript(b, { ...nb, statusAsksApi: false }, false)).toContain("curl");
   });
 
   it("judges drift as refresh does", () => {
@@ -106,6 +118,32 @@ describe("the status probe", () => {
     expect(driftOf(nb, { ...rec, identity: "x" }, new Map([[path, sha]]), true)).toEqual({ kind: "other-bundle", files: [] });
     expect(driftOf(nb, rec, new Map([[path, sha]]), false)).toEqual({ kind: "not-running", files: [] });
     expect(driftOf(nb, rec, new Map([[path, sha]]), null)).toBeNull();
+  });
+});
+
+describe("smoke on a node without an endpoint", () => {
+  it("names the node that serves a headless rank's deployment, instead of `in deployment *`", () => {
+    expect(noEndpoint(p.bundles, "vllm-2", undefined)).toEqual(["node vllm-2 is rank 1 of qwen3-32b-vllm-tp2 and serves no OpenAI endpoint; smoke vllm-1, which serves it"]);
+    expect(noEndpoint(p.bundles, "vllm-2", "qwen3-30b-sglang-tmux")).toEqual(["node vllm-2 is not a node of deployment qwen3-30b-sglang-tmux; its nodes: sglang-1, sglang-2"]);
+  });
+});
+
+describe("down", () => {
+  it("finds the deployment's component in an exported state", () => {
+    const exported = JSON.stringify({ deployment: { resources: [
+      { urn: "urn:pulumi:sim::sm121::pulumi:pulumi:Stack::sm121-sim", type: "pulumi:pulumi:Stack" },
+      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small-x", type: "sm121:index:Recipe" },
+      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small", type: "sm121:index:Recipe" },
+      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe$sm121:index:EngineDeployment::small", type: "sm121:index:EngineDeployment" },
+    ] } });
+    expect(componentUrn(exported, "small")).toBe("urn:pulumi:sim::sm121::sm121:index:Recipe::small");
+    expect(componentUrn(exported, "solo")).toBeUndefined();
+  });
+
+  it("picks the provider's refusals out of Pulumi's output", () => {
+    const out = "  sm121:index:EngineDeployment (solo-engine):\n    error: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n\nerror: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n";
+    expect(refusals(out)).toEqual(["node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
+    expect(refusals("error: update failed")).toEqual([]);
   });
 });
 
@@ -141,7 +179,7 @@ describe("doctor's needs", () => {
 describe("render --json", () => {
   it.each(p.bundles.map((b) => [b.deployment]))("%s matches its schema", (deployment) => {
     const out: string[] = [];
-    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], { json: "bool" }));
+    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], flagSpec("render")));
     expect(code).toBe(0);
     expect(renderSchema().parse(JSON.parse(out.join("\n"))).deployment).toBe(deployment);
   });

@@ -8,24 +8,54 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, translator } from "../src/cli/i18n";
+import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, texts, translator, type Message, type MessageKey } from "../src/cli/i18n";
 import { en } from "../src/cli/i18n/en";
 
 const keys = Object.keys(en).sort();
 
+/** The placeholders of a message: of its one text, or of each plural form (all the same). */
+function placeholdersOf(m: Message): string[] {
+  const each = texts(m).map((x) => JSON.stringify(placeholders(x)));
+  return new Set(each).size === 1 ? placeholders(texts(m)[0] ?? "") : ["<plural forms differ>"];
+}
+
+const pluralKeys = keys.filter((k) => typeof en[k as MessageKey] !== "string");
+
 describe("the catalogues", () => {
   it.each(LOCALES.map((l) => [l]))("%s has exactly the English keys, each with the same placeholders", (locale) => {
-    const cat: Record<string, string> = CATALOGUES[locale];
+    const cat: Record<string, Message> = CATALOGUES[locale];
     expect(Object.keys(cat).sort()).toEqual(keys);
-    const wrong = keys.filter((k) => JSON.stringify(placeholders(cat[k] ?? "")) !== JSON.stringify(placeholders(en[k as keyof typeof en])));
+    const wrong = keys.filter((k) => JSON.stringify(placeholdersOf(cat[k] ?? "")) !== JSON.stringify(placeholdersOf(en[k as MessageKey])));
     expect(wrong, `keys whose {placeholders} differ from English in ${locale}`).toEqual([]);
-    expect(keys.filter((k) => (cat[k] ?? "").trim() === ""), "empty messages").toEqual([]);
+    expect(keys.filter((k) => texts(cat[k] ?? "").some((x) => x.trim() === "")), "empty messages").toEqual([]);
+  });
+
+  it.each(LOCALES.map((l) => [l]))("%s gives every plural message exactly the plural categories of its language (Intl.PluralRules), each with {count}", (locale) => {
+    const categories = [...new Intl.PluralRules(locale).resolvedOptions().pluralCategories].sort();
+    const cat: Record<string, Message> = CATALOGUES[locale];
+    for (const k of pluralKeys) {
+      const m = cat[k];
+      expect(typeof m, `${locale} ${k}`).toBe("object");
+      expect(Object.keys(m ?? {}).sort(), `${locale} ${k}`).toEqual(categories);
+      expect(placeholdersOf(m ?? ""), `${locale} ${k}`).toContain("count");
+    }
+  });
+
+  it("has plural messages, and Russian tells one, few and many apart", () => {
+    expect(pluralKeys.length).toBeGreaterThan(3);
+    const ru = translator("ru");
+    expect([1, 2, 5, 11, 21, 22, 25].map((count) => ru("count.nodes", { count }))).toEqual(["1 узел", "2 узла", "5 узлов", "11 узлов", "21 узел", "22 узла", "25 узлов"]);
+    const en1 = translator("en");
+    expect([0, 1, 2].map((count) => en1("doctor.nodeProblems", { node: "spark1", count }))).toEqual(["spark1: 0 problems", "spark1: 1 problem", "spark1: 2 problems"]);
+    expect(translator("ja")("count.nodes", { count: 1 })).toBe("ノード 1 台");
+    expect(translator("es")("validate.errors", { count: 1 })).toBe("1 error");
+    expect(translator("es")("validate.errors", { count: 1000000 })).toBe("1000000 errores");
   });
 
   it("the translations are translations: most messages differ from English", () => {
     for (const l of LOCALES.filter((x) => x !== "en")) {
-      const cat: Record<string, string> = CATALOGUES[l];
-      const same = keys.filter((k) => cat[k] === en[k as keyof typeof en]);
+      const cat: Record<string, Message> = CATALOGUES[l];
+      const same = keys.filter((k) => JSON.stringify(cat[k]) === JSON.stringify(en[k as MessageKey]));
       expect(same.length, `${l}: ${same.join(", ")}`).toBeLessThan(keys.length / 4);
     }
   });
@@ -47,7 +77,7 @@ describe("the catalogues", () => {
     try {
       const file = join(dir, "xx.ts");
       const enPath = join(__dirname, "..", "src", "cli", "i18n", "en").replace(/\\/g, "/");
-      writeFileSync(file, `import { en, type MessageKey } from "${enPath}";\nconst { "smoke.answer": _dropped, ...rest } = en;\nexport const xx: Record<MessageKey, string> = { ...rest };\n`);
+      writeFileSync(file, `import { en, type MessageKey } from "${enPath}";\nconst { "smoke.answer": _dropped, ...rest } = en;\nexport const xx: Record<MessageKey, unknown> = { ...rest };\n`);
       const program = ts.createProgram([file], { strict: true, noEmit: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, types: [] });
       const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
       expect(errors.join("\n")).toMatch(/smoke\.answer/);

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
 import { renderCommand, renderJson } from "../src/cli/render";
+import { flagSpec } from "../src/cli/usage";
 import { loadRecipes } from "../src/recipe/recipe";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
@@ -51,7 +52,7 @@ afterAll(() => rmSync(project, { recursive: true, force: true }));
 function cli(args: string[]): string {
   const out: string[] = [];
   const err: string[] = [];
-  const parsed = parseArgs([...args, "--stack", "examples"], { stack: "string", node: "string", json: "bool", out: "string" });
+  const parsed = parseArgs([...args, "--stack", "examples"], flagSpec("render"));
   const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: (l) => err.push(l) }, parsed);
   if (code !== 0) throw new Error(`render exited ${code}: ${err.join("\n")}`);
   return out.map((l) => `${l}\n`).join("");

@@ -1,7 +1,14 @@
-/** A small, strict argument parser: known flags only, clear errors, `--flag value` or `--flag=value`. */
+/**
+ * Command-line parsing through Node's own `util.parseArgs` in strict mode: known flags only,
+ * `--flag value` or `--flag=value`, `--` ends the flags. Its errors become UsageErrors that name
+ * the flag; the caller adds the verb's usage.
+ */
+import { parseArgs as nodeParseArgs } from "node:util";
+
+export type FlagKind = "bool" | "string" | "number";
 
 export interface FlagSpec {
-  [flag: string]: "bool" | "string" | "number";
+  [flag: string]: FlagKind;
 }
 
 export interface Parsed {
@@ -16,34 +23,41 @@ export class UsageError extends Error {
   }
 }
 
+const NUMBER = /^\d+(\.\d+)?$/;
+
+/** The flag named by one of util.parseArgs' messages ("Unknown option '--jsn'", "Option '--node <value>' ..."). */
+function flagIn(message: string): string {
+  return /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? "";
+}
+
+/** util.parseArgs' error, said as this CLI says it; anything else is not a usage error. */
+function usageErrorOf(e: unknown, spec: FlagSpec): UsageError | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const code = (e as NodeJS.ErrnoException).code;
+  const flag = flagIn(e.message);
+  const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || "none";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(`unknown option ${flag} (known: ${known})`);
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    return /does not take an argument/.test(e.message) ? new UsageError(`${flag} takes no value`) : new UsageError(`${flag} needs a value`);
+  }
+  return undefined;
+}
+
 export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
-  const positional: string[] = [];
+  const options = Object.fromEntries(Object.entries(spec).map(([name, kind]) => [name, { type: kind === "bool" ? ("boolean" as const) : ("string" as const) }]));
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw usageErrorOf(e, spec) ?? e;
+  }
   const flags: Record<string, string | boolean> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? "";
-    if (a === "--") {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!a.startsWith("--")) {
-      positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf("=");
-    const name = a.slice(2, eq === -1 ? undefined : eq);
-    const kind = spec[name];
-    if (kind === undefined) throw new UsageError(`unknown option --${name} (known: ${Object.keys(spec).map((k) => `--${k}`).join(", ") || "none"})`);
-    if (kind === "bool") {
-      if (eq !== -1) throw new UsageError(`--${name} takes no value`);
-      flags[name] = true;
-      continue;
-    }
-    const value = eq === -1 ? argv[++i] : a.slice(eq + 1);
-    if (value === undefined || (eq === -1 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`);
-    if (kind === "number" && !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--${name} needs a number, got "${value}"`);
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (value === undefined) continue;
+    if (spec[name] === "number" && (typeof value !== "string" || !NUMBER.test(value))) throw new UsageError(`--${name} needs a number, got "${String(value)}"`);
     flags[name] = value;
   }
-  return { positional, flags };
+  return { positional: parsed.positionals, flags };
 }
 
 export function str(p: Parsed, name: string): string | undefined {

@@ -13,7 +13,7 @@ import { loadProject } from "../project";
 import { withHosts } from "../remote";
 import type { Site } from "../recipe/types";
 import type { NodeBundle } from "../render/types";
-import { nodePath } from "../text/shell";
+import { readApiKeyLines } from "../render/apikey";
 import { UsageError, bool, num, str, type Parsed } from "./args";
 import { runLoad, type LoadResult } from "./bench-client";
 import { summarize } from "./bench-stats";
@@ -54,8 +54,7 @@ async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[]): Promise
   const { auth } = cliAuth(site, p);
   const keys = await withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) =>
     Promise.all(nodes.map(async (nb) => {
-      const files = keyFiles(nb).map(nodePath).join(" ");
-      const script = `key=''\nfor kf in ${files}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
+      const script = `${readApiKeyLines(keyFiles(nb))}\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
       const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
       const k = Buffer.from(String(res.records.find((r) => "key" in r)?.["key"] ?? ""), "base64").toString("utf8");
       return k === "" ? undefined : k;

@@ -101,10 +101,10 @@ export function selectedNode(site: Site, p: Parsed): string | undefined {
 
 /** The deployment named by the first argument; a usage error lists the deployments. */
 export function selectedDeployment(bundles: readonly DeploymentBundle[], name: string | undefined, stack: string): DeploymentBundle {
+  const deployments = bundles.map((x) => x.deployment).join(", ") || "-";
+  if (name === undefined) throw new UsageError(t("cli.needsDeployment", { deployments }));
   const b = bundles.find((x) => x.deployment === name);
-  if (b === undefined) {
-    throw new UsageError(t("cli.unknownDeployment", { deployment: name ?? "", stack, deployments: bundles.map((x) => x.deployment).join(", ") || "-" }));
-  }
+  if (b === undefined) throw new UsageError(t("cli.unknownDeployment", { deployment: name, stack, deployments }));
   return b;
 }
 

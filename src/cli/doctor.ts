@@ -76,7 +76,7 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
   // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
   // engine's API (DGPP) are not run: doctor sends no HTTP request.
   for (const { nb } of placed) {
-    if (/\bcurl\b/.test(nb.status)) continue;
+    if (nb.statusAsksApi) continue;
     lines.push(`if ( ${nb.status} ) 2>/dev/null | grep -q '"running":true'; then printf '@sm121 {"engineRunning":true}\\n'; fi`);
   }
   return lines.join("\n");

@@ -40,7 +40,8 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const follow = bool(p, "follow");
   const nodes = b.nodes.filter((nb) => (only === undefined || nb.node === only) && nb.logs !== ":");
   if (nodes.length === 0) {
-    ctx.err(t("logs.noNodes", { deployment: b.deployment, node: only ?? "*", nodes: b.nodes.map((n) => n.node).join(", ") }));
+    const names = b.nodes.map((n) => n.node).join(", ");
+    ctx.err(only === undefined ? t("logs.noLogs", { deployment: b.deployment, nodes: names }) : t("logs.noNodes", { deployment: b.deployment, node: only, nodes: names }));
     return 2;
   }
   const width = Math.max(...nodes.map((n) => n.node.length));

@@ -1,55 +1,42 @@
 /** The sm121 CLI: what Pulumi has no verb for. One main(), a usage text, process.exitCode. */
 import { SpecError, SpecErrors } from "../recipe/errors";
-import { UsageError, parseArgs, type FlagSpec } from "./args";
+import { UsageError, bool, parseArgs, str, type Parsed } from "./args";
 import { projectRoot, resolveStack, type CliContext } from "./context";
 import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
+import { downCommand } from "./down";
+import { LOCALES, localeOf, useLocale } from "./i18n";
 import { logsCommand } from "./logs";
+import { profilesCommand } from "./profiles";
 import { renderCommand } from "./render";
 import { smokeCommand } from "./smoke";
 import { statusCommand } from "./status";
+import { flagSpec, isVerb, usage, verbUsage, type Verb } from "./usage";
 import { validateCommand } from "./validate";
 
-const USAGE = `usage: sm121 <command> [options]
+type Run = (ctx: CliContext, p: Parsed) => number | Promise<number>;
 
-commands:
-  validate                     check every recipe, profile and the site; exit 1 on any error
-  render <deployment>          print each node's bundle and the exact launch command
-      --node N  --json  --out DIR
-  status                       per node of every deployment: container or session, profile, drift,
-                               health (/v1/models), KV cache line, MemAvailable, watermark, GPU apps
-      --node N  --json  --no-http  --gpu-probe  --yes
-  smoke --node N [deployment]  one short chat completion on the node's endpoint (curl on the node)
-      --yes  --json
-  logs <deployment>            the engine log of every node, each line prefixed with the node
-      --node N  --lines N  --follow
-  bench <deployment>           a streaming chat load from this machine: TTFT, ITL, tokens/s, req/s
-      --concurrency C  --requests N  --prompt-tokens P  --max-tokens M  --model NAME
-      --url URL[,URL] (OpenAI endpoints instead of a deployment)  --node N  --yes  --json
-  doctor                       what each node needs for its deployments; exit 1 on any problem
-      --node N  --json
-
-common options:
-  --stack S                    the stack whose Pulumi.<S>.yaml holds the site (default: $SM121_STACK or spark-site)
-
-status, smoke, logs, bench and doctor reach the nodes over ssh, host keys checked against the site's knownHosts:
-  --identity FILE              the private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
-  --yes                        allow a protected node: an HTTP request (status, smoke, bench) or a GPU probe
-Messages follow $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG: en, ru, zh, ja, de, es.
-`;
-
-const COMMANDS: Record<string, { flags: FlagSpec; run: (ctx: CliContext, p: ReturnType<typeof parseArgs>) => number | Promise<number> }> = {
-  validate: { flags: { stack: "string" }, run: (ctx) => validateCommand(ctx) },
-  render: { flags: { stack: "string", node: "string", json: "bool", out: "string" }, run: renderCommand },
-  status: { flags: { stack: "string", node: "string", json: "bool", "no-http": "bool", "gpu-probe": "bool", yes: "bool", identity: "string" }, run: statusCommand },
-  smoke: { flags: { stack: "string", node: "string", yes: "bool", json: "bool", identity: "string" }, run: smokeCommand },
-  logs: { flags: { stack: "string", node: "string", follow: "bool", lines: "number", identity: "string" }, run: logsCommand },
-  bench: {
-    flags: { stack: "string", concurrency: "number", requests: "number", "prompt-tokens": "number", "max-tokens": "number", model: "string", url: "string", node: "string", yes: "bool", json: "bool", identity: "string" },
-    run: benchCommand,
-  },
-  doctor: { flags: { stack: "string", node: "string", json: "bool", identity: "string" }, run: doctorCommand },
+/** What each verb runs; its flags and usage are in ./usage. */
+const COMMANDS: Record<Verb, Run> = {
+  validate: validateCommand,
+  profiles: profilesCommand,
+  render: renderCommand,
+  status: statusCommand,
+  smoke: smokeCommand,
+  logs: logsCommand,
+  bench: benchCommand,
+  doctor: doctorCommand,
+  down: downCommand,
 };
+
+/** --lang L: a usage error lists the languages there are. */
+function applyLang(p: Parsed): void {
+  const lang = str(p, "lang");
+  if (lang === undefined) return;
+  const locale = localeOf(lang);
+  if (locale === undefined) throw new UsageError(`--lang ${lang}: not a language of sm121; use one of ${LOCALES.join(", ")}`);
+  useLocale(locale);
+}
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const [name, ...rest] = argv;
@@ -64,19 +51,32 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   };
   const err = (l: string) => process.stderr.write(`${l}\n`);
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    out(USAGE);
+    out(usage());
     return;
   }
-  const cmd = COMMANDS[name];
-  if (cmd === undefined) {
-    err(`sm121: unknown command "${name}"\n\n${USAGE}`);
+  if (!isVerb(name)) {
+    err(`sm121: unknown command "${name}"\n\n${usage()}`);
     process.exitCode = 2;
     return;
   }
+  let parsed: Parsed;
   try {
-    const parsed = parseArgs(rest, cmd.flags);
+    parsed = parseArgs(rest, flagSpec(name));
+    applyLang(parsed);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    // A flag the verb does not take: say which, and show what it takes.
+    err(`sm121 ${name}: ${e.message}\n\n${verbUsage(name)}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (bool(parsed, "help")) {
+    out(verbUsage(name));
+    return;
+  }
+  try {
     const ctx: CliContext = { root: projectRoot(), stack: resolveStack(parsed), out, err };
-    process.exitCode = await cmd.run(ctx, parsed);
+    process.exitCode = await COMMANDS[name](ctx, parsed);
   } catch (e) {
     if (e instanceof UsageError) {
       err(`sm121 ${name}: ${e.message}`);

@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { DEPLOY_TARGETS } from "../recipe/types";
+import { STEPS } from "../serve/sequence";
 
 const nullableString = () => z.string().nullable();
 
@@ -174,7 +175,62 @@ export function renderSchema() {
       launch: z.string(),
       env: z.record(z.string(), z.string()),
       files: z.array(z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), content: z.string() })),
+      /** The scripts `pulumi up` runs on the node, by step (src/serve/sequence.ts); one with --step. */
+      steps: z.partialRecord(z.enum(STEPS), z.string()),
     })).min(1),
+  });
+}
+
+/** `sm121 validate --json`: every input error with its place, field, problem and fix. */
+export function validateSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    ok: z.boolean(),
+    recipes: z.int().min(0),
+    profiles: z.int().min(0),
+    nodes: z.int().min(0),
+    deployments: z.array(z.string()),
+    errors: z.array(z.strictObject({
+      file: z.string(),
+      line: z.int().min(1),
+      col: z.int().min(1),
+      field: z.string(),
+      problem: z.string(),
+      fix: z.string(),
+      /** The one-line form: file:line:col: field: problem; fix. */
+      message: z.string(),
+    })),
+    warnings: z.array(z.string()),
+  });
+}
+
+/** `sm121 profiles --json`: seed 001's list of the profiles and the nodes. */
+export function profilesSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    recipes: z.array(z.strictObject({
+      recipe: z.string(),
+      dir: z.string(),
+      profiles: z.array(z.strictObject({
+        name: z.string(),
+        file: z.string(),
+        /** invalid: the file does not parse; `error` says why. */
+        status: z.enum(["stable", "experimental", "invalid"]),
+        runnable: z.boolean().nullable(),
+        description: nullableString(),
+        /** The node recipe it is for (`# sm121-recipe:`). */
+        nodeRecipe: nullableString(),
+        deployments: z.array(z.string()),
+        error: nullableString(),
+      })),
+    })),
+    nodes: z.array(z.strictObject({
+      node: z.string(),
+      host: z.string(),
+      protected: z.boolean(),
+      recipes: z.array(z.string()),
+      deployments: z.array(z.string()),
+    })),
   });
 }
 
@@ -189,6 +245,8 @@ export type BenchReport = z.infer<ReturnType<typeof benchSchema>>;
 export type DoctorReport = z.infer<ReturnType<typeof doctorSchema>>;
 export type DoctorNode = DoctorReport["nodes"][number];
 export type DoctorCheck = DoctorNode["checks"][number];
+export type ValidateReport = z.infer<ReturnType<typeof validateSchema>>;
+export type ProfilesReport = z.infer<ReturnType<typeof profilesSchema>>;
 
 /** Prints a report as JSON after checking it against its schema (a mismatch is a bug here). */
 export function jsonOut<T>(schema: z.ZodType<T>, report: T): string {

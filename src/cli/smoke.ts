@@ -8,7 +8,8 @@
 import { loadProject } from "../project";
 import { withHosts, type Host } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { nodePath, quote } from "../text/shell";
+import { readApiKeyLines } from "../render/apikey";
+import { quote } from "../text/shell";
 import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedNode } from "./connect";
@@ -29,12 +30,10 @@ export interface CurlRequest {
  * TOTAL","body":"<base64>"}`. The bearer key goes to curl as a config file on stdin (`-K -`).
  */
 export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
-  const files = keyFiles(nb).map(nodePath).join(" ");
   const post = req.body === undefined ? [] : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
   const data = req.body === undefined ? "" : ` -X POST -H 'Content-Type: application/json' --data-binary @"$req_file"`;
   return [
-    "key=''",
-    `for kf in ${files}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done`,
+    readApiKeyLines(keyFiles(nb)),
     'resp_file=$(mktemp); req_file=$(mktemp)',
     "trap 'rm -f \"$resp_file\" \"$req_file\"' EXIT",
     ...post,
@@ -92,6 +91,17 @@ async function smokeOne(h: Host, b: DeploymentBundle, nb: NodeBundle): Promise<S
   return { ...base, ok, httpCode: c.code, latencyMs: c.totalMs, firstByteMs: c.firstByteMs, answer, completionTokens: typeof tokens === "number" ? tokens : null, error };
 }
 
+/** Why a node has nothing to smoke: no deployment there, or only ranks without an API (name the node that has it). */
+export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, only: string | undefined): string[] {
+  const scope = bundles.filter((b) => only === undefined || b.deployment === only);
+  const ranks = scope.flatMap((b) => b.nodes.filter((nb) => nb.node === node).map((nb) => ({ b, nb })));
+  if (ranks.length > 0) {
+    return ranks.map(({ b, nb }) => t("smoke.noApi", { node, rank: nb.rank, deployment: b.deployment, apiNode: b.nodes.find((x) => x.api !== undefined)?.node ?? "-" }));
+  }
+  if (only === undefined) return [t("smoke.noDeployment", { node })];
+  return [t("smoke.notInDeployment", { node, deployment: only, nodes: scope.flatMap((b) => b.nodes.map((x) => x.node)).join(", ") || "-" })];
+}
+
 export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = loadProject(ctx.root, ctx.stack);
   const node = selectedNode(project.site, p);
@@ -102,7 +112,7 @@ export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> 
     .flatMap((b) => b.nodes.filter((nb) => nb.node === node && nb.api !== undefined).map((nb) => ({ b, nb })));
   const first = targets[0];
   if (first === undefined) {
-    ctx.err(t("smoke.noApi", { node, deployment: only ?? "*" }));
+    for (const l of noEndpoint(project.bundles, node, only)) ctx.err(l);
     return 2;
   }
   if (project.site.nodes[node]?.protected === true && !bool(p, "yes")) {

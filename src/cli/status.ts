@@ -18,6 +18,7 @@ import { parseEnvFile } from "../render/envfile";
 import { envPathOf, watchedPaths } from "../serve/probe";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
+import type { RunResult } from "../remote";
 import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
 import type { CliContext } from "./context";
 import { t } from "./i18n";
@@ -27,17 +28,13 @@ import { statusText } from "./table";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
-/** Whether the target's status script asks the engine's API (DGPP's does): that is an HTTP request too. */
-export function statusAsksApi(nb: NodeBundle): boolean {
-  return /\bcurl\b/.test(nb.status);
-}
-
 /**
  * The state, files, .env and KV cache of one deployment on one node: one read-only script. The
  * status script is left out when it would send an HTTP request that is not allowed.
  */
 export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: boolean): string {
-  const runStatus = httpAllowed || !statusAsksApi(nb);
+  // A status script that asks the engine's API (DGPP's) is an HTTP request too.
+  const runStatus = httpAllowed || !nb.statusAsksApi;
   const d = nodePath(nb.stateDir);
   const lines = [
     `state=$(tr -d '\n' < ${d}/state.json 2>/dev/null || true)`,
@@ -107,6 +104,13 @@ interface EntryOptions {
   yes: boolean;
   noHttp: boolean;
   site: Site;
+  /** --verbose: the raw @sm121 records of each node script (seed 001). */
+  trace: (node: string, step: string, res: RunResult) => void;
+}
+
+/** The records of a node script as the node printed them, one `node step | @sm121 {...}` line each. */
+export function recordLines(node: string, step: string, res: RunResult): string[] {
+  return res.stdout.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => `${node} ${step} | ${l}`);
 }
 
 function healthOf(code: number, latencyMs: number, body: string): Health {
@@ -123,6 +127,7 @@ async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: Node
   }
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
   const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
+  o.trace(nb.node, "status", res);
   const watched = watchedPaths(nb);
   const hashed = new Map<string, string>();
   let recorded: { identity: string; files: Record<string, string> } | undefined;
@@ -158,6 +163,7 @@ async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: Node
   else if (!httpAllowed) health = { checked: false, reason: "protected" };
   else {
     const h = await r.host.run(nodeCurlScript(nb, { method: "GET", url: `${nb.api.url}/v1/models`, timeoutS: 5 }), { step: "health", allowFailure: true, timeoutMs: 30_000 });
+    o.trace(nb.node, "health", h);
     const c = curlResult(h.records);
     health = c === undefined ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null } : healthOf(c.code, c.totalMs, c.body);
   }
@@ -173,12 +179,13 @@ function parseApps(text: string): StatusNode["gpuApps"] {
   });
 }
 
-async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, gpuProbe: boolean): Promise<StatusNode> {
+async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, gpuProbe: boolean, trace: EntryOptions["trace"]): Promise<StatusNode> {
   const base = { node: sn.name, protected: sn.protected, memGateGiB: gateGiB };
   if (r === undefined || !r.ok) {
     return { ...base, reachable: false, error: r?.error.message ?? null, memAvailableGiB: null, watermarkScaleFactor: null, gpuApps: null, gpuProbe: gpuProbe ? { ran: false, reason: "unreachable" } : null };
   }
   const res = await r.host.run(factsScript(), { step: "node facts", allowFailure: true, timeoutMs: 60_000 });
+  trace(sn.name, "facts", res);
   const f = res.records.find((x) => "memKiB" in x) ?? {};
   const mem = typeof f["memKiB"] === "number" ? Math.round((f["memKiB"] / 1048576) * 10) / 10 : null;
   const wsf = typeof f["wsf"] === "string" && f["wsf"] !== "" ? f["wsf"] : null;
@@ -203,7 +210,11 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   const project = loadProject(ctx.root, ctx.stack);
   const site = project.site;
   const only = selectedNode(site, p);
-  const o = { yes: bool(p, "yes"), noHttp: bool(p, "no-http"), site };
+  const verbose = bool(p, "verbose");
+  const trace = (node: string, step: string, res: RunResult) => {
+    if (verbose) for (const l of recordLines(node, step, res)) ctx.err(l);
+  };
+  const o: EntryOptions = { yes: bool(p, "yes"), noHttp: bool(p, "no-http"), site, trace };
   const gpu = bool(p, "gpu-probe");
   const scope = project.bundles
     .map((b) => ({ b, nodes: b.nodes.filter((nb) => only === undefined || nb.node === only) }))
@@ -218,7 +229,7 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   const gateOf = (n: SiteNode) => scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
   const { auth } = cliAuth(site, p);
   const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<StatusReport> => {
-    const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu)));
+    const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu, trace)));
     const deployments = Promise.all(scope.map(async ({ b, nodes: nbs }) => ({
       deployment: b.deployment,
       recipe: b.recipe,

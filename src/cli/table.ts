@@ -1,30 +1,89 @@
 /**
- * Text output of status and doctor: aligned columns that stay aligned with CJK labels (wide
- * characters take two terminal cells).
+ * Text output of status, doctor and profiles: aligned columns that stay aligned with CJK labels
+ * (wide characters take two terminal cells, as string-width measures them from Unicode's East
+ * Asian Width data) and fit in 100 columns: the widest column gives way, and its cells wrap onto
+ * the row's next lines, so that nothing an operator needs is cut off.
  */
+import stringWidth from "string-width";
 import { t } from "./i18n";
 import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
 
+/** Terminal columns a table may use. */
+export const TABLE_COLUMNS = 100;
+/** A column that gives way keeps at least this many cells (or its header's width). */
+const MIN_COLUMN = 12;
+
 /** Terminal cells of a string: East Asian wide and fullwidth characters take two. */
 export function cells(s: string): number {
-  let n = 0;
-  for (const ch of s) {
-    const c = ch.codePointAt(0) ?? 0;
-    const wide = (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) || (c >= 0xffe0 && c <= 0xffe6);
-    n += wide ? 2 : 1;
-  }
-  return n;
+  return stringWidth(s);
 }
 
 export function pad(s: string, width: number): string {
   return s + " ".repeat(Math.max(0, width - cells(s)));
 }
 
-/** Rows under a header, columns two cells apart, the last column not padded. */
-export function table(header: string[], rows: string[][], indent = "  "): string[] {
-  const widths = header.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i] ?? ""))));
-  const line = (r: string[]) => indent + r.map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i] ?? 0))).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)];
+/** The longest head of `s` (whole characters) that fits `width` cells, and the rest. */
+function cut(s: string, width: number): [string, string] {
+  let head = "";
+  for (const { segment } of new Intl.Segmenter().segment(s)) {
+    if (head !== "" && cells(head + segment) > width) break;
+    head += segment;
+  }
+  return [head, s.slice(head.length)];
+}
+
+/** `s` in lines of at most `width` cells, broken at spaces; a longer word is cut where it must. */
+export function wrap(s: string, width: number): string[] {
+  if (cells(s) <= width) return [s];
+  const lines: string[] = [];
+  let line = "";
+  for (const word of s.split(" ")) {
+    const joined = line === "" ? word : `${line} ${word}`;
+    if (cells(joined) <= width) {
+      line = joined;
+      continue;
+    }
+    if (line !== "") lines.push(line);
+    let rest = word;
+    while (cells(rest) > width) {
+      const [head, tail] = cut(rest, width);
+      lines.push(head);
+      rest = tail;
+    }
+    line = rest;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
+}
+
+/** Column widths that fit `max` cells: the widest column shrinks first, never below its minimum. */
+export function fitWidths(natural: readonly number[], minimum: readonly number[], max: number, overhead: number): number[] {
+  const widths = [...natural];
+  const total = () => overhead + widths.reduce((a, b) => a + b, 0);
+  while (total() > max) {
+    const order = widths.map((w, i) => ({ w, i })).filter((x) => x.w > (minimum[x.i] ?? 0)).sort((a, b) => b.w - a.w);
+    const widest = order[0];
+    if (widest === undefined) break;
+    const next = order[1]?.w ?? 0;
+    // Down to the next widest column (then both shrink in turn), or as far as the excess needs.
+    widths[widest.i] = Math.max(minimum[widest.i] ?? 0, next, widest.w - (total() - max));
+    if (widths[widest.i] === widest.w) widths[widest.i] = widest.w - 1;
+  }
+  return widths;
+}
+
+/** Rows under a header, columns two cells apart, within 100 columns; a cell too wide for its column wraps. */
+export function table(header: string[], rows: string[][], indent = "  ", max = TABLE_COLUMNS): string[] {
+  const natural = header.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i] ?? ""))));
+  const minimum = header.map((h, i) => Math.min(natural[i] ?? 0, Math.max(cells(h), MIN_COLUMN)));
+  const widths = fitWidths(natural, minimum, max, cells(indent) + 2 * (header.length - 1));
+  const last = header.length - 1;
+  const lines = (r: string[]): string[] => {
+    const wrapped = header.map((_, i) => wrap(r[i] ?? "", widths[i] ?? 0));
+    const height = Math.max(...wrapped.map((w) => w.length));
+    return Array.from({ length: height }, (_, k) => indent + wrapped.map((w, i) => (i === last ? (w[k] ?? "") : pad(w[k] ?? "", widths[i] ?? 0))).join("  ").trimEnd());
+  };
+  return [...lines(header), ...rows.flatMap(lines)];
 }
 
 function stateText(e: StatusEntry): string {
@@ -103,8 +162,8 @@ export function statusText(r: StatusReport): string[] {
 export function doctorText(r: DoctorReport): string[] {
   const out: string[] = [];
   for (const n of r.nodes) {
-    const head = n.problems > 0 ? t("doctor.nodeProblems", { node: n.node, problems: n.problems }) : t("doctor.nodeOk", { node: n.node });
-    out.push(head + (n.warnings > 0 ? ` ${t("doctor.warnings", { warnings: n.warnings })}` : ""));
+    const head = n.problems > 0 ? t("doctor.nodeProblems", { node: n.node, count: n.problems }) : t("doctor.nodeOk", { node: n.node });
+    out.push(head + (n.warnings > 0 ? ` ${t("doctor.warnings", { count: n.warnings })}` : ""));
     if (n.connect !== null) {
       out.push(`  ${t("common.error")}: ${n.connect.message}`);
       if (n.connect.fingerprint !== null) out.push(`  ${t("doctor.fingerprint", { fingerprint: n.connect.fingerprint })}`);

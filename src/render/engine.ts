@@ -97,7 +97,7 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, hint:
   if (hfHome !== undefined && recipe.model !== undefined) {
     const why = recipe.engine === "dgpp"
       ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
-      : "the checkpoint in the node's HF cache (the engine would download it at start)";
+      : "the checkpoint in the node's HF cache; without it the engine downloads it at start";
     checks.push({ kind: "hf-cache", subject: hfCacheDir(hfHome, recipe.model), why, fatal: false });
   }
   if (recipe.engine === "dgpp") {

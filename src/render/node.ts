@@ -48,6 +48,7 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     start: p.scripts.start,
     stop: p.scripts.stop,
     status: p.scripts.status,
+    statusAsksApi: p.scripts.statusAsksApi,
     logs: p.scripts.logs,
     launch: p.scripts.launch,
     mkdirs: p.mkdirs,

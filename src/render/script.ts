@@ -22,10 +22,14 @@ export interface ScriptRender {
   replacements: string[];
 }
 
+/** Where a script recipe's profiles are, relative to the project: `profilesDir`, else `<name>/profiles`, under the recipes directory. */
+export function profilesDirOf(recipesDir: string, recipe: Recipe): string {
+  return join(recipesDir, recipe.profilesDir ?? `${recipe.name}/profiles`);
+}
+
 /** Reads the deployment's profile (and overlay) from `root` and renders every node's .env. */
 export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, root: string): ScriptRender {
-  const profilesDir = recipe.profilesDir ?? `${recipe.name}/profiles`;
-  const rel = join(site.recipesDir, profilesDir, `${d.profile ?? ""}.env`);
+  const rel = join(profilesDirOf(site.recipesDir, recipe), `${d.profile ?? ""}.env`);
   const profile = readProfileFile(join(root, rel), rel);
   // The overlay is named as the site names it, so that the .env identity does not depend on where
   // the project is checked out.

@@ -44,6 +44,8 @@ export interface NodeBundle {
   start: string;
   stop: string;
   status: string;
+  /** Whether `status` asks the engine's API over HTTP (TargetScripts.statusAsksApi). */
+  statusAsksApi: boolean;
   logs: string;
   launch: string;
   mkdirs: string[];

@@ -3,6 +3,7 @@
  * it answers 200, failing fast when the engine exits; then the served name, max_model_len, the KV
  * cache line and the proofs. The API key is read from the node's files and reaches curl on stdin.
  */
+import { readApiKeyLines } from "../render/apikey";
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
@@ -15,10 +16,8 @@ export function keyFiles(nb: NodeBundle): string[] {
 
 /** Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file. */
 function curlFunction(nb: NodeBundle, url: string): string {
-  const files = keyFiles(nb).map(nodePath).join(" ");
   return [
-    "key=''",
-    `for kf in ${files}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done`,
+    readApiKeyLines(keyFiles(nb)),
     'body_file=$(mktemp)',
     "trap 'rm -f \"$body_file\"' EXIT",
     "models_get() {",

@@ -7,10 +7,10 @@ import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, describeCheck, probeNode, type NodeState } from "./probe";
 import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
-import { readinessScript, verifyScript } from "./readiness";
-import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
+import { registerScript } from "./registry";
+import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
-import { memGateScript, mkdirScript, stateScript, writeScript } from "./steps";
+import { mkdirScript, stateScript } from "./steps";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -57,23 +57,23 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
       const st = (i: number) => states[i] as NodeState;
-      const fresh = (i: number) => !st(i).running && st(i).recorded === undefined;
-      const stopping = b.nodes.filter((_, i) => !fresh(i) || st(i).others.length > 0).map((n) => n.node);
+      const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && st(i).others.length === 0;
+      const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
       if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
+      const stamp = utcStamp();
+      const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      const scripts = b.nodes.map((nb) => stepScripts(b, nb, { stamp, renderedAt, secrets: o.secrets }));
       await Promise.all(b.nodes.map((nb, i) => {
         // Another deployment on the node (a node move) stops first, by its own stored stop.
-        const parts = [mkdirScript(nb), st(i).others.length > 0 ? displaceScript(nb) : "", fresh(i) ? "" : stopWithHooks(nb, b.hooks.afterStop)].filter((x) => x !== "" && x !== ":");
-        return parts.length === 0 ? undefined : host(hosts, nb).run(parts.join("\n"), { step: "stop", onLine: (l) => o.log(`${nb.node}: ${l}`) });
+        const script = fresh(i) ? mkdirScript(nb) : (scripts[i] as Record<Step, string>).stop;
+        return script === ":" ? undefined : host(hosts, nb).run(script, { step: "stop", onLine: (l) => o.log(`${nb.node}: ${l}`) });
       }));
       // 4-6. Memory gate, write with backup, start: one script per node.
       step = "memory gate, write and start";
-      const stamp = utcStamp();
-      const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
       await Promise.all(
         b.nodes.map(async (nb, i) => {
-          // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).
-          const script = [memGateScript(nb.memGateGiB, b.memTimeoutS), writeScript(nb, { stamp, renderedAt, secrets: o.secrets }), registerScript(nb, b.hooks.afterStop), hookLines("before_serve", b.hooks.beforeServe), nb.runs ? nb.start : ":"].filter((x) => x !== "").join("\n");
-          const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
+          const s = scripts[i] as Record<Step, string>;
+          const res = await host(hosts, nb).run([s["memory-gate"], s.write, s.start].join("\n"), { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
           const out = outcomes[i] as NodeOutcome;
           const written: Record<string, string> = {};
           for (const r of res.records) {
@@ -113,7 +113,9 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
 }
 
 async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeState, out: NodeOutcome, warnings: string[]): Promise<{ served?: string; maxLen?: number } | undefined> {
-  const record = st.recorded === undefined ? ":" : stateScript(nb, nb.identity, st.recorded.files);
+  // The record of what was written, and the node's registry entry (a stack served by an older
+  // sm121 gets its stop.sh here, on the first up that checks it).
+  const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop)}`;
   if (nb.api === undefined) {
     const res = await h.run(`${record}\n${nb.status}`, { step: "status" });
     const s = res.records.find((r) => typeof r["running"] === "boolean");
@@ -122,7 +124,8 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeStat
     if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
     return undefined;
   }
-  const res = await h.run([record, readinessScript(nb, b.readiness), verifyScript(nb, b.readiness), nb.status].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000 });
+  const steps = stepScripts(b, nb, { stamp: "", renderedAt: "", secrets: {} });
+  const res = await h.run([record, steps.readiness, steps.verify].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000 });
   const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
   const ids = (models?.data ?? []).map((m) => m.id ?? "");
   const want = b.readiness.servedName;

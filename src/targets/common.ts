@@ -89,5 +89,6 @@ export function runShTarget(spec: LaunchSpec, alive: string, what: string, s: { 
     status: statusWhen(alive, spec.stateDir, what),
     logs: logsScript(`${nodePath(spec.stateDir)}/logs/engine.log`),
     launch: s.launch,
+    statusAsksApi: false,
   };
 }

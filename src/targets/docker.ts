@@ -59,6 +59,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     status: containerStatus(name),
     logs: containerLogs(name),
     launch: runArgv.replace('"${secrets[@]}"', `[--env-file ${d}/secrets.env]`),
+    statusAsksApi: false,
   };
 }
 

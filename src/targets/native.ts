@@ -32,7 +32,7 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
   const d = nodePath(spec.stateDir);
   if (!spec.runs) {
     const none = 'running=false; started=""\n' + STATUS_RECORD;
-    return { files: [], start: ":", stop: ":", status: none, logs: ":", launch: "(rank 0 brings this node up)" };
+    return { files: [], start: ":", stop: ":", status: none, statusAsksApi: false, logs: ":", launch: "(rank 0 brings this node up)" };
   }
   const start = [
     // The node's environment for DGPP (HF_HOME: where its preflight looks for the checkpoint).
@@ -69,5 +69,6 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
     status,
     logs: logsScript(`${d}/engine.log`),
     launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath}${release === undefined ? "" : "name" in release ? ` --release ${release.name}` : ` --release <short ${release.rev}>`} > log/sm121-up-<UTC>.log 2>&1 &`,
+    statusAsksApi: true,
   };
 }

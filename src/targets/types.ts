@@ -38,6 +38,8 @@ export interface TargetScripts {
   stop: string;
   /** Prints one record `@sm121 {"running":bool,"startedAt":"ISO"|null}`. */
   status: string;
+  /** Whether `status` asks the engine's API (DGPP's does): an HTTP request, which a protected node gets only when allowed. */
+  statusAsksApi: boolean;
   /** Prints the engine log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
   logs: string;
   /** The exact launch command, for the plan and `sm121 render`. */

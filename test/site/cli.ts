@@ -6,6 +6,7 @@
 //   node dist/test/site/cli.js engine-mode --dir D --node N --reset
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { parseArgs } from "node:util";
 import { findNode, loadSite, setEngineBehaviour, startSite, stopStaleSite, type EngineBehaviour } from "./site";
 
 const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-port P]
@@ -16,19 +17,20 @@ const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-p
 
 class CliError extends Error {}
 
+/** The flags of one command, through Node's strict util.parseArgs; `--name` keys, booleans as "true". */
 function parse(argv: string[], valued: string[], flags: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? "";
-    if (flags.includes(a)) out.set(a, "true");
-    else if (valued.includes(a)) {
-      const v = argv[i + 1];
-      if (v === undefined) throw new CliError(`${a} needs a value`);
-      out.set(a, v);
-      i++;
-    } else throw new CliError(`unknown argument ${a}`);
+  const options = Object.fromEntries([
+    ...valued.map((v) => [v.slice(2), { type: "string" as const }]),
+    ...flags.map((f) => [f.slice(2), { type: "boolean" as const }]),
+  ]);
+  try {
+    const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    const out = new Map<string, string>();
+    for (const [k, v] of Object.entries(values)) if (typeof v === "string" || typeof v === "boolean") out.set(`--${k}`, String(v));
+    return out;
+  } catch (e) {
+    throw new CliError(e instanceof Error ? e.message : String(e));
   }
-  return out;
 }
 
 function need(o: Map<string, string>, k: string): string {

@@ -1,6 +1,6 @@
 /**
  * The CLI's messages in six locales. English is the reference catalogue: its keys are the
- * MessageKey type, and every other catalogue is a `Record<MessageKey, string>`, so a missing or
+ * MessageKey type, and every other catalogue is a `Record<MessageKey, Message>`, so a missing or
  * extra key fails to compile. Placeholders are `{name}`; test/i18n.test.ts checks that every
  * locale uses the same ones.
  *
@@ -11,15 +11,17 @@ import { de } from "./de";
 import { en, type MessageKey } from "./en";
 import { es } from "./es";
 import { ja } from "./ja";
+import type { Message } from "./message";
 import { ru } from "./ru";
 import { zh } from "./zh";
 
 export type { MessageKey } from "./en";
+export type { Message, PluralForms } from "./message";
 
 export const LOCALES = ["en", "ru", "zh", "ja", "de", "es"] as const;
 export type Locale = (typeof LOCALES)[number];
 
-export const CATALOGUES = { en, ru, zh, ja, de, es } satisfies Record<Locale, Record<MessageKey, string>>;
+export const CATALOGUES = { en, ru, zh, ja, de, es } satisfies Record<Locale, Record<MessageKey, Message>>;
 
 export type Params = Record<string, string | number>;
 
@@ -51,14 +53,29 @@ export function format(message: string, params: Params = {}): string {
   });
 }
 
+/** Every text of a message: the message itself, or each of its plural forms. */
+export function texts(m: Message): string[] {
+  return typeof m === "string" ? [m] : Object.values(m).filter((x): x is string => x !== undefined);
+}
+
 export type Translate = (key: MessageKey, params?: Params) => string;
 
 export function translator(locale: Locale): Translate {
-  const cat: Record<MessageKey, string> = CATALOGUES[locale];
-  return (key, params) => format(cat[key], params);
+  const cat: Record<MessageKey, Message> = CATALOGUES[locale];
+  const rules = new Intl.PluralRules(locale);
+  return (key, params) => {
+    const m = cat[key];
+    const text = typeof m === "string" ? m : (m[rules.select(Number(params?.["count"] ?? 0))] ?? m.other);
+    return format(text, params);
+  };
 }
 
 let current: Translate | undefined;
+
+/** --lang: the locale of this run, over the environment's. */
+export function useLocale(locale: Locale): void {
+  current = translator(locale);
+}
 
 /** The message `key` in the locale of this process. */
 export function t(key: MessageKey, params?: Params): string {

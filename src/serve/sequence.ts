@@ -1,0 +1,33 @@
+/**
+ * Every script `pulumi up` runs on a node, by step: what serve runs and what `sm121 render`
+ * prints, from one place. A node that runs no engine process gets `:` as its start, and a node
+ * without an API is checked through its status script instead of /v1/models.
+ */
+import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { envPathOf, watchedPaths } from "./probe";
+import { readinessScript, verifyScript } from "./readiness";
+import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
+import { memGateScript, mkdirScript, preflightScript, writeScript, type WriteOptions } from "./steps";
+
+export const STEPS = ["preflight", "stop", "memory-gate", "write", "start", "readiness", "verify"] as const;
+export type Step = (typeof STEPS)[number];
+
+export function isStep(name: string): name is Step {
+  return (STEPS as readonly string[]).includes(name);
+}
+
+const lines = (...parts: string[]) => parts.filter((p) => p !== "" && p !== ":").join("\n") || ":";
+
+export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions): Record<Step, string> {
+  return {
+    preflight: preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)),
+    // Whatever other deployment the node still runs stops first (a node move), then this one.
+    stop: lines(mkdirScript(nb), displaceScript(nb), stopWithHooks(nb, b.hooks.afterStop)),
+    "memory-gate": memGateScript(nb.memGateGiB, b.memTimeoutS),
+    write: lines(writeScript(nb, w), registerScript(nb, b.hooks.afterStop)),
+    // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).
+    start: lines(hookLines("before_serve", b.hooks.beforeServe), nb.runs ? nb.start : ":"),
+    readiness: nb.api === undefined ? nb.status : readinessScript(nb, b.readiness),
+    verify: nb.api === undefined ? ":" : lines(verifyScript(nb, b.readiness), nb.status),
+  };
+}
