@@ -89,9 +89,9 @@ describe("rendered bundles keep seed 000's per-engine contract", () => {
     expect(b?.nodes[1]?.argv.slice(b.nodes[1].argv.indexOf("--master-addr"), b.nodes[1].argv.indexOf("--master-addr") + 2)).toEqual(["--master-addr", "203.0.113.3"]);
   });
 
-  it("SGLang: SGLANG_WORKER_IP on every node, and no VLLM_HOST_IP", () => {
+  it("SGLang: SGLANG_HOST_IP (and seed 000's SGLANG_WORKER_IP) on every node, and no VLLM_HOST_IP", () => {
     const [b] = render("    - { recipe: qwen3-30b-sglang-tmux, nodes: [a1, a2] }\n");
-    expect(b?.nodes.map((n) => [n.env["SGLANG_WORKER_IP"], n.env["VLLM_HOST_IP"]])).toEqual([["203.0.113.1", undefined], ["203.0.113.2", undefined]]);
+    expect(b?.nodes.map((n) => [n.env["SGLANG_HOST_IP"], n.env["SGLANG_WORKER_IP"], n.env["VLLM_HOST_IP"]])).toEqual([["203.0.113.1", "203.0.113.1", undefined], ["203.0.113.2", "203.0.113.2", undefined]]);
   });
 
   it("gr8: the API is :8100 on the first peer, and no engine IP env", () => {

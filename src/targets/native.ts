@@ -3,8 +3,8 @@
  * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
-import { STATUS_RECORD, exportLines, logsScript, runFile, statusWhen, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "./shell";
+import { STATUS_RECORD, exportLines, logsScript, runArgvLine, runFile, statusWhen, waitGone } from "./common";
+import { nodePath, quote } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function nativeTarget(spec: LaunchSpec): TargetScripts {
@@ -28,7 +28,7 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     stop,
     status: statusWhen(alive, spec.stateDir),
     logs: logsScript(`${d}/logs/engine.log`),
-    launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}`,
+    launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${runArgvLine(spec)}`,
   };
 }
 

@@ -1,6 +1,6 @@
 /** deploy = "tmux": one tmux session per deployment and node, sm121-<deployment>-<rank>. */
-import { logsScript, runFile, statusWhen, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "./shell";
+import { logsScript, runArgvLine, runFile, statusWhen, waitGone } from "./common";
+import { nodePath, quote } from "./shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function sessionName(spec: LaunchSpec): string {
@@ -34,6 +34,6 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     stop,
     status: statusWhen(has, spec.stateDir),
     logs: logsScript(`${d}/logs/engine.log`),
-    launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}`,
+    launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${runArgvLine(spec)}`,
   };
 }
