@@ -134,8 +134,14 @@ function plan(kind, argv) {
   if (a.reasoning_parser && !REASONING_PARSERS.includes(a.reasoning_parser)) {
     throw fail("KeyError", `'invalid reasoning parser: ${a.reasoning_parser} (chose from { ${REASONING_PARSERS.join(",")} })'`);
   }
-  if (a.speculative_config !== undefined) {
-    const s = a.speculative_config;
+  if (a.speculative_config !== undefined && a.speculative_config !== null) {
+    // Its type (an optional JSON) is not one the fake parser converts: read the JSON here.
+    let s;
+    try {
+      s = typeof a.speculative_config === "string" ? JSON.parse(a.speculative_config) : a.speculative_config;
+    } catch (err) {
+      throw fail("json.decoder.JSONDecodeError", `--speculative-config: ${err.message}`);
+    }
     if (!s || typeof s !== "object" || Array.isArray(s) || (s.method === undefined && s.model === undefined)) {
       throw fail("ValueError", "speculative_config must be a JSON object with 'method' or 'model'");
     }
