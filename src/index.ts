@@ -58,7 +58,8 @@ const preflight = site.preflight && pulumi.runtime.isDryRun();
 /** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
 function dgppOf(recipeName: string) {
   const r = recipeDefs.get(recipeName);
-  if (r?.engine !== "dgpp" || r.dgpp === undefined) return undefined;
+  // A [dgpp] block is refused on any other engine's recipe (the dgpp driver's recipe rules).
+  if (r?.dgpp === undefined) return undefined;
   const pinned = r.dgpp.repo !== undefined && r.dgpp.rev !== undefined;
   return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...(pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) }) };
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DRIVERS, driverFor, engineArgv, type EngineFlagsCtx } from "../src/engines";
 import { rendezvousPort } from "../src/engines/driver";
 import { parseRecipe } from "../src/recipe/recipe";
-import { ENGINE_NAMES, type EngineName, type Recipe } from "../src/recipe/types";
+import { ENGINE_NAMES, type Recipe } from "../src/recipe/types";
 
 const IPS = ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"];
 
@@ -29,13 +29,8 @@ const DGPP = recipe('engine = "dgpp"\ndeploy = "native"\nmodel = "Qwen/Qwen3.8-2
 
 describe("the registry", () => {
   it("has exactly the four engines, each under its own name", () => {
-    expect(Object.keys(DRIVERS).sort()).toEqual(["dgpp", "gr8", "sglang", "vllm"]);
     expect([...ENGINE_NAMES].sort()).toEqual(Object.keys(DRIVERS).sort());
     for (const [name, d] of Object.entries(DRIVERS)) expect(d.name).toBe(name);
-  });
-
-  it.each(ENGINE_NAMES)("driverFor(%s) is the registered driver", (e: EngineName) => {
-    expect(driverFor(e)).toBe(DRIVERS[e]);
   });
 
   it("puts the rendezvous port 1000 above the API port", () => {
@@ -43,37 +38,57 @@ describe("the registry", () => {
   });
 });
 
-describe("driver properties", () => {
-  type Row = [EngineName, string, boolean, string | undefined, boolean, boolean, string[]];
-  const rows: Row[] = [
-    ["vllm", "per-node", true, "VLLM_HOST_IP", true, false, ["vllm", "serve"]],
-    ["sglang", "per-node", false, "SGLANG_WORKER_IP", true, true, ["python3", "-m", "sglang.launch_server"]],
-    ["gr8", "per-node", false, undefined, false, false, ["/opt/gr8/gr8", "glm53", "up"]],
-    ["dgpp", "head-coordinated", false, undefined, false, false, ["scripts/dgpp-cluster", "up"]],
-  ];
-  it.each(rows)("%s: shape %s, headless %s, ip env %s, host/port %s (all ranks %s), entrypoint %j", (e, shape, headless, ipEnv, hostPort, allRanks, entry) => {
-    const d = driverFor(e);
-    expect([d.shape, d.headlessWorkers, d.engineIpEnv, d.takesHostPort, d.hostPortOnAllNodes, d.entrypointDefault()]).toEqual([shape, headless, ipEnv, hostPort, allRanks, entry]);
-  });
-
-  it("serves the API on the recipe port (vLLM, SGLang), :8100 (gr8) and [dgpp].http_port (DGPP)", () => {
+describe("where the API answers, and what the logs say", () => {
+  it("serves the API on the recipe port (vLLM, SGLang), :8100 (gr8) and [dgpp].http_port (DGPP, 18080 by default)", () => {
     expect([DRIVERS.vllm.apiPort(VLLM), DRIVERS.sglang.apiPort(SGLANG), DRIVERS.gr8.apiPort(GR8), DRIVERS.dgpp.apiPort(DGPP)]).toEqual([8000, 30000, 8100, 18181]);
-  });
-
-  it("defaults DGPP's API to 18080", () => {
     expect(DRIVERS.dgpp.apiPort(recipe('engine = "dgpp"\ndeploy = "native"\n[dgpp]\n'))).toBe(18080);
   });
 
-  it("gives an install hint per engine", () => {
-    expect(DRIVERS.vllm.installHint).toContain("pip install vllm");
-    expect(DRIVERS.sglang.installHint).toContain("sglang");
-    expect(DRIVERS.gr8.installHint).toContain("ghcr.io/kindlingai/gr8");
-    expect(DRIVERS.dgpp.installHint).toContain("[dgpp].repo and rev");
-  });
-
-  it("knows the KV cache line of vLLM and SGLang logs", () => {
+  it("finds the KV cache size in vLLM's and SGLang's logs", () => {
     expect(new RegExp(DRIVERS.vllm.kvCachePattern ?? "^$").exec("GPU KV cache size: 1,048,576 tokens")?.[1]).toBe("1,048,576");
     expect(new RegExp(DRIVERS.sglang.kvCachePattern ?? "^$").exec("KV Cache is allocated. #tokens: 524288")?.[1]).toBe("524288");
+  });
+});
+
+describe("what each engine reads from the environment", () => {
+  const NIC = 'model = "M/m"\nimage = "i/v:1"\nport = 8000\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n';
+  it("vLLM: its address in VLLM_HOST_IP", () => {
+    expect(DRIVERS.vllm.engineEnv(VLLM, "203.0.113.2")).toEqual({ VLLM_HOST_IP: "203.0.113.2" });
+  });
+
+  it("SGLang: its address in SGLANG_HOST_IP (what SGLang reads), and SGLANG_WORKER_IP as seed 000 set it", () => {
+    expect(DRIVERS.sglang.engineEnv(SGLANG, "203.0.113.2")).toEqual({ SGLANG_HOST_IP: "203.0.113.2", SGLANG_WORKER_IP: "203.0.113.2" });
+  });
+
+  it.each(["vllm", "sglang"] as const)("%s: NCCL_SOCKET_IFNAME in the recipe names Gloo's interface too", (e) => {
+    const r = recipe(`engine = "${e}"\n${NIC}`);
+    expect(DRIVERS[e].engineEnv(r, "203.0.113.2")["GLOO_SOCKET_IFNAME"]).toBe("enp1s0f0np0");
+  });
+
+  it("keeps a GLOO_SOCKET_IFNAME that the recipe sets itself", () => {
+    const r = recipe(`${NIC}GLOO_SOCKET_IFNAME = "eth9"\n`);
+    expect(DRIVERS.vllm.engineEnv(r, "203.0.113.2")["GLOO_SOCKET_IFNAME"]).toBeUndefined();
+  });
+
+  it("gr8 and DGPP get nothing (their launchers set up their own transport)", () => {
+    expect([DRIVERS.gr8.engineEnv(GR8, "203.0.113.2"), DRIVERS.dgpp.engineEnv(DGPP, "203.0.113.2")]).toEqual([{}, {}]);
+  });
+});
+
+describe("launch rules of the engines", () => {
+  const OLD = recipe('model = "Q/q"\nimage = "i/v:1"\nport = 8000\nentrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n');
+  it("vLLM's old api_server module serves one node, and is refused for worker ranks (it ignores --headless)", () => {
+    expect(DRIVERS.vllm.launchProblem(OLD, 1)).toBeUndefined();
+    const p = DRIVERS.vllm.launchProblem(OLD, 2);
+    expect(p?.problem).toContain("ignores --headless");
+    expect(p?.fix).toContain('entrypoint = ["vllm", "serve"]');
+  });
+
+  it("tp must divide the launch nodes for vLLM and SGLang, and equal them for gr8", () => {
+    expect(DRIVERS.vllm.launchProblem({ ...VLLM, tp: 3 }, 2)?.fix).toBe("use 1 or 2");
+    expect(DRIVERS.sglang.launchProblem(SGLANG, 4)).toBeUndefined();
+    expect(DRIVERS.gr8.launchProblem(GR8, 2)?.fix).toBe("list 4 nodes or set tp = 2");
+    expect(DRIVERS.dgpp.launchProblem(DGPP, 3)).toBeUndefined();
   });
 });
 
@@ -116,20 +131,25 @@ describe("vLLM", () => {
 });
 
 describe("SGLang", () => {
-  it("single node: --model-path and --tp, no rendezvous flags", () => {
+  it("single node: --model-path and --tp-size (the option's own name, not an abbreviation), no rendezvous flags", () => {
     const one = recipe('engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n');
-    expect(argv(one, 0, 1)).toEqual(["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--tp", "1", "--host", "203.0.113.1", "--port", "30000"]);
+    expect(argv(one, 0, 1)).toEqual(["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--tp-size", "1", "--host", "203.0.113.1", "--port", "30000"]);
   });
 
   it.each([0, 1])("rank %i of 2: host and port on every rank, --dist-init-addr head:port+1000", (rank) => {
     expect(argv(SGLANG, rank, 2)).toEqual([
-      "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-30B-A3B", "--tp", "2", "--host", IPS[rank], "--port", "30000",
+      "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-30B-A3B", "--tp-size", "2", "--host", IPS[rank], "--port", "30000",
       "--nnodes", "2", "--node-rank", String(rank), "--dist-init-addr", "203.0.113.1:31000", "--context-length", "65536",
     ]);
   });
 
   it("never runs headless", () => {
     expect(argv(SGLANG, 1, 2)).not.toContain("--headless");
+  });
+
+  it("takes the API key file with --config before the recipe args (flags on the command line win over it)", () => {
+    const a = engineArgv(DRIVERS.sglang, { ...ctx(SGLANG, 0, 1), keyFile: "/run/sm121/api-key.yaml" });
+    expect(a.slice(-4)).toEqual(["--config", "/run/sm121/api-key.yaml", "--context-length", "65536"]);
   });
 });
 

@@ -20,6 +20,7 @@ function recipes(): Map<string, Recipe> {
   const all = loadRecipes(join(ROOT, "recipes"), "recipes");
   all.set("x", parseRecipe("recipes/x.toml", 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\ntp = 3\n'));
   all.set("g3", parseRecipe("recipes/g3.toml", 'engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\ntp = 3\n'));
+  all.set("old", parseRecipe("recipes/old.toml", 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\ntp = 2\nentrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n'));
   return all;
 }
 
@@ -39,7 +40,7 @@ const site = (deployments: string) => parseSite(F, "s", NODES + deployments);
 const render = (deployments: string): DeploymentBundle[] => renderSite(site(deployments), recipes(), { root: ROOT });
 
 
-const KNOWN = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen38-27b-nvfp4-dgpp, qwen38-flash, x, g3";
+const KNOWN = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen38-27b-nvfp4-dgpp, qwen38-flash, x, g3, old";
 
 describe("cross-checks of the deployments against the recipes", () => {
   type Case = [title: string, deployments: string, message: string];
@@ -49,6 +50,7 @@ describe("cross-checks of the deployments against the recipes", () => {
     ["tp 3 on 4 nodes", "    - { recipe: x, nodes: [a1, a2, a3, a4] }\n", `${F}:8:20: sm121:deployments[0].nodes: tp = 3 (recipes/x.toml) does not divide the 4 launch nodes; use 1, 2 or 4`],
     ["tp 2 on 3 nodes", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1, a2, a3] }\n", `${F}:8:37: sm121:deployments[0].nodes: tp = 2 (recipes/qwen3-32b-vllm-tp2.toml) does not divide the 3 launch nodes; use 1 or 3`],
     ["gr8 with tp 3 on 4 nodes", "    - { recipe: g3, nodes: [a1, a2, a3, a4] }\n", `${F}:8:21: sm121:deployments[0].nodes: gr8 runs one rank per peer: tp = 3 in recipes/g3.toml but 4 nodes are listed; list 3 nodes or set tp = 4`],
+    ["vLLM's old api_server entrypoint on 2 nodes", "    - { recipe: old, nodes: [a1, a2] }\n", `${F}:8:22: sm121:deployments[0].nodes: vLLM's entrypoint "python3 -m vllm.entrypoints.openai.api_server" (recipes/old.toml) runs an API server on every rank; it ignores --headless, so the 1 worker rank(s) would not join rank 0; remove entrypoint (sm121 runs \`vllm serve\`), or set entrypoint = ["vllm", "serve"], or serve this recipe on one node`],
     ["a profile on a docker recipe", "    - { recipe: qwen3-32b-vllm-tp2, profile: best, nodes: [a1, a2] }\n", `${F}:8:37: sm121:deployments[0].profile: profiles belong to script recipes; qwen3-32b-vllm-tp2 is deploy = "docker"; remove profile`],
     ["an overlay on a docker recipe", "    - { recipe: qwen3-32b-vllm-tp2, overlay: ov, nodes: [a1, a2] }\n", `${F}:8:37: sm121:deployments[0].overlay: overlays apply to script recipes; remove overlay`],
     ["a script recipe without a profile", "    - { recipe: qwen38-flash, nodes: [a1] }\n", `${F}:8:7: sm121:deployments[0]: recipe qwen38-flash is a script recipe and needs a profile; add profile: <name> (a file in qwen38-flash/profiles)`],
@@ -89,9 +91,9 @@ describe("rendered bundles keep seed 000's per-engine contract", () => {
     expect(b?.nodes[1]?.argv.slice(b.nodes[1].argv.indexOf("--master-addr"), b.nodes[1].argv.indexOf("--master-addr") + 2)).toEqual(["--master-addr", "203.0.113.3"]);
   });
 
-  it("SGLang: SGLANG_WORKER_IP on every node, and no VLLM_HOST_IP", () => {
+  it("SGLang: SGLANG_HOST_IP (and seed 000's SGLANG_WORKER_IP) on every node, and no VLLM_HOST_IP", () => {
     const [b] = render("    - { recipe: qwen3-30b-sglang-tmux, nodes: [a1, a2] }\n");
-    expect(b?.nodes.map((n) => [n.env["SGLANG_WORKER_IP"], n.env["VLLM_HOST_IP"]])).toEqual([["203.0.113.1", undefined], ["203.0.113.2", undefined]]);
+    expect(b?.nodes.map((n) => [n.env["SGLANG_HOST_IP"], n.env["SGLANG_WORKER_IP"], n.env["VLLM_HOST_IP"]])).toEqual([["203.0.113.1", "203.0.113.1", undefined], ["203.0.113.2", "203.0.113.2", undefined]]);
   });
 
   it("gr8: the API is :8100 on the first peer, and no engine IP env", () => {

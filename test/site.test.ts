@@ -231,8 +231,8 @@ describe("simulated site", () => {
 
   it("serves SGLang from rank 0 only, with rank 1 answering /health", async () => {
     const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
-    await sh(spark1, `SGLANG_WORKER_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`);
-    await sh(spark2, `SGLANG_WORKER_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`);
+    await sh(spark1, `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`);
+    await sh(spark2, `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`);
     expect(models(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     await waitFor(`http://${spark2.ip}:18005/health`);
     expect((await get(`http://${spark2.ip}:18005/v1/models`))?.status).toBe(404);

@@ -57,14 +57,13 @@ export function needsOf(node: SiteNode, placed: ReadonlyArray<{ b: DeploymentBun
     if (b.deploy === "tmux") cmd("tmux", t("doctor.hintInstall", { pkg: "tmux" }), d);
     for (const c of nb.preflight) {
       if (c.kind === "image") add({ check: "image", subject: c.subject, test: `docker image inspect ${quote(c.subject)} >/dev/null 2>&1`, severity: "problem", hint: t("doctor.hintPull", { image: c.subject, node: node.name }) }, d);
-      if (c.kind === "dir" && b.engine === "dgpp") add({ check: "dir", subject: c.subject, test: `[ -d ${nodePath(c.subject)} ]`, severity: "problem", hint: driverFor(b.engine).installHint }, d);
+      // The head-coordinated engine's checkout (DGPP); a script recipe's directory is its own check.
+      if (c.kind === "dir" && b.shape === "head-coordinated") add({ check: "dir", subject: c.subject, test: `[ -d ${nodePath(c.subject)} ]`, severity: "problem", hint: driverFor(b.engine).installHint }, d);
+      // The engine binary of a native or tmux launch, as the bundle's preflight names it.
+      if (c.kind === "command") add({ check: "engine", subject: c.subject, test: commandTest(c.subject), severity: "problem", hint: driverFor(b.engine).installHint }, d);
     }
     const dgpp = recipes.get(b.recipe)?.dgpp;
-    if (b.engine === "dgpp" && nb.rank === 0 && dgpp?.repo !== undefined) cmd("git", t("doctor.hintInstall", { pkg: "git" }), d);
-    const entry = nb.argv[0];
-    if ((b.deploy === "native" || b.deploy === "tmux") && b.engine !== "dgpp" && nb.runs && entry !== undefined) {
-      add({ check: "engine", subject: entry, test: commandTest(entry), severity: "problem", hint: driverFor(b.engine).installHint }, d);
-    }
+    if (nb.rank === 0 && dgpp?.repo !== undefined) cmd("git", t("doctor.hintInstall", { pkg: "git" }), d);
   }
   return [...needs.values()];
 }

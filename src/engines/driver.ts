@@ -3,6 +3,8 @@
  * in one place, so that no other code branches on the engine name.
  */
 import type { EngineName, Recipe } from "../recipe/types";
+import type { ArgProblem } from "./options/check";
+import type { FieldProblem, RecipeFields } from "./rules";
 
 /** How the processes of a deployment relate: every node runs the engine, or rank 0 runs a manager. */
 export type LaunchShape = "per-node" | "head-coordinated";
@@ -18,6 +20,14 @@ export interface EngineFlagsCtx {
   bindHost: string;
   /** The recipe's API port. */
   port: number;
+  /** Where the engine reads the API key file that the start script writes, for engines that take one. */
+  keyFile?: string;
+}
+
+/** Why a deployment's launch cannot work, and what to change. */
+export interface LaunchProblem {
+  problem: string;
+  fix: string;
 }
 
 export interface EngineDriver {
@@ -29,10 +39,15 @@ export interface EngineDriver {
   parallelArgs(recipe: Recipe, ctx: EngineFlagsCtx): string[];
   /** Distributed rendezvous flags; DGPP: none (the cluster JSON carries them). */
   distributedArgs(ctx: EngineFlagsCtx): string[];
-  /** Non-head workers run headless (vLLM). */
-  readonly headlessWorkers: boolean;
-  /** Env var carrying the node's bind IP. */
-  readonly engineIpEnv: string | undefined;
+  /** The environment the engine reads on a node: its own address, the collectives' interfaces. */
+  engineEnv(recipe: Recipe, nodeIp: string): Record<string, string>;
+  /**
+   * How the engine gets sm121:apiKey without argv: "env" (VLLM_API_KEY from secrets.env),
+   * "key-file" (a 0600 YAML file the start script writes, passed by apiKeyArgs), or "none".
+   */
+  readonly apiKey: "env" | "key-file" | "none";
+  /** The flags that hand the engine its key file (`keyFile` as the engine sees the path). */
+  apiKeyArgs(keyFile: string): string[];
   /** Takes --host/--port. Engines with a fixed API port return false. */
   readonly takesHostPort: boolean;
   /** With takesHostPort: every node gets --host/--port (SGLang), or only rank 0 (vLLM). */
@@ -41,6 +56,12 @@ export interface EngineDriver {
   apiPort(recipe: Recipe): number;
   /** The entrypoint when the recipe sets none. */
   entrypointDefault(): string[];
+  /** The engine's own rules over the recipe's fields (port, served name, deploy target, blocks). */
+  recipeProblems(r: RecipeFields): FieldProblem[];
+  /** The recipe's `args` as the engine's own parser reads them: each problem at its token. */
+  checkArgs(args: readonly string[]): Iterable<ArgProblem>;
+  /** Why this recipe cannot run on `nnodes` launch nodes (a rule of the engine), if it cannot. */
+  launchProblem(recipe: Recipe, nnodes: number): LaunchProblem | undefined;
   /** What doctor prints when the engine binary is missing. */
   readonly installHint: string;
   /** A regular expression (source) for the KV cache line of the engine's log, with the size as group 1. */
@@ -50,4 +71,23 @@ export interface EngineDriver {
 /** The rendezvous port: the API port + 1000, so two deployments on one node never collide. */
 export function rendezvousPort(port: number): number {
   return port + 1000;
+}
+
+/**
+ * PyTorch's collectives read the cluster interface from two variables: NCCL_SOCKET_IFNAME (NCCL)
+ * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). A recipe
+ * that names the interface with [env] NCCL_SOCKET_IFNAME gets both, unless it sets Gloo's itself:
+ * on a Spark with several interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
+ */
+export function collectivesEnv(recipe: Recipe): Record<string, string> {
+  const nic = recipe.env["NCCL_SOCKET_IFNAME"];
+  return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
+}
+
+/** Tensor parallelism over the launch nodes: tp must divide them or be a multiple of them. */
+export function tpSpansNodes(recipe: Recipe, nnodes: number): LaunchProblem | undefined {
+  if (nnodes % recipe.tp === 0 || recipe.tp % nnodes === 0) return undefined;
+  const ds = Array.from({ length: nnodes }, (_, i) => i + 1).filter((d) => nnodes % d === 0);
+  const or = ds.length <= 1 ? ds.join("") : `${ds.slice(0, -1).join(", ")} or ${String(ds[ds.length - 1])}`;
+  return { problem: `tp = ${recipe.tp} (${recipe.file}) does not divide the ${nnodes} launch nodes`, fix: `use ${or}` };
 }

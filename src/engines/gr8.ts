@@ -1,4 +1,6 @@
+import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
+import { modelNeeded, noDgppBlock, servedOnFixedPort } from "./rules";
 
 /** gr8 (kindlingai/gr8): per-node containers; rank 0 (the first peer) serves the API on :8100. */
 export const gr8: EngineDriver = {
@@ -7,12 +9,22 @@ export const gr8: EngineDriver = {
   modelArgs: (recipe) => (recipe.model === undefined ? [] : ["--model", recipe.model]),
   parallelArgs: () => [],
   distributedArgs: (ctx) => ["--tp", String(ctx.recipe.tp), "--peers", ctx.peers.join(",")],
-  headlessWorkers: false,
-  engineIpEnv: undefined,
+  engineEnv: () => ({}),
+  apiKey: "none",
+  apiKeyArgs: () => [],
   takesHostPort: false,
   hostPortOnAllNodes: false,
   apiPort: () => 8100,
   entrypointDefault: () => ["/opt/gr8/gr8", "glm53", "up"],
+  recipeProblems: (r) => [
+    ...servedOnFixedPort("gr8", "8100 on the first peer", r),
+    ...noDgppBlock("gr8", r),
+    ...modelNeeded(r),
+    ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: `gr8 ships as a container image, not "${r.deploy}"`, fix: 'set deploy = "docker"' }]),
+  ],
+  checkArgs: ownedFlagsAsWritten,
+  launchProblem: (recipe, n) =>
+    recipe.tp === n ? undefined : { problem: `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, fix: `list ${recipe.tp} nodes or set tp = ${n}` },
   kvCachePattern: undefined,
   installHint: "docker pull ghcr.io/kindlingai/gr8 on every node",
 };

@@ -1,5 +1,25 @@
 import type { EngineDriver } from "./driver";
-import { rendezvousPort } from "./driver";
+import { collectivesEnv, rendezvousPort, tpSpansNodes } from "./driver";
+import { checkArgs, type Owned } from "./options/check";
+import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
+import { servedOnRecipePort } from "./rules";
+
+/** SGLang's server options that sm121 derives, by dest, with what to set instead. */
+const OWNED: Readonly<Record<string, string>> = {
+  model_path: "set `model` instead",
+  served_model_name: "set `served_model_name` instead",
+  host: "sm121 sets it from the node's BIND/ip",
+  port: "set `port` instead",
+  tp_size: "set `tp` instead",
+  nnodes: "sm121 derives it from the deployment's nodes",
+  node_rank: "sm121 derives it from the deployment's nodes",
+  dist_init_addr: "sm121 derives it from rank 0's ip and `port`",
+  api_key: "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
+  config: "sm121 passes its own --config file (the API key); put the options in `args`",
+  dp_size: "sm121 runs one tensor-parallel group across the deployment's nodes; data parallelism would change that layout",
+};
+
+const owned = (o: OptionSpec): Owned | undefined => (Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? "" } : undefined);
 
 export const sglang: EngineDriver = {
   name: "sglang",
@@ -7,19 +27,27 @@ export const sglang: EngineDriver = {
   modelArgs: (recipe) => (recipe.model === undefined ? [] : ["--model-path", recipe.model]),
   parallelArgs(recipe) {
     const served = recipe.servedModelName === undefined ? [] : ["--served-model-name", recipe.servedModelName];
-    return [...served, "--tp", String(recipe.tp)];
+    // The option's own name: `--tp` works only as an abbreviation, which a new option could break.
+    return [...served, "--tp-size", String(recipe.tp)];
   },
   distributedArgs(ctx) {
     if (ctx.nnodes <= 1) return [];
     const head = ctx.peers[0] ?? ctx.bindHost;
     return ["--nnodes", String(ctx.nnodes), "--node-rank", String(ctx.rank), "--dist-init-addr", `${head}:${rendezvousPort(ctx.port)}`];
   },
-  headlessWorkers: false,
-  engineIpEnv: "SGLANG_WORKER_IP",
+  // SGLang reads its own address from SGLANG_HOST_IP (or HOST_IP; sglang/srt/utils/network.py);
+  // SGLANG_WORKER_IP is what seed 000's launcher set, kept for scripts that still read it.
+  engineEnv: (recipe, ip) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip, ...collectivesEnv(recipe) }),
+  apiKey: "key-file",
+  // prepare_server_args merges a --config YAML in front of argv (command-line flags win).
+  apiKeyArgs: (keyFile) => ["--config", keyFile],
   takesHostPort: true,
   hostPortOnAllNodes: true,
   apiPort: (recipe) => recipe.port ?? 30000,
   entrypointDefault: () => ["python3", "-m", "sglang.launch_server"],
+  recipeProblems: (r) => servedOnRecipePort("sglang", r),
+  checkArgs: (args) => checkArgs({ table: SGLANG_OPTIONS, owned }, args),
+  launchProblem: tpSpansNodes,
   kvCachePattern: "KV Cache is allocated\\. #tokens: ([0-9,]+)",
   installHint: 'pip install "sglang[all]" (or run the lmsysorg/sglang image with deploy = "docker")',
 };

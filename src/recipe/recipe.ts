@@ -7,31 +7,11 @@ import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
+import { driverFor } from "../engines";
 import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe } from "./types";
-
-/** Flags that sm121 derives from the recipe's fields and the site; an `args` copy would conflict. */
-export const OWNED_FLAGS: Record<string, string> = {
-  "--host": "sm121 sets it from the node's BIND/ip",
-  "--port": "set `port` instead",
-  "--tensor-parallel-size": "set `tp` instead",
-  "-tp": "set `tp` instead",
-  "--tp": "set `tp` instead",
-  "--tp-size": "set `tp` instead",
-  "--served-model-name": "set `served_model_name` instead",
-  "--model": "set `model` instead",
-  "--model-path": "set `model` instead",
-  "--nnodes": "sm121 derives it from the deployment's nodes",
-  "--node-rank": "sm121 derives it from the deployment's nodes",
-  "--master-addr": "sm121 derives it from rank 0's ip",
-  "--master-port": "sm121 derives it from `port`",
-  "--dist-init-addr": "sm121 derives it from rank 0's ip",
-  "--headless": "sm121 adds it on vLLM ranks above 0",
-  "--peers": "sm121 derives it from the deployment's nodes",
-  "--api-key": "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
-};
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
 /** Control characters besides tab (and the line breaks SAFE_LINE names) and invisible format characters (U+200B, U+202E, ...): the plan would not show them. */
@@ -161,24 +141,9 @@ type Err = (path: FieldPath, problem: string, fix: string) => void;
 
 /** Rules across fields: which engine goes with which target and which fields each needs. */
 function checkShape(r: Raw, engine: EngineName, err: Err): void {
-  const fixedPort = engine === "gr8" || engine === "dgpp";
-  if (fixedPort && r.port !== undefined) {
-    err(["port"], `${engine} serves its API on a fixed port (${engine === "gr8" ? "8100 on the first peer" : "[dgpp].http_port"}), so port is not used`, "remove port");
-  }
-  if (!fixedPort && r.deploy !== "script" && r.port === undefined) err(["port"], "is required for this engine", "add port = 8000 (or another free port)");
-  if (fixedPort && r.served_model_name !== undefined) {
-    err(["served_model_name"], `${engine} serves the model under its repo id (${r.model ?? "model"}); it takes no served name`, "remove served_model_name");
-  }
-  if (engine === "dgpp") {
-    if (r.deploy !== "native") err(["deploy"], `dgpp is head-coordinated and runs as deploy = "native", not "${r.deploy}"`, 'set deploy = "native"');
-    if (r.dgpp === undefined) err(["dgpp"], "a dgpp recipe needs a [dgpp] block", "add [dgpp] with dir (and repo + rev to provision)");
-    if (r.dgpp !== undefined && (r.dgpp.repo === undefined) !== (r.dgpp.rev === undefined)) {
-      err(["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"], "repo and rev go together", "set both to provision DGPP, or neither when it is pre-installed");
-    }
-  } else if (r.dgpp !== undefined) err(["dgpp"], `a [dgpp] block belongs to engine = "dgpp", not "${engine}"`, "remove the [dgpp] block or set engine = \"dgpp\"");
-  if (engine !== "dgpp" && r.deploy !== "script" && r.model === undefined) err(["model"], "is required", 'add model = "<org>/<name>" (the Hugging Face repo id)');
+  const driver = driverFor(engine);
+  for (const p of driver.recipeProblems(r)) err(p.field, p.problem, p.fix);
   if (r.deploy === "docker" && r.image === undefined) err(["image"], 'deploy = "docker" needs an image', 'add image = "<registry>/<name>:<tag>"');
-  if (engine === "gr8" && r.deploy !== "docker") err(["deploy"], `gr8 ships as a container image, not "${r.deploy}"`, 'set deploy = "docker"');
   const program = r.entrypoint?.[0];
   if (program !== undefined && (program === "" || program.startsWith("-"))) {
     err(["entrypoint", 0], program === "" ? "the program is empty" : `the program "${program}" starts with "-", so docker and exec would read it as an option`, 'start the entrypoint with the program, e.g. ["vllm", "serve"]');
@@ -186,11 +151,12 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
   if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], 'deploy = "script" needs its profiles', 'add profiles_dir = "<recipe>/profiles"');
   if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], 'profiles belong to deploy = "script" recipes', "remove profiles_dir");
   if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], `mounts apply to container targets, not "${r.deploy}"`, "remove mounts");
-  r.args.forEach((a, i) => {
-    const flag = a.split("=")[0] ?? "";
-    const why = OWNED_FLAGS[flag];
-    if (why !== undefined) err(["args", i], `${flag} is set by sm121`, `remove it (${why})`);
-  });
+  // The check computes its problems lazily: past the error cap, stop reading (10,000 typos cost nothing).
+  let shown = 0;
+  for (const p of driver.checkArgs(r.args)) {
+    if (++shown > MAX_ERRORS + 1) break;
+    err(["args", p.index], p.problem, p.fix);
+  }
   for (const k of ["HF_TOKEN", "API_KEY"]) {
     if (k in r.env) err(["env", k], `${k} is a secret and a recipe is plain text`, `set it with \`pulumi config set --secret sm121:${k === "HF_TOKEN" ? "hfToken" : "apiKey"}\` or keep it in the node .env`);
   }

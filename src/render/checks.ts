@@ -1,4 +1,5 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
+import { driverFor } from "../engines";
 import { MAX_ERRORS, SpecError } from "../recipe/errors";
 import { dotted, yamlLocator, type FieldPath } from "../recipe/locate";
 import type { Recipe, Site } from "../recipe/types";
@@ -40,11 +41,8 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     } else {
       if (d.profile !== undefined) errors.push(siteErr(["deployments", i, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
       if (d.overlay !== undefined) errors.push(siteErr(["deployments", i, "overlay"], "overlays apply to script recipes", "remove overlay"));
-      if (recipe.engine === "gr8" && recipe.tp !== n) {
-        errors.push(siteErr(["deployments", i, "nodes"], `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, `list ${recipe.tp} nodes or set tp = ${n}`));
-      } else if (recipe.engine !== "dgpp" && n % recipe.tp !== 0 && recipe.tp % n !== 0) {
-        errors.push(siteErr(["deployments", i, "nodes"], `tp = ${recipe.tp} (${recipe.file}) does not divide the ${n} launch nodes`, `use ${orList(divisorsOf(n))}`));
-      }
+      const launch = driverFor(recipe.engine).launchProblem(recipe, n);
+      if (launch !== undefined) errors.push(siteErr(["deployments", i, "nodes"], launch.problem, launch.fix));
     }
     for (const [j, nodeName] of d.nodes.entries()) {
       const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
@@ -53,14 +51,4 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     }
   });
   return errors;
-}
-
-function orList(xs: number[]): string {
-  return xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} or ${String(xs[xs.length - 1])}`;
-}
-
-function divisorsOf(n: number): number[] {
-  const out: number[] = [];
-  for (let i = 1; i <= n; i++) if (n % i === 0) out.push(i);
-  return out;
 }

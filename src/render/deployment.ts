@@ -64,7 +64,8 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
       warnings: [...base.warnings, ...s.replacements],
     });
   }
-  const served = recipe.engine === "dgpp" ? recipe.model : (recipe.servedModelName ?? recipe.model);
+  // gr8 and DGPP take no served name (their drivers refuse one): they serve the model's repo id.
+  const served = recipe.servedModelName ?? recipe.model;
   return withIdentity({
     ...base,
     runnable: true,

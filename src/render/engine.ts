@@ -12,6 +12,8 @@ import { endpoint, hfCacheDir, nodeBundle } from "./node";
 import type { NodeBundle, PreflightCheck } from "./types";
 
 const CONTAINER_HF_HOME = "/root/.cache/huggingface";
+/** Where a container sees the API key file that the start script writes into the state dir. */
+const CONTAINER_KEY_FILE = "/run/sm121/api-key.yaml";
 
 export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): NodeBundle[] {
   const driver = driverFor(recipe.engine);
@@ -21,12 +23,15 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
   const headCoordinated = driver.shape === "head-coordinated";
   return nodes.map((node, rank) => {
     const bindHost = node.env.BIND ?? node.ip;
-    const ctx = { recipe, rank, nnodes: nodes.length, peers, bindHost, port };
+    const docker = recipe.deploy === "docker";
+    const stateDir = joinNode(node.stateDir, "deployments", d.name);
+    // An engine that takes its key from a file gets it next to secrets.env, written at start.
+    const keyFile = driver.apiKey === "key-file" ? { path: joinNode(stateDir, "api-key.yaml"), seenAs: docker ? CONTAINER_KEY_FILE : joinNode(stateDir, "api-key.yaml") } : undefined;
+    const ctx = { recipe, rank, nnodes: nodes.length, peers, bindHost, port, ...(keyFile !== undefined && { keyFile: keyFile.seenAs }) };
     const argv = engineArgv(driver, ctx);
     const env: Record<string, string> = { ...recipe.env };
-    const docker = recipe.deploy === "docker";
     if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
-    if (driver.engineIpEnv !== undefined) env[driver.engineIpEnv] = node.ip;
+    Object.assign(env, driver.engineEnv(recipe, node.ip));
     const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
     const spec: LaunchSpec = {
       deployment: d.name,
@@ -40,13 +45,16 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       env,
       ...(recipe.image !== undefined && { image: recipe.image }),
       mounts,
-      stateDir: joinNode(node.stateDir, "deployments", d.name),
+      stateDir,
+      ...(keyFile !== undefined && { keyFile }),
     };
-    const apiHost = headCoordinated || recipe.engine === "gr8" ? (peers[0] ?? bindHost) : bindHost;
+    // An engine that takes no --host answers on its own peer address: rank 0's ip, not BIND.
+    const apiHost = driver.takesHostPort ? bindHost : (peers[0] ?? bindHost);
     const serves = rank === 0;
     const extraFiles: TargetScripts["files"] = [];
     let scripts: TargetScripts;
-    if (recipe.engine === "dgpp") {
+    if (headCoordinated) {
+      // The head-coordinated engine (DGPP) brings its own bundle: cluster JSON, .env, its manager.
       const paths = dgppPaths(recipe);
       const user = node.ssh?.user ?? "root";
       // Stage first: the cluster JSON and .env go to every launch node (install validates them per node).
@@ -67,7 +75,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       scripts,
       extraFiles,
       mkdirs: [],
-      preflight: enginePreflight(recipe, node, spec, driver.installHint),
+      preflight: enginePreflight(recipe, node, spec, headCoordinated, driver.installHint),
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       ...(serves && { api: endpoint(apiHost, port) }),
     });
@@ -81,26 +89,26 @@ function releaseOf(recipe: Recipe): { name: string } | { rev: string } | undefin
   return undefined;
 }
 
-function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, hint: string): PreflightCheck[] {
+function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headCoordinated: boolean, hint: string): PreflightCheck[] {
   const checks: PreflightCheck[] = [];
-  if (!spec.runs && recipe.engine !== "dgpp") return checks;
+  if (!spec.runs && !headCoordinated) return checks;
   if (recipe.deploy === "docker" && recipe.image !== undefined) {
     checks.push({ kind: "image", subject: recipe.image, why: `the image of ${recipe.name} (docker pull it on ${node.name})`, fatal: true });
   }
   for (const m of spec.mounts) {
     checks.push({ kind: "file", subject: m.split(":")[0] ?? "", why: `mount source of ${m}`, fatal: true });
   }
-  if ((recipe.deploy === "tmux" || recipe.deploy === "native") && recipe.engine !== "dgpp") {
+  if ((recipe.deploy === "tmux" || recipe.deploy === "native") && !headCoordinated) {
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });
   }
   const hfHome = node.env.HF_HOME;
   if (hfHome !== undefined && recipe.model !== undefined) {
-    const why = recipe.engine === "dgpp"
+    const why = headCoordinated
       ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
       : "the checkpoint in the node's HF cache; without it the engine downloads it at start";
     checks.push({ kind: "hf-cache", subject: hfCacheDir(hfHome, recipe.model), why, fatal: false });
   }
-  if (recipe.engine === "dgpp") {
+  if (headCoordinated) {
     if (recipe.dgpp?.roceDevices === undefined) {
       checks.push({ kind: "roce", subject: "2", why: `a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); set [dgpp] roce_devices in ${recipe.file}`, fatal: false });
     }

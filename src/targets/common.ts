@@ -26,8 +26,21 @@ export function exportSecrets(stateDir: string): string {
   return `if [ -f ${f} ]; then while IFS='=' read -r k v; do [ -n "$k" ] && export "$k=$v"; done < ${f}; fi`;
 }
 
+/**
+ * Writes the engine's key file (0600) from API_KEY in `secrets.env`: `api-key: '<key>'` as a YAML
+ * single-quoted scalar (a quote doubled), or `{}` without a key, so the file the argv names exists.
+ */
+export function keyFileScript(stateDir: string, keyFile: string): string {
+  const secrets = `${nodePath(stateDir)}/secrets.env`;
+  const f = nodePath(keyFile);
+  return [
+    `key=""; if [ -f ${secrets} ]; then while IFS='=' read -r k v; do if [ "$k" = API_KEY ]; then key=$v; fi; done < ${secrets}; fi`,
+    `q="'"; ( umask 077; if [ -n "$key" ]; then printf "api-key: '%s'\\n" "\${key//$q/$q$q}"; else printf '{}\\n'; fi > ${f}.sm121-tmp ) && mv ${f}.sm121-tmp ${f}; unset key`,
+  ].join("\n");
+}
+
 /** run.sh for tmux and native: env, secrets, then exec the argv with the log appended. */
-export function runScript(stateDir: string, env: Record<string, string>, argvLine: string, workDir?: string): string {
+export function runScript(stateDir: string, env: Record<string, string>, argvLine: string, workDir?: string, keyFile?: string): string {
   const d = nodePath(stateDir);
   return [
     "#!/usr/bin/env bash",
@@ -35,6 +48,7 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
     "set -euo pipefail",
     exportLines(env),
     exportSecrets(stateDir),
+    ...(keyFile === undefined ? [] : [keyFileScript(stateDir, keyFile)]),
     `mkdir -p ${d}/logs`,
     `date -u +%Y-%m-%dT%H:%M:%SZ > ${d}/started-at`,
     ...(workDir === undefined ? [] : [`cd ${nodePath(workDir)}`]),
@@ -72,9 +86,15 @@ export function logsScript(file: string): string {
   return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec tail -n "\${SM121_LINES:-100}" -F ${file}; else tail -n "\${SM121_LINES:-100}" ${file} 2>/dev/null || true; fi`;
 }
 
+/** The engine's argv as run.sh's shell line: the key file's `~/` path is the one word the node's shell expands. */
+export function runArgvLine(spec: LaunchSpec): string {
+  const key = spec.keyFile;
+  return key === undefined ? quoteArgv(spec.argv) : spec.argv.map((a) => (a === key.seenAs ? nodePath(a) : quoteArgv([a]))).join(" ");
+}
+
 /** run.sh of the tmux and native targets: the engine's environment and exact command line. */
 function runFile(spec: LaunchSpec): BundleFile {
-  return { path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, quoteArgv(spec.argv)), mode: 0o755, backup: false };
+  return { path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, runArgvLine(spec), undefined, spec.keyFile?.path), mode: 0o755, backup: false };
 }
 
 /**

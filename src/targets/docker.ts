@@ -1,5 +1,5 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
-import { containerLogs, containerStatus, waitGone } from "./common";
+import { containerLogs, containerStatus, keyFileScript, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -34,6 +34,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     `--env-file ${d}/engine.env`,
     '"${secrets[@]}"',
     ...spec.mounts.map(mountArg),
+    ...(spec.keyFile === undefined ? [] : [mountArg(`${spec.keyFile.path}:${spec.keyFile.seenAs}:ro`)]),
     `--entrypoint ${quote(entry)}`,
     quote(spec.image ?? ""),
     quoteArgv(cmd),
@@ -41,6 +42,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
   const start = [
     "secrets=()",
     `if [ -f ${d}/secrets.env ]; then secrets=(--env-file ${d}/secrets.env); fi`,
+    ...(spec.keyFile === undefined ? [] : [keyFileScript(spec.stateDir, spec.keyFile.path)]),
     `docker rm -f ${quote(name)} >/dev/null 2>&1 || true`,
     `${runArgv} >/dev/null`,
   ].join("\n");

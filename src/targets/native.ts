@@ -3,8 +3,8 @@
  * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
-import { STATUS_RECORD, exportLines, logsScript, runShTarget, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "../text/shell";
+import { STATUS_RECORD, exportLines, logsScript, runArgvLine, runShTarget, waitGone } from "./common";
+import { nodePath, quote } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function nativeTarget(spec: LaunchSpec): TargetScripts {
@@ -22,7 +22,7 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     waitGone(alive, 5, `process group of ${spec.deployment}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, alive, "process", { start, stop, launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${quoteArgv(spec.argv)}` });
+  return runShTarget(spec, alive, "process", { start, stop, launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${runArgvLine(spec)}` });
 }
 
 /** The head-coordinated native launch of DGPP: `dgpp-cluster up/down --config <json>` on rank 0. */

@@ -1,6 +1,6 @@
 /** deploy = "tmux": one tmux session per deployment and node, sm121-<deployment>-<rank>. */
-import { runShTarget, waitGone } from "./common";
-import { nodePath, quote, quoteArgv } from "../text/shell";
+import { runArgvLine, runShTarget, waitGone } from "./common";
+import { nodePath, quote } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
 export function sessionName(spec: LaunchSpec): string {
@@ -28,5 +28,5 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     waitGone(has, 10, `tmux session ${sessionName(spec)}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, has, "tmux session", { start, stop, launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${quoteArgv(spec.argv)}` });
+  return runShTarget(spec, has, "tmux session", { start, stop, launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${runArgvLine(spec)}` });
 }

@@ -28,6 +28,12 @@ export interface LaunchSpec {
   mounts: string[];
   /** sm121's directory for this deployment on the node, e.g. `~/.sm121/deployments/<name>`. */
   stateDir: string;
+  /**
+   * The engine's API key file (SGLang's --config YAML): `path` on the node, which the start
+   * script writes (0600) from secrets.env, and the path as `argv` names it (inside a container:
+   * where it is mounted).
+   */
+  keyFile?: { path: string; seenAs: string };
 }
 
 export interface TargetScripts {

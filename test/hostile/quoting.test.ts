@@ -19,11 +19,15 @@ import { bashSyntax, cleanTemp, runWithFakes, tempDir, tempProject, tomlStr } fr
 
 afterAll(cleanTemp);
 
-/** Legitimate engine arguments that a shell would split, expand or run if they were not quoted. */
+/**
+ * Legitimate engine arguments that a shell would split, expand or run if they were not quoted:
+ * values of real vLLM options (the recipe check reads args as vLLM's parser does, so each must
+ * belong to an option; --allowed-media-domains takes any number of values).
+ */
 const ODD = [
-  "--chat-template", "{% for m in messages %}{{ m['content'] }}{% endfor %}",
+  "--chat-template", "{% for m in messages %}{{ m['content'] }}{% endfor %}", "--allowed-media-domains",
   "a b  c", "'single'", '"double"', "$(touch pwned)", "`touch pwned`", "a;touch pwned", "a&&b", "a|b", "${IFS}",
-  "*", "?", "[a]", "{a,b}", "~", "~root", "-", "--", "", "tab\there", "ünïcödé ✓", "\\back\\slash", "!event", "#hash", "a=b=c", "%s%n",
+  "*", "?", "[a]", "{a,b}", "~", "~root", "-", "", "tab\there", "ünïcödé ✓", "\\back\\slash", "!event", "#hash", "a=b=c", "%s%n",
 ];
 const ENV: Record<string, string> = { A_B: "with  space", Q: `it's "quoted" $(touch pwned) \`x\``, G: "*", E: "", U: "ünï ✓" };
 

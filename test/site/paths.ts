@@ -13,6 +13,11 @@ export function siteSourceDir(): string {
   throw new Error(`test site: shims not found (looked in ${candidates.join(", ")}); run from the repository checkout`);
 }
 
+/** src/engines/options: the engines' option tables (JSON), beside the test/site sources. */
+export function engineOptionsDir(): string {
+  return path.resolve(siteSourceDir(), "..", "..", "src", "engines", "options");
+}
+
 /** The bin directory of a Node.js >= 22 (the nodes' PATH and the shims' `node`). */
 export function nodeBinDir(): string {
   const major = Number((process.versions.node.split(".")[0] ?? "0"));

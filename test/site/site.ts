@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { checkPlainPath, nodeBinDir, siteSourceDir } from "./paths";
+import { checkPlainPath, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
@@ -172,6 +172,8 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   try {
     ensurePrivsepDir();
     fs.cpSync(path.join(siteSourceDir(), "shims"), path.join(dir, "shims"), { recursive: true });
+    // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
+    fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");
     const clientPub = keygen(clientKey, "sm121-test-site-client");

@@ -23,7 +23,7 @@ const VLLM_SUBCOMMANDS = ["chat", "complete", "serve", "bench", "collect-env", "
 
 function makePlan(mode, args) {
   if (mode === "vllm") {
-    if (args[0] === "--version") return { version: "0.11.1" };
+    if (args[0] === "--version" || args[0] === "-v") return { version: vllm.version };
     if (args[0] !== "serve") {
       const bad = args[0] === undefined ? "the following arguments are required: subparser" : `argument subparser: invalid choice: '${args[0]}' (choose from ${VLLM_SUBCOMMANDS.map((s) => `'${s}'`).join(", ")})`;
       throw c.argparseExit("vllm", "vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...", bad);

@@ -1,141 +1,204 @@
 "use strict";
-// Python argparse behaviour, enough to reproduce the engines' command-line errors:
-// `--flag value` / `--flag=value`, store_true flags (no value allowed), nargs "+",
-// type and choices errors raised at once, then "the following arguments are
-// required", then "unrecognized arguments" for everything left over.
+// CPython argparse (3.11 to 3.13.0, Lib/argparse.py) over the option tables that
+// scripts/engine-options/extract.py took from the installed engines: the same
+// spellings, abbreviations, nargs and choices, and argparse's own messages, in
+// argparse's order (an ambiguous option while scanning; a missing value, a bad
+// type or choice as each option is consumed; then required options; then
+// "unrecognized arguments" for everything left over). The test site copies the
+// tables next to this file (site.ts); from the repository they are read in place.
+const fs = require("node:fs");
+const path = require("node:path");
 
 class ArgError extends Error {}
 
-const isFlagLike = (t) => t.startsWith("-") && t !== "-" && !/^-\d+(\.\d+)?$/.test(t);
+const TABLE_DIRS = [path.join(__dirname, "options"), path.resolve(__dirname, "..", "..", "..", "..", "src", "engines", "options")];
 
-function convert(flag, name, raw) {
-  const bad = (kind) => new ArgError(`argument ${flag.names.join("/")}: invalid ${kind} value: '${raw}'`);
+/** The option table of `engine` (vllm, sglang): the one JSON file for it. */
+function loadTable(engine) {
+  for (const dir of TABLE_DIRS) {
+    if (!fs.existsSync(dir)) continue;
+    const file = fs.readdirSync(dir).find((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
+    if (file) return JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
+  }
+  throw new Error(`fake-engine: no option table for ${engine} in ${TABLE_DIRS.join(" or ")}`);
+}
+
+const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
+
+function index(table) {
+  if (table._index) return table._index;
+  const bySpelling = new Map();
+  for (const o of table.options) for (const s of o.spellings) bySpelling.set(s, o);
+  const negativeLike = [...bySpelling.keys()].some((s) => NEGATIVE_NUMBER.test(s));
+  Object.defineProperty(table, "_index", { value: { bySpelling, negativeLike }, enumerable: false });
+  return table._index;
+}
+
+/** argparse's _parse_optional: null for an argument ("A"), else the option it selects. */
+function parseOptional(table, arg) {
+  const { bySpelling, negativeLike } = index(table);
+  if (!arg || !table.prefixChars.includes(arg[0])) return null;
+  if (bySpelling.has(arg)) return { option: bySpelling.get(arg), spelling: arg, explicit: undefined };
+  if (arg.length === 1) return null;
+  const eq = arg.indexOf("=");
+  if (eq >= 0 && bySpelling.has(arg.slice(0, eq))) return { option: bySpelling.get(arg.slice(0, eq)), spelling: arg.slice(0, eq), explicit: arg.slice(eq + 1) };
+  const tuples = optionTuples(table, arg);
+  if (tuples.length > 1) throw new ArgError(`ambiguous option: ${eq >= 0 ? arg.slice(0, eq) : arg} could match ${tuples.map((t) => t.spelling).join(", ")}`);
+  if (tuples.length === 1) return tuples[0];
+  if (NEGATIVE_NUMBER.test(arg) && !negativeLike) return null;
+  if (arg.includes(" ")) return null;
+  return { option: null, spelling: arg, explicit: undefined };
+}
+
+/** argparse's _get_option_tuples: abbreviations, and single-dash options with glued values. */
+function optionTuples(table, arg) {
+  const { bySpelling } = index(table);
+  const out = [];
+  if (table.prefixChars.includes(arg[1])) {
+    if (!table.allowAbbrev) return out;
+    const eq = arg.indexOf("=");
+    const prefix = eq >= 0 ? arg.slice(0, eq) : arg;
+    const explicit = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    for (const [s, o] of bySpelling) if (s.startsWith(prefix)) out.push({ option: o, spelling: s, explicit });
+    return out;
+  }
+  const short = arg.slice(0, 2);
+  for (const [s, o] of bySpelling) {
+    if (s === short) out.push({ option: o, spelling: s, explicit: arg.slice(2) });
+    else if (s.startsWith(arg)) out.push({ option: o, spelling: s, explicit: undefined });
+  }
+  return out;
+}
+
+const PY_INT = /^\s*[-+]?\d+(_\d+)*\s*$/;
+const PY_FLOAT = /^\s*[-+]?((\d+(_\d+)*)?\.?\d+(_\d+)*([eE][-+]?\d+)?|inf|infinity|nan)\s*$/i;
+
+/** vLLM's human_readable_int (vllm/utils/argparse_utils.py): 25.6k, 1K, 80g, or a plain int. */
+function humanInt(raw, auto) {
+  const s = raw.trim();
+  if (auto && (s === "-1" || s.toLowerCase() === "auto")) return -1;
+  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT])$/.exec(s);
+  if (m) {
+    const dec = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 }[m[2]];
+    if (dec) return Math.trunc(Number(m[1]) * dec);
+    if (m[1].includes(".")) return null;
+    return Number(m[1]) * 2 ** (10 * (" KMGT".indexOf(m[2])));
+  }
+  return PY_INT.test(s) ? Number(s.replace(/_/g, "")) : null;
+}
+
+/** The value types argparse calls that the fake engine knows; any other type accepts the string. */
+function convert(o, raw) {
+  const bad = () => new ArgError(`argument ${o.name}: invalid ${o.type} value: '${raw}'`);
   let v = raw;
-  if (flag.type === "int") {
-    if (!/^[-+]?\d+$/.test(raw)) throw bad("int");
-    v = Number(raw);
-  } else if (flag.type === "float") {
-    if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw bad("float");
-    v = Number(raw);
-  } else if (flag.type === "json") {
-    try {
-      v = JSON.parse(raw);
-    } catch {
-      throw bad("loads");
-    }
-  } else if (flag.type === "jsonOrInt") {
-    if (/^\d+$/.test(raw)) v = Number(raw);
-    else {
-      try {
-        v = JSON.parse(raw);
-      } catch {
-        throw bad("loads");
-      }
-    }
+  if (o.type === "int") {
+    if (!PY_INT.test(raw)) throw bad();
+    v = Number(raw.replace(/_/g, ""));
+  } else if (o.type === "human_readable_int" || o.type === "human_readable_int_or_auto") {
+    v = humanInt(raw, o.type.endsWith("auto"));
+    if (v === null) throw bad();
+  } else if (o.type === "float") {
+    if (!PY_FLOAT.test(raw) && !/^\s*[-+]?\d+\.\s*$/.test(raw)) throw bad();
+    v = Number(raw.replace(/_/g, ""));
   }
-  if (flag.choices && !flag.choices.includes(v)) {
-    throw new ArgError(`argument ${flag.names.join("/")}: invalid choice: '${raw}' (choose from ${flag.choices.map((c) => `'${c}'`).join(", ")})`);
-  }
-  if (flag.check) {
-    const msg = flag.check(v);
-    if (msg) throw new ArgError(`argument ${flag.names.join("/")}: ${msg}`);
+  if (o.choices && !o.choices.includes(String(raw))) {
+    throw new ArgError(`argument ${o.name}: invalid choice: '${raw}' (choose from ${o.choices.map((c) => `'${c}'`).join(", ")})`);
   }
   return v;
 }
 
+/** The value a flag (nargs 0) stores for the spelling used. */
+function flagValue(o, spelling) {
+  if (o.action === "_StoreFalseAction") return false;
+  if (o.action === "BooleanOptionalAction" || o.action === "EnableDisableAction") {
+    if (spelling.startsWith("--no-")) return false;
+    const first = o.name.split("/")[0];
+    const flip = { "--enable-": "--disable-", "--disable-": "--enable-" };
+    return !Object.entries(flip).some(([p, q]) => first.startsWith(p) && spelling.startsWith(q));
+  }
+  return true;
+}
+
+const expected = (n) => (n === 1 || n === undefined ? "expected one argument" : n === "+" ? "expected at least one argument" : `expected ${n} arguments`);
+
 /**
- * spec: { flags: [{ names, dest, type?: "str"|"int"|"float"|"bool"|"json"|"jsonOrInt", choices?, nargs?: "+", negatable?, required? }],
- *         positionals: [{ dest, required }], underscores?: boolean }
- * Returns { values, given: Set<dest> } or throws ArgError.
+ * Parses argv as argparse's parse_args would with this table. Returns
+ * { values: {dest: value}, given: Set<dest>, positionals: [] }, or throws ArgError
+ * with argparse's message.
  */
-function parseArgs(spec, argv) {
-  const byName = new Map();
-  for (const f of spec.flags) for (const n of f.names) byName.set(n, f);
+function parseArgs(table, argv) {
+  const kinds = [];
+  const parsed = [];
+  let rest = false;
+  for (const a of argv) {
+    if (rest) {
+      kinds.push("A");
+      parsed.push(null);
+    } else if (a === "--") {
+      kinds.push("-");
+      parsed.push(null);
+      rest = true;
+    } else {
+      const p = parseOptional(table, a);
+      kinds.push(p ? "O" : "A");
+      parsed.push(p);
+    }
+  }
   const values = {};
   const given = new Set();
   const extras = [];
   const positionals = [];
-  let onlyPositional = false;
   for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i];
-    if (onlyPositional || !isFlagLike(tok)) {
-      positionals.push(tok);
+    if (kinds[i] === "-") continue;
+    if (kinds[i] === "A") {
+      positionals.push(argv[i]);
       continue;
     }
-    if (tok === "--") {
-      onlyPositional = true;
+    const p = parsed[i];
+    if (!p.option) {
+      extras.push(argv[i]);
       continue;
     }
-    const eq = tok.indexOf("=");
-    let name = eq > 0 ? tok.slice(0, eq) : tok;
-    const inline = eq > 0 ? tok.slice(eq + 1) : undefined;
-    if (spec.underscores && name.startsWith("--")) name = `--${name.slice(2).replace(/_/g, "-")}`;
-    let flag = byName.get(name);
-    let negated = false;
-    if (!flag && name.startsWith("--no-")) {
-      const pos = byName.get(`--${name.slice(5)}`);
-      if (pos && pos.negatable) {
-        flag = pos;
-        negated = true;
-      }
-    }
-    if (!flag) {
-      extras.push(tok);
+    const o = p.option;
+    given.add(o.dest);
+    if (o.nargs === 0) {
+      if (p.explicit !== undefined) throw new ArgError(`argument ${o.name}: ignored explicit argument '${p.explicit}'`);
+      values[o.dest] = flagValue(o, p.spelling);
       continue;
     }
-    given.add(flag.dest);
-    if (flag.type === "bool") {
-      if (inline !== undefined) throw new ArgError(`argument ${name}: ignored explicit argument '${inline}'`);
-      values[flag.dest] = !negated;
-      continue;
+    let vals;
+    if (p.explicit !== undefined) vals = [p.explicit];
+    else {
+      vals = [];
+      const max = typeof o.nargs === "number" ? o.nargs : o.nargs === "?" ? 1 : Infinity;
+      if (o.nargs === "...") while (i + 1 < argv.length) vals.push(argv[++i]);
+      else while (vals.length < max && i + 1 < argv.length && kinds[i + 1] === "A") vals.push(argv[++i]);
     }
-    if (flag.nargs === "+") {
-      const vals = inline !== undefined ? [inline] : [];
-      while (inline === undefined && i + 1 < argv.length && !isFlagLike(argv[i + 1])) vals.push(argv[++i]);
-      if (vals.length === 0) throw new ArgError(`argument ${flag.names.join("/")}: expected at least one argument`);
-      values[flag.dest] = vals.map((v) => convert(flag, name, v));
-      continue;
-    }
-    let raw = inline;
-    if (raw === undefined) {
-      if (i + 1 >= argv.length || isFlagLike(argv[i + 1])) throw new ArgError(`argument ${flag.names.join("/")}: expected one argument`);
-      raw = argv[++i];
-    }
-    values[flag.dest] = convert(flag, name, raw);
+    const min = typeof o.nargs === "number" ? o.nargs : o.nargs === "+" ? 1 : 0;
+    if (vals.length < min) throw new ArgError(`argument ${o.name}: ${expected(o.nargs)}`);
+    const converted = vals.map((v) => convert(o, v));
+    const one = o.nargs === 1 || o.nargs === "?";
+    if (o.action === "_AppendAction") values[o.dest] = [...(values[o.dest] || []), ...converted];
+    else values[o.dest] = one ? converted[0] : converted;
   }
-  const posSpecs = spec.positionals || [];
-  posSpecs.forEach((p, idx) => {
-    if (idx < positionals.length) {
-      values[p.dest] = positionals[idx];
-      given.add(p.dest);
+  const posSpecs = table.positionals || [];
+  let k = 0;
+  for (const p of posSpecs) {
+    if (p.nargs === "?" || p.nargs === 1) {
+      if (k < positionals.length) values[p.dest] = positionals[k++];
+    } else if (p.nargs === "*" || p.nargs === "+") {
+      values[p.dest] = positionals.slice(k);
+      k = positionals.length;
     }
-  });
-  extras.push(...positionals.slice(posSpecs.length));
+  }
   const missing = [
-    ...posSpecs.filter((p) => p.required && !given.has(p.dest)).map((p) => p.dest),
-    ...spec.flags.filter((f) => f.required && !given.has(f.dest)).map((f) => f.names[0]),
+    ...posSpecs.filter((p) => p.required && values[p.dest] === undefined).map((p) => p.dest),
+    ...table.options.filter((o) => o.required && !given.has(o.dest)).map((o) => o.name),
   ];
   if (missing.length > 0) throw new ArgError(`the following arguments are required: ${missing.join(", ")}`);
+  extras.push(...positionals.slice(k));
   if (extras.length > 0) throw new ArgError(`unrecognized arguments: ${extras.join(" ")}`);
   return { values, given };
 }
 
-/** Build a flag list from compact "--name[|alias] type[:choices]" lines. */
-function flags(lines) {
-  return lines.map((line) => {
-    const [namesPart, typePart = "str"] = line.trim().split(/\s+/);
-    const names = namesPart.split("|");
-    const [type, choiceList] = typePart.split(":");
-    const negatable = type === "bool!";
-    const f = {
-      names,
-      dest: names[0].replace(/^-+/, "").replace(/-/g, "_"),
-      type: negatable ? "bool" : type,
-      negatable,
-    };
-    if (choiceList) f.choices = choiceList.split(",");
-    return f;
-  });
-}
-
-module.exports = { parseArgs, ArgError, flags };
+module.exports = { parseArgs, ArgError, loadTable, parseOptional };

@@ -76,13 +76,18 @@ function createServer(plan, behaviour) {
     const get = req.method === "GET";
     if (url === "/health") return get ? send(res, 200) : send(res, 405, { detail: "Method Not Allowed" });
     if (plan.healthOnly) return send(res, 404, { detail: "Not Found" });
-    if (url === "/version" && get) return send(res, 200, { version: plan.engine === "vllm" ? "0.11.1" : "0.5.4" });
+    // vLLM guards /v1/ with its key; SGLang every path but /health*, /ready* and /metrics*
+    // (sglang/srt/utils/auth.py).
+    const guarded = plan.engine === "sglang" ? !/^\/(health|ready|metrics)/.test(url) : url.startsWith("/v1/");
+    if (guarded && plan.apiKey !== null) {
+      // vLLM takes several keys (--api-key is nargs "+"); any one of them opens the API.
+      const keys = Array.isArray(plan.apiKey) ? plan.apiKey : [plan.apiKey];
+      if (!keys.some((k) => req.headers.authorization === `Bearer ${k}`)) return send(res, 401, { error: "Unauthorized" });
+    }
+    if (url === "/version" && get) return send(res, 200, { version: plan.engineVersion || "unknown" });
     if (url === "/metrics" && get) {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
       return res.end(`# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="${plan.served[0]}"} ${running}\nvllm:num_requests_waiting{model_name="${plan.served[0]}"} 0\n`);
-    }
-    if (url.startsWith("/v1/") && plan.apiKey !== null) {
-      if (req.headers.authorization !== `Bearer ${plan.apiKey}`) return send(res, 401, { error: "Unauthorized" });
     }
     if (url === "/v1/models") {
       if (!get) return send(res, 405, { detail: "Method Not Allowed" });

@@ -1,28 +1,72 @@
 "use strict";
 // The vLLM command-line contract (`vllm serve MODEL ...` and
-// `python3 -m vllm.entrypoints.openai.api_server --model M ...`), checked as
-// strictly as vLLM's argparse and config validation, turned into a launch plan.
+// `python3 -m vllm.entrypoints.openai.api_server --model M ...`): vLLM 0.33.0's
+// own option table (src/engines/options), its parser's rewrites, and the checks
+// its config validation makes at start, turned into a launch plan.
 const fs = require("node:fs");
-const { parseArgs, ArgError, flags } = require("./argparse");
+const { parseArgs, ArgError, loadTable } = require("./argparse");
 const c = require("./common");
 
-const QUANT = "aqlm,awq,awq_marlin,bitsandbytes,compressed-tensors,experts_int8,fbgemm_fp8,fp8,gguf,gptq,gptq_marlin,hqq,inc,marlin,modelopt,modelopt_fp4,moe_wna16,mxfp4,ptpc_fp8,quark,rtn,torchao";
 const TOOL_PARSERS = ["deepseek_v3", "deepseek_v31", "glm45", "granite", "hermes", "internlm", "jamba", "kimi_k2", "llama3_json", "llama4_json", "longcat", "minimax", "mistral", "openai", "pythonic", "qwen3_coder", "qwen3_xml", "seed_oss", "step3", "xlam"];
 const REASONING_PARSERS = ["deepseek_r1", "deepseek_v3", "ernie45", "glm45", "granite", "hunyuan_a13b", "minimax_m2", "mistral", "openai_gptoss", "qwen3", "seed_oss", "step3"];
 
-const FLAGS = flags([
-  "--model", "--served-model-name", "--host", "--port int", "--tensor-parallel-size|-tp int",
-  "--pipeline-parallel-size|-pp int", "--max-model-len int", "--gpu-memory-utilization float", "--max-num-seqs int",
-  "--kv-cache-dtype str:auto,bfloat16,fp8,fp8_e4m3,fp8_e5m2,fp8_inc", `--quantization|-q str:${QUANT}`,
-  "--dtype str:auto,bfloat16,float,float16,float32,half", "--trust-remote-code bool!", "--enable-prefix-caching bool!",
-  "--enable-chunked-prefill bool!", "--enforce-eager bool",
-  "--load-format str:auto,bitsandbytes,dummy,fastsafetensors,gguf,mistral,npcache,pt,runai_streamer,safetensors,sharded_state,tensorizer",
-  "--download-dir", "--chat-template", "--speculative-config json", "--compilation-config|-O jsonOrInt", "--api-key",
-  "--distributed-executor-backend str:mp,ray", "--nnodes|-n int", "--node-rank|-r int", "--master-addr", "--master-port int",
-  "--headless bool", "--enable-auto-tool-choice bool", "--tool-call-parser", "--reasoning-parser",
-  "--max-num-batched-tokens int", "--swap-space float", "--seed int",
-]);
-FLAGS.find((f) => f.dest === "served_model_name").nargs = "+";
+const TABLE = loadTable("vllm");
+
+/**
+ * FlexibleArgumentParser.parse_args's rewrites before argparse (vllm/utils/argparse_utils.py):
+ * `vllm serve ... --model M` moves M to the front, `--a_b` reads as `--a-b` (up to "=" or "."),
+ * `-O3` as `--optimization-level 3`, and `--opt.key value` is folded into `--opt <json>`.
+ */
+function flexible(argv, serve) {
+  let args = [...argv];
+  if (serve) {
+    const i = args.findIndex((a) => /^--model(=.+|$)/.test(a));
+    if (i >= 0) {
+      const tag = args[i] === "--model" ? args[i + 1] : args[i].slice("--model=".length);
+      args = [tag, ...args.slice(0, i), ...args.slice(args[i] === "--model" ? i + 2 : i + 1)];
+    } else if (args.length > 0 && args[0].startsWith("-") && !args.some((a) => /^--config(=.+|$)/.test(a)) && args.some((a) => /^--served[-_]model[-_]name(=.+|$)/.test(a))) {
+      throw new ValueErrorAtStart("`model` should be provided as the first positional argument when using `vllm serve`. i.e. `vllm serve <model> --<arg> <value>`.");
+    }
+  }
+  const out = [];
+  const dotted = new Map();
+  for (let i = 0; i < args.length; i++) {
+    let a = args[i];
+    if (a.startsWith("--")) {
+      const eq = a.indexOf("=");
+      const key = eq < 0 ? a : a.slice(0, eq);
+      const dot = key.indexOf(".");
+      const head = dot < 0 ? key : key.slice(0, dot);
+      a = `--${head.slice(2).replace(/_/g, "-")}${key.slice(head.length)}${eq < 0 ? "" : a.slice(eq)}`;
+    } else if (a.startsWith("-O") && a !== "-O") {
+      out.push("--optimization-level", a[2] === "=" ? a.slice(3) : a.slice(2));
+      continue;
+    }
+    const key = a.split("=")[0];
+    if (a.startsWith("-") && key.includes(".")) {
+      const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : args[++i];
+      const [base, ...path] = key.split(".");
+      let v;
+      try {
+        v = JSON.parse(value);
+      } catch {
+        v = value;
+      }
+      const obj = dotted.get(base) || {};
+      let at = obj;
+      path.slice(0, -1).forEach((k) => (at = at[k] = at[k] || {}));
+      at[path[path.length - 1]] = v;
+      dotted.set(base, obj);
+      continue;
+    }
+    out.push(a);
+  }
+  for (const [k, v] of dotted) out.push(k, JSON.stringify(v));
+  return out;
+}
+
+/** A ValueError that FlexibleArgumentParser raises before argparse runs. */
+class ValueErrorAtStart extends Error {}
 
 function plan(kind, argv) {
   const serve = kind === "serve";
@@ -30,32 +74,36 @@ function plan(kind, argv) {
   const usage = serve ? "vllm serve [model_tag] [options]" : "api_server.py [-h] [--model MODEL] [options]";
   const where = serve ? "/usr/local/bin/vllm" : "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py";
   if (argv.includes("-h") || argv.includes("--help")) throw new c.EngineExit(0, `usage: ${usage}\n`);
-  const spec = { flags: FLAGS, underscores: true, positionals: serve ? [{ dest: "model_tag", required: true }] : [] };
-  let parsed;
+  const fail = (type, msg) => c.pyExit(where, type, msg);
+  let a;
   try {
-    parsed = parseArgs(spec, argv);
+    a = parseArgs(TABLE, flexible(argv, serve)).values;
   } catch (err) {
     if (err instanceof ArgError) throw c.argparseExit(prog, usage, err.message);
+    if (err instanceof ValueErrorAtStart) throw fail("ValueError", err.message);
     throw err;
   }
-  const a = parsed.values;
-  const fail = (type, msg) => c.pyExit(where, type, msg);
-  if (serve && a.model !== undefined) {
-    throw fail("ValueError", "With `vllm serve`, you should provide the model as a positional argument or in a config file instead of via the `--model` option.");
-  }
-  if (!serve && a.model === undefined) throw c.argparseExit(prog, usage, "the following arguments are required: --model (test site: the default model is not simulated)");
+  // `vllm serve` takes the positional model; the old module reads --model and ignores it.
   const model = serve ? a.model_tag : a.model;
+  if (model === undefined || model === null) throw fail("ValueError", "no model given (test site: vLLM's default model is not simulated)");
   const tp = a.tensor_parallel_size !== undefined ? a.tensor_parallel_size : 1;
   const pp = a.pipeline_parallel_size !== undefined ? a.pipeline_parallel_size : 1;
   const nnodes = a.nnodes !== undefined ? a.nnodes : 1;
   const rank = a.node_rank !== undefined ? a.node_rank : 0;
   if (tp < 1 || pp < 1 || nnodes < 1) throw fail("ValueError", "tensor_parallel_size, pipeline_parallel_size and nnodes must be >= 1");
+  if (a.data_parallel_size !== undefined && a.data_parallel_size > 1) throw fail("NotImplementedError", "test site: data parallelism (--data-parallel-size > 1) is not simulated");
+  // The old module (vllm/entrypoints/launchers/api_server/entry.py) parses --headless and then
+  // runs the API server anyway: only `vllm serve` honours it.
+  const headless = serve && a.headless === true;
+  if (headless && a.api_server_count !== undefined && a.api_server_count !== null && a.api_server_count > 0) {
+    throw fail("ValueError", `--api-server-count=${a.api_server_count} cannot be used with --headless (no API servers are started in headless mode).`);
+  }
   const util = a.gpu_memory_utilization !== undefined ? a.gpu_memory_utilization : 0.9;
   if (!(util > 0 && util <= 1)) throw fail("ValueError", `GPU memory utilization must be within (0, 1]. Got ${util}.`);
-  if (a.max_model_len !== undefined && a.max_model_len <= 0) throw fail("ValueError", `max_model_len must be positive, got ${a.max_model_len}`);
+  if (a.max_model_len !== undefined && a.max_model_len !== null && a.max_model_len <= 0) throw fail("ValueError", `max_model_len must be positive, got ${a.max_model_len}`);
   if (nnodes > 1) {
-    const missing = ["node_rank", "master_addr", "master_port"].filter((k) => a[k] === undefined);
-    if (missing.length > 0) throw fail("ValueError", `--nnodes ${nnodes} requires ${missing.map((k) => `--${k.replace(/_/g, "-")}`).join(", ")}`);
+    const missing = ["master_addr"].filter((k) => a[k] === undefined || a[k] === null);
+    if (missing.length > 0) throw fail("ValueError", `--nnodes ${nnodes} requires ${missing.map((k) => `--${k.replace(/_/g, "-")}`).join(", ")} (test site: the default 127.0.0.1 master is not simulated)`);
     if (a.distributed_executor_backend === "ray") throw fail("RuntimeError", "Ray cluster not found (the test site simulates multi-node vLLM with the mp backend only)");
   }
   if (rank < 0 || rank >= nnodes) throw fail("ValueError", `node_rank (${rank}) must be in [0, nnodes=${nnodes})`);
@@ -63,10 +111,14 @@ function plan(kind, argv) {
   if ((tp * pp) / nnodes > 1) {
     throw fail("ValueError", `World size (${tp * pp}) is larger than the number of available GPUs (${nnodes}) in this node. If this is intentional and you are using: - ray, set '--distributed-executor-backend ray'. - multiprocessing, set '--nnodes' and '--node-rank'.`);
   }
-  if (a.headless && rank === 0) throw fail("ValueError", "--headless requires --node-rank > 0 (rank 0 serves the API)");
-  if (rank > 0 && !a.headless) throw fail("ValueError", `node rank ${rank} > 0 must run with --headless`);
-  if (a.headless && (a.host !== undefined || a.port !== undefined)) throw fail("ValueError", "--headless serves no API; --host/--port are not allowed with it");
+  // Beyond the parser: a rank above 0 that is not headless starts its own API server and engine
+  // core instead of joining rank 0's (vLLM's multi-node docs run the workers with --headless).
+  if (rank > 0 && !headless) {
+    throw fail("RuntimeError", `node rank ${rank} > 0 started an API server of its own instead of a headless worker${serve ? " (run it with --headless)" : ": python3 -m vllm.entrypoints.openai.api_server ignores --headless; run `vllm serve ... --headless`"}`);
+  }
+  const masterPort = a.master_port !== undefined ? a.master_port : 29501;
   if (nnodes > 1) {
+    // vLLM binds its collectives to VLLM_HOST_IP (vllm/envs.py); unset, it guesses an interface.
     const hostIp = process.env.VLLM_HOST_IP;
     if (hostIp !== c.nodeIp()) {
       throw fail("ValueError", `VLLM_HOST_IP=${hostIp === undefined ? "(unset)" : hostIp} is not this node's address (${c.nodeIp()}); NCCL/Gloo would bind the wrong interface`);
@@ -82,8 +134,14 @@ function plan(kind, argv) {
   if (a.reasoning_parser && !REASONING_PARSERS.includes(a.reasoning_parser)) {
     throw fail("KeyError", `'invalid reasoning parser: ${a.reasoning_parser} (chose from { ${REASONING_PARSERS.join(",")} })'`);
   }
-  if (a.speculative_config !== undefined) {
-    const s = a.speculative_config;
+  if (a.speculative_config !== undefined && a.speculative_config !== null) {
+    // Its type (an optional JSON) is not one the fake parser converts: read the JSON here.
+    let s;
+    try {
+      s = typeof a.speculative_config === "string" ? JSON.parse(a.speculative_config) : a.speculative_config;
+    } catch (err) {
+      throw fail("json.decoder.JSONDecodeError", `--speculative-config: ${err.message}`);
+    }
     if (!s || typeof s !== "object" || Array.isArray(s) || (s.method === undefined && s.model === undefined)) {
       throw fail("ValueError", "speculative_config must be a JSON object with 'method' or 'model'");
     }
@@ -95,13 +153,15 @@ function plan(kind, argv) {
   }
   c.checkModel(where, model);
   const port = a.port !== undefined ? a.port : 8000;
-  const listen = a.headless ? null : { addr: c.bindAddress(where, a.host, port), port, shown: a.host || "0.0.0.0" };
-  const apiKey = a.api_key !== undefined ? a.api_key : process.env.VLLM_API_KEY || null;
+  const listen = headless ? null : { addr: c.bindAddress(where, a.host, port), port, shown: a.host || "0.0.0.0" };
+  // vLLM's --api-key, else VLLM_API_KEY (vllm/envs.py).
+  const apiKey = a.api_key !== undefined && a.api_key !== null ? a.api_key : process.env.VLLM_API_KEY || null;
   const served = a.served_model_name || [model];
   const maxLen = a.max_model_len !== undefined ? a.max_model_len : 131072;
   const hello = { engine: "vllm", model, nnodes, tp, pp };
   return {
     engine: "vllm",
+    engineVersion: TABLE.version,
     model,
     where,
     served,
@@ -110,8 +170,8 @@ function plan(kind, argv) {
     apiKey,
     listen,
     healthOnly: false,
-    rendezvous: nnodes === 1 ? null : { role: rank === 0 ? "head" : "worker", addr: a.master_addr, port: a.master_port, expect: nnodes - 1, rank, hello },
-    log: vllmLog(model, served[0], maxLen, util, a.kv_cache_dtype, tp * pp, Boolean(a.headless), listen),
+    rendezvous: nnodes === 1 ? null : { role: rank === 0 ? "head" : "worker", addr: a.master_addr, port: masterPort, expect: nnodes - 1, rank, hello },
+    log: vllmLog(model, served[0], maxLen, util, a.kv_cache_dtype, tp * pp, headless, listen),
   };
 }
 
@@ -122,7 +182,7 @@ function vllmLog(model, served, maxLen, util, kvDtype, world, headless, listen) 
   return {
     start: () => [
       info("__init__.py:216", "Automatically detected platform cuda."),
-      info("api_server.py:1839", "vLLM API server version 0.11.1"),
+      info("api_server.py:1839", `vLLM API server version ${TABLE.version}`),
       info("utils.py:233", `non-default args: {'model': '${model}', 'served_model_name': ['${served}'], 'max_model_len': ${maxLen}}`),
       info("model.py:1510", `Using max model len ${maxLen}`),
     ],
@@ -157,4 +217,4 @@ function vllmLog(model, served, maxLen, util, kvDtype, world, headless, listen) 
   };
 }
 
-module.exports = { plan };
+module.exports = { plan, version: TABLE.version };
