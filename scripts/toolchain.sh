@@ -141,6 +141,20 @@ else
   provider_real="$provider_dir/pulumi-resource-pulumi-nodejs"
 fi
 
+# A built CLI finds its plugins beside its real path (else it warns that it took them from PATH):
+# the three are hard-linked into one directory per combination (no copy of the 100 MB CLI).
+if [ "$beside" = "$cache/pulumi-cli-$PULUMI_VERSION-$mod_key" ]; then
+  together="$cache/pulumi-$PULUMI_VERSION-$mod_key-$(printf '%s\n' "$host_real" "$provider_real" | hash12)"
+  if [ ! -x "$together/pulumi-language-nodejs" ]; then
+    rm -rf "$together.tmp" && mkdir -p "$together.tmp"
+    for f in "$pulumi_real" "$host_real" "$provider_real"; do ln -f "$f" "$together.tmp/" 2>/dev/null || cp -p "$f" "$together.tmp/"; done
+    rm -rf "$together" && mv "$together.tmp" "$together"
+  fi
+  pulumi_real="$together/pulumi"
+  host_real="$together/pulumi-language-nodejs"
+  provider_real="$together/pulumi-resource-pulumi-nodejs"
+fi
+
 # --- one directory for PATH -------------------------------------------------------------------
 bin="$cache/bin-$(printf '%s\n' "$node_real" "$pulumi_real" "$host_real" "$provider_real" | hash12)"
 mkdir -p "$bin"
