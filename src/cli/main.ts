@@ -1,7 +1,7 @@
 /** The sm121 CLI: what Pulumi has no verb for. One main(), a usage text, process.exitCode. */
 import { SpecError, SpecErrors } from "../recipe/errors";
 import { UsageError, parseArgs, type FlagSpec } from "./args";
-import { projectRoot, resolveStack, type CliContext } from "./context";
+import { projectRoot, stackContext, type CliContext } from "./context";
 import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
 import { logsCommand } from "./logs";
@@ -30,10 +30,12 @@ commands:
       --node N  --json
 
 common options:
-  --stack S                    the stack whose Pulumi.<S>.yaml holds the site (default: $SM121_STACK or spark-site)
+  --stack S                    the stack (default: $SM121_STACK, else the stack selected with \`pulumi stack select\`, else spark-site);
+                               its configuration as the Pulumi CLI resolves it, else Pulumi.<S>.yaml when there is no Pulumi CLI
 
 status, smoke, logs, bench and doctor reach the nodes over ssh, host keys checked against the site's knownHosts:
-  --identity FILE              the private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
+  --identity FILE              the private key when the stack has no sm121:sshPrivateKey secret
+                               (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)
   --yes                        allow a protected node: an HTTP request (status, smoke, bench) or a GPU probe
 Messages follow $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG: en, ru, zh, ja, de, es.
 `;
@@ -75,7 +77,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   }
   try {
     const parsed = parseArgs(rest, cmd.flags);
-    const ctx: CliContext = { root: projectRoot(), stack: resolveStack(parsed), out, err };
+    const root = projectRoot();
+    const ctx: CliContext = { root, ...stackContext(parsed, root), out, err };
     process.exitCode = await cmd.run(ctx, parsed);
   } catch (e) {
     if (e instanceof UsageError) {

@@ -4,10 +4,9 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { loadProject } from "../project";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { bool, str, type Parsed } from "./args";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 
 export function renderJson(b: DeploymentBundle, nodes: NodeBundle[]): unknown {
   return {
@@ -61,7 +60,7 @@ function writeOut(dir: string, b: DeploymentBundle, nodes: NodeBundle[]): void {
 
 export function renderCommand(ctx: CliContext, p: Parsed): number {
   const name = p.positional[0];
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const b = project.bundles.find((x) => x.deployment === name);
   if (b === undefined) {
     ctx.err(`no deployment "${name ?? ""}" in Pulumi.${ctx.stack}.yaml; deployments: ${project.bundles.map((x) => x.deployment).join(", ")}`);
