@@ -26,7 +26,8 @@ export function projectRoot(): string {
  */
 export function stackContext(p: Parsed, root: string, env: NodeJS.ProcessEnv = process.env): Pick<CliContext, "stack" | "pulumi"> {
   const stacks = pulumiStacks(root, env);
-  const stack = str(p, "stack") ?? env["SM121_STACK"] ?? env["PULUMI_STACK"] ?? stacks?.selected ?? "spark-site";
+  const set = (v: string | undefined) => (v === "" ? undefined : v);
+  const stack = str(p, "stack") ?? set(env["SM121_STACK"]) ?? set(env["PULUMI_STACK"]) ?? stacks?.selected ?? "spark-site";
   const pulumi = stacks?.stack(stack);
   return { stack, ...(pulumi !== undefined && { pulumi }) };
 }
