@@ -48,7 +48,10 @@ func main() {
 	// The engine starts plugins with optional flags, then the engine's address.
 	flags := flag.NewFlagSet("pulumi-language-nodejs", flag.ContinueOnError)
 	showVersion := flags.Bool("version", false, "print the version and exit")
+	// What the engine passes with --logflow, --tracing: accepted, not used by this host.
 	flags.String("tracing", "", "a Zipkin-compatible tracing endpoint (not used)")
+	flags.Bool("logtostderr", false, "log to stderr (not used)")
+	flags.Int("v", 0, "log verbosity (not used)")
 	runtime := flags.String("runtime", "nodejs", "the runtime: nodejs (bun is not supported here)")
 	if err := flags.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
