@@ -59,7 +59,8 @@ export function pulumiStacks(root: string, env: NodeJS.ProcessEnv = process.env)
   return {
     ...(selected !== undefined && { selected }),
     stack(name) {
-      if (!stacks.some((s) => s.name === name)) return undefined;
+      // Pulumi Cloud may list a stack fully qualified (org/project/stack).
+      if (!stacks.some((s) => s.name === name || s.name.endsWith(`/${name}`))) return undefined;
       const command = `pulumi config --json --stack ${name}`;
       const r = pulumi(root, ["config", "--json", "--stack", name], env);
       if (r === undefined || r.code !== 0) throw new PulumiError(command, r ?? { code: null, stdout: "", stderr: "" });
