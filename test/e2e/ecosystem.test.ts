@@ -68,7 +68,7 @@ describe("the Node.js language host through the real CLI", () => {
   });
 });
 
-describe("sm121 in the Pulumi ecosystem", () => {
+describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stack files the one before left)", () => {
   let e: E2E;
   let node: SimNode;
   const projectYaml = () => readFileSync(join(REPO, "Pulumi.yaml"), "utf8");
@@ -80,7 +80,7 @@ describe("sm121 in the Pulumi ecosystem", () => {
   const cli = (args: string[], env: Record<string, string>) => sm121({ dir: e.dir, stack: "", site: { clientKey: "" } }, args, { env });
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "ecosystem", nodes: ["spark1"], firstIp: 160, sshPort: 2460, config: () => "", recipes: { "small.toml": SMALL } });
+    e = await e2eProject({ name: "ecosystem", nodes: ["spark1"], firstIp: 165, sshPort: 2460, config: () => "", recipes: { "small.toml": SMALL } });
     node = e.site.nodes[0] as SimNode;
   });
   afterAll(async () => {
@@ -94,6 +94,16 @@ describe("sm121 in the Pulumi ecosystem", () => {
     expect(preview.all).toContain("::sm121:index:Recipe::from-project]");
     const validate = await cli(["validate"], operator({ SM121_STACK: e.stack }));
     expect(validate.stdout + validate.stderr).toContain("deployments (from-project)");
+  });
+
+  it("passes runtime.options.nodeargs to node as shell words", async () => {
+    const hook = join(e.dir, "a dir", "hook.js");
+    writeFiles(e.dir, { "a dir/hook.js": "require('fs').writeFileSync(__dirname + '/ran', process.execArgv.join('|'));\n" });
+    writeFileSync(join(e.dir, "Pulumi.yaml"), projectYaml().replace("    typescript: false\n", `    typescript: false\n    nodeargs: --require "${hook}" --max-old-space-size=1024\n`));
+    const preview = await e.preview();
+    writeFileSync(join(e.dir, "Pulumi.yaml"), projectYaml());
+    expect(preview.code, preview.all).toBe(0);
+    expect(readFileSync(join(e.dir, "a dir", "ran"), "utf8")).toBe(`--require|${hook}|--max-old-space-size=1024`);
   });
 
   it("places a bad project-level value in Pulumi.yaml, and one from --config-file in Pulumi's configuration", async () => {
