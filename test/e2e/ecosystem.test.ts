@@ -5,7 +5,7 @@
  * CLI following `pulumi stack select` and connecting with the stack's own key.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,6 +37,7 @@ async function until(what: () => boolean, ms: number): Promise<boolean> {
 
 describe("the Node.js language host through the real CLI", () => {
   const dir = mkdtempSync(join(tmpdir(), "sm121-langhost-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("pulumi about lists the program's dependencies", async () => {
     mkdirSync(join(dir, "about"));
