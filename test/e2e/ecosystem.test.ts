@@ -5,7 +5,7 @@
  * CLI following `pulumi stack select` and connecting with the stack's own key.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -152,6 +152,15 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     expect((JSON.parse(bare.stdout) as { nodes: Array<{ connect: { kind: string } | null }> }).nodes[0]?.connect?.kind).toBe("auth");
     // The key was read into memory: no file under the operator's HOME holds it.
     expect(spawnSync("grep", ["-rl", "PRIVATE KEY", env.HOME], { encoding: "utf8" }).stdout).toBe("");
+  });
+
+  it("a project without recipes/ is told what to create, with no stack trace", async () => {
+    renameSync(join(e.dir, "recipes"), join(e.dir, "recipes-away"));
+    const preview = await e.preview();
+    renameSync(join(e.dir, "recipes-away"), join(e.dir, "recipes"));
+    expect(preview.code).not.toBe(0);
+    expect(preview.all).toContain(`sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see README "Recipes")`);
+    expect(preview.all).not.toMatch(/ENOENT| {4}at /);
   });
 
   it("Ctrl-C during pulumi up ends the program and the language host; the next up converges", async () => {
