@@ -1,5 +1,5 @@
 /**
- * The sm121 Pulumi program: read the site from this stack's config file, load the recipes, render
+ * The sm121 Pulumi program: read the site from this stack's configuration, load the recipes, render
  * every deployment at plan time, look at every node once (read-only: what runs there, what
  * drifted), and create one Recipe component per deployment.
  */
@@ -18,9 +18,13 @@ const stack = pulumi.getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
 // directory is the program's, which may be a compiled output directory.
 const root = process.env["PULUMI_NODEJS_ROOT_DIRECTORY"] ?? process.cwd();
+/**
+ * The site comes from the configuration Pulumi resolved for this run (what pulumi.Config reads:
+ * the stack file, Pulumi.yaml's project config, ESC environments, --config-file).
+ */
 function load() {
   try {
-    return loadProject(root, stack);
+    return loadProject(root, stack, pulumi.runtime.allConfig());
   } catch (e) {
     // Input errors print as themselves (file:line:col: field: problem; fix), without a stack trace.
     if (e instanceof SpecError || e instanceof SpecErrors) throw new pulumi.RunError(e.message);
@@ -126,7 +130,7 @@ export = async () => {
           // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
           reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
         }])),
-      }))),
+      })), { apiKey: apiKey !== undefined }),
     );
     new GatewayFragment("gateway", {
       path: gw.path,

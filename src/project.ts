@@ -1,9 +1,10 @@
 /** The project as the program and the CLI see it: the stack's site, the recipes, the renders. */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SpecError, SpecErrors, throwIfAny } from "./recipe/errors";
 import { loadRecipes } from "./recipe/recipe";
-import { readSite } from "./recipe/site";
+import { siteFrom } from "./recipe/site";
+import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
 import type { Recipe, Site } from "./recipe/types";
 import { siteError } from "./render/checks";
 import { renderSite } from "./render/deployment";
@@ -20,9 +21,23 @@ export function stackFile(root: string, stack: string): string {
   return join(root, `Pulumi.${stack}.yaml`);
 }
 
-export function loadProject(root: string, stack: string): Project {
+/**
+ * `config`: the stack's configuration as Pulumi resolved it (`sm121:<key>` to the text Pulumi hands
+ * a program), which includes project defaults, ESC environments and --config-file. Without it (the
+ * CLI with no Pulumi CLI), the stack file is read alone.
+ */
+export function loadProject(root: string, stack: string, config?: Readonly<Record<string, string>>): Project {
   const file = stackFile(root, stack);
-  if (!existsSync(file)) throw new Error(`no stack config ${file}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack`);
+  const display = `Pulumi.${stack}.yaml`;
+  const doc = (path: string, name: string): ConfigDoc | undefined => (existsSync(path) ? { file: name, text: readFileSync(path, "utf8") } : undefined);
+  let source: () => SiteSource;
+  if (config === undefined) {
+    const text = doc(file, display);
+    if (text === undefined) throw new Error(`no stack config ${file}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack`);
+    source = () => stackFileSource(text);
+  } else {
+    source = () => pulumiConfigSource(config, display, { stack: doc(file, display), project: doc(join(root, "Pulumi.yaml"), "Pulumi.yaml") });
+  }
   // The site and the recipes are independent inputs: report the errors of both at once.
   const errors: SpecError[] = [];
   const attempt = <T>(f: () => T): T | undefined => {
@@ -35,11 +50,13 @@ export function loadProject(root: string, stack: string): Project {
       return undefined;
     }
   };
-  const site = attempt(() => readSite(file, stack, `Pulumi.${stack}.yaml`));
+  const site = attempt(() => siteFrom(source(), stack));
   const dir = site?.recipesDir ?? "recipes";
   const recipes = attempt(() => {
-    if (site !== undefined && !existsSync(join(root, dir))) {
-      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, "create it, or set sm121:recipesDir to the project's directory of *.toml recipes");
+    if (!isDirectory(join(root, dir))) {
+      // Without a valid site, which directory was meant is unknown: its own errors are reported.
+      if (site === undefined) return undefined;
+      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, `create ${dir}/ with a recipe in it (${dir}/<name>.toml, see README "Recipes"), or set sm121:recipesDir to the project's directory of *.toml recipes`);
     }
     return loadRecipes(join(root, dir), dir);
   });
@@ -47,4 +64,12 @@ export function loadProject(root: string, stack: string): Project {
   if (site === undefined || recipes === undefined) throw new Error("unreachable: no site or recipes without an error");
   const bundles = renderSite(site, recipes, { root });
   return { root, site, recipes, bundles };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

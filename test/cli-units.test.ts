@@ -69,6 +69,16 @@ describe("cliAuth", () => {
     }
   });
 
+  it("takes the stack's sm121:sshPrivateKey (and passphrase) before every other source, and falls through when the stack has none", () => {
+    const secrets: Record<string, string> = { "sm121:sshPrivateKey": "STACK KEY", "sm121:sshPassphrase": "stack-pw" };
+    const stack = { secret: (k: string) => secrets[k] };
+    const env = { SM121_SSH_KEY: key("d"), SSH_AUTH_SOCK: "/run/agent.sock", SM121_SSH_PASSPHRASE: "env-pw" };
+    const auth = cliAuth(site, args(["--identity", key("e")]), env, stack);
+    expect(auth).toMatchObject({ source: "stack", auth: { privateKey: "STACK KEY", passphrase: "stack-pw" } });
+    expect(auth.keyFile).toBeUndefined();
+    expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({ source: "env", auth: { privateKey: "KEY d\n", passphrase: "env-pw" } });
+  });
+
   it("passes a passphrase and names an unreadable key file", () => {
     expect(cliAuth(site, args(["--identity", key("c")]), { SM121_SSH_PASSPHRASE: "pw" }).auth.passphrase).toBe("pw");
     expect(() => cliAuth(site, args([]), { SM121_SSH_KEY: join(dir, "missing"), SM121_LANG: "en" })).toThrow(/\$SM121_SSH_KEY: cannot read the private key .*missing/);

@@ -1,7 +1,10 @@
 /** The gateway backend file in its three formats: enabling rules, the first-endpoint rule, failures. */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { disableDeployment, gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { disableDeployment, gatewayFile as render, LITELLM_PLACEHOLDER_KEY, type GatewayModel, type GatewayOptions } from "../src/render/gateway";
+
+const NO_KEY: GatewayOptions = { apiKey: false };
+const gatewayFile = (format: Parameters<typeof render>[0], models: GatewayModel[], opts: GatewayOptions = NO_KEY) => render(format, models, opts);
 
 const qwen = (status: string, reachable2 = true): GatewayModel => ({
   deployment: "flash",
@@ -26,35 +29,64 @@ describe("the gateway backend file", () => {
     expect(f.restartNote).toContain("PULSE_QWEN_BACKENDS");
   });
 
-  it("keeps the first endpoint of a model with none usable enabled, with a warning", () => {
+  it("keeps the first endpoint of a model with none usable enabled (never enabled and disabled at once), with a warning", () => {
     const f = gatewayFile("sm121", [qwen("failed")]);
-    const eps = (JSON.parse(f.text) as { models: Array<{ endpoints: Array<{ enabled: boolean }> }> }).models[0]?.endpoints;
-    expect(eps?.map((e) => e.enabled)).toEqual([true, false]);
+    const eps = (JSON.parse(f.text) as { models: Array<{ endpoints: Array<{ enabled: boolean; disabled?: string }> }> }).models[0]?.endpoints;
+    expect(eps).toEqual([
+      { node: "spark1", url: "http://203.0.113.1:8000", enabled: true },
+      { node: "spark2", url: "http://127.0.0.1:8000", enabled: false, disabled: "the deployment is failed" },
+    ]);
     expect(f.warnings).toEqual(["model qwen38: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config"]);
   });
 
-  it("writes LiteLLM's model_list with one entry per enabled endpoint", () => {
+  it("writes LiteLLM's model_list with one entry per enabled endpoint and a placeholder key when the engines have none", () => {
     const f = gatewayFile("litellm", [qwen("serving", false)]);
-    const doc = parse(f.text) as { model_list: Array<{ model_name: string; litellm_params: { api_base: string; model: string } }> };
+    const doc = parse(f.text) as { model_list: Array<{ model_name: string; litellm_params: { api_base: string; model: string; api_key: string } }> };
     expect(doc.model_list).toHaveLength(1);
-    expect(doc.model_list[0]).toMatchObject({ model_name: "qwen38", litellm_params: { model: "openai/qwen38", api_base: "http://203.0.113.1:8000/v1" } });
+    expect(doc.model_list[0]).toMatchObject({ model_name: "qwen38", litellm_params: { model: "openai/qwen38", api_base: "http://203.0.113.1:8000/v1", api_key: LITELLM_PLACEHOLDER_KEY } });
     expect(f.text).toContain("# disabled: qwen38 on spark2 (http://127.0.0.1:8000): the gateway cannot reach its bind address");
+    expect(f.restartNote).not.toContain("SM121_API_KEY");
   });
 
-  it("writes llama-swap peers for the enabled endpoints", () => {
-    const f = gatewayFile("llama-swap", [qwen("serving")]);
-    expect(parse(f.text)).toEqual({ peers: { "flash-spark1": { proxy: "http://203.0.113.1:8000", models: ["qwen38"] }, "flash-spark2": { proxy: "http://127.0.0.1:8000", models: ["qwen38"] } } });
+  it("reads the engines' key from $SM121_API_KEY in LiteLLM when sm121:apiKey is set, and says so", () => {
+    const f = gatewayFile("litellm", [qwen("serving")], { apiKey: true });
+    const doc = parse(f.text) as { model_list: Array<{ litellm_params: { api_key: string } }> };
+    expect(doc.model_list.map((m) => m.litellm_params.api_key)).toEqual(["os.environ/SM121_API_KEY", "os.environ/SM121_API_KEY"]);
+    expect(f.restartNote).toBe("LiteLLM reads its config at start: set SM121_API_KEY in the proxy's environment to the engines' key (pulumi config get sm121:apiKey) and restart it: litellm --config <file> (or include: [<file>] in your proxy config)");
+  });
+
+  it("writes llama-swap peers for the enabled endpoints, with the key macro only when sm121:apiKey is set", () => {
+    const big: GatewayModel = { deployment: "big", model: "qwen3-32b", status: "serving", endpoints: [{ node: "spark3", url: "http://203.0.113.3:8000", reachable: true }] };
+    const plain = gatewayFile("llama-swap", [big]);
+    expect(parse(plain.text)).toEqual({ models: {}, peers: { "big-spark3": { proxy: "http://203.0.113.3:8000", models: ["qwen3-32b"] } } });
+    expect(plain.text).not.toContain("SM121_API_KEY");
+    expect(plain.warnings).toEqual([]);
+    const keyed = gatewayFile("llama-swap", [big], { apiKey: true });
+    expect(parse(keyed.text)).toEqual({ models: {}, peers: { "big-spark3": { proxy: "http://203.0.113.3:8000", apiKey: "${env.SM121_API_KEY}", models: ["qwen3-32b"] } } });
+    expect(keyed.restartNote).toContain("SM121_API_KEY=");
+    expect(keyed.restartNote).toContain("llama-swap -config <file> -watch-config");
+  });
+
+  it("warns when several llama-swap peers serve one model name, naming the <peer>/<model> names that route", () => {
+    const other: GatewayModel = { deployment: "flash-b", model: "qwen38", status: "serving", endpoints: [{ node: "spark3", url: "http://203.0.113.3:8000", reachable: true }] };
+    const f = gatewayFile("llama-swap", [qwen("serving", false), other]);
+    expect(Object.keys((parse(f.text) as { peers: Record<string, unknown> }).peers)).toEqual(["flash-spark1", "flash-b-spark3"]);
+    expect(f.warnings).toEqual([
+      'model qwen38 is served by 2 llama-swap peers (flash-spark1, flash-b-spark3): llama-swap does not route the plain name "qwen38" then; clients ask for flash-spark1/qwen38 or flash-b-spark3/qwen38, or give the deployments distinct served model names',
+    ]);
   });
 
   it("disables a failed deployment in a file it wrote, in each format", () => {
     const other: GatewayModel = { deployment: "big", model: "qwen3-32b", status: "serving", endpoints: [{ node: "spark3", url: "http://203.0.113.3:8000", reachable: true }] };
-    const json = JSON.parse(disableDeployment("sm121", gatewayFile("sm121", [qwen("serving"), other]).text, "flash")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean }> }> };
+    const disabled = disableDeployment("sm121", gatewayFile("sm121", [qwen("serving"), other]).text, "flash");
+    const json = JSON.parse(disabled.text) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }> };
     expect(json.models[0]?.status).toBe("failed");
-    expect(json.models[0]?.endpoints.map((e) => e.enabled)).toEqual([true, false]);
+    expect(json.models[0]?.endpoints.map((e) => [e.enabled, e.disabled])).toEqual([[true, undefined], [false, "the deployment is failed"]]);
     expect(json.models[1]?.endpoints.map((e) => e.enabled)).toEqual([true]);
-    const lite = parse(disableDeployment("litellm", gatewayFile("litellm", [qwen("serving"), other]).text, "flash")) as { model_list: Array<{ model_name: string }> };
+    expect(disabled.warnings).toEqual(["model qwen38: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config"]);
+    const lite = parse(disableDeployment("litellm", gatewayFile("litellm", [qwen("serving"), other]).text, "flash").text) as { model_list: Array<{ model_name: string }> };
     expect(lite.model_list.map((m) => m.model_name)).toEqual(["qwen3-32b"]);
-    const swap = parse(disableDeployment("llama-swap", gatewayFile("llama-swap", [qwen("serving"), other]).text, "flash")) as { peers: Record<string, unknown> };
+    const swap = parse(disableDeployment("llama-swap", gatewayFile("llama-swap", [qwen("serving"), other]).text, "flash").text) as { peers: Record<string, unknown> };
     expect(Object.keys(swap.peers)).toEqual(["big-spark3"]);
   });
 });

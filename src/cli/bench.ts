@@ -9,7 +9,6 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
-import { loadProject } from "../project";
 import { withHosts } from "../remote";
 import type { Site } from "../recipe/types";
 import type { NodeBundle } from "../render/types";
@@ -18,7 +17,7 @@ import { UsageError, bool, num, str, type Parsed } from "./args";
 import { runLoad, type LoadResult } from "./bench-client";
 import { summarize } from "./bench-stats";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
@@ -50,8 +49,8 @@ export function getModels(base: string, apiKey: string | undefined): Promise<{ c
   });
 }
 
-async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[]): Promise<string | undefined> {
-  const { auth } = cliAuth(site, p);
+async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: CliContext["pulumi"]): Promise<string | undefined> {
+  const { auth } = cliAuth(site, p, process.env, stack);
   const keys = await withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) =>
     Promise.all(nodes.map(async (nb) => {
       const script = `${readApiKeyLines(keyFiles(nb))}\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
@@ -85,7 +84,7 @@ async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | numbe
     const key = envKey ?? (process.env["OPENAI_API_KEY"] || undefined);
     return { deployment: null, urls, ...(model !== undefined && { model }), ...(key !== undefined && { apiKey: key }) };
   }
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
   const only = selectedNode(project.site, p);
   const nodes = b.nodes.filter((nb) => nb.api !== undefined && (only === undefined || nb.node === only));
@@ -110,7 +109,7 @@ async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | numbe
     urls: nodes.map((nb) => nb.api?.url ?? ""),
     ...(served !== undefined && { model: served }),
     ...(envKey !== undefined && { apiKey: envKey }),
-    keyFrom: () => keyFromNodes(project.site, p, nodes),
+    keyFrom: () => keyFromNodes(project.site, p, nodes, ctx.pulumi),
   };
 }
 

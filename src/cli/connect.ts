@@ -1,9 +1,11 @@
 /**
- * Auth and connections for the CLI. No Pulumi secrets here: the host keys come from the site's
- * `knownHosts` (verified as `hostKeys` says, strict by default, by src/remote), the private key
- * from `--identity FILE` or `$SM121_SSH_KEY` (a path), else ssh-agent (`$SSH_AUTH_SOCK`), else
- * ~/.ssh/id_ed25519 or ~/.ssh/id_rsa. A passphrase, when the key has one, comes from
- * `$SM121_SSH_PASSPHRASE`. Every command opens one connection per node.
+ * Auth and connections for the CLI. The host keys come from the site's `knownHosts` (verified as
+ * `hostKeys` says, strict by default, by src/remote). The private key is the program's: the stack's
+ * `sm121:sshPrivateKey` secret when it is set (read through the Pulumi CLI into memory, never
+ * written to disk), else `--identity FILE` or `$SM121_SSH_KEY` (a path), else ssh-agent
+ * (`$SSH_AUTH_SOCK`), else ~/.ssh/id_ed25519 or ~/.ssh/id_rsa. A passphrase, when the key has one,
+ * comes from the stack's `sm121:sshPassphrase`, else `$SM121_SSH_PASSPHRASE`. Every command opens
+ * one connection per node.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -14,8 +16,9 @@ import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
 import { UsageError, str, type Parsed } from "./args";
 import { t } from "./i18n";
+import type { PulumiStack } from "./pulumi";
 
-export type KeySource = "identity" | "env" | "agent" | "default" | "none";
+export type KeySource = "stack" | "identity" | "env" | "agent" | "default" | "none";
 
 export interface CliAuth {
   auth: SshAuth;
@@ -32,9 +35,11 @@ function readKey(file: string, flag: string): string {
   }
 }
 
-export function cliAuth(site: Pick<Site, "knownHosts" | "hostKeys">, p: Parsed, env: NodeJS.ProcessEnv = process.env): CliAuth {
+export function cliAuth(site: Pick<Site, "knownHosts" | "hostKeys">, p: Parsed, env: NodeJS.ProcessEnv = process.env, stack?: Pick<PulumiStack, "secret">): CliAuth {
   const base: SshAuth = { knownHosts: expandHome(site.knownHosts), hostKeys: site.hostKeys, dialTimeoutMs: 8_000, dialAttempts: 2 };
-  const passphrase = env["SM121_SSH_PASSPHRASE"];
+  const passphrase = stack?.secret("sm121:sshPassphrase") ?? env["SM121_SSH_PASSPHRASE"];
+  const stackKey = stack?.secret("sm121:sshPrivateKey");
+  if (stackKey !== undefined) return { auth: { ...base, privateKey: stackKey, ...(passphrase !== undefined && passphrase !== "" && { passphrase }) }, source: "stack" };
   const withKey = (file: string, flag: string, source: KeySource): CliAuth => ({
     auth: { ...base, privateKey: readKey(file, flag), ...(passphrase !== undefined && passphrase !== "" && { passphrase }) },
     source,

@@ -7,7 +7,6 @@
  * how to accept it. Exit 1 when any node has a problem.
  */
 import { driverFor } from "../engines";
-import { loadProject } from "../project";
 import type { Recipe, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { hostPattern } from "../remote/knownhosts";
@@ -15,7 +14,7 @@ import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
 import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
@@ -140,12 +139,12 @@ async function doctorNode(r: Reached | undefined, o: NodeInput): Promise<DoctorN
 }
 
 export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const site = project.site;
   const only = selectedNode(site, p);
   const nodes = Object.values(site.nodes).filter((n) => only === undefined || n.name === only);
   const placedOn = (n: SiteNode) => project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
-  const { auth } = cliAuth(site, p);
+  const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
   const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<DoctorReport> => {
     const results = await Promise.all(nodes.map((n) => {
       const placed = placedOn(n);

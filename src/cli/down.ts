@@ -10,10 +10,10 @@
  * sm121:deployments to keep it down).
  */
 import { spawn } from "node:child_process";
-import { loadProject } from "../project";
+
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 
 /** The type token of the component each deployment is (src/components/recipe.ts). */
@@ -60,7 +60,7 @@ export function refusals(output: string): string[] {
 }
 
 export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
   const exported = await pulumi(ctx, ["stack", "export", "--stack", ctx.stack]);
   if (exported.code !== 0) {

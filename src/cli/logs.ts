@@ -7,12 +7,11 @@
  * heartbeat: when the channel is gone, the heartbeat's write fails and the follower is killed, and
  * nothing is left behind on the node.
  */
-import { loadProject } from "../project";
 import { withHosts, type Host } from "../remote";
 import type { NodeBundle } from "../render/types";
 import { UsageError, bool, num, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { pad } from "./table";
 
@@ -32,7 +31,7 @@ export function logsScript(nb: NodeBundle, lines: number, follow: boolean): stri
 }
 
 export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
   const only = selectedNode(project.site, p);
   const lines = num(p, "lines", 100);
@@ -45,7 +44,7 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
     return 2;
   }
   const width = Math.max(...nodes.map((n) => n.node.length));
-  const { auth } = cliAuth(project.site, p);
+  const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
   return withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
     let stopping = false;
     const stop = () => {

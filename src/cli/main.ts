@@ -1,7 +1,7 @@
 /** The sm121 CLI: what Pulumi has no verb for. One main(), a usage text, process.exitCode. */
 import { SpecError, SpecErrors } from "../recipe/errors";
 import { UsageError, bool, parseArgs, str, type Parsed } from "./args";
-import { projectRoot, resolveStack, type CliContext } from "./context";
+import { projectRoot, stackContext, type CliContext } from "./context";
 import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
 import { downCommand } from "./down";
@@ -75,7 +75,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     return;
   }
   try {
-    const ctx: CliContext = { root: projectRoot(), stack: resolveStack(parsed), out, err };
+    const root = projectRoot();
+    const ctx: CliContext = { root, ...stackContext(parsed, root), out, err };
     process.exitCode = await COMMANDS[name](ctx, parsed);
   } catch (e) {
     if (e instanceof UsageError) {

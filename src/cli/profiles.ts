@@ -4,18 +4,18 @@
  * nodes (host, protected, the node recipes they have, their deployments). A profile that does not
  * parse is listed as invalid with its first error, and the exit code is 1.
  */
-import { loadProject } from "../project";
+
 import { nodeConn } from "../render/node";
 import type { Parsed } from "./args";
 import { UsageError, bool } from "./args";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { repoProfiles } from "./repo-profiles";
 import { jsonOut, profilesSchema, type ProfilesReport } from "./schemas";
 import { table } from "./table";
 
 export function profilesReport(ctx: CliContext, only?: string): ProfilesReport {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const { site } = project;
   const scriptRecipes = [...project.recipes.values()].filter((r) => r.deploy === "script").map((r) => r.name);
   if (only !== undefined && !scriptRecipes.includes(only)) {

@@ -7,10 +7,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { loadProject, stackFile } from "../project";
+import { stackFile } from "../project";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { UsageError, bool, str, type Parsed } from "./args";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { STEPS, isStep, stepScripts as serveSteps, type Step } from "../serve/sequence";
 
@@ -111,7 +111,7 @@ export function stackSecrets(root: string, stack: string): SecretNames {
 
 export function renderCommand(ctx: CliContext, p: Parsed): number {
   const name = p.positional[0];
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const b = project.bundles.find((x) => x.deployment === name);
   const deployments = project.bundles.map((x) => x.deployment).join(", ") || "-";
   if (name === undefined) throw new UsageError(t("cli.needsDeployment", { deployments }));

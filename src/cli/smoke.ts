@@ -5,7 +5,6 @@
  *
  * The keyed curl here is shared with `status` (its /v1/models health check).
  */
-import { loadProject } from "../project";
 import { withHosts, type Host } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { readApiKeyLines } from "../render/apikey";
@@ -13,7 +12,7 @@ import { quote } from "../text/shell";
 import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedNode } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
 
@@ -103,7 +102,7 @@ export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, o
 }
 
 export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const node = selectedNode(project.site, p);
   if (node === undefined) throw new UsageError(t("smoke.needsNode"));
   const only = p.positional[0];
@@ -119,7 +118,7 @@ export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> 
     ctx.err(t("smoke.protected", { node }));
     return 2;
   }
-  const { auth } = cliAuth(project.site, p);
+  const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
   const results = await withHosts([{ node, conn: first.nb.conn }], auth, (hosts) => Promise.all(targets.map((x) => smokeOne(hostOf(hosts, x.nb), x.b, x.nb))));
   const report: SmokeReport = { stack: ctx.stack, node, ok: results.every((r) => r.ok), results };
   if (bool(p, "json")) ctx.out(jsonOut(smokeSchema(), report));

@@ -10,7 +10,6 @@
  *
  * Exit 0 when every node answered, nothing drifted and every health check that was made passed.
  */
-import { loadProject } from "../project";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import type { Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
@@ -20,7 +19,7 @@ import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
 import type { RunResult } from "../remote";
 import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { curlResult, nodeCurlScript, parseJson } from "./smoke";
 import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, type StatusReport } from "./schemas";
@@ -207,7 +206,7 @@ function isOk(e: StatusEntry): boolean {
 }
 
 export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const project = loadProject(ctx.root, ctx.stack);
+  const project = contextProject(ctx);
   const site = project.site;
   const only = selectedNode(site, p);
   const verbose = bool(p, "verbose");
@@ -227,7 +226,7 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
     return 2;
   }
   const gateOf = (n: SiteNode) => scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
-  const { auth } = cliAuth(site, p);
+  const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
   const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<StatusReport> => {
     const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu, trace)));
     const deployments = Promise.all(scope.map(async ({ b, nodes: nbs }) => ({

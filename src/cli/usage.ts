@@ -20,7 +20,7 @@ export interface VerbHelp {
   flags: Record<string, FlagHelp>;
 }
 
-const stack: FlagHelp = { kind: "string", value: "S", help: "the stack whose Pulumi.<S>.yaml holds the site (default: $SM121_STACK, else $PULUMI_STACK, else spark-site)" };
+const stack: FlagHelp = { kind: "string", value: "S", help: "the stack (default: $SM121_STACK, else $PULUMI_STACK, else the stack selected with `pulumi stack select`, else spark-site); its configuration as the Pulumi CLI resolves it, else Pulumi.<S>.yaml when there is no Pulumi CLI" };
 const lang: FlagHelp = { kind: "string", value: "L", help: `the language of messages: ${LOCALES.join(", ")} (default: $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG)` };
 const help: FlagHelp = { kind: "bool", help: "print this verb's usage" };
 const identity: FlagHelp = { kind: "string", value: "FILE", help: "the private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)" };

@@ -11,9 +11,9 @@ import type { SpecError } from "../recipe/errors";
 import { loadRecipes } from "../recipe/recipe";
 import { readSite } from "../recipe/site";
 import type { Recipe, Site } from "../recipe/types";
-import { loadProject, stackFile, type Project } from "../project";
+import { stackFile, type Project } from "../project";
 import { bool, type Parsed } from "./args";
-import type { CliContext } from "./context";
+import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { repoProfiles, specErrorsOf } from "./repo-profiles";
 import { jsonOut, validateSchema, type ValidateReport } from "./schemas";
@@ -43,7 +43,7 @@ function inputs(ctx: CliContext, project: Project | undefined): { site?: Site; r
 export function validateReport(ctx: CliContext): ValidateReport {
   const errors: SpecError[] = [];
   const warnings: string[] = [];
-  const project = attempt(errors, () => loadProject(ctx.root, ctx.stack));
+  const project = attempt(errors, () => contextProject(ctx));
   const { site, recipes } = inputs(ctx, project);
   let profiles = 0;
   if (site !== undefined && recipes !== undefined) {

@@ -87,5 +87,6 @@ export async function disableInGateway(g: GatewaySettings, connection: Connectio
   const p: Props = { path: g.path, format: g.format, content: "", warnings: [], restartNote: "", connection, ...(g.node !== undefined && { node: g.node }) };
   const text = await current(p);
   if (text === "") return;
-  await write({ ...p, content: disableDeployment(g.format, text, deployment), restartNote: `${deployment} is failed: its endpoints are disabled; restart the gateway to apply` });
+  const disabled = disableDeployment(g.format, text, deployment);
+  await write({ ...p, content: disabled.text, warnings: disabled.warnings, restartNote: `${deployment} is failed: its endpoints are disabled; restart the gateway to apply` });
 }

@@ -44,7 +44,8 @@ export class SpecErrors extends Error {
 }
 
 export function formatSpecError(e: SpecErrorInit): string {
-  const where = `${e.file}:${e.line}:${e.col}`;
+  // Line 0: a value with no line of its own (from Pulumi's configuration, not a file sm121 reads).
+  const where = e.line > 0 ? `${e.file}:${e.line}:${e.col}` : e.file;
   const field = e.field === "" ? "" : `${e.field}: `;
   return printable(`${where}: ${field}${e.problem}; ${e.fix}`);
 }

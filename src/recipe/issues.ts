@@ -1,7 +1,7 @@
 /** Turning zod issues into SpecErrors with a place in the file, a field, a problem and a fix. */
 import { z } from "zod";
 import { MAX_ERRORS, SpecError } from "./errors";
-import { didYouMean, dotted, type FieldPath, type Position } from "./locate";
+import { didYouMean, dotted, type FieldPath, type Place, type Position } from "./locate";
 
 /**
  * Messages written in schemas as "problem; fix" keep their fix. zod's own messages get a fix
@@ -10,7 +10,8 @@ import { didYouMean, dotted, type FieldPath, type Position } from "./locate";
 export function issueToSpecError(
   issue: z.core.$ZodIssue,
   file: string,
-  locate: (path: FieldPath) => Position,
+  /** A Place names another file than `file` (the site's values come from several files). */
+  locate: (path: FieldPath) => Position | Place,
   knownKeys: (path: FieldPath) => readonly string[],
   fieldPrefix = "",
 ): SpecError[] {

@@ -10,6 +10,11 @@ export interface Position {
   col: number;
 }
 
+/** A position in a named file; line 0 when the value has no line of its own (see siteSource). */
+export interface Place extends Position {
+  file: string;
+}
+
 export type FieldPath = ReadonlyArray<string | number>;
 
 export function dotted(path: FieldPath): string {

@@ -1,13 +1,14 @@
 /**
- * The site: nodes and deployments, kept in the stack config `Pulumi.<stack>.yaml` under the
- * `sm121:` namespace. The Pulumi program and the CLI read the same file with this one schema.
+ * The site: nodes and deployments, in the stack's configuration under the `sm121:` namespace (the
+ * stack file `Pulumi.<stack>.yaml`, or wherever Pulumi resolves it from: see siteSource.ts). The
+ * Pulumi program and the CLI read it with this one schema.
  */
 import { readFileSync } from "node:fs";
-import { LineCounter, parseDocument, visit } from "yaml";
 import { z } from "zod";
 import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError, keysAt } from "./issues";
-import { dotted, protoKeys, yamlLocator, type FieldPath } from "./locate";
+import { dotted, protoKeys, type FieldPath } from "./locate";
+import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
 import type { NodeEnvKey, Site, SiteNode } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
@@ -17,9 +18,6 @@ const PATH = /^[A-Za-z0-9~@:/._+-]+$/;
 const SAFE_VALUE = /^[A-Za-z0-9_./:=,@+%-]*$/;
 /** One command line of operator shell: no line break, NUL, other control (but tab) or invisible format character. */
 const commandLine = (s: string): boolean => !/[\p{Cc}\p{Cf}]/u.test(s.replace(/\t/g, ""));
-
-/** Config keys holding secrets; they are read through Pulumi, never from this file. */
-export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;
 
 /** `pulumi config set` stores every value as a string; numbers and booleans are read from them. */
 function num() {
@@ -107,50 +105,15 @@ function siteSchema() {
   });
 }
 
-/** A site has nodes and deployments, not thousands: the YAML parser's time grows with the square of a map's size. */
-const MAX_SITE_LINES = 10_000;
-const MAX_SITE_BYTES = 1 << 20;
-
 /** Parses the stack config text of `Pulumi.<stack>.yaml`. Throws SpecError or SpecErrors. */
 export function parseSite(file: string, stack: string, text: string): Site {
-  const lineCount = text.split("\n").length;
-  if (lineCount > MAX_SITE_LINES || text.length > MAX_SITE_BYTES) {
-    const size = lineCount > MAX_SITE_LINES ? `${lineCount} lines` : `${(text.length / (1 << 20)).toFixed(1)} MB`;
-    throw new SpecError({ file, line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1, col: 1, field: "", problem: `the stack config has ${size}; sm121 reads at most ${MAX_SITE_LINES} lines and 1 MB`, fix: "keep the site to its nodes and deployments" });
-  }
-  // prettyErrors: false leaves linePos unset, so the position comes from a LineCounter.
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
-  const yamlErr = doc.errors[0];
-  if (yamlErr !== undefined) {
-    const at = lines.linePos(yamlErr.pos[0]);
-    throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: `YAML syntax: ${yamlErr.message.split("\n")[0] ?? ""}`, fix: "fix the syntax at this spot" });
-  }
-  let root: unknown;
-  try {
-    root = doc.toJS({ maxAliasCount: 100 });
-  } catch (e) {
-    // yaml refuses an alias bomb ("billion laughs") here, with a plain error and no position.
-    let at = 0;
-    visit(doc, { Alias: (_, n) => { at = n.range?.[0] ?? 0; return visit.BREAK; } });
-    const pos = lines.linePos(at);
-    throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: `YAML: ${e instanceof Error ? e.message : String(e)}`, fix: "write the values out instead of aliases" });
-  }
-  const config = typeof root === "object" && root !== null && "config" in root ? (root as { config: unknown }).config : {};
-  // No prototype: a key `sm121:__proto__` must stay a key (and be reported as unknown).
-  const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const [k, v] of Object.entries((config ?? {}) as Record<string, unknown>)) {
-    if (!k.startsWith("sm121:")) continue;
-    const key = k.slice("sm121:".length);
-    if ((SECRET_CONFIG_KEYS as readonly string[]).includes(key)) continue;
-    raw[key] = v;
-  }
-  const locateIn = yamlLocator(text);
-  const locate = (p: FieldPath) => {
-    const [head, ...rest] = p;
-    return locateIn(head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
-  };
-  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: `sm121:${dotted(p)}`, problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
+  return siteFrom(stackFileSource({ file, text }), stack);
+}
+
+/** The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws SpecError or SpecErrors. */
+export function siteFrom(source: SiteSource, stack: string): Site {
+  const { file, raw, locate } = source;
+  throwIfAny(protoKeys(raw).map((p) => new SpecError({ ...locate(p), field: `sm121:${dotted(p)}`, problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
   const schema = siteSchema();
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
@@ -162,7 +125,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   const s = parsed.data;
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: string, fix: string) => {
-    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
+    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
   };
   const nodes: Record<string, SiteNode> = {};
   for (const [name, n] of Object.entries(s.nodes)) {
@@ -199,7 +162,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
   if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
   throwIfAny(errors);
   const site: Site = {
-    file, text, stack, nodes, deployments,
+    file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
     recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS,
     ...(s.gateway !== undefined && { gateway: s.gateway }),

@@ -1,4 +1,5 @@
 /** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
+import type { FieldPath, Place } from "./locate";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -92,8 +93,8 @@ export type GatewayFormat = "sm121" | "litellm" | "llama-swap";
 
 export interface Site {
   file: string;
-  /** The YAML text, kept to point errors at their line. */
-  text: string;
+  /** The place of a field of the site, to point errors at their line (see siteSource.ts). */
+  locate: (path: FieldPath) => Place;
   stack: string;
   nodes: Record<string, SiteNode>;
   deployments: Deployment[];

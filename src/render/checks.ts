@@ -1,21 +1,16 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
 import { driverFor } from "../engines";
 import { MAX_ERRORS, SpecError } from "../recipe/errors";
-import { dotted, yamlLocator, type FieldPath } from "../recipe/locate";
+import { dotted, type FieldPath } from "../recipe/locate";
 import type { Recipe, Site } from "../recipe/types";
 
 export function siteError(site: Site, path: FieldPath, problem: string, fix: string): SpecError {
   return siteErrorsOf(site)(path, problem, fix);
 }
 
-/** siteError with the YAML parsed once, for many errors of one site. */
+/** siteError for many errors of one site (the site's locator parses its files once). */
 export function siteErrorsOf(site: Site): (path: FieldPath, problem: string, fix: string) => SpecError {
-  const locate = yamlLocator(site.text);
-  return (path, problem, fix) => {
-    const [head, ...rest] = path;
-    const at = locate(head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest]);
-    return new SpecError({ file: site.file, ...at, field: `sm121:${dotted(path)}`, problem, fix });
-  };
+  return (path, problem, fix) => new SpecError({ ...site.locate(path), field: `sm121:${dotted(path)}`, problem, fix });
 }
 
 /** Errors of the deployments against the recipes and each other (not the profiles). */

@@ -69,9 +69,12 @@ describe.sequential("safety of pulumi up", () => {
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; failure: string } } }> } };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("failed");
-    // The gateway file says so at once (its only endpoint stays enabled: the first-endpoint rule).
+    // The gateway file says so at once (its only endpoint stays enabled, not also marked disabled:
+    // the first-endpoint rule, with a warning).
     const gw = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }> };
-    expect(gw.models[0]).toMatchObject({ status: "failed", endpoints: [{ enabled: true, disabled: "the deployment is failed" }] });
+    expect(gw.models[0]).toMatchObject({ status: "failed", endpoints: [{ enabled: true }] });
+    expect(gw.models[0]?.endpoints[0]?.disabled).toBeUndefined();
+    expect(up.all).toContain("model qwen3-8b: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config");
     // The next up retries the failed deployment (no-change is not "done" while it is failed).
     setEngineBehaviour(n, null);
     const retry = await e.up();

@@ -94,7 +94,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   const dir = join(base, "project");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(REPO, "Pulumi.yaml")));
-  writeFileSync(join(dir, "package.json"), '{"name":"sm121-e2e","private":true}\n');
+  writeFileSync(join(dir, "package.json"), '{"name":"sm121-e2e","private":true,"main":"dist/src/index.js"}\n');
   for (const link of ["dist", "node_modules"]) symlinkSync(join(REPO, link), join(dir, link));
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   for (const [f, text] of Object.entries(recipes ?? {})) {
