@@ -31,10 +31,17 @@ function load() {
     throw e;
   }
 }
-const { site, bundles, recipes: recipeDefs } = load();
-const config = new pulumi.Config("sm121");
+const { site, bundles: declared, recipes: recipeDefs } = load();
 
 const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+// `sm121 down <deployment>`: this run leaves the deployment out, as if the site did not list it.
+const down = list(process.env["SM121_DOWN"]);
+for (const d of down) {
+  if (!declared.some((b) => b.deployment === d)) throw new pulumi.RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
+}
+const bundles = declared.filter((b) => !down.includes(b.deployment));
+const config = new pulumi.Config("sm121");
+
 const allow = {
   protected: list(process.env["SM121_ALLOW_PROTECTED"]),
   experimental: process.env["SM121_EXPERIMENTAL"] === "1",
@@ -90,7 +97,7 @@ export = async () => {
   const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (the site no longer puts it there); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
+    throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
   }
   for (const l of seen.leaving) pulumi.log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
 

@@ -12,7 +12,7 @@ import { flagSpec } from "../src/cli/usage";
 import { cliAuth, connectFailure, fingerprintIn } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
-import { componentUrn, refusals } from "../src/cli/down";
+import { componentUrn, otherChanges, refusals } from "../src/cli/down";
 import { noEndpoint } from "../src/cli/smoke";
 import { renderCommand } from "../src/cli/render";
 import { renderSchema } from "../src/cli/schemas";
@@ -154,6 +154,16 @@ describe("down", () => {
     const out = "  sm121:index:EngineDeployment (solo-engine):\n    error: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n\nerror: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n";
     expect(refusals(out)).toEqual(["node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
     expect(refusals("error: update failed")).toEqual([]);
+    const json = JSON.stringify({ diagnostics: [{ message: "error: node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it\n" }] });
+    expect(refusals(json)).toEqual(["node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
+  });
+
+  it("finds what a down's preview would change besides the deployment and the gateway", () => {
+    const step = (op: string, tail: string) => ({ op, urn: `urn:pulumi:sim::sm121::${tail}` });
+    const preview = (steps: object[]) => JSON.stringify({ steps });
+    const own = [step("delete", "sm121:index:Recipe::small"), step("delete", "sm121:index:Recipe$sm121:index:EngineDeployment::small-engine"), step("update", "sm121:index:GatewayFragment::gateway"), step("same", "sm121:index:Recipe::solo")];
+    expect(otherChanges(preview(own), "small")).toEqual([]);
+    expect(otherChanges(preview([...own, step("update", "sm121:index:Recipe$sm121:index:EngineDeployment::solo-engine"), step("delete", "sm121:index:Recipe::small-x")]), "small")).toEqual(["update solo-engine", "delete small-x"]);
   });
 });
 

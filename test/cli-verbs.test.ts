@@ -168,7 +168,7 @@ describe("sm121 down", () => {
   it("refuses a protected node without SM121_ALLOW_PROTECTED, and stops nothing", async () => {
     const r = await run(["down", "solo"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("refused: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n");
+    expect(r.stderr).toContain("refused: node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it\n");
     expect((await sh(s.nodes[0], "docker ps --filter name=sm121-solo-0 --format '{{.Names}}'")).trim()).toBe("sm121-solo-0");
     expect(await stateHas("solo")).toBe(true);
   });
@@ -176,7 +176,7 @@ describe("sm121 down", () => {
   it("stops one deployment through Pulumi and leaves the others serving", async () => {
     const r = await run(["down", "small"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^stopping small on spark3: pulumi destroy --target urn:pulumi:sim::sm121::sm121:index:Recipe::small --target-dependents$/m);
+    expect(r.stdout).toMatch(/^stopping small on spark3: SM121_DOWN=small pulumi up$/m);
     expect(r.stdout).toContain("small is stopped on spark3\n");
     expect(r.stdout).toContain("the site (Pulumi.sim.yaml) still lists small: the next pulumi up serves it again; remove it from sm121:deployments to keep it down\n");
     expect((await sh(s.nodes[2], "tmux ls 2>/dev/null | grep -c sm121-small || true")).trim()).toBe("0");

@@ -1,10 +1,13 @@
 /**
- * `sm121 down <deployment>`: stops one deployment on all its nodes through Pulumi, a targeted
- * destroy of its Recipe component and everything that depends on it:
- *   pulumi stack export                      -> the component's URN, from the stack's state
- *   pulumi destroy --target URN --target-dependents --yes --skip-preview (no outputs, no progress dots)
- * Pulumi's own environment passes through (backend, passphrase, SM121_ALLOW_PROTECTED): the
- * provider refuses a protected node without the allowance, and down says so in one line.
+ * `sm121 down <deployment>`: stops one deployment on all its nodes through Pulumi, as if it were
+ * removed from the site: the program leaves out what SM121_DOWN names.
+ *   pulumi stack export                   -> is it in the stack's state at all?
+ *   SM121_DOWN=<d> pulumi preview --json  -> refused when the up would change anything else
+ *   SM121_DOWN=<d> pulumi up --yes        -> its delete stops it; the gateway file drops it
+ * (A targeted destroy cannot do this: every deployment on a protected node comes after the others,
+ * and the gateway depends on all, so the destroy of one would take them along.)
+ * Pulumi's own environment passes through (backend, passphrase, SM121_ALLOW_PROTECTED): a protected
+ * node is refused at plan time without the allowance, and down says so in one line.
  *
  * The site still lists the deployment: the next `pulumi up` serves it again (remove it from
  * sm121:deployments to keep it down).
@@ -25,9 +28,9 @@ interface Run {
   stderr: string;
 }
 
-function pulumi(ctx: CliContext, args: string[], onLine?: (l: string) => void): Promise<Run> {
+function pulumi(ctx: CliContext, args: string[], env: NodeJS.ProcessEnv, onLine?: (l: string) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn("pulumi", args, { cwd: ctx.root, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("pulumi", args, { cwd: ctx.root, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let partial = "";
@@ -54,35 +57,52 @@ export function componentUrn(exported: string, deployment: string): string | und
   return urns.find((u) => u.endsWith(`::${deployment}`));
 }
 
-/** The lines of a failed destroy that say a protected node was refused (the provider's words). */
+/** What a preview (`pulumi preview --json`) would change besides the deployment and the gateway file. */
+export function otherChanges(previewJson: string, deployment: string): string[] {
+  const plan = JSON.parse(previewJson) as { steps?: Array<{ op?: unknown; urn?: unknown }> };
+  const ours = (urn: string) => urn.endsWith(`::${deployment}`) || urn.endsWith(`::${deployment}-engine`) || urn.endsWith(`::${deployment}-dgpp`) || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
+  return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
+}
+
+/** The lines of a failed run that say a protected node was refused. */
 export function refusals(output: string): string[] {
-  return [...new Set(output.split("\n").map((l) => l.trim().replace(/^error:\s*/, "")).filter((l) => /^node \S+ is protected and this run would stop /.test(l)))];
+  // Plain lines, or inside the JSON of `pulumi preview --json`: the refusal ends with its fix.
+  return [...new Set([...output.matchAll(/node \S+ is protected and this run would stop .*?to allow it/g)].map((m) => m[0]))];
 }
 
 export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
   const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
-  const exported = await pulumi(ctx, ["stack", "export", "--stack", ctx.stack]);
+  const exported = await pulumi(ctx, ["stack", "export", "--stack", ctx.stack], process.env);
   if (exported.code !== 0) {
     ctx.err(t("down.exportFailed", { stack: ctx.stack, stderr: exported.stderr.trim().slice(-500) }));
     return 1;
   }
-  const urn = componentUrn(exported.stdout, b.deployment);
-  if (urn === undefined) {
+  if (componentUrn(exported.stdout, b.deployment) === undefined) {
     ctx.out(t("down.notDeployed", { deployment: b.deployment, stack: ctx.stack }));
     return 0;
   }
-  ctx.out(t("down.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", "), urn }));
-  // The stack's outputs are the last up's (a targeted destroy leaves them): not shown, they would still list this deployment.
-  const args = ["destroy", "--stack", ctx.stack, "--target", urn, "--target-dependents", "--yes", "--skip-preview", "--non-interactive", "--suppress-outputs", "--suppress-progress"];
-  const run = await pulumi(ctx, args, (l) => ctx.out(`  ${l}`));
-  if (run.code !== 0) {
+  // Deployments that an earlier down stopped stay down: this up must not serve them again.
+  const alreadyDown = project.bundles.map((x) => x.deployment).filter((d) => d !== b.deployment && componentUrn(exported.stdout, d) === undefined);
+  const env = { ...process.env, SM121_DOWN: [b.deployment, ...alreadyDown].join(",") };
+  const fail = (run: Run): number => {
     for (const l of run.stderr.trim().split("\n").filter((x) => x !== "")) ctx.err(`  ${l}`);
     const refused = refusals(`${run.stdout}\n${run.stderr}`);
     if (refused.length > 0) for (const r of refused) ctx.err(t("down.refused", { reason: r }));
     else ctx.err(t("down.failed", { deployment: b.deployment, code: run.code }));
     return 1;
+  };
+  const preview = await pulumi(ctx, ["preview", "--stack", ctx.stack, "--json", "--non-interactive"], env);
+  if (preview.code !== 0) return fail(preview);
+  const others = otherChanges(preview.stdout, b.deployment);
+  if (others.length > 0) {
+    ctx.err(t("down.pending", { changes: others.join(", "), deployment: b.deployment }));
+    return 1;
   }
+  ctx.out(t("down.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));
+  const args = ["up", "--stack", ctx.stack, "--yes", "--skip-preview", "--non-interactive", "--suppress-outputs", "--suppress-progress"];
+  const run = await pulumi(ctx, args, env, (l) => ctx.out(`  ${l}`));
+  if (run.code !== 0) return fail(run);
   ctx.out(t("down.done", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));
   ctx.out(t("down.stillListed", { deployment: b.deployment, stack: ctx.stack }));
   return 0;

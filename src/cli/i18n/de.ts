@@ -140,9 +140,10 @@ export const de: Record<MessageKey, Message> = {
   "down.noPulumi": "pulumi ist nicht im PATH; legen Sie die Pulumi-CLI dorthin (scripts/toolchain.sh gibt ihr Verzeichnis aus)",
   "down.exportFailed": "pulumi stack export --stack {stack} ist fehlgeschlagen: {stderr}",
   "down.notDeployed": "Deployment {deployment} ist nicht im Zustand des Stacks {stack} (nie eingesetzt oder schon gestoppt); nichts zu stoppen",
-  "down.stopping": "stoppe {deployment} auf {nodes}: pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "stoppe {deployment} auf {nodes}: SM121_DOWN={deployment} pulumi up",
   "down.refused": "abgelehnt: {reason}",
-  "down.failed": "pulumi destroy von {deployment} ist fehlgeschlagen (Exit {code}); siehe die Ausgabe oben",
+  "down.pending": "abgelehnt: die Site hat weitere Änderungen, die dieses up mit anwenden würde: {changes}; zuerst pulumi up ausführen, oder SM121_DOWN={deployment} pulumi up, um sie zusammen anzuwenden",
+  "down.failed": "pulumi up (SM121_DOWN) von {deployment} ist fehlgeschlagen (Exit {code}); siehe die Ausgabe oben",
   "down.done": "{deployment} ist auf {nodes} gestoppt",
   "down.stillListed": "die Site (Pulumi.{stack}.yaml) nennt {deployment} noch: das nächste pulumi up startet es wieder; entfernen Sie es aus sm121:deployments, damit es gestoppt bleibt",
 };

@@ -137,9 +137,10 @@ export const en = {
   "down.noPulumi": "pulumi is not on PATH; put the Pulumi CLI there (scripts/toolchain.sh prints its directory)",
   "down.exportFailed": "pulumi stack export --stack {stack} failed: {stderr}",
   "down.notDeployed": "deployment {deployment} is not in the state of stack {stack} (never deployed, or down already); nothing to stop",
-  "down.stopping": "stopping {deployment} on {nodes}: pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "stopping {deployment} on {nodes}: SM121_DOWN={deployment} pulumi up",
   "down.refused": "refused: {reason}",
-  "down.failed": "pulumi destroy of {deployment} failed (exit {code}); see its output above",
+  "down.pending": "refused: the site has other changes that this up would apply too: {changes}; run pulumi up first, or SM121_DOWN={deployment} pulumi up to apply them together",
+  "down.failed": "pulumi up (SM121_DOWN) of {deployment} failed (exit {code}); see its output above",
   "down.done": "{deployment} is stopped on {nodes}",
   "down.stillListed": "the site (Pulumi.{stack}.yaml) still lists {deployment}: the next pulumi up serves it again; remove it from sm121:deployments to keep it down",
 } as const;

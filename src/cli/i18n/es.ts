@@ -140,9 +140,10 @@ export const es: Record<MessageKey, Message> = {
   "down.noPulumi": "pulumi no está en el PATH; ponga allí la CLI de Pulumi (scripts/toolchain.sh imprime su directorio)",
   "down.exportFailed": "pulumi stack export --stack {stack} falló: {stderr}",
   "down.notDeployed": "el despliegue {deployment} no está en el estado del stack {stack} (nunca desplegado, o ya detenido); nada que detener",
-  "down.stopping": "deteniendo {deployment} en {nodes}: pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "deteniendo {deployment} en {nodes}: SM121_DOWN={deployment} pulumi up",
   "down.refused": "rechazado: {reason}",
-  "down.failed": "pulumi destroy de {deployment} falló (código {code}); vea su salida arriba",
+  "down.pending": "rechazado: el sitio tiene otros cambios que este up también aplicaría: {changes}; ejecute primero pulumi up, o SM121_DOWN={deployment} pulumi up para aplicarlos juntos",
+  "down.failed": "pulumi up (SM121_DOWN) de {deployment} falló (código {code}); vea su salida arriba",
   "down.done": "{deployment} está detenido en {nodes}",
   "down.stillListed": "el sitio (Pulumi.{stack}.yaml) aún incluye {deployment}: el próximo pulumi up lo vuelve a servir; quítelo de sm121:deployments para que siga detenido",
 };

@@ -140,9 +140,10 @@ export const ja: Record<MessageKey, Message> = {
   "down.noPulumi": "PATH に pulumi がありません。Pulumi CLI を PATH に追加してください (scripts/toolchain.sh がそのディレクトリを表示します)",
   "down.exportFailed": "pulumi stack export --stack {stack} が失敗しました: {stderr}",
   "down.notDeployed": "デプロイメント {deployment} はスタック {stack} の状態にありません (未デプロイか停止済み)。停止するものはありません",
-  "down.stopping": "{nodes} の {deployment} を停止します: pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "{nodes} の {deployment} を停止します: SM121_DOWN={deployment} pulumi up",
   "down.refused": "拒否されました: {reason}",
-  "down.failed": "{deployment} の pulumi destroy が失敗しました (終了コード {code})。上の出力を見てください",
+  "down.pending": "拒否: サイトには、この up が一緒に適用してしまう他の変更があります: {changes}。先に pulumi up を実行するか、SM121_DOWN={deployment} pulumi up でまとめて適用してください",
+  "down.failed": "{deployment} の pulumi up (SM121_DOWN) が失敗しました (終了コード {code})。上の出力を見てください",
   "down.done": "{deployment} は {nodes} で停止しました",
   "down.stillListed": "サイト (Pulumi.{stack}.yaml) にはまだ {deployment} があります。次の pulumi up で再び起動します。停止したままにするには sm121:deployments から削除してください",
 };

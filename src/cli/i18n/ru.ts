@@ -140,9 +140,10 @@ export const ru: Record<MessageKey, Message> = {
   "down.noPulumi": "pulumi нет в PATH; добавьте туда Pulumi CLI (scripts/toolchain.sh печатает его каталог)",
   "down.exportFailed": "pulumi stack export --stack {stack} не удался: {stderr}",
   "down.notDeployed": "развёртывания {deployment} нет в состоянии стека {stack} (не развёртывалось или уже остановлено); останавливать нечего",
-  "down.stopping": "останавливаю {deployment} на {nodes}: pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "останавливаю {deployment} на {nodes}: SM121_DOWN={deployment} pulumi up",
   "down.refused": "отказано: {reason}",
-  "down.failed": "pulumi destroy для {deployment} не удался (код {code}); см. его вывод выше",
+  "down.pending": "отказ: в сайте есть другие изменения, которые этот up тоже применит: {changes}; сначала выполните pulumi up или SM121_DOWN={deployment} pulumi up, чтобы применить их вместе",
+  "down.failed": "pulumi up (SM121_DOWN) для {deployment} не удался (код {code}); см. его вывод выше",
   "down.done": "{deployment} остановлено на {nodes}",
   "down.stillListed": "сайт (Pulumi.{stack}.yaml) всё ещё содержит {deployment}: следующий pulumi up снова его запустит; удалите его из sm121:deployments, чтобы оно оставалось остановленным",
 };

@@ -140,9 +140,10 @@ export const zh: Record<MessageKey, Message> = {
   "down.noPulumi": "PATH 中没有 pulumi；请把 Pulumi CLI 加入 PATH（scripts/toolchain.sh 会打印其目录）",
   "down.exportFailed": "pulumi stack export --stack {stack} 失败：{stderr}",
   "down.notDeployed": "堆栈 {stack} 的状态中没有部署 {deployment}（从未部署，或已停止）；无需停止",
-  "down.stopping": "正在停止 {nodes} 上的 {deployment}：pulumi destroy --target {urn} --target-dependents",
+  "down.stopping": "正在停止 {nodes} 上的 {deployment}：SM121_DOWN={deployment} pulumi up",
   "down.refused": "已拒绝：{reason}",
-  "down.failed": "{deployment} 的 pulumi destroy 失败（退出码 {code}）；见上面的输出",
+  "down.pending": "已拒绝：站点还有其他变更，此次 up 也会一并应用：{changes}；请先运行 pulumi up，或用 SM121_DOWN={deployment} pulumi up 一起应用",
+  "down.failed": "{deployment} 的 pulumi up (SM121_DOWN) 失败（退出码 {code}）；见上面的输出",
   "down.done": "{deployment} 已在 {nodes} 上停止",
   "down.stillListed": "站点（Pulumi.{stack}.yaml）仍列有 {deployment}：下一次 pulumi up 会再次启动它；要保持停止，请把它从 sm121:deployments 中删除",
 };
