@@ -1,7 +1,7 @@
 /** The project as the program and the CLI see it: the stack's site, the recipes, the renders. */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { SpecError, SpecErrors, throwIfAny } from "./recipe/errors";
+import { collectErrors, type SpecError, throwIfAny } from "./recipe/errors";
 import { loadRecipes } from "./recipe/recipe";
 import { siteFrom } from "./recipe/site";
 import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
@@ -40,16 +40,7 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
   }
   // The site and the recipes are independent inputs: report the errors of both at once.
   const errors: SpecError[] = [];
-  const attempt = <T>(f: () => T): T | undefined => {
-    try {
-      return f();
-    } catch (e) {
-      if (e instanceof SpecError) errors.push(e);
-      else if (e instanceof SpecErrors) errors.push(...e.errors);
-      else throw e;
-      return undefined;
-    }
-  };
+  const attempt = <T>(f: () => T): T | undefined => collectErrors(errors, f);
   const site = attempt(() => siteFrom(source(), stack));
   const dir = site?.recipesDir ?? "recipes";
   const recipes = attempt(() => {

@@ -7,19 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { siteFrom } from "../src/recipe/site";
 import { PULUMI_CONFIG_ORIGIN, pulumiConfigSource } from "../src/recipe/siteSource";
-import { SpecError, SpecErrors } from "../src/recipe/errors";
-
-/** The messages of the input errors `fn` throws. */
-function rejected(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecErrors) return e.errors.map((x) => x.message);
-    if (e instanceof SpecError) return [e.message];
-    throw e;
-  }
-  throw new Error("accepted");
-}
+import { errorsOf as rejected } from "./helpers/spec";
 
 const STACK = `config:
   sm121:memTimeoutS: 30
