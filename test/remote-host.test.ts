@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { CommandError, TransportError } from "../src/remote";
 import { Collector } from "../src/remote/host";
 import { LocalHost } from "../src/remote/local";
+import { ERROR_TAIL_LINES } from "../src/remote/output";
 import { alive } from "./helpers/project";
 
 const host = new LocalHost("n1");
@@ -70,8 +71,9 @@ describe("failures", () => {
     });
   });
 
-  it("shows the last 12 lines of a long output", async () => {
-    await expect(host.run("seq 1 100 >&2; exit 1", { step: "s" })).rejects.toMatchObject({ stderrTail: Array.from({ length: 12 }, (_, i) => String(89 + i)).join("\n") });
+  it("shows the last ERROR_TAIL_LINES lines of a long output", async () => {
+    const tail = Array.from({ length: ERROR_TAIL_LINES }, (_, i) => String(101 - ERROR_TAIL_LINES + i)).join("\n");
+    await expect(host.run("seq 1 100 >&2; exit 1", { step: "s" })).rejects.toMatchObject({ stderrTail: tail });
   });
 
   it("a timeout says so, stops what the script started, and carries both tails", async () => {

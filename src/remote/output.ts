@@ -6,7 +6,7 @@
 import { StringDecoder } from "node:string_decoder";
 
 /** The lines of each stream that a failed step's error shows. */
-const ERROR_TAIL_LINES = 30;
+export const ERROR_TAIL_LINES = 30;
 /** What a streamed run keeps of its output: enough for the error's lines. */
 const TAIL_CHARS = 16 * 1024;
 /** A "line" that never ends (a progress bar redrawn with \r) is passed on in pieces of this size. */

@@ -152,7 +152,8 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(await sh("docker ps --format '{{.Names}}'")).toBe("sm121-solo-0\n");
-    expect(JSON.parse(await sh(`curl -s http://${node.ip}:18432/v1/models`)).data[0].id).toBe("solo");
+    // The node's BIND (127.0.0.1) holds for every deployment on it.
+    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18432/v1/models")).data[0].id).toBe("solo");
   });
 
   it("destroys: the container is gone, the .env stays", async () => {

@@ -66,7 +66,12 @@ export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => "
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  // A zombie (killed, not yet reaped by whoever inherited it) runs nothing.
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return false;
   }
