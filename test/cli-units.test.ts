@@ -16,7 +16,8 @@ import { componentUrn, otherChanges, refusals } from "../src/cli/down";
 import { noEndpoint } from "../src/cli/smoke";
 import { renderCommand } from "../src/cli/render";
 import { renderSchema } from "../src/cli/schemas";
-import { driftOf, factsScript, probeScript } from "../src/cli/status";
+import { factsScript, probeScript } from "../src/cli/status";
+import { driftFindings, driftOf, type NodeState } from "../src/serve/probe";
 import { loadProject } from "../src/project";
 import { TransportError } from "../src/remote";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
@@ -121,13 +122,17 @@ describe("the status probe", () => {
     const path = nb.files[0]?.path ?? "";
     const sha = nb.files[0]?.sha256 ?? "";
     const rec = { identity: nb.identity, files: { [path]: sha } };
-    expect(driftOf(nb, rec, new Map([[path, sha]]), true)).toBeNull();
-    expect(driftOf(nb, rec, new Map([[path, "0".repeat(64)]]), true)).toEqual({ kind: "edited", files: [path] });
-    expect(driftOf(nb, rec, new Map(), true)).toEqual({ kind: "edited", files: [path] });
-    expect(driftOf(nb, undefined, new Map(), false)).toEqual({ kind: "no-record", files: [] });
-    expect(driftOf(nb, { ...rec, identity: "x" }, new Map([[path, sha]]), true)).toEqual({ kind: "other-bundle", files: [] });
-    expect(driftOf(nb, rec, new Map([[path, sha]]), false)).toEqual({ kind: "not-running", files: [] });
-    expect(driftOf(nb, rec, new Map([[path, sha]]), null)).toBeNull();
+    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] = rec): NodeState => ({ failed: [], others: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== undefined && { recorded }) });
+    const kinds = (s: NodeState) => driftFindings(nb, s).map((d) => [d.kind, d.files]);
+    expect(kinds(st({ [path]: sha }, true))).toEqual([]);
+    expect(kinds(st({ [path]: "0".repeat(64) }, true))).toEqual([["edited", [path]]]);
+    expect(kinds(st({}, true))).toEqual([["removed", [path]]]);
+    expect(kinds(st({}, false, undefined))).toEqual([["no-record", []]]);
+    expect(kinds(st({ [path]: sha }, true, { ...rec, identity: "x" }))).toEqual([["other-bundle", []]]);
+    expect(kinds(st({ [path]: sha }, false))).toEqual([["not-running", []]]);
+    // The plan leaves a first serve and a new bundle to the diff: those are no drift there.
+    expect(driftOf(nb, st({}, false, undefined))).toEqual([]);
+    expect(driftOf(nb, st({ [path]: sha }, false))).toEqual(["the engine is not running (not found)"]);
   });
 });
 

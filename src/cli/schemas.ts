@@ -38,7 +38,7 @@ export function statusEntrySchema() {
     /** null: not known (the node is unreachable, or its status would need an HTTP request). */
     running: z.boolean().nullable(),
     startedAt: nullableString(),
-    drift: z.strictObject({ kind: z.enum(["edited", "no-record", "other-bundle", "not-running"]), files: z.array(z.string()) }).nullable(),
+    drift: z.strictObject({ kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount"]), files: z.array(z.string()) }).nullable(),
     env: z.strictObject({ path: z.string(), profile: nullableString(), rendered: nullableString(), sha256: nullableString(), edited: z.boolean() }).nullable(),
     health: healthSchema(),
     kvCache: z.strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) }).nullable(),

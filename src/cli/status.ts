@@ -14,7 +14,8 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import type { Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { parseEnvFile } from "../render/envfile";
-import { envPathOf, watchedPaths } from "../serve/probe";
+import { driftFindings, envPathOf, parseProbe, watchedPaths, type NodeState } from "../serve/probe";
+import { preflightScript } from "../serve/steps";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
 import type { RunResult } from "../remote";
@@ -28,30 +29,18 @@ import { statusText } from "./table";
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
 /**
- * The state, files, .env and KV cache of one deployment on one node: one read-only script. The
- * status script is left out when it would send an HTTP request that is not allowed.
+ * The state, files, .env and KV cache of one deployment on one node: one read-only script, the
+ * serve's own probe (serve/steps.ts) plus the KV cache line. The status script is left out when
+ * it would send an HTTP request that is not allowed.
  */
 export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: boolean): string {
   // A status script that asks the engine's API (DGPP's) is an HTTP request too.
   const runStatus = httpAllowed || !nb.statusAsksApi;
-  const d = nodePath(nb.stateDir);
-  const lines = [
-    `state=$(tr -d '\n' < ${d}/state.json 2>/dev/null || true)`,
-    `printf '@sm121 {"state":%s}\\n' "\${state:-null}"`,
-    runStatus ? `( ${nb.status} ) 2>/dev/null || true` : ":",
-  ];
-  watchedPaths(nb).forEach((p, i) => {
-    const w = nodePath(p);
-    lines.push(`if [ -e ${w} ]; then printf '@sm121 {"fileIndex":${i},"sha256":"%s"}\\n' "$(sha256sum < ${w} | cut -c1-64)"; fi`);
-  });
-  const env = envPathOf(nb);
-  if (env !== undefined) {
-    lines.push(`if [ -f ${nodePath(env)} ]; then printf '@sm121 {"envText":"%s"}\\n' "$(grep -vE '^(HF_TOKEN|API_KEY)=' ${nodePath(env)} | base64 -w0)"; fi`);
-  }
+  const lines = [preflightScript(nb, watchedPaths(nb), undefined, envPathOf(nb), runStatus)];
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
       `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
-      `printf '@sm121 {"kvLog":"%s","kvSaved":"%s"}\\n' "$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${d}/kv-cache.txt 2>/dev/null || true)"`,
+      `printf '@sm121 {"kvLog":"%s","kvSaved":"%s"}\\n' "$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`,
     );
   }
   return lines.join("\n");
@@ -75,18 +64,11 @@ function gpuProbeScript(probe: string): string {
   ].join("\n");
 }
 
-type Drift = StatusEntry["drift"];
-
-/** The drift rule of serve/probe.ts driftOf, as data: which files were edited, or why else. */
-export function driftOf(nb: NodeBundle, recorded: { identity: string; files: Record<string, string> } | undefined, hashed: Map<string, string>, running: boolean | null): Drift {
-  // A recorded file that the current render no longer has is judged by the identity instead.
-  const watched = new Set(watchedPaths(nb));
-  const edited = Object.entries(recorded?.files ?? {}).filter(([p, sha]) => watched.has(p) && hashed.get(p) !== sha).map(([p]) => p);
-  if (edited.length > 0) return { kind: "edited", files: edited };
-  if (recorded === undefined) return { kind: "no-record", files: [] };
-  if (recorded.identity !== nb.identity) return { kind: "other-bundle", files: [] };
-  if (nb.runs && running === false) return { kind: "not-running", files: [] };
-  return null;
+/** The first finding of the one drift rule (serve/probe.ts), as status reports it. */
+function driftOf(nb: NodeBundle, st: NodeState): StatusEntry["drift"] {
+  const d = driftFindings(nb, st)[0];
+  if (d === undefined) return null;
+  return { kind: d.kind === "removed" ? "edited" : d.kind, files: d.files };
 }
 
 function targetOf(b: DeploymentBundle, nb: NodeBundle, site: Site): StatusEntry["target"] {
@@ -127,34 +109,23 @@ async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: Node
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
   const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
   o.trace(nb.node, "status", res);
-  const watched = watchedPaths(nb);
-  const hashed = new Map<string, string>();
-  let recorded: { identity: string; files: Record<string, string> } | undefined;
-  let running: boolean | null = null;
-  let startedAt: string | null = null;
+  const st = parseProbe(res.records, res.stdout);
+  const running: boolean | null = res.records.some((rec) => typeof rec["running"] === "boolean") ? st.running : null;
+  const startedAt = st.startedAt ?? null;
   let env: StatusEntry["env"] = null;
+  if (st.envText !== undefined) {
+    const parsed = parseEnvFile(st.envText);
+    const h = (k: string) => parsed.header[k] ?? null;
+    env = { path: envPathOf(nb) ?? "", profile: h("profile"), rendered: h("rendered"), sha256: h("sha256"), edited: parsed.edited };
+  }
   let kvCache: StatusEntry["kvCache"] = null;
-  for (const rec of res.records) {
-    if ("state" in rec) {
-      const s = rec["state"] as { identity?: unknown; files?: unknown } | null;
-      if (s !== null && typeof s.identity === "string") recorded = { identity: s.identity, files: (s.files ?? {}) as Record<string, string> };
-    } else if (typeof rec["running"] === "boolean") {
-      running = rec["running"];
-      startedAt = typeof rec["startedAt"] === "string" ? rec["startedAt"] : null;
-    } else if (typeof rec["fileIndex"] === "number") {
-      const p = watched[rec["fileIndex"]];
-      if (p !== undefined) hashed.set(p, String(rec["sha256"]));
-    } else if (typeof rec["envText"] === "string") {
-      const parsed = parseEnvFile(b64(rec["envText"]));
-      const h = (k: string) => parsed.header[k] ?? null;
-      env = { path: envPathOf(nb) ?? "", profile: h("profile"), rendered: h("rendered"), sha256: h("sha256"), edited: parsed.edited };
-    } else if (typeof rec["kvLog"] === "string") {
-      const fromLog = b64(rec["kvLog"]).trim();
-      const saved = b64(rec["kvSaved"]).trim();
-      const line = fromLog !== "" ? fromLog : saved;
-      const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
-      if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
-    }
+  const kvRec = res.records.find((rec) => typeof rec["kvLog"] === "string");
+  if (kvRec !== undefined) {
+    const fromLog = b64(kvRec["kvLog"]).trim();
+    const saved = b64(kvRec["kvSaved"]).trim();
+    const line = fromLog !== "" ? fromLog : saved;
+    const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
+    if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
   }
   let health: Health;
   if (nb.api === undefined) health = { checked: false, reason: "no-api" };
@@ -167,7 +138,8 @@ async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: Node
     health = c === undefined ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null } : healthOf(c.code, c.totalMs, c.body);
   }
   const error = res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
-  return { ...base, running, startedAt, drift: driftOf(nb, recorded, hashed, running), env, health, kvCache, error };
+  // Without the status script (a protected node's API) "not running" is unknown, not drift.
+  return { ...base, running, startedAt, drift: driftOf(nb, running === null ? { ...st, running: true } : st), env, health, kvCache, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {

@@ -100,6 +100,7 @@ function driftText(e: StatusEntry): string {
   if (d.kind === "edited") return t("status.driftEdited", { files: d.files.join(", ") });
   if (d.kind === "no-record") return t("status.driftNoRecord");
   if (d.kind === "other-bundle") return t("status.driftOtherBundle");
+  if (d.kind === "newer-mount") return t("status.driftNewerMount", { files: d.files.join(", ") });
   return t("status.driftNotRunning");
 }
 

@@ -102,28 +102,45 @@ function sameFiles(st: NodeState): boolean {
   return Object.entries(rec).every(([p, sha]) => st.files[p]?.sha256 === sha);
 }
 
+export type DriftKind = "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount";
+
+export interface Drift {
+  kind: DriftKind;
+  files: string[];
+  words: string;
+}
+
 /**
- * Drift, in words: what changed on the node since sm121 served it, each a reason this up restarts
- * or repairs the node. The one rule behind the plan of `pulumi preview`, the repair of `pulumi up`
- * and `pulumi refresh`. Empty when the node runs exactly what was written.
+ * What changed on the node since sm121 served it: the one rule behind the plan of `pulumi
+ * preview`, the repair of `pulumi up`, `pulumi refresh` and `sm121 status`. Empty when the node
+ * runs exactly what was written.
  */
-export function driftOf(nb: NodeBundle, st: NodeState): string[] {
-  const words: string[] = [];
-  const rec = st.recorded?.files ?? {};
-  for (const [p, sha] of Object.entries(rec)) {
+export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
+  const out: Drift[] = [];
+  for (const [p, sha] of Object.entries(st.recorded?.files ?? {})) {
     const now = st.files[p];
     if (now?.sha256 === sha) continue;
-    if (now === undefined) words.push(`${p} was removed on the node`);
-    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) words.push(`.env edited on the node: ${keyChanges(parseEnvFile(st.envText).keys, nb.envKeys)}`);
-    else words.push(`${p} edited on the node`);
+    if (now === undefined) out.push({ kind: "removed", files: [p], words: `${p} was removed on the node` });
+    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) out.push({ kind: "edited", files: [p], words: `.env edited on the node: ${keyChanges(parseEnvFile(st.envText).keys, nb.envKeys)}` });
+    else out.push({ kind: "edited", files: [p], words: `${p} edited on the node` });
   }
-  if (nb.runs && !st.running && st.recorded !== undefined) words.push(`the engine is not running (${st.detail ?? "not found"})`);
-  if (nb.runs && st.running && st.recorded?.identity === nb.identity && words.length === 0) {
+  if (st.recorded === undefined) out.push({ kind: "no-record", files: [], words: "no sm121 record on the node" });
+  else if (st.recorded.identity !== nb.identity) out.push({ kind: "other-bundle", files: [], words: "the node runs another bundle" });
+  if (nb.runs && !st.running && st.recorded !== undefined) out.push({ kind: "not-running", files: [], words: `the engine is not running (${st.detail ?? "not found"})` });
+  if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const started = parseTime(st.startedAt);
     const newer = watchedPaths(nb).filter((p) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999);
-    if (newer.length > 0) words.push(`changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)`);
+    if (newer.length > 0) out.push({ kind: "newer-mount", files: newer, words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)` });
   }
-  return words;
+  return out;
+}
+
+/**
+ * The plan's drift, in words, each a reason this up repairs the node. A first serve or a new
+ * bundle (no record, another identity) is not drift here: the diff itself says so.
+ */
+export function driftOf(nb: NodeBundle, st: NodeState): string[] {
+  return driftFindings(nb, st).filter((d) => d.kind !== "no-record" && d.kind !== "other-bundle").map((d) => d.words);
 }
 
 /** `MAX_NUM_SEQS 4 -> 8, +FOO, -BAR`: what the render would change in the node's keys. */

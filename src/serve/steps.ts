@@ -35,14 +35,15 @@ function checkLine(c: PreflightCheck): string {
  * engine, sm121's record of what it wrote, the sha256 and change time of every watched file, the
  * open client connections, and the current .env text for the plan's key diff.
  */
-export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined): string {
+export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined, runStatus = true): string {
   const d = nodePath(nb.stateDir);
   const lines = [
     ...nb.preflight.map(checkLine),
     `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
     `${rec('"{\\"state\\":$state}"')}`,
-    `( ${nb.status} ) || true`,
+    // `sm121 status` leaves out a status script that would ask a protected node's API.
+    runStatus ? `( ${nb.status} ) || true` : ":",
     ...watch.map((p) => {
       const w = nodePath(p);
       return `if [ -e ${w} ]; then ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$(sha256sum < ${w} | cut -c1-64)\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;

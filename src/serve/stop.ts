@@ -2,7 +2,7 @@
 import { hostFor, withHosts, type SshAuth } from "../remote";
 import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
-import { driftOf, probeNode } from "./probe";
+import { driftFindings, probeNode } from "./probe";
 import { ownStopScript } from "./registry";
 
 /**
@@ -22,8 +22,7 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
     const nodes: NodeOutcome[] = await Promise.all(
       b.nodes.map(async (nb) => {
         const st = await probeNode(hostFor(hosts, nb.node), nb);
-        const words = driftOf(nb, st);
-        const drift = st.recorded === undefined ? "no sm121 record on the node" : st.recorded.identity !== nb.identity ? "the node runs another bundle" : words.join("; ");
+        const drift = driftFindings(nb, st).map((d) => d.words).join("; ");
         const status = drift === "" ? (nb.api !== undefined ? "serving" : "standby") : st.recorded === undefined && !st.running ? "stopped" : "drifted";
         return {
           node: nb.node,

@@ -32,6 +32,7 @@ export const de: Record<MessageKey, Message> = {
   "status.driftEdited": "auf dem Knoten geändert: {files}",
   "status.driftNoRecord": "kein sm121-Eintrag auf dem Knoten",
   "status.driftOtherBundle": "der Knoten fährt ein anderes Bundle",
+  "status.driftNewerMount": "nach dem Start der Engine geändert: {files}",
   "status.driftNotRunning": "die Engine läuft nicht",
   "status.healthOk": "ok {models} ({ms} ms)",
   "status.healthHttp": "HTTP {code}",

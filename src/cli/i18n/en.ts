@@ -29,6 +29,7 @@ export const en = {
   "status.driftEdited": "edited on the node: {files}",
   "status.driftNoRecord": "no sm121 record on the node",
   "status.driftOtherBundle": "the node runs another bundle",
+  "status.driftNewerMount": "changed after the engine started: {files}",
   "status.driftNotRunning": "the engine is not running",
   "status.healthOk": "ok {models} ({ms} ms)",
   "status.healthHttp": "HTTP {code}",

@@ -32,6 +32,7 @@ export const es: Record<MessageKey, Message> = {
   "status.driftEdited": "editado en el nodo: {files}",
   "status.driftNoRecord": "no hay registro de sm121 en el nodo",
   "status.driftOtherBundle": "el nodo ejecuta otro paquete",
+  "status.driftNewerMount": "cambiado después de arrancar el motor: {files}",
   "status.driftNotRunning": "el motor no está en marcha",
   "status.healthOk": "ok {models} ({ms} ms)",
   "status.healthHttp": "HTTP {code}",

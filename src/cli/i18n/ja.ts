@@ -32,6 +32,7 @@ export const ja: Record<MessageKey, Message> = {
   "status.driftEdited": "ノード上で編集済み: {files}",
   "status.driftNoRecord": "ノードに sm121 の記録がありません",
   "status.driftOtherBundle": "ノードは別のバンドルを実行中",
+  "status.driftNewerMount": "エンジン起動後に変更: {files}",
   "status.driftNotRunning": "エンジンが動いていません",
   "status.healthOk": "正常 {models} ({ms} ms)",
   "status.healthHttp": "HTTP {code}",

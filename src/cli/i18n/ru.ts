@@ -32,6 +32,7 @@ export const ru: Record<MessageKey, Message> = {
   "status.driftEdited": "изменено на узле: {files}",
   "status.driftNoRecord": "на узле нет записи sm121",
   "status.driftOtherBundle": "на узле работает другой бандл",
+  "status.driftNewerMount": "изменено после запуска движка: {files}",
   "status.driftNotRunning": "движок не запущен",
   "status.healthOk": "ok {models} ({ms} мс)",
   "status.healthHttp": "HTTP {code}",

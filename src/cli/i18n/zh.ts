@@ -32,6 +32,7 @@ export const zh: Record<MessageKey, Message> = {
   "status.driftEdited": "节点上已被修改：{files}",
   "status.driftNoRecord": "节点上没有 sm121 记录",
   "status.driftOtherBundle": "节点运行的是另一个包",
+  "status.driftNewerMount": "引擎启动后被修改：{files}",
   "status.driftNotRunning": "引擎未在运行",
   "status.healthOk": "正常 {models}（{ms} 毫秒）",
   "status.healthHttp": "HTTP {code}",
