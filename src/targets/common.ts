@@ -5,10 +5,14 @@ import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 /** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
 export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )" "\${detail:-}"`;
 
-/** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
+/**
+ * Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise.
+ * A wait that lasts says so: a line with the timeout, then one every 10 s.
+ */
 export function waitGone(cond: string, seconds: number, what: string): string {
+  const say = (text: string) => `echo ${quote(`waiting for ${what} to stop: `)}"${text}"`;
   return [
-    `for _ in $(seq 1 ${seconds * 5}); do ${cond} || break; sleep 0.2; done`,
+    `for i in $(seq 1 ${seconds * 5}); do ${cond} || break; if [ "$i" = 5 ]; then ${say(`up to ${seconds} s`)}; elif [ $((i % 50)) = 0 ]; then ${say(`$((i / 5)) s of ${seconds} s`)}; fi; sleep 0.2; done`,
     `if ${cond}; then echo ${quote(`sm121: ${what} still running after ${seconds} s`)} >&2; exit 1; fi`,
   ].join("\n");
 }
