@@ -55,7 +55,9 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       errors.push(siteError(site, ["nodes", node.name, "env"], `node ${node.name} runs the script recipe ${target}, whose start.sh binds BIND:PORT from the .env`, "set env: {BIND: 127.0.0.1, PORT: 8000} (start.sh checks readiness on localhost, so a BIND other than 127.0.0.1 or 0.0.0.0 times out there; seed 001)"));
       return undefined;
     }
+    const before = errors.length;
     const nodeDockerArgs = nodeRecipeDockerArgs(site, node.name, target, nodeRecipe.dockerArgs, errors);
+    if (errors.length > before) return undefined;
     const env = renderEnv({
       profile,
       node: node.name,
@@ -121,7 +123,9 @@ function nodeRecipeDockerArgs(site: Site, node: string, recipe: string, text: st
   if (text === undefined || text.trim() === "") return [];
   const path = ["nodes", node, "recipes", recipe, "dockerArgs"];
   const at = yamlLocator(site.text)(["config", "sm121:nodes", ...path.slice(1)]);
-  return pairsFromTokens(site.file, `sm121:${path.join(".")}`, tokenizeLine(text, at.line, at.col), errors, false);
+  // The locator finds the key; the words are columns of the value, found on the key's line.
+  const col = (site.text.split("\n")[at.line - 1] ?? "").indexOf(text, at.col - 1) + 1;
+  return pairsFromTokens(site.file, `sm121:${path.join(".")}`, tokenizeLine(text, at.line, col > 0 ? col : at.col), errors, false);
 }
 
 /** Where start.sh mounts the HF cache in its container; a -v on that target replaces the cache. */
