@@ -130,7 +130,8 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeStat
   // sm121 gets its stop.sh here, on the first up that checks it).
   const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop)}`;
   if (nb.api === undefined) {
-    const res = await h.run(`${record}\n${nb.status}`, { step: "status" });
+    const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
+    addTimings(out, res.records);
     const s = res.records.find((r) => typeof r["running"] === "boolean");
     if (nb.runs && s?.["running"] !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
     out.status = "standby";
