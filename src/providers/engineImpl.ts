@@ -1,6 +1,6 @@
 /** The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. */
 import type * as pulumi from "@pulumi/pulumi";
-import { PreflightFailure, ServeFailure, type DeploymentOutcome } from "../serve/outcome";
+import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
 import { serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
@@ -14,7 +14,7 @@ interface Props extends EngineProps {
   /** `sm121:preflight` on a preview: report the plan-time look's preflight findings. */
   preflight?: boolean;
   /** The plan-time look's preflight findings on the nodes of this deployment. */
-  findings?: { fatal: string[]; warnings: string[] };
+  findings?: { fatal: string[]; warnings: string[]; notes?: string[] };
   connection: ConnectionSettings;
   secrets: Record<string, string>;
 }
@@ -28,6 +28,7 @@ export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.d
   // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
   if (decide(olds, news).restart.length > 0) for (const reason of refusedProtected(b, news.allow.protected, "restart")) failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
+    for (const n of news.findings?.notes ?? []) providerLog(b.deployment)(`preflight: ${n}`);
     for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(`warning: ${w}`);
     for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: `preflight: ${f}` });
   }
@@ -67,6 +68,8 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
     const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
     const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart, goBack: goBack(olds, news), log });
     for (const w of outcome.warnings) log(`warning: ${w}`);
+    for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
+    for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
     // Repaired: what the plan-time look found is no longer true.
     return { id: id ?? b.deployment, outs: { ...news, drift: [], outcome } };
   } catch (e) {

@@ -44,6 +44,8 @@ export interface RenderEnvInput {
   recipeDir: string;
   overlay?: Overlay;
   overlayWins?: boolean;
+  /** The node recipe's dockerArgs pairs, added to EXTRA_DOCKER_ARGS after the overlay's. */
+  nodeDockerArgs?: LocatedPair[];
   /** Container paths that start.sh mounts itself. */
   ownedMounts?: string[];
   /** Names the site in messages about nodeEnv (default "site"). */
@@ -86,10 +88,10 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     else keys[e.key] = renderValue(e, { ...scope, field: e.key }, errors);
   }
   const merged = mergeDockerArgs(
-    { profile: profilePairs, overlay: input.overlay, overlayWins: input.overlayWins === true, ownedMounts: input.ownedMounts ?? [] },
+    { profile: profilePairs, overlay: input.overlay, overlayWins: input.overlayWins === true, ownedMounts: input.ownedMounts ?? [], node: input.nodeDockerArgs ?? [] },
     errors,
   );
-  if (input.overlay !== undefined || order.includes("EXTRA_DOCKER_ARGS")) {
+  if (input.overlay !== undefined || (input.nodeDockerArgs ?? []).length > 0 || order.includes("EXTRA_DOCKER_ARGS")) {
     keys.EXTRA_DOCKER_ARGS = merged.pairs.map((p) => `${p.flag} ${p.value}`).join(" ");
     if (!order.includes("EXTRA_DOCKER_ARGS")) order.push("EXTRA_DOCKER_ARGS");
   }

@@ -16,8 +16,10 @@ export interface Overlay {
   /** The directory as given; it is written into the `# sm121-overlay:` header line. */
   dir: string;
   dockerArgs: LocatedPair[];
-  /** manifest.json, parsed; it goes into the node state without a change. */
+  /** manifest.json, parsed. */
   manifest: unknown;
+  /** manifest.json as built: it goes into the deployment's state on the node without a change (seed 001). */
+  manifestText: string;
   /** sha256 hex of the bytes of docker-args.txt followed by the bytes of manifest.json. */
   sha256: string;
 }
@@ -66,7 +68,7 @@ export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint
     errors.push(jsonError(manifestFile, manifestText, e instanceof Error ? e.message : String(e)));
   }
   throwIfAny(errors);
-  return { dir, dockerArgs: pairs, manifest: parsed, sha256: overlaySha256(dockerArgs, manifest) };
+  return { dir, dockerArgs: pairs, manifest: parsed, manifestText, sha256: overlaySha256(dockerArgs, manifest) };
 }
 
 /** A JSON.parse failure as a SpecError; V8 quotes the input after `, "`, which stays out. */
@@ -108,6 +110,8 @@ export interface MergeInput {
   overlayWins: boolean;
   /** Container paths that start.sh mounts itself. */
   ownedMounts: string[];
+  /** The node recipe's dockerArgs (site: nodes.<n>.recipes.<name>.dockerArgs): added last, never replacing. */
+  node?: LocatedPair[];
 }
 
 export interface MergeResult {
@@ -116,9 +120,11 @@ export interface MergeResult {
 }
 
 /**
- * Joins the profile pairs and the overlay pairs. A mount on a path that start.sh owns is always an
- * error; the same container path or -e name in both is an error unless the overlay wins, and then
- * the profile pair goes and a replacement line tells the plan.
+ * Joins the profile pairs, the overlay pairs and the node recipe's pairs. A mount on a path that
+ * start.sh owns is always an error; the same container path or -e name in the profile and the
+ * overlay is an error unless the overlay wins, and then the profile pair goes and a replacement
+ * line tells the plan. The node recipe's pairs come last by the same rules, but never replace one:
+ * a pair of the profile or overlay on the same path or name refuses them.
  */
 export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeResult {
   const owned = new Set(input.ownedMounts.map(containerPath));
@@ -161,7 +167,17 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
       ),
     );
   }
-  return { pairs: [...input.profile.filter((p) => !replaced.has(p)), ...overlayPairs], replacements };
+  const kept = [...input.profile.filter((p) => !replaced.has(p)), ...overlayPairs];
+  const nodePairs = input.node ?? [];
+  byKey(nodePairs, "node recipe's dockerArgs");
+  const taken = new Map(kept.map((p) => [pairKey(p), p]));
+  for (const n of nodePairs) {
+    const p = taken.get(pairKey(n));
+    if (p === undefined) continue;
+    const who = overlayPairs.includes(p) ? "the overlay" : "the profile";
+    errors.push(at(n, `${describe(n)} ${what(n)}, which ${who} also ${n.flag === "-v" ? "mounts" : "sets"} (${describe(p)}, ${p.file}:${p.line}:${p.col})`, `remove one of the two: the node recipe's dockerArgs add to EXTRA_DOCKER_ARGS and never replace a pair of ${who}`));
+  }
+  return { pairs: [...kept, ...nodePairs], replacements };
 }
 
 function pairKey(p: DockerArgPair): string {

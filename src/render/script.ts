@@ -6,9 +6,10 @@ import { scriptTarget } from "../targets/script";
 import { joinNode } from "../text/shell";
 import type { LaunchSpec } from "../targets/types";
 import { siteError } from "./checks";
+import { mountTarget, pairsFromTokens, tokenizeLine, type LocatedPair } from "./dockerargs";
 import { renderEnv } from "./envfile";
-import { endpoint, nodeBundle } from "./node";
-import { loadOverlay, type Overlay } from "./overlay";
+import { endpoint, hfCacheDir, nodeBundle } from "./node";
+import { MANIFEST_FILE, loadOverlay, type Overlay } from "./overlay";
 import { readProfileFile, type Profile } from "./profile";
 import type { NodeBundle, PreflightCheck } from "./types";
 
@@ -53,6 +54,9 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       errors.push(siteError(site, ["nodes", node.name, "env"], `node ${node.name} runs the script recipe ${target}, whose start.sh binds BIND:PORT from the .env`, "set env: {BIND: 127.0.0.1, PORT: 8000} (start.sh checks readiness on localhost, so a BIND other than 127.0.0.1 or 0.0.0.0 times out there; seed 001)"));
       return undefined;
     }
+    const before = errors.length;
+    const nodeDockerArgs = nodeRecipeDockerArgs(site, node.name, target, nodeRecipe.dockerArgs, errors);
+    if (errors.length > before) return undefined;
     const env = renderEnv({
       profile,
       node: node.name,
@@ -64,6 +68,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       overlayWins: d.overlayWins,
       ownedMounts: nodeRecipe.ownedMounts,
       siteFile: site.file,
+      nodeDockerArgs,
     });
     replacements.push(...env.replacements.map((r) => `${node.name}: ${r}`));
     proofs = env.proofs;
@@ -81,13 +86,15 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       mounts: [],
       stateDir: joinNode(node.stateDir, "deployments", d.name),
     };
+    // Seed 001: the overlay's manifest.json goes into the deployment's state on the node, unchanged.
+    const manifest = overlay === undefined ? [] : [{ path: joinNode(spec.stateDir, MANIFEST_FILE), content: overlay.manifestText, mode: 0o644, backup: false }];
     return nodeBundle({
       node,
       spec,
       scripts: scriptTarget(spec, nodeRecipe, env.text),
-      extraFiles: [],
+      extraFiles: manifest,
       mkdirs: env.mkdirs,
-      preflight: scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs),
+      preflight: [...scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs), ...hfCacheChecks(node, env.keys)],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       api: endpoint(bind, port),
       envKeys: env.keys,
@@ -105,6 +112,35 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     readyTimeoutS: (Number.isFinite(readyKey) ? readyKey : 1800) + site.readyGraceS,
     replacements,
   };
+}
+
+/**
+ * The node recipe's dockerArgs as -e/-v pairs, by the rules of a profile's EXTRA_DOCKER_ARGS;
+ * errors point at the field in the site file.
+ */
+function nodeRecipeDockerArgs(site: Site, node: string, recipe: string, text: string | undefined, errors: SpecError[]): LocatedPair[] {
+  if (text === undefined || text.trim() === "") return [];
+  const path = ["nodes", node, "recipes", recipe, "dockerArgs"];
+  // The site's locator finds the value where it is written (stack file, Pulumi.yaml or Pulumi's config).
+  const at = site.locate(path);
+  return pairsFromTokens(at.file, `sm121:${path.join(".")}`, tokenizeLine(text, at.line, at.col), errors, false);
+}
+
+/** Where start.sh mounts the HF cache in its container; a -v on that target replaces the cache. */
+const CONTAINER_HF_CACHE = "/root/.cache/huggingface";
+
+/**
+ * Seed 001: the model's files in the HF cache under each mount whose target is the cache: the
+ * node's HF_HOME that start.sh mounts (its default ~/.cache/huggingface), and any -v of
+ * EXTRA_DOCKER_ARGS onto it. A warning, as for the engine targets: the engine downloads it at start.
+ */
+function hfCacheChecks(node: SiteNode, keys: Record<string, string>): PreflightCheck[] {
+  const model = keys["MODEL"];
+  if (model === undefined || model === "" || model.startsWith("/") || !model.includes("/")) return [];
+  const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
+  const mounted = words.flatMap((w, i) => (words[i - 1] === "-v" && mountTarget(w) === CONTAINER_HF_CACHE ? [w.split(":")[0] ?? ""] : []));
+  const caches = [...new Set([node.env.HF_HOME ?? "~/.cache/huggingface", ...mounted])];
+  return caches.map((c) => ({ kind: "hf-cache", subject: hfCacheDir(c, model), why: `MODEL of the profile, in the HF cache mounted at ${CONTAINER_HF_CACHE}; without it the engine downloads it at start`, fatal: false }));
 }
 
 /** Seed 001's preflight: the recipe, its scripts, the chat template, the draft vocab, every mount source. */

@@ -52,7 +52,7 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
       log(`DGPP ${s.rev} is already installed on ${head.node} (marker ${paths.marker}); nothing to build`);
       return { ...out, marker };
     }
-    log(`building DGPP ${s.rev} on ${head.node} in tmux session ${paths.session}; log ${paths.buildLog}`);
+    log(`building DGPP ${s.rev} on ${head.node} in tmux session ${paths.session}, waiting up to ${s.capS} s; log ${paths.buildLog}`);
     await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
     await waitBuild(h, paths, s, log);
     return { ...out, marker: s.rev };
@@ -78,10 +78,19 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
   const check = [
     `if grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null; then echo done;`,
     `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then echo running;`,
-    "else echo failed; fi",
+    "else echo failed; fi;",
+    `tail -n 1 ${quote(p.buildLog)} 2>/dev/null | cut -c1-200 || true`,
   ].join(" ");
+  // Progress every 10 s or so: how long, and the build log's last line when it changed.
+  let said = started;
+  let seen = "";
   for (;;) {
-    const state = (await h.run(check, { step: "poll the DGPP build" })).stdout.trim();
+    const [state = "", last = ""] = (await h.run(check, { step: "poll the DGPP build" })).stdout.split("\n");
+    if (state === "running" && Date.now() - said >= 10_000) {
+      said = Date.now();
+      log(`waiting for the DGPP build on ${h.node}: ${Math.round((said - started) / 1000)} s of ${s.capS} s${last !== "" && last !== seen ? `; build log: ${last}` : ""}`);
+      seen = last;
+    }
     if (state === "done") {
       const notes = await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`, { step: "end the DGPP build session" });
       for (const line of notes.stdout.split("\n").filter((l) => l !== "")) log(line.replace(/^sm121: /, ""));

@@ -11,14 +11,17 @@ import type { SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { joinNode } from "../text/shell";
-import { describeCheck, driftOf, parseProbe, probeNode, type NodeState } from "./probe";
+import { describeCheck, driftOf, envKeyDiff, parseProbe, probeNode, type NodeState } from "./probe";
 import { othersProbe } from "./registry";
 
 export interface SiteObservation {
   /** Per deployment: what this up will repair or stop first, one line per finding ("spark2: ..."). */
   drift: Record<string, string[]>;
-  /** Per deployment: preflight findings (fatal ones fail a preview with sm121:preflight). */
-  preflight: Record<string, { fatal: string[]; warnings: string[] }>;
+  /**
+   * Per deployment: preflight findings (fatal ones fail a preview with sm121:preflight), and
+   * notes that are no fault (the .env key diff against the node).
+   */
+  preflight: Record<string, { fatal: string[]; warnings: string[]; notes: string[] }>;
   /** Deployments a node holds although the site no longer puts them there: this up stops them. */
   leaving: Array<{ node: string; deployment: string; protected: boolean }>;
 }
@@ -48,7 +51,7 @@ export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bun
   const out: SiteObservation = { drift: {}, preflight: {}, leaving: [] };
   for (const b of bundles) {
     const drift: string[] = [];
-    const pre = { fatal: [] as string[], warnings: [] as string[] };
+    const pre = { fatal: [] as string[], warnings: [] as string[], notes: [] as string[] };
     for (const nb of b.nodes) {
       const s = byNode.get(nb.node);
       if (s === undefined) continue;
@@ -59,6 +62,8 @@ export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bun
       for (const o of s.state.others) drift.push(`${nb.node}: stops deployment ${o} first (the node now serves ${b.deployment})`);
       for (const w of driftOf(nb, s.state)) drift.push(`${nb.node}: ${w}`);
       for (const f of s.state.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${describeCheck(f)}`);
+      const keys = envKeyDiff(nb, s.state);
+      if (keys !== undefined) pre.notes.push(`${nb.node}: ${keys}`);
     }
     out.drift[b.deployment] = drift;
     out.preflight[b.deployment] = pre;

@@ -47,6 +47,8 @@ export function describeCheck(f: FailedCheck): string {
       return `no image ${f.subject} (${f.why})`;
     case "command":
       return `no ${f.subject} on PATH (${f.why})`;
+    case "vllm-container":
+      return `another vLLM container runs on the node: ${f.subject} (${f.why})`;
     case "hf-cache":
       return `not in the HF cache: ${f.subject} (${f.why})`;
     default:
@@ -121,7 +123,7 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
     const now = st.files[p];
     if (now?.sha256 === sha) continue;
     if (now === undefined) out.push({ kind: "removed", files: [p], words: `${p} was removed on the node` });
-    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) out.push({ kind: "edited", files: [p], words: `.env edited on the node: ${keyChanges(parseEnvFile(st.envText).keys, nb.envKeys)}` });
+    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) out.push({ kind: "edited", files: [p], words: `.env edited on the node: ${keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"}` });
     else out.push({ kind: "edited", files: [p], words: `${p} edited on the node` });
   }
   if (st.recorded === undefined) out.push({ kind: "no-record", files: [], words: "no sm121 record on the node" });
@@ -143,14 +145,23 @@ export function driftOf(nb: NodeBundle, st: NodeState): string[] {
   return driftFindings(nb, st).filter((d) => d.kind !== "no-record" && d.kind !== "other-bundle").map((d) => d.words);
 }
 
-/** `MAX_NUM_SEQS 4 -> 8, +FOO, -BAR`: what the render would change in the node's keys. */
-function keyChanges(onNode: Record<string, string>, rendered: Record<string, string>): string {
-  const d = diffKeys(onNode, rendered);
+/**
+ * Seed 001's preflight key diff: the keys of the node's current .env against the render, or
+ * undefined when they are the same (or the node has no .env yet, or the recipe none).
+ */
+export function envKeyDiff(nb: NodeBundle, st: NodeState): string | undefined {
+  if (nb.envKeys === undefined || st.envText === undefined) return undefined;
+  const changes = keyChanges(parseEnvFile(st.envText).keys, nb.envKeys);
+  return changes === "" ? undefined : `.env keys, node -> render: ${changes}`;
+}
+
+/** `MAX_NUM_SEQS 4 -> 8, FOO added (1), BAR removed`: the keys of `to` against `from` ("" when the same). */
+function keyChanges(from: Record<string, string>, to: Record<string, string>): string {
+  const d = diffKeys(from, to);
   const short = (v: string | undefined) => (v === undefined ? "" : v.length > 32 ? `${v.slice(0, 29)}...` : v);
-  const parts = [
-    ...d.changed.map((k) => `${k} ${short(rendered[k])} -> ${short(onNode[k])}`),
-    ...d.removed.map((k) => `${k} added (${short(onNode[k])})`),
-    ...d.added.map((k) => `${k} removed`),
-  ];
-  return parts.length > 0 ? parts.join(", ") : "comments or layout only";
+  return [
+    ...d.changed.map((k) => `${k} ${short(from[k])} -> ${short(to[k])}`),
+    ...d.added.map((k) => `${k} added (${short(to[k])})`),
+    ...d.removed.map((k) => `${k} removed`),
+  ].join(", ");
 }

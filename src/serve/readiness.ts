@@ -37,7 +37,8 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
   return [
     curlFunction(nb, url),
-    `deadline=$(( $(date +%s) + ${r.timeoutS} )); last=$(date +%s); n=0`,
+    `t0=$(date +%s); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
+    `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s.
     "while :; do",
     '  code=$(models_get)',
@@ -50,7 +51,10 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
     '  now=$(date +%s)',
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.readinessTimeout}; fi`,
-    `  if [ $((now - last)) -ge 15 ]; then echo "waiting for ${url} (HTTP $code)"; last=$now; fi`,
+    // Every 10 s: how long, what for, and the engine's last log line when it changed.
+    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for ${url}: $((now - t0)) s of ${r.timeoutS} s (HTTP $code)"; last=$now;`,
+    `    line=$( ( SM121_LINES=1; export SM121_LINES; ${nb.logs} ) 2>/dev/null | tail -n 1 | cut -c1-200 || true)`,
+    '    if [ -n "$line" ] && [ "$line" != "$seen" ]; then echo "engine log: $line"; seen=$line; fi; fi',
     "  sleep 0.1",
     "done",
     `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,

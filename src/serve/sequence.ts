@@ -18,11 +18,30 @@ export function isStep(name: string): name is Step {
 
 const lines = (...parts: string[]) => parts.filter((p) => p !== "" && p !== ":").join("\n") || ":";
 
+/**
+ * A wait that lasts says so: a line every 10 s while `script` runs (the target's own stop and its
+ * verify-gone wait stay as rendered, so the bundle identity does not depend on how sm121 reports).
+ * The watcher ends with the script, whatever its outcome: a live one would hold the channel open.
+ */
+function withProgress(what: string, script: string): string {
+  if (script === ":") return script;
+  return [
+    `( s=0; while sleep 10 </dev/null >/dev/null 2>&1; do s=$((s + 10)); echo "${what}: $s s so far"; done ) & watcher=$!`,
+    "set +e",
+    `( ${script}
+)`,
+    "rc=$?",
+    "set -e",
+    'kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true',
+    '[ "$rc" -eq 0 ] || exit "$rc"',
+  ].join("\n");
+}
+
 export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions): Record<Step, string> {
   return {
     preflight: preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)),
     // Whatever other deployment the node still runs stops first (a node move), then this one.
-    stop: lines(mkdirScript(nb), displaceScript(nb), stopWithHooks(nb, b.hooks.afterStop)),
+    stop: lines(mkdirScript(nb), withProgress("stopping", lines(displaceScript(nb), stopWithHooks(nb, b.hooks.afterStop)))),
     "memory-gate": memGateScript(nb.memGateGiB, b.memTimeoutS),
     write: lines(writeScript(nb, w), registerScript(nb, b.hooks.afterStop)),
     // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).

@@ -5,12 +5,12 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { alreadyServing, describeCheck, probeNode, type NodeState } from "./probe";
-import { DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
+import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
+import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { registerScript } from "./registry";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
-import { mkdirScript, stateScript } from "./steps";
+import { mkdirScript, stateScript, timed } from "./steps";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -45,6 +45,15 @@ async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
   const { states, warnings } = await preflight(b, hosts);
+  // Seed 001: the preflight prints the node's current .env keys against the render, before any write.
+  b.nodes.forEach((nb, i) => {
+    const keys = envKeyDiff(nb, states[i] as NodeState);
+    if (keys !== undefined) o.log(`${nb.node}: ${keys}`);
+  });
+  // What the node prints (progress, the engine's last log line) goes to Pulumi's log, secrets masked.
+  const say = (nb: NodeBundle) => (l: string) => {
+    if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
+  };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
     warnings.push(`sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`);
   }
@@ -63,18 +72,22 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const stamp = utcStamp();
       const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
       const scripts = b.nodes.map((nb) => stepScripts(b, nb, { stamp, renderedAt, secrets: o.secrets }));
-      await Promise.all(b.nodes.map((nb, i) => {
+      await Promise.all(b.nodes.map(async (nb, i) => {
         // Another deployment on the node (a node move) stops first, by its own stored stop.
-        const script = fresh(i) ? mkdirScript(nb) : (scripts[i] as Record<Step, string>).stop;
-        return script === ":" ? undefined : host(hosts, nb).run(script, { step: "stop", onLine: (l) => o.log(`${nb.node}: ${l}`) });
+        const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
+        if (script === ":") return;
+        const res = await host(hosts, nb).run(script, { step: "stop", onLine: say(nb) });
+        addTimings(outcomes[i] as NodeOutcome, res.records);
       }));
       // 4-6. Memory gate, write with backup, start: one script per node.
       step = "memory gate, write and start";
       await Promise.all(
         b.nodes.map(async (nb, i) => {
           const s = scripts[i] as Record<Step, string>;
-          const res = await host(hosts, nb).run([s["memory-gate"], s.write, s.start].join("\n"), { step: "memory gate, write and start", onLine: (l) => { if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${l}`); } });
+          const script = [timed("memory-gate", s["memory-gate"]), timed("write", s.write), timed("start", s.start)].join("\n");
+          const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: say(nb) });
           const out = outcomes[i] as NodeOutcome;
+          addTimings(out, res.records);
           const written: Record<string, string> = {};
           for (const r of res.records) {
             if (typeof r["file"] === "string") {
@@ -92,7 +105,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";
-    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings)));
+    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb))));
     const api = verified.find((v) => v !== undefined);
     return {
       status: "serving",
@@ -112,12 +125,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 }
 
-async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeState, out: NodeOutcome, warnings: string[]): Promise<{ served?: string; maxLen?: number } | undefined> {
+async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void): Promise<{ served?: string; maxLen?: number } | undefined> {
   // The record of what was written, and the node's registry entry (a stack served by an older
   // sm121 gets its stop.sh here, on the first up that checks it).
   const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop)}`;
   if (nb.api === undefined) {
-    const res = await h.run(`${record}\n${nb.status}`, { step: "status" });
+    const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
+    addTimings(out, res.records);
     const s = res.records.find((r) => typeof r["running"] === "boolean");
     if (nb.runs && s?.["running"] !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
     out.status = "standby";
@@ -125,7 +139,8 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeStat
     return undefined;
   }
   const steps = stepScripts(b, nb, { stamp: "", renderedAt: "", secrets: {} });
-  const res = await h.run([record, steps.readiness, steps.verify].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000 });
+  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", steps.verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
+  addTimings(out, res.records);
   const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
   const ids = (models?.data ?? []).map((m) => m.id ?? "");
   const want = b.readiness.servedName;

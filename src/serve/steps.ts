@@ -41,6 +41,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     ...nb.preflight.map(checkLine),
     `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
+    otherVllmProbe(nb),
     `${rec('"{\\"state\\":$state}"')}`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     runStatus ? `( ${nb.status} ) || true` : ":",
@@ -59,25 +60,59 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
   return lines.join("\n");
 }
 
+/**
+ * Seed 001: no other vLLM container runs on the node. A container of this deployment (labelled,
+ * or named in its stop) or of another deployment sm121 holds here (a node move: its stored stop
+ * runs first) is no failure; any other running container whose command is a vLLM server is.
+ */
+function otherVllmProbe(nb: NodeBundle): string {
+  const root = nodePath(deploymentsDir(nb));
+  const own = quote(deploymentOf(nb));
+  const why = "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
+  const msg = (name: string) => `"{\\"check\\":\\"vllm-container\\",\\"subject\\":\\"${name}\\",\\"why\\":${JSON.stringify(JSON.stringify(why)).slice(1, -1)},\\"fatal\\":true}"`;
+  return [
+    "if command -v docker >/dev/null 2>&1; then",
+    `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
+    // "|" parts the fields: neither a name nor a label value holds one, and an empty label stays a field.
+    `  docker ps --no-trunc --format '{{.Names}}|{{.Label "sm121.deployment"}}|{{.Command}}' 2>/dev/null | while IFS='|' read -r name dep cmd; do`,
+    `    if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
+    "    case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
+    '    if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
+    `    ${rec(msg("$name"))}`,
+    "  done",
+    "fi",
+  ].join("\n");
+}
+
 export function mkdirScript(nb: NodeBundle): string {
   return nb.mkdirs.map((m) => `mkdir -p ${nodePath(m)}`).join("\n") || ":";
 }
 
-/** Waits until MemAvailable reaches the gate; progress every 10 s. */
+/** Waits until MemAvailable reaches the gate; a line with the timeout first, then progress every 10 s. */
 export function memGateScript(gateGiB: number, timeoutS: number): string {
   const gateKb = Math.round(gateGiB * 1024 * 1024);
   return [
-    `deadline=$(( $(date +%s) + ${timeoutS} )); last=0`,
+    `t0=$(date +%s); deadline=$((t0 + ${timeoutS})); last=$t0; said=false`,
     "while :; do",
     "  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)",
     `  if [ "$avail" -ge ${gateKb} ]; then break; fi`,
+    `  if [ "$said" = false ]; then echo "waiting up to ${timeoutS} s for MemAvailable to reach ${gateGiB} GiB (now $((avail / 1048576)) GiB)"; said=true; fi`,
     '  now=$(date +%s)',
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit ${EXIT.memoryGate}; fi`,
-    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
+    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: $((now - t0)) s of ${timeoutS} s, MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
     "  sleep 1",
     "done",
     rec('"{\\"memAvailableKiB\\":$avail}"'),
   ].join("\n");
+}
+
+/**
+ * Runs `script` and then prints how long it took, as `@sm121 {"took":"<step>","ms":N}`: the
+ * per-step timings of an up come from the node's own clock. A script that fails prints none.
+ */
+export function timed(step: string, script: string): string {
+  if (script === ":" || script === "") return script;
+  return [`sm121_t0=$(date +%s%3N)`, script, `printf '@sm121 {"took":"%s","ms":%d}\\n' ${quote(step)} $(( $(date +%s%3N) - sm121_t0 ))`].join("\n");
 }
 
 export interface WriteOptions {

@@ -122,8 +122,9 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
   });
 
   it("fails a start that start.sh refuses with start.sh's own reason, and the next up converges", async () => {
-    // Another GPU process on the node: start.sh refuses with REQUIRE_IDLE_GPU=1 (its default).
-    await sh("docker run -d --name busy --gpus all --network host nvcr.io/nvidia/vllm:25.10-py3 vllm serve Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null");
+    // Another GPU process on the node: start.sh refuses with REQUIRE_IDLE_GPU=1 (its default). Not a
+    // vLLM server: sm121's preflight refuses that one itself, before any change (test/e2e/progress.test.ts).
+    await sh("docker run -d --name busy --gpus all --network host lmsysorg/sglang:spark python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null");
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("the engine exited before");

@@ -1,0 +1,129 @@
+/**
+ * Seed 001's preflight in the render of a script recipe: the node recipe's dockerArgs applied or
+ * refused, the HF cache under each mount of the cache, the overlay manifest kept with the
+ * deployment's state; and the pure parts of the serve's reports (key diff, step timings).
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadProject } from "../src/project";
+import type { DeploymentBundle, NodeBundle } from "../src/render/types";
+import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
+import { envKeyDiff, parseProbe } from "../src/serve/probe";
+import { timed } from "../src/serve/steps";
+import { errorsOf } from "./helpers/spec";
+
+const REPO = resolve(__dirname, "..");
+const NODE_RECIPE = "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/workspace/mtp.py] }";
+
+/** A checkout of the examples site, with `edit` applied to the site text. */
+function checkout(edit: (site: string) => string): string {
+  const dir = mkdtempSync(join(tmpdir(), "sm121-preflight-"));
+  cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
+  cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
+  writeFileSync(join(dir, "Pulumi.ex.yaml"), edit(readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8")));
+  return dir;
+}
+
+function best(edit: (site: string) => string): { b: DeploymentBundle; nb: NodeBundle; env: string } {
+  const p = loadProject(checkout(edit), "ex");
+  const b = p.bundles.find((d) => d.profile === "best") as DeploymentBundle;
+  const nb = b.nodes[0] as NodeBundle;
+  return { b, nb, env: nb.files.find((f) => f.path.endsWith("/.env"))?.content ?? "" };
+}
+
+const withArgs = (args: string) => (site: string) => site.replace(NODE_RECIPE, NODE_RECIPE.replace(" }", `, dockerArgs: "${args}" }`));
+
+describe("a node recipe's dockerArgs", () => {
+  it("are added to EXTRA_DOCKER_ARGS after the profile's pairs", () => {
+    const { env } = best(withArgs("-e NCCL_DEBUG=WARN -v /data/cache:/cache:ro"));
+    expect(env).toMatch(/^EXTRA_DOCKER_ARGS="-e VLLM_USE_V2_MODEL_RUNNER=1 .* -e NCCL_DEBUG=WARN -v \/data\/cache:\/cache:ro"$/m);
+  });
+
+  it("change the bundle identity, so an up applies them", () => {
+    expect(best(withArgs("-e NCCL_DEBUG=WARN")).b.identity).not.toBe(best((s) => s).b.identity);
+  });
+
+  it("are refused, naming the site field, when they are not -e/-v pairs", () => {
+    const errors = errorsOf(() => best(withArgs("-e NCCL_DEBUG=WARN --privileged")));
+    expect(errors).toHaveLength(1);
+    // The column of the word in the site file.
+    const lines = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").split("\n");
+    const line = lines.findIndex((l) => l.includes(NODE_RECIPE)) + 1;
+    const col = withArgs("-e NCCL_DEBUG=WARN --privileged")(lines[line - 1] ?? "").indexOf("--privileged") + 1;
+    expect(errors[0]).toMatch(new RegExp(`^Pulumi\\.ex\\.yaml:${line}:${col}: sm121:nodes\\.flash-best\\.recipes\\.qwen38-flash\\.dockerArgs: `));
+    expect(errors[0]).toContain("`--privileged` is not part of a -e or -v pair");
+  });
+
+  it("are refused when they set what the profile sets: they add, never replace", () => {
+    const errors = errorsOf(() => best(withArgs("-e TRITON_CACHE_DIR=/elsewhere")));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("-e TRITON_CACHE_DIR=/elsewhere sets TRITON_CACHE_DIR, which the profile also sets");
+    expect(errors[0]).toContain("never replace a pair of the profile");
+  });
+
+  it("are refused when they mount a path that start.sh owns", () => {
+    expect(errorsOf(() => best(withArgs("-v /x/mtp.py:/workspace/mtp.py:ro"))).join("\n")).toContain("which start.sh mounts itself");
+  });
+});
+
+describe("the HF cache check of a script recipe", () => {
+  it("looks for MODEL under the node's HF_HOME and under every -v onto the container's cache, as a warning", () => {
+    const { nb } = best(withArgs("-v /data/hf:/root/.cache/huggingface"));
+    const checks = nb.preflight.filter((c) => c.kind === "hf-cache");
+    expect(checks.map((c) => c.subject)).toEqual(["/home/ops/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next", "/data/hf/hub/models--Qwen--Qwen3.8-Flash-Next"]);
+    expect(checks.every((c) => !c.fatal)).toBe(true);
+  });
+
+  it("uses start.sh's default cache when the node sets no HF_HOME", () => {
+    const { nb } = best((s) => s.replace("env: { HF_HOME: /home/ops/.cache/huggingface, BIND: 198.51.100.11", "env: { BIND: 198.51.100.11"));
+    expect(nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => c.subject)).toEqual(["~/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next"]);
+  });
+});
+
+describe("an overlay's manifest.json", () => {
+  it("is written unchanged into the deployment's state dir on the node", () => {
+    const { nb } = best((s) => s.replace("- { recipe: qwen38-flash, profile: best, nodes: [flash-best] }", "- { recipe: qwen38-flash, profile: best, nodes: [flash-best], overlay: overlays/mtp-r3, overlayWins: true }"));
+    const manifest = nb.files.find((f) => f.path === `${nb.stateDir}/manifest.json`);
+    expect(manifest?.content).toBe(readFileSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3", "manifest.json"), "utf8"));
+    expect(manifest?.backup).toBe(false);
+  });
+
+  it("is not written without an overlay", () => {
+    const { nb } = best((s) => s);
+    expect(nb.files.some((f) => f.path.endsWith("/manifest.json"))).toBe(false);
+  });
+});
+
+describe("the preflight's .env key diff", () => {
+  const { nb } = best((s) => s);
+  const state = (envText: string | undefined) => ({ ...parseProbe([], ""), ...(envText !== undefined && { envText }) });
+
+  it("names changed, added and removed keys from the node's .env to the render, never a secret", () => {
+    const keys = nb.envKeys ?? {};
+    const onNode = Object.entries(keys).filter(([k]) => k !== "MODEL").map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
+    const diff = envKeyDiff(nb, state(`${onNode.join("\n")}\nOLD_KEY="x"\nHF_TOKEN="hf_secret"\n`));
+    expect(diff).toBe(`.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed`);
+  });
+
+  it("says nothing when the keys are the same or the node has no .env", () => {
+    const same = Object.entries(nb.envKeys ?? {}).map(([k, v]) => `${k}="${v}"`).join("\n");
+    expect(envKeyDiff(nb, state(`# a comment\n${same}\n`))).toBeUndefined();
+    expect(envKeyDiff(nb, state(undefined))).toBeUndefined();
+  });
+});
+
+describe("step timings", () => {
+  it("come from the node as records, in the order the steps ran, and read as one line", () => {
+    const out = execFileSync("bash", ["-c", [timed("stop", "sleep 0.2"), timed("write", "true"), timed("start", ":")].join("\n")], { encoding: "utf8" });
+    const records = out.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const node: NodeOutcome = { node: "n", rank: 0, status: "serving", identity: "", backups: [], restarted: false };
+    addTimings(node, records);
+    // `:` is no step: it gets no record.
+    expect(node.timings?.map((t) => t.step)).toEqual(["stop", "write"]);
+    expect(node.timings?.every((t) => t.s >= 0)).toBe(true);
+    expect(timingLine([{ step: "stop", s: 0.4 }, { step: "readiness", s: 25 }])).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
+  });
+});
