@@ -8,7 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, texts, translator, type Message, type MessageKey } from "../src/cli/i18n";
+import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, translator, type Message, type MessageKey } from "../src/cli/i18n";
+
+/** Every text of a message: the one string, or each plural form. */
+function texts(m: Message): string[] {
+  return typeof m === "string" ? [m] : Object.values(m).filter((x): x is string => x !== undefined);
+}
 import { en } from "../src/cli/i18n/en";
 
 const keys = Object.keys(en).sort();

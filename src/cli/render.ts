@@ -11,6 +11,7 @@ import { stackFile } from "../project";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
+import { renderSchema } from "./schemas";
 import { t } from "./i18n";
 import { STEPS, isStep, stepScripts as serveSteps, type Step } from "../serve/sequence";
 
@@ -135,7 +136,7 @@ export function renderCommand(ctx: CliContext, p: Parsed): number {
     return 0;
   }
   const steps: readonly Step[] = step === undefined ? STEPS : [step];
-  if (bool(p, "json")) ctx.out(JSON.stringify(renderJson(b, nodes, steps, secrets), null, 2));
+  if (bool(p, "json")) ctx.out(JSON.stringify(renderSchema().parse(renderJson(b, nodes, steps, secrets)), null, 2));
   else if (step !== undefined) for (const n of nodes) ctx.out([nodeHeading(n), ...stepLines(b, n, steps, secrets)].join("\n"));
   else for (const l of text(b, nodes, secrets)) ctx.out(l);
   return 0;

@@ -1,7 +1,7 @@
 /** A rendered deployment: everything a node needs, decided at plan time. */
 import type { DeployTarget, EngineName, RollbackMode } from "../recipe/types";
 import type { LaunchShape } from "../engines/driver";
-import type { BundleFile } from "../targets/types";
+import type { BundleFile, TargetScripts } from "../targets/types";
 
 export interface NodeConn {
   kind: "local" | "ssh";
@@ -30,7 +30,8 @@ export interface RenderedFile extends BundleFile {
   sha256: string;
 }
 
-export interface NodeBundle {
+/** A node of a deployment: its target's scripts (start, stop, status, logs, launch), and what it writes and checks. */
+export interface NodeBundle extends Omit<TargetScripts, "files"> {
   node: string;
   rank: number;
   ip: string;
@@ -41,13 +42,6 @@ export interface NodeBundle {
   env: Record<string, string>;
   stateDir: string;
   files: RenderedFile[];
-  start: string;
-  stop: string;
-  status: string;
-  /** Whether `status` asks the engine's API over HTTP (TargetScripts.statusAsksApi). */
-  statusAsksApi: boolean;
-  logs: string;
-  launch: string;
   mkdirs: string[];
   preflight: PreflightCheck[];
   memGateGiB: number;

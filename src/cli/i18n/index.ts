@@ -53,11 +53,6 @@ export function format(message: string, params: Params = {}): string {
   });
 }
 
-/** Every text of a message: the message itself, or each of its plural forms. */
-export function texts(m: Message): string[] {
-  return typeof m === "string" ? [m] : Object.values(m).filter((x): x is string => x !== undefined);
-}
-
 export type Translate = (key: MessageKey, params?: Params) => string;
 
 export function translator(locale: Locale): Translate {
