@@ -94,7 +94,7 @@ function known<T>(o: pulumi.Output<T>): Promise<T> {
 export = async () => {
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped.
-  const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)));
+  const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
     throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));

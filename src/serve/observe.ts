@@ -28,11 +28,11 @@ export interface SiteObservation {
 
 type Seen = { ok: true; state: NodeState } | { ok: false; error: string };
 
-async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, auth: SshAuth): Promise<Seen> {
+async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, auth: SshAuth, checks: boolean): Promise<Seen> {
   let host: Host | undefined;
   try {
     host = await connect(name, nodeConn(node), auth);
-    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb) };
+    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb, { checks }) };
     const res = await host.run(othersProbe(joinNode(node.stateDir, "deployments"), undefined), { step: "list sm121's deployments" });
     return { ok: true, state: parseProbe(res.records, res.stdout) };
   } catch (e) {
@@ -42,11 +42,12 @@ async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, au
   }
 }
 
-export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bundles: readonly DeploymentBundle[], auth: SshAuth): Promise<SiteObservation> {
+/** `checks`: also run the preflight checks (a preview with sm121:preflight); else only the nodes' state is read. */
+export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bundles: readonly DeploymentBundle[], auth: SshAuth, checks: boolean): Promise<SiteObservation> {
   const serving = new Map<string, { b: DeploymentBundle; nb: NodeBundle }>();
   for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, { b, nb });
   const names = Object.keys(nodes);
-  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n)?.nb, auth)));
+  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n)?.nb, auth, checks)));
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
   const out: SiteObservation = { drift: {}, preflight: {}, leaving: [] };
   for (const b of bundles) {

@@ -3,7 +3,7 @@ import type { Host } from "../remote";
 import type { NodeBundle } from "../render/types";
 import { diffKeys, parseEnvFile } from "../render/envreader";
 import { parseTime } from "./outcome";
-import { preflightScript } from "./steps";
+import { preflightScript, type ProbeOptions } from "./steps";
 
 export interface FailedCheck {
   check: string;
@@ -56,8 +56,8 @@ export function describeCheck(f: FailedCheck): string {
   }
 }
 
-export async function probeNode(host: Host, nb: NodeBundle): Promise<NodeState> {
-  const res = await host.run(preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)), { step: "preflight" });
+export async function probeNode(host: Host, nb: NodeBundle, o: ProbeOptions = {}): Promise<NodeState> {
+  const res = await host.run(preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb), o), { step: "preflight" });
   return parseProbe(res.records, res.stdout);
 }
 

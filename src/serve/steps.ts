@@ -30,21 +30,28 @@ function checkLine(c: PreflightCheck): string {
   return `if ${test[c.kind]}; then :; else ${rec(quote(msg))}; fi`;
 }
 
+export interface ProbeOptions {
+  /** Run the preflight checks (default); without them only the node's state is read (the plan-time look, status). */
+  checks?: boolean;
+  /** Run the target's status script (default). */
+  runStatus?: boolean;
+}
+
 /**
  * Preflight (read-only) and the node's current state: the checks that fail, the status of the
  * engine, sm121's record of what it wrote, the sha256 and change time of every watched file, the
  * open client connections, and the current .env text for the plan's key diff.
  */
-export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined, runStatus = true): string {
+export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined, o: ProbeOptions = {}): string {
   const d = nodePath(nb.stateDir);
+  const checks = o.checks ?? true;
   const lines = [
-    ...nb.preflight.map(checkLine),
+    ...(checks ? [...nb.preflight.map(checkLine), otherVllmProbe(nb)] : []),
     `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
-    otherVllmProbe(nb),
     `${rec('"{\\"state\\":$state}"')}`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
-    runStatus ? `( ${nb.status} ) || true` : ":",
+    (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
     ...watch.map((p) => {
       const w = nodePath(p);
       return `if [ -e ${w} ]; then ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$(sha256sum < ${w} | cut -c1-64)\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
