@@ -94,7 +94,7 @@ describe("the status probe", () => {
     const s = probeScript(b, nb, false);
     expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
     expect(s).toContain("sha256sum < /home/ops/spark-recipes/qwen38-flash/.env");
-    expect(s).toContain("grep -vE '^(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env | base64 -w0");
+    expect(s).toContain("grep -vE '^(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; echo '@sm121-env-end'");
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');
     expect(s).not.toContain("curl");
@@ -122,16 +122,16 @@ describe("the status probe", () => {
     const path = nb.files[0]?.path ?? "";
     const sha = nb.files[0]?.sha256 ?? "";
     const rec = { identity: nb.identity, files: { [path]: sha } };
-    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] = rec): NodeState => ({ failed: [], others: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== undefined && { recorded }) });
+    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] | null = rec): NodeState => ({ failed: [], others: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== null && { recorded }) });
     const kinds = (s: NodeState) => driftFindings(nb, s).map((d) => [d.kind, d.files]);
     expect(kinds(st({ [path]: sha }, true))).toEqual([]);
     expect(kinds(st({ [path]: "0".repeat(64) }, true))).toEqual([["edited", [path]]]);
     expect(kinds(st({}, true))).toEqual([["removed", [path]]]);
-    expect(kinds(st({}, false, undefined))).toEqual([["no-record", []]]);
+    expect(kinds(st({}, false, null))).toEqual([["no-record", []]]);
     expect(kinds(st({ [path]: sha }, true, { ...rec, identity: "x" }))).toEqual([["other-bundle", []]]);
     expect(kinds(st({ [path]: sha }, false))).toEqual([["not-running", []]]);
     // The plan leaves a first serve and a new bundle to the diff: those are no drift there.
-    expect(driftOf(nb, st({}, false, undefined))).toEqual([]);
+    expect(driftOf(nb, st({}, false, null))).toEqual([]);
     expect(driftOf(nb, st({ [path]: sha }, false))).toEqual(["the engine is not running (not found)"]);
   });
 });

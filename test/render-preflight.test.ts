@@ -49,11 +49,14 @@ describe("a node recipe's dockerArgs", () => {
   it("are refused, naming the site field, when they are not -e/-v pairs", () => {
     const errors = errorsOf(() => best(withArgs("-e NCCL_DEBUG=WARN --privileged")));
     expect(errors).toHaveLength(1);
-    // The column of the word in the site file.
+    // The field's line in the site file; the column is the field's (where the site's locator finds
+    // it, which may be Pulumi's config rather than this file) plus the word's place in the value.
     const lines = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").split("\n");
     const line = lines.findIndex((l) => l.includes(NODE_RECIPE)) + 1;
-    const col = withArgs("-e NCCL_DEBUG=WARN --privileged")(lines[line - 1] ?? "").indexOf("--privileged") + 1;
-    expect(errors[0]).toMatch(new RegExp(`^Pulumi\\.ex\\.yaml:${line}:${col}: sm121:nodes\\.flash-best\\.recipes\\.qwen38-flash\\.dockerArgs: `));
+    const key = withArgs("-e NCCL_DEBUG=WARN --privileged")(lines[line - 1] ?? "").indexOf("dockerArgs") + 1;
+    const m = new RegExp(`^Pulumi\\.ex\\.yaml:${line}:(\\d+): sm121:nodes\\.flash-best\\.recipes\\.qwen38-flash\\.dockerArgs: `).exec(errors[0] ?? "");
+    expect(m, errors[0]).not.toBeNull();
+    expect(Number(m?.[1])).toBe(key + "-e NCCL_DEBUG=WARN ".length);
     expect(errors[0]).toContain("`--privileged` is not part of a -e or -v pair");
   });
 
