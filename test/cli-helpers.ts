@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cells } from "../src/cli/table";
 import { e2eProject, REPO, type E2E } from "./helpers/project";
 import { makeScriptRecipe } from "./site/recipe";
@@ -233,4 +233,11 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
     } else rows.push(Object.fromEntries(columns.map((c, i) => [c.name, parts[i] ?? ""])));
   }
   return rows;
+}
+
+/** Ends a served site of a CLI suite: the CLI snapshot, the site's processes, and its files (/tmp/sm121-e2e-<name>-<pid>). */
+export async function releaseSite(s: CliSite | undefined): Promise<void> {
+  removeCliSnapshot();
+  await s?.e.stop();
+  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
 }

@@ -4,11 +4,11 @@
  * on the node, a benchmark with the key read on the node, and doctor with an unknown host key and
  * a missing engine binary. Every --json output is checked against its schema.
  */
-import { rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
-import { json, removeCliSnapshot, servedSite, sm121, stackYaml, type CliSite } from "./cli-helpers";
+import { json, servedSite, sm121, stackYaml, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 
@@ -18,12 +18,7 @@ beforeAll(async () => {
   s = await servedSite("cliops", 160, 2351);
 }, 300_000);
 
-afterAll(async () => {
-  removeCliSnapshot();
-  await s?.e.stop();
-  // The site, the project and the Pulumi state of this run (/tmp/sm121-e2e-<name>-<pid>).
-  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
-});
+afterAll(() => releaseSite(s));
 
 async function sh(n: SimNode, script: string): Promise<string> {
   return (await sshScript(s.e.site, n, script)).stdout;

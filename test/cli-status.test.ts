@@ -3,13 +3,12 @@
  * protected-node rules proven with the fake engine's request log, drift after a hand edit, the KV
  * cache line after the log has rotated, and the JSON against its schema.
  */
-import { existsSync, rmSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { translator } from "../src/cli/i18n";
 import { cells } from "../src/cli/table";
-import { API_KEY, json, probeMark, removeCliSnapshot, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
+import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 
@@ -22,12 +21,7 @@ beforeAll(async () => {
   s = await servedSite("clistatus", 150, 2350);
 }, 300_000);
 
-afterAll(async () => {
-  removeCliSnapshot();
-  await s?.e.stop();
-  // The site, the project and the Pulumi state of this run (/tmp/sm121-e2e-<name>-<pid>).
-  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
-});
+afterAll(() => releaseSite(s));
 
 async function sh(n: SimNode, script: string): Promise<string> {
   const r = await sshScript(s.e.site, n, script);

@@ -8,10 +8,10 @@
  * The blocks run in file order and the `down` block goes last: it stops deployments.
  */
 import { rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profilesSchema, renderSchema, statusSchema, validateSchema } from "../src/cli/schemas";
-import { json, removeCliSnapshot, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
+import { json, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 
@@ -21,12 +21,7 @@ beforeAll(async () => {
   s = await servedSite("cliverbs", 180, 2480);
 }, 300_000);
 
-afterAll(async () => {
-  removeCliSnapshot();
-  await s?.e.stop();
-  // The site, the project and the Pulumi state of this run (/tmp/sm121-e2e-<name>-<pid>).
-  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
-});
+afterAll(() => releaseSite(s));
 
 async function sh(n: SimNode, script: string): Promise<string> {
   return (await sshScript(s.e.site, n, script)).stdout;

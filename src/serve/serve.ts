@@ -61,6 +61,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
   const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState) && (states[i] as NodeState).others.length === 0);
   let step = "stop";
+  // Every step's script, rendered once for this run (the write step carries its UTC stamp).
+  const stamp = utcStamp();
+  const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const scripts = b.nodes.map((nb) => stepScripts(b, nb, { stamp, renderedAt, secrets: o.secrets }));
   try {
     if (!same || o.forceRestart) {
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
@@ -69,9 +73,6 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && st(i).others.length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
       if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
-      const stamp = utcStamp();
-      const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-      const scripts = b.nodes.map((nb) => stepScripts(b, nb, { stamp, renderedAt, secrets: o.secrets }));
       await Promise.all(b.nodes.map(async (nb, i) => {
         // Another deployment on the node (a node move) stops first, by its own stored stop.
         const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
@@ -105,7 +106,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";
-    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb))));
+    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, scripts[i] as Record<Step, string>, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb))));
     const api = verified.find((v) => v !== undefined);
     return {
       status: "serving",
@@ -125,7 +126,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 }
 
-async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void): Promise<{ served?: string; maxLen?: number } | undefined> {
+async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, string>, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void): Promise<{ served?: string; maxLen?: number } | undefined> {
   // The record of what was written, and the node's registry entry (a stack served by an older
   // sm121 gets its stop.sh here, on the first up that checks it).
   const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop)}`;
@@ -138,7 +139,6 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, h: Host, st: NodeStat
     if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
     return undefined;
   }
-  const steps = stepScripts(b, nb, { stamp: "", renderedAt: "", secrets: {} });
   const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", steps.verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
   addTimings(out, res.records);
   const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
