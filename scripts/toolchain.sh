@@ -7,14 +7,14 @@
 #   CLI $PULUMI_VERSION built from the Go module proxy (several minutes, once per machine);
 # - pulumi-language-nodejs: beside the machine's CLI, else toolchain/pulumi/cmd/pulumi-language-nodejs
 #   built on its own cache key (a change to it rebuilds the host in seconds, never the CLI);
-# - pulumi-resource-pulumi-nodejs: beside the machine's CLI, else from the @pulumi/pulumi package.
+# - pulumi-resource-pulumi-nodejs: beside the machine's CLI, else toolchain/pulumi-resource-pulumi-nodejs
+#   (the same dynamic provider host as @pulumi/pulumi's launcher, started without a resolving node).
 # Idempotent under any PATH, its own output directory included: every link points at a tool's
 # real path, and no candidate is taken from a directory of links this script made.
 set -euo pipefail
 
 NODE_VERSION=22.23.5
 PULUMI_VERSION=v3.274.1
-NODE_SDK_VERSION=3.270.0
 # The oldest CLI whose Node.js language host passes --root-directory (v3.153.0, pulumi/pulumi
 # #18595): @pulumi/pulumi's run script turns it into PULUMI_NODEJS_ROOT_DIRECTORY, which the program
 # reads to find Pulumi.yaml and the stack file while it runs from dist/.
@@ -130,13 +130,13 @@ fi
 if [ -x "$beside/pulumi-resource-pulumi-nodejs" ]; then
   provider_real=$(readlink -f "$beside/pulumi-resource-pulumi-nodejs")
 else
-  provider_dir="$cache/nodejs-provider-$NODE_SDK_VERSION"
+  # sm121's launcher of the same host (toolchain/pulumi-resource-pulumi-nodejs): no extra node to
+  # resolve it, and Node's compile cache.
+  launcher="$here/toolchain/pulumi-resource-pulumi-nodejs"
+  provider_dir="$cache/nodejs-provider-$(hash12 < "$launcher")"
   if [ ! -x "$provider_dir/pulumi-resource-pulumi-nodejs" ]; then
-    # It ships at the root of the @pulumi/pulumi npm package.
-    tmp=$(mktemp -d)
-    (cd "$tmp" && PATH="$node_home:$PATH" npm pack --silent "@pulumi/pulumi@$NODE_SDK_VERSION" >/dev/null && tar xzf pulumi-pulumi-*.tgz)
-    mkdir -p "$provider_dir.tmp" && install -m 0755 "$tmp/package/pulumi-resource-pulumi-nodejs" "$provider_dir.tmp/"
-    rm -rf "$provider_dir" && mv "$provider_dir.tmp" "$provider_dir" && rm -rf "$tmp"
+    mkdir -p "$provider_dir.tmp" && install -m 0755 "$launcher" "$provider_dir.tmp/"
+    rm -rf "$provider_dir" && mv "$provider_dir.tmp" "$provider_dir"
   fi
   provider_real="$provider_dir/pulumi-resource-pulumi-nodejs"
 fi

@@ -3,7 +3,17 @@
  * every deployment at plan time, look at every node once (read-only: what runs there, what
  * drifted), and create one Recipe component per deployment.
  */
-import * as pulumi from "@pulumi/pulumi";
+import "./compileCache";
+// The SDK's modules, not its index: the index loads the Automation API (half a second before the
+// first resource registers, for nothing this program uses).
+import { Config } from "@pulumi/pulumi/config";
+import { RunError } from "@pulumi/pulumi/errors";
+import * as log from "@pulumi/pulumi/log";
+import { getStack } from "@pulumi/pulumi/metadata";
+import { all, type Output } from "@pulumi/pulumi/output";
+import { ProviderResource, type Resource } from "@pulumi/pulumi/resource";
+import { allConfig } from "@pulumi/pulumi/runtime/config";
+import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { Recipe } from "./components/recipe";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
@@ -14,33 +24,45 @@ import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite } from "./serve/observe";
 
-const stack = pulumi.getStack();
+const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
 // directory is the program's, which may be a compiled output directory.
 const root = process.env["PULUMI_NODEJS_ROOT_DIRECTORY"] ?? process.cwd();
 /**
- * The site comes from the configuration Pulumi resolved for this run (what pulumi.Config reads:
+ * The site comes from the configuration Pulumi resolved for this run (what Config reads:
  * the stack file, Pulumi.yaml's project config, ESC environments, --config-file).
  */
 function load() {
   try {
-    return loadProject(root, stack, pulumi.runtime.allConfig());
+    return loadProject(root, stack, allConfig());
   } catch (e) {
     // Input errors print as themselves (file:line:col: field: problem; fix), without a stack trace.
-    if (e instanceof SpecError || e instanceof SpecErrors) throw new pulumi.RunError(e.message);
+    if (e instanceof SpecError || e instanceof SpecErrors) throw new RunError(e.message);
     throw e;
   }
 }
 const { site, bundles: declared, recipes: recipeDefs } = load();
+/**
+ * The dynamic provider host that serves every sm121 resource, registered before anything else:
+ * the engine starts it (a second or more) while the program reads the nodes, instead of after the
+ * first resource registers. Its package's default provider in older states is taken over without
+ * a replace (the host has no configuration to differ).
+ */
+class DynamicProviderHost extends ProviderResource {
+  constructor() {
+    super("pulumi-nodejs", "sm121", {});
+  }
+}
+const provider = new DynamicProviderHost();
 
 const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
 // `sm121 down <deployment>`: this run leaves the deployment out, as if the site did not list it.
 const down = list(process.env["SM121_DOWN"]);
 for (const d of down) {
-  if (!declared.some((b) => b.deployment === d)) throw new pulumi.RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
+  if (!declared.some((b) => b.deployment === d)) throw new RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
 }
 const bundles = declared.filter((b) => !down.includes(b.deployment));
-const config = new pulumi.Config("sm121");
+const config = new Config("sm121");
 
 const allow = {
   protected: list(process.env["SM121_ALLOW_PROTECTED"]),
@@ -49,7 +71,7 @@ const allow = {
 };
 const privateKey = config.getSecret("sshPrivateKey");
 const passphrase = config.getSecret("sshPassphrase");
-const connection = pulumi.all([privateKey, passphrase]).apply(([key, pass]) => ({
+const connection = all([privateKey, passphrase]).apply(([key, pass]) => ({
   owner: stack,
   lockWaitS: site.lockWaitS,
   knownHosts: site.knownHosts,
@@ -57,14 +79,14 @@ const connection = pulumi.all([privateKey, passphrase]).apply(([key, pass]) => (
   ...(key !== undefined && { privateKey: key }),
   ...(pass !== undefined && { passphrase: pass }),
 }));
-const secrets: Record<string, pulumi.Output<string>> = {};
+const secrets: Record<string, Output<string>> = {};
 const hf = config.getSecret("hfToken");
 const apiKey = config.getSecret("apiKey");
 if (hf !== undefined) secrets["HF_TOKEN"] = hf;
 if (apiKey !== undefined) secrets["API_KEY"] = apiKey;
 
 /** `sm121:preflight: true`: a preview also runs the read-only node checks (seed 001's --dry-run --preflight). */
-const preflight = site.preflight && pulumi.runtime.isDryRun();
+const preflight = site.preflight && isDryRun();
 
 /** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
 function dgppOf(recipeName: string) {
@@ -82,7 +104,7 @@ const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined 
 const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
 /** The value of an output that is known at plan time (the stack's config), as a promise. */
-function known<T>(o: pulumi.Output<T>): Promise<T> {
+function known<T>(o: Output<T>): Promise<T> {
   return new Promise((resolve) => {
     o.apply((v) => {
       resolve(v);
@@ -97,14 +119,14 @@ export = async () => {
   const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
+    throw new RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
   }
-  for (const l of seen.leaving) pulumi.log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
 
   // Deployments on protected nodes come after the others, so that a destroy meets their refusal
   // before it stops anything else.
   const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
-  const make = (bundle: (typeof bundles)[number], after: pulumi.Resource[]) => {
+  const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     return new Recipe(bundle.deployment, {
       bundle,
@@ -118,7 +140,7 @@ export = async () => {
       after,
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
-    });
+    }, { providers: [provider] });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
   const firsts = [...open.values()].map((r) => r.engine);
@@ -126,7 +148,7 @@ export = async () => {
 
   if (site.gateway !== undefined && gatewaySettings !== undefined) {
     const gw = site.gateway;
-    const file = pulumi.all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
+    const file = all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
       gatewayFile(gw.format, bundles.map((b, i) => ({
         deployment: b.deployment,
         model: gw.model ?? outcomes[i]?.servedModel ?? b.readiness.servedName ?? b.deployment,
@@ -147,7 +169,7 @@ export = async () => {
       restartNote: file.restartNote,
       connection,
       ...(gwConn !== undefined && { node: gwConn }),
-    });
+    }, { provider });
   }
 
   return {

@@ -5,7 +5,7 @@
  * output directory first on PATH, which must change nothing and never link a tool to itself.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -110,7 +110,8 @@ describe("scripts/toolchain.sh", () => {
     const built = links(first.bin);
     expect(built["pulumi"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
     expect(built["pulumi-language-nodejs"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
-    expect(existsSync(built["pulumi-resource-pulumi-nodejs"] ?? "")).toBe(true);
+    // The dynamic provider plugin is sm121's launcher of the SDK's host.
+    expect(readFileSync(built["pulumi-resource-pulumi-nodejs"] ?? "", "utf8")).toBe(readFileSync(join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs"), "utf8"));
 
     // Cached: a second run, its own directory on PATH, builds nothing.
     const again = toolchain(repo, cache, `${first.bin}:${path}`);
@@ -134,4 +135,29 @@ describe("scripts/toolchain.sh", () => {
     expect(cli(forced.bin)).toBe(cli(first.bin));
     expect(builds()).toHaveLength(3);
   }, 300_000);
+});
+
+describe("the dynamic provider launcher", () => {
+  const launcher = join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs");
+  const run = (cwd: string) => spawnSync(launcher, ["--version-probe"], { cwd, encoding: "utf8", env: { ...process.env, PATH: `${NODE_DIR}:${SYSTEM}` } });
+
+  it("runs the SDK's host of the project it is started in, from a subdirectory too", () => {
+    const project = mkdtempSync(join(base, "project-"));
+    const host = join(project, "node_modules", "@pulumi", "pulumi", "cmd", "dynamic-provider", "index.js");
+    mkdirSync(dirname(host), { recursive: true });
+    writeFileSync(host, "process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cache: process.env.NODE_COMPILE_CACHE !== undefined }));\n");
+    mkdirSync(join(project, "dist"));
+    for (const cwd of [project, join(project, "dist")]) {
+      const r = run(cwd);
+      expect(r.stderr).toBe("");
+      expect(JSON.parse(r.stdout)).toEqual({ argv: ["--version-probe"], cache: true });
+    }
+  });
+
+  it("says what to install when the project has no @pulumi/pulumi", () => {
+    const r = run(mkdtempSync(join(base, "empty-")));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("@pulumi/pulumi is not installed in");
+    expect(r.stderr).toContain("npm ci");
+  });
 });

@@ -3,7 +3,8 @@
  * `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine` (EngineDeployment), which depends on
  * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
+import { ComponentResource } from "@pulumi/pulumi/resource";
 import { DgppProvision } from "../providers/dgppProvision";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
@@ -29,7 +30,7 @@ export interface RecipeArgs {
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
 }
 
-export class Recipe extends pulumi.ComponentResource {
+export class Recipe extends ComponentResource {
   /** The OpenAI endpoints that answer, one per serving node. */
   declare readonly endpoints: pulumi.Output<string[]>;
   declare readonly servedModel: pulumi.Output<string | undefined>;

@@ -8,8 +8,8 @@
  * - delete: leaves the installed release on the nodes, and says so.
  * - read:   the marker on rank 0.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor } from "./shim";
+import type * as pulumi from "@pulumi/pulumi";
+import { ShimResource } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
@@ -27,10 +27,10 @@ export interface DgppProvisionInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
-export class DgppProvision extends pulumi.dynamic.Resource {
+export class DgppProvision extends ShimResource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor("dgppImpl"), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+    super("dgppImpl", "DgppProvision", name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

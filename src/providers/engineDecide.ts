@@ -13,7 +13,7 @@
 import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances } from "./engineDeployment";
-import { providerMoved } from "./shim";
+import { providerMoved } from "./providerText";
 
 export interface EngineProps {
   bundle: DeploymentBundle;

@@ -21,8 +21,8 @@
  * The provider object is serialized into the state; it stays a thin shim so that it serializes
  * reliably (no library objects captured) and always runs the current implementation.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor } from "./shim";
+import type * as pulumi from "@pulumi/pulumi";
+import { ShimResource } from "./shim";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 
@@ -70,18 +70,11 @@ export interface EngineDeploymentInputs {
   findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
 }
 
-export class EngineDeployment extends pulumi.dynamic.Resource {
+export class EngineDeployment extends ShimResource {
   declare readonly bundle: pulumi.Output<DeploymentBundle>;
   declare readonly outcome: pulumi.Output<DeploymentOutcome>;
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      providerFor("engineImpl"),
-      name,
-      { ...args, outcome: undefined },
-      { ...opts, additionalSecretOutputs: ["connection", "secrets"] },
-      "sm121",
-      "EngineDeployment",
-    );
+    super("engineImpl", "EngineDeployment", name, { ...args, outcome: undefined }, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });
   }
 }

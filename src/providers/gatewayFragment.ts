@@ -7,8 +7,8 @@
  * - delete: removes the file.
  * - read:   whether the file still has the content written.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor } from "./shim";
+import type * as pulumi from "@pulumi/pulumi";
+import { ShimResource } from "./shim";
 import type { NodeConn } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
 
@@ -23,10 +23,10 @@ export interface GatewayFragmentInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
-export class GatewayFragment extends pulumi.dynamic.Resource {
+export class GatewayFragment extends ShimResource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor("gatewayImpl"), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
+    super("gatewayImpl", "GatewayFragment", name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

@@ -1,73 +1,40 @@
 /**
- * The provider object that Pulumi serializes into the state for each resource kind. It stays a
- * thin shim: it captures only where its implementation module lies *inside the project*
+ * The provider text that Pulumi stores in the state for each resource kind, and the resource class
+ * that carries it. The text is written here by hand, not produced by Pulumi's closure serializer:
+ * it is a small CommonJS module that names its implementation by its path *inside the project*
  * (`dist/src/providers/engineImpl.js`) and loads it at run time from the directory the provider
  * host runs in, which Pulumi sets to the project directory (where Pulumi.yaml is). So the state
  * names no path of the machine that wrote it: a CI runner or a re-clone at another path runs
  * destroy and refresh with its own checkout, and always with the current code.
+ *
+ * Writing the text by hand spares every run the closure serializer (it loads TypeScript and the
+ * whole SDK: about half a second before the first resource registers). What this depends on is
+ * the dynamic provider host's contract in @pulumi/pulumi (cmd/dynamic-provider): the resource type
+ * `pulumi-nodejs:dynamic/<module>:<type>`, the `__provider` input, and a module text whose
+ * `handler()` returns the provider object. test/providers-shim.test.ts runs the SDK's own host
+ * code on this text and fails if that contract changes.
  */
-import type * as pulumi from "@pulumi/pulumi";
-import type * as NodeFs from "node:fs";
+import type { Inputs } from "@pulumi/pulumi/output";
+import { CustomResource, type CustomResourceOptions } from "@pulumi/pulumi/resource";
 import * as NodePath from "node:path";
-
-type P = pulumi.dynamic.ResourceProvider;
-
-/** What an implementation module exports; check and read are optional. */
-export interface ProviderImpl {
-  check?: NonNullable<P["check"]>;
-  diff: NonNullable<P["diff"]>;
-  create: P["create"];
-  update: NonNullable<P["update"]>;
-  remove: NonNullable<P["delete"]>;
-  read?: NonNullable<P["read"]>;
-}
-
-function shim(rel: string): P {
-  // Runs in the provider process from its serialized text: only `rel` and Node's own modules.
-  const impl = (): ProviderImpl => {
-    const nodePath = require("path") as typeof NodePath;
-    const nodeFs = require("fs") as typeof NodeFs;
-    let dir = process.cwd();
-    while (!nodeFs.existsSync(nodePath.join(dir, rel)) && nodePath.dirname(dir) !== dir) dir = nodePath.dirname(dir);
-    const file = nodePath.join(dir, rel);
-    if (!nodeFs.existsSync(file)) {
-      throw new Error(`sm121: ${rel} is not found from ${process.cwd()}; run pulumi in the sm121 project directory (where Pulumi.yaml is) after \`npm run build\``);
-    }
-    return require(file) as ProviderImpl;
-  };
-  return {
-    check: (olds, news) => impl().check?.(olds, news) ?? Promise.resolve({ inputs: news }),
-    diff: (id, olds, news) => impl().diff(id, olds, news),
-    create: (inputs) => impl().create(inputs),
-    update: (id, olds, news) => impl().update(id, olds, news),
-    delete: (id, props) => impl().remove(id, props),
-    read: (id, props) => impl().read?.(id, props) ?? Promise.resolve({ id, props }),
-  };
-}
-
-const cache = new Map<string, P>();
+import { PROVIDER_KEY, providerText } from "./providerText";
 
 /** The project directory of this build: this file is `<project>/dist/src/providers/shim.js`. */
 const PROJECT = NodePath.resolve(__dirname, "..", "..", "..");
 
-/**
- * One provider object per implementation module (a name beside this file, e.g. "engineImpl"):
- * Pulumi serializes it once and caches it.
- */
-export function providerFor(module: string): P {
-  const rel = NodePath.relative(PROJECT, NodePath.join(__dirname, `${module}.js`));
-  const hit = cache.get(rel);
-  if (hit !== undefined) return hit;
-  const p = shim(rel);
-  cache.set(rel, p);
-  return p;
+/** The provider text of an implementation module beside this file (e.g. "engineImpl"). */
+function textFor(module: string): string {
+  return providerText(NodePath.relative(PROJECT, NodePath.join(__dirname, `${module}.js`)));
 }
 
 /**
- * Whether a stored provider text differs from this build's: a stack written before the provider
- * text was portable (it named an absolute path) is updated once, touching no node, so that its
- * delete and read work from any checkout afterwards.
+ * A resource served by the dynamic provider host (`pulumi-nodejs:dynamic/sm121:<type>`), as
+ * `pulumi.dynamic.Resource` registers it, with the provider text of `impl` (a module beside this
+ * file that exports check/diff/create/update/remove/read).
  */
-export function providerMoved(olds: { __provider?: unknown }, news: { __provider?: unknown }): boolean {
-  return typeof olds.__provider === "string" && typeof news.__provider === "string" && olds.__provider !== news.__provider;
+export class ShimResource extends CustomResource {
+  constructor(impl: string, type: string, name: string, props: Inputs, opts?: CustomResourceOptions) {
+    if (props[PROVIDER_KEY] !== undefined) throw new Error(`${type} ${name}: ${PROVIDER_KEY} is reserved for the provider text`);
+    super(`pulumi-nodejs:dynamic/sm121:${type}`, name, { ...props, [PROVIDER_KEY]: textFor(impl) }, opts);
+  }
 }

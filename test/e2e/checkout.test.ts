@@ -13,10 +13,21 @@ import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 
 const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n';
-const LEGACY = readFileSync(join(REPO, "test", "fixtures", "legacy", "provider-9492e6f.txt"), "utf8");
+const legacy = (release: string) => readFileSync(join(REPO, "test", "fixtures", "legacy", `provider-${release}.txt`), "utf8");
+/**
+ * The provider texts earlier releases wrote, with where each names its implementation: 9492e6f
+ * by the checkout's absolute path, 97d9858 (the closure serializer's text) by the path inside
+ * the project.
+ */
+const RELEASES: Array<[string, (dir: string, impl: string) => string]> = [
+  ["9492e6f", (dir, impl) => legacy("9492e6f").replace("@IMPL_PATH@", join(dir, "dist", "src", "providers", `${impl}.js`))],
+  ["97d9858", (_dir, impl) => legacy("97d9858").replace("@IMPL_REL@", `dist/src/providers/${impl}.js`)],
+];
 
 interface StateResource {
+  urn: string;
   type: string;
+  provider?: string;
   inputs?: Record<string, unknown>;
   outputs?: Record<string, unknown>;
 }
@@ -54,14 +65,20 @@ describe.sequential("any checkout, any path", () => {
     }
   });
 
-  it("rewrites a state written by the previous release (an absolute path) with one up that restarts nothing", async () => {
+  it.each(RELEASES)("rewrites a state written by release %s with one up that restarts nothing", async (_release, textOf) => {
     const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
     const impl: Record<string, string> = { EngineDeployment: "engineImpl", GatewayFragment: "gatewayImpl", DgppProvision: "dgppImpl" };
+    const current = await providerTexts(e);
     for (const r of exported.deployment.resources) {
       const kind = r.type.split(":").pop() ?? "";
       if (impl[kind] === undefined) continue;
-      const text = LEGACY.replace("@IMPL_PATH@", join(e.dir, "dist", "src", "providers", `${impl[kind]}.js`));
+      const text = textOf(e.dir, impl[kind]);
       for (const props of [r.inputs, r.outputs]) if (props !== undefined) props["__provider"] = text;
+    }
+    // Earlier releases used the package's default provider, not the one the program registers.
+    for (const r of exported.deployment.resources) {
+      if (r.type === "pulumi:providers:pulumi-nodejs") r.urn = r.urn.replace(/::sm121$/, "::default");
+      if (r.provider !== undefined) r.provider = r.provider.replace("pulumi:providers:pulumi-nodejs::sm121::", "pulumi:providers:pulumi-nodejs::default::");
     }
     const file = join(e.dir, "..", "legacy-state.json");
     writeFileSync(file, JSON.stringify(exported));
@@ -72,7 +89,10 @@ describe.sequential("any checkout, any path", () => {
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("provider code in the state is rewritten");
     expect(await started()).toBe(before);
-    for (const t of await providerTexts(e)) expect(t).not.toContain(e.dir);
+    expect(await providerTexts(e)).toEqual(current);
+    expect(up.all).not.toMatch(/replace/);
+    const after = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
+    expect(after.deployment.resources.filter((r) => r.type === "pulumi:providers:pulumi-nodejs").map((r) => r.urn.split("::").pop())).toEqual(["sm121"]);
   });
 
   it("runs preview, refresh and destroy from checkout B at another path after A is removed", async () => {
