@@ -118,6 +118,7 @@ export = async () => {
       after,
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
+      ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
     });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
