@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { DgppProvision } from "../providers/dgppProvision";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
+import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 
 export interface RecipeArgs {
@@ -65,8 +66,7 @@ export class Recipe extends pulumi.ComponentResource {
       deployment: b.deployment,
       preflight: args.preflight,
       ...(args.gateway !== undefined && { gateway: args.gateway }),
-      // The Commands own the hooks in that mode: the engine's sequence and its node-side stop.sh run none.
-      bundle: args.hookCommands === undefined ? b : { ...b, hooks: { beforeServe: [], afterStop: [] } },
+      bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
       connection: args.connection,
       secrets: args.secrets,
       allow: args.allow,
