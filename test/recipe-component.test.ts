@@ -7,7 +7,7 @@
  * The site: spark1 (protected) and spark2 over ssh (no sshd listens there: the plan-time look
  * finds them unreachable, which is drift), spark3 `host: local` (a fresh node, nothing found).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -70,6 +70,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
 function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[] } {
+  return JSON.parse(execFileSync(process.execPath, ...invocation(config, env))) as { registered: Registered[]; loaded: string[] };
+}
+
+/** The child node process that runs the program under the mocks, for a site and an environment. */
+function invocation(config: Record<string, unknown>, env: Record<string, string>): [string[], { cwd: string; env: NodeJS.ProcessEnv; encoding: "utf8"; timeout: number }] {
   const home = join(dir, "home");
   const site = {
     "sm121:knownHosts": join(dir, "known_hosts"),
@@ -82,13 +87,12 @@ function run(config: Record<string, unknown>, env: Record<string, string> = {}):
     ...config,
   };
   const PULUMI_CONFIG = JSON.stringify(Object.fromEntries(Object.entries(site).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])));
-  const out = execFileSync(process.execPath, [join(REPO, "test", "helpers", "mock-run.js"), "mocks"], {
+  return [[join(REPO, "test", "helpers", "mock-run.js"), "mocks"], {
     cwd: dir,
     env: { ...process.env, ...env, PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["sm121:sshPrivateKey"]), PULUMI_NODEJS_ROOT_DIRECTORY: dir, SM121_ALLOW_PROTECTED: "", SM121_RESTART: env["SM121_RESTART"] ?? "" },
     encoding: "utf8",
     timeout: 120_000,
-  });
-  return JSON.parse(out) as { registered: Registered[]; loaded: string[] };
+  }];
 }
 
 const DEPLOYMENTS = [
@@ -203,6 +207,14 @@ describe("the Recipe component under Pulumi's mocks", () => {
       const r = run({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" }, { SM121_RESTART: "1" });
       expect(byName(r, "hooked-hooks-spark3").ignoreChanges).toEqual([]);
     });
+  });
+});
+
+describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () => {
+  it("fails the program, naming the node, the file and how to add the key", () => {
+    const r = spawnSync(process.execPath, ...invocation({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark2"] }], "sm121:hooks": "pulumi-command", "sm121:knownHosts": join(dir, "none") }, {}));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`sm121:hooks: pulumi-command pins the host key of every node, and ${join(dir, "none")} has none for [${IP2}]:${PORT} (node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${join(dir, "none")}\``);
   });
 });
 
