@@ -140,6 +140,7 @@ export = async () => {
       after,
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
+      ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
     }, { providers: [provider] });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));

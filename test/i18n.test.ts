@@ -8,13 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { CATALOGUES, LOCALES, detectLocale, format, localeOf, placeholders, translator, type Message, type MessageKey } from "../src/cli/i18n";
+import { CATALOGUES, LOCALES, checkCatalogue, detectLocale, format, localeOf, placeholders, translator, type Message, type MessageKey } from "../src/cli/i18n";
 
 /** Every text of a message: the one string, or each plural form. */
 function texts(m: Message): string[] {
   return typeof m === "string" ? [m] : Object.values(m).filter((x): x is string => x !== undefined);
 }
-import { en } from "../src/cli/i18n/en";
+import en from "../src/cli/i18n/en.json";
 
 const keys = Object.keys(en).sort();
 
@@ -80,15 +80,27 @@ describe("the catalogues", () => {
   it("a catalogue with a missing key does not compile", () => {
     const dir = mkdtempSync(join(tmpdir(), "sm121-i18n-"));
     try {
+      const { "smoke.answer": _dropped, ...rest } = en;
+      writeFileSync(join(dir, "xx.json"), JSON.stringify(rest));
+      const index = join(__dirname, "..", "src", "cli", "i18n", "index").replace(/\\/g, "/");
       const file = join(dir, "xx.ts");
-      const enPath = join(__dirname, "..", "src", "cli", "i18n", "en").replace(/\\/g, "/");
-      writeFileSync(file, `import { en, type MessageKey } from "${enPath}";\nconst { "smoke.answer": _dropped, ...rest } = en;\nexport const xx: Record<MessageKey, unknown> = { ...rest };\n`);
-      const program = ts.createProgram([file], { strict: true, noEmit: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, types: [] });
+      // The check index.ts makes of CATALOGUES, on a JSON catalogue that lacks one key.
+      writeFileSync(file, `import xx from "./xx.json";\nimport type { Message, MessageKey } from "${index}";\nexport const c = { xx } satisfies Record<string, Record<MessageKey, Message>>;\n`);
+      const program = ts.createProgram([file], { strict: true, noEmit: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, types: [], resolveJsonModule: true, esModuleInterop: true, skipLibCheck: true });
       const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
       expect(errors.join("\n")).toMatch(/smoke\.answer/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("every catalogue passes the one schema, which refuses a missing, an unknown or an empty key by file and key", () => {
+    for (const l of LOCALES) expect(() => checkCatalogue(l)).not.toThrow();
+    const { "smoke.answer": _dropped, ...rest } = CATALOGUES.de;
+    expect(() => checkCatalogue("de", rest)).toThrow(/^src\/cli\/i18n\/de\.json: smoke\.answer: /);
+    expect(() => checkCatalogue("de", { ...CATALOGUES.de, "smoke.answr": "x" })).toThrow(/^src\/cli\/i18n\/de\.json: \(top level\): .*smoke\.answr/);
+    expect(() => checkCatalogue("ru", { ...CATALOGUES.ru, "doctor.nodeOk": " " })).toThrow("src/cli/i18n/ru.json: doctor.nodeOk: is empty; write the message");
+    expect(() => checkCatalogue("ru", { ...CATALOGUES.ru, "count.nodes": { one: "{count}", lots: "{count}" } })).toThrow(/ru\.json: count\.nodes/);
   });
 });
 

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { stackFile } from "../project";
+import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
@@ -113,7 +114,8 @@ export function stackSecrets(root: string, stack: string): SecretNames {
 export function renderCommand(ctx: CliContext, p: Parsed): number {
   const name = p.positional[0];
   const project = contextProject(ctx);
-  const b = project.bundles.find((x) => x.deployment === name);
+  const found = project.bundles.find((x) => x.deployment === name);
+  const b = found === undefined ? undefined : engineSequenceBundle(found, project.site.hooks);
   const deployments = project.bundles.map((x) => x.deployment).join(", ") || "-";
   if (name === undefined) throw new UsageError(t("cli.needsDeployment", { deployments }));
   if (b === undefined) {

@@ -1,13 +1,16 @@
 /**
  * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
  * `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine` (EngineDeployment), which depends on
- * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop.
+ * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop;
+ * with `sm121:hooks: pulumi-command`, they run as `<name>-hooks-<node>` Commands instead, which the
+ * engine also depends on (./hookCommands, loaded only then: the default needs no plugin).
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { ComponentResource } from "@pulumi/pulumi/resource";
 import { DgppProvision } from "../providers/dgppProvision";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
+import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 
 export interface RecipeArgs {
@@ -22,12 +25,14 @@ export interface RecipeArgs {
   /** The gateway file, for the failure path (its endpoints disabled at once). */
   gateway?: GatewaySettings;
   /** What the plan-time look at the nodes found for this deployment (serve/observe). */
-  drift: pulumi.Input<string[]>;
+  drift: string[];
   findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
   /** Engines this one comes after (and, on destroy, goes before). */
   after?: pulumi.Resource[];
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
+  /** `sm121:hooks: pulumi-command`: the hooks run as @pulumi/command resources; `knownHosts` pins each node's host key. */
+  hookCommands?: { knownHosts: string };
 }
 
 export class Recipe extends ComponentResource {
@@ -53,11 +58,16 @@ export class Recipe extends ComponentResource {
         ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
       }, { parent: this }));
     }
+    if (args.hookCommands !== undefined) {
+      // Required here, not imported: the default program must not load @pulumi/command at all.
+      const { hookCommands } = require("./hookCommands") as typeof import("./hookCommands");
+      deps.push(...hookCommands(name, { bundle: b, connection: args.connection, secrets: args.secrets, knownHosts: args.hookCommands.knownHosts, drift: args.drift, restart: args.allow.restart }, this));
+    }
     this.engine = new EngineDeployment(`${name}-engine`, {
       deployment: b.deployment,
       preflight: args.preflight,
       ...(args.gateway !== undefined && { gateway: args.gateway }),
-      bundle: b,
+      bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
       connection: args.connection,
       secrets: args.secrets,
       allow: args.allow,

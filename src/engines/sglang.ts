@@ -1,8 +1,9 @@
 import type { EngineDriver } from "./driver";
-import { collectivesEnv, rendezvousPort, tpSpansNodes } from "./driver";
+import { collectivesEnv, tpSpansNodes } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
 import { servedOnRecipePort } from "./rules";
+import { rendezvousArgs, servedAndTp } from "./torchServer";
 
 /** SGLang's server options that sm121 derives, by dest, with what to set instead. */
 const OWNED: Readonly<Record<string, string>> = {
@@ -25,16 +26,9 @@ export const sglang: EngineDriver = {
   name: "sglang",
   shape: "per-node",
   modelArgs: (recipe) => (recipe.model === undefined ? [] : ["--model-path", recipe.model]),
-  parallelArgs(recipe) {
-    const served = recipe.servedModelName === undefined ? [] : ["--served-model-name", recipe.servedModelName];
-    // The option's own name: `--tp` works only as an abbreviation, which a new option could break.
-    return [...served, "--tp-size", String(recipe.tp)];
-  },
-  distributedArgs(ctx) {
-    if (ctx.nnodes <= 1) return [];
-    const head = ctx.peers[0] ?? ctx.bindHost;
-    return ["--nnodes", String(ctx.nnodes), "--node-rank", String(ctx.rank), "--dist-init-addr", `${head}:${rendezvousPort(ctx.port)}`];
-  },
+  // The option's own name: `--tp` works only as an abbreviation, which a new option could break.
+  parallelArgs: (recipe) => servedAndTp(recipe, "--tp-size"),
+  distributedArgs: (ctx) => rendezvousArgs(ctx, (head, port) => ["--dist-init-addr", `${head}:${port}`]),
   // SGLang reads its own address from SGLANG_HOST_IP (or HOST_IP; sglang/srt/utils/network.py);
   // SGLANG_WORKER_IP is what seed 000's launcher set, kept for scripts that still read it.
   engineEnv: (recipe, ip) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip, ...collectivesEnv(recipe) }),

@@ -1,8 +1,9 @@
 import type { EngineDriver } from "./driver";
-import { collectivesEnv, rendezvousPort, tpSpansNodes } from "./driver";
+import { collectivesEnv, tpSpansNodes } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { VLLM_OPTIONS, type OptionSpec } from "./options/table";
 import { servedOnRecipePort } from "./rules";
+import { rendezvousArgs, servedAndTp } from "./torchServer";
 
 /** `vllm serve`'s options that sm121 derives, by dest, with what to set instead. */
 const OWNED: Readonly<Record<string, string>> = {
@@ -40,14 +41,9 @@ export const vllm: EngineDriver = {
     if (recipe.model === undefined) return [];
     return isServe(entrypoint) ? [recipe.model] : ["--model", recipe.model];
   },
-  parallelArgs(recipe) {
-    const served = recipe.servedModelName === undefined ? [] : ["--served-model-name", recipe.servedModelName];
-    return [...served, "--tensor-parallel-size", String(recipe.tp)];
-  },
+  parallelArgs: (recipe) => servedAndTp(recipe, "--tensor-parallel-size"),
   distributedArgs(ctx) {
-    if (ctx.nnodes <= 1) return [];
-    const head = ctx.peers[0] ?? ctx.bindHost;
-    const flags = ["--nnodes", String(ctx.nnodes), "--node-rank", String(ctx.rank), "--master-addr", head, "--master-port", String(rendezvousPort(ctx.port))];
+    const flags = rendezvousArgs(ctx, (head, port) => ["--master-addr", head, "--master-port", String(port)]);
     return ctx.rank > 0 ? [...flags, "--headless"] : flags;
   },
   // vLLM binds its collectives to VLLM_HOST_IP (vllm/envs.py).

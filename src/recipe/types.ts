@@ -114,4 +114,9 @@ export interface Site {
   preflight: boolean;
   /** Seconds an operation waits for a node another operation holds. */
   lockWaitS: number;
+  /**
+   * Who runs the recipes' hooks: `engine` (the default: inside the engine's own sequence, no
+   * plugin) or `pulumi-command` (`command:remote:Command` resources; needs the command plugin).
+   */
+  hooks: "engine" | "pulumi-command";
 }

@@ -150,6 +150,22 @@ export function preferredHostKeyAlgorithms(file: string, host: string, port: num
   return [...new Set(types.flatMap((t) => ALGORITHMS_OF[t] ?? []))];
 }
 
+/**
+ * One host key the file vouches for, as an authorized_keys line (`ssh-ed25519 AAAA...`), for a
+ * client that pins a single key (pulumi-command's `connection.hostKey`): the first unmarked line
+ * for the host (or, as ssh does for `[host]:port`, for the bare name) whose key is not @revoked.
+ */
+export function pinnedHostKey(file: string, host: string, port: number): string | undefined {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  for (const name of [...new Set([hostPattern(host, port), hostPattern(host, 22)])]) {
+    const entries = entriesFor(text, name);
+    const revoked = entries.filter((e) => e.marker === "revoked");
+    const ok = entries.find((e) => e.marker === "none" && !revoked.some((r) => r.blob.equals(e.blob)));
+    if (ok !== undefined) return `${ok.type} ${ok.blob.toString("base64")}`;
+  }
+  return undefined;
+}
+
 export type HostKeyStatus =
   | { status: "ok"; line: number }
   | { status: "new" }

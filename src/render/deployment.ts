@@ -81,6 +81,15 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
   });
 }
 
+/**
+ * The bundle the engine's own sequence runs: with `sm121:hooks: pulumi-command` the hooks are
+ * Commands of their own (components/hookCommands), so the engine's start, its stop and the stop.sh
+ * it leaves on a node carry none; `sm121 render` shows that same bundle.
+ */
+export function engineSequenceBundle(b: DeploymentBundle, hooks: Site["hooks"]): DeploymentBundle {
+  return hooks === "engine" ? b : { ...b, hooks: { beforeServe: [], afterStop: [] } };
+}
+
 function withIdentity(b: Omit<DeploymentBundle, "identity">): DeploymentBundle {
   return { ...b, identity: identityOf({ nodes: b.nodes.map((n) => [n.node, n.rank, n.identity]), readiness: b.readiness }) };
 }

@@ -1,0 +1,68 @@
+/**
+ * Runs the compiled sm121 program (dist/src/index.js) under Pulumi's mocks
+ * (`pulumi.runtime.setMocks`) in a plain node process, and prints one JSON line: every resource
+ * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked) and
+ * which @pulumi/command modules were loaded. Run it from a test with the project directory in
+ * PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the configuration in PULUMI_CONFIG, as
+ * the language host passes them. (@pulumi/pulumi under vitest's module loader hangs; a child node
+ * process runs it as the language host does.)
+ */
+const { join, resolve } = require("path");
+const pulumi = require("@pulumi/pulumi");
+const settings = require("@pulumi/pulumi/runtime/settings");
+const rpc = require("@pulumi/pulumi/runtime/rpc");
+
+const repo = resolve(__dirname, "..", "..");
+const stack = process.argv[2];
+
+/** A property value as JSON: a secret becomes {secret: value}, a resource reference its URN. */
+function plain(v) {
+  if (Array.isArray(v)) return v.map(plain);
+  if (v !== null && typeof v === "object") {
+    if (v[rpc.specialSigKey] === rpc.specialSecretSig) return { secret: plain(v.value) };
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  }
+  return v;
+}
+
+async function main() {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }),
+      call: () => ({}),
+    },
+    "sm121",
+    stack,
+    false,
+  );
+  const registered = [];
+  const monitor = settings.getMonitor();
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req, callback) => {
+    const nameOf = (urn) => urn.split("::").pop();
+    registered.push({
+      type: req.getType(),
+      name: req.getName(),
+      parent: req.getParent() === "" ? undefined : nameOf(req.getParent()),
+      // A provider reference is `<provider urn>::<id>`: the name is the part before the id.
+      provider: req.getProvider() === "" ? undefined : req.getProvider().split("::").slice(-2)[0],
+      dependsOn: req.getDependenciesList().map(nameOf).sort(),
+      deleteBeforeReplace: req.getDeletebeforereplace(),
+      ignoreChanges: req.getIgnorechangesList(),
+      inputs: plain(rpc.deserializeProperties(req.getObject())),
+    });
+    return register(req, callback);
+  };
+  const program = require(join(repo, "dist", "src", "index.js"));
+  const outputs = await program();
+  // Every registration the program started, and the outputs it returned, are settled.
+  await new Promise((done) => pulumi.output(outputs).apply(done));
+  await settings.waitForRPCs();
+  const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
+  process.stdout.write(`${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))) })}\n`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,236 @@
+/**
+ * The Recipe component's children, as Pulumi registers them, with Pulumi's mocks
+ * (`pulumi.runtime.setMocks`, as pulumi-awsx tests its components): the compiled program runs in
+ * a child node process (test/helpers/mock-run.js) on a small project, and reports every
+ * registration: type, name, parent, dependsOn, options and inputs (secrets marked).
+ *
+ * The site: spark1 (protected) and spark2 over ssh (no sshd listens there: the plan-time look
+ * finds them unreachable, which is drift), spark3 `host: local` (a fresh node, nothing found).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pinnedHostKey } from "../src/remote/knownhosts";
+import { testNet } from "./site/site";
+
+const REPO = resolve(__dirname, "..");
+const NET = testNet();
+const IP1 = `${NET}.211`;
+const IP2 = `${NET}.212`;
+const PORT = 2510;
+
+interface Registered {
+  type: string;
+  name: string;
+  parent?: string;
+  provider?: string;
+  dependsOn: string[];
+  deleteBeforeReplace: boolean;
+  ignoreChanges: string[];
+  inputs: Record<string, unknown>;
+}
+
+/** An ed25519 public key blob as known_hosts holds it (type name, then 32 key bytes). */
+function ed25519(fill: number): string {
+  const type = Buffer.from("ssh-ed25519");
+  const len = (n: number) => Buffer.from([0, 0, 0, n]);
+  return Buffer.concat([len(type.length), type, len(32), Buffer.alloc(32, fill)]).toString("base64");
+}
+const KEY1 = ed25519(1);
+const KEY2 = ed25519(2);
+const REVOKED = ed25519(3);
+
+const HOOKED = [
+  'engine = "vllm"',
+  'deploy = "docker"',
+  'model = "Qwen/Qwen3-8B"',
+  'image = "vllm/vllm-openai:v0.33.0"',
+  "port = 8000",
+  "[hooks]",
+  "before_serve = [\"sudo -n sysctl -w vm.compaction_proactiveness=0\"]",
+  "after_stop = [\"sudo -n sysctl -w vm.compaction_proactiveness=20\"]",
+].join("\n");
+const PLAIN = ['engine = "vllm"', 'deploy = "tmux"', 'model = "Qwen/Qwen3-8B"', "port = 8001"].join("\n");
+const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B-NVFP4"', "[dgpp]", 'repo = "https://example.com/dgpp.git"', 'rev = "v0.4.1"', 'dir = "~/dgpp"', "http_port = 18080"].join("\n");
+
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "sm121-mocks-"));
+  mkdirSync(join(dir, "recipes"));
+  writeFileSync(join(dir, "recipes", "hooked.toml"), HOOKED);
+  writeFileSync(join(dir, "recipes", "plain.toml"), PLAIN);
+  writeFileSync(join(dir, "recipes", "dg.toml"), DGPP);
+  writeFileSync(join(dir, "Pulumi.yaml"), "name: sm121\nruntime: nodejs\n");
+  writeFileSync(join(dir, "known_hosts"), [`[${IP1}]:${PORT} ssh-ed25519 ${KEY1}`, `@revoked [${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`, `[${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`, `${IP2} ssh-ed25519 ${KEY2}`, ""].join("\n"));
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
+function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[] } {
+  return JSON.parse(execFileSync(process.execPath, ...invocation(config, env))) as { registered: Registered[]; loaded: string[] };
+}
+
+/** The child node process that runs the program under the mocks, for a site and an environment. */
+function invocation(config: Record<string, unknown>, env: Record<string, string>): [string[], { cwd: string; env: NodeJS.ProcessEnv; encoding: "utf8"; timeout: number }] {
+  const home = join(dir, "home");
+  const site = {
+    "sm121:knownHosts": join(dir, "known_hosts"),
+    "sm121:nodes": {
+      spark1: { ssh: { host: IP1, port: PORT, user: "ops" }, ip: IP1, protected: true, stateDir: `${home}/s1` },
+      spark2: { ssh: { host: IP2, port: PORT, user: "ops" }, ip: IP2, stateDir: `${home}/s2` },
+      spark3: { host: "local", ip: "127.0.0.1", stateDir: `${home}/s3` },
+    },
+    "sm121:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n",
+    ...config,
+  };
+  const PULUMI_CONFIG = JSON.stringify(Object.fromEntries(Object.entries(site).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])));
+  return [[join(REPO, "test", "helpers", "mock-run.js"), "mocks"], {
+    cwd: dir,
+    env: { ...process.env, ...env, PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["sm121:sshPrivateKey"]), PULUMI_NODEJS_ROOT_DIRECTORY: dir, SM121_ALLOW_PROTECTED: "", SM121_RESTART: env["SM121_RESTART"] ?? "" },
+    encoding: "utf8",
+    timeout: 120_000,
+  }];
+}
+
+const DEPLOYMENTS = [
+  // Listed first, on the protected node: it must still come after the others.
+  { recipe: "hooked", nodes: ["spark1"] },
+  { recipe: "dg", nodes: ["spark2"] },
+  { recipe: "plain", nodes: ["spark3"] },
+];
+
+const byName = (r: { registered: Registered[] }, name: string): Registered => {
+  const found = r.registered.find((x) => x.name === name);
+  if (found === undefined) throw new Error(`${name} is not registered; registered: ${r.registered.map((x) => x.name).join(", ")}`);
+  return found;
+};
+
+describe("the Recipe component under Pulumi's mocks", () => {
+  describe("default hooks (inside the engine's sequence)", () => {
+    let r: ReturnType<typeof run>;
+    beforeAll(() => {
+      r = run({ "sm121:deployments": DEPLOYMENTS });
+    });
+
+    it("registers one component per deployment with its children named from it", () => {
+      expect(r.registered.map((x) => [x.type, x.name, x.parent ?? null])).toEqual(expect.arrayContaining([
+        ["sm121:index:Recipe", "hooked", null],
+        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "hooked-engine", "hooked"],
+        ["sm121:index:Recipe", "dg", null],
+        ["pulumi-nodejs:dynamic/sm121:DgppProvision", "dg-dgpp", "dg"],
+        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "dg-engine", "dg"],
+        ["sm121:index:Recipe", "plain", null],
+        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "plain-engine", "plain"],
+        ["pulumi:providers:pulumi-nodejs", "sm121", null],
+      ]));
+      // Nothing else: no gateway (the site has none), no hook resource.
+      expect(r.registered).toHaveLength(8);
+    });
+
+    it("registers the dynamic provider host first and serves every sm121 resource with it", () => {
+      expect(r.registered[0]?.type).toBe("pulumi:providers:pulumi-nodejs");
+      const dynamic = r.registered.filter((x) => x.type.startsWith("pulumi-nodejs:dynamic/"));
+      expect(dynamic.length).toBe(4);
+      for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
+    });
+
+    it("makes the DGPP engine wait for its provisioning, and a plain engine for nothing", () => {
+      expect(byName(r, "dg-engine").dependsOn).toEqual(["dg-dgpp"]);
+      expect(byName(r, "plain-engine").dependsOn).toEqual([]);
+      expect(byName(r, "dg-dgpp").inputs).toMatchObject({ rev: "v0.4.1", recipe: "dg" });
+    });
+
+    it("orders the deployment on the protected node after every other engine (src/index.ts)", () => {
+      expect(byName(r, "hooked-engine").dependsOn).toEqual(["dg-engine", "plain-engine"]);
+    });
+
+    it("keeps the hooks in the engine's bundle, registers no command: resource and loads no @pulumi/command module", () => {
+      expect(byName(r, "hooked-engine").inputs["bundle"]).toMatchObject({ hooks: { beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"], afterStop: ["sudo -n sysctl -w vm.compaction_proactiveness=20"] } });
+      expect(r.registered.filter((x) => x.type.startsWith("command:"))).toEqual([]);
+      expect(r.loaded).toEqual([]);
+    });
+
+    it("passes the connection and the secrets as secrets", () => {
+      const e = byName(r, "hooked-engine").inputs;
+      expect(e["connection"]).toMatchObject({ secret: { privateKey: expect.stringContaining("not-a-real-key") } });
+      expect(JSON.stringify(e["bundle"])).not.toContain("not-a-real-key");
+    });
+  });
+
+  describe("sm121:hooks: pulumi-command", () => {
+    let r: ReturnType<typeof run>;
+    beforeAll(() => {
+      r = run({ "sm121:deployments": DEPLOYMENTS, "sm121:hooks": "pulumi-command" });
+    });
+
+    it("registers one command:remote:Command per node of a hooked recipe, under its Recipe, before its engine", () => {
+      const cmds = r.registered.filter((x) => x.type.startsWith("command:"));
+      expect(cmds.map((x) => [x.type, x.name, x.parent])).toEqual([["command:remote:Command", "hooked-hooks-spark1", "hooked"]]);
+      expect(byName(r, "hooked-engine").dependsOn).toEqual(["dg-engine", "hooked-hooks-spark1", "plain-engine"]);
+      expect(r.loaded).toContain("@pulumi/command/remote/command.js");
+    });
+
+    it("connects with the node's address, user, the key as a secret and the host key pinned from known_hosts", () => {
+      const c = byName(r, "hooked-hooks-spark1").inputs["connection"];
+      // dialErrorLimit and perDialTimeout are @pulumi/command's own defaults.
+      expect(c).toEqual({ secret: { host: IP1, port: PORT, user: "ops", hostKey: `ssh-ed25519 ${KEY1}`, privateKey: expect.stringContaining("not-a-real-key"), dialErrorLimit: 10, perDialTimeout: 15 } });
+    });
+
+    it("runs before_serve on create and after_stop on delete, each hook through bash with its failure named", () => {
+      const i = byName(r, "hooked-hooks-spark1").inputs;
+      expect(i["create"]).toMatch(/^bash -c '.*before_serve: sudo -n sysctl -w vm.compaction_proactiveness=0/s);
+      expect(i["create"]).toContain("exit 6");
+      expect(i["delete"]).toMatch(/^bash -c '.*after_stop: sudo -n sysctl -w vm.compaction_proactiveness=20/s);
+    });
+
+    it("triggers on the node's bundle identity, the secrets and this run's start (spark1 is unreachable: drift)", () => {
+      const cmd = byName(r, "hooked-hooks-spark1");
+      const engine = byName(r, "hooked-engine").inputs["bundle"] as { nodes: Array<{ identity: string }> };
+      const triggers = cmd.inputs["triggers"] as unknown[];
+      expect(triggers[0]).toBe(engine.nodes[0]?.identity);
+      expect(triggers[2]).toMatch(/^start \d{4}-\d\d-\d\dT/);
+      expect(cmd.deleteBeforeReplace).toBe(true);
+      expect(cmd.ignoreChanges).toEqual([]);
+    });
+
+    it("takes the hooks out of the engine's own sequence", () => {
+      expect(byName(r, "hooked-engine").inputs["bundle"]).toMatchObject({ hooks: { beforeServe: [], afterStop: [] } });
+    });
+  });
+
+  describe("sm121:hooks: pulumi-command on a node with nothing to repair", () => {
+    it("uses command:local:Command for a local node and keeps the stored start stamp (ignoreChanges)", () => {
+      const r = run({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" });
+      const cmd = byName(r, "hooked-hooks-spark3");
+      expect(cmd.type).toBe("command:local:Command");
+      expect(cmd.inputs["connection"]).toBeUndefined();
+      expect((cmd.inputs["triggers"] as unknown[])[2]).toBe("steady");
+      expect(cmd.ignoreChanges).toEqual(["triggers[2]"]);
+    });
+
+    it("stamps the run with SM121_RESTART=1", () => {
+      const r = run({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" }, { SM121_RESTART: "1" });
+      expect(byName(r, "hooked-hooks-spark3").ignoreChanges).toEqual([]);
+    });
+  });
+});
+
+describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () => {
+  it("fails the program, naming the node, the file and how to add the key", () => {
+    const r = spawnSync(process.execPath, ...invocation({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark2"] }], "sm121:hooks": "pulumi-command", "sm121:knownHosts": join(dir, "none") }, {}));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`sm121:hooks: pulumi-command pins the host key of every node, and ${join(dir, "none")} has none for [${IP2}]:${PORT} (node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${join(dir, "none")}\``);
+  });
+});
+
+describe("pinnedHostKey", () => {
+  it("skips a @revoked key and falls back to the bare host name, as ssh does for [host]:port", () => {
+    expect(pinnedHostKey(join(dir, "known_hosts"), IP1, PORT)).toBe(`ssh-ed25519 ${KEY1}`);
+    expect(pinnedHostKey(join(dir, "known_hosts"), IP2, PORT)).toBe(`ssh-ed25519 ${KEY2}`);
+    expect(pinnedHostKey(join(dir, "known_hosts"), "203.0.113.9", 22)).toBeUndefined();
+  });
+});
