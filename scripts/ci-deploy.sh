@@ -30,6 +30,8 @@ fi
 [ -n "${PULUMI_CONFIG_PASSPHRASE:-}${PULUMI_CONFIG_PASSPHRASE_FILE:-}${PULUMI_ACCESS_TOKEN:-}" ] || {
   echo "ci-deploy: set PULUMI_CONFIG_PASSPHRASE (file backend) or PULUMI_ACCESS_TOKEN (Pulumi Cloud) from the CI's secrets" >&2; exit 2; }
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+# Diffs in parallel (sm121's are pure) and Node's compile cache (src/cli/pulumi.ts pulumiRunEnv).
+export PULUMI_PARALLEL_DIFF=${PULUMI_PARALLEL_DIFF:-true} NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-${TMPDIR:-/tmp}/node-compile-cache}
 
 cleanup() { if [ -n "${SSH_AGENT_PID:-}" ]; then ssh-agent -k >/dev/null 2>&1 || true; fi; }
 trap cleanup EXIT

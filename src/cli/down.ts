@@ -18,6 +18,7 @@ import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
+import { pulumiRunEnv } from "./pulumi";
 
 /** The type token of the component each deployment is (src/components/recipe.ts). */
 const RECIPE_TYPE = "sm121:index:Recipe";
@@ -30,7 +31,7 @@ interface Run {
 
 function pulumi(ctx: CliContext, args: string[], env: NodeJS.ProcessEnv, onLine?: (l: string) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn("pulumi", args, { cwd: ctx.root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("pulumi", args, { cwd: ctx.root, env: pulumiRunEnv(env), stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let partial = "";

@@ -5,6 +5,18 @@
  * into argv or output.
  */
 import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * The environment sm121 runs the Pulumi CLI with (what the README asks an operator's shell to
+ * export): diffs in parallel (sm121's diffs are pure functions of the inputs, so their order does
+ * not matter) and Node's compile cache for the program, in the directory the dynamic provider
+ * launcher and the program's own enableCompileCache use. What `env` sets wins.
+ */
+export function pulumiRunEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { PULUMI_PARALLEL_DIFF: "true", NODE_COMPILE_CACHE: join(tmpdir(), "node-compile-cache"), ...env };
+}
 
 /** What Pulumi holds for one stack. */
 export interface PulumiStack {

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pulumiRunEnv } from "../../src/cli/pulumi";
 
 export interface PulumiRun {
   code: number | null;
@@ -47,7 +48,7 @@ export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tm
         const started = Date.now();
         const child = spawn("pulumi", [...args, "--non-interactive", "--color", "never"], {
           cwd: projectDir,
-          env: { ...process.env, ...env, ...opts.env },
+          env: pulumiRunEnv({ ...process.env, ...env, ...opts.env }),
           stdio: ["pipe", "pipe", "pipe"],
         });
         let stdout = "";
