@@ -2,7 +2,7 @@
  * `npm run bench`: sm121's benchmark on the simulated site, in one run. Prints a table and writes
  * bench/results/latest.json (and a dated copy, ignored by git).
  *
- *   node dist/bench/main.js [--only floor,site,serve,readiness,render,chat] [--runs N] [--requests N]
+ *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat] [--runs N] [--requests N]
  */
 import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -13,6 +13,7 @@ import { measureChat, type ChatResult } from "./chat";
 import { measureFloor, openFloor, type Floor } from "./floor";
 import { measureRender, type RenderResult } from "./render";
 import { measureReadiness, measureServe, type ReadinessResult, type ServeCase, type ServeResult } from "./serve";
+import { measureScale } from "./scale";
 import { measureSite } from "./siteops";
 import { measureSshCost } from "./sshcost";
 import { report } from "./report";
@@ -21,7 +22,7 @@ import { benchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
 import { load1, ok, say } from "./lib/util";
 
-const SECTIONS = ["floor", "site", "serve", "readiness", "render", "chat"] as const;
+const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat"] as const;
 type Section = (typeof SECTIONS)[number];
 
 function args(argv: string[]): { only: Set<Section>; runs: number; requests: number } {
@@ -104,6 +105,10 @@ async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults,
   if (o.only.has("site")) {
     r.site = await measureSite(o.runs, floor);
     loads["after site"] = load1();
+  }
+  if (o.only.has("scale")) {
+    r.scale = await measureScale(o.runs);
+    loads["after scale"] = load1();
   }
   if (o.only.has("serve") || o.only.has("readiness") || o.only.has("chat")) {
     await serveSections(o, floor, r);

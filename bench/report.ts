@@ -72,7 +72,14 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
   }
   if (r.site !== undefined) {
     out.push("", `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources})`);
-    out.push(...table(["operation", "runs s", "paired floor s", "median s", "/floor", "per node: c/ch/d = connections/channels/docker calls"], siteRows([r.site.firstUp, r.site.noChangeUp, r.site.noChangeUpCompileCache, r.site.preview, r.site.refresh, r.site.destroy], floor)));
+    out.push(...table(["operation", "runs s", "paired floor s", "median s", "/floor", "per node: c/ch/d = connections/channels/docker calls"], siteRows([r.site.firstUp, r.site.noChangeUp, r.site.preview, r.site.refresh, r.site.destroy], floor)));
+    out.push("", "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, the site's no-change up and preview");
+    out.push(...table(["round", "empty s", "one dynamic s", "site up s", "site preview s", "up / dynamic", "preview / up"], r.site.rounds.map((x, i) => [String(i + 1), s(x.floorMs), s(x.dynamicMs), s(x.upMs), s(x.previewMs), `${round(x.upMs / x.dynamicMs, 2)}x`, `${round(x.previewMs / x.upMs, 2)}x`])));
+  }
+  if (r.scale !== undefined) {
+    const c = r.scale;
+    out.push("", `== scale: no-change up of ${c.small} and of ${c.large} one-node deployments (interleaved rounds; ${c.largeSummary})`);
+    out.push(...table(["round", `${c.small} s`, `${c.large} s`, "ratio"], c.smallMs.map((x, i) => [String(i + 1), s(x), s(c.largeMs[i]), `${round((c.largeMs[i] ?? Number.NaN) / x, 2)}x`])));
   }
   const cases = [r.one, r.four].filter((c): c is ServeResult => c !== undefined);
   if (cases.length > 0) {

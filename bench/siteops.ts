@@ -1,8 +1,9 @@
 /**
  * A site with several deployments (docker vLLM solo x2, vLLM tp2, SGLang in tmux tp2, gr8 tp4
  * with its hooks, a LiteLLM gateway file): the first up, then the operations an operator runs
- * all day against it, a no-change `pulumi up` and a `pulumi preview` (median of N each), with
- * their SSH connections and channels per node, and one profiled no-change up.
+ * all day against it, a no-change `pulumi up` and a `pulumi preview` in rounds interleaved with
+ * the empty program and the naive one-dynamic-resource program (ratios per round), with their SSH
+ * connections and channels per node, and one profiled no-change up.
  */
 import { DEFAULT_IMAGES } from "../test/site/site";
 import type { Floor } from "./floor";
@@ -44,9 +45,12 @@ export interface SiteResult {
   resources: string;
   firstUp: SiteOp;
   noChangeUp: SiteOp;
-  /** the same with Node's compile cache for every node process Pulumi starts (program, provider plugin) */
-  noChangeUpCompileCache: SiteOp;
   preview: SiteOp;
+  /** per interleaved round: the naive one-dynamic-resource program's no-change up, then the site's up and preview */
+  rounds: Array<{ floorMs: number; dynamicMs: number; upMs: number; previewMs: number }>;
+  /** medians of the per-round ratios */
+  upPerDynamic: number;
+  previewPerUp: number;
   refresh: SiteOp;
   destroy: SiteOp;
   profileNoChange: TimelineRow[];
@@ -55,13 +59,11 @@ export interface SiteResult {
 
 const key = (cs: NodeCount[]) => JSON.stringify(cs.map((c) => [c.node, c.accepted, c.connections, c.channels]));
 
-async function repeatOp(p: BenchProject, name: string, runs: number, f: () => ReturnType<BenchProject["up"]>, floor?: () => Promise<number>): Promise<SiteOp> {
+async function repeatOp(p: BenchProject, name: string, runs: number, f: () => ReturnType<BenchProject["up"]>): Promise<SiteOp> {
   const ms: number[] = [];
-  const floors: number[] = [];
   const all: NodeCount[][] = [];
   let pulumi = "";
   for (let i = 0; i < runs; i++) {
-    if (floor !== undefined) floors.push(await floor());
     const r = await counted(p.e.site, SITE_NODES, f);
     ok(`site: ${name}`, r.value);
     ms.push(r.value.ms);
@@ -69,8 +71,7 @@ async function repeatOp(p: BenchProject, name: string, runs: number, f: () => Re
     pulumi = summary(r.value);
   }
   const first = all[0] ?? [];
-  const paired = floors.length === 0 ? {} : { floorMs: floors, pairedRatio: Math.round(median(ms.map((x, i) => x / (floors[i] ?? Number.NaN))) * 100) / 100 };
-  return { op: name, ms, medianMs: median(ms), pulumi, counts: first, stable: all.every((c) => key(c) === key(first)), ...paired };
+  return { op: name, ms, medianMs: median(ms), pulumi, counts: first, stable: all.every((c) => key(c) === key(first)) };
 }
 
 export async function measureSite(runs: number, floor: Floor): Promise<SiteResult> {
@@ -87,16 +88,31 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
   try {
     say("site: first up (every deployment created)");
     const firstUp = await repeatOp(p, "first up (create all)", 1, () => p.up());
-    say(`site: no-change up x${runs}`);
-    const noChangeUp = await repeatOp(p, "no-change up", runs, () => p.up(), () => floor.up());
-    if (!/unchanged/.test(noChangeUp.pulumi) || /updated|created|deleted/.test(noChangeUp.pulumi)) throw new Error(`site: the no-change up changed something: ${noChangeUp.pulumi}`);
-    say(`site: no-change up with NODE_COMPILE_CACHE x${runs}`);
-    const cc = { NODE_COMPILE_CACHE: `${p.e.dir}/.bench-compile-cache` };
-    ok("site: warm the compile cache", await p.up([], cc));
-    await floor.up(cc);
-    const noChangeUpCompileCache = await repeatOp(p, "no-change up, NODE_COMPILE_CACHE (floor too)", runs, () => p.up([], cc), () => floor.up(cc));
-    say(`site: preview x${runs}`);
-    const preview = await repeatOp(p, "preview", runs, () => p.preview(), () => floor.up());
+    // Interleaved rounds (the machine is shared: a round's samples see the same load): the empty
+    // program, the naive one-dynamic-resource program, the site's no-change up, its preview.
+    const ups: SiteOp[] = [];
+    const previews: SiteOp[] = [];
+    const rounds: SiteResult["rounds"] = [];
+    for (let i = 0; i < runs; i++) {
+      say(`site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up, preview)`);
+      const floorMs = await floor.up();
+      const dynamicMs = await floor.dynamicUp();
+      const up = await repeatOp(p, "no-change up", 1, () => p.up());
+      if (!/unchanged/.test(up.pulumi) || /updated|created|deleted/.test(up.pulumi)) throw new Error(`site: the no-change up changed something: ${up.pulumi}`);
+      const pv = await repeatOp(p, "preview", 1, () => p.preview());
+      ups.push(up);
+      previews.push(pv);
+      rounds.push({ floorMs, dynamicMs, upMs: up.medianMs, previewMs: pv.medianMs });
+    }
+    const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {
+      const floors = rounds.map((r) => r.floorMs);
+      const first = ops[0];
+      return { op: name, ms, medianMs: median(ms), pulumi: first?.pulumi ?? "", counts: first?.counts ?? [], stable: ops.every((o) => key(o.counts) === key(first?.counts ?? [])), floorMs: floors, pairedRatio: Math.round(median(ms.map((x, i) => x / (floors[i] ?? Number.NaN))) * 100) / 100 };
+    };
+    const noChangeUp = merged("no-change up", ups, rounds.map((r) => r.upMs));
+    const preview = merged("preview", previews, rounds.map((r) => r.previewMs));
+    const upPerDynamic = Math.round(median(rounds.map((r) => r.upMs / r.dynamicMs)) * 100) / 100;
+    const previewPerUp = Math.round(median(rounds.map((r) => r.previewMs / r.upMs)) * 100) / 100;
     say("site: profiled no-change up");
     const t0 = Date.now();
     const prof = ok("site: profiled no-change up", await p.up(PROFILE_FLAGS));
@@ -106,7 +122,7 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const refresh = await repeatOp(p, "refresh (read all)", 1, () => p.refresh());
     say("site: destroy");
     const destroy = await repeatOp(p, "destroy (delete all)", 1, () => p.destroy());
-    return { deployments: SITE_DEPLOYMENTS.length, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, noChangeUpCompileCache, preview, refresh, destroy, profileNoChange, programCost };
+    return { deployments: SITE_DEPLOYMENTS.length, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, preview, rounds, upPerDynamic, previewPerUp, refresh, destroy, profileNoChange, programCost };
   } finally {
     await p.e.stop();
   }

@@ -2,6 +2,7 @@
 import type { ChatResult } from "./chat";
 import type { FloorResult } from "./floor";
 import type { ReadinessResult, ServeResult } from "./serve";
+import type { ScaleResult } from "./scale";
 import type { SiteResult } from "./siteops";
 import type { SshCost } from "./sshcost";
 import { median, round } from "./lib/util";
@@ -18,6 +19,7 @@ export interface Target {
 export interface Results {
   floor?: FloorResult;
   site?: SiteResult;
+  scale?: ScaleResult;
   one?: ServeResult;
   four?: ServeResult;
   readiness?: ReadinessResult;
@@ -62,12 +64,15 @@ function sshTarget(cases: ServeResult[], site: SiteResult | undefined): Target {
 
 export function targets(r: Results): Target[] {
   const out: Target[] = [];
-  const floor = r.floor?.upMedianMs;
-  if (floor !== undefined && r.site !== undefined) {
-    const n = r.site.noChangeUp;
-    const x = n.pairedRatio ?? n.medianMs / floor;
-    const how = n.floorMs === undefined ? `${s(n.medianMs)} / ${s(floor)}` : `median of ${n.ms.length} pairs; ${s(n.medianMs)} vs floor ${s(median(n.floorMs))}`;
-    out.push(atMost("no-change up <= 1.3x floor", x, 1.3, `${round(x, 2)}x (${how})`, "1.3x"));
+  if (r.site !== undefined) {
+    const site = r.site;
+    const dyn = median(site.rounds.map((x) => x.dynamicMs));
+    out.push(atMost("no-change up of the 10-node site <= the naive one-dynamic-resource program", site.upPerDynamic, 1.0, `${site.upPerDynamic}x (median of ${site.rounds.length} rounds; ${s(site.noChangeUp.medianMs)} vs ${s(dyn)}; empty program ${s(median(site.rounds.map((x) => x.floorMs)))})`, "1.0x"));
+    out.push(atMost("pulumi preview of the site <= its no-change up", site.previewPerUp, 1.0, `${site.previewPerUp}x (${s(site.preview.medianMs)} vs ${s(site.noChangeUp.medianMs)})`, "1.0x"));
+  }
+  if (r.scale !== undefined) {
+    const c = r.scale;
+    out.push(atMost(`no-change up, ${c.large} one-node deployments <= 1.2x ${c.small}`, c.ratio, 1.2, `${c.ratio}x (${s(median(c.largeMs))} vs ${s(median(c.smallMs))}, median of ${c.largeMs.length} rounds)`, "1.2x"));
   }
   for (const c of [r.one, r.four]) {
     if (c === undefined) continue;
@@ -75,7 +80,14 @@ export function targets(r: Results): Target[] {
   }
   if (r.one !== undefined && r.four !== undefined) {
     const x = r.four.upMedianMs / r.one.upMedianMs;
-    out.push(atMost("four-node serve <= 1.25x one-node", x, 1.25, `${round(x, 2)}x (${s(r.four.upMedianMs)} / ${s(r.one.upMedianMs)})`, "1.25x"));
+    out.push(atMost("four-node serve <= 1.15x one-node", x, 1.15, `${round(x, 2)}x (${s(r.four.upMedianMs)} / ${s(r.one.upMedianMs)})`, "1.15x"));
+  }
+  for (const [c, limit] of [[r.one, 2], [r.four, 3]] as const) {
+    const create = c?.ops.find((o) => o.op.startsWith("create"));
+    if (c === undefined || create === undefined) continue;
+    const worst = Math.max(...create.counts.map((k) => k.channels));
+    const docker = Math.max(...create.counts.map((k) => k.docker));
+    out.push(atMost(`serve channels per node, ${c.label} <= ${limit}`, worst, limit, `${worst} channels (max over ${create.counts.length} nodes); docker calls per node <= ${docker}`, String(limit)));
   }
   if (r.one !== undefined || r.four !== undefined) out.push(sshTarget([r.one, r.four].filter((c): c is ServeResult => c !== undefined), r.site));
   if (r.readiness !== undefined) {

@@ -1,0 +1,59 @@
+/**
+ * How the no-change `pulumi up` grows with the site: 5 and 40 one-node deployments (docker vLLM
+ * solo), both sites up at once and measured in interleaved rounds, so that each pair sees the
+ * same load. What grows with the site is the per-resource work (registration, Check, Diff) and
+ * the plan-time look at each node; the fixed cost (CLI, program, provider host) does not.
+ */
+import { benchProject, type BenchProject } from "./lib/project";
+import { deploymentsYaml } from "./lib/recipes";
+import { median, ok, round, say, summary } from "./lib/util";
+
+export interface ScaleResult {
+  small: number;
+  large: number;
+  smallMs: number[];
+  largeMs: number[];
+  /** median of the per-round ratios large / small */
+  ratio: number;
+  largeSummary: string;
+}
+
+const SMALL = 5;
+const LARGE = 40;
+
+function soloSite(prefix: string, n: number, firstIp: number, sshPort: number): Promise<BenchProject> {
+  const nodes = Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
+  return benchProject({ name: `bench${prefix}${n}`, nodes, firstIp, sshPort, deployments: deploymentsYaml(nodes.map((node) => ({ name: `${prefix}-${node}`, recipe: "bench-solo", nodes: [node] }))) });
+}
+
+export async function measureScale(runs: number): Promise<ScaleResult> {
+  say(`scale: starting ${SMALL} + ${LARGE} nodes (127.0.0.100-${100 + SMALL + LARGE - 1}, ports 2301/2302)`);
+  const small = await soloSite("m", SMALL, 100, 2301);
+  try {
+    const large = await soloSite("z", LARGE, 100 + SMALL, 2302);
+    try {
+      say(`scale: first up of ${SMALL} and of ${LARGE} deployments`);
+      ok("scale: first up (5)", await small.up());
+      const first = ok(`scale: first up (${LARGE})`, await large.up());
+      if (!/created/.test(summary(first))) throw new Error(`scale: the first up created nothing: ${summary(first)}`);
+      const smallMs: number[] = [];
+      const largeMs: number[] = [];
+      let largeSummary = "";
+      for (let i = 0; i < runs; i++) {
+        say(`scale: round ${i + 1}/${runs}`);
+        smallMs.push(ok("scale: no-change up (5)", await small.up()).ms);
+        const l = ok(`scale: no-change up (${LARGE})`, await large.up());
+        largeSummary = summary(l);
+        if (/updated|created|deleted/.test(largeSummary)) throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
+        largeMs.push(l.ms);
+      }
+      ok(`scale: destroy (${LARGE})`, await large.destroy());
+      ok("scale: destroy (5)", await small.destroy());
+      return { small: SMALL, large: LARGE, smallMs, largeMs, ratio: round(median(largeMs.map((x, i) => x / (smallMs[i] ?? Number.NaN))), 2), largeSummary };
+    } finally {
+      await large.e.stop();
+    }
+  } finally {
+    await small.e.stop();
+  }
+}
