@@ -5,6 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Recipe } from "./components/recipe";
+import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
 import { GatewayFragment } from "./providers/gatewayFragment";
@@ -106,6 +107,8 @@ export = async () => {
   const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
   const make = (bundle: (typeof bundles)[number], after: pulumi.Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
+    const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
+    const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
     return new Recipe(bundle.deployment, {
       bundle,
       connection,
@@ -118,6 +121,8 @@ export = async () => {
       after,
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
+      ...(model !== undefined && { model, ...(hf !== undefined && { hfToken: hf }) }),
+      ...(image !== undefined && { image }),
     });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));

@@ -1,13 +1,18 @@
 /**
  * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
- * `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine` (EngineDeployment), which depends on
- * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop.
+ * `<name>-model` (ModelCache, with sm121:modelCache), `<name>-image` (ImageSync, docker recipes
+ * with sm121:imageSync), `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine`
+ * (EngineDeployment), which depends on all of them. The recipe's hooks run inside the engine's
+ * sequence, before every start and after every stop.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DgppProvision } from "../providers/dgppProvision";
+import { ImageSync } from "../providers/imageSync";
+import { ModelCache } from "../providers/modelCache";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
+import type { ImageSyncPlan, ModelSync } from "./sync";
 
 export interface RecipeArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
@@ -27,6 +32,12 @@ export interface RecipeArgs {
   after?: pulumi.Resource[];
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
+  /** The checkpoint on every node before the engine starts (./sync modelSyncOf). */
+  model?: ModelSync;
+  /** The image, one ID on every node, before the engine starts (./sync imageSyncOf). */
+  image?: ImageSyncPlan;
+  /** sm121:hfToken, for the model's download. */
+  hfToken?: pulumi.Input<string>;
 }
 
 export class Recipe extends pulumi.ComponentResource {
@@ -40,6 +51,17 @@ export class Recipe extends pulumi.ComponentResource {
     super("sm121:index:Recipe", name, {}, opts);
     const b = args.bundle;
     const deps: pulumi.Resource[] = [];
+    if (args.model !== undefined) {
+      deps.push(new ModelCache(`${name}-model`, {
+        deployment: b.deployment,
+        ...args.model,
+        connection: args.connection,
+        ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
+      }, { parent: this }));
+    }
+    if (args.image !== undefined) {
+      deps.push(new ImageSync(`${name}-image`, { deployment: b.deployment, ...args.image, connection: args.connection }, { parent: this }));
+    }
     if (args.dgpp !== undefined) {
       deps.push(new DgppProvision(`${name}-dgpp`, {
         bundle: b,

@@ -102,6 +102,8 @@ function siteSchema() {
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
     lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
+    modelCache: z.enum(["off", "keep", "remove"]).default("off"),
+    imageSync: flag().default(false),
   });
 }
 
@@ -165,6 +167,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
     recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS,
+    modelCache: s.modelCache, imageSync: s.imageSync,
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

@@ -114,4 +114,8 @@ export interface Site {
   preflight: boolean;
   /** Seconds an operation waits for a node another operation holds. */
   lockWaitS: number;
+  /** The model's checkpoint on every node of a deployment (ModelCache): off, or on and kept / removed by a delete. */
+  modelCache: "off" | "keep" | "remove";
+  /** A docker recipe's image with one ID on every node of a deployment (ImageSync). */
+  imageSync: boolean;
 }
