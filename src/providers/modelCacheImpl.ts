@@ -42,9 +42,11 @@ export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult
 }
 
 export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  const log = providerLog(`${news.deployment} model`);
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
-    providerLog(`${news.deployment} model`)(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
+    log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
   }
+  for (const [node, missing] of Object.entries(olds.incomplete ?? {})) log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`);
   return { outs: await run(news) };
 }
 

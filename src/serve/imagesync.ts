@@ -52,7 +52,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
     let pulled = false;
     if (srcIndex < 0) {
       srcIndex = 0;
-      log(`pulling ${spec.image} on ${head.node} (once; the other nodes get it from there)`);
+      log(`pulling ${spec.image} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
       const t0 = Date.now();
       await hostFor(hosts, head.node).run(`docker pull ${quote(spec.image)}`, { step: `docker pull ${spec.image}` });
       seen[0] = await inspect(hostFor(hosts, head.node), spec.image);

@@ -137,7 +137,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     if (srcIndex < 0) {
       srcIndex = 0;
       const h = hostFor(hosts, head.node);
-      log(`downloading ${spec.repo}@${spec.revision} on ${head.node} (once; the other nodes get it from there)`);
+      log(`downloading ${spec.repo}@${spec.revision} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
       const t0 = Date.now();
       const base = await bytesOn(h, dirOf(head));
       const stop = meter(`download on ${head.node}`, async () => (await bytesOn(h, dirOf(head))) - base, undefined, log);

@@ -117,6 +117,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(downloads()).toHaveLength(1);
+    expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
     expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 to m2/);
     expect(await listing(e, m2)).toBe(whole);
     // The blobs that were complete were not written again.
