@@ -5,7 +5,7 @@
  *
  * For one operation sm121 makes a fresh ed25519 key pair in memory and, over its own (verified)
  * connection to each peer, appends the public key to the peer's ~/.ssh/authorized_keys as
- *   restrict,command="bash <stateDir>/fanout/<id>/recv.sh",expiry-time="<now + 1 h>Z" <key> sm121-fanout-<id>
+ *   restrict,command="bash <stateDir>/fanout/<id>/recv.sh",expiry-time="<now + 1 h>" <key> sm121-fanout-<id>
  * so that it can only feed that operation's receiver (no shell, no forwarding, no pty), only for
  * an hour, and is removed again when the operation ends (lapsed lines of an operation that died are
  * dropped by the next one). The private key reaches the source inside the script on stdin, lives in
@@ -68,13 +68,17 @@ function grantScript(stateDir: string, id: string, publicKey: string, receiver: 
     `d=${nodePath(stateDir)}/fanout/${id}`,
     `mkdir -p "$d" "$HOME/.ssh"`,
     `d=$(cd "$d" && pwd)`,
+    // The path goes into an authorized_keys option: nothing in it may end the quoted command.
+    `case "$d" in *[!A-Za-z0-9_./+@:-]*) echo "sm121: $d is not a plain path; use a stateDir and home of letters, digits and _ . / + @ : -" >&2; exit 1;; esac`,
     `printf '%s' ${quote(b64)} | base64 -d > "$d/recv.sh"`,
     `ak="$HOME/.ssh/authorized_keys"`,
+    // sshd reads expiry-time in the system time zone (a Z suffix needs OpenSSH 9.1): the node's
+    // own clock and zone, as sshd sees them (no TZ of this session).
+    `now=$(env -u TZ date +%Y%m%d%H%M)`,
     // Lines of earlier operations whose hour has passed (an operation that was killed) go first.
-    `now=$(date -u +%Y%m%d%H%M)`,
-    `if [ -f "$ak" ]; then awk -v now="$now" '!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+Z"/) || substr($0, RSTART + 13, 12) >= now' "$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
-    `exp=$(date -u -d '+1 hour' +%Y%m%d%H%M)`,
-    `printf 'restrict,command="bash %s/recv.sh",expiry-time="%sZ" %s\\n' "$d" "$exp" ${quote(publicKey.trim())} >> "$ak"`,
+    `if [ -f "$ak" ]; then awk -v now="$now" '!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+"/) || substr($0, RSTART + 13, 12) >= now' "$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
+    `exp=$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)`,
+    `printf 'restrict,command="bash %s/recv.sh",expiry-time="%s" %s\\n' "$d" "$exp" ${quote(publicKey.trim())} >> "$ak"`,
     `printf '@sm121 {"recv":"%s/recv.sh"}\\n' "$d"`,
   ].join("\n");
 }

@@ -111,6 +111,10 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     const blobs = (await sh(e, m2, `cd ${dir}/blobs && ls -S`)).trim().split("\n");
     const [big = "", second = ""] = blobs;
     await sh(e, m2, `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / 2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`);
+    // A line a killed copy left behind is dropped once its hour has passed; other lines stay.
+    const stale = 'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old';
+    const live = 'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running';
+    await sh(e, m2, `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ~/.ssh/authorized_keys`);
     const kept = (await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second));
     const refresh = await e.refresh();
     expect(refresh.code, refresh.all).toBe(0);
@@ -120,6 +124,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
     expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 to m2/);
     expect(await listing(e, m2)).toBe(whole);
+    expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop", live]);
     // The blobs that were complete were not written again.
     expect((await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second))).toEqual(kept);
   });
