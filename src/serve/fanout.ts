@@ -100,7 +100,7 @@ export function sendScript(a: Access, g: Grant, producer: string): string {
   const ssh = [
     "ssh", "-F", "/dev/null", "-i", `"$k/id"`, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes",
     "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile="$k/known_hosts"`, "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", `HostKeyAlias=${alias}`, "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
+    "-o", `HostKeyAlias=${alias}`, "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
     quote(`bash ${g.recv}`),
   ].join(" ");
   return [
@@ -111,7 +111,10 @@ export function sendScript(a: Access, g: Grant, producer: string): string {
     a.privateKey.trim(),
     "SM121_KEY",
     `printf '%s\\n' ${quote(`${alias} ${g.peer.host.hostKey ?? ""}`)} > "$k/known_hosts"`,
-    `{\n${producer}\n} | ${ssh}`,
+    `if ! {\n${producer}\n} | ${ssh}; then`,
+    `  echo ${quote(`sm121: the copy to ${g.peer.host.node} (ssh ${g.peer.user}@${g.peer.ip} -p ${g.peer.port} from this node) failed; the lines above say why. This node dials the peer's cluster address: check that the peer's sshd listens there and reads ~/.ssh/authorized_keys. The next pulumi up tries again (a model copy continues where it stopped)`)} >&2`,
+    "  exit 1",
+    "fi",
   ].join("\n");
 }
 
