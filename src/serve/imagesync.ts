@@ -7,7 +7,7 @@
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { NodeConn } from "../render/types";
 import { quote } from "../text/shell";
-import { bytesText, rateText, sendScript, withPeerAccess, type Grant } from "./fanout";
+import { bytesText, meter, rateText, sendScript, withPeerAccess, type Grant } from "./fanout";
 
 export interface ImageNode {
   node: string;
@@ -69,9 +69,18 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
         ? `${n.node} lacks ${spec.image}: copying it from ${src.node} (${bytesText(want.size)}) over the cluster network`
         : `${n.node} holds another build of ${spec.image} (${had.id.slice(0, 19)}): replacing it with ${src.node}'s ${want.id.slice(0, 19)}`);
     }
+    const source = hostFor(hosts, src.node);
     await Promise.all(peers.map(({ n }) => withPeerAccess([{ host: hostFor(hosts, n.node), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }], "exec docker load\n", async (a) => {
       const t0 = Date.now();
-      await hostFor(hosts, src.node).run(sendScript(a, a.grants[0] as Grant, `docker save ${quote(spec.image)}`), { step: `copy the image to ${n.node}` });
+      // dd counts the bytes of the stream (status=progress) for the progress lines.
+      const counter = `"\${TMPDIR:-/tmp}"/sm121-image-${n.node}-${t0}.progress`;
+      const stop = meter(`copy ${spec.image} to ${n.node}`, async () => Number((await source.run(`tr '\\r' '\\n' 2>/dev/null < ${counter} | awk '$2 == "bytes" { b = $1 } END { print b + 0 }'`, { step: "measure the image copy" })).stdout.trim()), want.size, log);
+      try {
+        await source.run(sendScript(a, a.grants[0] as Grant, `docker save ${quote(spec.image)} | dd bs=4M iflag=fullblock status=progress 2> ${counter}`), { step: `copy the image to ${n.node}` });
+      } finally {
+        stop();
+        await source.run(`rm -f ${counter}`, { step: "remove the image copy's counter" }).catch(() => undefined);
+      }
       log(`copied ${spec.image} to ${n.node}: ${rateText(want.size, Date.now() - t0)}`);
     })));
     const ids: Record<string, string | undefined> = {};
