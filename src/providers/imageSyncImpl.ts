@@ -18,9 +18,17 @@ interface Props {
 const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes });
 const names = (p: Props) => p.nodes.map((n) => n.node).join(",");
 
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+/** What asks for the nodes' images to be looked at: the reference, the nodes, an ID that moved. */
+function reaches(olds: Props, news: Props): boolean {
   const drifted = olds.imageId === undefined || olds.nodes.some((n) => (olds.ids?.[n.node] ?? undefined) !== olds.imageId);
-  return { changes: olds.image !== news.image || names(olds) !== names(news) || drifted };
+  return olds.image !== news.image || names(olds) !== names(news) || drifted;
+}
+
+/** How to reach the nodes: recorded without touching a node. */
+const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
+
+export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
 }
 
 async function run(news: Props): Promise<Props> {
@@ -32,7 +40,8 @@ export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult
   return { id: `${inputs.deployment}-image`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, _olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  if (!reaches(olds, news)) return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
   return { outs: await run(news) };
 }
 

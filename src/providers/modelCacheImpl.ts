@@ -24,10 +24,19 @@ interface Props {
 const spec = (p: Props): ModelSpec => ({ deployment: p.deployment, repo: p.repo, revision: p.revision, nodes: p.nodes });
 const where = (p: Props) => JSON.stringify(p.nodes.map((n) => [n.node, n.hfHome]));
 
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  const changed = olds.repo !== news.repo || olds.revision !== news.revision || where(olds) !== where(news) || olds.onDelete !== news.onDelete
+/** What asks for the nodes' caches to be looked at (and completed): the model, the caches, a gap. */
+function reaches(olds: Props, news: Props): boolean {
+  return olds.repo !== news.repo || olds.revision !== news.revision || where(olds) !== where(news)
     || olds.commit === undefined || Object.keys(olds.incomplete ?? {}).length > 0;
-  return { changes: changed };
+}
+
+/** What only the state keeps (how to reach the nodes, what a delete does): recorded without touching a node. */
+function recorded(p: Props): string {
+  return JSON.stringify([p.nodes, p.protectedNodes, p.onDelete, p.connection]);
+}
+
+export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
 }
 
 async function run(news: Props): Promise<Props> {
@@ -46,6 +55,7 @@ export async function update(_id: string, olds: Props, news: Props): Promise<pul
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
     log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
   }
+  if (!reaches(olds, news)) return { outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source } };
   for (const [node, missing] of Object.entries(olds.incomplete ?? {})) log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`);
   return { outs: await run(news) };
 }
