@@ -6,7 +6,7 @@
  *           `docker save | ssh <peer> docker load` node to node (serve/fanout) to each node that
  *           lacks it or holds another ID under the reference; every node is verified by ID.
  * - diff:   pure: the image reference, the nodes, and the IDs the last refresh found differing
- *           from the recorded one.
+ *           from the recorded one. A node's new ssh address is an update that touches no node.
  * - delete: leaves the image on the nodes, and says so.
  * - read:   each node's image ID now.
  */

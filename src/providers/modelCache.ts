@@ -9,7 +9,8 @@
  *           node is verified by file list and sizes against the source (and the safetensors index).
  * - diff:   pure: the repo, the revision (the recipe's --revision pin, else main), the nodes and
  *           their caches; and what the last refresh found missing. A complete cache is never
- *           downloaded again; the resolved commit is recorded.
+ *           downloaded again; the resolved commit is recorded. A node's new ssh address or a new
+ *           delete mode is an update that touches no node.
  * - delete: leaves the cache on the nodes and says so, unless the site says
  *           `sm121:modelCache: remove` (protected nodes keep theirs).
  * - read:   which nodes lack files of the recorded commit now.
