@@ -2,9 +2,12 @@
  * `npm run demo`: sm121 on the built-in simulated site, for anyone trying it without a Spark.
  * Three simulated nodes; a stack with the qwen38-flash script recipe (profile best) on spark1 and
  * a two-node tensor-parallel vLLM in docker on spark2 and spark3; `pulumi up`, the endpoints and
- * one chat completion from each, `pulumi destroy`, and the site stopped again.
+ * one chat completion from each, `pulumi destroy`, and the site stopped again. The models are on
+ * no node at first (the site's hub serves the tiny test checkpoint under their names) and spark3
+ * lacks the vLLM image: the up downloads each model once and copies it node to node, and copies
+ * the image from spark2.
  */
-import { mkdirSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { e2eProject, type E2E } from "../test/helpers/project";
 import { makeScriptRecipe } from "../test/site/recipe";
@@ -49,13 +52,18 @@ async function main(): Promise<void> {
         makeScriptRecipe(spark1, "spark-recipes/qwen38-flash");
         mkdirSync(join(spark1.home, "models", "qwen38-mtp-r2"), { recursive: true });
         setEngineProofs(spark1, ["MTP draft head: FP8 rowwise copy engaged"]);
+        for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"]) cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), { recursive: true });
+        const images = join((site.nodes[2] as SimNode).root, "etc", "docker-images.json");
+        const held = JSON.parse(readFileSync(images, "utf8")) as Record<string, unknown>;
+        delete held["nvcr.io/nvidia/vllm:25.10-py3"];
+        writeFileSync(images, JSON.stringify(held));
       },
-      config: () => ["  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
+      config: () => ["  sm121:modelCache: keep", "  sm121:imageSync: true", "  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
     });
     say(`pulumi preview (project ${e.dir}, stack ${e.stack})`);
     const preview = await e.pulumi.run(["preview"], { stream: true });
     if (preview.code !== 0) throw new Error("pulumi preview failed");
-    say("pulumi up");
+    say("pulumi up: each model downloaded once and copied node to node, the image copied to spark3, then served");
     const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { stream: true });
     if (up.code !== 0) throw new Error("pulumi up failed");
     say("a second pulumi up: nothing changed, nothing is touched");

@@ -15,6 +15,7 @@ import { ProviderResource, type Resource } from "@pulumi/pulumi/resource";
 import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { Recipe } from "./components/recipe";
+import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
 import { GatewayFragment } from "./providers/gatewayFragment";
@@ -128,6 +129,8 @@ export = async () => {
   const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
+    const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
+    const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
     return new Recipe(bundle.deployment, {
       bundle,
       connection,
@@ -141,6 +144,8 @@ export = async () => {
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
       ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
+      ...(model !== undefined && { model, ...(hf !== undefined && { hfToken: hf }) }),
+      ...(image !== undefined && { image }),
     }, { providers: [provider] });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));

@@ -61,7 +61,9 @@ export function componentUrn(exported: string, deployment: string): string | und
 /** What a preview (`pulumi preview --json`) would change besides the deployment and the gateway file. */
 export function otherChanges(previewJson: string, deployment: string): string[] {
   const plan = JSON.parse(previewJson) as { steps?: Array<{ op?: unknown; urn?: unknown }> };
-  const ours = (urn: string) => urn.endsWith(`::${deployment}`) || urn.endsWith(`::${deployment}-engine`) || urn.endsWith(`::${deployment}-dgpp`) || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
+  // The Recipe component and its children (src/components/recipe.ts names them from it).
+  const children = new RegExp(`^${deployment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-(engine|dgpp|model|image|hooks-.+))?$`);
+  const ours = (urn: string) => children.test(urn.split("::").pop() ?? "") || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
   return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
 }
 

@@ -1,17 +1,22 @@
 /**
  * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
- * `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine` (EngineDeployment), which depends on
- * it. The recipe's hooks run inside the engine's sequence, before every start and after every stop;
- * with `sm121:hooks: pulumi-command`, they run as `<name>-hooks-<node>` Commands instead, which the
- * engine also depends on (./hookCommands, loaded only then: the default needs no plugin).
+ * `<name>-model` (ModelCache, with sm121:modelCache), `<name>-image` (ImageSync, docker recipes
+ * with sm121:imageSync), `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine`
+ * (EngineDeployment), which depends on all of them. The recipe's hooks run inside the engine's
+ * sequence, before every start and after every stop; with `sm121:hooks: pulumi-command`, they run
+ * as `<name>-hooks-<node>` Commands instead, which the engine also depends on (./hookCommands,
+ * loaded only then: the default needs no plugin).
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { ComponentResource } from "@pulumi/pulumi/resource";
 import { DgppProvision } from "../providers/dgppProvision";
+import { ImageSync } from "../providers/imageSync";
+import { ModelCache } from "../providers/modelCache";
 import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
 import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
+import type { ImageSyncPlan, ModelSync } from "./sync";
 
 export interface RecipeArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
@@ -33,6 +38,12 @@ export interface RecipeArgs {
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
   /** `sm121:hooks: pulumi-command`: the hooks run as @pulumi/command resources; `knownHosts` pins each node's host key. */
   hookCommands?: { knownHosts: string };
+  /** The checkpoint on every node before the engine starts (./sync modelSyncOf). */
+  model?: ModelSync;
+  /** The image, one ID on every node, before the engine starts (./sync imageSyncOf). */
+  image?: ImageSyncPlan;
+  /** sm121:hfToken, for the model's download. */
+  hfToken?: pulumi.Input<string>;
 }
 
 export class Recipe extends ComponentResource {
@@ -46,6 +57,17 @@ export class Recipe extends ComponentResource {
     super("sm121:index:Recipe", name, {}, opts);
     const b = args.bundle;
     const deps: pulumi.Resource[] = [];
+    if (args.model !== undefined) {
+      deps.push(new ModelCache(`${name}-model`, {
+        deployment: b.deployment,
+        ...args.model,
+        connection: args.connection,
+        ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
+      }, { parent: this }));
+    }
+    if (args.image !== undefined) {
+      deps.push(new ImageSync(`${name}-image`, { deployment: b.deployment, ...args.image, connection: args.connection }, { parent: this }));
+    }
     if (args.dgpp !== undefined) {
       deps.push(new DgppProvision(`${name}-dgpp`, {
         bundle: b,

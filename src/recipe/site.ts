@@ -103,6 +103,8 @@ function siteSchema() {
     preflight: flag().default(false),
     lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
     hooks: z.enum(["engine", "pulumi-command"]).default("engine"),
+    modelCache: z.enum(["off", "keep", "remove"]).default("off"),
+    imageSync: flag().default(false),
   });
 }
 
@@ -166,6 +168,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
     recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
+    modelCache: s.modelCache, imageSync: s.imageSync,
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

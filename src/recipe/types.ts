@@ -119,4 +119,8 @@ export interface Site {
    * plugin) or `pulumi-command` (`command:remote:Command` resources; needs the command plugin).
    */
   hooks: "engine" | "pulumi-command";
+  /** The model's checkpoint on every node of a deployment (ModelCache): off, or on and kept / removed by a delete. */
+  modelCache: "off" | "keep" | "remove";
+  /** A docker recipe's image with one ID on every node of a deployment (ImageSync). */
+  imageSync: boolean;
 }

@@ -33,6 +33,11 @@ export interface RunResult {
 
 export interface Host {
   readonly node: string;
+  /**
+   * The host key this connection verified, as `<type> <base64>` (ssh only): what a node-to-node
+   * copy writes into the sending node's known_hosts for this node.
+   */
+  readonly hostKey?: string;
   run(script: string, opts: RunOptions): Promise<RunResult>;
   /** Takes the node lock on its own channel of this connection; see ./lock. */
   lock(owner: string, waitS: number): LockChannel;

@@ -52,6 +52,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
   const client: Client = new SshClient();
   let refusal: string | undefined;
+  let verified = "";
   const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
   const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
   const config: ConnectConfig = {
@@ -63,6 +64,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     hostVerifier: (key: Buffer) => {
       const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys);
       if (!v.ok) refusal = v.reason;
+      else verified = keyLine(key);
       return v.ok;
     },
     // Moved to the front: ssh2 keeps its own order for what is already in its list.
@@ -72,7 +74,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     ...(auth.privateKey === undefined && agent !== undefined && { agent }),
   };
   return new Promise((resolve, reject) => {
-    client.once("ready", () => resolve(new SshHost(t.node, client)));
+    client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
     client.once("error", (err: Error) => {
       const where = `${t.user}@${t.host}:${t.port}`;
       if (refusal !== undefined) reject(new TransportError(t.node, "connect", `host key refused for ${where}: ${refusal}`, "sm121 verifies host keys by default"));
@@ -83,10 +85,17 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   });
 }
 
+/** A host key blob (the SSH wire format: its type name first) as a known_hosts key field. */
+function keyLine(blob: Buffer): string {
+  const len = blob.length >= 4 ? blob.readUInt32BE(0) : 0;
+  return `${blob.subarray(4, 4 + len).toString("latin1")} ${blob.toString("base64")}`;
+}
+
 class SshHost implements Host {
   constructor(
     readonly node: string,
     private readonly client: Client,
+    readonly hostKey: string,
   ) {}
 
   run(script: string, opts: RunOptions): Promise<RunResult> {

@@ -36,6 +36,10 @@ export interface SimSite {
 export interface ImageSpec {
   entrypoint: string[] | null;
   cmd?: string[];
+  /** The image ID (default: derived from the reference, the same on every node). */
+  id?: string;
+  /** The bytes `docker save` streams (default 64 KiB). */
+  size?: number;
 }
 
 export interface StartSiteOptions {
@@ -82,6 +86,8 @@ const BIN_LINKS: Record<string, string> = {
   "sim-login": "sim-login",
   hostname: "hostname",
   rdma: "rdma",
+  hf: "hf",
+  "huggingface-cli": "huggingface-cli",
 };
 
 interface SiteFile extends Omit<SimSite, "stop"> {
@@ -137,7 +143,10 @@ function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node:
   fs.writeFileSync(path.join(ssh, "config"), sshConfigFor(site.nodes, site.user, node.home));
   const cfg = path.join(r, "etc", "ssh", "sshd_config");
   const authorizedKeys = path.join(site.dir, "ssh", "authorized_keys");
-  fs.writeFileSync(cfg, sshdConfig({ name: node.name, ip: node.ip, port: node.sshPort, root: r, user: site.user, authorizedKeys, env: sessionEnv(site, node) }));
+  // The site's client key, and the node's own file (the passwd home is the machine's, so sshd's
+  // %h would not find it): what a node-to-node copy authorizes for its duration.
+  const own = path.join(node.home, ".ssh", "authorized_keys");
+  fs.writeFileSync(cfg, sshdConfig({ name: node.name, ip: node.ip, port: node.sshPort, root: r, user: site.user, authorizedKeys: `${authorizedKeys} ${own}`, env: sessionEnv(site, node) }));
   return cfg;
 }
 
@@ -168,10 +177,12 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const taken = (await Promise.all(opts.nodes.map((_, i) => listening(`${prefix}.${firstIp + i}`, sshPort)))).map((t, i) => (t ? `${prefix}.${firstIp + i}:${sshPort}` : "")).filter((a) => a !== "");
   if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
   fs.mkdirSync(dir, { recursive: true });
-  for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json", "hf-hub", "hf-downloads.log", "registry"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
   try {
     ensurePrivsepDir();
     fs.cpSync(path.join(siteSourceDir(), "shims"), path.join(dir, "shims"), { recursive: true });
+    // The hub the fake `hf download` serves (shims/hfhub/download.js).
+    fs.cpSync(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"), { recursive: true });
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });

@@ -9,13 +9,14 @@ const { TemplateError } = require("./docker/template");
 const { runCommand } = require("./docker/run");
 const { logsCommand } = require("./docker/logs");
 const cmds = require("./docker/cmds");
+const { pullCommand, saveCommand, loadCommand } = require("./docker/transfer");
 const { imageInspect } = require("./docker/images");
 const store = require("./docker/store");
 
 const USAGE = `Usage:  docker [OPTIONS] COMMAND
 
 Commands (test-site subset):
-  run, ps, inspect, logs, stop, kill, rm, wait, image inspect, images, version
+  run, ps, inspect, logs, stop, kill, rm, wait, pull, save, load, image inspect|pull|save|load, images, version
 `;
 
 function imagesCommand(argv) {
@@ -49,6 +50,9 @@ const COMMANDS = {
   wait: cmds.waitCommand,
   version: cmds.versionCommand,
   images: imagesCommand,
+  pull: pullCommand,
+  save: saveCommand,
+  load: loadCommand,
 };
 
 function dispatch(argv) {
@@ -68,6 +72,7 @@ function dispatch(argv) {
     const [sub, ...more] = rest;
     if (sub === "inspect") return cmds.inspectCommand(more, "image");
     if (sub === "ls" || sub === "list") return imagesCommand(more);
+    if (sub === "pull" || sub === "save" || sub === "load") return COMMANDS[sub](more);
     throw new DaemonError(`docker: 'image ${sub}' is not a docker command.\nSee 'docker --help'`);
   }
   const fn = COMMANDS[cmd];

@@ -1,7 +1,9 @@
 "use strict";
 // The images a node "has": <root>/etc/docker-images.json
-//   { "repo/name:tag": { "entrypoint": ["vllm", "serve"] | null, "cmd": [...]? } }
-// There is no registry: an unknown image fails like an offline pull.
+//   { "repo/name:tag": { "entrypoint": ["vllm", "serve"] | null, "cmd": [...]?, "id": "sha256:..."?, "size": bytes? } }
+// An image without "id" has the id of its reference. `docker run` never pulls: an
+// unknown image fails like an offline pull; `docker pull` reads the site's registry
+// (see transfer.js).
 const fs = require("node:fs");
 const path = require("node:path");
 const crypto = require("node:crypto");
@@ -15,7 +17,7 @@ function normalizeRef(ref) {
 }
 
 function knownImages(root) {
-  const file = path.join(root, "etc", "docker-images.json");
+  const file = imagesFile(root);
   let raw;
   try {
     raw = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -25,6 +27,25 @@ function knownImages(root) {
   const out = new Map();
   for (const [ref, spec] of Object.entries(raw)) out.set(normalizeRef(ref), { ref: normalizeRef(ref), ...spec });
   return out;
+}
+
+function imagesFile(root) {
+  return path.join(root, "etc", "docker-images.json");
+}
+
+/** Adds (or retags) an image on the node, as pull and load do. */
+function storeImage(root, ref, spec) {
+  let raw;
+  try {
+    raw = JSON.parse(fs.readFileSync(imagesFile(root), "utf8"));
+  } catch {
+    raw = {};
+  }
+  for (const k of Object.keys(raw)) if (normalizeRef(k) === normalizeRef(ref)) delete raw[k];
+  raw[normalizeRef(ref)] = spec;
+  const tmp = `${imagesFile(root)}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(raw, null, 2)}\n`);
+  fs.renameSync(tmp, imagesFile(root));
 }
 
 function findImage(root, ref) {
@@ -41,8 +62,15 @@ function resolveImage(root, ref) {
   );
 }
 
-function imageId(ref) {
+/** The image's id: its own, else (an image the site was built with) one derived from the reference. */
+function imageId(ref, image) {
+  if (image && image.id) return image.id;
   return `sha256:${crypto.createHash("sha256").update(normalizeRef(ref)).digest("hex")}`;
+}
+
+/** The bytes `docker save` streams for the image (its layers, here filler). */
+function imageSize(image) {
+  return image && Number.isInteger(image.size) ? image.size : 64 * 1024;
 }
 
 function imageInspect(root, refs) {
@@ -55,7 +83,8 @@ function imageInspect(root, refs) {
       continue;
     }
     found.push({
-      Id: imageId(ref),
+      Id: imageId(ref, image),
+      Size: imageSize(image),
       RepoTags: [image.ref],
       RepoDigests: [],
       Created: "2026-01-01T00:00:00Z",
@@ -67,4 +96,4 @@ function imageInspect(root, refs) {
   return { found, missing };
 }
 
-module.exports = { normalizeRef, resolveImage, imageId, imageInspect, findImage };
+module.exports = { normalizeRef, resolveImage, imageId, imageSize, imageInspect, findImage, storeImage };

@@ -132,7 +132,7 @@ function runCommand(argv) {
     Created: store.isoNano(),
     Path: full[0],
     Args: full.slice(1),
-    Image: imageId(image.ref),
+    Image: imageId(image.ref, image),
     ImageRef: image.ref,
     Config: {
       Hostname: id.slice(0, 12),

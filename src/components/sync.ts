@@ -1,0 +1,52 @@
+/**
+ * What a deployment's ModelCache and ImageSync carry, decided at plan time from the site, the
+ * recipe and the rendered bundle (pure).
+ */
+import type { Recipe as RecipeDef, Site } from "../recipe/types";
+import type { DeploymentBundle } from "../render/types";
+import type { CacheNode } from "../serve/modelcache";
+import type { ImageNode } from "../serve/imagesync";
+
+/** A Hugging Face repo id (org/name); a path or a bare name is not fetched from the hub. */
+const REPO_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
+
+export interface ModelSync {
+  repo: string;
+  revision: string;
+  nodes: CacheNode[];
+  protectedNodes: string[];
+  onDelete: "keep" | "remove";
+}
+
+export interface ImageSyncPlan {
+  image: string;
+  nodes: ImageNode[];
+}
+
+/** The engine's own pin, `--revision X` (vLLM and SGLang read it), so that cache and engine agree. */
+export function revisionOf(args: readonly string[]): string | undefined {
+  for (const [i, a] of args.entries()) {
+    if (a === "--revision") return args[i + 1];
+    if (a.startsWith("--revision=")) return a.slice("--revision=".length);
+  }
+  return undefined;
+}
+
+export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: DeploymentBundle): ModelSync | undefined {
+  if (site.modelCache === "off") return undefined;
+  // Script recipes name the model in the profile (MODEL).
+  const repo = recipe?.model ?? b.nodes[0]?.envKeys?.["MODEL"];
+  if (repo === undefined || !REPO_ID.test(repo) || repo.includes("--") || repo.includes("..")) return undefined;
+  return {
+    repo,
+    revision: revisionOf(recipe?.args ?? []) ?? "main",
+    nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, hfHome: site.nodes[n.node]?.env.HF_HOME ?? "~/.cache/huggingface" })),
+    protectedNodes: b.nodes.filter((n) => n.protected).map((n) => n.node),
+    onDelete: site.modelCache,
+  };
+}
+
+export function imageSyncOf(site: Site, recipe: RecipeDef | undefined, b: DeploymentBundle): ImageSyncPlan | undefined {
+  if (!site.imageSync || b.deploy !== "docker" || recipe?.image === undefined) return undefined;
+  return { image: recipe.image, nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir })) };
+}

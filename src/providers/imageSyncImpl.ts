@@ -1,0 +1,56 @@
+/** The work of ImageSync, in the provider process. */
+import type * as pulumi from "@pulumi/pulumi";
+import { imageIds, syncImage, type ImageNode, type ImageSpec } from "../serve/imagesync";
+import { authOf, providerLog } from "./common";
+import type { ConnectionSettings } from "./engineDeployment";
+
+interface Props {
+  deployment: string;
+  image: string;
+  nodes: ImageNode[];
+  connection: ConnectionSettings;
+  imageId?: string;
+  /** Each node's image ID as last seen (undefined: absent). */
+  ids?: Record<string, string | null>;
+  source?: string;
+}
+
+const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes });
+const names = (p: Props) => p.nodes.map((n) => n.node).join(",");
+
+/** What asks for the nodes' images to be looked at: the reference, the nodes, an ID that moved. */
+function reaches(olds: Props, news: Props): boolean {
+  const drifted = olds.imageId === undefined || olds.nodes.some((n) => (olds.ids?.[n.node] ?? undefined) !== olds.imageId);
+  return olds.image !== news.image || names(olds) !== names(news) || drifted;
+}
+
+/** How to reach the nodes: recorded without touching a node. */
+const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
+
+export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
+}
+
+async function run(news: Props): Promise<Props> {
+  const o = await syncImage(spec(news), authOf(news.connection), providerLog(`${news.deployment} image`));
+  return { ...news, imageId: o.id, source: o.source, ids: Object.fromEntries(Object.entries(o.ids).map(([k, v]) => [k, v ?? null])) };
+}
+
+export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+  return { id: `${inputs.deployment}-image`, outs: await run(inputs) };
+}
+
+export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  if (!reaches(olds, news)) return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
+  return { outs: await run(news) };
+}
+
+export async function remove(_id: string, props: Props): Promise<void> {
+  providerLog(`${props.deployment} image`)(`${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`);
+}
+
+export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+  if (props.imageId === undefined) return { id, props };
+  const ids = await imageIds(spec(props), authOf(props.connection));
+  return { id, props: { ...props, ids: Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, v ?? null])) } };
+}

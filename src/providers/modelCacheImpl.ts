@@ -1,0 +1,79 @@
+/** The work of ModelCache, in the provider process. */
+import type * as pulumi from "@pulumi/pulumi";
+import { checkModel, removeModel, repoDir, syncModel, type CacheNode, type ModelSpec } from "../serve/modelcache";
+import { authOf, providerLog } from "./common";
+import type { ConnectionSettings } from "./engineDeployment";
+
+interface Props {
+  deployment: string;
+  repo: string;
+  revision: string;
+  nodes: CacheNode[];
+  protectedNodes: string[];
+  onDelete: "keep" | "remove";
+  connection: ConnectionSettings;
+  hfToken?: string;
+  commit?: string;
+  files?: number;
+  bytes?: number;
+  source?: string;
+  /** What the last read found missing, per node. */
+  incomplete?: Record<string, string[]>;
+}
+
+const spec = (p: Props): ModelSpec => ({ deployment: p.deployment, repo: p.repo, revision: p.revision, nodes: p.nodes });
+const where = (p: Props) => JSON.stringify(p.nodes.map((n) => [n.node, n.hfHome]));
+
+/** What asks for the nodes' caches to be looked at (and completed): the model, the caches, a gap. */
+function reaches(olds: Props, news: Props): boolean {
+  return olds.repo !== news.repo || olds.revision !== news.revision || where(olds) !== where(news)
+    || olds.commit === undefined || Object.keys(olds.incomplete ?? {}).length > 0;
+}
+
+/** What only the state keeps (how to reach the nodes, what a delete does): recorded without touching a node. */
+function recorded(p: Props): string {
+  return JSON.stringify([p.nodes, p.protectedNodes, p.onDelete, p.connection]);
+}
+
+export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
+}
+
+async function run(news: Props): Promise<Props> {
+  const log = providerLog(`${news.deployment} model`);
+  const o = await syncModel(spec(news), news.hfToken, authOf(news.connection), log);
+  const { incomplete: _i, ...rest } = news;
+  return { ...rest, commit: o.commit, files: o.files, bytes: o.bytes, source: o.source };
+}
+
+export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+  return { id: `${inputs.deployment}-model`, outs: await run(inputs) };
+}
+
+export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  const log = providerLog(`${news.deployment} model`);
+  if (olds.repo !== news.repo || olds.revision !== news.revision) {
+    log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
+  }
+  if (!reaches(olds, news)) return { outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source } };
+  for (const [node, missing] of Object.entries(olds.incomplete ?? {})) log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`);
+  return { outs: await run(news) };
+}
+
+export async function remove(_id: string, props: Props): Promise<void> {
+  const log = providerLog(`${props.deployment} model`);
+  const nodes = props.nodes.map((n) => n.node).join(", ");
+  if (props.onDelete !== "remove") {
+    log(`the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : repoDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`);
+    return;
+  }
+  const gone = await removeModel(spec(props), props.protectedNodes, authOf(props.connection));
+  log(`removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${props.protectedNodes.length > 0 ? `; protected ${props.protectedNodes.join(", ")} keep${props.protectedNodes.length === 1 ? "s" : ""} it` : ""}`);
+}
+
+export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+  if (props.commit === undefined) return { id, props };
+  const incomplete = await checkModel(spec(props), props.commit, authOf(props.connection));
+  const { incomplete: _old, ...rest } = props;
+  return { id, props: { ...rest, ...(Object.keys(incomplete).length > 0 && { incomplete }) } };
+}

@@ -1,0 +1,161 @@
+/**
+ * Node to node over the cluster network: a source node streams to its peers with OpenSSH, as
+ * sparkrun does, without the nodes having to trust each other beforehand and without sm121's own
+ * key ever leaving the machine that runs Pulumi.
+ *
+ * For one operation sm121 makes a fresh ed25519 key pair in memory and, over its own (verified)
+ * connection to each peer, appends the public key to the peer's ~/.ssh/authorized_keys as
+ *   restrict,command="bash <stateDir>/fanout/<id>/recv.sh",expiry-time="<now + 1 h>" <key> sm121-fanout-<id>
+ * so that it can only feed that operation's receiver (no shell, no forwarding, no pty), only for
+ * an hour, and is removed again when the operation ends (lapsed lines of an operation that died are
+ * dropped by the next one). The private key reaches the source inside the script on stdin, lives in
+ * a 0600 file of a temporary directory for the copy, and is deleted with it. The source trusts
+ * exactly the host key sm121 verified for the peer (sm121:knownHosts), through a known_hosts file
+ * of its own and HostKeyAlias: never the node's own known_hosts, never accept-new.
+ */
+import type { Host } from "../remote";
+import { nodePath, quote } from "../text/shell";
+
+export interface Peer {
+  host: Host;
+  /** Where the source dials it: the node's cluster address and its sshd's port and user. */
+  ip: string;
+  port: number;
+  user: string;
+  stateDir: string;
+}
+
+export interface Grant {
+  peer: Peer;
+  /** The receiver's absolute path on the peer (the key's forced command). */
+  recv: string;
+}
+
+export interface Access {
+  grants: Grant[];
+  privateKey: string;
+}
+
+const SAFE_PATH = /^\/[A-Za-z0-9_./+@:-]+$/;
+
+/**
+ * Runs `fn` with `receiver` (a bash script that reads the stream on stdin) installed on every peer
+ * and the operation's key authorized there for it alone; removes both afterwards, also on failure.
+ */
+export async function withPeerAccess<T>(peers: Peer[], receiver: string, fn: (a: Access) => Promise<T>): Promise<T> {
+  const { utils } = require("ssh2") as typeof import("ssh2");
+  const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const pair = utils.generateKeyPairSync("ed25519", { comment: `sm121-fanout-${id}` });
+  const granted: Grant[] = [];
+  try {
+    await Promise.all(peers.map(async (peer) => {
+      if (peer.host.hostKey === undefined) throw new Error(`${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`);
+      const res = await peer.host.run(grantScript(peer.stateDir, id, pair.public, receiver), { step: "authorize the copy from the source node" });
+      const recv = res.records.map((r) => r["recv"]).find((r): r is string => typeof r === "string");
+      if (recv === undefined || !SAFE_PATH.test(recv)) throw new Error(`${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`);
+      granted.push({ peer, recv });
+    }));
+    return await fn({ grants: granted, privateKey: pair.private });
+  } finally {
+    await Promise.allSettled(granted.map((g) => g.peer.host.run(revokeScript(g.peer.stateDir, id), { step: "remove the copy's key" })));
+  }
+}
+
+function grantScript(stateDir: string, id: string, publicKey: string, receiver: string): string {
+  const b64 = Buffer.from(receiver).toString("base64");
+  return [
+    "umask 077",
+    `d=${nodePath(stateDir)}/fanout/${id}`,
+    `mkdir -p "$d" "$HOME/.ssh"`,
+    `d=$(cd "$d" && pwd)`,
+    // The path goes into an authorized_keys option: nothing in it may end the quoted command.
+    `case "$d" in *[!A-Za-z0-9_./+@:-]*) echo "sm121: $d is not a plain path; use a stateDir and home of letters, digits and _ . / + @ : -" >&2; exit 1;; esac`,
+    `printf '%s' ${quote(b64)} | base64 -d > "$d/recv.sh"`,
+    `ak="$HOME/.ssh/authorized_keys"`,
+    // sshd reads expiry-time in the system time zone (a Z suffix needs OpenSSH 9.1): the node's
+    // own clock and zone, as sshd sees them (no TZ of this session).
+    `now=$(env -u TZ date +%Y%m%d%H%M)`,
+    // Lines of earlier operations whose hour has passed (an operation that was killed) go first.
+    `if [ -f "$ak" ]; then awk -v now="$now" '!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+"/) || substr($0, RSTART + 13, 12) >= now' "$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
+    `exp=$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)`,
+    `printf 'restrict,command="bash %s/recv.sh",expiry-time="%s" %s\\n' "$d" "$exp" ${quote(publicKey.trim())} >> "$ak"`,
+    `printf '@sm121 {"recv":"%s/recv.sh"}\\n' "$d"`,
+  ].join("\n");
+}
+
+function revokeScript(stateDir: string, id: string): string {
+  return [
+    `ak="$HOME/.ssh/authorized_keys"`,
+    `if [ -f "$ak" ]; then grep -v -F ' sm121-fanout-${id}' "$ak" > "$ak.sm121-tmp" || true; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
+    `rm -rf ${nodePath(stateDir)}/fanout/${id}`,
+  ].join("\n");
+}
+
+/**
+ * The source's script: `producer` (a shell pipeline writing the stream to stdout) piped over ssh
+ * into the peer's receiver. Run it on the source's own connection.
+ */
+export function sendScript(a: Access, g: Grant, producer: string): string {
+  const alias = `sm121-peer-${g.peer.host.node}`;
+  const ssh = [
+    "ssh", "-F", "/dev/null", "-i", `"$k/id"`, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes",
+    "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile="$k/known_hosts"`, "-o", "GlobalKnownHostsFile=/dev/null",
+    "-o", `HostKeyAlias=${alias}`, "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
+    quote(`bash ${g.recv}`),
+  ].join(" ");
+  return [
+    "umask 077",
+    `k=$(mktemp -d)`,
+    `trap 'rm -rf "$k"' EXIT`,
+    `cat > "$k/id" <<'SM121_KEY'`,
+    a.privateKey.trim(),
+    "SM121_KEY",
+    `printf '%s\\n' ${quote(`${alias} ${g.peer.host.hostKey ?? ""}`)} > "$k/known_hosts"`,
+    `if ! {\n${producer}\n} | ${ssh}; then`,
+    `  echo ${quote(`sm121: the copy to ${g.peer.host.node} (ssh ${g.peer.user}@${g.peer.ip} -p ${g.peer.port} from this node) failed; the lines above say why. This node dials the peer's cluster address: check that the peer's sshd listens there and reads ~/.ssh/authorized_keys. The next pulumi up tries again (a model copy continues where it stopped)`)} >&2`,
+    "  exit 1",
+    "fi",
+  ].join("\n");
+}
+
+/** Bytes, as people read them. */
+export function bytesText(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u] ?? ""}`;
+}
+
+/** "1.2 GiB in 3.4 s (360.0 MiB/s)". */
+export function rateText(bytes: number, ms: number): string {
+  const s = Math.max(ms, 1) / 1000;
+  return `${bytesText(bytes)} in ${s.toFixed(1)} s (${bytesText(Math.round(bytes / s))}/s)`;
+}
+
+/**
+ * Progress of a transfer every `everyS` seconds: `measure` says the bytes done so far (a read on a
+ * channel of a connection the operation already has); `total`, when known, gives the ETA.
+ * Returns the stop function.
+ */
+export function meter(label: string, measure: () => Promise<number>, total: number | undefined, log: (m: string) => void, everyS = 10): () => void {
+  const t0 = Date.now();
+  let stopped = false;
+  const tick = async (): Promise<void> => {
+    if (stopped) return;
+    const done = await measure().catch(() => undefined);
+    if (stopped || done === undefined) return;
+    const ms = Date.now() - t0;
+    const rate = done / Math.max(ms / 1000, 0.001);
+    const eta = total !== undefined && rate > 0 && total > done ? `, ETA ${Math.round((total - done) / rate)} s` : "";
+    log(`${label}: ${bytesText(done)}${total === undefined ? "" : ` of ${bytesText(total)}`} in ${Math.round(ms / 1000)} s (${bytesText(Math.round(rate))}/s${eta})`);
+  };
+  const timer = setInterval(() => void tick(), everyS * 1000);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The recipe's container image with one image ID on every node of a deployment: taken from rank 0
+ * when it has it (else from the first node that does, else pulled once on rank 0), then streamed
+ * `docker save | ssh peer docker load` node to node (./fanout) to each node that lacks it or holds
+ * another build under the same reference, and verified by ID.
+ */
+import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
+import type { NodeConn } from "../render/types";
+import { quote } from "../text/shell";
+import { bytesText, meter, rateText, sendScript, withPeerAccess, type Grant } from "./fanout";
+
+export interface ImageNode {
+  node: string;
+  conn: NodeConn;
+  ip: string;
+  stateDir: string;
+}
+
+export interface ImageSpec {
+  deployment: string;
+  image: string;
+  nodes: ImageNode[];
+}
+
+export interface ImageOutcome {
+  id: string;
+  source: string;
+  pulled: boolean;
+  /** Nodes that got the image from the source in this run. */
+  copied: string[];
+  /** Each node's image ID as last seen (undefined: the node lacks the image). */
+  ids: Record<string, string | undefined>;
+}
+
+/** The image's ID and size on a node, or undefined when the node does not have it. */
+async function inspect(h: Host, image: string): Promise<{ id: string; size: number } | undefined> {
+  const r = await h.run(`docker image inspect --format '{{.Id}} {{.Size}}' ${quote(image)}`, { step: "inspect the image", allowFailure: true });
+  if (r.code === 0) {
+    const [id = "", size = "0"] = r.stdout.trim().split(" ");
+    return { id, size: Number(size) };
+  }
+  if (/No such image/i.test(r.stderr)) return undefined;
+  throw new Error(`${h.node}: docker image inspect ${image} failed (exit ${String(r.code)}): ${r.stderr.trim().split("\n").slice(-3).join(" ")}; check that docker runs there and the user may use it`);
+}
+
+export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string) => void): Promise<ImageOutcome> {
+  const head = spec.nodes[0];
+  if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
+  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    const seen = await Promise.all(spec.nodes.map((n) => inspect(hostFor(hosts, n.node), spec.image)));
+    let srcIndex = seen[0] !== undefined ? 0 : seen.findIndex((s) => s !== undefined);
+    let pulled = false;
+    if (srcIndex < 0) {
+      srcIndex = 0;
+      log(`pulling ${spec.image} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
+      const t0 = Date.now();
+      await hostFor(hosts, head.node).run(`docker pull ${quote(spec.image)}`, { step: `docker pull ${spec.image}` });
+      seen[0] = await inspect(hostFor(hosts, head.node), spec.image);
+      if (seen[0] === undefined) throw new Error(`${head.node}: docker pull ${spec.image} succeeded but the image is not there`);
+      pulled = true;
+      log(`pulled ${spec.image} (${seen[0].id.slice(0, 19)}, ${bytesText(seen[0].size)}) on ${head.node} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const src = spec.nodes[srcIndex] ?? head;
+    const want = seen[srcIndex] as { id: string; size: number };
+    const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => seen[i]?.id !== want.id);
+    for (const { n, i } of peers) {
+      const had = seen[i];
+      log(had === undefined
+        ? `${n.node} lacks ${spec.image}: copying it from ${src.node} (${bytesText(want.size)}) over the cluster network`
+        : `${n.node} holds another build of ${spec.image} (${had.id.slice(0, 19)}): replacing it with ${src.node}'s ${want.id.slice(0, 19)}`);
+    }
+    const source = hostFor(hosts, src.node);
+    await Promise.all(peers.map(({ n }) => withPeerAccess([{ host: hostFor(hosts, n.node), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }], "exec docker load\n", async (a) => {
+      const t0 = Date.now();
+      // dd counts the bytes of the stream (status=progress) for the progress lines.
+      const counter = `"\${TMPDIR:-/tmp}"/sm121-image-${n.node}-${t0}.progress`;
+      const stop = meter(`copy ${spec.image} to ${n.node}`, async () => Number((await source.run(`tr '\\r' '\\n' 2>/dev/null < ${counter} | awk '$2 == "bytes" { b = $1 } END { print b + 0 }'`, { step: "measure the image copy" })).stdout.trim()), want.size, log);
+      try {
+        await source.run(sendScript(a, a.grants[0] as Grant, `docker save ${quote(spec.image)} | dd bs=4M iflag=fullblock status=progress 2> ${counter}`), { step: `copy the image to ${n.node}` });
+      } finally {
+        stop();
+        await source.run(`rm -f ${counter}`, { step: "remove the image copy's counter" }).catch(() => undefined);
+      }
+      log(`copied ${spec.image} to ${n.node}: ${rateText(want.size, Date.now() - t0)}`);
+    })));
+    const ids: Record<string, string | undefined> = {};
+    await Promise.all(spec.nodes.map(async (n, i) => {
+      const now = peers.some((p) => p.i === i) ? await inspect(hostFor(hosts, n.node), spec.image) : seen[i];
+      ids[n.node] = now?.id;
+      if (now?.id !== want.id) throw new Error(`${n.node}: ${spec.image} is ${now?.id ?? "absent"} after the copy, not ${want.id}; run pulumi up again`);
+    }));
+    if (peers.length === 0) log(`${spec.image} (${want.id.slice(0, 19)}) is on every node: nothing to copy`);
+    return { id: want.id, source: src.node, pulled, copied: peers.map((p) => p.n.node), ids };
+  });
+}
+
+/** Each node's image ID now (read-only; refresh). */
+export async function imageIds(spec: ImageSpec, auth: SshAuth): Promise<Record<string, string | undefined>> {
+  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    const found = await Promise.all(spec.nodes.map(async (n) => [n.node, (await inspect(hostFor(hosts, n.node), spec.image))?.id] as const));
+    return Object.fromEntries(found);
+  });
+}

@@ -1,0 +1,197 @@
+/**
+ * A model's checkpoint, complete, in the HF cache of every node of a deployment: found on a node
+ * already, or downloaded once (on rank 0), then copied node to node (./fanout) to the peers that
+ * lack it, continuing partial files, and verified by file list and sizes against the source.
+ */
+import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
+import type { NodeConn } from "../render/types";
+import { nodePath, quote } from "../text/shell";
+import { bytesText, meter, rateText, sendScript, withPeerAccess, type Access, type Grant } from "./fanout";
+import { completeness, copyPlan, manifestScript, parseManifest, type CopyItem, type Manifest } from "./hfcache";
+
+export interface CacheNode {
+  node: string;
+  conn: NodeConn;
+  ip: string;
+  stateDir: string;
+  /** The node's HF_HOME (the cache is `<hfHome>/hub`). */
+  hfHome: string;
+}
+
+export interface ModelSpec {
+  deployment: string;
+  repo: string;
+  /** A branch, tag or commit: the recipe's pin, else "main". */
+  revision: string;
+  nodes: CacheNode[];
+}
+
+export interface ModelOutcome {
+  commit: string;
+  files: number;
+  bytes: number;
+  /** The node the copies came from, and whether this run downloaded it there. */
+  source: string;
+  downloaded: boolean;
+  /** Bytes sent to each peer that lacked some (continued partial files count their rest only). */
+  copied: Record<string, number>;
+  /** Nodes whose cache is incomplete, and why (a read's finding; empty after a run). */
+  incomplete: Record<string, string[]>;
+}
+
+export function repoDir(hfHome: string, repo: string): string {
+  return `${hfHome.replace(/\/+$/, "")}/hub/models--${repo.replace(/\//g, "--")}`;
+}
+
+async function manifestOf(h: Host, dir: string): Promise<Manifest> {
+  return parseManifest((await h.run(manifestScript(dir), { step: "list the model cache" })).stdout);
+}
+
+/** Sum of the file sizes under the repo dir (partial blobs too): the progress measure. */
+function bytesScript(dir: string): string {
+  return `{ find ${nodePath(dir)} -type f -printf '%s\\n' 2>/dev/null || true; } | awk '{ s += $1 } END { print s + 0 }'`;
+}
+
+async function bytesOn(h: Host, dir: string): Promise<number> {
+  return Number((await h.run(bytesScript(dir), { step: "measure the model cache" })).stdout.trim());
+}
+
+function downloadScript(n: CacheNode, repo: string, revision: string, token: string | undefined): string {
+  const args = `download ${quote(repo)} --revision ${quote(revision)}`;
+  return [
+    `export HF_HOME=${nodePath(n.hfHome)}`,
+    // The token only ever in this script's environment (stdin), never in an argv.
+    token === undefined ? "unset HF_TOKEN" : `export HF_TOKEN=${quote(token)}`,
+    `export HF_HUB_DISABLE_PROGRESS_BARS=1 PATH="$HOME/.local/bin:$PATH"`,
+    `if command -v hf >/dev/null 2>&1; then hf ${args}`,
+    `elif command -v huggingface-cli >/dev/null 2>&1; then huggingface-cli ${args}`,
+    `else echo ${quote(`sm121: neither hf nor huggingface-cli is on PATH on ${n.node}; install huggingface_hub there (pip install -U huggingface_hub) or put ${repo} in its HF cache (${n.hfHome}/hub)`)} >&2; exit 127; fi`,
+  ].join("\n");
+}
+
+/** The stream the receiver reads: `d b64path`, `f offset length b64path` + bytes, `l b64path b64target`, `e`. */
+function producer(dir: string, items: CopyItem[]): string {
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  const lines = [`cd ${nodePath(dir)}`];
+  for (const it of items) {
+    if (it.kind === "d") lines.push(`printf 'd %s\\n' ${b64(it.path)}`);
+    else if (it.kind === "l") lines.push(`printf 'l %s %s\\n' ${b64(it.path)} ${b64(it.target)}`);
+    else lines.push(`printf 'f %s %s %s\\n' ${it.offset} ${it.length} ${b64(it.path)}`, `tail -c +${it.offset + 1} -- ${quote(it.path)} | head -c ${it.length}`);
+  }
+  lines.push("printf 'e\\n'");
+  return lines.join("\n");
+}
+
+/** The peer's side: writes each item under the repo dir, appending to `<file>.incomplete` and renaming it when whole. */
+export function receiverScript(dir: string): string {
+  return [
+    "set -euo pipefail",
+    `base=${nodePath(dir)}`,
+    `mkdir -p "$base"`,
+    `bad() { echo "sm121: refused a copy record: $1" >&2; exit 3; }`,
+    `dec() { printf '%s' "$1" | base64 -d; }`,
+    `safe() { case "/$1/" in */../*|//) bad "path $1";; esac; case "$1" in /*) bad "path $1";; esac; }`,
+    "while IFS=' ' read -r kind a b c; do",
+    "  case \"$kind\" in",
+    `    d) p=$(dec "$a"); safe "$p"; mkdir -p -- "$base/$p" ;;`,
+    `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
+    `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"`,
+    `       if [ "$a" -eq 0 ]; then : > "$part"; elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then bad "$p does not hold the $a bytes to continue from"; fi`,
+    `       head -c "$b" >> "$part"`,
+    `       [ "$(stat -c %s "$part")" -eq $((a + b)) ] || bad "$p: the stream ended early"`,
+    `       mv -f -- "$part" "$base/$p" ;;`,
+    "    e) echo done; exit 0 ;;",
+    `    *) bad "kind $kind" ;;`,
+    "  esac",
+    "done",
+    `bad "the stream ended without its end record"`,
+  ].join("\n");
+}
+
+async function copyTo(a: Access, g: Grant, src: Host, dir: string, source: Manifest, commit: string, peerM: Manifest, log: (m: string) => void): Promise<number> {
+  const peer = g.peer.host;
+  const plan = copyPlan(source, commit, peerM);
+  if (plan.items.length === 0) return 0;
+  const what = plan.present > 0 ? `${bytesText(plan.bytes)} (continuing: ${bytesText(plan.present)} already there)` : bytesText(plan.bytes);
+  log(`copying ${what} from ${src.node} to ${peer.node} over the cluster network (${g.peer.ip})`);
+  const base = await bytesOn(peer, dir);
+  const t0 = Date.now();
+  const stop = meter(`copy to ${peer.node}`, async () => (await bytesOn(peer, dir)) - base, plan.bytes, log);
+  try {
+    await src.run(sendScript(a, g, producer(dir, plan.items)), { step: `copy the model to ${peer.node}` });
+  } finally {
+    stop();
+  }
+  log(`copied ${rateText(plan.bytes, Date.now() - t0)} to ${peer.node}`);
+  return plan.bytes;
+}
+
+export async function syncModel(spec: ModelSpec, token: string | undefined, auth: SshAuth, log: (m: string) => void): Promise<ModelOutcome> {
+  const head = spec.nodes[0];
+  if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
+  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    const dirOf = (n: CacheNode) => repoDir(n.hfHome, spec.repo);
+    const seen = await Promise.all(spec.nodes.map((n) => manifestOf(hostFor(hosts, n.node), dirOf(n))));
+    let srcIndex = seen.findIndex((m) => completeness(m, spec.revision).missing.length === 0);
+    let downloaded = false;
+    if (srcIndex < 0) {
+      srcIndex = 0;
+      const h = hostFor(hosts, head.node);
+      log(`downloading ${spec.repo}@${spec.revision} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
+      const t0 = Date.now();
+      const base = await bytesOn(h, dirOf(head));
+      const stop = meter(`download on ${head.node}`, async () => (await bytesOn(h, dirOf(head))) - base, undefined, log);
+      try {
+        await h.run(downloadScript(head, spec.repo, spec.revision, token), { step: `download ${spec.repo}` });
+      } finally {
+        stop();
+      }
+      seen[0] = await manifestOf(h, dirOf(head));
+      downloaded = true;
+      log(`downloaded ${rateText((await bytesOn(h, dirOf(head))) - base, Date.now() - t0)} on ${head.node}`);
+    }
+    const src = spec.nodes[srcIndex] ?? head;
+    const srcM = seen[srcIndex] as Manifest;
+    const done = completeness(srcM, spec.revision);
+    if (done.commit === undefined || done.missing.length > 0) {
+      throw new Error(`${spec.repo}@${spec.revision} is not complete in ${dirOf(src)} on ${src.node} after the download: ${done.missing.join("; ")}`);
+    }
+    const commit = done.commit;
+    if (!downloaded) log(`${spec.repo}@${spec.revision} (${commit.slice(0, 12)}) is complete on ${src.node}: nothing to download`);
+    const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => i !== srcIndex && copyPlan(srcM, commit, seen[i] as Manifest).items.length > 0);
+    const copied: Record<string, number> = {};
+    if (peers.length > 0) {
+      // The stream paths are relative to the repo dir, which may differ per node (HF_HOME).
+      await Promise.all(peers.map(({ n, i }) => withPeerAccess([{ host: hostFor(hosts, n.node), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }], receiverScript(dirOf(n)), async (a) => {
+        const g = a.grants[0] as Grant;
+        copied[n.node] = await copyTo(a, g, hostFor(hosts, src.node), dirOf(src), srcM, commit, seen[i] as Manifest, log);
+      })));
+    }
+    // Verified against the source: every file of the revision at its size, every link, the refs.
+    const after = await Promise.all(peers.map(async ({ n }) => ({ n, m: await manifestOf(hostFor(hosts, n.node), dirOf(n)) })));
+    for (const { n, m } of after) {
+      const left = copyPlan(srcM, commit, m);
+      if (left.items.length > 0) throw new Error(`${n.node}: the copy of ${spec.repo} is still short of ${left.items.length} entries (${bytesText(left.bytes)}) after the transfer; run pulumi up again to continue it`);
+    }
+    const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);
+    if (untouched.length > 0) log(`${untouched.join(", ")} already hold${untouched.length === 1 ? "s" : ""} the same files: nothing to copy`);
+    return { commit, files: done.files, bytes: done.bytes, source: src.node, downloaded, copied, incomplete: {} };
+  });
+}
+
+/** Which nodes lack the recorded revision now (read-only; refresh). */
+export async function checkModel(spec: ModelSpec, commit: string, auth: SshAuth): Promise<Record<string, string[]>> {
+  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    const found = await Promise.all(spec.nodes.map(async (n) => [n.node, completeness(await manifestOf(hostFor(hosts, n.node), repoDir(n.hfHome, spec.repo)), commit).missing] as const));
+    return Object.fromEntries(found.filter(([, m]) => m.length > 0));
+  });
+}
+
+/** Delete with `remove`: the repo dir goes from every node but the protected ones. */
+export async function removeModel(spec: ModelSpec, protectedNodes: string[], auth: SshAuth): Promise<string[]> {
+  const nodes = spec.nodes.filter((n) => !protectedNodes.includes(n.node));
+  await withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+    await Promise.all(nodes.map((n) => hostFor(hosts, n.node).run(`rm -rf ${nodePath(repoDir(n.hfHome, spec.repo))}`, { step: "remove the model cache" })));
+  });
+  return nodes.map((n) => n.node);
+}

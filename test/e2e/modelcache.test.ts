@@ -1,0 +1,151 @@
+/**
+ * The model and the image on every node, through the real Pulumi CLI on the simulated site: a
+ * two-node deployment whose (gated) model is on neither node gets it downloaded once, on rank 0,
+ * and copied node to node to the peer, and its image (on rank 0 only) copied too, then serves; a
+ * second up downloads and copies nothing; a half-copied cache is completed, not restarted; an
+ * image on no node is pulled once; destroy leaves the cache and the image.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, type E2E } from "../helpers/project";
+import { sshScript } from "../site/exec";
+import type { SimNode, SimSite } from "../site/site";
+
+const REPO = "sm121-test/tiny-qwen3";
+const IMAGE = "registry.example/sm121/vllm-tiny:1";
+const IMAGE_ID = `sha256:${"1a".repeat(32)}`;
+const TOKEN = "hf_modelcacheE2E0123456789";
+const recipe = (image: string) => `engine = "vllm"
+deploy = "docker"
+model = "${REPO}"
+served_model_name = "tiny"
+image = "${image}"
+tp = 2
+port = 8000
+args = ["--max-model-len", "4096"]
+[readiness]
+timeout_s = 60
+max_model_len = 4096
+`;
+
+async function sh(e: E2E, node: SimNode, script: string): Promise<string> {
+  const r = await sshScript(e.site, node, script);
+  if (r.code !== 0) throw new Error(`${node.name}: ${script}: exit ${String(r.code)}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Every file of the repo dir with its size and inode, links with their targets. */
+const listing = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`);
+const inodes = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}/blobs && stat -c '%i %Y %n' * | sort -k3`);
+const imageId = (e: E2E, n: SimNode) => sh(e, n, `docker image inspect --format '{{.Id}}' ${IMAGE}`);
+
+function writeImages(n: SimNode, images: Record<string, unknown>): void {
+  const file = join(n.root, "etc", "docker-images.json");
+  writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>), ...images }, null, 2));
+}
+
+describe.sequential("ModelCache and ImageSync through pulumi up", () => {
+  let e: E2E;
+  let m1: SimNode;
+  let m2: SimNode;
+  const downloads = () => {
+    const f = join(e.site.dir, "hf-downloads.log");
+    return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+  };
+
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: "modelcache",
+      nodes: ["m1", "m2"],
+      firstIp: 221,
+      sshPort: 2530,
+      config: () => "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
+      recipes: { "tiny.toml": recipe(IMAGE) },
+      prepare: (site: SimSite) => {
+        // The image on rank 0 only, with an ID of its own; the model gated behind the token.
+        writeImages(site.nodes[0] as SimNode, { [IMAGE]: { entrypoint: ["vllm", "serve"], id: IMAGE_ID, size: 300_000 } });
+        writeFileSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3.gated"), TOKEN);
+      },
+    });
+    [m1, m2] = e.site.nodes as [SimNode, SimNode];
+    expect((await e.pulumi.run(["config", "set", "--secret", "sm121:hfToken"], { input: TOKEN })).code).toBe(0);
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("downloads the model once on rank 0, copies it and the image to the peer, then serves", async () => {
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    const d = downloads();
+    expect(d).toHaveLength(1);
+    expect(d[0]).toMatchObject({ node: "m1", repo: REPO, revision: "main", token: "set", files: 6 });
+    expect(JSON.stringify(d[0]?.["argv"])).not.toContain(TOKEN);
+    expect(up.all).toContain(`downloading ${REPO}@main on m1 (once; the other nodes get it from there)`);
+    expect(up.all).toMatch(/copying [\d.]+ KiB from m1 to m2 over the cluster network/);
+    expect(up.all).toContain(`m2 lacks ${IMAGE}: copying it from m1`);
+    expect(await listing(e, m2)).toBe(await listing(e, m1));
+    expect(await listing(e, m2)).toMatch(/^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m);
+    expect(await imageId(e, m2)).toBe(`${IMAGE_ID}\n`);
+    expect(JSON.parse(await sh(e, m1, `curl -s http://${m1.ip}:8000/v1/models`)).data[0].id).toBe("tiny");
+    // The operation's key is gone from the peer; the token is nowhere in the output or the state.
+    expect(await sh(e, m2, "cat ~/.ssh/authorized_keys 2>/dev/null || true")).not.toContain("sm121-fanout-");
+    expect(up.all).not.toContain(TOKEN);
+    expect((await e.pulumi.run(["stack", "export"])).stdout).not.toContain(TOKEN);
+  });
+
+  it("a second up downloads and copies nothing", async () => {
+    const again = await e.up();
+    expect(again.code, again.all).toBe(0);
+    expect(downloads()).toHaveLength(1);
+    expect(again.all).not.toMatch(/copying|pulling|downloading/);
+    expect(again.all).not.toMatch(/updated|created/);
+  });
+
+  it("a half-copied cache is completed from where it stopped, not copied again", async () => {
+    const dir = `~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}`;
+    const whole = await listing(e, m1);
+    // As a copy cut short leaves it: the refs and links not yet written, one blob half there as
+    // <blob>.incomplete, another not started, the rest complete.
+    const blobs = (await sh(e, m2, `cd ${dir}/blobs && ls -S`)).trim().split("\n");
+    const [big = "", second = ""] = blobs;
+    await sh(e, m2, `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / 2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`);
+    // A line a killed copy left behind is dropped once its hour has passed; other lines stay.
+    const stale = 'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old';
+    const live = 'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running';
+    await sh(e, m2, `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ~/.ssh/authorized_keys`);
+    const kept = (await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second));
+    const refresh = await e.refresh();
+    expect(refresh.code, refresh.all).toBe(0);
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(downloads()).toHaveLength(1);
+    expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
+    expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 to m2/);
+    expect(await listing(e, m2)).toBe(whole);
+    expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop", live]);
+    // The blobs that were complete were not written again.
+    expect((await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second))).toEqual(kept);
+  });
+
+  it("an image on no node is pulled once on rank 0 and copied to the peer", async () => {
+    const next = "registry.example/sm121/vllm-tiny:2";
+    const id = `sha256:${"2b".repeat(32)}`;
+    mkdirSync(join(e.site.dir, "registry"), { recursive: true });
+    writeFileSync(join(e.site.dir, "registry", "images.json"), JSON.stringify({ [next]: { entrypoint: ["vllm", "serve"], id, size: 200_000 } }));
+    writeFileSync(join(e.dir, "recipes", "tiny.toml"), recipe(next));
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain(`pulling ${next} on m1 (once; the other nodes get it from there)`);
+    for (const n of [m1, m2]) expect(await sh(e, n, `docker image inspect --format '{{.Id}}' ${next}`)).toBe(`${id}\n`);
+  });
+
+  it("destroy stops the engine and leaves the model and the image, saying so", async () => {
+    const d = await e.destroy();
+    expect(d.code, d.all).toBe(0);
+    expect(d.all).toContain(`the checkpoint ${REPO} stays in the HF cache on m1, m2`);
+    expect(d.all).toMatch(/registry\.example\/sm121\/vllm-tiny:2 stays on m1, m2/);
+    expect(await listing(e, m2)).toBe(await listing(e, m1));
+  });
+});

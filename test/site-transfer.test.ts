@@ -1,0 +1,148 @@
+// The simulated site's image and model transfers (docker pull/save/load, the fake `hf download`)
+// as strict as the real tools, and sm121's reading of a real HF cache layout (serve/hfcache):
+// completeness, and what a peer lacks of a source's copy.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { completeness, copyPlan, manifestScript, parseManifest, type Manifest } from "../src/serve/hfcache";
+import { localScript } from "./site/exec";
+import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
+
+const DIR = "/tmp/sm121-site-transfer";
+const REPO = "sm121-test/tiny-qwen3";
+let site: SimSite;
+let t1: SimNode;
+
+async function sh(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return localScript(site, t1, script);
+}
+
+async function manifest(hfHome: string): Promise<Manifest> {
+  const r = await sh(`set -euo pipefail\n${manifestScript(`${hfHome}/hub/models--sm121-test--tiny-qwen3`)}`);
+  expect(r.code, r.stderr).toBe(0);
+  return parseManifest(r.stdout);
+}
+
+beforeAll(async () => {
+  site = await startSite({ dir: DIR, nodes: ["t1"], firstIp: 229, sshPort: 2539 });
+  t1 = site.nodes[0] as SimNode;
+});
+afterAll(async () => {
+  await stopStaleSite(DIR);
+});
+
+describe("docker pull, save and load on the test site", () => {
+  const img = "registry.example/t/one:1";
+  const id = `sha256:${"ab".repeat(32)}`;
+
+  it("refuses what real docker refuses, with its messages and exit codes", async () => {
+    const save = await sh("docker save no/such:1 > /dev/null");
+    expect([save.code, save.stderr.trim()]).toEqual([1, "Error response from daemon: No such image: no/such:1"]);
+    const pull = await sh("docker pull no/such:1");
+    expect([pull.code, pull.stderr.trim()]).toEqual([1, "Error response from daemon: manifest for no/such:1 not found: manifest unknown: manifest unknown"]);
+    const inspect = await sh("docker image inspect --format '{{.Id}}' no/such:1");
+    expect([inspect.code, inspect.stderr.trim()]).toEqual([1, "Error: No such image: no/such:1"]);
+    const empty = await sh("docker load < /dev/null");
+    expect([empty.code, empty.stderr.trim()]).toEqual([1, "requested load from stdin, but stdin is empty"]);
+  });
+
+  it("pulls from the site's registry, saves and loads back the same ID; a torn archive is refused", async () => {
+    mkdirSync(join(site.dir, "registry"), { recursive: true });
+    writeFileSync(join(site.dir, "registry", "images.json"), JSON.stringify({ [img]: { entrypoint: null, id, size: 5000 } }));
+    const pull = await sh(`docker pull ${img}`);
+    expect(pull.stdout).toContain(`Status: Downloaded newer image for ${img}`);
+    expect((await sh(`docker image inspect --format '{{.Id}} {{.Size}}' ${img}`)).stdout).toBe(`${id} 5000\n`);
+    expect((await sh(`docker pull ${img}`)).stdout).toContain(`Status: Image is up to date for ${img}`);
+    const saved = await sh(`docker save ${img} > "$TMPDIR/one.tar" && head -c 2000 "$TMPDIR/one.tar" > "$TMPDIR/torn.tar"`);
+    expect(saved.code, saved.stderr).toBe(0);
+    const images = join(t1.root, "etc", "docker-images.json");
+    const all = JSON.parse(readFileSync(images, "utf8")) as Record<string, unknown>;
+    delete all[img];
+    writeFileSync(images, JSON.stringify(all));
+    const torn = await sh(`docker load < "$TMPDIR/torn.tar"`);
+    expect([torn.code, torn.stderr.trim()]).toEqual([1, "Error response from daemon: unexpected EOF"]);
+    expect((await sh(`docker image inspect ${img}`)).code).toBe(1);
+    const load = await sh(`docker load < "$TMPDIR/one.tar"`);
+    expect(load.stdout).toBe(`Loaded image: ${img}\n`);
+    expect((await sh(`docker image inspect --format '{{.Id}}' ${img}`)).stdout).toBe(`${id}\n`);
+  });
+});
+
+describe("the fake hf download and sm121's reading of the cache", () => {
+  const home = () => join(t1.home, "hf-a");
+
+  it("refuses an unknown repo, a gated one without its token, and an unknown revision", async () => {
+    const missing = await sh(`HF_HOME=${home()} hf download sm121-test/nope`);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("Repository Not Found for url: https://huggingface.co/api/models/sm121-test/nope/revision/main.");
+    writeFileSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3.gated"), "hf_gate");
+    const gated = await sh(`HF_HOME=${home()} huggingface-cli download ${REPO}`);
+    expect(gated.code).toBe(1);
+    expect(gated.stderr).toContain(`Access to model ${REPO} is restricted`);
+    const rev = await sh(`HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO} --revision v9`);
+    expect(rev.code).toBe(1);
+    expect(rev.stderr).toContain("Revision Not Found");
+    const flag = await sh(`hf download ${REPO} --no-such-flag`);
+    expect(flag.code).toBe(2);
+  });
+
+  it("fills the HF cache layout; a complete revision is read as complete, a damaged one names what is missing", async () => {
+    const dl = await sh(`HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO}`);
+    expect(dl.code, dl.stderr).toBe(0);
+    const m = await manifest(home());
+    const commit = m.refs.get("main") ?? "";
+    expect(dl.stdout.trim()).toBe(`${home()}/hub/models--sm121-test--tiny-qwen3/snapshots/${commit}`);
+    const c = completeness(m, "main");
+    const fixture = JSON.parse(readFileSync(join(__dirname, "site", "hf-hub", REPO, "model.safetensors.index.json"), "utf8")) as { metadata: { total_size: number } };
+    expect(c).toMatchObject({ commit, missing: [], files: 6 });
+    // The shards' bytes are the index's tensors plus each file's safetensors header.
+    expect(c.bytes).toBeGreaterThan(fixture.metadata.total_size);
+    expect(completeness(m, commit).missing).toEqual([]);
+    expect(completeness(m, "v2").missing).toEqual(["no refs/v2: the revision was never downloaded here"]);
+
+    const shard = m.links.get(`snapshots/${commit}/model-00002-of-00002.safetensors`) ?? "";
+    const blob = `blobs/${shard.split("/").pop() ?? ""}`;
+    const base = `${home()}/hub/models--sm121-test--tiny-qwen3`;
+    await sh(`mv ${base}/${blob} ${base}/${blob}.incomplete && rm ${base}/snapshots/${commit}/model-00001-of-00002.safetensors`);
+    expect(completeness(await manifest(home()), "main").missing).toEqual([
+      `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download or copy was cut short)`,
+      `snapshots/${commit}/model-00001-of-00002.safetensors: named by model.safetensors.index.json, not in the snapshot`,
+    ]);
+    // A second download fetches only what is missing, as huggingface_hub does.
+    await sh(`rm ${base}/${blob}.incomplete; HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO}`);
+    const log = readFileSync(join(site.dir, "hf-downloads.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { bytes?: number; error?: string });
+    expect(log.at(-1)?.bytes).toBe(m.files.get(blob));
+    expect(completeness(await manifest(home()), "main").missing).toEqual([]);
+  });
+
+  it("plans what a peer lacks: directories, the rest of a partial blob, missing blobs, links, the refs last", async () => {
+    const src = await manifest(home());
+    const commit = src.refs.get("main") ?? "";
+    const total = completeness(src, "main").bytes;
+    const empty = copyPlan(src, commit, parseManifest(""));
+    expect(empty.bytes).toBe(total);
+    expect(empty.present).toBe(0);
+    expect(empty.items.map((i) => i.kind).join("")).toMatch(/^d+f{6}l{6}f$/);
+    expect(empty.items.at(-1)).toMatchObject({ kind: "f", path: "refs/main", offset: 0, length: 40 });
+    expect(copyPlan(src, commit, src).items).toEqual([]);
+
+    // A peer with one blob half there (as <blob>.incomplete), one of another size, the rest whole.
+    const blobs = [...src.files].filter(([p]) => p.startsWith("blobs/")).sort((a, b) => b[1] - a[1]);
+    const [[big = "", bigSize = 0] = [], [other = "", otherSize = 0] = []] = blobs;
+    const peer = parseManifest("");
+    for (const d of src.dirs) peer.dirs.add(d);
+    for (const [p, s] of src.files) if (p.startsWith("blobs/") && p !== big && p !== other) peer.files.set(p, s);
+    peer.files.set(`${big}.incomplete`, 1000);
+    peer.files.set(other, otherSize + 7);
+    const plan = copyPlan(src, commit, peer);
+    const files = plan.items.filter((i) => i.kind === "f");
+    expect(files).toHaveLength(3);
+    expect(files).toEqual(expect.arrayContaining([
+      { kind: "f", path: big, offset: 1000, length: bigSize - 1000 },
+      { kind: "f", path: other, offset: 0, length: otherSize },
+    ]));
+    expect(files.at(-1)).toEqual({ kind: "f", path: "refs/main", offset: 0, length: 40 });
+    expect(plan.present).toBe(total - bigSize - otherSize + 1000);
+    expect(plan.bytes).toBe(bigSize - 1000 + otherSize);
+  });
+});

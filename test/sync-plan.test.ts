@@ -1,0 +1,76 @@
+/**
+ * What a deployment's ModelCache and ImageSync carry (components/sync), decided at plan time from
+ * the examples site, and the transfer progress lines (serve/fanout's meter).
+ */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { imageSyncOf, modelSyncOf, revisionOf } from "../src/components/sync";
+import { loadProject } from "../src/project";
+import { meter, rateText } from "../src/serve/fanout";
+
+const REPO = resolve(__dirname, "..");
+
+function project(extra: string, recipeEdit: (t: string) => string = (t) => t) {
+  const dir = mkdtempSync(join(tmpdir(), "sm121-sync-"));
+  cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
+  const tp2 = join(dir, "recipes", "qwen3-32b-vllm-tp2.toml");
+  writeFileSync(tp2, recipeEdit(readFileSync(tp2, "utf8")));
+  cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
+  const site = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace("  sm121:nodes:", `${extra}  sm121:nodes:`);
+  writeFileSync(join(dir, "Pulumi.ex.yaml"), site);
+  const p = loadProject(dir, "ex");
+  const of = (recipe: string) => {
+    const b = p.bundles.find((d) => d.recipe === recipe);
+    if (b === undefined) throw new Error(`no deployment of ${recipe}`);
+    return { model: modelSyncOf(p.site, p.recipes.get(recipe), b), image: imageSyncOf(p.site, p.recipes.get(recipe), b), b };
+  };
+  return of;
+}
+
+describe("the model and image of a deployment", () => {
+  it("are left alone unless the site asks (sm121:modelCache, sm121:imageSync)", () => {
+    const { model, image } = project("")("qwen3-32b-vllm-tp2");
+    expect(model).toBeUndefined();
+    expect(image).toBeUndefined();
+  });
+
+  it("carry the repo, the recipe's --revision pin, every node's HF_HOME in rank order, and the docker image", () => {
+    const of = project("  sm121:modelCache: remove\n  sm121:imageSync: true\n", (t) => t.replace('"--enable-prefix-caching"]', '"--enable-prefix-caching", "--revision", "v1.1"]'));
+    const { model, image, b } = of("qwen3-32b-vllm-tp2");
+    expect(model).toMatchObject({ repo: "Qwen/Qwen3-32B", revision: "v1.1", onDelete: "remove", protectedNodes: [] });
+    expect(model?.nodes.map((n) => [n.node, n.hfHome, n.ip])).toEqual(b.nodes.map((n) => [n.node, expect.stringMatching(/^\//), n.ip]));
+    expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:25.10-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir })) });
+    // A tmux recipe has no image to carry; its model still goes to every node, unpinned.
+    const sglang = of("qwen3-30b-sglang-tmux");
+    expect(sglang.image).toBeUndefined();
+    expect(sglang.model?.revision).toBe("main");
+  });
+
+  it("read the pin as the engines do: --revision X and --revision=X", () => {
+    expect(revisionOf(["--max-model-len", "4096", "--revision", "abc"])).toBe("abc");
+    expect(revisionOf(["--revision=0123456789abcdef0123456789abcdef01234567"])).toBe("0123456789abcdef0123456789abcdef01234567");
+    expect(revisionOf(["--tokenizer-revision", "x"])).toBeUndefined();
+  });
+});
+
+describe("transfer progress", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("says the bytes so far, of the total, the rate and the ETA, every period until stopped", async () => {
+    vi.useFakeTimers();
+    const lines: string[] = [];
+    let done = 0;
+    const stop = meter("copy to m2", () => Promise.resolve(done), 4 * 1024 ** 3, (m) => lines.push(m), 10);
+    done = 1024 ** 3;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lines).toEqual(["copy to m2: 1.0 GiB of 4.0 GiB in 10 s (102.4 MiB/s, ETA 30 s)"]);
+    stop();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(lines).toHaveLength(1);
+    expect(rateText(3 * 1024 ** 2, 1500)).toBe("3.0 MiB in 1.5 s (2.0 MiB/s)");
+  });
+});
