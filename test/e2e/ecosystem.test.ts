@@ -49,6 +49,9 @@ describe("the Node.js language host through the real CLI", () => {
     expect(about.code, about.all).toBe(0);
     expect(about.all).not.toContain("Failed to get information about the Pulumi program's dependencies");
     expect(about.all).toMatch(/@pulumi\/pulumi\s+3\.270\.0/);
+    // The package manager's version, as `npm --version` says it (read from npm's package.json).
+    const npm = spawnSync("npm", ["--version"], { encoding: "utf8" }).stdout.trim();
+    expect(about.all).toContain(`packagemanager='npm' packagemanagerVersion='${npm}'`);
     expect(about.all).toMatch(/packagemanager='npm'/);
   });
 

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
@@ -83,7 +86,9 @@ func (h *host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumir
 	}
 	if pm, err := npm.ResolvePackageManager(opts.packagemanager, req.GetInfo().GetProgramDirectory()); err == nil {
 		resp.Metadata["packagemanager"] = pm.Name()
-		if v, err := pm.Version(); err == nil {
+		if v, ok := npmVersion(pm.Name()); ok {
+			resp.Metadata["packagemanagerVersion"] = v
+		} else if v, err := pm.Version(); err == nil {
 			resp.Metadata["packagemanagerVersion"] = v.String()
 		}
 	}
@@ -94,4 +99,30 @@ func (h *host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumir
 // project's options are in its Pulumi.yaml.
 func (h *host) RuntimeOptionsPrompts(context.Context, *pulumirpc.RuntimeOptionsRequest) (*pulumirpc.RuntimeOptionsResponse, error) {
 	return &pulumirpc.RuntimeOptionsResponse{}, nil
+}
+
+// npmVersion reads npm's version from its package.json (the `npm` on PATH is the package's
+// bin/npm-cli.js, behind links), sparing `npm --version`: the CLI asks About on every preview and
+// up, before the program starts.
+func npmVersion(name string) (string, bool) {
+	if name != "npm" {
+		return "", false
+	}
+	bin, err := exec.LookPath("npm")
+	if err != nil {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "package.json"))
+	if err != nil {
+		return "", false
+	}
+	var pkg struct{ Name, Version string }
+	if json.Unmarshal(data, &pkg) != nil || pkg.Name != "npm" || pkg.Version == "" {
+		return "", false
+	}
+	return pkg.Version, true
 }

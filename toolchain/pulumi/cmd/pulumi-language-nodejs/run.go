@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -141,8 +142,19 @@ func runEnv(req *pulumirpc.RunRequest, opts options) ([]string, error) {
 	return env, nil
 }
 
-// resolveRunScript finds @pulumi/pulumi/cmd/run the way Node resolves it from the program.
+// resolveRunScript finds @pulumi/pulumi/cmd/run the way Node resolves it from the program: the
+// node_modules of the program directory, then of each parent. Only when none has it (NODE_PATH,
+// a global folder) is node asked, which costs a process on every run.
 func resolveRunScript(programDir string) (string, error) {
+	for dir := programDir; ; dir = filepath.Dir(dir) {
+		script := filepath.Join(dir, "node_modules", "@pulumi", "pulumi", "cmd", "run", "index.js")
+		if _, err := os.Stat(script); err == nil {
+			return script, nil
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
 	cmd := exec.Command("node", "-e", "process.stdout.write(require.resolve('@pulumi/pulumi/cmd/run'))")
 	cmd.Dir = programDir
 	out, err := cmd.Output()
