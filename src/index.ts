@@ -10,6 +10,7 @@ import { SpecError, SpecErrors } from "./recipe/errors";
 import { GatewayFragment } from "./providers/gatewayFragment";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 import { gatewayFile, isLoopback } from "./render/gateway";
+import { planFits } from "./render/memfit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite } from "./serve/observe";
@@ -100,6 +101,11 @@ export = async () => {
     throw new pulumi.RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
   }
   for (const l of seen.leaving) pulumi.log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
+  const fit = planFits(bundles, recipeDefs, seen.models);
+  for (const t of fit.tables) pulumi.log.info(t);
+  if (fit.refusal !== undefined) throw new pulumi.RunError(fit.refusal);
+  for (const w of fit.warnings) pulumi.log.warn(w);
 
   // Deployments on protected nodes come after the others, so that a destroy meets their refusal
   // before it stops anything else.
@@ -151,6 +157,6 @@ export = async () => {
   }
 
   return {
-    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }])),
+    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])),
   };
 };
