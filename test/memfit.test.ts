@@ -97,7 +97,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
     expect(fit.knobs.maxModelLen).toEqual({ value: 40960, from: "config.json max_position_embeddings (the engine's default)" });
     expect(fit.nodes[0]?.verdict).toBe("tight");
     expect(fit.nodes[0]?.sequences).toBe(3);
-    expect(fit.nodes[0]?.why).toBe("the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)");
+    expect(fitLines(fit).at(-1)).toBe("  tight: the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)");
   });
 
   it("the KV dtype flag counts in any spelling vLLM takes: fp8 halves the cache", () => {
@@ -119,7 +119,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
   it("without the checkpoint and without [memory], the fit is unknown and refuses nothing", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
     expect(fit.verdict).toBe("unknown");
-    expect(fit.nodes[0]?.why).toBe("the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb");
+    expect(fitLines(fit).at(-1)).toBe("  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb");
   });
 
   it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
@@ -135,7 +135,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], { spark1: QWEN32, spark2: QWEN32 });
     expect(fitLines(fit)).toEqual([
       "memory fit of r: Qwen/Qwen3-32B on vllm, tp 2, max_model_len 32768 (--max-model-len), max_num_seqs not set (one full sequence asked)",
-      "  weights: the safetensors index in spark1's HF cache; KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, KV dtype auto (the engine's default), shape from config.json in spark1's HF cache",
+      "  weights: the safetensors index in spark1's HF cache; KV dtype auto (the engine's default); KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, shape from config.json in spark1's HF cache",
       "  budget: 0.85 of each node's memory (--gpu-memory-utilization)",
       "  NODE    MEMORY     BUDGET     WEIGHTS   KV CACHE  OVERHEAD  NEED      VERDICT",
       "  spark1  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",

@@ -150,10 +150,12 @@ export function fitHeader(fit: Fit): string[] {
   const k = fit.knobs;
   const len = k.maxModelLen === undefined ? "max_model_len unknown" : `max_model_len ${k.maxModelLen.value} (${k.maxModelLen.from})`;
   const seqs = k.maxNumSeqs === undefined ? "max_num_seqs not set (one full sequence asked)" : `max_num_seqs ${k.maxNumSeqs.value} (${k.maxNumSeqs.from})`;
-  const perToken = fit.kvPerTokenBytes === undefined ? "unknown" : `${Math.round(fit.kvPerTokenBytes / 1024)} KiB per token per node`;
+  const kv = fit.kvPerTokenBytes === undefined
+    ? `unknown (${fit.shapeFrom === "unknown" ? "no config.json in a node's HF cache, no [memory] shape in the recipe" : fit.kvFormula})`
+    : `${Math.round(fit.kvPerTokenBytes / 1024)} KiB per token per node = ${fit.kvFormula}, shape from ${fit.shapeFrom}`;
   return [
     `memory fit of ${fit.deployment}: ${fit.model ?? "(no model)"} on ${fit.engine}, tp ${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}, ${len}, ${seqs}`,
-    `  weights: ${fit.weightsFrom}; KV cache: ${perToken} = ${fit.kvFormula}, KV dtype ${k.kvDtype.value} (${k.kvDtype.from}), shape from ${fit.shapeFrom}`,
+    `  weights: ${fit.weightsFrom}; KV dtype ${k.kvDtype.value} (${k.kvDtype.from}); KV cache: ${kv}`,
     `  budget: ${k.util.value} of each node's memory (${k.util.from})${k.overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
   ];
 }
@@ -168,8 +170,17 @@ export function fitCells(n: NodeFit): { memory: string; budget: string; weights:
     kv: n.kvOneGiB === undefined ? "?" : n.kvAllGiB !== undefined && n.kvAllGiB !== n.kvOneGiB ? `${gib(n.kvOneGiB)} x1, ${gib(n.kvAllGiB)} all` : gib(n.kvOneGiB),
     overhead: gib(n.overheadGiB),
     need: opt(n.needGiB),
-    verdict: `${n.verdict}${n.sequences === undefined ? "" : ` (${n.sequences} full seq)`}${n.why === undefined ? "" : `: ${n.why}`}`,
+    verdict: `${n.verdict}${n.sequences === undefined ? "" : ` (${n.sequences} full seq)`}`,
   };
+}
+
+/** Why each node is tight, refused or unknown, under the table; one line when every node has the same reason. */
+export function fitNotes(fit: Fit): string[] {
+  const whys = fit.nodes.filter((n) => n.why !== undefined);
+  const first = whys[0];
+  if (first === undefined) return [];
+  if (whys.length === fit.nodes.length && whys.every((n) => n.why === first.why && n.verdict === first.verdict)) return [`  ${first.verdict}: ${first.why ?? ""}`];
+  return whys.map((n) => `  ${n.node}: ${n.verdict}: ${n.why ?? ""}`);
 }
 
 /** The fit as plain lines (the Pulumi program's log: English, aligned). */
@@ -181,7 +192,7 @@ export function fitLines(fit: Fit): string[] {
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))));
   const line = (r: string[]) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")}`.trimEnd();
-  return [...fitHeader(fit), line(header), ...rows.map(line)];
+  return [...fitHeader(fit), line(header), ...rows.map(line), ...fitNotes(fit)];
 }
 
 /** Why the plan is refused, with the numbers and the fix; undefined when every node can fit. */

@@ -23,19 +23,19 @@ export function keyFiles(nb: NodeBundle): string[] {
  * $chat_file. The bearer header reaches curl as its config on stdin.
  */
 function curlFunction(nb: NodeBundle, url: string, chatUrl: string): string {
-  const call = (out: string, rest: string) => [
-    `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${rest} -K - 2>/dev/null || true`,
-    `  else curl -s -o "${out}" -w '%{http_code}' ${rest} 2>/dev/null || true; fi`,
+  const call = (out: string, opts: string, to: string) => [
+    `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${opts} -K - ${quote(to)} 2>/dev/null || true`,
+    `  else curl -s -o "${out}" -w '%{http_code}' ${opts} ${quote(to)} 2>/dev/null || true; fi`,
   ];
   return [
     readApiKeyLines(keyFiles(nb)),
     'body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)',
     "trap 'rm -f \"$body_file\" \"$chat_file\" \"$chat_req\"' EXIT",
     "models_get() {",
-    ...call("$body_file", `--max-time 3 ${quote(url)}`),
+    ...call("$body_file", "--max-time 3", url),
     "}",
     "chat_post() {",
-    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req" ${quote(chatUrl)}`),
+    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, chatUrl),
     "}",
   ].join("\n");
 }
