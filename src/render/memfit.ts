@@ -205,7 +205,8 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
     const over = k.overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
     return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
   });
-  const fix = `raise ${ENGINE_FIT[fit.engine].utilName}, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in ${recipeFile}`;
+  const util = k.util.from.startsWith("the engine's default") ? ENGINE_FIT[fit.engine].utilName : k.util.from;
+  const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in ${recipeFile}; when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), SM121_ALLOW_UNFIT=1 lets this run go on`;
   return `deployment ${fit.deployment} cannot fit in memory (${fit.model ?? "its model"}): ${parts.join("; ")}; ${fix}`;
 }
 

@@ -19,14 +19,16 @@ export function keyFiles(nb: NodeBundle): string[] {
 
 /**
  * Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file,
- * and `chat_post SECONDS`, which posts $chat_req to the chat endpoint and leaves the answer in
- * $chat_file. The bearer header reaches curl as its config on stdin.
+ * and `chat_post SECONDS URL`, which posts $chat_req there and leaves the answer in $chat_file. The bearer header reaches curl as its config on stdin.
  */
-function curlFunction(nb: NodeBundle, url: string, chatUrl: string): string {
-  const call = (out: string, opts: string, to: string) => [
-    `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${opts} -K - ${quote(to)} 2>/dev/null || true`,
-    `  else curl -s -o "${out}" -w '%{http_code}' ${opts} ${quote(to)} 2>/dev/null || true; fi`,
-  ];
+function curlFunction(nb: NodeBundle, url: string): string {
+  const call = (out: string, opts: string, to: string) => {
+    const where = to.startsWith("$") ? `"${to}"` : quote(to);
+    return [
+      `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${opts} -K - ${where} 2>/dev/null || true`,
+      `  else curl -s -o "${out}" -w '%{http_code}' ${opts} ${where} 2>/dev/null || true; fi`,
+    ];
+  };
   return [
     readApiKeyLines(keyFiles(nb)),
     'body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)',
@@ -35,7 +37,7 @@ function curlFunction(nb: NodeBundle, url: string, chatUrl: string): string {
     ...call("$body_file", "--max-time 3", url),
     "}",
     "chat_post() {",
-    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, chatUrl),
+    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, "$2"),
     "}",
   ].join("\n");
 }
@@ -45,12 +47,11 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   if (api === undefined) return ":";
   const d = nodePath(nb.stateDir);
   const url = `http://${api.host}:${api.port}/v1/models`;
-  const chatUrl = `http://${api.host}:${api.port}/v1/chat/completions`;
   // The node's own reason, on stderr: the launcher's output (start.sh, dgpp-cluster up) and the engine log.
   // The launcher's last, since a launcher that refused (start.sh's own checks) says why at its end.
   const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
   return [
-    curlFunction(nb, url, chatUrl),
+    curlFunction(nb, url),
     `t0=$(date +%s); t0ms=$(date +%s%3N); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
     `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s.
@@ -72,21 +73,29 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     "  sleep 0.1",
     "done",
     `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,
-    ...firstTokenLines(chatUrl, r.timeoutS, evidence),
+    ...firstTokenLines(`http://${api.host}:${api.port}`, r.timeoutS, evidence),
   ].join("\n");
 }
 
 /**
  * One chat completion of one token to the model /v1/models lists first (its id, a JSON string
  * without quotes, goes into the request file), within what is left of the readiness timeout (at
- * least 5 s). No answer, or an error, fails readiness with its own exit code and message.
+ * least 5 s); a completion instead when the chat is refused as a bad request (a base model has no
+ * chat template). No answer, or an error, fails readiness with its own exit code and message.
  */
-function firstTokenLines(chatUrl: string, timeoutS: number, evidence: string): string[] {
+function firstTokenLines(base: string, timeoutS: number, evidence: string): string[] {
+  const chatUrl = `${base}/v1/chat/completions`;
+  const completions = `${base}/v1/completions`;
   return [
     `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 | sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
     `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' "$model" > "$chat_req"`,
     'left=$((deadline - $(date +%s))); if [ "$left" -lt 5 ]; then left=5; fi',
-    'c0=$(date +%s%3N); ccode=$(chat_post "$left"); c1=$(date +%s%3N)',
+    `c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(chatUrl)}); c1=$(date +%s%3N)`,
+    // A base model without a chat template answers 400 to a chat: its first token is a completion's.
+    'if [ "$ccode" = 400 ]; then',
+    `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
+    `  c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(completions)}); c1=$(date +%s%3N)`,
+    "fi",
     'if [ "$ccode" != 200 ]; then',
     `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,
     `  else echo "sm121: the engine lists its model but ${chatUrl} answered HTTP $ccode to a chat completion of max_tokens 1: $(head -c 300 "$chat_file" | tr -d '\\n')" >&2; fi`,
