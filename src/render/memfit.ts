@@ -111,7 +111,7 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
       return { ...base, verdict: "unknown", why: `the weights' size is unknown: the checkpoint is in no node's HF cache and ${recipe?.file ?? b.recipeFile} has no [memory] weights_gb` };
     }
     const weightsGiB = weightsBytes / share / GIB;
-    const inBudget = knobs.overheadInBudget ? overhead : 0;
+    const inBudget = engine.overheadInBudget ? overhead : 0;
     if (perToken === undefined || maxLen === undefined) {
       const need = weightsGiB + inBudget;
       const why = `the KV cache is unknown (${perToken === undefined ? "no config.json shape" : "no max_model_len"})`;
@@ -156,7 +156,7 @@ export function fitHeader(fit: Fit): string[] {
   return [
     `memory fit of ${fit.deployment}: ${fit.model ?? "(no model)"} on ${fit.engine}, tp ${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}, ${len}, ${seqs}`,
     `  weights: ${fit.weightsFrom}; KV dtype ${k.kvDtype.value} (${k.kvDtype.from}); KV cache: ${kv}`,
-    `  budget: ${k.util.value} of each node's memory (${k.util.from})${k.overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
+    `  budget: ${k.util.value} of each node's memory (${k.util.from})${ENGINE_FIT[fit.engine].overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
   ];
 }
 
@@ -202,7 +202,7 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
   const k = fit.knobs;
   const parts = bad.map((n) => {
     const kv = n.kvOneGiB === undefined ? "" : ` + KV cache ${gib(n.kvOneGiB)} (one sequence of ${k.maxModelLen?.value ?? "?"} tokens, ${k.kvDtype.value})`;
-    const over = k.overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
+    const over = ENGINE_FIT[fit.engine].overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
     return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
   });
   const util = k.util.from.startsWith("the engine's default") ? ENGINE_FIT[fit.engine].utilName : k.util.from;

@@ -25,12 +25,6 @@ export interface FitKnobs {
   /** How many nodes share the weights: tensor parallel x pipeline parallel. */
   tp: number;
   pp: number;
-  /**
-   * vLLM's utilization covers everything the engine allocates (weights, KV cache, activations,
-   * CUDA graphs); SGLang's mem_fraction_static only weights and the KV pool, the rest of the
-   * memory holds its activations.
-   */
-  overheadInBudget: boolean;
 }
 
 interface EngineFit {
@@ -38,6 +32,11 @@ interface EngineFit {
   utilDefault: number;
   /** GiB the engine takes beside weights and KV cache: activations at the batch-token limit, CUDA graphs, NCCL and cuBLAS buffers. */
   overheadGiB: number;
+  /**
+   * vLLM's utilization covers everything the engine allocates (weights, KV cache, activations,
+   * CUDA graphs); SGLang's mem_fraction_static only weights and the KV pool, the rest of the
+   * memory holds its activations.
+   */
   overheadInBudget: boolean;
 }
 
@@ -77,7 +76,6 @@ function vllmKnobs(v: ReadonlyMap<string, string>, keys: Readonly<Record<string,
     kvDtype: kv ?? { value: "auto", from: DEFAULT },
     tp,
     pp: positive(v.get("pipeline_parallel_size")) ?? 1,
-    overheadInBudget: true,
   };
 }
 
@@ -111,7 +109,6 @@ export function knobsOf(b: DeploymentBundle, recipe: Recipe | undefined): FitKno
         kvDtype: sourced(v.get("kv_cache_dtype"), "--kv-cache-dtype") ?? { value: "auto", from: DEFAULT },
         tp,
         pp: positive(v.get("pp_size")) ?? 1,
-        overheadInBudget: false,
       };
     }
     case "dgpp": {
@@ -125,10 +122,9 @@ export function knobsOf(b: DeploymentBundle, recipe: Recipe | undefined): FitKno
         kvDtype: sourced(str("kv_cache_dtype"), at("kv_cache_dtype")) ?? { value: "auto", from: DEFAULT },
         tp: b.nodes.length,
         pp: 1,
-        overheadInBudget: true,
       };
     }
     case "gr8":
-      return { ...withDefined("maxModelLen", readiness), util: { value: ENGINE_FIT.gr8.utilDefault, from: DEFAULT }, kvDtype: { value: "auto", from: DEFAULT }, tp, pp: 1, overheadInBudget: true };
+      return { ...withDefined("maxModelLen", readiness), util: { value: ENGINE_FIT.gr8.utilDefault, from: DEFAULT }, kvDtype: { value: "auto", from: DEFAULT }, tp, pp: 1 };
   }
 }
