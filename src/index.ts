@@ -21,6 +21,7 @@ import { SpecError, SpecErrors } from "./recipe/errors";
 import { GatewayFragment } from "./providers/gatewayFragment";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 import { gatewayFile, isLoopback } from "./render/gateway";
+import { planFits } from "./render/memfit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite } from "./serve/observe";
@@ -123,6 +124,12 @@ export = async () => {
     throw new RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
   }
   for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
+  const fit = planFits(bundles, recipeDefs, seen.models);
+  for (const t of fit.tables) log.info(t);
+  if (fit.refusal !== undefined && process.env["SM121_ALLOW_UNFIT"] !== "1") throw new RunError(fit.refusal);
+  if (fit.refusal !== undefined) log.warn(`SM121_ALLOW_UNFIT=1: going on although ${fit.refusal}`);
+  for (const w of fit.warnings) log.warn(w);
 
   // Deployments on protected nodes come after the others, so that a destroy meets their refusal
   // before it stops anything else.
@@ -179,6 +186,6 @@ export = async () => {
   }
 
   return {
-    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status }])),
+    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])),
   };
 };

@@ -148,10 +148,13 @@ describe("sm121 doctor", () => {
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(true);
     const checks = (node: string) => d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
-    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:25.10-py3 true", "memory MemAvailable true"]);
-    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true"]);
+    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:25.10-py3 true", "memory MemAvailable true", "memory-fit solo true"]);
+    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true", "memory-fit small true"]);
+    // The fit reads each node's MemTotal (the site's free: a GB10's) and prints its table.
+    expect(d.memoryFit.map((f) => f.deployment)).toEqual(expect.arrayContaining(["solo", "small"]));
     const text = await sm121(s.e, ["doctor"]);
     expect(text.stdout).toMatch(/doctor: every node is ready/);
+    expect(text.stdout).toMatch(/^ {2}spark1 +121\.7 GiB +109\.5 GiB /m);
   });
 
   it("reports an unknown host key per node with its fingerprint and how to accept it", async () => {

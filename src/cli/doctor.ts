@@ -8,6 +8,9 @@
  */
 import { driverFor } from "../engines";
 import type { Recipe, SiteNode } from "../recipe/types";
+import { fitOf, type NodeModelFacts } from "../render/memfit";
+import { addModelFact, modelFactsScript } from "../serve/modelprobe";
+import { fitChecks, fitTable } from "./fit";
 import { nodeConn } from "../render/node";
 import { hostPattern } from "../remote/knownhosts";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
@@ -20,7 +23,7 @@ import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorRe
 import { doctorText } from "./table";
 
 interface Need {
-  check: Exclude<DoctorCheck["check"], "memory">;
+  check: Exclude<DoctorCheck["check"], "memory" | "memory-fit">;
   subject: string;
   /** A shell condition, true when the need is met. */
   test: string;
@@ -71,6 +74,8 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
   const lines = needs.map((n, i) => `if ${n.test}; then printf '@sm121 {"need":${i},"ok":true}\\n'; else printf '@sm121 {"need":${i},"ok":false}\\n'; fi`);
   lines.push("mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)");
   lines.push(`printf '@sm121 {"memKiB":%s,"wsf":"%s"}\\n' "\${mem:-null}" "$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"`);
+  // The memory fit's facts: MemTotal, and the checkpoint's config and size in the HF cache.
+  lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb));
   // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
   // engine's API (DGPP) are not run: doctor sends no HTTP request.
   for (const { nb } of placed) {
@@ -96,7 +101,7 @@ interface NodeInput {
   knownHosts: string;
 }
 
-async function doctorNode(r: Reached | undefined, o: NodeInput): Promise<DoctorNode> {
+async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModelFacts): Promise<DoctorNode> {
   const { node, placed, recipes, gateGiB } = o;
   const base = { node: node.name, protected: node.protected };
   if (r === undefined || !r.ok) {
@@ -112,6 +117,7 @@ async function doctorNode(r: Reached | undefined, o: NodeInput): Promise<DoctorN
   let wsf = "";
   let running = false;
   for (const rec of res.records) {
+    if (addModelFact(facts, rec)) continue;
     if (typeof rec["need"] === "number") met.set(rec["need"], rec["ok"] === true);
     else if ("memKiB" in rec) {
       if (typeof rec["memKiB"] === "number") memKiB = rec["memKiB"];
@@ -138,6 +144,24 @@ async function doctorNode(r: Reached | undefined, o: NodeInput): Promise<DoctorN
   return { ...base, reachable: true, connect: null, checks, problems: bad.filter((c) => c.severity === "problem").length, warnings: bad.filter((c) => c.severity === "warning").length };
 }
 
+/** Each deployment's memory fit over what the nodes reported: a check on each reached node, and the table. */
+function addFitChecks(bundles: readonly DeploymentBundle[], recipes: ReadonlyMap<string, Recipe>, facts: Readonly<Record<string, NodeModelFacts>>, results: DoctorNode[]): DoctorReport["memoryFit"] {
+  return bundles.map((b) => {
+    const fit = fitOf(b, recipes.get(b.recipe), facts);
+    const checks = fitChecks(fit, b.recipeFile);
+    for (const r of results) {
+      const c = checks.get(r.node);
+      if (c === undefined || !r.reachable) continue;
+      r.checks.push(c);
+      if (!c.ok) {
+        if (c.severity === "problem") r.problems++;
+        else r.warnings++;
+      }
+    }
+    return { deployment: b.deployment, verdict: fit.verdict, lines: fitTable(fit) };
+  });
+}
+
 export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
   const site = project.site;
@@ -146,14 +170,19 @@ export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number>
   const placedOn = (n: SiteNode) => project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
   const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
   const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<DoctorReport> => {
+    const facts: Record<string, NodeModelFacts> = Object.fromEntries(nodes.map((n) => [n.name, {}]));
     const results = await Promise.all(nodes.map((n) => {
       const placed = placedOn(n);
       const gate = placed[0]?.nb.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
-      return doctorNode(reached.get(n.name), { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts });
+      return doctorNode(reached.get(n.name), { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts }, facts[n.name] ?? {});
     }));
-    return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results };
+    const memoryFit = addFitChecks(project.bundles.filter((b) => b.nodes.some((nb) => nb.node in facts)), project.recipes, facts, results);
+    return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results, memoryFit };
   });
   if (bool(p, "json")) ctx.out(jsonOut(doctorSchema(), report));
-  else for (const l of doctorText(report)) ctx.out(l);
+  else {
+    for (const l of doctorText(report)) ctx.out(l);
+    for (const f of report.memoryFit) for (const l of ["", ...f.lines]) ctx.out(l);
+  }
   return report.ok ? 0 : 1;
 }

@@ -8,10 +8,13 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { stackFile } from "../project";
+import type { Recipe } from "../recipe/types";
 import { engineSequenceBundle } from "../render/deployment";
+import { fitOf } from "../render/memfit";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
+import { fitTable } from "./fit";
 import { renderSchema } from "./schemas";
 import { t } from "./i18n";
 import { STEPS, isStep, stepScripts as serveSteps, type Step } from "../serve/sequence";
@@ -64,7 +67,7 @@ function stepLines(b: DeploymentBundle, n: NodeBundle, steps: readonly Step[], s
   return steps.flatMap((s) => [`--- ${t("render.step", { step: s })}`, scripts[s]]);
 }
 
-function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames): string[] {
+function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames, recipe: Recipe | undefined): string[] {
   const lines = [
     `# ${t("render.deployment", { deployment: b.deployment, recipe: b.recipe, file: b.recipeFile, engine: b.engine, deploy: b.deploy, shape: b.shape })}`,
     `# ${t("render.identity", { identity: b.identity })}`,
@@ -72,6 +75,7 @@ function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames): s
   if (b.profile !== undefined) lines.push(`# ${t(b.runnable ? "render.profile" : "render.profileRenderOnly", { profile: b.profile, status: b.profileStatus ?? "stable" })}`);
   for (const w of b.warnings) lines.push(`# ${t("render.warning", { warning: w })}`);
   lines.push(`# ${t("render.placeholders", { stamp: STAMP_PLACEHOLDER, rendered: RENDERED_PLACEHOLDER })}`);
+  lines.push("", `# ${t("fit.renderNote")}`, ...fitTable(fitOf(b, recipe, {})).map((l) => `# ${l}`));
   for (const n of nodes) {
     lines.push("", nodeHeading(n));
     if (n.argv.length > 0) lines.push(`argv: ${JSON.stringify(n.argv)}`);
@@ -140,6 +144,6 @@ export function renderCommand(ctx: CliContext, p: Parsed): number {
   const steps: readonly Step[] = step === undefined ? STEPS : [step];
   if (bool(p, "json")) ctx.out(JSON.stringify(renderSchema().parse(renderJson(b, nodes, steps, secrets)), null, 2));
   else if (step !== undefined) for (const n of nodes) ctx.out([nodeHeading(n), ...stepLines(b, n, steps, secrets)].join("\n"));
-  else for (const l of text(b, nodes, secrets)) ctx.out(l);
+  else for (const l of text(b, nodes, secrets, project.recipes.get(b.recipe))) ctx.out(l);
   return 0;
 }

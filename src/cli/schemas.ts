@@ -144,7 +144,7 @@ export function doctorSchema() {
       reachable: z.boolean(),
       connect: z.strictObject({ kind: z.enum(["host-key", "auth", "unreachable"]), message: z.string(), fingerprint: nullableString(), fix: nullableString() }).nullable(),
       checks: z.array(z.strictObject({
-        check: z.enum(["command", "engine", "image", "dir", "sudo", "memory"]),
+        check: z.enum(["command", "engine", "image", "dir", "sudo", "memory", "memory-fit"]),
         subject: z.string(),
         ok: z.boolean(),
         severity: z.enum(["problem", "warning"]),
@@ -155,6 +155,8 @@ export function doctorSchema() {
       problems: z.int().min(0),
       warnings: z.int().min(0),
     })),
+    /** The memory fit of each deployment on the nodes asked, as the preview would find it. */
+    memoryFit: z.array(z.strictObject({ deployment: z.string(), verdict: z.enum(["fits", "tight", "refused", "unknown"]), lines: z.array(z.string()) })),
   });
 }
 

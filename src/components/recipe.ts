@@ -51,6 +51,8 @@ export class Recipe extends ComponentResource {
   declare readonly endpoints: pulumi.Output<string[]>;
   declare readonly servedModel: pulumi.Output<string | undefined>;
   declare readonly status: pulumi.Output<string>;
+  /** Per serving node: seconds to ready (the first token of a one-token chat) and that token's time in ms. */
+  declare readonly firstToken: pulumi.Output<Array<{ node: string; readyS: number; ttftMs: number }>>;
   readonly engine: EngineDeployment;
 
   constructor(name: string, args: RecipeArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -100,7 +102,8 @@ export class Recipe extends ComponentResource {
     const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));
     const servedModel = outcome.apply((o) => o?.servedModel);
     const status = outcome.apply((o) => o?.status ?? "unknown");
-    Object.assign(this, { endpoints, servedModel, status });
-    this.registerOutputs({ endpoints, servedModel, status });
+    const firstToken = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.readyS === undefined || n.ttftMs === undefined ? [] : [{ node: n.node, readyS: n.readyS, ttftMs: n.ttftMs }])));
+    Object.assign(this, { endpoints, servedModel, status, firstToken });
+    this.registerOutputs({ endpoints, servedModel, status, firstToken });
   }
 }

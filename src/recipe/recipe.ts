@@ -11,7 +11,7 @@ import { driverFor } from "../engines";
 import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
-import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe } from "./types";
+import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
 /** Control characters besides tab (and the line breaks SAFE_LINE names) and invisible format characters (U+200B, U+202E, ...): the plan would not show them. */
@@ -64,6 +64,26 @@ function recipeSchema() {
     }).optional(),
     profiles_dir: pathLike("profiles_dir").refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: "profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles" }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
+    memory: memorySchema().optional(),
+  });
+}
+
+/**
+ * `[memory]`: what the memory fit uses while the checkpoint is not in a node's HF cache yet (its
+ * config.json and safetensors index win when they are). The names are config.json's own, so the
+ * values can be copied from the model's page.
+ */
+function memorySchema() {
+  const count = (what: string) => z.int({ error: `${what} is a whole number; copy it from the model's config.json` }).min(1).max(1_000_000);
+  return z.strictObject({
+    weights_gb: z.number({ error: "weights_gb is the checkpoint's size in GB (10^9 bytes); write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)" }).positive().max(10_000).optional(),
+    torch_dtype: z.enum(["bfloat16", "float16", "float32"], { error: "torch_dtype is the model's dtype as config.json writes it; use bfloat16, float16 or float32" }).optional(),
+    num_hidden_layers: count("num_hidden_layers").optional(),
+    num_key_value_heads: count("num_key_value_heads").optional(),
+    head_dim: count("head_dim").optional(),
+    kv_lora_rank: count("kv_lora_rank").optional(),
+    qk_rope_head_dim: count("qk_rope_head_dim").optional(),
+    overhead_gib: z.number({ error: "overhead_gib is the engine's memory beside weights and KV cache, in GiB; write e.g. 4" }).min(0).max(1000).optional(),
   });
 }
 
@@ -132,11 +152,24 @@ export function parseRecipe(file: string, text: string): Recipe {
     }),
     ...(r.profiles_dir !== undefined && { profilesDir: r.profiles_dir }),
     rollback: r.rollback,
+    ...(r.memory !== undefined && { memory: memoryOf(r.memory) }),
     warnings,
   };
 }
 
 type Raw = z.infer<ReturnType<typeof recipeSchema>>;
+
+function memoryOf(m: NonNullable<Raw["memory"]>): RecipeMemory {
+  const shape: RecipeMemory["shape"] = {
+    ...(m.torch_dtype !== undefined && { torch_dtype: m.torch_dtype }),
+    ...(m.num_hidden_layers !== undefined && { num_hidden_layers: m.num_hidden_layers }),
+    ...(m.num_key_value_heads !== undefined && { num_key_value_heads: m.num_key_value_heads }),
+    ...(m.head_dim !== undefined && { head_dim: m.head_dim }),
+    ...(m.kv_lora_rank !== undefined && { kv_lora_rank: m.kv_lora_rank }),
+    ...(m.qk_rope_head_dim !== undefined && { qk_rope_head_dim: m.qk_rope_head_dim }),
+  };
+  return { ...(m.weights_gb !== undefined && { weightsBytes: Math.round(m.weights_gb * 1e9) }), shape, ...(m.overhead_gib !== undefined && { overheadGiB: m.overhead_gib }) };
+}
 type Err = (path: FieldPath, problem: string, fix: string) => void;
 
 /** Rules across fields: which engine goes with which target and which fields each needs. */

@@ -46,7 +46,17 @@ export interface Recipe {
   /** Script recipes: where the profiles are, relative to the recipes directory. */
   profilesDir?: string;
   rollback: RollbackMode;
+  /** `[memory]`: the model's size and shape for the memory fit, until the node has its files. */
+  memory?: RecipeMemory;
   warnings: string[];
+}
+
+/** A recipe's `[memory]` block: the checkpoint's size and the config.json fields the KV cache needs. */
+export interface RecipeMemory {
+  weightsBytes?: number;
+  /** config.json's own names and values (a partial config). */
+  shape: Partial<Record<"num_hidden_layers" | "num_key_value_heads" | "head_dim" | "kv_lora_rank" | "qk_rope_head_dim", number>> & { torch_dtype?: string };
+  overheadGiB?: number;
 }
 
 export const NODE_ENV_KEYS = ["HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"] as const;

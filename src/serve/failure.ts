@@ -7,7 +7,7 @@ import { CommandError } from "../remote";
 import type { DeploymentBundle } from "../render/types";
 
 /** Private exit codes of sm121's node scripts. */
-export const EXIT = { memoryGate: 3, engineExited: 4, readinessTimeout: 5, hookFailed: 6, displaceFailed: 7 } as const;
+export const EXIT = { memoryGate: 3, engineExited: 4, readinessTimeout: 5, hookFailed: 6, displaceFailed: 7, noFirstToken: 8 } as const;
 
 /** Secret values and `KEY=value` assignments of secret keys, masked in text quoted from a node. */
 export function maskSecrets(text: string, secrets: Readonly<Record<string, string>>): string {
@@ -27,6 +27,8 @@ export function failureAdvice(e: unknown, b: DeploymentBundle): string {
       return `The engine ${on} exited while loading; its own reason is in the output above (engine log${b.deploy === "script" ? ", start.sh output" : ""}). Fix that and run \`pulumi up\`, or go back as below.`;
     case EXIT.readinessTimeout:
       return `The engine ${on} still runs but did not answer in ${b.readiness.timeoutS} s: if it is still loading, raise readiness.timeout_s in ${b.recipeFile}; \`sm121 logs ${b.deployment}\` shows where it is.`;
+    case EXIT.noFirstToken:
+      return `The engine ${on} answers /v1/models but generated no token for a one-token chat completion: \`sm121 logs ${b.deployment}\` shows what it does (a kernel that does not run on sm_121, a wedged scheduler); fix that and run \`pulumi up\`, or go back as below.`;
     case EXIT.hookFailed:
       return `A hook ${on} failed (above); the engine was not started there. Fix the hook in ${b.recipeFile} or the node, then run \`pulumi up\`.`;
     case EXIT.displaceFailed:

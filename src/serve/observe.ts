@@ -8,6 +8,7 @@
  */
 import { connect, type Host, type SshAuth } from "../remote";
 import type { SiteNode } from "../recipe/types";
+import type { NodeModelFacts } from "../render/memfit";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { joinNode } from "../text/shell";
@@ -24,6 +25,8 @@ export interface SiteObservation {
   preflight: Record<string, { fatal: string[]; warnings: string[]; notes: string[] }>;
   /** Deployments a node holds although the site no longer puts them there: this up stops them. */
   leaving: Array<{ node: string; deployment: string; protected: boolean }>;
+  /** Per node: its memory and the checkpoint's files in its HF cache (the memory fit's facts). */
+  models: Record<string, NodeModelFacts>;
 }
 
 type Seen = { ok: true; state: NodeState } | { ok: false; error: string };
@@ -49,7 +52,7 @@ export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bun
   const names = Object.keys(nodes);
   const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n)?.nb, auth, checks)));
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
-  const out: SiteObservation = { drift: {}, preflight: {}, leaving: [] };
+  const out: SiteObservation = { drift: {}, preflight: {}, leaving: [], models: {} };
   for (const b of bundles) {
     const drift: string[] = [];
     const pre = { fatal: [] as string[], warnings: [] as string[], notes: [] as string[] };
@@ -70,6 +73,7 @@ export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bun
     out.preflight[b.deployment] = pre;
   }
   for (const [name, s] of byNode) {
+    if (s.ok && s.state.model !== undefined) out.models[name] = s.state.model;
     if (!s.ok || serving.has(name)) continue;
     for (const d of s.state.others) out.leaving.push({ node: name, deployment: d, protected: nodes[name]?.protected === true });
   }

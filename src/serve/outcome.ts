@@ -14,6 +14,9 @@ export interface NodeOutcome {
   kvCacheLine?: string;
   backups: string[];
   restarted: boolean;
+  /** From the start of readiness to the first token of a one-token chat completion (seconds), and that completion's own time (ms). */
+  readyS?: number;
+  ttftMs?: number;
   /** Seconds each step of the last up took on this node, in the order they ran (a list: the state keeps its order). */
   timings?: StepTiming[];
 }

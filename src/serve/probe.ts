@@ -1,7 +1,9 @@
 /** Phase A: preflight and the node's current state, parsed. */
 import type { Host } from "../remote";
+import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
 import { diffKeys, parseEnvFile } from "../render/envreader";
+import { addModelFact } from "./modelprobe";
 import { parseTime } from "./outcome";
 import { preflightScript, type ProbeOptions } from "./steps";
 
@@ -26,6 +28,8 @@ export interface NodeState {
   clients?: number;
   /** The current .env without secret lines (script recipes). */
   envText?: string;
+  /** The node's memory and the checkpoint's config and size in its HF cache, for the memory fit. */
+  model?: NodeModelFacts;
 }
 
 /** Files whose change needs a restart even when the identity is the same (seed 001). */
@@ -63,8 +67,10 @@ export async function probeNode(host: Host, nb: NodeBundle, o: ProbeOptions = {}
 
 /** The records of a probe script (preflightScript), as a NodeState. */
 export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdout: string): NodeState {
-  const st: NodeState = { failed: [], running: false, files: {}, others: [] };
+  const model: NodeModelFacts = {};
+  const st: NodeState = { failed: [], running: false, files: {}, others: [], model };
   for (const r of records) {
+    if (addModelFact(model, r)) continue;
     if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
     else if (typeof r["other"] === "string") st.others.push(r["other"]);
     else if ("state" in r) {

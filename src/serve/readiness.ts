@@ -1,7 +1,10 @@
 /**
- * Readiness and verification (seed 001 steps 7-8): poll /v1/models on the node every 0.5 s until
- * it answers 200, failing fast when the engine exits; then the served name, max_model_len, the KV
- * cache line and the proofs. The API key is read from the node's files and reaches curl on stdin.
+ * Readiness and verification (seed 001 steps 7-8): poll /v1/models on the node every 0.1 s until
+ * it answers 200, failing fast when the engine exits; then one chat completion of a single token,
+ * as a client would send it (a server can list its model and still not generate: a broken kernel,
+ * a wedged scheduler), timed: the time to ready and the time to first token are the up's outcome.
+ * Then the served name, max_model_len, the KV cache line and the proofs. The API key is read from
+ * the node's files and reaches curl on stdin.
  */
 import { readApiKeyLines } from "../render/apikey";
 import type { NodeBundle, Readiness } from "../render/types";
@@ -14,15 +17,27 @@ export function keyFiles(nb: NodeBundle): string[] {
   return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
 }
 
-/** Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file. */
+/**
+ * Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file,
+ * and `chat_post SECONDS URL`, which posts $chat_req there and leaves the answer in $chat_file. The bearer header reaches curl as its config on stdin.
+ */
 function curlFunction(nb: NodeBundle, url: string): string {
+  const call = (out: string, opts: string, to: string) => {
+    const where = to.startsWith("$") ? `"${to}"` : quote(to);
+    return [
+      `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${opts} -K - ${where} 2>/dev/null || true`,
+      `  else curl -s -o "${out}" -w '%{http_code}' ${opts} ${where} 2>/dev/null || true; fi`,
+    ];
+  };
   return [
     readApiKeyLines(keyFiles(nb)),
-    'body_file=$(mktemp)',
-    "trap 'rm -f \"$body_file\"' EXIT",
+    'body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)',
+    "trap 'rm -f \"$body_file\" \"$chat_file\" \"$chat_req\"' EXIT",
     "models_get() {",
-    `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "$body_file" -w '%{http_code}' --max-time 3 -K - ${quote(url)} 2>/dev/null || true`,
-    `  else curl -s -o "$body_file" -w '%{http_code}' --max-time 3 ${quote(url)} 2>/dev/null || true; fi`,
+    ...call("$body_file", "--max-time 3", url),
+    "}",
+    "chat_post() {",
+    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, "$2"),
     "}",
   ].join("\n");
 }
@@ -37,7 +52,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
   return [
     curlFunction(nb, url),
-    `t0=$(date +%s); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
+    `t0=$(date +%s); t0ms=$(date +%s%3N); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
     `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s.
     "while :; do",
@@ -58,7 +73,36 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     "  sleep 0.1",
     "done",
     `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,
+    ...firstTokenLines(`http://${api.host}:${api.port}`, r.timeoutS, evidence),
   ].join("\n");
+}
+
+/**
+ * One chat completion of one token to the model /v1/models lists first (its id, a JSON string
+ * without quotes, goes into the request file), within what is left of the readiness timeout (at
+ * least 5 s); a completion instead when the chat is refused as a bad request (a base model has no
+ * chat template). No answer, or an error, fails readiness with its own exit code and message.
+ */
+function firstTokenLines(base: string, timeoutS: number, evidence: string): string[] {
+  const chatUrl = `${base}/v1/chat/completions`;
+  const completions = `${base}/v1/completions`;
+  return [
+    `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 | sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
+    `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' "$model" > "$chat_req"`,
+    'left=$((deadline - $(date +%s))); if [ "$left" -lt 5 ]; then left=5; fi',
+    `c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(chatUrl)}); c1=$(date +%s%3N)`,
+    // A base model without a chat template answers 400 to a chat: its first token is a completion's.
+    'if [ "$ccode" = 400 ]; then',
+    `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
+    `  c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(completions)}); c1=$(date +%s%3N)`,
+    "fi",
+    'if [ "$ccode" != 200 ]; then',
+    `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,
+    `  else echo "sm121: the engine lists its model but ${chatUrl} answered HTTP $ccode to a chat completion of max_tokens 1: $(head -c 300 "$chat_file" | tr -d '\\n')" >&2; fi`,
+    `  ${evidence}; exit ${EXIT.noFirstToken}`,
+    "fi",
+    `printf '@sm121 {"firstToken":{"readyMs":%d,"ttftMs":%d}}\\n' $((c1 - t0ms)) $((c1 - c0))`,
+  ];
 }
 
 /** Prints the KV cache line and each proof found in the engine log, as records. */

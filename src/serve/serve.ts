@@ -148,6 +148,12 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, s
   const entry = (models?.data ?? []).find((m) => want === undefined || m.id === want);
   const maxLen = entry?.max_model_len;
   if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen) throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
+  const first = res.records.find((r) => "firstToken" in r)?.["firstToken"] as { readyMs?: unknown; ttftMs?: unknown } | undefined;
+  if (typeof first?.readyMs === "number" && typeof first.ttftMs === "number") {
+    out.readyS = Math.round(first.readyMs / 100) / 10;
+    out.ttftMs = first.ttftMs;
+    onLine(`ready in ${out.readyS} s; first token in ${out.ttftMs} ms (a one-token chat completion)`);
+  }
   const kv = res.records.find((r) => "kvCacheLine" in r)?.["kvCacheLine"];
   if (typeof kv === "string" && kv !== "") out.kvCacheLine = kv.trim();
   else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);

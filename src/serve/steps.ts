@@ -5,6 +5,7 @@
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { modelFactsScript } from "./modelprobe";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 
 const RENDERED_SLOT = "@SM121_RENDERED_AT@";
@@ -52,6 +53,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     `${rec('"{\\"state\\":$state}"')}`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
+    modelFactsScript(nb),
     ...watch.map((p) => {
       const w = nodePath(p);
       return `if [ -e ${w} ]; then ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$(sha256sum < ${w} | cut -c1-64)\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;

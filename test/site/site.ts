@@ -56,7 +56,7 @@ export interface StartSiteOptions {
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
 export interface EngineBehaviour {
   startDelayS?: number;
-  mode?: "ok" | "never-ready" | "crash-after" | "crash-loading" | "exit-now";
+  mode?: "ok" | "never-ready" | "crash-after" | "crash-loading" | "exit-now" | "chat-never-answers";
   crashAfterS?: number;
   tokensPerSecond?: number;
   kvCacheTokens?: number | null;
@@ -76,6 +76,7 @@ export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
 const BIN_LINKS: Record<string, string> = {
   docker: "docker.js",
   "nvidia-smi": "nvidia-smi.js",
+  free: "free.js",
   sysctl: "sysctl.js",
   sudo: "sudo.js",
   vllm: "vllm",

@@ -42,8 +42,10 @@ const BEHAVIOUR_DEFAULTS = {
   ignoreSigterm: false,
   rendezvousTimeoutS: 120,
 };
-// crash-after: crashAfterS after it became ready; crash-loading: crashAfterS after start, while loading.
-const MODES = ["ok", "never-ready", "crash-after", "crash-loading", "exit-now"];
+// crash-after: crashAfterS after it became ready; crash-loading: crashAfterS after start, while loading;
+// chat-never-answers: ready (/v1/models answers) but a completion never gets a byte back, as a
+// server whose scheduler is wedged.
+const MODES = ["ok", "never-ready", "crash-after", "crash-loading", "exit-now", "chat-never-answers"];
 
 /** <root>/etc/fake-engine.json, strictly: an unknown key or mode is an error. */
 function behaviour() {

@@ -32,6 +32,8 @@ function createServer(plan, behaviour) {
     if (!chat && typeof body.prompt !== "string") return error(res, 400, "prompt: field required (a string)", "BadRequestError");
     const limit = body.max_tokens !== undefined ? body.max_tokens : body.max_completion_tokens;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) return error(res, 400, `max_tokens must be at least 1, got ${limit}.`, "BadRequestError");
+    // The request is accepted and never answered; the client's own timeout ends it.
+    if (behaviour.mode === "chat-never-answers") return new Promise(() => {});
     const all = answerWords(plan);
     // ignore_eos (vLLM's benchmark switch) generates exactly max_tokens words
     const n = limit === undefined ? all.length : body.ignore_eos === true ? limit : Math.min(limit, all.length);

@@ -1,0 +1,222 @@
+/**
+ * The memory fit of a deployment, per node: the model's weights (the safetensors index's
+ * total_size in the node's HF cache, else the recipe's `[memory] weights_gb`) and the KV cache of
+ * `max_model_len` x `max_num_seqs` tokens (config.json's shape and the engine's KV dtype), both as
+ * the engine divides them over tensor and pipeline parallelism, plus the engine's own overhead,
+ * against the share of the node's memory the engine may take (its utilization setting x MemTotal;
+ * a GB10 has 128 GB of unified memory, shared with the OS).
+ *
+ * A node where weights, overhead and one sequence of max_model_len do not fit is refused: the
+ * engine would not start (vLLM refuses a max_model_len its KV cache cannot hold) or run the node
+ * out of memory. A node where max_num_seqs full sequences do not fit, or with less than a tenth
+ * of its budget to spare, is tight: a warning. Pure: the nodes' facts come from the plan-time look
+ * (or doctor), and render, which touches no node, takes a GB10's memory.
+ */
+import type { EngineName, Recipe } from "../recipe/types";
+import { ENGINE_FIT, knobsOf, type FitKnobs } from "./memknobs";
+import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
+import type { DeploymentBundle } from "./types";
+
+const GIB = 1024 ** 3;
+/** MemTotal of a DGX Spark (GB10, 128 GB LPDDR5x): 127,601,452 kB, the rest is the firmware's and the GPU's carve-outs. */
+export const GB10_MEM_TOTAL_BYTES = 127_601_452 * 1024;
+/** Below this share of the budget to spare, a fit is tight. */
+const TIGHT_MARGIN = 0.1;
+
+/** What a look at a node found: its memory, and the model's files in its HF cache. */
+export interface NodeModelFacts {
+  memTotalBytes?: number;
+  /** config.json of the checkpoint, parsed. */
+  config?: Record<string, unknown>;
+  /** The safetensors index's metadata.total_size (or the one model.safetensors file's size). */
+  weightsBytes?: number;
+}
+
+export type FitVerdict = "fits" | "tight" | "refused" | "unknown";
+
+export interface NodeFit {
+  node: string;
+  memoryGiB: number;
+  /** "node" (its MemTotal) or "GB10" (render: no node was asked). */
+  memoryFrom: "node" | "GB10";
+  budgetGiB: number;
+  weightsGiB?: number;
+  /** KV cache of one max_model_len sequence, and of max_num_seqs of them. */
+  kvOneGiB?: number;
+  kvAllGiB?: number;
+  overheadGiB: number;
+  /** Weights + overhead (when inside the budget) + one full sequence. */
+  needGiB?: number;
+  /** Full sequences of max_model_len the rest of the budget holds. */
+  sequences?: number;
+  verdict: FitVerdict;
+  /** Why, for tight, refused and unknown. */
+  why?: string;
+}
+
+export interface Fit {
+  deployment: string;
+  model?: string;
+  engine: EngineName;
+  knobs: FitKnobs;
+  weightsFrom: string;
+  shapeFrom: string;
+  kvPerTokenBytes?: number;
+  kvFormula: string;
+  nodes: NodeFit[];
+  verdict: FitVerdict;
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;
+export const gib = (x: number): string => `${round(x).toFixed(1)} GiB`;
+
+function modelOf(b: DeploymentBundle, recipe: Recipe | undefined): string | undefined {
+  return recipe?.model ?? b.nodes[0]?.envKeys?.["MODEL"];
+}
+
+/** The node whose HF cache answers first (rank order), with the facts it had. */
+function firstWith<K extends keyof NodeModelFacts>(b: DeploymentBundle, seen: Readonly<Record<string, NodeModelFacts>>, key: K): { node: string; value: NonNullable<NodeModelFacts[K]> } | undefined {
+  for (const nb of b.nodes) {
+    const v = seen[nb.node]?.[key];
+    if (v !== undefined && v !== null) return { node: nb.node, value: v as NonNullable<NodeModelFacts[K]> };
+  }
+  return undefined;
+}
+
+const WORST: readonly FitVerdict[] = ["refused", "unknown", "tight", "fits"];
+
+/** The fit of one deployment; `seen` by node name (empty for render). */
+export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Readonly<Record<string, NodeModelFacts>>): Fit {
+  const knobs = knobsOf(b, recipe);
+  const share = knobs.tp * knobs.pp;
+  const cfg = firstWith(b, seen, "config");
+  const shape: ModelShape = cfg !== undefined ? shapeOf(cfg.value) : shapeOf(recipe?.memory?.shape ?? {});
+  const shapeFrom = cfg !== undefined ? `config.json in ${cfg.node}'s HF cache` : recipe?.memory !== undefined && shape.layers !== undefined ? `[memory] in ${recipe.file}` : "unknown";
+  const w = firstWith(b, seen, "weightsBytes");
+  const weightsBytes = w?.value ?? recipe?.memory?.weightsBytes;
+  const weightsFrom = w !== undefined ? `the safetensors index in ${w.node}'s HF cache` : weightsBytes !== undefined ? `[memory] weights_gb in ${recipe?.file ?? b.recipeFile}` : "unknown";
+  const maxLen = knobs.maxModelLen?.value ?? shape.maxPositions;
+  if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = { value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)" };
+  const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
+  const perToken = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
+  const seqs = knobs.maxNumSeqs?.value ?? 1;
+  const engine = ENGINE_FIT[b.engine];
+  const overhead = recipe?.memory?.overheadGiB ?? engine.overheadGiB;
+  const nodes = b.nodes.map((nb): NodeFit => {
+    const mem = seen[nb.node]?.memTotalBytes;
+    const memoryGiB = (mem ?? GB10_MEM_TOTAL_BYTES) / GIB;
+    const budgetGiB = memoryGiB * knobs.util.value;
+    const base = { node: nb.node, memoryGiB, memoryFrom: mem === undefined ? ("GB10" as const) : ("node" as const), budgetGiB, overheadGiB: overhead };
+    if (weightsBytes === undefined) {
+      return { ...base, verdict: "unknown", why: `the weights' size is unknown: the checkpoint is in no node's HF cache and ${recipe?.file ?? b.recipeFile} has no [memory] weights_gb` };
+    }
+    const weightsGiB = weightsBytes / share / GIB;
+    const inBudget = engine.overheadInBudget ? overhead : 0;
+    if (perToken === undefined || maxLen === undefined) {
+      const need = weightsGiB + inBudget;
+      const why = `the KV cache is unknown (${perToken === undefined ? "no config.json shape" : "no max_model_len"})`;
+      return { ...base, weightsGiB, needGiB: need, verdict: need > budgetGiB ? "refused" : "unknown", why: need > budgetGiB ? `the weights and overhead alone exceed the budget; ${why}` : why };
+    }
+    const kvOneGiB = (perToken * maxLen) / GIB;
+    const kvAllGiB = kvOneGiB * seqs;
+    const need = weightsGiB + inBudget + kvOneGiB;
+    const room = budgetGiB - weightsGiB - inBudget;
+    const sequences = Math.max(0, Math.floor(room / kvOneGiB));
+    const out = { ...base, weightsGiB, kvOneGiB, kvAllGiB, needGiB: need, sequences };
+    if (need > budgetGiB) return { ...out, verdict: "refused", why: `needs ${gib(need)}, over its budget of ${gib(budgetGiB)}` };
+    if (sequences < seqs) return { ...out, verdict: "tight", why: `the KV cache holds ${sequences} of the ${seqs} sequences of ${maxLen} tokens (${knobs.maxNumSeqs?.from ?? "max_num_seqs"})` };
+    const spare = budgetGiB - (weightsGiB + inBudget + kvAllGiB);
+    if (spare < TIGHT_MARGIN * budgetGiB) return { ...out, verdict: "tight", why: `${gib(spare)} of its ${gib(budgetGiB)} budget to spare` };
+    return { ...out, verdict: "fits" };
+  });
+  const verdict = WORST.find((v) => nodes.some((n) => n.verdict === v)) ?? "fits";
+  const model = modelOf(b, recipe);
+  return {
+    deployment: b.deployment,
+    ...(model !== undefined && { model }),
+    engine: b.engine,
+    knobs,
+    weightsFrom,
+    shapeFrom,
+    ...(perToken !== undefined && { kvPerTokenBytes: perToken }),
+    kvFormula: element === undefined ? `unknown KV dtype "${knobs.kvDtype.value}"` : kvFormula(shape, element, knobs.tp, knobs.pp),
+    nodes,
+    verdict,
+  };
+}
+
+/** One line each for the deployment's inputs: what the numbers come from. */
+export function fitHeader(fit: Fit): string[] {
+  const k = fit.knobs;
+  const len = k.maxModelLen === undefined ? "max_model_len unknown" : `max_model_len ${k.maxModelLen.value} (${k.maxModelLen.from})`;
+  const seqs = k.maxNumSeqs === undefined ? "max_num_seqs not set (one full sequence asked)" : `max_num_seqs ${k.maxNumSeqs.value} (${k.maxNumSeqs.from})`;
+  const kv = fit.kvPerTokenBytes === undefined
+    ? `unknown (${fit.shapeFrom === "unknown" ? "no config.json in a node's HF cache, no [memory] shape in the recipe" : fit.kvFormula})`
+    : `${Math.round(fit.kvPerTokenBytes / 1024)} KiB per token per node = ${fit.kvFormula}, shape from ${fit.shapeFrom}`;
+  return [
+    `memory fit of ${fit.deployment}: ${fit.model ?? "(no model)"} on ${fit.engine}, tp ${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}, ${len}, ${seqs}`,
+    `  weights: ${fit.weightsFrom}; KV dtype ${k.kvDtype.value} (${k.kvDtype.from}); KV cache: ${kv}`,
+    `  budget: ${k.util.value} of each node's memory (${k.util.from})${ENGINE_FIT[fit.engine].overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
+  ];
+}
+
+/** A node's row: the numbers, then the verdict. */
+export function fitCells(n: NodeFit): { memory: string; budget: string; weights: string; kv: string; overhead: string; need: string; verdict: string } {
+  const opt = (x: number | undefined) => (x === undefined ? "?" : gib(x));
+  return {
+    memory: `${gib(n.memoryGiB)}${n.memoryFrom === "GB10" ? " (GB10)" : ""}`,
+    budget: gib(n.budgetGiB),
+    weights: opt(n.weightsGiB),
+    kv: n.kvOneGiB === undefined ? "?" : n.kvAllGiB !== undefined && n.kvAllGiB !== n.kvOneGiB ? `${gib(n.kvOneGiB)} x1, ${gib(n.kvAllGiB)} all` : gib(n.kvOneGiB),
+    overhead: gib(n.overheadGiB),
+    need: opt(n.needGiB),
+    verdict: `${n.verdict}${n.sequences === undefined ? "" : ` (${n.sequences} full seq)`}`,
+  };
+}
+
+/** Why each node is tight, refused or unknown, under the table; one line when every node has the same reason. */
+export function fitNotes(fit: Fit): string[] {
+  const whys = fit.nodes.filter((n) => n.why !== undefined);
+  const first = whys[0];
+  if (first === undefined) return [];
+  if (whys.length === fit.nodes.length && whys.every((n) => n.why === first.why && n.verdict === first.verdict)) return [`  ${first.verdict}: ${first.why ?? ""}`];
+  return whys.map((n) => `  ${n.node}: ${n.verdict}: ${n.why ?? ""}`);
+}
+
+/** The fit as plain lines (the Pulumi program's log: English, aligned). */
+export function fitLines(fit: Fit): string[] {
+  const header = ["NODE", "MEMORY", "BUDGET", "WEIGHTS", "KV CACHE", "OVERHEAD", "NEED", "VERDICT"];
+  const rows = fit.nodes.map((n) => {
+    const c = fitCells(n);
+    return [n.node, c.memory, c.budget, c.weights, c.kv, c.overhead, c.need, c.verdict];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))));
+  const line = (r: string[]) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")}`.trimEnd();
+  return [...fitHeader(fit), line(header), ...rows.map(line), ...fitNotes(fit)];
+}
+
+/** Why the plan is refused, with the numbers and the fix; undefined when every node can fit. */
+export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
+  const bad = fit.nodes.filter((n) => n.verdict === "refused");
+  if (bad.length === 0) return undefined;
+  const k = fit.knobs;
+  const parts = bad.map((n) => {
+    const kv = n.kvOneGiB === undefined ? "" : ` + KV cache ${gib(n.kvOneGiB)} (one sequence of ${k.maxModelLen?.value ?? "?"} tokens, ${k.kvDtype.value})`;
+    const over = ENGINE_FIT[fit.engine].overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
+    return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
+  });
+  const util = k.util.from.startsWith("the engine's default") ? ENGINE_FIT[fit.engine].utilName : k.util.from;
+  const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in ${recipeFile}; when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), SM121_ALLOW_UNFIT=1 lets this run go on`;
+  return `deployment ${fit.deployment} cannot fit in memory (${fit.model ?? "its model"}): ${parts.join("; ")}; ${fix}`;
+}
+
+/** The plan's memory fit of every deployment: a table each, a warning per tight node, and the refusal when one cannot fit. */
+export function planFits(bundles: readonly DeploymentBundle[], recipes: ReadonlyMap<string, Recipe>, facts: Readonly<Record<string, NodeModelFacts>>): { tables: string[]; warnings: string[]; refusal?: string } {
+  const fits = bundles.map((b) => ({ b, fit: fitOf(b, recipes.get(b.recipe), facts) }));
+  const refusals = fits.flatMap(({ b, fit }) => fitRefusal(fit, b.recipeFile) ?? []);
+  return {
+    tables: fits.map(({ fit }) => fitLines(fit).join("\n")),
+    warnings: fits.flatMap(({ fit }) => fit.nodes.filter((n) => n.verdict === "tight").map((n) => `memory fit of ${fit.deployment} on ${n.node} is tight: ${n.why ?? ""}`)),
+    ...(refusals.length > 0 && { refusal: refusals.join("\n") }),
+  };
+}

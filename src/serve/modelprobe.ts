@@ -1,0 +1,50 @@
+/**
+ * What the memory fit needs from a node, read in the same round trip as the node's state (the
+ * plan-time look, the up's preflight, doctor): its MemTotal (from `free`, which a DGX Spark's
+ * unified memory reports whole) and, from the HF cache where the engine finds the checkpoint,
+ * the snapshot's config.json and the safetensors index's metadata.total_size (or the size of a
+ * single model.safetensors). The index's weight map can be megabytes: only the size is read.
+ */
+import type { NodeModelFacts } from "../render/memfit";
+import type { NodeBundle } from "../render/types";
+import { nodePath } from "../text/shell";
+
+/** Shell lines printing `@sm121 {"memTotalBytes":N}` and, when a cache has the checkpoint, `@sm121 {"modelConfig":"<base64>","weightsBytes":N}`. */
+export function modelFactsScript(nb: NodeBundle): string {
+  const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
+  const lines = [
+    "mt=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}' || true)",
+    `printf '@sm121 {"memTotalBytes":%s}\\n' "\${mt:-null}"`,
+  ];
+  if (caches.length === 0) return lines.join("\n");
+  return [
+    ...lines,
+    `for c in ${caches.join(" ")}; do`,
+    // The revision the hub resolved (refs/main), else the newest snapshot.
+    '  rev=$(cat "$c/refs/main" 2>/dev/null || ls -1t "$c/snapshots" 2>/dev/null | head -n 1 || true); s="$c/snapshots/$rev"',
+    '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
+    `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
+    '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',
+    `    printf '@sm121 {"modelConfig":"%s","weightsBytes":%s}\\n' "$(head -c 262144 "$s/config.json" | base64 -w0)" "\${size:-null}"`,
+    "    break",
+    "  fi",
+    "done",
+  ].join("\n");
+}
+
+/** Adds one record of modelFactsScript to `facts`; false when the record is none of its. */
+export function addModelFact(facts: NodeModelFacts, r: Readonly<Record<string, unknown>>): boolean {
+  if ("memTotalBytes" in r) {
+    if (typeof r["memTotalBytes"] === "number" && r["memTotalBytes"] > 0) facts.memTotalBytes = r["memTotalBytes"];
+    return true;
+  }
+  if (typeof r["modelConfig"] !== "string") return false;
+  try {
+    const config: unknown = JSON.parse(Buffer.from(r["modelConfig"], "base64").toString("utf8"));
+    if (typeof config === "object" && config !== null && !Array.isArray(config)) facts.config = config as Record<string, unknown>;
+  } catch {
+    // A config.json that is not JSON tells the fit nothing; the engine will say more at its start.
+  }
+  if (typeof r["weightsBytes"] === "number" && r["weightsBytes"] > 0) facts.weightsBytes = r["weightsBytes"];
+  return true;
+}

@@ -1,0 +1,154 @@
+/**
+ * The memory fit against real model configs (test/fixtures/models, see its README for where the
+ * values come from): KV bytes per token as the engines size them, weights from the safetensors
+ * index, and the verdicts a GB10 gives for recipes an operator would write.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseRecipe } from "../src/recipe/recipe";
+import { parseSite } from "../src/recipe/site";
+import type { Recipe } from "../src/recipe/types";
+import { renderSite } from "../src/render/deployment";
+import { fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, type NodeModelFacts } from "../src/render/memfit";
+import { kvBytesPerToken, kvElementBytes, shapeOf } from "../src/render/modelshape";
+import { errorsOf } from "./helpers/spec";
+
+const ROOT = join(__dirname, "..");
+const MODELS = join(__dirname, "fixtures", "models");
+const config = (dir: string) => JSON.parse(readFileSync(join(MODELS, dir, "config.json"), "utf8")) as Record<string, unknown>;
+const totalSize = (dir: string) => (JSON.parse(readFileSync(join(MODELS, dir, "model.safetensors.index.json"), "utf8")) as { metadata: { total_size: number } }).metadata.total_size;
+const KIB = 1024;
+const GIB = 1024 ** 3;
+
+describe("KV cache per token from real config.json files", () => {
+  type Case = [model: string, kvDtype: string, tp: number, bytes: number];
+  const cases: Case[] = [
+    // 2 (K, V) x 64 layers x 8 KV heads x 128 x 2 bytes: 256 KiB, the figure Qwen3-32B is known by.
+    ["Qwen--Qwen3-32B", "auto", 1, 256 * KIB],
+    ["Qwen--Qwen3-32B", "auto", 2, 128 * KIB],
+    ["Qwen--Qwen3-32B", "fp8", 2, 64 * KIB],
+    // 48 layers x 4 KV heads: 96 KiB; tp 8 leaves one head per rank (vLLM replicates), not a half.
+    ["Qwen--Qwen3-30B-A3B", "auto", 1, 96 * KIB],
+    ["Qwen--Qwen3-30B-A3B", "auto", 8, 24 * KIB],
+    // Llama-3.1-8B: head_dim from hidden_size / num_attention_heads = 128; 128 KiB per token.
+    ["meta-llama--Llama-3.1-8B-Instruct", "auto", 1, 128 * KIB],
+    // GLM-4.5-Air: 46 layers x 8 KV heads x 128 x 2 x 2 bytes.
+    ["zai-org--GLM-4.5-Air", "auto", 1, 2 * 46 * 8 * 128 * 2],
+    ["zai-org--GLM-4.5-Air", "fp8_e4m3", 4, 2 * 46 * 2 * 128],
+    // MLA: 61 layers x (512 + 64) x 2 bytes = 70,272 bytes (about 69 KiB), the same on every tp rank.
+    ["deepseek-ai--DeepSeek-V3", "auto", 1, 70_272],
+    ["deepseek-ai--DeepSeek-V3", "auto", 4, 70_272],
+    ["deepseek-ai--DeepSeek-V3", "fp8", 4, 35_136],
+  ];
+  it.each(cases)("%s, kv %s, tp %i", (model, kvDtype, tp, bytes) => {
+    const shape = shapeOf(config(model));
+    expect(kvBytesPerToken(shape, kvElementBytes(kvDtype, shape.dtype) ?? NaN, tp, 1)).toBe(bytes);
+  });
+
+  it("pipeline parallelism splits the layers", () => {
+    expect(kvBytesPerToken(shapeOf(config("Qwen--Qwen3-32B")), 2, 1, 2)).toBe(128 * KIB);
+  });
+
+  it("an unknown KV dtype is unknown, not a guess", () => {
+    expect(kvElementBytes("int3", "bfloat16")).toBeUndefined();
+  });
+});
+
+/** One node: spark1..4 on lines 3-6. */
+const SITE = ["config:", "  sm121:nodes:", ...[1, 2, 3, 4].map((i) => `    spark${i}: { host: local, ip: 203.0.113.${i}, env: { HF_HOME: /hf } }`), "  sm121:deployments:", ""].join("\n");
+
+function fitFor(recipeText: string, nodes: string[], facts: Record<string, NodeModelFacts>) {
+  const recipe: Recipe = parseRecipe("recipes/r.toml", recipeText);
+  const site = parseSite("Pulumi.s.yaml", "s", `${SITE}    - { recipe: r, nodes: [${nodes.join(", ")}] }\n`);
+  const [b] = renderSite(site, new Map([["r", recipe]]), { root: ROOT });
+  if (b === undefined) throw new Error("no bundle");
+  return { fit: fitOf(b, recipe, facts), file: recipe.file };
+}
+
+const QWEN32 = { config: config("Qwen--Qwen3-32B"), weightsBytes: totalSize("Qwen--Qwen3-32B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
+const vllm = (model: string, tp: number, args: string, extra = "") => `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
+
+describe("the fit of a deployment on GB10 nodes", () => {
+  it("Qwen3-32B on two nodes at tp 2: 30.5 GiB of weights and 4 GiB of KV cache for 32768 tokens per node, 4 sequences fit", () => {
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], { spark1: QWEN32, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } });
+    const n = fit.nodes[1];
+    expect(n?.weightsGiB).toBeCloseTo(65_527_752_704 / 2 / GIB, 6); // 30.51 GiB
+    expect(n?.kvOneGiB).toBe(4); // 32768 tokens x 128 KiB
+    expect(n?.kvAllGiB).toBe(16);
+    expect(n?.budgetGiB).toBeCloseTo((127_601_452 * 1024 * 0.85) / GIB, 6); // 103.4 GiB
+    expect(n?.needGiB).toBeCloseTo(65_527_752_704 / 2 / GIB + 4 + 4, 6);
+    expect(fit.verdict).toBe("fits");
+    expect(fit.weightsFrom).toBe("the safetensors index in spark1's HF cache");
+    expect(fitRefusal(fit, "recipes/r.toml")).toBeUndefined();
+  });
+
+  it("Qwen3-32B on one node at --gpu-memory-utilization 0.5 cannot fit: refused, with the numbers", () => {
+    const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"'), ["spark1"], { spark1: QWEN32 });
+    expect(fit.verdict).toBe("refused");
+    expect(fitRefusal(fit, file)).toBe(
+      "deployment r cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in recipes/r.toml; when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), SM121_ALLOW_UNFIT=1 lets this run go on",
+    );
+  });
+
+  it("max_num_seqs full sequences that do not fit make the plan tight, not refused", () => {
+    // 40960 tokens (the config's default) x 256 KiB = 10 GiB per sequence; 103.4 - 61 - 4 leaves room for 3.
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-num-seqs", "16", "--gpu-memory-utilization", "0.85"'), ["spark1"], { spark1: QWEN32 });
+    expect(fit.knobs.maxModelLen).toEqual({ value: 40960, from: "config.json max_position_embeddings (the engine's default)" });
+    expect(fit.nodes[0]?.verdict).toBe("tight");
+    expect(fit.nodes[0]?.sequences).toBe(3);
+    expect(fitLines(fit).at(-1)).toBe("  tight: the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)");
+  });
+
+  it("the KV dtype flag counts in any spelling vLLM takes: fp8 halves the cache", () => {
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max_model_len=32768", "--kv-cache-dtype", "fp8"'), ["spark1"], { spark1: QWEN32 });
+    expect(fit.knobs.maxModelLen?.from).toBe("--max-model-len");
+    expect(fit.nodes[0]?.kvOneGiB).toBe(4);
+  });
+
+  it("without the checkpoint on a node, the recipe's [memory] block answers; render takes a GB10's memory", () => {
+    const mem = '[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\ntorch_dtype = "bfloat16"\n';
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768"', mem), ["spark1", "spark2"], {});
+    expect(fit.weightsFrom).toBe("[memory] weights_gb in recipes/r.toml");
+    expect(fit.shapeFrom).toBe("[memory] in recipes/r.toml");
+    expect(fit.nodes[0]?.memoryFrom).toBe("GB10");
+    expect(fit.nodes[0]?.kvOneGiB).toBe(4);
+    expect(fit.verdict).toBe("fits");
+  });
+
+  it("without the checkpoint and without [memory], the fit is unknown and refuses nothing", () => {
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
+    expect(fit.verdict).toBe("unknown");
+    expect(fitLines(fit).at(-1)).toBe("  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb");
+  });
+
+  it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
+    const text = `engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\ntp = 2\nport = 30000\nargs = ["--context-length", "65536", "--mem-fraction-static", "0.8"]\n[memory]\nweights_gb = 61.06\n`;
+    const facts = { config: config("Qwen--Qwen3-30B-A3B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
+    const { fit } = fitFor(text, ["spark1", "spark2"], { spark1: facts, spark2: facts });
+    expect(fit.knobs.util).toEqual({ value: 0.8, from: "--mem-fraction-static" });
+    expect(fit.nodes[0]?.kvOneGiB).toBe(3); // 65536 tokens x 48 KiB (2 KV heads per rank)
+    expect(fit.nodes[0]?.needGiB).toBeCloseTo(61.06e9 / 2 / GIB + 3, 6);
+  });
+
+  it("prints a table with every node's numbers", () => {
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], { spark1: QWEN32, spark2: QWEN32 });
+    expect(fitLines(fit)).toEqual([
+      "memory fit of r: Qwen/Qwen3-32B on vllm, tp 2, max_model_len 32768 (--max-model-len), max_num_seqs not set (one full sequence asked)",
+      "  weights: the safetensors index in spark1's HF cache; KV dtype auto (the engine's default); KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, shape from config.json in spark1's HF cache",
+      "  budget: 0.85 of each node's memory (--gpu-memory-utilization)",
+      "  NODE    MEMORY     BUDGET     WEIGHTS   KV CACHE  OVERHEAD  NEED      VERDICT",
+      "  spark1  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",
+      "  spark2  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",
+    ]);
+  });
+});
+
+describe("the recipe's [memory] block is checked like every field", () => {
+  it("names the file, line, column, field and fix", () => {
+    expect(errorsOf(() => parseRecipe("recipes/r.toml", 'model = "m/x"\nimage = "i"\n[memory]\nweights_gb = "big"\nnum_hidden_layer = 3\n'))).toEqual([
+      "recipes/r.toml:4:1: memory.weights_gb: weights_gb is the checkpoint's size in GB (10^9 bytes); write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)",
+      "recipes/r.toml:5:1: memory.num_hidden_layer: unknown key; did you mean num_hidden_layers?",
+    ]);
+  });
+});
