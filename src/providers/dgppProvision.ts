@@ -7,12 +7,16 @@
  * - diff:   the rev and the staged files' identity; a rev bump is a new generation.
  * - delete: leaves the installed release on the nodes, and says so.
  * - read:   the marker on rank 0.
+ *
+ * `pulumi preview --diff` shows the rev and the staged files with their sha256 prefix; the
+ * deployment's bundle travels packed under `__bundle`, which Pulumi never displays (./packed).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
+import { pack } from "./packed";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -31,6 +35,9 @@ export class DgppProvision extends pulumi.dynamic.Resource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor("dgppImpl"), name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
+    const { bundle, ...shown } = args;
+    const b = pulumi.output(bundle);
+    const staged = pulumi.all([b, args.paths]).apply(([d, paths]) => d.nodes.flatMap((n) => n.files.filter((f) => f.path.startsWith(`${paths.dir}/`)).map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`)));
+    super(providerFor("dgppImpl"), name, { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
   }
 }

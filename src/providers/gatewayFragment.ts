@@ -3,18 +3,29 @@
  *
  * - create/update: writes the file (a backup of a different old one first) on the machine that
  *   runs Pulumi, or on a node of the site; says which gateway restart applies it.
- * - diff:   the content's sha256.
+ * - diff:   pure: the new content's sha256 against the one written (or found by refresh); while
+ *           an engine it lists is being served the content is not known yet, and it is rewritten
+ *           after. A hand edit of the file is refresh's to find, as an engine's drift is.
  * - delete: removes the file.
- * - read:   whether the file still has the content written.
+ * - read:   the sha256 of the file as it is.
+ *
+ * `pulumi preview --diff` shows its plan (render/gatewayPlan: each endpoint enabled or disabled,
+ * known at plan time); the file's text and where to reach its node travel under `__file`, which
+ * Pulumi never displays.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor } from "./shim";
+import type { GatewayModel } from "../render/gateway";
+import { gatewayPlan } from "../render/gatewayPlan";
 import type { NodeConn } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
 
 export interface GatewayFragmentInputs {
   path: pulumi.Input<string>;
   format: pulumi.Input<string>;
+  /** The deployments as declared: the plan, known before any engine is served. */
+  models: pulumi.Input<GatewayModel[]>;
+  /** The file as the served deployments make it (their served model and status). */
   content: pulumi.Input<string>;
   warnings: pulumi.Input<string[]>;
   restartNote: pulumi.Input<string>;
@@ -23,10 +34,40 @@ export interface GatewayFragmentInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
+/** What the provider needs besides the shown properties. */
+export interface GatewayFile {
+  content: string;
+  warnings: string[];
+  restartNote: string;
+  conn?: NodeConn;
+}
+
+/** The stored and shown form. */
+export interface GatewayWire {
+  path: string;
+  format: string;
+  /** The node it is written on; none: the machine that runs Pulumi. */
+  node?: string;
+  endpoints: string;
+  connection: ConnectionSettings;
+  __file: GatewayFile;
+  sha256?: string;
+}
+
 export class GatewayFragment extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    super(providerFor("gatewayImpl"), name, { ...args, sha256: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
+    const node = pulumi.output(args.node);
+    const props: { [K in keyof GatewayWire]: pulumi.Input<GatewayWire[K]> } = {
+      path: args.path,
+      format: args.format,
+      node: node.apply((n) => n?.name),
+      endpoints: pulumi.all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) => gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models)),
+      connection: args.connection,
+      __file: pulumi.all([args.content, args.warnings, args.restartNote, node]).apply(([content, warnings, restartNote, n]) => ({ content, warnings, restartNote, ...(n !== undefined && { conn: n.conn }) })),
+      sha256: undefined,
+    };
+    super(providerFor("gatewayImpl"), name, props, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");
   }
 }
