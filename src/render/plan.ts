@@ -8,12 +8,12 @@
  * (a key of SECRET_KEYS shows as `(secret)`).
  */
 import { isSecretKey } from "./keys";
-import { quote } from "../text/shell";
+import { quoteArgv } from "../text/shell";
 import type { DeploymentBundle, NodeBundle } from "./types";
 
-/** A value as one line: shell-quoted when it needs it, newlines spelled out. */
+/** A value as one line: shell-quoted as in the launch line when it needs it, newlines spelled out. */
 function shown(value: string): string {
-  return quote(value.replace(/\r?\n/g, "\\n"));
+  return quoteArgv([value.replace(/\r?\n/g, "\\n")]);
 }
 
 /** `KEY=value`, the value masked for a secret key. */
