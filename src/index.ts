@@ -138,7 +138,8 @@ export = async () => {
         reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
       }])),
     }));
-    const file = pulumi.all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
+    const outcomes = pulumi.all(recipes.map((r) => r.engine.outcome));
+    const file = outcomes.apply((outcomes) =>
       gatewayFile(gw.format, models.map((m, i) => ({ ...m, model: gw.model ?? outcomes[i]?.servedModel ?? m.model, status: outcomes[i]?.status ?? "unknown" })), { apiKey: apiKey !== undefined }),
     );
     new GatewayFragment("gateway", {
@@ -148,6 +149,7 @@ export = async () => {
       content: file.text,
       warnings: file.warnings,
       restartNote: file.restartNote,
+      served: outcomes,
       connection,
       ...(gwConn !== undefined && { node: gwConn }),
     });

@@ -3,9 +3,11 @@
  *
  * - create/update: writes the file (a backup of a different old one first) on the machine that
  *   runs Pulumi, or on a node of the site; says which gateway restart applies it.
- * - diff:   pure: the new content's sha256 against the one written (or found by refresh); while
- *           an engine it lists is being served the content is not known yet, and it is rewritten
- *           after. A hand edit of the file is refresh's to find, as an engine's drift is.
+ * - diff:   pure: the new content's sha256 against the one written (or found by refresh), and
+ *           whether an engine it lists was started since (a failed serve disables its endpoints in
+ *           the file itself; the next serve must put them back). While an engine is being served
+ *           the content is not known yet, and it is rewritten after. A hand edit of the file is
+ *           refresh's to find, as an engine's drift is.
  * - delete: removes the file.
  * - read:   the sha256 of the file as it is.
  *
@@ -18,6 +20,7 @@ import { providerFor } from "./shim";
 import type { GatewayModel } from "../render/gateway";
 import { gatewayPlan } from "../render/gatewayPlan";
 import type { NodeConn } from "../render/types";
+import type { DeploymentOutcome } from "../serve/outcome";
 import type { ConnectionSettings } from "./engineDeployment";
 
 export interface GatewayFragmentInputs {
@@ -29,6 +32,8 @@ export interface GatewayFragmentInputs {
   content: pulumi.Input<string>;
   warnings: pulumi.Input<string[]>;
   restartNote: pulumi.Input<string>;
+  /** The engines' outcomes, in the order of `models`: when each was last started. */
+  served: pulumi.Input<Array<DeploymentOutcome | undefined>>;
   /** Write on this node instead of the machine that runs Pulumi. */
   node?: pulumi.Input<{ name: string; conn: NodeConn }>;
   connection: pulumi.Input<ConnectionSettings>;
@@ -39,6 +44,8 @@ export interface GatewayFile {
   content: string;
   warnings: string[];
   restartNote: string;
+  /** Per deployment, its status and each node's start: a new start rewrites the file. */
+  served: string[];
   conn?: NodeConn;
 }
 
@@ -65,7 +72,13 @@ export class GatewayFragment extends pulumi.dynamic.Resource {
       node: node.apply((n) => n?.name),
       endpoints: pulumi.all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) => gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models)),
       connection: args.connection,
-      __file: pulumi.all([args.content, args.warnings, args.restartNote, node]).apply(([content, warnings, restartNote, n]) => ({ content, warnings, restartNote, ...(n !== undefined && { conn: n.conn }) })),
+      __file: pulumi.all([args.content, args.warnings, args.restartNote, args.served, node]).apply(([content, warnings, restartNote, outcomes, n]) => ({
+        content,
+        warnings,
+        restartNote,
+        served: outcomes.map((o) => [o?.status ?? "unknown", ...(o?.nodes ?? []).map((x) => x.startedAt ?? "")].join(" ")),
+        ...(n !== undefined && { conn: n.conn }),
+      })),
       sha256: undefined,
     };
     super(providerFor("gatewayImpl"), name, props, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "GatewayFragment");

@@ -88,7 +88,8 @@ export async function diff(_id: string, olds: Stored, news: GatewayWire): Promis
     return { changes: true };
   }
   // A state of an earlier release is rewritten once in this form (the same file).
-  return { changes: !isWire(olds) || olds.sha256 !== sha(news.__file.content) };
+  if (!isWire(olds)) return { changes: true };
+  return { changes: olds.sha256 !== sha(news.__file.content) || JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served) };
 }
 
 export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.CreateResult> {
