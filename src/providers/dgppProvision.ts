@@ -12,6 +12,7 @@
  * deployment's bundle travels packed under `__bundle`, which Pulumi never displays (./packed).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { all, output } from "@pulumi/pulumi/output";
 import { providerFor } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
@@ -36,8 +37,8 @@ export class DgppProvision extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
     const { bundle, ...shown } = args;
-    const b = pulumi.output(bundle);
-    const staged = pulumi.all([b, args.paths]).apply(([d, paths]) => d.nodes.flatMap((n) => n.files.filter((f) => f.path.startsWith(`${paths.dir}/`)).map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`)));
+    const b = output(bundle);
+    const staged = all([b, args.paths]).apply(([d, paths]) => d.nodes.flatMap((n) => n.files.filter((f) => f.path.startsWith(`${paths.dir}/`)).map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`)));
     super(providerFor("dgppImpl"), name, { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] }, "sm121", "DgppProvision");
   }
 }

@@ -27,6 +27,7 @@
  * reliably (no library objects captured) and always runs the current implementation.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { all, output } from "@pulumi/pulumi/output";
 import { providerFor } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle, NodeConn } from "../render/types";
@@ -83,17 +84,17 @@ export class EngineDeployment extends pulumi.dynamic.Resource {
   declare readonly outcome: pulumi.Output<DeploymentOutcome>;
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
-    const bundle = pulumi.output(args.bundle);
+    const bundle = output(args.bundle);
     // Each property on its own, so that Pulumi diffs the plan's lines rather than one object; each
     // secret on its own, so that a rotation names the key (`API_KEY: [secret] => [secret]`).
     const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> & Pick<EngineDeploymentInputs, "secrets"> = {
       deployment: args.deployment,
-      plan: pulumi.all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart })),
+      plan: all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart })),
       drift: args.drift,
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(pack),
-      __run: pulumi.all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({ allow, preflight: preflight ?? false, findings, ...(gateway !== undefined && { gateway }) })),
+      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({ allow, preflight: preflight ?? false, findings, ...(gateway !== undefined && { gateway }) })),
       outcome: undefined,
     };
     super(providerFor("engineImpl"), name, props, { ...opts, additionalSecretOutputs: ["connection", "secrets"] }, "sm121", "EngineDeployment");

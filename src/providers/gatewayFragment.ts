@@ -16,6 +16,7 @@
  * Pulumi never displays.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { all, output } from "@pulumi/pulumi/output";
 import { providerFor } from "./shim";
 import type { GatewayModel } from "../render/gateway";
 import { gatewayPlan } from "../render/gatewayPlan";
@@ -65,14 +66,14 @@ export class GatewayFragment extends pulumi.dynamic.Resource {
   declare readonly sha256: pulumi.Output<string>;
 
   constructor(name: string, args: GatewayFragmentInputs, opts?: pulumi.CustomResourceOptions) {
-    const node = pulumi.output(args.node);
+    const node = output(args.node);
     const props: { [K in keyof GatewayWire]: pulumi.Input<GatewayWire[K]> } = {
       path: args.path,
       format: args.format,
       node: node.apply((n) => n?.name),
-      endpoints: pulumi.all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) => gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models)),
+      endpoints: all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) => gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models)),
       connection: args.connection,
-      __file: pulumi.all([args.content, args.warnings, args.restartNote, args.served, node]).apply(([content, warnings, restartNote, outcomes, n]) => ({
+      __file: all([args.content, args.warnings, args.restartNote, args.served, node]).apply(([content, warnings, restartNote, outcomes, n]) => ({
         content,
         warnings,
         restartNote,
