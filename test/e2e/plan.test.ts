@@ -41,6 +41,11 @@ function stackYaml(site: SimSite, deployments: string[]): string {
     nodesYaml(site, extra, env), "  sm121:deployments:", ...deployments.map((d) => `    - ${d}`), ""].join("\n");
 }
 
+/** Pulumi's output without its heartbeat (`@ previewing update....`, printed when a run takes a while). */
+function stdoutOf(run: PulumiRun): string {
+  return run.stdout.split("\n").filter((l) => !l.startsWith("@ ")).join("\n");
+}
+
 /**
  * The preview as a golden: this run's paths and network spelled the same every run, each hash
  * prefix named by its first appearance (so a changed file still reads as changed), Pulumi's
@@ -56,7 +61,7 @@ function normalized(run: PulumiRun, site: SimSite): string {
       return hashes.get(h) ?? h;
     });
   const diagnostics = run.stderr.split("\n").filter((l) => l.trim() !== "").sort();
-  return `${fix(run.stdout)}--- diagnostics (sorted)\n${diagnostics.map(fix).join("\n")}\n`;
+  return `${fix(stdoutOf(run))}--- diagnostics (sorted)\n${diagnostics.map(fix).join("\n")}\n`;
 }
 
 /** Lines per deployment: its EngineDeployment block in the diff and its diagnostics. */
@@ -65,7 +70,7 @@ function linesPerDeployment(run: PulumiRun): Map<string, number> {
   let current: string | undefined;
   // The lines of a block before its urn line names the resource.
   let pending = 0;
-  for (const line of run.stdout.split("\n")) {
+  for (const line of stdoutOf(run).split("\n")) {
     if (/^\s*(?:\+-|[~+-])?\s*[\w-]+:[\w/-]+:\w+: \(/.test(line) || /^\s*(--outputs:--|Resources:)/.test(line)) {
       current = undefined;
       pending = 0;
@@ -84,7 +89,7 @@ function linesPerDeployment(run: PulumiRun): Map<string, number> {
 
 function expectPlan(name: string, run: PulumiRun, site: SimSite): void {
   expect(run.code, run.all).toBe(0);
-  expectGolden(join(GOLDEN, `${name}.txt`), normalized(run, site));
+  expectGolden(join(GOLDEN, `${name}.txt`), normalized(run, site), "test/e2e/plan.test.ts");
   for (const [deployment, lines] of linesPerDeployment(run)) expect(lines, `${deployment} takes ${lines} lines of the plan:\n${run.all}`).toBeLessThanOrEqual(MAX_LINES);
 }
 
