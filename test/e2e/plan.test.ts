@@ -35,7 +35,8 @@ function stackYaml(site: SimSite, deployments: string[]): string {
     "      recipes:",
     `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
   ].join("\n"));
-  const env = (n: SimNode): Record<string, string> => (n.name === "spark1" ? { BIND: "127.0.0.1", PORT: "18431" } : {});
+  // start.sh answers on 127.0.0.1, which every test site shares: a port no other suite uses.
+  const env = (n: SimNode): Record<string, string> => (n.name === "spark1" ? { BIND: "127.0.0.1", PORT: "18506" } : {});
   return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0",
     "  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark2 }",
     nodesYaml(site, extra, env), "  sm121:deployments:", ...deployments.map((d) => `    - ${d}`), ""].join("\n");
