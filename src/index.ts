@@ -161,25 +161,30 @@ export = async () => {
 
   if (site.gateway !== undefined && gatewaySettings !== undefined) {
     const gw = site.gateway;
-    const file = all(recipes.map((r) => r.engine.outcome)).apply((outcomes) =>
-      gatewayFile(gw.format, bundles.map((b, i) => ({
-        deployment: b.deployment,
-        model: gw.model ?? outcomes[i]?.servedModel ?? b.readiness.servedName ?? b.deployment,
-        status: outcomes[i]?.status ?? "unknown",
-        endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
-          node: n.node,
-          url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
-          // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
-          reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
-        }])),
-      })), { apiKey: apiKey !== undefined }),
+    // As declared (the plan, known before any engine is served); the file takes each served model and status.
+    const models = bundles.map((b) => ({
+      deployment: b.deployment,
+      model: gw.model ?? b.readiness.servedName ?? b.deployment,
+      status: "serving",
+      endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
+        node: n.node,
+        url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+        // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+        reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
+      }])),
+    }));
+    const outcomes = all(recipes.map((r) => r.engine.outcome));
+    const file = outcomes.apply((outcomes) =>
+      gatewayFile(gw.format, models.map((m, i) => ({ ...m, model: gw.model ?? outcomes[i]?.servedModel ?? m.model, status: outcomes[i]?.status ?? "unknown" })), { apiKey: apiKey !== undefined }),
     );
     new GatewayFragment("gateway", {
       path: gw.path,
       format: gw.format,
+      models,
       content: file.text,
       warnings: file.warnings,
       restartNote: file.restartNote,
+      served: outcomes,
       connection,
       ...(gwConn !== undefined && { node: gwConn }),
     }, { provider });

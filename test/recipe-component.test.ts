@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unpack } from "../src/providers/packed";
 import { pinnedHostKey } from "../src/remote/knownhosts";
 import { testNet } from "./site/site";
 
@@ -103,6 +104,9 @@ const DEPLOYMENTS = [
   { recipe: "plain", nodes: ["spark3"] },
 ];
 
+/** The deployment bundle an engine carries (packed under __bundle: src/providers/packed.ts). */
+const bundleOf = (x: Registered): unknown => unpack(x.inputs["__bundle"] as string);
+
 const byName = (r: { registered: Registered[] }, name: string): Registered => {
   const found = r.registered.find((x) => x.name === name);
   if (found === undefined) throw new Error(`${name} is not registered; registered: ${r.registered.map((x) => x.name).join(", ")}`);
@@ -149,7 +153,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
     });
 
     it("keeps the hooks in the engine's bundle, registers no command: resource and loads no @pulumi/command module", () => {
-      expect(byName(r, "hooked-engine").inputs["bundle"]).toMatchObject({ hooks: { beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"], afterStop: ["sudo -n sysctl -w vm.compaction_proactiveness=20"] } });
+      expect(bundleOf(byName(r, "hooked-engine"))).toMatchObject({ hooks: { beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"], afterStop: ["sudo -n sysctl -w vm.compaction_proactiveness=20"] } });
       expect(r.registered.filter((x) => x.type.startsWith("command:"))).toEqual([]);
       expect(r.loaded).toEqual([]);
     });
@@ -157,7 +161,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
     it("passes the connection and the secrets as secrets", () => {
       const e = byName(r, "hooked-engine").inputs;
       expect(e["connection"]).toMatchObject({ secret: { privateKey: expect.stringContaining("not-a-real-key") } });
-      expect(JSON.stringify(e["bundle"])).not.toContain("not-a-real-key");
+      expect(JSON.stringify(unpack(e["__bundle"] as string))).not.toContain("not-a-real-key");
     });
   });
 
@@ -189,7 +193,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
     it("triggers on the node's bundle identity, the secrets and this run's start (spark1 is unreachable: drift)", () => {
       const cmd = byName(r, "hooked-hooks-spark1");
-      const engine = byName(r, "hooked-engine").inputs["bundle"] as { nodes: Array<{ identity: string }> };
+      const engine = bundleOf(byName(r, "hooked-engine")) as { nodes: Array<{ identity: string }> };
       const triggers = cmd.inputs["triggers"] as unknown[];
       expect(triggers[0]).toBe(engine.nodes[0]?.identity);
       expect(triggers[2]).toMatch(/^start \d{4}-\d\d-\d\dT/);
@@ -198,7 +202,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
     });
 
     it("takes the hooks out of the engine's own sequence", () => {
-      expect(byName(r, "hooked-engine").inputs["bundle"]).toMatchObject({ hooks: { beforeServe: [], afterStop: [] } });
+      expect(bundleOf(byName(r, "hooked-engine"))).toMatchObject({ hooks: { beforeServe: [], afterStop: [] } });
     });
   });
 

@@ -7,12 +7,17 @@
  * - diff:   the rev and the staged files' identity; a rev bump is a new generation.
  * - delete: leaves the installed release on the nodes, and says so.
  * - read:   the marker on rank 0.
+ *
+ * `pulumi preview --diff` shows the rev and the staged files with their sha256 prefix; the
+ * deployment's bundle travels packed under `__bundle`, which Pulumi never displays (./packed).
  */
 import type * as pulumi from "@pulumi/pulumi";
+import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./engineDeployment";
+import { pack } from "./packed";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -31,6 +36,9 @@ export class DgppProvision extends ShimResource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
-    super("dgppImpl", "DgppProvision", name, { ...args, marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
+    const { bundle, ...shown } = args;
+    const b = output(bundle);
+    const staged = all([b, args.paths]).apply(([d, paths]) => d.nodes.flatMap((n) => n.files.filter((f) => f.path.startsWith(`${paths.dir}/`)).map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`)));
+    super("dgppImpl", "DgppProvision", name, { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

@@ -11,19 +11,11 @@
  * changes the bundle identity too.
  */
 import type { DeploymentBundle } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
-import type { Allowances } from "./engineDeployment";
+import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 
-export interface EngineProps {
-  bundle: DeploymentBundle;
-  secrets?: Record<string, string>;
-  allow: Allowances;
-  /** What the plan-time look at the nodes found, in words: each line is a reason to act. */
-  drift?: string[];
-  outcome?: DeploymentOutcome;
-  __provider?: string;
-}
+/** What the decision reads; `drift` is what the plan-time look at the nodes found, in words. */
+export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> & Partial<Pick<AllProps, "secrets" | "drift" | "compact">>;
 
 /** The node list, rank order and target: a change of these stops the old group before the new starts. */
 export function shapeOf(b: DeploymentBundle): string {
@@ -69,6 +61,7 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps): Decision 
   if (olds.outcome !== undefined && olds.outcome.status !== "serving") restart.push(`the last up left it ${olds.outcome.status}`);
   touch.push(...movedConnections(olds, news));
   if (providerMoved(olds, news)) touch.push("sm121's provider code in the state is rewritten (portable form); no engine restarts for it");
+  if (olds.compact === false) touch.push("the state is rewritten in the compact form (the plan shown, the bundle packed); no engine restarts for it");
   return { restart, touch };
 }
 

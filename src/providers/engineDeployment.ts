@@ -18,13 +18,22 @@
  *           another deployment has taken since is left alone.
  * - read:   is it running, do the files on the node still match what was written.
  *
+ * What `pulumi preview --diff` shows of it is the plan (render/plan: the image, the flags, the
+ * keys, the files with their sha256 prefix, one fact a line), the drift found on its nodes and,
+ * as `[secret]`, its secrets and connection; the rendered bundle and this run's settings travel
+ * packed under keys Pulumi never displays (./engineWire).
+ *
  * The provider object is serialized into the state; it stays a thin shim so that it serializes
  * reliably (no library objects captured) and always runs the current implementation.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
+import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
+import type { EngineWire } from "./engineWire";
+import { pack } from "./packed";
 
 export interface ConnectionSettings {
   /** The stack: who holds the node locks this operation takes. */
@@ -71,10 +80,23 @@ export interface EngineDeploymentInputs {
 }
 
 export class EngineDeployment extends ShimResource {
-  declare readonly bundle: pulumi.Output<DeploymentBundle>;
+  declare readonly plan: pulumi.Output<string>;
   declare readonly outcome: pulumi.Output<DeploymentOutcome>;
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
-    super("engineImpl", "EngineDeployment", name, { ...args, outcome: undefined }, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });
+    const bundle = output(args.bundle);
+    // Each property on its own, so that Pulumi diffs the plan's lines rather than one object; each
+    // secret on its own, so that a rotation names the key (`API_KEY: [secret] => [secret]`).
+    const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> & Pick<EngineDeploymentInputs, "secrets"> = {
+      deployment: args.deployment,
+      plan: all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart })),
+      drift: args.drift,
+      secrets: args.secrets,
+      connection: args.connection,
+      __bundle: bundle.apply(pack),
+      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({ allow, preflight: preflight ?? false, findings, ...(gateway !== undefined && { gateway }) })),
+      outcome: undefined,
+    };
+    super("engineImpl", "EngineDeployment", name, props, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });
   }
 }

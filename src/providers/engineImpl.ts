@@ -3,26 +3,18 @@ import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
 import { serve } from "../serve/serve";
 import { inspectDeployment, stopDeployment } from "../serve/stop";
-import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import { disableInGateway } from "./gatewayImpl";
 import { authOf, providerLog } from "./common";
-import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf, type EngineProps } from "./engineDecide";
+import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf } from "./engineDecide";
+import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
 
-interface Props extends EngineProps {
-  deployment: string;
-  gateway?: GatewaySettings;
-  /** `sm121:preflight` on a preview: report the plan-time look's preflight findings. */
-  preflight?: boolean;
-  /** The plan-time look's preflight findings on the nodes of this deployment. */
-  findings?: { fatal: string[]; warnings: string[]; notes?: string[] };
-  connection: ConnectionSettings;
-  secrets: Record<string, string>;
-}
-
-export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.dynamic.CheckResult> {
+export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
   const failures: pulumi.dynamic.CheckFailure[] = [];
+  // During a preview an input may still be unknown (a sentinel string): nothing to check yet.
+  if (typeof wire.__bundle !== "string" || typeof wire.__run !== "object" || wire.__run === null) return { inputs: wire };
+  const olds = oldProps(oldWire);
+  const news = fromWire(wire);
   const b = news.bundle;
-  if (typeof b !== "object" || b === null || !Array.isArray(b.nodes)) return { inputs: news };
   if (!b.runnable) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
   if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
   // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
@@ -32,18 +24,25 @@ export async function check(olds: Partial<Props>, news: Props): Promise<pulumi.d
     for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(`warning: ${w}`);
     for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: `preflight: ${f}` });
   }
-  return { inputs: news, failures };
+  return { inputs: wire, failures };
 }
 
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+/** Says why, under the resource: the plan shows what changes, this line what it does on the nodes. */
+export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.DiffResult> {
+  const olds = oldProps(oldWire);
+  const news = fromWire(wire);
+  const log = providerLog(news.deployment);
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
     const refused = [...refusedProtected(olds.bundle, news.allow.protected, "stop"), ...refusedProtected(news.bundle, news.allow.protected, "restart")];
     if (refused.length > 0) throw new Error(refused.join("\n"));
-    return { changes: true, replaces: ["bundle"], deleteBeforeReplace: true };
+    log(`replaced: stops ${olds.bundle.nodes.map((n) => n.node).join(", ")}, then starts ${news.bundle.nodes.map((n) => n.node).join(", ")} (the node list, rank order or target changed)`);
+    return { changes: true, replaces: ["plan"], deleteBeforeReplace: true };
   }
   const d = decide(olds, news);
   const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
+  if (d.restart.length > 0) log(`restarts ${news.bundle.nodes.map((n) => n.node).join(", ")}: ${d.restart.join("; ")}`);
+  else if (d.touch.length > 0) log(`restarts nothing: ${d.touch.join("; ")}`);
   return { changes: d.restart.length + d.touch.length > 0 };
 }
 
@@ -56,12 +55,12 @@ function goBack(olds: Partial<Props> | undefined, news: Props): string {
   return `remove deployment ${b.deployment} from the site and run \`pulumi up\`, or \`pulumi destroy\``;
 }
 
-async function run(id: string | undefined, olds: Partial<Props> | undefined, news: Props): Promise<pulumi.dynamic.CreateResult> {
+async function run(id: string | undefined, oldWire: StoredWire | undefined, wire: EngineWire): Promise<pulumi.dynamic.CreateResult> {
+  const olds = oldProps(oldWire);
+  const news = fromWire(wire);
   const b = news.bundle;
   const log = providerLog(b.deployment);
   try {
-    const d = decide(olds ?? {}, news);
-    for (const why of [...d.restart, ...d.touch]) log(why);
     // A failed or drifted deployment, or a rotated secret, restarts even when its bundle is the
     // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
     const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
@@ -71,18 +70,18 @@ async function run(id: string | undefined, olds: Partial<Props> | undefined, new
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
     // Repaired: what the plan-time look found is no longer true.
-    return { id: id ?? b.deployment, outs: { ...news, drift: [], outcome } };
+    return { id: id ?? b.deployment, outs: { ...wire, drift: [], outcome } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
       if (back !== undefined) {
-        throw Object.assign(new Error(back.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: back.outcome }, reasons: [back.message] });
+        throw Object.assign(new Error(back.message, { cause: e }), { id: id ?? b.deployment, properties: { ...wire, outcome: back.outcome }, reasons: [back.message] });
       }
       if (news.gateway !== undefined) {
         await disableInGateway(news.gateway, news.connection, b.deployment).catch((err: unknown) => log(`warning: could not disable ${b.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`));
       }
       // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
-      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...news, outcome: e.outcome }, reasons: [e.message] });
+      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...wire, outcome: e.outcome }, reasons: [e.message] });
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
@@ -111,26 +110,28 @@ async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeF
   }
 }
 
-export function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+export function create(inputs: EngineWire): Promise<pulumi.dynamic.CreateResult> {
   return run(undefined, undefined, inputs);
 }
 
-export async function update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(id: string, olds: StoredWire, news: EngineWire): Promise<pulumi.dynamic.UpdateResult> {
   const r = await run(id, olds, news);
   return { outs: r.outs };
 }
 
-export async function remove(_id: string, props: Props): Promise<void> {
+export async function remove(_id: string, wire: EngineWire | LegacyWire): Promise<void> {
+  const props = fromWire(wire);
   // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
   if (refused.length > 0) throw new Error(`${refused.join("\n")}\nNothing was stopped on ${props.bundle.deployment}'s nodes.`);
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
 }
 
-export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire: EngineWire | LegacyWire): Promise<pulumi.dynamic.ReadResult> {
+  const props = fromWire(wire);
   const found = await inspectDeployment(props.bundle, authOf(props.connection));
   // What only a serve can verify (the served name, max_model_len) stays from the last serve.
   const prev = props.outcome;
   const outcome = { ...found, ...(prev?.servedModel !== undefined && { servedModel: prev.servedModel }), ...(prev?.maxModelLen !== undefined && { maxModelLen: prev.maxModelLen }) };
-  return { id, props: { ...props, outcome } };
+  return { id, props: { ...wire, outcome } };
 }

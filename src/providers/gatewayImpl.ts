@@ -10,7 +10,9 @@ import { sha256 as sha } from "../render/identity";
 import { expandHome } from "../text/home";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { GatewayWire } from "./gatewayFragment";
 
+/** The form the provider works with (and the stored form of earlier releases). */
 interface Props {
   path: string;
   format: string;
@@ -22,6 +24,21 @@ interface Props {
   sha256?: string;
 }
 
+type Stored = GatewayWire | Props;
+
+function isWire(p: Stored): p is GatewayWire {
+  return "__file" in p;
+}
+
+function fromWire(p: Stored): Props {
+  if (!isWire(p)) return p;
+  const f = p.__file;
+  const node = p.node !== undefined && f.conn !== undefined ? { name: p.node, conn: f.conn } : undefined;
+  return { path: p.path, format: p.format, content: f.content, warnings: f.warnings, restartNote: f.restartNote, connection: p.connection, ...(node !== undefined && { node }), ...(p.sha256 !== undefined && { sha256: p.sha256 }) };
+}
+
+const nodeName = (p: Stored): string | undefined => (typeof p.node === "string" ? p.node : p.node?.name);
+
 const stamp = () => new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 
 async function onNode<T>(p: Props, script: string, step: string, read: (stdout: string) => T): Promise<T> {
@@ -32,7 +49,7 @@ async function onNode<T>(p: Props, script: string, step: string, read: (stdout: 
   });
 }
 
-async function write(p: Props): Promise<Props> {
+async function write(p: Props): Promise<string> {
   const log = providerLog("gateway");
   for (const w of p.warnings) log(`warning: ${w}`);
   if (p.node !== undefined) {
@@ -47,7 +64,7 @@ async function write(p: Props): Promise<Props> {
     renameSync(`${file}.sm121-tmp`, file);
   }
   log(`wrote ${p.format} backends to ${p.node === undefined ? "" : `${p.node.name}:`}${p.path}; ${p.restartNote}`);
-  return { ...p, sha256: sha(p.content) };
+  return sha(p.content);
 }
 
 async function current(p: Props): Promise<string> {
@@ -55,31 +72,42 @@ async function current(p: Props): Promise<string> {
   return existsSync(expandHome(p.path)) ? readFileSync(expandHome(p.path), "utf8") : "";
 }
 
-/** Against the file as it is: a failed serve may have disabled endpoints in it since the last write. */
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  const moved = olds.path !== news.path || olds.node?.name !== news.node?.name;
-  if (moved) return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
-  // During a preview the content may be unknown; the stored sha256 is all there is to compare.
-  const known = typeof news.content === "string" && !news.content.startsWith("04da6b54-");
-  const now = known ? sha(await current(olds)) : olds.sha256;
-  return { changes: !known || now !== sha(news.content) };
+/** Whether this provider process has said why the file waits (Pulumi may diff it more than once). */
+let said = false;
+
+/**
+ * Pure: what was written (or found by the last refresh) against the new content. While an engine
+ * the file lists is being served, its content is not known at plan time: rewritten after.
+ */
+export async function diff(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.DiffResult> {
+  if (olds.path !== news.path || nodeName(olds) !== nodeName(news)) return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
+  const known = typeof news.__file === "object" && news.__file !== null && typeof news.__file.content === "string";
+  if (!known) {
+    if (!said) providerLog("gateway")("rewritten once the deployments it lists are served (their served model and status go into it)");
+    said = true;
+    return { changes: true };
+  }
+  // A state of an earlier release is rewritten once in this form (the same file).
+  if (!isWire(olds)) return { changes: true };
+  return { changes: olds.sha256 !== sha(news.__file.content) || JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served) };
 }
 
-export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
-  return { id: inputs.path, outs: await write(inputs) };
+export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.CreateResult> {
+  return { id: inputs.path, outs: { ...inputs, sha256: await write(fromWire(inputs)) } };
 }
 
-export async function update(_id: string, _olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-  return { outs: await write(news) };
+export async function update(_id: string, _olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
+  return { outs: { ...news, sha256: await write(fromWire(news)) } };
 }
 
-export async function remove(_id: string, props: Props): Promise<void> {
+export async function remove(_id: string, stored: Stored): Promise<void> {
+  const props = fromWire(stored);
   if (props.node !== undefined) await onNode(props, `rm -f ${nodePath(props.path)}`, "remove the gateway file", () => undefined);
   else rmSync(expandHome(props.path), { force: true });
 }
 
-export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-  return { id, props: { ...props, sha256: sha(await current(props)) } };
+export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
+  return { id, props: { ...stored, sha256: sha(await current(fromWire(stored))) } };
 }
 
 /** The failure path of a serve: the deployment's endpoints disabled in the file now. */

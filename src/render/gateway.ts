@@ -43,7 +43,7 @@ export const GATEWAY_KEY_VAR = "SM121_API_KEY";
  */
 export const LITELLM_PLACEHOLDER_KEY = "sm121-no-key";
 
-interface Resolved {
+export interface Resolved {
   m: GatewayModel;
   endpoints: Array<GatewayEndpoint & { enabled: boolean; why?: string }>;
 }
@@ -62,7 +62,8 @@ function keepFirst<E extends { node: string; enabled: boolean; why?: string }>(m
   delete first.why;
 }
 
-function resolve(models: GatewayModel[], warnings: string[]): Resolved[] {
+/** Which endpoints are enabled, and why the others are not. */
+export function resolveEndpoints(models: GatewayModel[], warnings: string[]): Resolved[] {
   return models.map((m) => {
     const endpoints = m.endpoints.map((e) => {
       const why = !e.reachable ? "the gateway cannot reach its bind address" : UNSERVED.has(m.status) ? `the deployment is ${m.status}` : undefined;
@@ -126,7 +127,7 @@ const SM121_NOTE = "the gateway reads its config only at start: point it at this
 
 export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts: GatewayOptions): GatewayFile {
   const warnings: string[] = [];
-  const resolved = resolve(models, warnings);
+  const resolved = resolveEndpoints(models, warnings);
   if (format === "litellm") return litellm(resolved, opts, warnings);
   if (format === "llama-swap") return llamaSwap(resolved, opts, warnings);
   const doc = {

@@ -41,6 +41,7 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     protected: p.node.protected,
     conn: nodeConn(p.node),
     runs: p.spec.runs,
+    ...(p.spec.image !== undefined && { image: p.spec.image }),
     argv: p.spec.argv,
     env: p.spec.env,
     stateDir: p.spec.stateDir,

@@ -38,6 +38,8 @@ export interface NodeBundle extends Omit<TargetScripts, "files"> {
   protected: boolean;
   conn: NodeConn;
   runs: boolean;
+  /** The container image, when the target runs one (docker); the plan shows it. */
+  image?: string;
   argv: string[];
   env: Record<string, string>;
   stateDir: string;

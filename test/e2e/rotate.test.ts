@@ -91,7 +91,7 @@ describe.sequential("rotation, hooks and addresses", () => {
     await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: "rotate-key-two" });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/port\s*:\s*2315 => 2316/);
+    expect(preview.all).toMatch(/restarts nothing: r1: connection \S+:2315 -> \S+:2316/);
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("r1: connection");

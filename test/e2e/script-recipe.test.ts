@@ -77,8 +77,10 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     e.writeStack(stackYaml(e.site, "datagen"));
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/MAX_NUM_SEQS\s*:\s*"4" => "8"/);
-    expect(preview.all).toMatch(/MAX_MODEL_LEN\s*:\s*"524288" => "262144"/);
+    expect(preview.all).toMatch(/- \.env MAX_NUM_SEQS=4\n/);
+    expect(preview.all).toMatch(/\+ \.env MAX_NUM_SEQS=8\n/);
+    expect(preview.all).toMatch(/- \.env MAX_MODEL_LEN=524288\n/);
+    expect(preview.all).toMatch(/\+ \.env MAX_MODEL_LEN=262144\n/);
     expect(readFileSync(envFile, "utf8")).toBe(before); // preview touched nothing
     const up = await e.up();
     expect(up.code, up.all).toBe(0);

@@ -23,17 +23,17 @@ export function firstDifference(expected: string, actual: string): string {
  * With UPDATE_GOLDEN=1 writes `actual` to `path`; otherwise fails unless the file holds exactly
  * `actual`. The failure names the first differing line and the command that updates the file.
  */
-export function expectGolden(path: string, actual: string): void {
+export function expectGolden(path: string, actual: string, test = "test/render-golden.test.ts"): void {
   const shown = relative(process.cwd(), path);
   if (UPDATE) {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, actual);
     return;
   }
-  const how = `if the change is intended, run UPDATE_GOLDEN=1 npx vitest run test/render-golden.test.ts and review \`git diff ${shown}\``;
+  const how = `if the change is intended, run UPDATE_GOLDEN=1 npx vitest run ${test} and review \`git diff ${shown}\``;
   if (!existsSync(path)) throw new Error(`golden file ${shown} does not exist; ${how}`);
   const expected = readFileSync(path, "utf8");
   if (expected !== actual) {
-    throw new Error(`${shown} does not match the render (${firstDifference(expected, actual)}); ${how}`);
+    throw new Error(`${shown} does not match (${firstDifference(expected, actual)}); ${how}`);
   }
 }

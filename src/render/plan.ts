@@ -1,0 +1,86 @@
+/**
+ * The plan of one deployment as the operator reads it in `pulumi preview --diff`: one fact per
+ * line (the image, each engine flag, each env and .env key, each written file with its sha256
+ * prefix, the readiness, the identity), facts shared by every node once, the others under the
+ * node's name. Pulumi diffs a multi-line string line by line and shows only the changed lines with
+ * two lines of context, so a changed flag reads as `- --max-model-len 32768` / `+ ... 16384`,
+ * whole, and the scripts that follow from these facts never show. Pure; no secret value appears
+ * (a key of SECRET_KEYS shows as `(secret)`).
+ */
+import { isSecretKey } from "./keys";
+import { quoteArgv } from "../text/shell";
+import type { DeploymentBundle, NodeBundle } from "./types";
+
+/** A value as one line: shell-quoted as in the launch line when it needs it, newlines spelled out. */
+function shown(value: string): string {
+  return quoteArgv([value.replace(/\r?\n/g, "\\n")]);
+}
+
+/** `KEY=value`, the value masked for a secret key. */
+function keyLine(kind: string, key: string, value: string): string {
+  return `${kind} ${key}=${isSecretKey(key) ? "(secret)" : shown(value)}`;
+}
+
+/**
+ * An argv as the command (the words before the first `--` option) and one line per option with
+ * its value: `--max-model-len 32768`, `--enable-prefix-caching`, `--config=x.yaml`.
+ */
+export function argvFacts(argv: readonly string[]): string[] {
+  const first = argv.findIndex((a) => a.startsWith("--"));
+  const command = first < 0 ? argv : argv.slice(0, first);
+  const facts = command.length > 0 ? [`command ${command.map(shown).join(" ")}`] : [];
+  for (let i = first < 0 ? argv.length : first; i < argv.length; i++) {
+    const a = argv[i] ?? "";
+    const next = argv[i + 1];
+    if (!a.startsWith("--")) facts.push(`arg ${shown(a)}`);
+    else if (a.includes("=") || next === undefined || next.startsWith("--")) facts.push(a);
+    else {
+      facts.push(`${a} ${shown(next)}`);
+      i++;
+    }
+  }
+  return facts;
+}
+
+/** What one node runs and writes, as facts without the node's name. */
+function nodeFacts(n: NodeBundle): string[] {
+  return [
+    ...(n.image !== undefined ? [`image ${n.image}`] : []),
+    ...argvFacts(n.argv),
+    ...Object.entries(n.env).map(([k, v]) => keyLine("env", k, v)),
+    ...Object.entries(n.envKeys ?? {}).map(([k, v]) => keyLine(".env", k, v)),
+    ...n.files.map((f) => `file ${f.path} sha256 ${f.sha256.slice(0, 12)}`),
+    ...(n.api !== undefined ? [`api ${n.api.url}`] : []),
+  ];
+}
+
+export interface PlanOptions {
+  /** SM121_RESTART=1 for this run. */
+  restart?: boolean;
+}
+
+/** The plan text of a deployment: what it runs on which node, one fact a line. */
+export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string {
+  const what = [`${b.engine} on ${b.deploy}, recipe ${b.recipe} (${b.recipeFile})`];
+  if (b.profile !== undefined) what.push(`profile ${b.profile} (${b.profileStatus ?? "stable"})`);
+  if (b.overlay !== undefined) what.push(`overlay ${b.overlay}`);
+  const group = b.nodes.map((n) => `${n.node} (rank ${n.rank}${n.runs ? "" : ", no engine process"}${n.protected ? ", protected" : ""})`);
+  const lines = [
+    what.join(", "),
+    `serves on ${group.join(", ")}${b.nodes.length > 1 ? " as one group (stopped and started together)" : ""}`,
+  ];
+  // Facts every node shares are stated once; the rest under the node's name.
+  const per = b.nodes.map(nodeFacts);
+  const shared = (per[0] ?? []).filter((f) => per.every((p) => p.includes(f)));
+  lines.push(...shared);
+  if (b.nodes.length > 1) b.nodes.forEach((n, i) => lines.push(...(per[i] ?? []).filter((f) => !shared.includes(f)).map((f) => `${n.node} ${f}`)));
+  const r = b.readiness;
+  lines.push(`ready when /v1/models answers within ${r.timeoutS} s${r.servedName === undefined ? "" : ` with ${r.servedName}`}${r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`}`);
+  for (const p of r.proofs) lines.push(`proof in the engine log ${shown(p)}`);
+  for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
+  for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);
+  if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
+  if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");
+  lines.push(`bundle sha256 ${b.identity.slice(0, 12)} (the diff key)`);
+  return `${lines.join("\n")}\n`;
+}
