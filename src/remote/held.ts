@@ -144,8 +144,9 @@ export class HeldChannel {
           reject(e instanceof Error ? e : new Error(String(e)));
         }
       };
-      // Out of time: the channel goes, and with it the lock (a forced-command login refuses
-      // signals; the node's sshd then ends the script when it ends).
+      // Out of time: the channel is closed as run's timeout closes one, and no later step runs on
+      // it. The lock goes when the node's script does: at once where sshd delivers the signal,
+      // at the script's own end where a forced-command login refuses it.
       const cancel = c.clock(() => {
         this.closed = true;
         this.io.kill();

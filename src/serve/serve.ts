@@ -1,7 +1,8 @@
 /**
  * `pulumi up` of one deployment, seed 001's sequence across all its nodes:
  * preflight -> mkdirs -> stop (verify gone) on every node -> memory gate -> write with backup ->
- * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each.
+ * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each, every
+ * step on the channel that holds the node's lock (remote/held).
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
