@@ -1,7 +1,8 @@
 /**
  * The only code that talks to hosts. A Host is one connection for one operation: every step of
- * the operation runs on it as its own `bash -s` channel, the script on stdin, so the login shell
- * never parses it and no secret is ever in an argv.
+ * the operation runs on it as a `bash -s`, the script on stdin, so the login shell never parses it
+ * and no secret is ever in an argv. A step of an operation that holds the node lock runs on the
+ * lock's own channel (./held); any other step gets a channel of its own.
  */
 import { CommandError, TransportError, type Exit } from "./errors";
 import type { LockChannel } from "./lock";

@@ -22,6 +22,11 @@ export function hostFor(hosts: ReadonlyMap<string, Host>, node: string): Host {
   return h;
 }
 
+/** The host whose steps run on its lock channel. */
+function onLock(h: Host, l: LockChannel): Host {
+  return { node: h.node, run: (script, o) => l.run(script, o), lock: (owner, waitS) => h.lock(owner, waitS), close: () => h.close() };
+}
+
 /** Runs `fn` with one connection per node, all nodes in parallel, closing every connection after. */
 export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,
@@ -30,25 +35,28 @@ export async function withHosts<T>(
   opts: { lock?: boolean } = {},
 ): Promise<T> {
   const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, auth)));
-  const locks: LockChannel[] = [];
+  const locks = new Map<string, LockChannel>();
   const hosts = new Map<string, Host>();
   settled.forEach((s) => {
     if (s.status === "fulfilled") hosts.set(s.value.node, s.value);
   });
+  let steps = hosts;
   try {
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed !== undefined) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
     if (opts.lock === true) {
       // An operation that changes nodes holds every node's lock, all taken before any step runs.
       const owner = auth.owner ?? `pid ${process.pid}`;
-      for (const h of hosts.values()) locks.push(h.lock(owner, auth.lockWaitS ?? 60));
-      const taken = await Promise.allSettled(locks.map((l) => l.acquired));
+      for (const h of hosts.values()) locks.set(h.node, h.lock(owner, auth.lockWaitS ?? 60));
+      const taken = await Promise.allSettled([...locks.values()].map((l) => l.acquired));
       const busy = taken.find((t): t is PromiseRejectedResult => t.status === "rejected");
       if (busy !== undefined) throw busy.reason instanceof Error ? busy.reason : new Error(String(busy.reason));
+      // Every step then runs on its node's lock channel (see ./held).
+      steps = new Map([...locks].map(([n, l]) => [n, onLock(hostFor(hosts, n), l)]));
     }
-    return await fn(hosts);
+    return await fn(steps);
   } finally {
-    for (const l of locks) l.release();
+    for (const l of locks.values()) l.release();
     for (const h of hosts.values()) h.close();
   }
 }

@@ -39,13 +39,17 @@ export class LocalHost implements Host {
 
   lock(owner: string, waitS: number): LockChannel {
     const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
-    child.stdout.setEncoding("utf8");
-    return driveLock(this.node, owner, waitS, Promise.resolve({
+    const held = driveLock(this.node, owner, waitS, Promise.resolve({
       write: (t: string) => void child.stdin.write(t),
       end: () => child.stdin.end(),
-      onData: (cb: (s: string) => void) => void child.stdout.on("data", (d: string) => cb(d)),
+      kill: () => void child.kill("SIGKILL"),
+      onOut: (cb: (b: Buffer) => void) => void child.stdout.on("data", cb),
+      onErr: (cb: (b: Buffer) => void) => void child.stderr.on("data", cb),
       onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
     }));
+    // Here a step is a process of its own, with its own group (a timeout stops that step alone);
+    // there is no channel to save.
+    return { ...held, run: (script, opts) => this.run(script, opts) };
   }
 
   close(): void {

@@ -2,10 +2,16 @@
  * Node locks: two stacks, or a `pulumi up` and an sm121 command that changes a node, never work on
  * one node at once. The lock is a flock on ~/.sm121/node.lock held by one channel of the
  * operation's connection for as long as the operation runs; a lost connection ends the channel
- * and so releases the lock.
+ * and so releases the lock. The same channel then runs the operation's steps (./held): on an
+ * ssh node a whole serve is one channel.
  */
+import { randomBytes } from "node:crypto";
 import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
+import { HeldChannel, stepLoop, type LockIo } from "./held";
+import type { RunOptions, RunResult } from "./host";
+
+export type { LockIo } from "./held";
 
 export class NodeBusyError extends Error {
   constructor(readonly node: string, holder: string, waitS: number) {
@@ -16,8 +22,11 @@ export class NodeBusyError extends Error {
 
 export const LOCK_FILE = "~/.sm121/node.lock";
 
-/** The lock channel's script: wait for the flock, record the holder, then hold until stdin ends. */
-export function lockScript(owner: string, waitS: number): string {
+/**
+ * The lock channel's script: wait for the flock, record the holder, then run the operation's
+ * scripts as they arrive (stepLoop) until stdin ends, which releases the lock.
+ */
+export function lockScript(owner: string, waitS: number, end: string): string {
   const f = nodePath(LOCK_FILE);
   return [
     "set -u",
@@ -26,8 +35,7 @@ export function lockScript(owner: string, waitS: number): string {
     `if ! flock -w ${waitS} 9; then printf '@sm121-busy %s\\n' "$(cat ${f}.holder 2>/dev/null)"; exit 75; fi`,
     `printf '%s since %s\\n' ${quote(owner)} "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > ${f}.holder`,
     "echo @sm121-locked",
-    // Hold the lock until the operation closes this channel's stdin (or the connection drops).
-    "cat > /dev/null",
+    stepLoop(end),
     "",
   ].join("\n");
 }
@@ -35,36 +43,48 @@ export function lockScript(owner: string, waitS: number): string {
 export interface LockChannel {
   /** Resolves when the lock is held; rejects with NodeBusyError or a TransportError. */
   acquired: Promise<void>;
+  /** Runs a step on the lock channel, after the lock is held (see ./held). */
+  run(script: string, opts: RunOptions): Promise<RunResult>;
   release(): void;
 }
 
-/** A byte channel to a `bash -s` on the node: the lock channel's transport. */
-export interface LockIo {
-  write(s: string): void;
-  end(): void;
-  onData(cb: (s: string) => void): void;
-  onClose(cb: (code: number | null) => void): void;
-}
+const LOCKED = "@sm121-locked\n";
 
-/** Sends the lock script without ending stdin; the channel's stdout says locked or busy. */
+/** Sends the lock script without ending stdin; the channel's stdout says locked or busy, then carries the steps. */
 export function driveLock(node: string, owner: string, waitS: number, open: Promise<LockIo>): LockChannel {
   let io: LockIo | undefined;
+  // The end marker of every step on this channel: no script's own output can guess it.
+  const end = `@sm121-end-${randomBytes(8).toString("hex")}`;
+  let held: HeldChannel | undefined;
   const acquired = open.then(
     (ch) =>
       new Promise<void>((resolve, reject) => {
         io = ch;
+        const steps = new HeldChannel(node, ch, end);
         let out = "";
-        ch.onData((s) => {
-          out += s;
-          if (out.includes("@sm121-locked")) resolve();
+        ch.onOut((b) => {
+          if (held !== undefined) return held.stdout(b);
+          out += b.toString("latin1");
+          const i = out.indexOf(LOCKED);
+          if (i === -1) return;
+          held = steps;
+          resolve();
+          const rest = Buffer.from(out.slice(i + LOCKED.length), "latin1");
+          if (rest.length > 0) held.stdout(rest);
         });
+        ch.onErr((b) => held?.stderr(b));
         ch.onClose((code) => {
-          const busy = /@sm121-busy ?(.*)/.exec(out);
+          if (held !== undefined) return held.close();
+          const busy = /@sm121-busy ?(.*)/.exec(Buffer.from(out, "latin1").toString("utf8"));
           if (busy !== null) reject(new NodeBusyError(node, (busy[1] ?? "").trim(), waitS));
-          else if (!out.includes("@sm121-locked")) reject(new TransportError(node, "lock", `the lock channel ended with code ${String(code)} before the lock was taken`, "check that flock (util-linux) is installed on the node"));
+          else reject(new TransportError(node, "lock", `the lock channel ended with code ${String(code)} before the lock was taken`, "check that flock (util-linux) is installed on the node"));
         });
-        ch.write(lockScript(owner, waitS));
+        ch.write(lockScript(owner, waitS, end));
       }),
   );
-  return { acquired, release: () => io?.end() };
+  return {
+    acquired,
+    run: (script, opts) => (held === undefined ? Promise.reject(new Error(`node ${node}: a step ran before the node's lock was held`)) : held.run(script, opts)),
+    release: () => io?.end(),
+  };
 }

@@ -139,12 +139,17 @@ class SshHost implements Host {
           reject(new TransportError(this.node, "lock", `could not open a channel: ${err.message}`, "the connection was lost; run again"));
           return;
         }
-        stream.setEncoding("utf8");
         resolve({
           write: (t) => void stream.write(t),
           end: () => void stream.end(),
-          onData: (cb) => void stream.on("data", (d: string) => cb(d)),
-          onClose: (cb) => void stream.on("close", (code: number | null) => cb(typeof code === "number" ? code : null)),
+          // As run's timeout: the signal where sshd takes it, and the channel closed either way.
+          kill: () => {
+            stream.signal("KILL");
+            stream.close();
+          },
+          onOut: (cb) => void stream.on("data", (d: Buffer) => cb(d)),
+          onErr: (cb) => void stream.stderr.on("data", (d: Buffer) => cb(d)),
+          onClose: (cb) => void stream.on("close", (code: unknown) => cb(typeof code === "number" ? code : null)),
         });
       });
     });

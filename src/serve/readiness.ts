@@ -54,11 +54,12 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     curlFunction(nb, url),
     `t0=$(date +%s); t0ms=$(date +%s%3N); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
     `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
-    // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s.
+    // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
+    // the first time 2 s in: an engine just started has had no time to exit.
     "while :; do",
     '  code=$(models_get)',
     '  if [ "$code" = 200 ]; then break; fi',
-    '  n=$((n + 1)); if [ $((n % 20)) -ne 1 ]; then sleep 0.1; continue; fi',
+    '  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi',
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,

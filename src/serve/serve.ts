@@ -1,12 +1,14 @@
 /**
  * `pulumi up` of one deployment, seed 001's sequence across all its nodes:
  * preflight -> mkdirs -> stop (verify gone) on every node -> memory gate -> write with backup ->
- * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each.
+ * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each, every
+ * step on the channel that holds the node's lock (remote/held).
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
+import { verifyScript } from "./readiness";
 import { registerScript } from "./registry";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
@@ -139,7 +141,9 @@ async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, s
     if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
     return undefined;
   }
-  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", steps.verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
+  // A node that was not restarted keeps the start time its preflight read: no second status call.
+  const verify = out.restarted ? steps.verify : verifyScript(nb, b.readiness);
+  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
   addTimings(out, res.records);
   const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
   const ids = (models?.data ?? []).map((m) => m.id ?? "");

@@ -40,7 +40,8 @@ describe("automatic rollback", () => {
     const res = await e.up();
     expect(res.code).not.toBe(0);
     expect(res.all).toContain("max_model_len is 16384, the recipe expects 99999");
-    expect(res.all).toMatch(/sm121 rolled back \(rollback = "auto"\): rb serves the previous bundle [0-9a-f]{12} again at http:\/\/127\.0\.0\.86:8000 \(qwen3-8b\)/);
+    // The node's address follows $SM121_TEST_NET (default 127.0.0).
+    expect(res.all).toMatch(new RegExp(`sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`));
     const models = JSON.parse((await sshScript(e.site, n, "curl -s http://$SIM_NODE_IP:8000/v1/models")).stdout) as { data: Array<{ max_model_len: number }> };
     expect(models.data[0]?.max_model_len).toBe(8192);
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; rolledBack?: boolean } } }> } };
