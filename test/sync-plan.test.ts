@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { imageSyncOf, modelSyncOf, revisionOf } from "../src/components/sync";
 import { loadProject } from "../src/project";
 import { meter, rateText } from "../src/serve/fanout";
+import { protectedReplacements } from "../src/serve/imagesync";
 
 const REPO = resolve(__dirname, "..");
 
@@ -41,7 +42,7 @@ describe("the model and image of a deployment", () => {
     const { model, image, b } = of("qwen3-32b-vllm-tp2");
     expect(model).toMatchObject({ repo: "Qwen/Qwen3-32B", revision: "v1.1", onDelete: "remove", protectedNodes: [] });
     expect(model?.nodes.map((n) => [n.node, n.hfHome, n.ip])).toEqual(b.nodes.map((n) => [n.node, expect.stringMatching(/^\//), n.ip]));
-    expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:25.10-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir })) });
+    expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:25.10-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) });
     // A tmux recipe has no image to carry; its model still goes to every node, unpinned.
     const sglang = of("qwen3-30b-sglang-tmux");
     expect(sglang.image).toBeUndefined();
@@ -72,5 +73,22 @@ describe("transfer progress", () => {
     await vi.advanceTimersByTimeAsync(30_000);
     expect(lines).toHaveLength(1);
     expect(rateText(3 * 1024 ** 2, 1500)).toBe("3.0 MiB in 1.5 s (2.0 MiB/s)");
+  });
+});
+
+describe("ImageSync on a protected node", () => {
+  const node = (name: string, prot: boolean) => ({ node: name, conn: { kind: "ssh" as const, host: name, port: 22, user: "u" }, ip: "10.0.0.1", stateDir: "~/.sm121", protected: prot });
+  const spec = (allowed: string[]) => ({ deployment: "d", image: "img:1", nodes: [node("a", false), node("p", true)], allowed });
+  const want = "sha256:aaaaaaaaaaaaaaaaaaaaaaaa";
+  const other = "sha256:bbbbbbbbbbbbbbbbbbbbbbbb";
+
+  it("refuses to replace another build on a protected node without the run's allowance", () => {
+    expect(protectedReplacements(spec([]), [want, other], want)).toBe("node p is protected and holds another build of img:1 (sha256:bbbbbbbbbbbb); this run would replace it with sha256:aaaaaaaaaaaa; run with SM121_ALLOW_PROTECTED=p to allow it");
+  });
+
+  it("allows it with SM121_ALLOW_PROTECTED, and a copy onto a protected node that lacks the image, or holds the same build", () => {
+    expect(protectedReplacements(spec(["p"]), [want, other], want)).toBeUndefined();
+    expect(protectedReplacements(spec([]), [want, undefined], want)).toBeUndefined();
+    expect(protectedReplacements(spec([]), [other, want], want)).toBeUndefined();
   });
 });

@@ -48,5 +48,5 @@ export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: Deploy
 
 export function imageSyncOf(site: Site, recipe: RecipeDef | undefined, b: DeploymentBundle): ImageSyncPlan | undefined {
   if (!site.imageSync || b.deploy !== "docker" || recipe?.image === undefined) return undefined;
-  return { image: recipe.image, nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir })) };
+  return { image: recipe.image, nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) };
 }

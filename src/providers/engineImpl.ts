@@ -55,6 +55,13 @@ function goBack(olds: Partial<Props> | undefined, news: Props): string {
   return `remove deployment ${b.deployment} from the site and run \`pulumi up\`, or \`pulumi destroy\``;
 }
 
+/**
+ * `SM121_VERBOSE=1 pulumi up` (seed 001's `up --verbose`): the raw @sm121 records of the node
+ * scripts in Pulumi's log too. Read here, from the environment the CLI gives the provider, so that
+ * it is no input and changes no diff.
+ */
+const verbose = (): boolean => process.env["SM121_VERBOSE"] === "1";
+
 async function run(id: string | undefined, oldWire: StoredWire | undefined, wire: EngineWire): Promise<pulumi.dynamic.CreateResult> {
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
@@ -65,7 +72,7 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
     const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
     const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
-    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart, goBack: goBack(olds, news), log });
+    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart, goBack: goBack(olds, news), log, verbose: verbose() });
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
@@ -98,7 +105,7 @@ async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeF
   if (!(e.outcome.failure ?? "").startsWith("readiness")) return undefined;
   log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
   try {
-    const restored = await serve(prev, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: true, goBack: "", log });
+    const restored = await serve(prev, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: true, goBack: "", log, verbose: verbose() });
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
     const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
     return {

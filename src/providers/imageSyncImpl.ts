@@ -2,6 +2,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { imageIds, syncImage, type ImageNode, type ImageSpec } from "../serve/imagesync";
 import { authOf, providerLog } from "./common";
+import { allowedHere } from "./engineDecide";
 import type { ConnectionSettings } from "./engineDeployment";
 
 interface Props {
@@ -15,7 +16,7 @@ interface Props {
   source?: string;
 }
 
-const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes });
+const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes, allowed: allowedHere() });
 const names = (p: Props) => p.nodes.map((n) => n.node).join(",");
 
 /** What asks for the nodes' images to be looked at: the reference, the nodes, an ID that moved. */

@@ -14,12 +14,26 @@ export interface ImageNode {
   conn: NodeConn;
   ip: string;
   stateDir: string;
+  /** A protected node's other build of the image is replaced only with the run's allowance. */
+  protected?: boolean;
 }
 
 export interface ImageSpec {
   deployment: string;
   image: string;
   nodes: ImageNode[];
+  /** SM121_ALLOW_PROTECTED of this run. */
+  allowed: string[];
+}
+
+/**
+ * The refusal, when the copy would replace another build of the image on a protected node without
+ * the run's allowance (a copy onto a node that lacks the image replaces nothing).
+ */
+export function protectedReplacements(spec: ImageSpec, ids: ReadonlyArray<string | undefined>, want: string): string | undefined {
+  const refused = spec.nodes.filter((n, i) => n.protected === true && ids[i] !== undefined && ids[i] !== want && !spec.allowed.includes(n.node));
+  if (refused.length === 0) return undefined;
+  return refused.map((n) => `node ${n.node} is protected and holds another build of ${spec.image} (${(ids[spec.nodes.indexOf(n)] ?? "").slice(0, 19)}); this run would replace it with ${want.slice(0, 19)}; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`).join("\n");
 }
 
 export interface ImageOutcome {
@@ -62,6 +76,8 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
     }
     const src = spec.nodes[srcIndex] ?? head;
     const want = seen[srcIndex] as { id: string; size: number };
+    const refused = protectedReplacements(spec, seen.map((s) => s?.id), want.id);
+    if (refused !== undefined) throw new Error(`${refused}; nothing was copied`);
     const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => seen[i]?.id !== want.id);
     for (const { n, i } of peers) {
       const had = seen[i];

@@ -21,6 +21,8 @@ export interface ServeOptions {
   /** How to go back, for the failure message (e.g. the previous profile). */
   goBack: string;
   log: (message: string) => void;
+  /** Also log the raw @sm121 records of the node scripts (SM121_VERBOSE=1). */
+  verbose?: boolean;
 }
 
 export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
@@ -52,9 +54,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const keys = envKeyDiff(nb, states[i] as NodeState);
     if (keys !== undefined) o.log(`${nb.node}: ${keys}`);
   });
-  // What the node prints (progress, the engine's last log line) goes to Pulumi's log, secrets masked.
+  // What the node prints (progress, the engine's last log line) goes to Pulumi's log, secrets
+  // masked; its records too when the run is verbose.
   const say = (nb: NodeBundle) => (l: string) => {
-    if (!l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
+    if (o.verbose === true || !l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
   };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
     warnings.push(`sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`);

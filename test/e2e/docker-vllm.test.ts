@@ -49,6 +49,8 @@ describe.sequential("docker vLLM through pulumi up", () => {
 
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
+    // The node scripts' raw records stay out of the log unless the run is verbose (SM121_VERBOSE=1).
+    expect(up.all).not.toContain("@sm121");
     const models = await sh(e, n1, `curl -s http://${n1.ip}:8000/v1/models`);
     expect(JSON.parse(models).data[0].id).toBe("qwen3-8b");
     const tp = await sh(e, n2, `curl -s http://${n2.ip}:8000/v1/models`);

@@ -68,9 +68,11 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     expect(readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8")).toBe('MAX_NUM_SEQS="2"\n');
   });
 
-  it("prints readiness progress, the key diff, the client note and the step timings of the up", async () => {
-    const up = await e.up();
+  it("prints readiness progress, the key diff, the client note and the step timings of the up (and, verbose, the raw records)", async () => {
+    const up = await e.up({ SM121_VERBOSE: "1" });
     expect(up.code, up.all).toBe(0);
+    // SM121_VERBOSE=1 (seed 001's --verbose): the node scripts' raw records, under the node's name.
+    expect(up.all).toMatch(/spark1: @sm121 \{"took":/);
     const url = `http://127\\.0\\.0\\.1:${PORT}/v1/models`;
     expect(up.all).toMatch(/spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4/);
     expect(up.all).toMatch(new RegExp(`spark1: waiting up to \\d+ s for ${url} to answer 200`));
