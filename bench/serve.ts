@@ -45,6 +45,8 @@ export interface ServeRun {
 export interface ServeResult {
   label: string;
   nodes: number;
+  /** the deployment's nodes (the site has others: the plan-time look reaches them too) */
+  nodeNames: string[];
   runs: ServeRun[];
   upMedianMs: number;
   engineStartMedianMs: number;
@@ -132,6 +134,7 @@ export async function measureServe(p: BenchProject, c: ServeCase, floor: Floor, 
   return {
     label: c.label,
     nodes: c.nodes.length,
+    nodeNames: c.nodes,
     runs: out,
     upMedianMs: median(out.map((r) => r.upMs)),
     engineStartMedianMs: median(out.map((r) => r.engineStartMs)),

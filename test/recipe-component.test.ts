@@ -72,7 +72,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
 function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[] } {
-  return JSON.parse(execFileSync(process.execPath, ...invocation(config, env))) as { registered: Registered[]; loaded: string[] };
+  const out = execFileSync(process.execPath, ...invocation(config, env));
+  const line = out.split("\n").find((l) => l.startsWith("@registered "));
+  if (line === undefined) throw new Error(`the mock run printed no @registered line:\n${out}`);
+  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[] };
 }
 
 /** The child node process that runs the program under the mocks, for a site and an environment. */

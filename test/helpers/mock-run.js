@@ -59,7 +59,8 @@ async function main() {
   await new Promise((done) => pulumi.output(outputs).apply(done));
   await settings.waitForRPCs();
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
-  process.stdout.write(`${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))) })}\n`);
+  // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
+  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))) })}\n`);
 }
 
 main().catch((e) => {
