@@ -13,7 +13,7 @@ import { e2eProject, nodesYaml, REPO, type E2E } from "../helpers/project";
 import type { PulumiRun } from "../helpers/pulumi";
 import { sshScript } from "../site/exec";
 import { makeScriptRecipe } from "../site/recipe";
-import { setEngineProofs, testNet, type SimNode, type SimSite } from "../site/site";
+import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 import { unpack } from "../../src/providers/packed";
 
 const GOLDEN = join(REPO, "test", "golden", "plan");
@@ -54,9 +54,10 @@ function stdoutOf(run: PulumiRun): string {
  */
 function normalized(run: PulumiRun, site: SimSite): string {
   const hashes = new Map<string, string>();
-  const fix = (text: string) => text
-    .replaceAll(site.dir.replace(/\/site$/, ""), "<run>")
-    .replaceAll(`${testNet()}.`, "10.0.0.")
+  // The nodes' addresses, not the network's prefix: a start.sh's localhost (127.0.0.1) stays.
+  const nodesAt = (text: string) => site.nodes.reduce((t, n) => t.replaceAll(n.ip, `10.0.0.${n.ip.split(".").pop() ?? ""}`), text);
+  const fix = (text: string) => nodesAt(text
+    .replaceAll(site.dir.replace(/\/site$/, ""), "<run>"))
     // Times measured by the last up (the stack outputs' first token).
     .replace(/(readyS|ttftMs): [\d.]+/g, "$1: <n>")
     // The provider host's id is new in every stack.
