@@ -25,6 +25,7 @@ import { planFits } from "./render/memfit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite } from "./serve/observe";
+import { protectedRefusal } from "./text/protected";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -121,7 +122,7 @@ export = async () => {
   const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new RunError(leaving.map((l) => `node ${l.node} is protected and this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"}); run with SM121_ALLOW_PROTECTED=${l.node} to allow it`).join("\n"));
+    throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
   }
   for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
   // The memory fit: a deployment that cannot fit is refused here, before any node is touched.

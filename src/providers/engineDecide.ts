@@ -13,6 +13,7 @@
 import type { DeploymentBundle } from "../render/types";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
+import { protectedRefusal } from "../text/protected";
 
 /** What the decision reads; `drift` is what the plan-time look at the nodes found, in words. */
 export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> & Partial<Pick<AllProps, "secrets" | "drift" | "compact">>;
@@ -69,7 +70,7 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps): Decision 
 export function refusedProtected(b: DeploymentBundle, allowed: readonly string[], what: string): string[] {
   return b.nodes
     .filter((n) => n.protected && !allowed.includes(n.node))
-    .map((n) => `node ${n.node} is protected and this run would ${what} ${b.deployment} on it; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`);
+    .map((n) => protectedRefusal(n.node, `this run would ${what} ${b.deployment} on it`));
 }
 
 /** SM121_ALLOW_PROTECTED of this process (destroy runs no program, so the provider reads it). */

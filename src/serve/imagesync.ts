@@ -6,6 +6,7 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { NodeConn } from "../render/types";
+import { protectedRefusal } from "../text/protected";
 import { quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, withPeerAccess, type Grant } from "./fanout";
 
@@ -33,7 +34,7 @@ export interface ImageSpec {
 export function protectedReplacements(spec: ImageSpec, ids: ReadonlyArray<string | undefined>, want: string): string | undefined {
   const refused = spec.nodes.filter((n, i) => n.protected === true && ids[i] !== undefined && ids[i] !== want && !spec.allowed.includes(n.node));
   if (refused.length === 0) return undefined;
-  return refused.map((n) => `node ${n.node} is protected and holds another build of ${spec.image} (${(ids[spec.nodes.indexOf(n)] ?? "").slice(0, 19)}); this run would replace it with ${want.slice(0, 19)}; run with SM121_ALLOW_PROTECTED=${n.node} to allow it`).join("\n");
+  return refused.map((n) => protectedRefusal(n.node, `holds another build of ${spec.image} (${(ids[spec.nodes.indexOf(n)] ?? "").slice(0, 19)}); this run would replace it with ${want.slice(0, 19)}`)).join("\n");
 }
 
 export interface ImageOutcome {
