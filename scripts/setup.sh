@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything sm121 and its simulated site need on this machine, installed once and reused:
-# Debian packages (OpenSSH server and client, tmux, git, curl, iproute2), Node.js 22 and the
+# Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps), Node.js 22 and the
 # Pulumi toolchain (scripts/toolchain.sh), the npm dependencies, and a build. Prints, as its last
 # line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.
 set -euo pipefail
@@ -13,6 +13,7 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+command -v free >/dev/null 2>&1 || missing+=(procps)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again" >&2

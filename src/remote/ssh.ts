@@ -82,6 +82,10 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
       else reject(new TransportError(t.node, "connect", `cannot reach ${where}: ${err.message}`, "check that the node is up and sshd listens there"));
     });
     client.connect(config);
+    // Without TCP_NODELAY each small write after an unacknowledged one waits for the peer's
+    // delayed ACK (40 ms on Linux): the userauth request, and a script's EOF after its text, so
+    // every connection and every `bash -s` step paid it. SSH packets are whole messages already.
+    client.setNoDelay(true);
   });
 }
 

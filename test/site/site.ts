@@ -76,7 +76,7 @@ export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
 const BIN_LINKS: Record<string, string> = {
   docker: "docker.js",
   "nvidia-smi": "nvidia-smi.js",
-  free: "free.js",
+  free: "free",
   sysctl: "sysctl.js",
   sudo: "sudo.js",
   vllm: "vllm",

@@ -6,10 +6,7 @@
 const { UsageError } = require("./docker/args");
 const { DaemonError } = require("./docker/store");
 const { TemplateError } = require("./docker/template");
-const { runCommand } = require("./docker/run");
-const { logsCommand } = require("./docker/logs");
 const cmds = require("./docker/cmds");
-const { pullCommand, saveCommand, loadCommand } = require("./docker/transfer");
 const { imageInspect } = require("./docker/images");
 const store = require("./docker/store");
 
@@ -39,20 +36,22 @@ function imagesCommand(argv) {
   return 0;
 }
 
+// run, logs and the image transfers load what only they need (child_process, crypto) when called:
+// sm121 calls `docker inspect` on every node at every plan, and a real docker CLI starts in a few ms.
 const COMMANDS = {
-  run: runCommand,
+  run: (a) => require("./docker/run").runCommand(a),
   ps: cmds.psCommand,
   inspect: (a) => cmds.inspectCommand(a),
-  logs: logsCommand,
+  logs: (a) => require("./docker/logs").logsCommand(a),
   stop: cmds.stopCommand,
   kill: cmds.killCommand,
   rm: cmds.rmCommand,
   wait: cmds.waitCommand,
   version: cmds.versionCommand,
   images: imagesCommand,
-  pull: pullCommand,
-  save: saveCommand,
-  load: loadCommand,
+  pull: (a) => require("./docker/transfer").pullCommand(a),
+  save: (a) => require("./docker/transfer").saveCommand(a),
+  load: (a) => require("./docker/transfer").loadCommand(a),
 };
 
 function dispatch(argv) {
