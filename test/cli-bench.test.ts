@@ -79,15 +79,22 @@ describe("Progress", () => {
 
   it("draws on a terminal, at most ten times a second, and clears its line at the end", () => {
     const { writes, s } = stream();
-    const p = new Progress(10, s, true);
+    let now = 1_000_000;
+    const p = new Progress(10, s, true, () => now);
+    now += 500;
     p.update(1, 0);
-    p.update(2, 0);
-    p.update(10, 0, true);
+    now += 99;
+    p.update(2, 0); // within 0.1 s of the last draw: not drawn
+    now += 1;
+    p.update(3, 0);
+    now += 10;
+    p.update(10, 0, true); // the last one is always drawn
     p.finish();
-    expect(writes).toHaveLength(3);
-    expect(writes[0]).toMatch(/^\r\[#{4}-{36}\] 1\/10 requests, [\d.]+ req\/s, 0 errors/);
-    expect(writes[1]).toMatch(/^\r\[#{40}\] 10\/10 requests/);
-    expect(writes[2]).toBe("\r\x1b[K");
+    expect(writes).toHaveLength(4);
+    expect(writes[0]).toMatch(/^\r\[#{4}-{36}\] 1\/10 requests, 2\.0 req\/s, 0 errors/);
+    expect(writes[1]).toMatch(/^\r\[#{12}-{28}\] 3\/10 requests, 5\.0 req\/s/);
+    expect(writes[2]).toMatch(/^\r\[#{40}\] 10\/10 requests/);
+    expect(writes[3]).toBe("\r\x1b[K");
   });
 
   it("draws nothing when the output is not a terminal", () => {

@@ -13,17 +13,21 @@ export interface ProgressStream {
 export class Progress {
   private last = 0;
   private drawn = false;
-  private readonly started = Date.now();
+  private readonly started: number;
 
+  /** `clock`: milliseconds now (the redraw limit and the rate are measured with it). */
   constructor(
     private readonly total: number,
     private readonly stream: ProgressStream = process.stdout,
     private readonly enabled: boolean = process.stdout.isTTY === true,
-  ) {}
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.started = clock();
+  }
 
   update(done: number, errors: number, force = false): void {
     if (!this.enabled) return;
-    const now = Date.now();
+    const now = this.clock();
     if (!force && now - this.last < 100) return;
     this.last = now;
     const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 50));
