@@ -6,7 +6,7 @@
  */
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
-import { median, ok, round, say, summary } from "./lib/util";
+import { medianRatio, ok, say, summary } from "./lib/util";
 
 export interface ScaleResult {
   small: number;
@@ -49,7 +49,7 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());
-      return { small: SMALL, large: LARGE, smallMs, largeMs, ratio: round(median(largeMs.map((x, i) => x / (smallMs[i] ?? Number.NaN))), 2), largeSummary };
+      return { small: SMALL, large: LARGE, smallMs, largeMs, ratio: medianRatio(largeMs, smallMs), largeSummary };
     } finally {
       await large.e.stop();
     }

@@ -12,7 +12,7 @@ import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml, type DeploymentLine } from "./lib/recipes";
 import { counted, type NodeCount } from "./lib/sessions";
 import { moments, PROFILE_FLAGS, timeline, type TimelineRow } from "./lib/timeline";
-import { median, ok, say, summary } from "./lib/util";
+import { median, medianRatio, ok, say, summary } from "./lib/util";
 
 export const SITE_NODES = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"];
 
@@ -107,12 +107,12 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {
       const floors = rounds.map((r) => r.floorMs);
       const first = ops[0];
-      return { op: name, ms, medianMs: median(ms), pulumi: first?.pulumi ?? "", counts: first?.counts ?? [], stable: ops.every((o) => key(o.counts) === key(first?.counts ?? [])), floorMs: floors, pairedRatio: Math.round(median(ms.map((x, i) => x / (floors[i] ?? Number.NaN))) * 100) / 100 };
+      return { op: name, ms, medianMs: median(ms), pulumi: first?.pulumi ?? "", counts: first?.counts ?? [], stable: ops.every((o) => key(o.counts) === key(first?.counts ?? [])), floorMs: floors, pairedRatio: medianRatio(ms, floors) };
     };
     const noChangeUp = merged("no-change up", ups, rounds.map((r) => r.upMs));
     const preview = merged("preview", previews, rounds.map((r) => r.previewMs));
-    const upPerDynamic = Math.round(median(rounds.map((r) => r.upMs / r.dynamicMs)) * 100) / 100;
-    const previewPerUp = Math.round(median(rounds.map((r) => r.previewMs / r.upMs)) * 100) / 100;
+    const upPerDynamic = medianRatio(rounds.map((r) => r.upMs), rounds.map((r) => r.dynamicMs));
+    const previewPerUp = medianRatio(rounds.map((r) => r.previewMs), rounds.map((r) => r.upMs));
     say("site: profiled no-change up");
     const t0 = Date.now();
     const prof = ok("site: profiled no-change up", await p.up(PROFILE_FLAGS));

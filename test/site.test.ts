@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setEngineBehaviour, setEngineProofs, startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
-import { sshScript } from "./site/exec";
+import { sshOk, sshScript } from "./site/exec";
 import { makeScriptRecipe } from "./site/recipe";
 
 // One fixed dir for this file: startSite() first ends what a crashed earlier run left there.
@@ -19,11 +19,7 @@ let site: SimSite;
 let spark1: SimNode;
 let spark2: SimNode;
 
-async function sh(node: SimNode, script: string): Promise<string> {
-  const r = await sshScript(site, node, `set -euo pipefail\n${script}`);
-  if (r.code !== 0) throw new Error(`${node.name}: exit ${r.code}\n--- script\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-  return r.stdout;
-}
+const sh = (node: SimNode, script: string): Promise<string> => sshOk(site, node, `set -euo pipefail\n${script}`);
 
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | null> {
   try {

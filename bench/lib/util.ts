@@ -22,6 +22,9 @@ export function say(msg: string): void {
 }
 
 /** The 1-minute load average: the machine is shared, so every section records it. */
+/** The median of the per-round ratios a[i] / b[i], to two digits: samples of one round share its load. */
+export const medianRatio = (a: readonly number[], b: readonly number[]): number => round(median(a.map((x, i) => x / (b[i] ?? Number.NaN))), 2);
+
 export const load1 = (): number => round(loadavg()[0] ?? 0, 2);
 
 /** Fails loudly with the Pulumi output: a benchmark of a failed run measures nothing. */

@@ -51,7 +51,7 @@ export function getModels(base: string, apiKey: string | undefined): Promise<{ c
 
 async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: CliContext["pulumi"]): Promise<string | undefined> {
   const { auth } = cliAuth(site, p, process.env, stack);
-  const keys = await withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, (hosts) =>
+  const keys = await withHosts(nodes, auth, (hosts) =>
     Promise.all(nodes.map(async (nb) => {
       const script = `${readApiKeyLines(keyFiles(nb))}\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
       const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });

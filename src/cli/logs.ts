@@ -45,7 +45,7 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
   }
   const width = Math.max(...nodes.map((n) => n.node.length));
   const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
-  return withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  return withHosts(nodes, auth, async (hosts) => {
     let stopping = false;
     const stop = () => {
       stopping = true;

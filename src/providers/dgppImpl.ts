@@ -60,7 +60,7 @@ export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.R
   const props = fromWire(stored);
   const head = props.bundle.nodes[0];
   if (head === undefined) return { id, props };
-  const marker = await withHosts([{ node: head.node, conn: head.conn }], authOf(props.connection), async (hosts) => {
+  const marker = await withHosts([head], authOf(props.connection), async (hosts) => {
     const out = (await hostFor(hosts, head.node).run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
     return out === "" ? undefined : out;
   });

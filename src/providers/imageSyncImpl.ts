@@ -25,6 +25,9 @@ function reaches(olds: Props, news: Props): boolean {
   return olds.image !== news.image || names(olds) !== names(news) || drifted;
 }
 
+/** The nodes' image IDs as the state keeps them: an absent image is null (JSON has no undefined). */
+const stored = (ids: Record<string, string | undefined>): Record<string, string | null> => Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, v ?? null]));
+
 /** How to reach the nodes: recorded without touching a node. */
 const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
 
@@ -34,7 +37,7 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<pulum
 
 async function run(news: Props): Promise<Props> {
   const o = await syncImage(spec(news), authOf(news.connection), providerLog(`${news.deployment} image`));
-  return { ...news, imageId: o.id, source: o.source, ids: Object.fromEntries(Object.entries(o.ids).map(([k, v]) => [k, v ?? null])) };
+  return { ...news, imageId: o.id, source: o.source, ids: stored(o.ids) };
 }
 
 export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
@@ -53,5 +56,5 @@ export async function remove(_id: string, props: Props): Promise<void> {
 export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
   if (props.imageId === undefined) return { id, props };
   const ids = await imageIds(spec(props), authOf(props.connection));
-  return { id, props: { ...props, ids: Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, v ?? null])) } };
+  return { id, props: { ...props, ids: stored(ids) } };
 }

@@ -1,6 +1,7 @@
 /** The work of ModelCache, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
-import { checkModel, removeModel, repoDir, syncModel, type CacheNode, type ModelSpec } from "../serve/modelcache";
+import { hfCacheDir } from "../render/node";
+import { checkModel, removeModel, syncModel, type CacheNode, type ModelSpec } from "../serve/modelcache";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings } from "./engineDeployment";
 
@@ -64,7 +65,7 @@ export async function remove(_id: string, props: Props): Promise<void> {
   const log = providerLog(`${props.deployment} model`);
   const nodes = props.nodes.map((n) => n.node).join(", ");
   if (props.onDelete !== "remove") {
-    log(`the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : repoDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`);
+    log(`the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`);
     return;
   }
   const gone = await removeModel(spec(props), props.protectedNodes, authOf(props.connection));

@@ -31,7 +31,7 @@ function staged(nb: NodeBundle, dir: string): NodeBundle {
 }
 
 export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, auth: SshAuth, log: (m: string) => void): Promise<ProvisionOutcome> {
-  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  return withHosts(b.nodes, auth, async (hosts) => {
     const out: ProvisionOutcome = { backups: [] };
     const head = b.nodes[0];
     if (head === undefined) throw new Error(`${b.deployment} has no nodes`);

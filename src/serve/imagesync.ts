@@ -61,7 +61,7 @@ async function inspect(h: Host, image: string): Promise<{ id: string; size: numb
 export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string) => void): Promise<ImageOutcome> {
   const head = spec.nodes[0];
   if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
-  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  return withHosts(spec.nodes, auth, async (hosts) => {
     const seen = await Promise.all(spec.nodes.map((n) => inspect(hostFor(hosts, n.node), spec.image)));
     let srcIndex = seen[0] !== undefined ? 0 : seen.findIndex((s) => s !== undefined);
     let pulled = false;
@@ -113,7 +113,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
 
 /** Each node's image ID now (read-only; refresh). */
 export async function imageIds(spec: ImageSpec, auth: SshAuth): Promise<Record<string, string | undefined>> {
-  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  return withHosts(spec.nodes, auth, async (hosts) => {
     const found = await Promise.all(spec.nodes.map(async (n) => [n.node, (await inspect(hostFor(hosts, n.node), spec.image))?.id] as const));
     return Object.fromEntries(found);
   });

@@ -4,6 +4,7 @@
  * lack it, continuing partial files, and verified by file list and sizes against the source.
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
+import { hfCacheDir } from "../render/node";
 import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, withPeerAccess, type Access, type Grant } from "./fanout";
@@ -37,10 +38,6 @@ export interface ModelOutcome {
   copied: Record<string, number>;
   /** Nodes whose cache is incomplete, and why (a read's finding; empty after a run). */
   incomplete: Record<string, string[]>;
-}
-
-export function repoDir(hfHome: string, repo: string): string {
-  return `${hfHome.replace(/\/+$/, "")}/hub/models--${repo.replace(/\//g, "--")}`;
 }
 
 async function manifestOf(h: Host, dir: string): Promise<Manifest> {
@@ -129,8 +126,8 @@ async function copyTo(a: Access, g: Grant, src: Host, dir: string, source: Manif
 export async function syncModel(spec: ModelSpec, token: string | undefined, auth: SshAuth, log: (m: string) => void): Promise<ModelOutcome> {
   const head = spec.nodes[0];
   if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
-  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
-    const dirOf = (n: CacheNode) => repoDir(n.hfHome, spec.repo);
+  return withHosts(spec.nodes, auth, async (hosts) => {
+    const dirOf = (n: CacheNode) => hfCacheDir(n.hfHome, spec.repo);
     const seen = await Promise.all(spec.nodes.map((n) => manifestOf(hostFor(hosts, n.node), dirOf(n))));
     let srcIndex = seen.findIndex((m) => completeness(m, spec.revision).missing.length === 0);
     let downloaded = false;
@@ -181,8 +178,8 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
 
 /** Which nodes lack the recorded revision now (read-only; refresh). */
 export async function checkModel(spec: ModelSpec, commit: string, auth: SshAuth): Promise<Record<string, string[]>> {
-  return withHosts(spec.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
-    const found = await Promise.all(spec.nodes.map(async (n) => [n.node, completeness(await manifestOf(hostFor(hosts, n.node), repoDir(n.hfHome, spec.repo)), commit).missing] as const));
+  return withHosts(spec.nodes, auth, async (hosts) => {
+    const found = await Promise.all(spec.nodes.map(async (n) => [n.node, completeness(await manifestOf(hostFor(hosts, n.node), hfCacheDir(n.hfHome, spec.repo)), commit).missing] as const));
     return Object.fromEntries(found.filter(([, m]) => m.length > 0));
   });
 }
@@ -190,8 +187,8 @@ export async function checkModel(spec: ModelSpec, commit: string, auth: SshAuth)
 /** Delete with `remove`: the repo dir goes from every node but the protected ones. */
 export async function removeModel(spec: ModelSpec, protectedNodes: string[], auth: SshAuth): Promise<string[]> {
   const nodes = spec.nodes.filter((n) => !protectedNodes.includes(n.node));
-  await withHosts(nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
-    await Promise.all(nodes.map((n) => hostFor(hosts, n.node).run(`rm -rf ${nodePath(repoDir(n.hfHome, spec.repo))}`, { step: "remove the model cache" })));
+  await withHosts(nodes, auth, async (hosts) => {
+    await Promise.all(nodes.map((n) => hostFor(hosts, n.node).run(`rm -rf ${nodePath(hfCacheDir(n.hfHome, spec.repo))}`, { step: "remove the model cache" })));
   });
   return nodes.map((n) => n.node);
 }

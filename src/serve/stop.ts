@@ -10,7 +10,7 @@ import { ownStopScript } from "./registry";
  * node's files stay. A node that another deployment has taken since (a node move) is left alone.
  */
 export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m: string) => void): Promise<void> {
-  await withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  await withHosts(b.nodes, auth, async (hosts) => {
     log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
     await Promise.all(b.nodes.map((nb) => hostFor(hosts, nb.node).run(ownStopScript(nb, b.hooks.afterStop), { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) })));
   }, { lock: true });
@@ -18,7 +18,7 @@ export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m
 
 /** What runs on the nodes now, against the bundle: running, identity, drift. */
 export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Promise<DeploymentOutcome> {
-  return withHosts(b.nodes.map((n) => ({ node: n.node, conn: n.conn })), auth, async (hosts) => {
+  return withHosts(b.nodes, auth, async (hosts) => {
     const nodes: NodeOutcome[] = await Promise.all(
       b.nodes.map(async (nb) => {
         const st = await probeNode(hostFor(hosts, nb.node), nb);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { e2eProject, type E2E } from "../helpers/project";
-import { sshScript } from "../site/exec";
+import { sshOk } from "../site/exec";
 import type { SimNode } from "../site/site";
 
 const deployments = `  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark1 }
@@ -25,11 +25,7 @@ timeout_s = 60
 max_model_len = 16384
 `;
 
-async function sh(e: E2E, node: SimNode, script: string): Promise<string> {
-  const r = await sshScript(e.site, node, script);
-  if (r.code !== 0) throw new Error(`${node.name}: ${script}: exit ${String(r.code)}: ${r.stderr}`);
-  return r.stdout;
-}
+const sh = (e: E2E, node: SimNode, script: string): Promise<string> => sshOk(e.site, node, script);
 
 // The tests run in order on one site, each from the state the one before left.
 describe.sequential("docker vLLM through pulumi up", () => {

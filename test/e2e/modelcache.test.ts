@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
-import { sshScript } from "../site/exec";
+import { sshOk } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
 
 const REPO = "sm121-test/tiny-qwen3";
@@ -29,11 +29,7 @@ timeout_s = 60
 max_model_len = 4096
 `;
 
-async function sh(e: E2E, node: SimNode, script: string): Promise<string> {
-  const r = await sshScript(e.site, node, script);
-  if (r.code !== 0) throw new Error(`${node.name}: ${script}: exit ${String(r.code)}: ${r.stderr}`);
-  return r.stdout;
-}
+const sh = (e: E2E, node: SimNode, script: string): Promise<string> => sshOk(e.site, node, script);
 
 /** Every file of the repo dir with its size and inode, links with their targets. */
 const listing = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`);

@@ -55,6 +55,13 @@ export function sshScript(site: SimSite, node: SimNode, script: string, opts: { 
   return collect(cmd ?? "ssh", [...args, "bash -s"], script, process.env, opts.timeoutMs ?? 60000);
 }
 
+/** sshScript that must succeed: its stdout, or an error with the node, the exit code and stderr. */
+export async function sshOk(site: SimSite, node: SimNode, script: string): Promise<string> {
+  const r = await sshScript(site, node, script);
+  if (r.code !== 0) throw new Error(`${node.name}: exit ${String(r.code)}\n--- script\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  return r.stdout;
+}
+
 /** Run a script with bash directly, in the environment of a login on the node. */
 export function localScript(site: SimSite, node: SimNode, script: string, timeoutMs = 60000): Promise<RunResult> {
   return collect("bash", ["-s"], script, nodeEnv(site, node), timeoutMs);
