@@ -1,0 +1,205 @@
+/**
+ * The sm121 Pulumi program, loaded by ./index once the dynamic provider host is on its way: read
+ * the site from this stack's configuration, load the recipes, render every deployment at plan
+ * time, look at every node once (read-only: what runs there, what drifted), and create one Recipe
+ * component per deployment.
+ */
+// The SDK's modules, not its index: the index loads the Automation API (half a second before the
+// first resource registers, for nothing this program uses).
+import { Config } from "@pulumi/pulumi/config";
+import { RunError } from "@pulumi/pulumi/errors";
+import * as log from "@pulumi/pulumi/log";
+import { getStack } from "@pulumi/pulumi/metadata";
+import { all, type Output } from "@pulumi/pulumi/output";
+import type { Resource } from "@pulumi/pulumi/resource";
+import { allConfig } from "@pulumi/pulumi/runtime/config";
+import { isDryRun } from "@pulumi/pulumi/runtime/settings";
+import { dynamicHost as provider } from "./providers/host";
+import { Recipe } from "./components/recipe";
+import { imageSyncOf, modelSyncOf } from "./components/sync";
+import { loadProject } from "./project";
+import { SpecError, SpecErrors } from "./recipe/errors";
+import { GatewayFragment } from "./providers/gatewayFragment";
+import { dgppBuildScript, dgppPaths } from "./render/dgpp";
+import { gatewayFile, isLoopback } from "./render/gateway";
+import { planFits } from "./render/memfit";
+import { nodeConn } from "./render/node";
+import { authOf } from "./providers/common";
+import { observeSite } from "./serve/observe";
+import { protectedRefusal } from "./text/protected";
+
+const stack = getStack();
+// The project directory (where Pulumi.yaml is), as the language host passes it; the working
+// directory is the program's, which may be a compiled output directory.
+const root = process.env["PULUMI_NODEJS_ROOT_DIRECTORY"] ?? process.cwd();
+/**
+ * The site comes from the configuration Pulumi resolved for this run (what Config reads:
+ * the stack file, Pulumi.yaml's project config, ESC environments, --config-file).
+ */
+function load() {
+  try {
+    return loadProject(root, stack, allConfig());
+  } catch (e) {
+    // Input errors print as themselves (file:line:col: field: problem; fix), without a stack trace.
+    if (e instanceof SpecError || e instanceof SpecErrors) throw new RunError(e.message);
+    throw e;
+  }
+}
+const { site, bundles: declared, recipes: recipeDefs } = load();
+const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+// `sm121 down <deployment>`: this run leaves the deployment out, as if the site did not list it.
+const down = list(process.env["SM121_DOWN"]);
+for (const d of down) {
+  if (!declared.some((b) => b.deployment === d)) throw new RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
+}
+const bundles = declared.filter((b) => !down.includes(b.deployment));
+const config = new Config("sm121");
+
+const allow = {
+  protected: list(process.env["SM121_ALLOW_PROTECTED"]),
+  experimental: process.env["SM121_EXPERIMENTAL"] === "1",
+  restart: process.env["SM121_RESTART"] === "1",
+};
+const privateKey = config.getSecret("sshPrivateKey");
+const passphrase = config.getSecret("sshPassphrase");
+const connection = all([privateKey, passphrase]).apply(([key, pass]) => ({
+  owner: stack,
+  lockWaitS: site.lockWaitS,
+  knownHosts: site.knownHosts,
+  hostKeys: site.hostKeys,
+  ...(key !== undefined && { privateKey: key }),
+  ...(pass !== undefined && { passphrase: pass }),
+}));
+const secrets: Record<string, Output<string>> = {};
+const hf = config.getSecret("hfToken");
+const apiKey = config.getSecret("apiKey");
+if (hf !== undefined) secrets["HF_TOKEN"] = hf;
+if (apiKey !== undefined) secrets["API_KEY"] = apiKey;
+
+/** `sm121:preflight: true`: a preview also runs the read-only node checks (seed 001's --dry-run --preflight). */
+const preflight = site.preflight && isDryRun();
+
+/** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
+function dgppOf(recipeName: string) {
+  const r = recipeDefs.get(recipeName);
+  // A [dgpp] block is refused on any other engine's recipe (the dgpp driver's recipe rules).
+  if (r?.dgpp === undefined) return undefined;
+  const pinned = r.dgpp.repo !== undefined && r.dgpp.rev !== undefined;
+  return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...(pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) }) };
+}
+
+/** Where the gateway file goes: on a node of the site, or on the machine that runs Pulumi. */
+const gwNodeName = site.gateway?.node;
+const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName];
+const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
+const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
+
+/**
+ * Runs resource constructors with one frame per stack trace. The SDK gives every output property
+ * four promises and captures a stack trace for each (for its promise-leak report alone), which
+ * the run harness's source-map-support formats at once through the source maps of the SDK's
+ * files: about 0.8 ms a trace and 37 traces a resource, more CPU than the resources' own work
+ * (0.4 s of a 10-node site's plan, 2 s at 40 deployments). The leak report names the promise
+ * and its property anyway; an error thrown in a constructor still carries its message.
+ */
+function shortStacks<T>(construct: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 1;
+  try {
+    return construct();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/** The value of an output that is known at plan time (the stack's config), as a promise. */
+function known<T>(o: Output<T>): Promise<T> {
+  return new Promise((resolve) => {
+    o.apply((v) => {
+      resolve(v);
+      return v;
+    });
+  });
+}
+
+export async function main(): Promise<Record<string, unknown>> {
+  // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
+  // before anything is stopped.
+  const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
+  const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
+  if (leaving.length > 0) {
+    throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
+  }
+  for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
+  const fit = planFits(bundles, recipeDefs, seen.models);
+  for (const t of fit.tables) log.info(t);
+  if (fit.refusal !== undefined && process.env["SM121_ALLOW_UNFIT"] !== "1") throw new RunError(fit.refusal);
+  if (fit.refusal !== undefined) log.warn(`SM121_ALLOW_UNFIT=1: going on although ${fit.refusal}`);
+  for (const w of fit.warnings) log.warn(w);
+
+  // Deployments on protected nodes come after the others, so that a destroy meets their refusal
+  // before it stops anything else.
+  const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
+  const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
+    const dgpp = dgppOf(bundle.recipe);
+    const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
+    const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
+    return new Recipe(bundle.deployment, {
+      bundle,
+      connection,
+      // Each value secret, the keys plain: the plan names a rotated secret, never its value.
+      secrets,
+      allow,
+      preflight,
+      drift: seen.drift[bundle.deployment] ?? [],
+      findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
+      after,
+      ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
+      ...(dgpp !== undefined && { dgpp }),
+      ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
+      ...(model !== undefined && { model, ...(hf !== undefined && { hfToken: hf }) }),
+      ...(image !== undefined && { image }),
+    }, { providers: [provider] });
+  };
+  const recipes = shortStacks(() => {
+    const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
+    const firsts = [...open.values()].map((r) => r.engine);
+    return bundles.map((b) => open.get(b.deployment) ?? make(b, firsts));
+  });
+
+  if (site.gateway !== undefined && gatewaySettings !== undefined) {
+    const gw = site.gateway;
+    // As declared (the plan, known before any engine is served); the file takes each served model and status.
+    const models = bundles.map((b) => ({
+      deployment: b.deployment,
+      model: gw.model ?? b.readiness.servedName ?? b.deployment,
+      status: "serving",
+      endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
+        node: n.node,
+        url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+        // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+        reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
+      }])),
+    }));
+    const outcomes = all(recipes.map((r) => r.engine.outcome));
+    const file = outcomes.apply((outcomes) =>
+      gatewayFile(gw.format, models.map((m, i) => ({ ...m, model: gw.model ?? outcomes[i]?.servedModel ?? m.model, status: outcomes[i]?.status ?? "unknown" })), { apiKey: apiKey !== undefined }),
+    );
+    shortStacks(() => new GatewayFragment("gateway", {
+      path: gw.path,
+      format: gw.format,
+      models,
+      content: file.text,
+      warnings: file.warnings,
+      restartNote: file.restartNote,
+      served: outcomes,
+      connection,
+      ...(gwConn !== undefined && { node: gwConn }),
+    }, { provider }));
+  }
+
+  return {
+    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])),
+  };
+}
