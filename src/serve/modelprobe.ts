@@ -13,7 +13,8 @@ import { nodePath } from "../text/shell";
 export function modelFactsScript(nb: NodeBundle): string {
   const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
   const lines = [
-    "mt=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}' || true)",
+    // free's "Mem:" row, second field, read by bash itself (no awk: the look runs at every plan).
+    'mt=$(free -b 2>/dev/null || true); if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi',
     `printf '@sm121 {"memTotalBytes":%s}\\n' "\${mt:-null}"`,
   ];
   if (caches.length === 0) return lines.join("\n");
@@ -21,7 +22,8 @@ export function modelFactsScript(nb: NodeBundle): string {
     ...lines,
     `for c in ${caches.join(" ")}; do`,
     // The revision the hub resolved (refs/main), else the newest snapshot.
-    '  rev=$(cat "$c/refs/main" 2>/dev/null || ls -1t "$c/snapshots" 2>/dev/null | head -n 1 || true); s="$c/snapshots/$rev"',
+    '  rev=; if [ -f "$c/refs/main" ]; then IFS= read -r rev < "$c/refs/main" || true; fi',
+    '  if [ -z "$rev" ]; then rev=$(ls -1t "$c/snapshots" 2>/dev/null | head -n 1 || true); fi; s="$c/snapshots/$rev"',
     '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
     `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
     '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',

@@ -51,7 +51,7 @@ export function unregisterScript(nb: NodeBundle): string {
 /** Prints `@sm121 {"other":"<name>"}` for every other deployment the node holds. */
 export function othersProbe(dir: string, own: string | undefined): string {
   const root = nodePath(dir);
-  return `for d in ${root}/*/; do [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue; n=$(basename "$d"); [ "$n" = ${quote(own ?? "")} ] && continue; printf '@sm121 {"other":"%s"}\\n' "$n"; done`;
+  return `for d in ${root}/*/; do [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue; n=\${d%/}; n=\${n##*/}; [ "$n" = ${quote(own ?? "")} ] && continue; printf '@sm121 {"other":"%s"}\\n' "$n"; done`;
 }
 
 /**

@@ -48,7 +48,8 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
   const checks = o.checks ?? true;
   const lines = [
     ...(checks ? [...nb.preflight.map(checkLine), otherVllmProbe(nb)] : []),
-    `state=$(cat ${d}/state.json 2>/dev/null || echo null)`,
+    // Builtins where a fork would do the same: the look runs on every node at every plan.
+    `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; [ -n "$state" ] || state=null`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
     `${rec('"{\\"state\\":$state}"')}`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
@@ -56,11 +57,11 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     modelFactsScript(nb),
     ...watch.map((p) => {
       const w = nodePath(p);
-      return `if [ -e ${w} ]; then ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$(sha256sum < ${w} | cut -c1-64)\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
+      return `if [ -e ${w} ]; then h=$(sha256sum < ${w} || true); ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"\${h:0:64}\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
     }),
   ];
   if (port !== undefined) {
-    lines.push(`conns=$(ss -Htn state established "( sport = :${port} )" 2>/dev/null | wc -l || echo 0)`);
+    lines.push(`mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`);
     lines.push(rec('"{\\"clients\\":$conns}"'));
   }
   if (envPath !== undefined) {
