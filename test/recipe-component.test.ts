@@ -71,11 +71,11 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
-function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[] } {
+function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[]; stacks: { deep: number; short: number } } {
   const out = execFileSync(process.execPath, ...invocation(config, env));
   const line = out.split("\n").find((l) => l.startsWith("@registered "));
   if (line === undefined) throw new Error(`the mock run printed no @registered line:\n${out}`);
-  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[] };
+  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[]; stacks: { deep: number; short: number } };
 }
 
 /** The child node process that runs the program under the mocks, for a site and an environment. */
@@ -143,6 +143,12 @@ describe("the Recipe component under Pulumi's mocks", () => {
       const dynamic = r.registered.filter((x) => x.type.startsWith("pulumi-nodejs:dynamic/"));
       expect(dynamic.length).toBe(4);
       for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
+    });
+
+    it("constructs its resources with one-frame stack traces (the SDK formats one per promise of every output property)", () => {
+      expect(r.stacks.deep).toBe(0);
+      // four promises per output property, every property of every resource
+      expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
     });
 
     it("makes the DGPP engine wait for its provisioning, and a plain engine for nothing", () => {

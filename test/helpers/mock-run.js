@@ -2,7 +2,8 @@
  * Runs the compiled sm121 program (dist/src/index.js) under Pulumi's mocks
  * (`pulumi.runtime.setMocks`) in a plain node process, and prints one JSON line: every resource
  * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked) and
- * which @pulumi/command modules were loaded. Run it from a test with the project directory in
+ * which @pulumi/command modules were loaded, and how deep the SDK's stack traces of output
+ * properties were. Run it from a test with the project directory in
  * PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the configuration in PULUMI_CONFIG, as
  * the language host passes them. (@pulumi/pulumi under vitest's module loader hangs; a child node
  * process runs it as the language host does.)
@@ -24,6 +25,19 @@ function plain(v) {
   }
   return v;
 }
+
+/**
+ * Stack traces the SDK formats for the promises of a resource's output properties (its
+ * transferProperties): `deep` ones carry the caller's frames, `short` ones only the SDK's own.
+ */
+const stacks = { deep: 0, short: 0 };
+Error.prepareStackTrace = (e, frames) => {
+  if (frames[0]?.getFunctionName() === "debuggablePromise") {
+    if (frames.some((f) => f.getFunctionName() === "transferProperties")) stacks.deep++;
+    else if (frames.length === 1) stacks.short++;
+  }
+  return [String(e), ...frames.map((f) => `    at ${f}`)].join("\n");
+};
 
 async function main() {
   await pulumi.runtime.setMocks(
@@ -60,7 +74,7 @@ async function main() {
   await settings.waitForRPCs();
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
   // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
-  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))) })}\n`);
+  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))), stacks })}\n`);
 }
 
 main().catch((e) => {
