@@ -2,7 +2,8 @@
  * A benchmark project on the simulated site: test/helpers/project.ts's e2eProject with the bench
  * recipes, the session counter on every node, and a way to rewrite the deployments between runs.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { setPriority } from "node:os";
 import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
@@ -10,8 +11,19 @@ import type { ImageSpec } from "../../test/site/site";
 import { BENCH_RECIPES } from "./recipes";
 import { installSessionCounter } from "./sessions";
 
+/**
+ * The nice level of the simulated nodes (their sshd, and so every session, container and engine
+ * started through it). On a cluster a node's sshd, shells, docker and engine run on the node's own
+ * CPU; here they share two cores with pulumi, the program and the provider host. At nice 10 they
+ * take what the operator's processes leave, which is the nearer model of a node; the site section
+ * also measures the no-change up with the nodes at the machine's own priority (nice 0).
+ */
+export const NODE_NICE = 10;
+
 export interface BenchProject {
   e: E2E;
+  /** Sets the nice level of every node's sshd: the sessions it starts from now on inherit it. */
+  nodeNice(nice: number): void;
   /** Rewrites the stack: the site as e2eProject writes it, with these deployment lines. */
   setDeployments(yaml: string): void;
   /** Rewrites the bench recipes with another BENCH_REV (a changed bundle identity). */
@@ -60,9 +72,14 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
     "  sm121:dgppPollS: 0.5",
     nodesYaml(e.site),
   ];
+  const nodeNice = (nice: number) => {
+    for (const n of e.site.nodes) setPriority(Number(readFileSync(join(n.root, "var", "run", "sshd.pid"), "utf8").trim()), nice);
+  };
+  nodeNice(NODE_NICE);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });
   return {
     e,
+    nodeNice,
     setDeployments: (yaml) => e.writeStack([...base(), yaml, ""].join("\n")),
     setRecipeRev: (rev) => {
       for (const [f, text] of Object.entries(BENCH_RECIPES(rev))) writeFileSync(join(e.dir, "recipes", f), text);
