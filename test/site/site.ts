@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
+import { startDockerd } from "./dockerd";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
 
@@ -74,7 +75,7 @@ export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
 };
 
 const BIN_LINKS: Record<string, string> = {
-  docker: "docker.js",
+  docker: "docker-cli",
   "nvidia-smi": "nvidia-smi.js",
   free: "free",
   sysctl: "sysctl.js",
@@ -186,6 +187,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     fs.cpSync(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"), { recursive: true });
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
+    register(dir, await startDockerd(dir, 15000), "");
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");
     const clientPub = keygen(clientKey, "sm121-test-site-client");

@@ -1,0 +1,91 @@
+/**
+ * The simulated node's docker CLI (test/site/shims/docker-cli) and the site's docker daemon
+ * (shims/dockerd.js): the read-only commands the daemon answers print exactly what docker.js
+ * prints on its own (stdout, stderr, exit code), the daemon really answers them, and the CLI runs
+ * a command itself when the daemon is gone.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { registeredProcesses, terminate } from "./site/procs";
+import { startSite, type SimSite } from "./site/site";
+
+let site: SimSite;
+let root: string;
+
+interface Run {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** The node's own `docker` (bin/docker: the node's identity, then docker-cli), from an empty environment. */
+function nodeDocker(args: string[]): Run {
+  const r = spawnSync(path.join(root, "bin", "docker"), args, { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "" } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** docker.js in a process of its own, as before the daemon. */
+function ownProcess(args: string[]): Run {
+  const r = spawnSync(path.join(site.dir, "shims", "docker.js"), args, { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_SITE_DIR: site.dir } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+beforeAll(async () => {
+  site = await startSite({ dir: fs.mkdtempSync(path.join(os.tmpdir(), "sm121-dockerd-")), nodes: ["dk1"], firstIp: 236, sshPort: 2597 });
+  root = site.nodes[0]?.root ?? "";
+  const started = nodeDocker(["run", "-d", "--name", "c1", "--label", "sm121.deployment=t", "ubuntu:24.04", "sleep", "300"]);
+  expect(started.err).toBe("");
+  expect(started.code).toBe(0);
+}, 60_000);
+
+afterAll(async () => {
+  await site.stop();
+  fs.rmSync(site.dir, { recursive: true, force: true });
+});
+
+const READ_ONLY = [
+  ["inspect", "c1"],
+  ["inspect", "-f", "{{.State.Running}} {{.State.StartedAt}} {{.Name}}", "c1"],
+  ["inspect", "-f", "{{.State.Running}}", "c1", "nope"],
+  ["inspect", "nope"],
+  ["inspect", "--bogus", "c1"],
+  ["container", "inspect", "c1"],
+  ["image", "inspect", "ubuntu:24.04"],
+  ["image", "inspect", "no/such:image"],
+  ["ps"],
+  ["ps", "-a", "--no-trunc", "--format", '{{.Names}}|{{.Label "sm121.deployment"}}|{{.Command}}'],
+  ["container", "ls", "-q"],
+  ["images"],
+  ["version"],
+];
+
+describe("the site's docker daemon", () => {
+  it.each(READ_ONLY)("answers docker %s exactly as docker.js does on its own", (...args: string[]) => {
+    const own = ownProcess(args);
+    expect(nodeDocker(args)).toEqual(own);
+    expect(own.out + own.err).not.toBe("");
+  });
+
+  it("is what answers them: with docker.js not executable, inspect still works and run does not", () => {
+    const cli = path.join(site.dir, "shims", "docker.js");
+    const expected = ownProcess(["inspect", "-f", "{{.State.Running}}", "c1"]);
+    fs.chmodSync(cli, 0o644);
+    try {
+      expect(nodeDocker(["inspect", "-f", "{{.State.Running}}", "c1"])).toEqual(expected);
+      expect(expected.out).toBe("true\n");
+      expect(nodeDocker(["logs", "c1"]).code).toBe(126);
+    } finally {
+      fs.chmodSync(cli, 0o755);
+    }
+  });
+
+  it("leaves the command to docker.js once it is gone", async () => {
+    const before = nodeDocker(["inspect", "-f", "{{.State.Running}} {{.Name}}", "c1"]);
+    await terminate(registeredProcesses(site.dir).filter((r) => r.what.startsWith("dockerd ")), 2000);
+    expect(nodeDocker(["inspect", "-f", "{{.State.Running}} {{.Name}}", "c1"])).toEqual(before);
+    expect(before).toEqual({ code: 0, out: "true /c1\n", err: "" });
+  });
+});
