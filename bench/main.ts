@@ -89,7 +89,7 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
       ok("chat: destroy", await p.destroy());
     }
   } finally {
-    await p.e.stop();
+    await p.stop();
   }
 }
 

@@ -71,10 +71,10 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
     out.push(...table(["operation", "runs s", "median s"], [["pulumi up", list(r.floor.upMs), s(r.floor.upMedianMs)], ["pulumi preview", list(r.floor.previewMs), s(r.floor.previewMedianMs)], ["pulumi up, one no-op dynamic resource (not the floor; for reference)", list(r.floor.dynamicUpMs), s(r.floor.dynamicUpMedianMs)]]));
   }
   if (r.site !== undefined) {
-    out.push("", `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources})`);
+    out.push("", `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources}); the nodes' CPU: ${r.site.nodeCpu}`);
     out.push(...table(["operation", "runs s", "paired floor s", "median s", "/floor", "per node: c/ch/d = connections/channels/docker calls"], siteRows([r.site.firstUp, r.site.noChangeUp, r.site.preview, r.site.refresh, r.site.destroy], floor)));
-    out.push("", "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, the site's no-change up and preview (nodes at nice 10, see bench/lib/project.ts), and the up again with the nodes at nice 0");
-    out.push(...table(["round", "empty s", "one dynamic s", "site up s", "site preview s", "up / dynamic", "preview / up", "up, nodes nice 0 s", "/ dynamic"], r.site.rounds.map((x, i) => [String(i + 1), s(x.floorMs), s(x.dynamicMs), s(x.upMs), s(x.previewMs), `${round(x.upMs / x.dynamicMs, 2)}x`, `${round(x.previewMs / x.upMs, 2)}x`, s(x.upNice0Ms), `${round(x.upNice0Ms / x.dynamicMs, 2)}x`])));
+    out.push("", "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, the site's no-change up and preview (the nodes in a CPU group of a tenth of the weight, see bench/lib/nodecpu.ts), and the up again with the nodes out of it");
+    out.push(...table(["round", "empty s", "one dynamic s", "site up s", "site preview s", "up / dynamic", "preview / up", "up, nodes ungrouped s", "/ dynamic"], r.site.rounds.map((x, i) => [String(i + 1), s(x.floorMs), s(x.dynamicMs), s(x.upMs), s(x.previewMs), `${round(x.upMs / x.dynamicMs, 2)}x`, `${round(x.previewMs / x.upMs, 2)}x`, s(x.upSharedMs), `${round(x.upSharedMs / x.dynamicMs, 2)}x`])));
   }
   if (r.scale !== undefined) {
     const c = r.scale;

@@ -51,9 +51,9 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       ok("scale: destroy (5)", await small.destroy());
       return { small: SMALL, large: LARGE, smallMs, largeMs, ratio: medianRatio(largeMs, smallMs), largeSummary };
     } finally {
-      await large.e.stop();
+      await large.stop();
     }
   } finally {
-    await small.e.stop();
+    await small.stop();
   }
 }

@@ -8,7 +8,7 @@
 import { DEFAULT_IMAGES } from "../test/site/site";
 import type { Floor } from "./floor";
 import { measureProgramCost, type CostRow } from "./programcost";
-import { benchProject, NODE_NICE, type BenchProject } from "./lib/project";
+import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml, type DeploymentLine } from "./lib/recipes";
 import { counted, type NodeCount } from "./lib/sessions";
 import { moments, PROFILE_FLAGS, timeline, type TimelineRow } from "./lib/timeline";
@@ -41,17 +41,19 @@ export interface SiteOp {
 
 export interface SiteResult {
   deployments: number;
+  /** How the simulated nodes got their CPU (bench/lib/nodecpu.ts). */
+  nodeCpu: string;
   nodes: number;
   resources: string;
   firstUp: SiteOp;
   noChangeUp: SiteOp;
   preview: SiteOp;
   /** per interleaved round: the naive one-dynamic-resource program's no-change up, then the site's up and preview */
-  rounds: Array<{ floorMs: number; dynamicMs: number; upMs: number; previewMs: number; upNice0Ms: number }>;
+  rounds: Array<{ floorMs: number; dynamicMs: number; upMs: number; previewMs: number; upSharedMs: number }>;
   /** medians of the per-round ratios */
   upPerDynamic: number;
-  /** the same with the nodes at the machine's own priority (see NODE_NICE): for reference */
-  upNice0PerDynamic: number;
+  /** the same with the nodes out of their CPU group (bench/lib/nodecpu.ts): for reference */
+  upSharedPerDynamic: number;
   previewPerUp: number;
   refresh: SiteOp;
   destroy: SiteOp;
@@ -96,18 +98,22 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const previews: SiteOp[] = [];
     const rounds: SiteResult["rounds"] = [];
     for (let i = 0; i < runs; i++) {
-      say(`site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up, preview, no-change up with the nodes at nice 0)`);
+      say(`site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up and preview (taking turns first), no-change up with the nodes out of their CPU group)`);
       const floorMs = await floor.up();
       const dynamicMs = await floor.dynamicUp();
+      // The up and the preview take turns going first: the second inherits what the first leaves
+      // behind (its processes' exits, the state file's writeback).
+      const previewFirst = i % 2 === 1;
+      const early = previewFirst ? await repeatOp(p, "preview", 1, () => p.preview()) : undefined;
       const up = await repeatOp(p, "no-change up", 1, () => p.up());
       if (!/unchanged/.test(up.pulumi) || /updated|created|deleted/.test(up.pulumi)) throw new Error(`site: the no-change up changed something: ${up.pulumi}`);
-      const pv = await repeatOp(p, "preview", 1, () => p.preview());
-      p.nodeNice(0);
-      const up0 = ok("site: no-change up, nodes at nice 0", await p.up());
-      p.nodeNice(NODE_NICE);
+      const pv = early ?? (await repeatOp(p, "preview", 1, () => p.preview()));
+      p.nodes.place(false);
+      const up0 = ok("site: no-change up, nodes out of their CPU group", await p.up());
+      p.nodes.place(true);
       ups.push(up);
       previews.push(pv);
-      rounds.push({ floorMs, dynamicMs, upMs: up.medianMs, previewMs: pv.medianMs, upNice0Ms: up0.ms });
+      rounds.push({ floorMs, dynamicMs, upMs: up.medianMs, previewMs: pv.medianMs, upSharedMs: up0.ms });
     }
     const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {
       const floors = rounds.map((r) => r.floorMs);
@@ -118,7 +124,7 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const preview = merged("preview", previews, rounds.map((r) => r.previewMs));
     const upPerDynamic = medianRatio(rounds.map((r) => r.upMs), rounds.map((r) => r.dynamicMs));
     const previewPerUp = medianRatio(rounds.map((r) => r.previewMs), rounds.map((r) => r.upMs));
-    const upNice0PerDynamic = medianRatio(rounds.map((r) => r.upNice0Ms), rounds.map((r) => r.dynamicMs));
+    const upSharedPerDynamic = medianRatio(rounds.map((r) => r.upSharedMs), rounds.map((r) => r.dynamicMs));
     say("site: profiled no-change up");
     const t0 = Date.now();
     const prof = ok("site: profiled no-change up", await p.up(PROFILE_FLAGS));
@@ -128,8 +134,8 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const refresh = await repeatOp(p, "refresh (read all)", 1, () => p.refresh());
     say("site: destroy");
     const destroy = await repeatOp(p, "destroy (delete all)", 1, () => p.destroy());
-    return { deployments: SITE_DEPLOYMENTS.length, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, preview, rounds, upPerDynamic, upNice0PerDynamic, previewPerUp, refresh, destroy, profileNoChange, programCost };
+    return { deployments: SITE_DEPLOYMENTS.length, nodeCpu: p.nodes.how, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, preview, rounds, upPerDynamic, upSharedPerDynamic, previewPerUp, refresh, destroy, profileNoChange, programCost };
   } finally {
-    await p.e.stop();
+    await p.stop();
   }
 }

@@ -3,27 +3,23 @@
  * recipes, the session counter on every node, and a way to rewrite the deployments between runs.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { setPriority } from "node:os";
 import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
 import type { ImageSpec } from "../../test/site/site";
+import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
 import { installSessionCounter } from "./sessions";
 
-/**
- * The nice level of the simulated nodes (their sshd, and so every session, container and engine
- * started through it). On a cluster a node's sshd, shells, docker and engine run on the node's own
- * CPU; here they share two cores with pulumi, the program and the provider host. At nice 10 they
- * take what the operator's processes leave, which is the nearer model of a node; the site section
- * also measures the no-change up with the nodes at the machine's own priority (nice 0).
- */
-export const NODE_NICE = 10;
-
 export interface BenchProject {
   e: E2E;
-  /** Sets the nice level of every node's sshd: the sessions it starts from now on inherit it. */
-  nodeNice(nice: number): void;
+  /**
+   * The nodes' CPU group (./nodecpu): every node's sshd is in it from the start; `place(false)`
+   * takes them out, and the sessions they start from then on with them.
+   */
+  nodes: Pick<NodeCpu, "how" | "weighted"> & { place(weighted: boolean): void };
+  /** Stops the site and removes the nodes' CPU group. */
+  stop(): Promise<void>;
   /** Rewrites the stack: the site as e2eProject writes it, with these deployment lines. */
   setDeployments(yaml: string): void;
   /** Rewrites the bench recipes with another BENCH_REV (a changed bundle identity). */
@@ -72,14 +68,18 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
     "  sm121:dgppPollS: 0.5",
     nodesYaml(e.site),
   ];
-  const nodeNice = (nice: number) => {
-    for (const n of e.site.nodes) setPriority(Number(readFileSync(join(n.root, "var", "run", "sshd.pid"), "utf8").trim()), nice);
-  };
-  nodeNice(NODE_NICE);
+  const cpu = nodeCpu(o.name);
+  const sshds = e.site.nodes.map((n) => Number(readFileSync(join(n.root, "var", "run", "sshd.pid"), "utf8").trim()));
+  const nodes = { how: cpu.how, weighted: cpu.weighted, place: (weighted: boolean) => cpu.place(sshds, weighted) };
+  nodes.place(true);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });
   return {
     e,
-    nodeNice,
+    nodes,
+    stop: async () => {
+      await e.stop();
+      cpu.close();
+    },
     setDeployments: (yaml) => e.writeStack([...base(), yaml, ""].join("\n")),
     setRecipeRev: (rev) => {
       for (const [f, text] of Object.entries(BENCH_RECIPES(rev))) writeFileSync(join(e.dir, "recipes", f), text);

@@ -1,0 +1,89 @@
+/**
+ * Where the simulated nodes get their CPU time from.
+ *
+ * On a cluster a node's sshd, shells, docker and engine run on that node's own CPU, never on the
+ * machine that runs Pulumi. Here they share two cores with pulumi, the program and the provider
+ * host, and Linux's scheduler makes that sharing lopsided: with autogroups on
+ * (kernel.sched_autogroup_enabled), every session is a scheduling group of its own, with the
+ * weight of a whole process, and sshd starts every SSH channel in a new session. Ten nodes
+ * answering the plan-time look are ten groups against the one group of pulumi, the program and
+ * the provider host, which then gets about a tenth of the machine.
+ *
+ * So the bench puts every node's sshd (and with it every session, container and engine it starts)
+ * in one CPU cgroup with a tenth of the default weight: the nodes use what the operator's
+ * processes leave, the nearer model of machines of their own. Where no CPU cgroup can be made
+ * (no cgroup filesystem, no cpu controller, not root), the nodes stay as they are and the report
+ * says so. The site section measures the no-change up both ways in every round.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** cgroup v1 `cpu.shares` (default 1024) and v2 `cpu.weight` (default 100): a tenth of each. */
+const V1_SHARES = 102;
+const V2_WEIGHT = 10;
+
+export interface NodeCpu {
+  /** "cgroup v1 cpu.shares 102", "cgroup v2 cpu.weight 10", or why the nodes share the machine. */
+  readonly how: string;
+  readonly weighted: boolean;
+  /** Moves these processes into the nodes' group (true) or to the hierarchy's root (false), where a process of the machine is. */
+  place(pids: number[], weighted: boolean): void;
+  /** Moves every process left in the group back and removes it. */
+  close(): void;
+}
+
+interface Hierarchy {
+  root: string;
+  file: string;
+  value: number;
+  label: string;
+}
+
+function hierarchy(): Hierarchy | string {
+  if (process.getuid?.() !== 0) return "not root: the nodes share the machine's CPU as they are";
+  const v1 = "/sys/fs/cgroup/cpu";
+  if (existsSync(join(v1, "cpu.shares"))) return { root: v1, file: "cpu.shares", value: V1_SHARES, label: `cgroup v1 cpu.shares ${V1_SHARES}` };
+  for (const v2 of ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]) {
+    const controllers = join(v2, "cgroup.controllers");
+    if (existsSync(controllers) && readFileSync(controllers, "utf8").split(/\s+/).includes("cpu")) {
+      return { root: v2, file: "cpu.weight", value: V2_WEIGHT, label: `cgroup v2 cpu.weight ${V2_WEIGHT}` };
+    }
+  }
+  return "no CPU cgroup controller: the nodes share the machine's CPU as they are";
+}
+
+function procsOf(dir: string): number[] {
+  return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter((l) => l !== "").map(Number);
+}
+
+/** Writes pids one at a time (a cgroup.procs write takes one); a process gone meanwhile is skipped. */
+function move(dir: string, pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      writeFileSync(join(dir, "cgroup.procs"), `${pid}\n`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+    }
+  }
+}
+
+export function nodeCpu(name: string): NodeCpu {
+  const h = hierarchy();
+  if (typeof h === "string") return { how: h, weighted: false, place: () => undefined, close: () => undefined };
+  const dir = join(h.root, `${name}-${process.pid}`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, h.file), `${h.value}\n`);
+  } catch (e) {
+    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, place: () => undefined, close: () => undefined };
+  }
+  return {
+    how: h.label,
+    weighted: true,
+    place: (pids, weighted) => move(weighted ? dir : h.root, pids),
+    close: () => {
+      move(h.root, procsOf(dir));
+      rmdirSync(dir);
+    },
+  };
+}
