@@ -25,7 +25,7 @@ import { gatewayFile, isLoopback } from "./render/gateway";
 import { planFits } from "./render/memfit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
-import { observeSite } from "./serve/observe";
+import { observeSite, type SiteObservation } from "./serve/observe";
 import { protectedRefusal } from "./text/protected";
 
 const stack = getStack();
@@ -95,20 +95,27 @@ const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined 
 const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
 /**
- * Runs resource constructors with one frame per stack trace. The SDK gives every output property
- * four promises and captures a stack trace for each (for its promise-leak report alone), which
- * the run harness's source-map-support formats at once through the source maps of the SDK's
- * files: about 0.8 ms a trace and 37 traces a resource, more CPU than the resources' own work
- * (0.4 s of a 10-node site's plan, 2 s at 40 deployments). The leak report names the promise
- * and its property anyway; an error thrown in a constructor still carries its message.
+ * Runs `register` with one frame per stack trace, until the engine has answered every
+ * registration it made (its `registered`; a failed run ends with the limit still low). The SDK
+ * gives every output property four promises, and every registration and log call a few more, and
+ * captures a stack trace for each (for its promise-leak report alone), which the run harness's
+ * source-map-support formats at once through the source maps of the SDK's files: about 0.8 ms a
+ * trace and some 40 traces a resource, more CPU than the resources' own work. The leak report
+ * still names each promise and its property.
  */
-function shortStacks<T>(construct: () => T): T {
+function withShortStacks<T>(register: () => { value: T; registered: Promise<unknown> }): T {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 1;
+  let registered: Promise<unknown> = Promise.resolve();
   try {
-    return construct();
+    const r = register();
+    registered = r.registered;
+    return r.value;
   } finally {
-    Error.stackTraceLimit = limit;
+    const back = () => {
+      Error.stackTraceLimit = limit;
+    };
+    void registered.then(back, back);
   }
 }
 
@@ -126,6 +133,11 @@ export async function main(): Promise<Record<string, unknown>> {
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped.
   const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
+  return withShortStacks(() => register(seen));
+}
+
+/** The refusals, the memory fit and the resources, from what the look saw. */
+function register(seen: SiteObservation): { value: Record<string, unknown>; registered: Promise<unknown> } {
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
     throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
@@ -162,11 +174,10 @@ export async function main(): Promise<Record<string, unknown>> {
       ...(image !== undefined && { image }),
     }, { providers: [provider] });
   };
-  const recipes = shortStacks(() => {
-    const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
-    const firsts = [...open.values()].map((r) => r.engine);
-    return bundles.map((b) => open.get(b.deployment) ?? make(b, firsts));
-  });
+  const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
+  const firsts = [...open.values()].map((r) => r.engine);
+  const recipes = bundles.map((b) => open.get(b.deployment) ?? make(b, firsts));
+  const urns = recipes.map((r) => r.engine.urn);
 
   if (site.gateway !== undefined && gatewaySettings !== undefined) {
     const gw = site.gateway;
@@ -186,7 +197,7 @@ export async function main(): Promise<Record<string, unknown>> {
     const file = outcomes.apply((outcomes) =>
       gatewayFile(gw.format, models.map((m, i) => ({ ...m, model: gw.model ?? outcomes[i]?.servedModel ?? m.model, status: outcomes[i]?.status ?? "unknown" })), { apiKey: apiKey !== undefined }),
     );
-    shortStacks(() => new GatewayFragment("gateway", {
+    urns.push(new GatewayFragment("gateway", {
       path: gw.path,
       format: gw.format,
       models,
@@ -196,10 +207,11 @@ export async function main(): Promise<Record<string, unknown>> {
       served: outcomes,
       connection,
       ...(gwConn !== undefined && { node: gwConn }),
-    }, { provider }));
+    }, { provider }).urn);
   }
 
   return {
-    deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])),
+    value: { deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])) },
+    registered: known(all(urns)),
   };
 }

@@ -71,11 +71,11 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
-function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[]; stacks: { deep: number; short: number } } {
+function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[]; stacks: { deep: number; deepRegistrations: number; short: number } } {
   const out = execFileSync(process.execPath, ...invocation(config, env));
   const line = out.split("\n").find((l) => l.startsWith("@registered "));
   if (line === undefined) throw new Error(`the mock run printed no @registered line:\n${out}`);
-  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[]; stacks: { deep: number; short: number } };
+  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[]; stacks: { deep: number; deepRegistrations: number; short: number } };
 }
 
 /** The child node process that runs the program under the mocks, for a site and an environment. */
@@ -145,8 +145,11 @@ describe("the Recipe component under Pulumi's mocks", () => {
       for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
     });
 
-    it("constructs its resources with one-frame stack traces (the SDK formats one per promise of every output property)", () => {
+    it("registers its resources with one-frame stack traces (the SDK formats one per promise of every output property and registration)", () => {
       expect(r.stacks.deep).toBe(0);
+      // Each registration's own promises too, until the engine has answered (about three a
+      // resource without): only the provider host's, registered before the look, stay deep.
+      expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
       // four promises per output property, every property of every resource
       expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
     });

@@ -27,13 +27,16 @@ function plain(v) {
 }
 
 /**
- * Stack traces the SDK formats for the promises of a resource's output properties (its
- * transferProperties): `deep` ones carry the caller's frames, `short` ones only the SDK's own.
+ * Stack traces the SDK formats for its promises: `deep` ones of a resource's output properties
+ * (its transferProperties) and `deepRegistrations` of a registration carry the caller's frames,
+ * `short` ones only the SDK's own.
  */
-const stacks = { deep: 0, short: 0 };
+const stacks = { deep: 0, deepRegistrations: 0, short: 0 };
 Error.prepareStackTrace = (e, frames) => {
   if (frames[0]?.getFunctionName() === "debuggablePromise") {
-    if (frames.some((f) => f.getFunctionName() === "transferProperties")) stacks.deep++;
+    const names = frames.map((f) => f.getFunctionName());
+    if (names.includes("transferProperties")) stacks.deep++;
+    else if (names.includes("prepareResource") || names.includes("registerResource")) stacks.deepRegistrations++;
     else if (frames.length === 1) stacks.short++;
   }
   return [String(e), ...frames.map((f) => `    at ${f}`)].join("\n");
