@@ -1,9 +1,10 @@
-/** The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. */
+/**
+ * The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. Check and
+ * diff run at every plan and are pure: the modules that reach the nodes (ssh2 and the serve
+ * sequence, ~80 ms to load) are loaded by the operations that need them, not by the first check.
+ */
 import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
-import { serve } from "../serve/serve";
-import { inspectDeployment, stopDeployment } from "../serve/stop";
-import { disableInGateway } from "./gatewayImpl";
 import { authOf, providerLog } from "./common";
 import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf } from "./engineDecide";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
@@ -67,6 +68,7 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
   const news = fromWire(wire);
   const b = news.bundle;
   const log = providerLog(b.deployment);
+  const { serve } = await import("../serve/serve");
   try {
     // A failed or drifted deployment, or a rotated secret, restarts even when its bundle is the
     // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
@@ -85,6 +87,7 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
         throw Object.assign(new Error(back.message, { cause: e }), { id: id ?? b.deployment, properties: { ...wire, outcome: back.outcome }, reasons: [back.message] });
       }
       if (news.gateway !== undefined) {
+        const { disableInGateway } = await import("./gatewayImpl");
         await disableInGateway(news.gateway, news.connection, b.deployment).catch((err: unknown) => log(`warning: could not disable ${b.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`));
       }
       // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
@@ -105,6 +108,7 @@ async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeF
   if (!(e.outcome.failure ?? "").startsWith("readiness")) return undefined;
   log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
   try {
+    const { serve } = await import("../serve/serve");
     const restored = await serve(prev, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: true, goBack: "", log, verbose: verbose() });
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
     const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
@@ -131,11 +135,13 @@ export async function remove(_id: string, wire: EngineWire | LegacyWire): Promis
   // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
   if (refused.length > 0) throw new Error(`${refused.join("\n")}\nNothing was stopped on ${props.bundle.deployment}'s nodes.`);
+  const { stopDeployment } = await import("../serve/stop");
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
 }
 
 export async function read(id: string, wire: EngineWire | LegacyWire): Promise<pulumi.dynamic.ReadResult> {
   const props = fromWire(wire);
+  const { inspectDeployment } = await import("../serve/stop");
   const found = await inspectDeployment(props.bundle, authOf(props.connection));
   // What only a serve can verify (the served name, max_model_len) stays from the last serve.
   const prev = props.outcome;

@@ -1,11 +1,13 @@
-/** The work of GatewayFragment, in the provider process. */
+/**
+ * The work of GatewayFragment, in the provider process. Check and diff are pure: the transport
+ * to a gateway node (ssh2) and the formats' parsers (yaml) are loaded by the operations that
+ * need them, not by the first check of every plan.
+ */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { hostFor, withHosts } from "../remote";
 import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
-import { disableDeployment } from "../render/gateway";
 import { sha256 as sha } from "../render/identity";
 import { expandHome } from "../text/home";
 import { authOf, providerLog } from "./common";
@@ -44,6 +46,7 @@ const stamp = () => new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+
 async function onNode<T>(p: Props, script: string, step: string, read: (stdout: string) => T): Promise<T> {
   const n = p.node;
   if (n === undefined) throw new Error("no node");
+  const { hostFor, withHosts } = await import("../remote");
   return withHosts([{ node: n.name, conn: n.conn }], authOf(p.connection), async (hosts) => {
     return read((await hostFor(hosts, n.name).run(script, { step })).stdout);
   });
@@ -115,6 +118,7 @@ export async function disableInGateway(g: GatewaySettings, connection: Connectio
   const p: Props = { path: g.path, format: g.format, content: "", warnings: [], restartNote: "", connection, ...(g.node !== undefined && { node: g.node }) };
   const text = await current(p);
   if (text === "") return;
+  const { disableDeployment } = await import("../render/gateway");
   const disabled = disableDeployment(g.format, text, deployment);
   await write({ ...p, content: disabled.text, warnings: disabled.warnings, restartNote: `${deployment} is failed: its endpoints are disabled; restart the gateway to apply` });
 }

@@ -25,7 +25,8 @@ function children(pid: number): number[] {
 /** The node goes off the network: its sshd and every session it serves die at once. */
 export function killNodeSshd(node: SimNode): void {
   const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
-  for (const listener of pids(`sshd -D -f ${cfg}`)) {
+  // `sshd -D [-r] -f <cfg>` (see startSshd)
+  for (const listener of pids(`sshd -D.* -f ${cfg}`)) {
     for (const session of children(listener)) {
       try {
         process.kill(session, "SIGKILL");
