@@ -15,7 +15,7 @@
  * (no cgroup filesystem, no cpu controller, not root), the nodes stay as they are and the report
  * says so. The site section measures the no-change up both ways in every round.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** cgroup v1 `cpu.shares` (default 1024) and v2 `cpu.weight` (default 100): a tenth of each. */
@@ -67,9 +67,20 @@ function move(dir: string, pids: number[]): void {
   }
 }
 
+/** Groups of earlier bench runs that ended without close (killed): their processes back, the group gone. */
+function removeStale(h: Hierarchy, name: string): void {
+  for (const d of readdirSync(h.root)) {
+    const pid = new RegExp(`^${name}-(\\d+)$`).exec(d)?.[1];
+    if (pid === undefined || existsSync(`/proc/${pid}`)) continue;
+    move(h.root, procsOf(join(h.root, d)));
+    rmdirSync(join(h.root, d));
+  }
+}
+
 export function nodeCpu(name: string): NodeCpu {
   const h = hierarchy();
   if (typeof h === "string") return { how: h, weighted: false, place: () => undefined, close: () => undefined };
+  removeStale(h, name);
   const dir = join(h.root, `${name}-${process.pid}`);
   try {
     mkdirSync(dir, { recursive: true });
