@@ -185,7 +185,7 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     spawnSync("ssh-keygen", ["-q", "-t", "ecdsa", "-N", "", "-C", "k1-ecdsa", "-f", ecdsa]);
     const cfg = join(node.root, "etc", "ssh", "sshd_config");
     writeFileSync(cfg, readFileSync(cfg, "utf8").replace(/^(HostKey .*)$/m, `$1\nHostKey ${ecdsa}`));
-    killNodeSshd(node);
+    killNodeSshd(site, node);
     await restartNodeSshd(site, node);
     const kh = file();
     writeFileSync(kh, `${name} ${readFileSync(`${ecdsa}.pub`, "utf8").split(" ").slice(0, 2).join(" ")}\n`);

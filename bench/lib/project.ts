@@ -2,11 +2,12 @@
  * A benchmark project on the simulated site: test/helpers/project.ts's e2eProject with the bench
  * recipes, the session counter on every node, and a way to rewrite the deployments between runs.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
 import type { ImageSpec } from "../../test/site/site";
+import { sshdListeners } from "../../test/site/sshd";
 import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
 import { installSessionCounter } from "./sessions";
@@ -69,7 +70,7 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
     nodesYaml(e.site),
   ];
   const cpu = nodeCpu(o.name);
-  const sshds = e.site.nodes.map((n) => Number(readFileSync(join(n.root, "var", "run", "sshd.pid"), "utf8").trim()));
+  const sshds = e.site.nodes.flatMap((n) => sshdListeners(e.site.dir, n.root).map((r) => r.pid));
   const nodes = { how: cpu.how, weighted: cpu.weighted, place: (weighted: boolean) => cpu.place(sshds, weighted) };
   nodes.place(true);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });

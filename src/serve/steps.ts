@@ -15,6 +15,11 @@ function rec(json: string): string {
   return `printf '@sm121 %s\\n' ${json}`;
 }
 
+/** Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process. */
+function sha256Into(file: string): string {
+  return `sum=$(sha256sum < ${file} || true); sum=\${sum:0:64}`;
+}
+
 function checkLine(c: PreflightCheck): string {
   const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" || c.kind === "roce" ? quote(c.subject) : nodePath(c.subject);
   const test: Record<PreflightCheck["kind"], string> = {
@@ -57,7 +62,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     modelFactsScript(nb),
     ...watch.map((p) => {
       const w = nodePath(p);
-      return `if [ -e ${w} ]; then h=$(sha256sum < ${w} || true); ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"\${h:0:64}\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
+      return `if [ -e ${w} ]; then ${sha256Into(w)}; ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$sum\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
     }),
   ];
   if (port !== undefined) {
@@ -163,7 +168,8 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
     lines.push(
       'bak=""',
       `if [ -f "$f" ] && ! ${isEnv ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")` : 'cmp -s "$f" "$tmp"'}; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
-      rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$(sha256sum < "$f" | cut -c1-64)\\"}"`),
+      sha256Into('"$f"'),
+      rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$sum\\"}"`),
     );
   }
   const plain = Object.entries(o.secrets).filter(([k]) => SECRET_KEYS.includes(k));

@@ -123,7 +123,7 @@ describe.sequential("faults", () => {
     setEngineBehaviour(f2, { startDelayS: 4 });
     const up = e.up({ SM121_RESTART: "1" });
     await waitFor("f2's readiness polling", () => nodeProcesses(f2, /^curl .*\/v1\/models$|^sleep 0\.1$/).length > 0);
-    killNodeSshd(f2);
+    killNodeSshd(e.site, f2);
     const res = await up;
     expect(res.code).not.toBe(0);
     expect(res.all).toContain("node f2: readiness: the connection was lost before the step ended");

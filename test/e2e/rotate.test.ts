@@ -80,7 +80,7 @@ describe.sequential("rotation, hooks and addresses", () => {
 
   it("follows a node's new ssh port: the preview shows it, the up restarts nothing, refresh and destroy use it", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' sm121-keyed-0");
-    killNodeSshd(r1);
+    killNodeSshd(e.site, r1);
     const cfg = join(r1.root, "etc", "ssh", "sshd_config");
     writeFileSync(cfg, readFileSync(cfg, "utf8").replace(`ListenAddress ${r1.ip}:${r1.sshPort}`, `ListenAddress ${r1.ip}:2316`));
     r1.sshPort = 2316;

@@ -3,16 +3,8 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { startSshd, waitForSshd } from "./sshd";
+import { sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
 import type { SimNode, SimSite } from "./site";
-
-function pids(pattern: string): number[] {
-  try {
-    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim().split("\n").filter((l) => l !== "").map(Number);
-  } catch {
-    return [];
-  }
-}
 
 function children(pid: number): number[] {
   try {
@@ -23,18 +15,16 @@ function children(pid: number): number[] {
 }
 
 /** The node goes off the network: its sshd and every session it serves die at once. */
-export function killNodeSshd(node: SimNode): void {
-  const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
-  // `sshd -D [-r] -f <cfg>` (see startSshd)
-  for (const listener of pids(`sshd -D.* -f ${cfg}`)) {
-    for (const session of children(listener)) {
+export function killNodeSshd(site: SimSite, node: SimNode): void {
+  for (const listener of sshdListeners(site.dir, node.root)) {
+    for (const session of children(listener.pid)) {
       try {
         process.kill(session, "SIGKILL");
       } catch {
         // already gone
       }
     }
-    process.kill(listener, "SIGKILL");
+    process.kill(listener.pid, "SIGKILL");
   }
 }
 
@@ -48,9 +38,8 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 120
 
 /** The node comes back. */
 export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<void> {
-  const cfg = path.join(node.root, "etc", "ssh", "sshd_config");
   const log = path.join(node.root, "var", "log", "sshd.log");
-  const rec = startSshd(cfg, log);
+  const rec = startSshd(sshdConfigPath(node.root), log);
   fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), `${JSON.stringify({ ...rec, node: node.name })}\n`);
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
 }

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { checkPlainPath, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
 import { startDockerd } from "./dockerd";
-import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
+import { checkConfig, ensurePrivsepDir, sshdConfigPath, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
 
 export interface SimNode {
@@ -143,7 +143,7 @@ function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node:
   fs.copyFileSync(`${site.clientKey}.pub`, path.join(ssh, "id_ed25519.pub"));
   fs.copyFileSync(site.knownHosts, path.join(ssh, "known_hosts"));
   fs.writeFileSync(path.join(ssh, "config"), sshConfigFor(site.nodes, site.user, node.home));
-  const cfg = path.join(r, "etc", "ssh", "sshd_config");
+  const cfg = sshdConfigPath(r);
   const authorizedKeys = path.join(site.dir, "ssh", "authorized_keys");
   // The site's client key, and the node's own file (the passwd home is the machine's, so sshd's
   // %h would not find it): what a node-to-node copy authorizes for its duration.

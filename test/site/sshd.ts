@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
-import { procStat, type ProcRecord } from "./procs";
+import { isAlive, procStat, registeredProcesses, type ProcRecord } from "./procs";
 
 export const SSHD = "/usr/sbin/sshd";
 const SFTP_SERVER = "/usr/lib/openssh/sftp-server";
@@ -83,6 +83,17 @@ let noReexec: boolean | undefined;
 function reexecFlags(cfg: string): string[] {
   noReexec ??= spawnSync(SSHD, ["-r", "-t", "-f", cfg], { encoding: "utf8" }).status === 0;
   return noReexec ? ["-r"] : [];
+}
+
+/** A node's sshd_config (site.ts writes it; startSshd names its process by it). */
+export function sshdConfigPath(root: string): string {
+  return path.join(root, "etc", "ssh", "sshd_config");
+}
+
+/** The live sshd listener of the node at `root`, as the site recorded it under <site>/run/procs. */
+export function sshdListeners(siteDir: string, root: string): ProcRecord[] {
+  const what = `sshd -f ${sshdConfigPath(root)}`;
+  return registeredProcesses(siteDir).filter((r) => r.what === what && isAlive(r.pid, r.start));
 }
 
 /** Start `sshd -D` detached (own session) so it outlives the CLI that starts it. */
