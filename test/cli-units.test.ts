@@ -93,7 +93,8 @@ describe("the status probe", () => {
     const { b, nb } = at("qwen38-flash-best", "flash-best");
     const s = probeScript(b, nb, false);
     expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
-    expect(s).toContain("sha256sum < /home/ops/spark-recipes/qwen38-flash/.env");
+    expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
+    expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
     expect(s).toContain("grep -vE '^(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; echo '@sm121-env-end'");
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');

@@ -1,10 +1,12 @@
 /**
  * Seed 001's preflight in the render of a script recipe: the node recipe's dockerArgs applied or
  * refused, the HF cache under each mount of the cache, the overlay manifest kept with the
- * deployment's state; and the pure parts of the serve's reports (key diff, step timings).
+ * deployment's state; the files the look hashes; and the pure parts of the serve's reports (key
+ * diff, step timings).
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,7 +14,7 @@ import { loadProject } from "../src/project";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
 import { envKeyDiff, parseProbe } from "../src/serve/probe";
-import { timed } from "../src/serve/steps";
+import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
 
 const REPO = resolve(__dirname, "..");
@@ -128,5 +130,34 @@ describe("step timings", () => {
     expect(node.timings?.map((t) => t.step)).toEqual(["stop", "write"]);
     expect(node.timings?.every((t) => t.s >= 0)).toBe(true);
     expect(timingLine([{ step: "stop", s: 0.4 }, { step: "readiness", s: 25 }])).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
+  });
+});
+
+describe("the watched files of a node's state", () => {
+  const { nb } = best((s) => s);
+  const dir = mkdtempSync(join(tmpdir(), "sm121-watch-"));
+  const names = ["plain", "a b", "back\\slash", "new\nline", "dir", "missing"];
+  for (const n of names.slice(0, 4)) writeFileSync(join(dir, n), `content of ${n}`);
+  mkdirSync(join(dir, "dir"));
+  const watch = names.map((n) => join(dir, n));
+
+  it("carry each file's sha256 and change time, from one stat and one sha256sum, whatever the names", () => {
+    const script = preflightScript(nb, watch, undefined, undefined, { checks: false, runStatus: false });
+    const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8", env: { ...process.env, HOME: dir } });
+    const records = out.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const files = parseProbe(records, out).files;
+    const expected = Object.fromEntries(names.slice(0, 5).map((n) => {
+      const p = join(dir, n);
+      const sha256 = n === "dir" ? "" : createHash("sha256").update(readFileSync(p)).digest("hex");
+      return [p, { sha256, ctime: Math.floor(statSync(p).ctimeMs / 1000) }];
+    }));
+    // A directory (a mount source) has a change time and no sha256; a missing file has no record.
+    expect(files).toEqual(expected);
+    expect(script.match(/\bsha256sum\b/g)).toHaveLength(2);
+  });
+
+  it("leave out the open client connections at plan time, which only the serve's preflight counts", () => {
+    expect(preflightScript(nb, watch, 8000, undefined, { checks: false, clients: false })).not.toMatch(/\bss\b/);
+    expect(preflightScript(nb, watch, 8000, undefined)).toContain('ss -Htn state established "( sport = :8000 )"');
   });
 });

@@ -14,7 +14,7 @@ export function modelFactsScript(nb: NodeBundle): string {
   const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
   const lines = [
     // free's "Mem:" row, second field, read by bash itself (no awk: the look runs at every plan).
-    'mt=$(free -b 2>/dev/null || true); if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi',
+    'mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi',
     `printf '@sm121 {"memTotalBytes":%s}\\n' "\${mt:-null}"`,
   ];
   if (caches.length === 0) return lines.join("\n");

@@ -35,7 +35,7 @@ async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, au
   let host: Host | undefined;
   try {
     host = await connect(name, nodeConn(node), auth);
-    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb, { checks }) };
+    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb, { checks, clients: false }) };
     const res = await host.run(othersProbe(joinNode(node.stateDir, "deployments"), undefined), { step: "list sm121's deployments" });
     return { ok: true, state: parseProbe(res.records, res.stdout) };
   } catch (e) {

@@ -15,9 +15,13 @@ function rec(json: string): string {
   return `printf '@sm121 %s\\n' ${json}`;
 }
 
-/** Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process. */
+/**
+ * Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process, as
+ * bash runs a command substitution of one simple command without redirections in the subshell
+ * itself. sha256sum puts a backslash first when it escapes the file's name.
+ */
 function sha256Into(file: string): string {
-  return `sum=$(sha256sum < ${file} || true); sum=\${sum:0:64}`;
+  return `if [ -r ${file} ]; then sum=$(sha256sum -- ${file}) || sum=; sum=\${sum#\\\\}; sum=\${sum:0:64}; else sum=; fi`;
 }
 
 function checkLine(c: PreflightCheck): string {
@@ -41,6 +45,11 @@ export interface ProbeOptions {
   checks?: boolean;
   /** Run the target's status script (default). */
   runStatus?: boolean;
+  /**
+   * Count the open client connections on the API port (default): the serve warns of them before
+   * a restart. The plan-time look leaves them out: `ss` walks the kernel's whole socket table.
+   */
+  clients?: boolean;
 }
 
 /**
@@ -60,12 +69,9 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
     modelFactsScript(nb),
-    ...watch.map((p) => {
-      const w = nodePath(p);
-      return `if [ -e ${w} ]; then ${sha256Into(w)}; ${rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(p)).slice(1, -1)},\\"sha256\\":\\"$sum\\",\\"ctime\\":$(stat -c %Z ${w})}"`)}; fi`;
-    }),
+    watchedFilesScript(watch),
   ];
-  if (port !== undefined) {
+  if (port !== undefined && (o.clients ?? true)) {
     lines.push(`mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`);
     lines.push(rec('"{\\"clients\\":$conns}"'));
   }
@@ -73,6 +79,31 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; grep -vE '^(${SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true; echo '@sm121-env-end'; fi`);
   }
   return lines.join("\n");
+}
+
+/**
+ * The sha256 and change time of each watched file that exists, from one `stat` and one `sha256sum`
+ * for all of them (no redirection: see sha256Into): the look runs on every node at every plan. A
+ * directory (a mount source) has no sha256; a file the batch missed (one that changed under it, or
+ * whose name the tools print escaped) is read on its own.
+ */
+function watchedFilesScript(watch: string[]): string {
+  if (watch.length === 0) return ":";
+  const names = watch.map((p) => quote(JSON.stringify(p).slice(1, -1)));
+  return [
+    `wf=(${watch.map(nodePath).join(" ")}); wn=(${names.join(" ")}); we=(); wr=(); declare -A wc=() ws=()`,
+    'for f in "${wf[@]}"; do [ -e "$f" ] || continue; we+=("$f"); if [ -f "$f" ] && [ -r "$f" ]; then wr+=("$f"); fi; done',
+    'if [ ${#we[@]} -gt 0 ]; then out=$(stat -c "%Z %n" -- "${we[@]}") || true; while IFS= read -r l; do k=${l#* }; [ -z "$k" ] || wc["$k"]=${l%% *}; done <<< "$out"; fi',
+    // sha256sum prints "<64 hex>  <name>", with a leading backslash when it escapes the name.
+    'if [ ${#wr[@]} -gt 0 ]; then out=$(sha256sum -- "${wr[@]}") || true; while IFS= read -r l; do k=${l:66}; [ "${l:0:1}" = "\\\\" ] || [ -z "$k" ] || ws["$k"]=${l:0:64}; done <<< "$out"; fi',
+    'for i in "${!wf[@]}"; do',
+    '  f=${wf[i]}; c=${wc["$f"]-}; sum=${ws["$f"]-}',
+    '  if [ -z "$c" ] && [ -e "$f" ]; then c=$(stat -c %Z -- "$f") || c=; fi',
+    '  [ -n "$c" ] || continue',
+    `  if [ -z "$sum" ] && [ -f "$f" ]; then ${sha256Into('"$f"')}; fi`,
+    `  printf '@sm121 {"file":"%s","sha256":"%s","ctime":%s}\\n' "\${wn[i]}" "$sum" "$c"`,
+    "done",
+  ].join("\n");
 }
 
 /**

@@ -3,7 +3,7 @@ import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 
 /** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
-export const STATUS_RECORD = `printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$( [ -n "$started" ] && printf '"%s"' "$started" || printf null )" "\${detail:-}"`;
+export const STATUS_RECORD = `at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$at" "\${detail:-}"`;
 
 /** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
 export function waitGone(cond: string, seconds: number, what: string): string {
@@ -57,11 +57,17 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
   ].join("\n");
 }
 
+/** Sets `started` to the start time the start script wrote (empty when there is none), without a fork. */
+export function readStartedAt(stateDir: string): string {
+  const f = `${nodePath(stateDir)}/started-at`;
+  return `started=; if [ -r ${f} ]; then IFS= read -r started < ${f} || true; fi`;
+}
+
 /** Status of a deployment whose running state is the shell condition `cond`; start time from started-at. */
 function statusWhen(cond: string, stateDir: string, what: string): string {
   return [
     `running=false; started=""; detail=${quote(`${what} gone`)}`,
-    `if ${cond}; then running=true; detail=""; started=$(cat ${nodePath(stateDir)}/started-at 2>/dev/null || true); fi`,
+    `if ${cond}; then running=true; detail=""; ${readStartedAt(stateDir)}; fi`,
     STATUS_RECORD,
   ].join("\n");
 }

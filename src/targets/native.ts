@@ -3,7 +3,7 @@
  * For a head-coordinated engine only rank 0 runs: DGPP's `scripts/dgpp-cluster up` under nohup in
  * its checkout, log under <dir>/log/, stopped with `scripts/dgpp-cluster down`.
  */
-import { STATUS_RECORD, exportLines, logsScript, runArgvLine, runShTarget, waitGone } from "./common";
+import { STATUS_RECORD, exportLines, readStartedAt, logsScript, runArgvLine, runShTarget, waitGone } from "./common";
 import { nodePath, quote } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -59,7 +59,7 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
   const status = [
     'running=false; started=""',
     `code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 ${url} 2>/dev/null || true)`,
-    `case "$code" in 200|401) running=true; started=$(cat ${d}/started-at 2>/dev/null || true);; esac`,
+    `case "$code" in 200|401) running=true; ${readStartedAt(spec.stateDir)};; esac`,
     STATUS_RECORD,
   ].join("\n");
   return {
