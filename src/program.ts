@@ -145,7 +145,8 @@ function register(seen: SiteObservation): { value: Record<string, unknown>; regi
   for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
   // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
   const fit = planFits(bundles, recipeDefs, seen.models);
-  for (const t of fit.tables) log.info(t);
+  // One message for the whole site: each log call is a round trip to the engine.
+  if (fit.tables.length > 0) log.info(fit.tables.join("\n"));
   if (fit.refusal !== undefined && process.env["SM121_ALLOW_UNFIT"] !== "1") throw new RunError(fit.refusal);
   if (fit.refusal !== undefined) log.warn(`SM121_ALLOW_UNFIT=1: going on although ${fit.refusal}`);
   for (const w of fit.warnings) log.warn(w);
