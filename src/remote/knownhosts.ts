@@ -23,14 +23,29 @@ export interface KnownEntry {
   blob: Buffer;
 }
 
+type ParsedLine = NonNullable<ReturnType<typeof parseLine>> & { line: number };
+
+/**
+ * The file's valid lines, parsed once per text: a plan connects to every node at once, and each
+ * connection asks the same file two or three times.
+ */
+let parsed: { text: string; lines: ParsedLine[] } | undefined;
+
+function parsedLines(text: string): ParsedLine[] {
+  if (parsed?.text !== text) {
+    const lines: ParsedLine[] = [];
+    text.split("\n").forEach((raw, i) => {
+      const e = parseLine(raw);
+      if (e !== undefined) lines.push({ ...e, line: i + 1 });
+    });
+    parsed = { text, lines };
+  }
+  return parsed.lines;
+}
+
 /** The valid lines whose host field matches `name`; ssh skips a line it cannot parse. */
 function entriesFor(text: string, name: string): KnownEntry[] {
-  const out: KnownEntry[] = [];
-  text.split("\n").forEach((raw, i) => {
-    const e = parseLine(raw);
-    if (e !== undefined && hostMatches(e.hosts, name)) out.push({ line: i + 1, marker: e.marker, type: e.type, blob: e.blob });
-  });
-  return out;
+  return parsedLines(text).filter((e) => hostMatches(e.hosts, name)).map((e) => ({ line: e.line, marker: e.marker, type: e.type, blob: e.blob }));
 }
 
 function parseLine(raw: string): { marker: KnownEntry["marker"]; hosts: string; type: string; blob: Buffer } | undefined {
