@@ -26,7 +26,27 @@ const provider = { async create(inputs) { return { id: "noop", outs: inputs }; }
 new pulumi.dynamic.Resource(provider, "noop", { v: 1 }, {}, "bench", "Noop");
 `;
 
-async function project(base: string, name: string, program: string): Promise<PulumiEnv> {
+/**
+ * The naive program in the shape of a site of `n` one-node deployments: per deployment a component
+ * with one no-op dynamic resource (5 KB of inputs, like sm121's packed bundle) and four outputs.
+ * What Pulumi itself charges per deployment, without a node, a look or a real diff.
+ */
+export function naiveSite(n: number): string {
+  return `"use strict";
+const pulumi = require("@pulumi/pulumi");
+const provider = { async create(inputs) { return { id: "noop", outs: inputs }; }, async diff() { return { changes: false }; } };
+class Deployment extends pulumi.ComponentResource {
+  constructor(name) {
+    super("bench:index:Deployment", name, {}, {});
+    const r = new pulumi.dynamic.Resource(provider, name, { bundle: "x".repeat(5000), node: name }, { parent: this }, "bench", "Noop");
+    this.registerOutputs({ endpoints: r.id, servedModel: "m", status: "serving", firstToken: 1 });
+  }
+}
+for (let i = 0; i < ${n}; i++) new Deployment("d" + i);
+`;
+}
+
+export async function project(base: string, name: string, program: string): Promise<PulumiEnv> {
   const dir = join(base, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "Pulumi.yaml"), [`name: ${name}`, "runtime:", "  name: nodejs", "  options:", "    typescript: false", "main: index.js", ""].join("\n"));

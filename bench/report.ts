@@ -79,7 +79,12 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
   if (r.scale !== undefined) {
     const c = r.scale;
     out.push("", `== scale: no-change up of ${c.small} and of ${c.large} one-node deployments (interleaved rounds; ${c.largeSummary})`);
-    out.push(...table(["round", `${c.small} s`, `${c.large} s`, "ratio"], c.smallMs.map((x, i) => [String(i + 1), s(x), s(c.largeMs[i]), `${round((c.largeMs[i] ?? Number.NaN) / x, 2)}x`])));
+    const ratio = (a: number | undefined, b: number | undefined) => `${round((a ?? Number.NaN) / (b ?? Number.NaN), 2)}x`;
+    out.push(...table(
+      ["round", `${c.small} s`, `${c.large} s`, "ratio", `naive ${c.small} s`, `naive ${c.large} s`, "naive ratio"],
+      c.smallMs.map((x, i) => [String(i + 1), s(x), s(c.largeMs[i]), ratio(c.largeMs[i], x), s(c.naiveSmallMs[i]), s(c.naiveLargeMs[i]), ratio(c.naiveLargeMs[i], c.naiveSmallMs[i])]),
+    ));
+    out.push(`the naive program: per deployment a component with one no-op dynamic resource (5 KB of inputs) and four outputs, no node and no look (bench/floor.ts naiveSite)`);
   }
   const cases = [r.one, r.four].filter((c): c is ServeResult => c !== undefined);
   if (cases.length > 0) {

@@ -2,11 +2,15 @@
  * How the no-change `pulumi up` grows with the site: 5 and 40 one-node deployments (docker vLLM
  * solo), both sites up at once and measured in interleaved rounds, so that each pair sees the
  * same load. What grows with the site is the per-resource work (registration, Check, Diff) and
- * the plan-time look at each node; the fixed cost (CLI, program, provider host) does not.
+ * the plan-time look at each node; the fixed cost (CLI, program, provider host) does not. Each
+ * round also times the naive program of the same shape at 5 and 40 (floor.ts naiveSite): the
+ * part of the growth that is Pulumi's own.
  */
+import { rmSync } from "node:fs";
+import { naiveSite, project } from "./floor";
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
-import { medianRatio, ok, say, summary } from "./lib/util";
+import { medianRatio, ok, say, summary, timed } from "./lib/util";
 
 export interface ScaleResult {
   small: number;
@@ -16,6 +20,10 @@ export interface ScaleResult {
   /** median of the per-round ratios large / small */
   ratio: number;
   largeSummary: string;
+  /** The naive program shaped like the sites (a component and a no-op dynamic resource per deployment). */
+  naiveSmallMs: number[];
+  naiveLargeMs: number[];
+  naiveRatio: number;
 }
 
 const SMALL = 5;
@@ -27,6 +35,11 @@ function soloSite(prefix: string, n: number, firstIp: number, sshPort: number): 
 }
 
 export async function measureScale(runs: number): Promise<ScaleResult> {
+  say(`scale: the naive program at ${SMALL} and ${LARGE} deployments`);
+  const base = `/tmp/sm121-bench-scale-${process.pid}`;
+  rmSync(base, { recursive: true, force: true });
+  const naive = { small: await project(base, "benchnaive5", naiveSite(SMALL)), large: await project(base, "benchnaive40", naiveSite(LARGE)) };
+  const naiveUp = async (n: number) => (await timed(`scale: naive no-change up (${n})`, () => (n === SMALL ? naive.small : naive.large).run(["up", "--yes", "--skip-preview"]))).ms;
   say(`scale: starting ${SMALL} + ${LARGE} nodes (127.0.0.100-${100 + SMALL + LARGE - 1}, ports 2301/2302)`);
   const small = await soloSite("m", SMALL, 100, 2301);
   try {
@@ -36,24 +49,26 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       ok("scale: first up (5)", await small.up());
       const first = ok(`scale: first up (${LARGE})`, await large.up());
       if (!/created/.test(summary(first))) throw new Error(`scale: the first up created nothing: ${summary(first)}`);
-      const smallMs: number[] = [];
-      const largeMs: number[] = [];
+      const r = { smallMs: [] as number[], largeMs: [] as number[], naiveSmallMs: [] as number[], naiveLargeMs: [] as number[] };
       let largeSummary = "";
       for (let i = 0; i < runs; i++) {
         say(`scale: round ${i + 1}/${runs}`);
-        smallMs.push(ok("scale: no-change up (5)", await small.up()).ms);
+        r.smallMs.push(ok("scale: no-change up (5)", await small.up()).ms);
         const l = ok(`scale: no-change up (${LARGE})`, await large.up());
         largeSummary = summary(l);
         if (/updated|created|deleted/.test(largeSummary)) throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
-        largeMs.push(l.ms);
+        r.largeMs.push(l.ms);
+        r.naiveSmallMs.push(await naiveUp(SMALL));
+        r.naiveLargeMs.push(await naiveUp(LARGE));
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());
-      return { small: SMALL, large: LARGE, smallMs, largeMs, ratio: medianRatio(largeMs, smallMs), largeSummary };
+      return { small: SMALL, large: LARGE, ...r, ratio: medianRatio(r.largeMs, r.smallMs), largeSummary, naiveRatio: medianRatio(r.naiveLargeMs, r.naiveSmallMs) };
     } finally {
       await large.stop();
     }
   } finally {
     await small.stop();
+    rmSync(base, { recursive: true, force: true });
   }
 }
