@@ -6,13 +6,15 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadProject } from "../src/project";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
+import type { NodeModelFacts } from "../src/render/memfit";
+import { addModelFact, modelFactsScript } from "../src/serve/modelprobe";
 import { envKeyDiff, parseProbe } from "../src/serve/probe";
 import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
@@ -159,5 +161,34 @@ describe("the watched files of a node's state", () => {
   it("leave out the open client connections at plan time, which only the serve's preflight counts", () => {
     expect(preflightScript(nb, watch, 8000, undefined, { checks: false, clients: false })).not.toMatch(/\bss\b/);
     expect(preflightScript(nb, watch, 8000, undefined)).toContain('ss -Htn state established "( sport = :8000 )"');
+  });
+});
+
+describe("the checkpoint facts of a node's HF cache", () => {
+  const { nb } = best((s) => s);
+  const repo = join(mkdtempSync(join(tmpdir(), "sm121-hfcache-")), "models--org--m");
+  const snapshot = (rev: string, layers: number, mtimeS: number) => {
+    const dir = join(repo, "snapshots", rev);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ num_hidden_layers: layers }));
+    writeFileSync(join(dir, "model.safetensors"), "x".repeat(layers));
+    utimesSync(dir, mtimeS, mtimeS);
+  };
+  snapshot("aaa", 1, 1_700_000_000);
+  snapshot("bbb", 2, 1_700_000_100);
+  snapshot("ccc", 3, 1_700_000_050);
+  const facts = (): NodeModelFacts => {
+    const script = modelFactsScript({ ...nb, preflight: [{ kind: "hf-cache", subject: repo, why: "", fatal: false }] });
+    const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8" });
+    const f: NodeModelFacts = {};
+    for (const l of out.split("\n").filter((x) => x.startsWith("@sm121 "))) addModelFact(f, JSON.parse(l.slice(7)) as Record<string, unknown>);
+    return f;
+  };
+
+  it("come from the snapshot refs/main names, else from the newest snapshot, as ls -t orders them", () => {
+    expect(facts()).toMatchObject({ config: { num_hidden_layers: 2 }, weightsBytes: 2 });
+    mkdirSync(join(repo, "refs"));
+    writeFileSync(join(repo, "refs", "main"), "ccc\n");
+    expect(facts()).toMatchObject({ config: { num_hidden_layers: 3 }, weightsBytes: 3 });
   });
 });

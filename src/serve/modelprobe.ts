@@ -21,9 +21,11 @@ export function modelFactsScript(nb: NodeBundle): string {
   return [
     ...lines,
     `for c in ${caches.join(" ")}; do`,
-    // The revision the hub resolved (refs/main), else the newest snapshot.
+    // The revision the hub resolved (refs/main), else the newest snapshot (as `ls -t` orders
+    // them: ties by name), by bash's own -nt: no process when the checkpoint is not cached.
     '  rev=; if [ -f "$c/refs/main" ]; then IFS= read -r rev < "$c/refs/main" || true; fi',
-    '  if [ -z "$rev" ]; then rev=$(ls -1t "$c/snapshots" 2>/dev/null | head -n 1 || true); fi; s="$c/snapshots/$rev"',
+    '  if [ -z "$rev" ]; then for d in "$c"/snapshots/*/; do [ -d "$d" ] || continue; if [ -z "$rev" ] || [ "$d" -nt "$c/snapshots/$rev" ]; then rev=${d%/}; rev=${rev##*/}; fi; done; fi',
+    '  s="$c/snapshots/$rev"',
     '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
     `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
     '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',
