@@ -176,6 +176,15 @@ describe("the dynamic provider launcher", () => {
     expect(more.stdout).toBe('index loaded;{"other":2,"has":true,"keys":["grpcChannelOptions","other"]}');
   });
 
+  it("gives the host the runtime's index itself when the SDK has no settings module", () => {
+    const project = fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify(r.grpcChannelOptions));\n");
+    rmSync(join(realpathSync(join(project, "node_modules")), "@pulumi", "pulumi", "runtime", "settings.js"));
+    writeFileSync(join(realpathSync(join(project, "node_modules")), "@pulumi", "pulumi", "runtime", "index.js"), "process.stdout.write('index loaded;');\nexports.grpcChannelOptions = { old: true };\n");
+    const r = run(project);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe('index loaded;{"old":true}');
+  });
+
   it("depends on what the installed SDK's host does: it takes grpcChannelOptions alone from the runtime's index, the settings' own", async () => {
     const sdk = join(REPO, "node_modules", "@pulumi", "pulumi");
     const host = readFileSync(join(sdk, "cmd", "dynamic-provider", "index.js"), "utf8");
