@@ -69,11 +69,19 @@ function main() {
     });
     sock.on("error", () => sock.destroy());
   });
+  const file = path.join(site, "run", "dockerd.port");
   server.listen(0, "127.0.0.1", () => {
-    const file = path.join(site, "run", "dockerd.port");
     fs.writeFileSync(`${file}.tmp`, `${server.address().port}\n`);
     fs.renameSync(`${file}.tmp`, file);
   });
+  // Stopped, it takes its port file along: the CLI then runs every command itself at once,
+  // instead of asking a port another process may have taken since.
+  for (const sig of ["SIGTERM", "SIGINT"]) {
+    process.on(sig, () => {
+      fs.rmSync(file, { force: true });
+      process.exit(0);
+    });
+  }
 }
 
 main();
