@@ -19,11 +19,14 @@ export interface FloorResult {
   dynamicUpMedianMs: number;
 }
 
-/** One no-op dynamic resource: Pulumi's closure serialization and the dynamic provider plugin, nothing else. */
-const DYNAMIC = `"use strict";
+/** The head of the naive programs: the SDK and a no-op dynamic provider. */
+const NOOP_PROVIDER = `"use strict";
 const pulumi = require("@pulumi/pulumi");
 const provider = { async create(inputs) { return { id: "noop", outs: inputs }; }, async diff() { return { changes: false }; } };
-new pulumi.dynamic.Resource(provider, "noop", { v: 1 }, {}, "bench", "Noop");
+`;
+
+/** One no-op dynamic resource: Pulumi's closure serialization and the dynamic provider plugin, nothing else. */
+const DYNAMIC = `${NOOP_PROVIDER}new pulumi.dynamic.Resource(provider, "noop", { v: 1 }, {}, "bench", "Noop");
 `;
 
 /**
@@ -32,10 +35,7 @@ new pulumi.dynamic.Resource(provider, "noop", { v: 1 }, {}, "bench", "Noop");
  * What Pulumi itself charges per deployment, without a node, a look or a real diff.
  */
 export function naiveSite(n: number): string {
-  return `"use strict";
-const pulumi = require("@pulumi/pulumi");
-const provider = { async create(inputs) { return { id: "noop", outs: inputs }; }, async diff() { return { changes: false }; } };
-class Deployment extends pulumi.ComponentResource {
+  return `${NOOP_PROVIDER}class Deployment extends pulumi.ComponentResource {
   constructor(name) {
     super("bench:index:Deployment", name, {}, {});
     const r = new pulumi.dynamic.Resource(provider, name, { bundle: "x".repeat(5000), node: name }, { parent: this }, "bench", "Noop");

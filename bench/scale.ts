@@ -7,6 +7,7 @@
  * part of the growth that is Pulumi's own.
  */
 import { rmSync } from "node:fs";
+import type { PulumiEnv } from "../test/helpers/pulumi";
 import { naiveSite, project } from "./floor";
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
@@ -39,7 +40,7 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
   const base = `/tmp/sm121-bench-scale-${process.pid}`;
   rmSync(base, { recursive: true, force: true });
   const naive = { small: await project(base, "benchnaive5", naiveSite(SMALL)), large: await project(base, "benchnaive40", naiveSite(LARGE)) };
-  const naiveUp = async (n: number) => (await timed(`scale: naive no-change up (${n})`, () => (n === SMALL ? naive.small : naive.large).run(["up", "--yes", "--skip-preview"]))).ms;
+  const naiveUp = async (p: PulumiEnv, n: number) => (await timed(`scale: naive no-change up (${n})`, () => p.run(["up", "--yes", "--skip-preview"]))).ms;
   say(`scale: starting ${SMALL} + ${LARGE} nodes (127.0.0.100-${100 + SMALL + LARGE - 1}, ports 2301/2302)`);
   const small = await soloSite("m", SMALL, 100, 2301);
   try {
@@ -58,8 +59,8 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
         largeSummary = summary(l);
         if (/updated|created|deleted/.test(largeSummary)) throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
         r.largeMs.push(l.ms);
-        r.naiveSmallMs.push(await naiveUp(SMALL));
-        r.naiveLargeMs.push(await naiveUp(LARGE));
+        r.naiveSmallMs.push(await naiveUp(naive.small, SMALL));
+        r.naiveLargeMs.push(await naiveUp(naive.large, LARGE));
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());

@@ -36,7 +36,7 @@ const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64"
 export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: boolean): string {
   // A status script that asks the engine's API (DGPP's) is an HTTP request too.
   const runStatus = httpAllowed || !nb.statusAsksApi;
-  const lines = [preflightScript(nb, watchedPaths(nb), undefined, envPathOf(nb), { checks: false, runStatus })];
+  const lines = [preflightScript(nb, watchedPaths(nb), envPathOf(nb), { checks: false, runStatus, clients: false })];
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
       `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,

@@ -61,7 +61,7 @@ export function describeCheck(f: FailedCheck): string {
 }
 
 export async function probeNode(host: Host, nb: NodeBundle, o: ProbeOptions = {}): Promise<NodeState> {
-  const res = await host.run(preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb), o), { step: "preflight" });
+  const res = await host.run(preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), { step: "preflight" });
   return parseProbe(res.records, res.stdout);
 }
 

@@ -39,7 +39,7 @@ function withProgress(what: string, script: string): string {
 
 export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions): Record<Step, string> {
   return {
-    preflight: preflightScript(nb, watchedPaths(nb), nb.api?.port, envPathOf(nb)),
+    preflight: preflightScript(nb, watchedPaths(nb), envPathOf(nb)),
     // Whatever other deployment the node still runs stops first (a node move), then this one.
     stop: lines(mkdirScript(nb), withProgress("stopping", lines(displaceScript(nb), stopWithHooks(nb, b.hooks.afterStop)))),
     "memory-gate": memGateScript(nb.memGateGiB, b.memTimeoutS),

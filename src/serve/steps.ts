@@ -47,7 +47,8 @@ export interface ProbeOptions {
   runStatus?: boolean;
   /**
    * Count the open client connections on the API port (default): the serve warns of them before
-   * a restart. The plan-time look leaves them out: `ss` walks the kernel's whole socket table.
+   * a restart. The plan-time look and `sm121 status` leave them out: `ss` walks the kernel's
+   * whole socket table.
    */
   clients?: boolean;
 }
@@ -57,7 +58,7 @@ export interface ProbeOptions {
  * engine, sm121's record of what it wrote, the sha256 and change time of every watched file, the
  * open client connections, and the current .env text for the plan's key diff.
  */
-export function preflightScript(nb: NodeBundle, watch: string[], port: number | undefined, envPath: string | undefined, o: ProbeOptions = {}): string {
+export function preflightScript(nb: NodeBundle, watch: string[], envPath: string | undefined, o: ProbeOptions = {}): string {
   const d = nodePath(nb.stateDir);
   const checks = o.checks ?? true;
   const lines = [
@@ -71,7 +72,8 @@ export function preflightScript(nb: NodeBundle, watch: string[], port: number | 
     modelFactsScript(nb),
     watchedFilesScript(watch),
   ];
-  if (port !== undefined && (o.clients ?? true)) {
+  const port = (o.clients ?? true) ? nb.api?.port : undefined;
+  if (port !== undefined) {
     lines.push(`mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`);
     lines.push(rec('"{\\"clients\\":$conns}"'));
   }
