@@ -8,7 +8,7 @@
  */
 import { readApiKeyLines } from "../render/apikey";
 import type { NodeBundle, Readiness } from "../render/types";
-import { nodePath, quote } from "../text/shell";
+import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
@@ -52,7 +52,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
   return [
     curlFunction(nb, url),
-    `t0=$(date +%s); t0ms=$(date +%s%3N); deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
+    `t0=${NOW_S}; ${nowMs("t0ms")}; deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
     `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
     // the first time 2 s in: an engine just started has had no time to exit.
@@ -65,7 +65,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
     `  if [ -f ${d}/launcher.exit ]; then if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
     `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
-    '  now=$(date +%s)',
+    `  now=${NOW_S}`,
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.readinessTimeout}; fi`,
     // Every 10 s: how long, what for, and the engine's last log line when it changed.
     `  if [ $((now - last)) -ge 10 ]; then echo "waiting for ${url}: $((now - t0)) s of ${r.timeoutS} s (HTTP $code)"; last=$now;`,
@@ -90,12 +90,12 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
   return [
     `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 | sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
     `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' "$model" > "$chat_req"`,
-    'left=$((deadline - $(date +%s))); if [ "$left" -lt 5 ]; then left=5; fi',
-    `c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(chatUrl)}); c1=$(date +%s%3N)`,
+    `left=$((deadline - ${NOW_S})); if [ "$left" -lt 5 ]; then left=5; fi`,
+    `${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(chatUrl)}); ${nowMs("c1")}`,
     // A base model without a chat template answers 400 to a chat: its first token is a completion's.
     'if [ "$ccode" = 400 ]; then',
     `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
-    `  c0=$(date +%s%3N); ccode=$(chat_post "$left" ${quote(completions)}); c1=$(date +%s%3N)`,
+    `  ${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(completions)}); ${nowMs("c1")}`,
     "fi",
     'if [ "$ccode" != 200 ]; then',
     `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,

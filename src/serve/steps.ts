@@ -3,7 +3,7 @@
  * bundle. Each phase is one script, so a node costs one round trip per phase.
  */
 import type { NodeBundle, PreflightCheck } from "../render/types";
-import { joinNode, nodePath, quote } from "../text/shell";
+import { joinNode, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
 import { modelFactsScript } from "./modelprobe";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
@@ -140,12 +140,12 @@ export function mkdirScript(nb: NodeBundle): string {
 export function memGateScript(gateGiB: number, timeoutS: number): string {
   const gateKb = Math.round(gateGiB * 1024 * 1024);
   return [
-    `t0=$(date +%s); deadline=$((t0 + ${timeoutS})); last=$t0; said=false`,
+    `t0=${NOW_S}; deadline=$((t0 + ${timeoutS})); last=$t0; said=false`,
     "while :; do",
     "  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)",
     `  if [ "$avail" -ge ${gateKb} ]; then break; fi`,
     `  if [ "$said" = false ]; then echo "waiting up to ${timeoutS} s for MemAvailable to reach ${gateGiB} GiB (now $((avail / 1048576)) GiB)"; said=true; fi`,
-    '  now=$(date +%s)',
+    `  now=${NOW_S}`,
     `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit ${EXIT.memoryGate}; fi`,
     `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: $((now - t0)) s of ${timeoutS} s, MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
     "  sleep 1",
@@ -160,7 +160,7 @@ export function memGateScript(gateGiB: number, timeoutS: number): string {
  */
 export function timed(step: string, script: string): string {
   if (script === ":" || script === "") return script;
-  return [`sm121_t0=$(date +%s%3N)`, script, `printf '@sm121 {"took":"%s","ms":%d}\\n' ${quote(step)} $(( $(date +%s%3N) - sm121_t0 ))`].join("\n");
+  return [nowMs("sm121_t0"), script, `${nowMs("sm121_t1")}; printf '@sm121 {"took":"%s","ms":%d}\\n' ${quote(step)} $((sm121_t1 - sm121_t0))`].join("\n");
 }
 
 export interface WriteOptions {

@@ -32,3 +32,14 @@ export function nodePath(p: string): string {
 export function joinNode(dir: string, ...parts: string[]): string {
   return [dir.replace(/\/+$/, ""), ...parts].join("/");
 }
+
+/** Bash: the node's clock in seconds, with no fork from bash 5 on (EPOCHSECONDS); `date` before. */
+export const NOW_S = "${EPOCHSECONDS:-$(date +%s)}";
+
+/**
+ * Bash: sets `v` to the node's clock in ms, with no fork from bash 5 on (EPOCHREALTIME: seconds
+ * and microseconds, with the locale's decimal mark); `date` before.
+ */
+export function nowMs(v: string): string {
+  return `${v}=\${EPOCHREALTIME:-$(date +%s.%6N)}; ${v}=$(( \${${v}//[!0-9]/} / 1000 ))`;
+}
