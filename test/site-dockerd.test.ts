@@ -1,8 +1,8 @@
 /**
  * The simulated node's docker CLI (test/site/shims/docker-cli) and the site's docker daemon
- * (shims/dockerd.js): the read-only commands the daemon answers print exactly what docker.js
- * prints on its own (stdout, stderr, exit code), the daemon really answers them, and the CLI runs
- * a command itself when the daemon is gone.
+ * (shims/dockerd.js): the commands the daemon answers print exactly what docker.js prints on its
+ * own (stdout, stderr, exit code), the daemon really answers them (rm too, of containers that do
+ * not run), and the CLI runs a command itself when it would wait or the daemon is gone.
  */
 import { execFile, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -47,7 +47,7 @@ afterAll(async () => {
   fs.rmSync(site.dir, { recursive: true, force: true });
 });
 
-const READ_ONLY = [
+const AT_ONCE = [
   ["inspect", "c1"],
   ["inspect", "-f", "{{.State.Running}} {{.State.StartedAt}} {{.Name}}", "c1"],
   ["inspect", "-f", "{{.State.Running}}", "c1", "nope"],
@@ -61,10 +61,14 @@ const READ_ONLY = [
   ["container", "ls", "-q"],
   ["images"],
   ["version"],
+  ["rm", "nope"],
+  ["rm", "-f", "nope"],
+  ["rm", "c1"],
+  ["rm", "--bogus", "c1"],
 ];
 
 describe("the site's docker daemon", () => {
-  it.each(READ_ONLY)("answers docker %s exactly as docker.js does on its own", (...args: string[]) => {
+  it.each(AT_ONCE)("answers docker %s exactly as docker.js does on its own", (...args: string[]) => {
     // ps says "Up 1 second": its answer is docker.js's just before or just after it.
     const before = ownProcess(args);
     const daemon = nodeDocker(args);
@@ -84,6 +88,29 @@ describe("the site's docker daemon", () => {
     } finally {
       fs.chmodSync(cli, 0o755);
     }
+  });
+
+  it("removes a container that does not run, and leaves rm -f of a running one (it waits) to docker.js", async () => {
+    expect(nodeDocker(["run", "-d", "--name", "c2", "ubuntu:24.04", "true"]).code).toBe(0);
+    for (let i = 0; i < 100 && nodeDocker(["inspect", "-f", "{{.State.Running}}", "c2"]).out !== "false\n"; i++) await new Promise((r) => setTimeout(r, 50));
+    const cli = path.join(site.dir, "shims", "docker.js");
+    fs.chmodSync(cli, 0o644);
+    try {
+      expect(nodeDocker(["rm", "c2"])).toEqual({ code: 0, out: "c2\n", err: "" });
+      expect(nodeDocker(["inspect", "c2"]).code).toBe(1);
+      // The daemon does not answer it, and has changed nothing: c1 still runs.
+      expect(nodeDocker(["rm", "-f", "c1"]).code).toBe(126);
+      expect(nodeDocker(["inspect", "-f", "{{.State.Running}}", "c1"]).out).toBe("true\n");
+    } finally {
+      fs.chmodSync(cli, 0o755);
+    }
+  });
+
+  it("starts the shims' Node.js (docker.js, the supervisor) with the site's compile cache", () => {
+    // beforeAll's run: every Node.js start of the shims writes its compiled modules there.
+    const cache = path.join(site.dir, "run", "node-compile-cache");
+    const entries = fs.readdirSync(cache).flatMap((v) => fs.readdirSync(path.join(cache, v)));
+    expect(entries.length).toBeGreaterThan(5);
   });
 
   it("runs the command itself when what answers on the daemon's port is not the daemon", async () => {

@@ -107,6 +107,10 @@ function sessionEnv(site: Pick<SimSite, "dir" | "nodeBin">, node: SimNode): Reco
     SIM_NODE_NAME: node.name,
     SIM_NODE_IP: node.ip,
     SIM_SITE_DIR: site.dir,
+    // The simulation's own: the shims are Node.js programs, and a node's CPU is this machine's.
+    // With a compile cache for the site, each shim start (docker, the fake engine) compiles nothing
+    // it compiled before; a real node runs the docker CLI and the engine, no Node.js at all.
+    NODE_COMPILE_CACHE: path.join(site.dir, "run", "node-compile-cache"),
   };
 }
 
@@ -127,8 +131,9 @@ function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node:
   }
   const shims = path.join(site.dir, "shims");
   // The node's own tools know their node whatever the caller's environment is (`env -i` in a
-  // script recipe must still reach the node's docker), as on a real machine.
-  const identity = ["SIM_NODE_ROOT", "SIM_NODE_NAME", "SIM_NODE_IP", "SIM_SITE_DIR"] as const;
+  // script recipe must still reach the node's docker), as on a real machine; and they start with
+  // the site's compile cache (see sessionEnv).
+  const identity = ["SIM_NODE_ROOT", "SIM_NODE_NAME", "SIM_NODE_IP", "SIM_SITE_DIR", "NODE_COMPILE_CACHE"] as const;
   const env = sessionEnv(site, node);
   for (const [name, target] of Object.entries(BIN_LINKS)) {
     const exports = identity.map((k) => `${k}='${env[k]}'; export ${k}`).join("\n");

@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 "use strict";
 // The test site's docker daemon: one process for the whole site that answers the docker CLI's
-// read-only commands (inspect, ps, images, version) for any node, as the real CLI asks dockerd
-// instead of reading the containers itself. It runs the same code as the CLI (docker/cli.js), in
-// this process: a node's `docker inspect` then costs a bash and a TCP round trip, not a Node.js
-// start (sm121 runs one on every node at every plan). Everything else, and every command when
-// this daemon does not answer, runs in a process of its own (see docker-cli).
+// commands that finish at once (inspect, ps, images, version, rm of containers that do not run)
+// for any node, as the real CLI asks dockerd instead of reading the containers
+// itself. It runs the same code as the CLI (docker/cli.js), in this process: a node's `docker
+// inspect` then costs a bash and a TCP round trip, not a Node.js start (sm121 runs one on every
+// node at every plan). Everything else (run, stop, logs, a command that would wait), and every
+// command when this daemon does not answer, runs in a process of its own (see docker-cli).
 //
 // Protocol, on 127.0.0.1:<port> (the port in <site>/run/dockerd.port): the request is
 // NUL-terminated fields: the node's root ($SIM_NODE_ROOT), the argument count, the arguments.
-// The answer is NUL-terminated fields: the exit code, stdout, stderr (docker's read-only output
+// The answer is NUL-terminated fields: the exit code, stdout, stderr (what these commands print
 // holds no NUL). Usage: dockerd.js <site dir>
 const fs = require("node:fs");
 const net = require("node:net");
 const path = require("node:path");
 const { run } = require("./docker/cli");
+const { WouldWait } = require("./docker/store");
 
 /** The command's exit code and output, run here with the node's root and this process's stdout and stderr caught. */
 function answer(root, argv) {
@@ -28,7 +30,7 @@ function answer(root, argv) {
   else process.env.SIM_NODE_ROOT = root;
   let code;
   try {
-    code = run(argv);
+    code = run(argv, true);
   } finally {
     process.stdout.write = write.out;
     process.stderr.write = write.err;
@@ -62,8 +64,8 @@ function main() {
       try {
         sock.end(answer(req.root, req.argv));
       } catch (e) {
-        // No answer: the CLI runs the command itself.
-        fs.appendFileSync(path.join(site, "run", "dockerd.log"), `${new Date().toISOString()} ${req.argv.join(" ")}: ${e && e.stack ? e.stack : e}\n`);
+        // No answer: the CLI runs the command itself (one that waits, at once; a failure, logged).
+        if (!(e instanceof WouldWait)) fs.appendFileSync(path.join(site, "run", "dockerd.log"), `${new Date().toISOString()} ${req.argv.join(" ")}: ${e && e.stack ? e.stack : e}\n`);
         sock.destroy();
       }
     });

@@ -2,7 +2,7 @@
 // The test site's docker CLI: the subset of the docker CLI that sm121 calls, with containers as
 // detached process trees on the simulated node ($SIM_NODE_ROOT). Unknown commands and flags fail
 // like the real CLI (exit 125 for flag errors). ../docker.js runs it in a process of its own;
-// ../dockerd.js answers the read-only commands with it (see ../docker-cli).
+// ../dockerd.js answers the commands that finish at once with it (see ../docker-cli).
 const { UsageError } = require("./args");
 const { DaemonError } = require("./store");
 const { TemplateError } = require("./template");
@@ -54,7 +54,7 @@ const COMMANDS = {
   load: (a) => require("./transfer").loadCommand(a),
 };
 
-function dispatch(argv) {
+function dispatch(argv, atOnce) {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === "--help" || cmd === "-h") {
     process.stdout.write(USAGE);
@@ -64,7 +64,7 @@ function dispatch(argv) {
     const [sub, ...more] = rest;
     const map = { ls: "ps", list: "ps", ps: "ps", inspect: "inspect", logs: "logs", stop: "stop", kill: "kill", rm: "rm", run: "run", wait: "wait" };
     if (sub === "inspect") return cmds.inspectCommand(more, "container");
-    if (sub && map[sub]) return COMMANDS[map[sub]](more);
+    if (sub && map[sub]) return COMMANDS[map[sub]](more, atOnce);
     throw new DaemonError(`docker: 'container ${sub}' is not a docker command.\nSee 'docker --help'`);
   }
   if (cmd === "image") {
@@ -79,7 +79,7 @@ function dispatch(argv) {
     if (cmd.startsWith("-")) throw new UsageError(`unknown flag: ${cmd}`, "");
     throw new DaemonError(`docker: '${cmd}' is not a docker command.\nSee 'docker --help'`);
   }
-  return fn(rest);
+  return fn(rest, atOnce);
 }
 
 function fail(err) {
@@ -100,12 +100,16 @@ function fail(err) {
   return 1;
 }
 
-/** Runs one command line: its exit code, or a promise of it (run, logs -f, wait). */
-function run(argv) {
+/**
+ * Runs one command line: its exit code, or a promise of it (run, logs -f, wait). `atOnce` (the
+ * daemon): a command that would wait throws WouldWait instead, having changed nothing.
+ */
+function run(argv, atOnce = false) {
   let result;
   try {
-    result = dispatch(argv);
+    result = dispatch(argv, atOnce);
   } catch (err) {
+    if (err instanceof store.WouldWait) throw err;
     return fail(err);
   }
   if (typeof result === "number") return result;

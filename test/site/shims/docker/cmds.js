@@ -161,12 +161,14 @@ function killCommand(argv) {
   });
 }
 
-function rmCommand(argv) {
+function rmCommand(argv, atOnce) {
   const { opts, args } = parseFlags("rm", argv, [
     { long: "force", short: "f", kind: "bool" },
     { long: "volumes", short: "v", kind: "bool" },
     { long: "link", short: "l", kind: "bool", unsupported: "no links" },
   ], true);
+  // Removing a running container (-f) waits for it to die: not at once.
+  if (atOnce && opts.force && args.some((ref) => store.find(ref)?.state.Status === "running")) throw new store.WouldWait();
   return eachContainer(args, "rm", (c) => {
     if (c.state.Status === "running") {
       if (!opts.force) {

@@ -125,6 +125,9 @@ function runCommand(argv) {
     SIM_NETWORK: host.network,
   };
   if (opts.gpus) runtimeEnv.SIM_GPUS = opts.gpus;
+  // The site's Node.js compile cache (see site.ts) for the fake engine's start: the simulation's,
+  // not the container's (docker inspect shows Config.Env, which has no such key).
+  if (process.env.NODE_COMPILE_CACHE) runtimeEnv.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE;
   const exe = resolveExecutable(root, full[0]);
   const config = {
     Id: id,
@@ -164,11 +167,12 @@ function runCommand(argv) {
   store.writeJson(path.join(dir, "state.json"), { Status: "created", Pid: 0, ExitCode: 0 });
   const sup = spawn(process.execPath, [path.join(__dirname, "supervise.js"), dir], { detached: true, stdio: "ignore" });
   sup.unref();
+  // Until the supervisor has started the process (or failed to): up to 15 s.
   let state = null;
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 1500; i++) {
     state = store.readJson(path.join(dir, "state.json"), null);
     if (state && (state.Status !== "created" || state.Error)) break;
-    sleep(50);
+    sleep(10);
   }
   if (!state || state.Error || state.Status === "created") {
     throw new DaemonError(`docker: Error response from daemon: failed to start container ${id}: ${state && state.Error ? state.Error : "timeout"}`, 126);

@@ -13,6 +13,12 @@ class DaemonError extends Error {
   }
 }
 
+/**
+ * Thrown, before anything changed, by a command that would wait (stop a running container, follow
+ * a log) when it was asked to finish at once: the daemon then leaves it to the CLI's own process.
+ */
+class WouldWait extends Error {}
+
 function nodeRoot() {
   const root = process.env.SIM_NODE_ROOT;
   if (!root || !fs.existsSync(root)) {
@@ -155,6 +161,6 @@ function statusText(c) {
 }
 
 module.exports = {
-  DaemonError, nodeRoot, containersDir, readJson, writeJson, isoNano, load, list, refresh,
+  DaemonError, WouldWait, nodeRoot, containersDir, readJson, writeJson, isoNano, load, list, refresh,
   find, mustFind, reserveName, remove, humanDuration, statusText,
 };
