@@ -98,9 +98,9 @@ const gatewaySettings = site.gateway === undefined ? undefined : { path: site.ga
  * Runs `register` with one frame per stack trace, until the engine has answered every
  * registration it made (its `registered`; a failed run ends with the limit still low). The SDK
  * gives every output property four promises, and every registration and log call a few more, and
- * captures a stack trace for each (for its promise-leak report alone), which the run harness's
- * source-map-support formats at once through the source maps of the SDK's files: about 0.8 ms a
- * trace and some 40 traces a resource, more CPU than the resources' own work. The leak report
+ * captures and formats a stack trace for each at once (for its promise-leak report alone): some
+ * 40 traces a resource, more CPU than the resources' own work (0.8 ms a trace when the run
+ * harness's source-map-support maps them, with SM121_DEBUG=1; see ./debugMode). The leak report
  * still names each promise and its property.
  */
 function withShortStacks<T>(register: () => { value: T; registered: Promise<unknown> }): T {

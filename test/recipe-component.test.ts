@@ -71,11 +71,18 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
-function run(config: Record<string, unknown>, env: Record<string, string> = {}): { registered: Registered[]; loaded: string[]; stacks: { deep: number; deepRegistrations: number; short: number } } {
+interface MockRun {
+  registered: Registered[];
+  loaded: string[];
+  stacks: { deep: number; deepRegistrations: number; short: number };
+  formatter: "kept" | "removed";
+}
+
+function run(config: Record<string, unknown>, env: Record<string, string> = {}): MockRun {
   const out = execFileSync(process.execPath, ...invocation(config, env));
   const line = out.split("\n").find((l) => l.startsWith("@registered "));
   if (line === undefined) throw new Error(`the mock run printed no @registered line:\n${out}`);
-  return JSON.parse(line.slice("@registered ".length)) as { registered: Registered[]; loaded: string[]; stacks: { deep: number; deepRegistrations: number; short: number } };
+  return JSON.parse(line.slice("@registered ".length)) as MockRun;
 }
 
 /** The child node process that runs the program under the mocks, for a site and an environment. */
@@ -152,6 +159,11 @@ describe("the Recipe component under Pulumi's mocks", () => {
       expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
       // four promises per output property, every property of every resource
       expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
+    });
+
+    it("drops the run harness's stack trace formatter (source maps) unless SM121_DEBUG=1", () => {
+      expect(r.formatter).toBe("removed");
+      expect(run({ "sm121:deployments": DEPLOYMENTS }, { SM121_DEBUG: "1" }).formatter).toBe("kept");
     });
 
     it("makes the DGPP engine wait for its provisioning, and a plain engine for nothing", () => {

@@ -72,8 +72,8 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     expect(readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8")).toBe('MAX_NUM_SEQS="2"\n');
   });
 
-  it("sends the SDK's debug lines to the engine with SM121_SDK_DEBUG=1", async () => {
-    const preview = await e.pulumi.run(["preview", "--diff", "--debug"], { env: { SM121_SDK_DEBUG: "1" } });
+  it("sends the SDK's debug lines to the engine with SM121_DEBUG=1", async () => {
+    const preview = await e.pulumi.run(["preview", "--diff", "--debug"], { env: { SM121_DEBUG: "1" } });
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toMatch(/Registering resource: t=sm121:index:Recipe, name=cap/);
     expect(preview.all).toMatch(/Registering resource: t=pulumi-nodejs:dynamic\/sm121:EngineDeployment, name=cap-engine/);

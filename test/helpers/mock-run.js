@@ -1,12 +1,12 @@
 /**
  * Runs the compiled sm121 program (dist/src/index.js) under Pulumi's mocks
  * (`pulumi.runtime.setMocks`) in a plain node process, and prints one JSON line: every resource
- * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked) and
- * which @pulumi/command modules were loaded, and how deep the SDK's stack traces of output
- * properties were. Run it from a test with the project directory in
- * PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the configuration in PULUMI_CONFIG, as
- * the language host passes them. (@pulumi/pulumi under vitest's module loader hangs; a child node
- * process runs it as the language host does.)
+ * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked),
+ * which @pulumi/command modules were loaded, how deep the SDK's stack traces of output properties
+ * were, and whether the program left the harness's stack trace formatter in place. Run it from a
+ * test with the project directory in PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the
+ * configuration in PULUMI_CONFIG, as the language host passes them. (@pulumi/pulumi under
+ * vitest's module loader hangs; a child node process runs it as the language host does.)
  */
 const { join, resolve } = require("path");
 const pulumi = require("@pulumi/pulumi");
@@ -32,7 +32,8 @@ function plain(v) {
  * `short` ones only the SDK's own.
  */
 const stacks = { deep: 0, deepRegistrations: 0, short: 0 };
-Error.prepareStackTrace = (e, frames) => {
+/** Stands in for the run harness's source-map-support (the program drops that unless SM121_DEBUG=1). */
+const counting = (e, frames) => {
   if (frames[0]?.getFunctionName() === "debuggablePromise") {
     const names = frames.map((f) => f.getFunctionName());
     if (names.includes("transferProperties")) stacks.deep++;
@@ -41,6 +42,7 @@ Error.prepareStackTrace = (e, frames) => {
   }
   return [String(e), ...frames.map((f) => `    at ${f}`)].join("\n");
 };
+Error.prepareStackTrace = counting;
 
 async function main() {
   await pulumi.runtime.setMocks(
@@ -71,13 +73,16 @@ async function main() {
     return register(req, callback);
   };
   const program = require(join(repo, "dist", "src", "index.js"));
+  // Whether loading the program left the harness's formatter in place; the count goes on either way.
+  const formatter = Error.prepareStackTrace === counting ? "kept" : "removed";
+  Error.prepareStackTrace = counting;
   const outputs = await program();
   // Every registration the program started, and the outputs it returned, are settled.
   await new Promise((done) => pulumi.output(outputs).apply(done));
   await settings.waitForRPCs();
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
   // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
-  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))), stacks })}\n`);
+  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))), stacks, formatter })}\n`);
 }
 
 main().catch((e) => {
