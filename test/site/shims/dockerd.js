@@ -2,10 +2,10 @@
 "use strict";
 // The test site's docker daemon: one process for the whole site that answers the docker CLI's
 // commands that finish at once (inspect, ps, images, version, rm of containers that do not run)
-// for any node, as the real CLI asks dockerd instead of reading the containers
-// itself. It runs the same code as the CLI (docker/cli.js), in this process: a node's `docker
-// inspect` then costs a bash and a TCP round trip, not a Node.js start (sm121 runs one on every
-// node at every plan). Everything else (run, stop, logs, a command that would wait), and every
+// for any node, as the real CLI asks dockerd instead of reading the containers itself. It runs
+// the same code as the CLI (docker/cli.js), in this process: a node's `docker inspect` then
+// costs a bash and a TCP round trip, not a Node.js start (sm121 runs one on every node at every
+// plan). Everything else (run, stop, logs, a command that would wait), and every
 // command when this daemon does not answer, runs in a process of its own (see docker-cli).
 //
 // Protocol, on 127.0.0.1:<port> (the port in <site>/run/dockerd.port): the request is

@@ -14,8 +14,8 @@ class DaemonError extends Error {
 }
 
 /**
- * Thrown, before anything changed, by a command that would wait (stop a running container, follow
- * a log) when it was asked to finish at once: the daemon then leaves it to the CLI's own process.
+ * Thrown, before anything changed, by a command that would wait (rm -f of a running container)
+ * when it was asked to finish at once: the daemon then leaves it to the CLI's own process.
  */
 class WouldWait extends Error {}
 
