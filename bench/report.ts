@@ -90,10 +90,11 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
   if (cases.length > 0) {
     out.push("", "== 3. serve one deployment from nothing (pulumi up after destroy)");
     out.push(...table(
-      ["case", "up runs s", "paired floor s", "up median", "engine start", "overhead", "noticed", "destroy"],
-      cases.map((c) => [c.label, list(c.runs.map((x) => x.upMs)), list(c.runs.map((x) => x.floorMs)), s(c.upMedianMs), s(c.engineStartMedianMs), s(c.overheadMedianMs), s(c.noticedMedianMs), s(c.destroyMedianMs)]),
+      ["case", "up runs s", "paired floor s", "up median", "engine start", "overhead", "noticed", "destroy", "nodes' CPU s"],
+      cases.map((c) => [c.label, list(c.runs.map((x) => x.upMs)), list(c.runs.map((x) => x.floorMs)), s(c.upMedianMs), s(c.engineStartMedianMs), s(c.overheadMedianMs), s(c.noticedMedianMs), s(c.destroyMedianMs), s(c.nodeCpuMedianMs)]),
     ));
     if (r.one !== undefined && r.four !== undefined) out.push(`four-node / one-node up: ${round(r.four.upMedianMs / r.one.upMedianMs, 2)}x   overhead = median of (up - floor sample taken just before it - engine start)`);
+    out.push("nodes' CPU: CPU time of every node's sshd (and what it started: sessions, docker, containers, engines) and the docker daemon during the up; on a cluster each node has its own, here all share the machine's cores");
     if (r.sshCost !== undefined) {
       const c = r.sshCost;
       out.push("", `-- the price of SSH here (sm121's transport, median of ${c.samples}): require("ssh2") ${c.requireSsh2Ms} ms, connect ${c.connectMs} ms, empty channel ${c.emptyChannelMs} ms, channel running docker ps ${c.dockerPsChannelMs} ms`);

@@ -40,6 +40,8 @@ export interface ServeRun {
   readyToExitMs: number;
   overheadMs: number;
   destroyMs: number;
+  /** CPU time of the nodes' side (every node's sshd and what it started, the docker daemon) during the up */
+  nodeCpuMs: number | null;
 }
 
 export interface ServeResult {
@@ -53,6 +55,7 @@ export interface ServeResult {
   overheadMedianMs: number;
   noticedMedianMs: number | null;
   destroyMedianMs: number;
+  nodeCpuMedianMs: number | null;
   ops: OpCount[];
   profile: TimelineRow[];
 }
@@ -75,7 +78,9 @@ async function op(p: BenchProject, c: ServeCase, name: string, f: () => Promise<
 async function freshRun(p: BenchProject, c: ServeCase, floor: Floor, extra: () => Promise<OpCount[]>): Promise<{ run: ServeRun; create: OpCount; del: OpCount; more: OpCount[]; engine: DeploymentEngine }> {
   const floorMs = await floor.up();
   const t0 = Date.now();
+  const cpu0 = p.nodes.usedMs();
   const create = await op(p, c, "create (fresh up)", () => p.up());
+  const cpu1 = p.nodes.usedMs();
   const engine = deploymentEngine(nodesOf(p, c.nodes), c.deployment);
   const end = t0 + create.ms;
   const more = await extra();
@@ -88,6 +93,7 @@ async function freshRun(p: BenchProject, c: ServeCase, floor: Floor, extra: () =
     readyToExitMs: Math.round(end - engine.readyAt),
     overheadMs: Math.round(create.ms - floorMs - engine.engineStartMs),
     destroyMs: del.ms,
+    nodeCpuMs: cpu0 === undefined || cpu1 === undefined ? null : Math.round(cpu1 - cpu0),
   };
   return { run, create, del, more, engine };
 }
@@ -131,6 +137,7 @@ export async function measureServe(p: BenchProject, c: ServeCase, floor: Floor, 
   say(`${c.label}: profiled up (-v=9 --logflow)`);
   const profile = await profiled(p, c);
   const noticed = out.map((r) => r.noticedAfterMs).filter((x): x is number => x !== null);
+  const nodeCpu = out.map((r) => r.nodeCpuMs).filter((x): x is number => x !== null);
   return {
     label: c.label,
     nodes: c.nodes.length,
@@ -141,6 +148,7 @@ export async function measureServe(p: BenchProject, c: ServeCase, floor: Floor, 
     overheadMedianMs: median(out.map((r) => r.overheadMs)),
     noticedMedianMs: noticed.length === 0 ? null : median(noticed),
     destroyMedianMs: median(out.map((r) => r.destroyMs)),
+    nodeCpuMedianMs: nodeCpu.length === 0 ? null : median(nodeCpu),
     ops,
     profile,
   };

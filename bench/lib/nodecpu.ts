@@ -28,6 +28,12 @@ export interface NodeCpu {
   readonly weighted: boolean;
   /** Moves these processes into the nodes' group (true) or to the hierarchy's root (false), where a process of the machine is. */
   place(pids: number[], weighted: boolean): void;
+  /**
+   * The CPU time in ms the nodes' processes (and what they started) have used since the group
+   * was made, or undefined where it cannot be read. v1 counts in a cpuacct group of the same
+   * name, whatever the weighting; v2 only while the nodes are in their weighted group.
+   */
+  usedMs(): number | undefined;
   /** Moves every process left in the group back and removes it. */
   close(): void;
 }
@@ -77,24 +83,68 @@ function removeStale(h: Hierarchy, name: string): void {
   }
 }
 
+/** v1's cpuacct hierarchy, where it is mounted apart from cpu (else cpu's own group has cpuacct.usage). */
+const V1_CPUACCT = "/sys/fs/cgroup/cpuacct";
+
+interface Account {
+  usedMs(): number | undefined;
+  place(pids: number[]): void;
+  close(): void;
+}
+
+/** Counting the nodes' CPU time: a v1 cpuacct group, or the v2 group's cpu.stat. */
+function account(h: Hierarchy, name: string, dir: string): Account {
+  const read = (file: string, parse: (text: string) => number | undefined) => () => {
+    try {
+      return parse(readFileSync(file, "utf8"));
+    } catch {
+      return undefined;
+    }
+  };
+  if (h.file === "cpu.weight") {
+    return { usedMs: read(join(dir, "cpu.stat"), (t) => Number(/^usage_usec (\d+)$/m.exec(t)?.[1] ?? Number.NaN) / 1000), place: () => undefined, close: () => undefined };
+  }
+  if (existsSync(join(dir, "cpuacct.usage"))) return { usedMs: read(join(dir, "cpuacct.usage"), (t) => Number(t) / 1e6), place: () => undefined, close: () => undefined };
+  if (!existsSync(join(V1_CPUACCT, "cpuacct.usage"))) return { usedMs: () => undefined, place: () => undefined, close: () => undefined };
+  const acct: Hierarchy = { root: V1_CPUACCT, file: "cpuacct.usage", value: 0, label: "cpuacct" };
+  removeStale(acct, name);
+  const adir = join(V1_CPUACCT, `${name}-${process.pid}`);
+  mkdirSync(adir, { recursive: true });
+  return {
+    usedMs: read(join(adir, "cpuacct.usage"), (t) => Number(t) / 1e6),
+    place: (pids) => move(adir, pids),
+    close: () => {
+      move(V1_CPUACCT, procsOf(adir));
+      rmdirSync(adir);
+    },
+  };
+}
+
 export function nodeCpu(name: string): NodeCpu {
   const h = hierarchy();
-  if (typeof h === "string") return { how: h, weighted: false, place: () => undefined, close: () => undefined };
+  const none = { usedMs: () => undefined, close: () => undefined };
+  if (typeof h === "string") return { how: h, weighted: false, place: () => undefined, ...none };
   removeStale(h, name);
   const dir = join(h.root, `${name}-${process.pid}`);
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, h.file), `${h.value}\n`);
   } catch (e) {
-    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, place: () => undefined, close: () => undefined };
+    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, place: () => undefined, ...none };
   }
+  const acct = account(h, name, dir);
   return {
     how: h.label,
     weighted: true,
-    place: (pids, weighted) => move(weighted ? dir : h.root, pids),
+    place: (pids, weighted) => {
+      move(weighted ? dir : h.root, pids);
+      acct.place(pids);
+    },
+    usedMs: () => acct.usedMs(),
     close: () => {
       move(h.root, procsOf(dir));
       rmdirSync(dir);
+      acct.close();
     },
   };
 }

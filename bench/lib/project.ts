@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
 import type { ImageSpec } from "../../test/site/site";
+import { registeredProcesses } from "../../test/site/procs";
 import { sshdListeners } from "../../test/site/sshd";
 import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
@@ -15,10 +16,11 @@ import { installSessionCounter } from "./sessions";
 export interface BenchProject {
   e: E2E;
   /**
-   * The nodes' CPU group (./nodecpu): every node's sshd is in it from the start; `place(false)`
-   * takes them out, and the sessions they start from then on with them.
+   * The nodes' CPU group (./nodecpu): every node's sshd and the site's docker daemon are in it
+   * from the start; `place(false)` takes them out, and the sessions they start from then on with
+   * them. `usedMs` is the CPU time they have used.
    */
-  nodes: Pick<NodeCpu, "how" | "weighted"> & { place(weighted: boolean): void };
+  nodes: Pick<NodeCpu, "how" | "weighted" | "usedMs"> & { place(weighted: boolean): void };
   /** Stops the site and removes the nodes' CPU group. */
   stop(): Promise<void>;
   /** Rewrites the stack: the site as e2eProject writes it, with these deployment lines. */
@@ -70,8 +72,11 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
     nodesYaml(e.site),
   ];
   const cpu = nodeCpu(o.name);
+  // The nodes' side: every node's sshd, and the docker daemon that answers their docker CLIs.
   const sshds = e.site.nodes.flatMap((n) => sshdListeners(e.site.dir, n.root).map((r) => r.pid));
-  const nodes = { how: cpu.how, weighted: cpu.weighted, place: (weighted: boolean) => cpu.place(sshds, weighted) };
+  const dockerd = registeredProcesses(e.site.dir).filter((r) => r.what.startsWith("dockerd ")).map((r) => r.pid);
+  const pids = [...sshds, ...dockerd];
+  const nodes = { how: cpu.how, weighted: cpu.weighted, usedMs: () => cpu.usedMs(), place: (weighted: boolean) => cpu.place(pids, weighted) };
   nodes.place(true);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });
   return {
