@@ -10,7 +10,8 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registeredProcesses, terminate } from "./site/procs";
+import { dockerdProcesses } from "./site/dockerd";
+import { terminate } from "./site/procs";
 import { startSite, type SimSite } from "./site/site";
 
 let site: SimSite;
@@ -134,7 +135,7 @@ describe("the site's docker daemon", () => {
 
   it("leaves the command to docker.js once it is gone, and takes its port file along", async () => {
     const before = nodeDocker(["inspect", "-f", "{{.State.Running}} {{.Name}}", "c1"]);
-    await terminate(registeredProcesses(site.dir).filter((r) => r.what.startsWith("dockerd ")), 2000);
+    await terminate(dockerdProcesses(site.dir), 2000);
     expect(fs.existsSync(path.join(site.dir, "run", "dockerd.port"))).toBe(false);
     expect(nodeDocker(["inspect", "-f", "{{.State.Running}} {{.Name}}", "c1"])).toEqual(before);
     expect(before).toEqual({ code: 0, out: "true /c1\n", err: "" });

@@ -74,12 +74,12 @@ function move(dir: string, pids: number[]): void {
 }
 
 /** Groups of earlier bench runs that ended without close (killed): their processes back, the group gone. */
-function removeStale(h: Hierarchy, name: string): void {
-  for (const d of readdirSync(h.root)) {
+function removeStale(root: string, name: string): void {
+  for (const d of readdirSync(root)) {
     const pid = new RegExp(`^${name}-(\\d+)$`).exec(d)?.[1];
     if (pid === undefined || existsSync(`/proc/${pid}`)) continue;
-    move(h.root, procsOf(join(h.root, d)));
-    rmdirSync(join(h.root, d));
+    move(root, procsOf(join(root, d)));
+    rmdirSync(join(root, d));
   }
 }
 
@@ -92,26 +92,31 @@ interface Account {
   close(): void;
 }
 
-/** Counting the nodes' CPU time: a v1 cpuacct group, or the v2 group's cpu.stat. */
-function account(h: Hierarchy, name: string, dir: string): Account {
-  const read = (file: string, parse: (text: string) => number | undefined) => () => {
+const NOT_COUNTED: Account = { usedMs: () => undefined, place: () => undefined, close: () => undefined };
+
+/** ms of CPU from a counter file (`toMs` of its text), undefined when it cannot be read. */
+function counter(file: string, toMs: (text: string) => number): () => number | undefined {
+  return () => {
     try {
-      return parse(readFileSync(file, "utf8"));
+      const ms = toMs(readFileSync(file, "utf8"));
+      return Number.isFinite(ms) ? ms : undefined;
     } catch {
       return undefined;
     }
   };
-  if (h.file === "cpu.weight") {
-    return { usedMs: read(join(dir, "cpu.stat"), (t) => Number(/^usage_usec (\d+)$/m.exec(t)?.[1] ?? Number.NaN) / 1000), place: () => undefined, close: () => undefined };
-  }
-  if (existsSync(join(dir, "cpuacct.usage"))) return { usedMs: read(join(dir, "cpuacct.usage"), (t) => Number(t) / 1e6), place: () => undefined, close: () => undefined };
-  if (!existsSync(join(V1_CPUACCT, "cpuacct.usage"))) return { usedMs: () => undefined, place: () => undefined, close: () => undefined };
-  const acct: Hierarchy = { root: V1_CPUACCT, file: "cpuacct.usage", value: 0, label: "cpuacct" };
-  removeStale(acct, name);
+}
+
+/** Counting the nodes' CPU time: the v2 group's cpu.stat, cpuacct of a co-mounted v1 group, or a v1 cpuacct group of the same name. */
+function account(h: Hierarchy, name: string, dir: string): Account {
+  if (h.file === "cpu.weight") return { ...NOT_COUNTED, usedMs: counter(join(dir, "cpu.stat"), (t) => Number(/^usage_usec (\d+)$/m.exec(t)?.[1]) / 1000) };
+  const nsToMs = (t: string) => Number(t) / 1e6;
+  if (existsSync(join(dir, "cpuacct.usage"))) return { ...NOT_COUNTED, usedMs: counter(join(dir, "cpuacct.usage"), nsToMs) };
+  if (!existsSync(join(V1_CPUACCT, "cpuacct.usage"))) return NOT_COUNTED;
+  removeStale(V1_CPUACCT, name);
   const adir = join(V1_CPUACCT, `${name}-${process.pid}`);
   mkdirSync(adir, { recursive: true });
   return {
-    usedMs: read(join(adir, "cpuacct.usage"), (t) => Number(t) / 1e6),
+    usedMs: counter(join(adir, "cpuacct.usage"), nsToMs),
     place: (pids) => move(adir, pids),
     close: () => {
       move(V1_CPUACCT, procsOf(adir));
@@ -122,15 +127,14 @@ function account(h: Hierarchy, name: string, dir: string): Account {
 
 export function nodeCpu(name: string): NodeCpu {
   const h = hierarchy();
-  const none = { usedMs: () => undefined, close: () => undefined };
-  if (typeof h === "string") return { how: h, weighted: false, place: () => undefined, ...none };
-  removeStale(h, name);
+  if (typeof h === "string") return { how: h, weighted: false, ...NOT_COUNTED };
+  removeStale(h.root, name);
   const dir = join(h.root, `${name}-${process.pid}`);
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, h.file), `${h.value}\n`);
   } catch (e) {
-    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, place: () => undefined, ...none };
+    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, ...NOT_COUNTED };
   }
   const acct = account(h, name, dir);
   return {

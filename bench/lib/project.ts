@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
 import type { ImageSpec } from "../../test/site/site";
-import { registeredProcesses } from "../../test/site/procs";
+import { dockerdProcesses } from "../../test/site/dockerd";
 import { sshdListeners } from "../../test/site/sshd";
 import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
@@ -74,7 +74,7 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
   const cpu = nodeCpu(o.name);
   // The nodes' side: every node's sshd, and the docker daemon that answers their docker CLIs.
   const sshds = e.site.nodes.flatMap((n) => sshdListeners(e.site.dir, n.root).map((r) => r.pid));
-  const dockerd = registeredProcesses(e.site.dir).filter((r) => r.what.startsWith("dockerd ")).map((r) => r.pid);
+  const dockerd = dockerdProcesses(e.site.dir).map((r) => r.pid);
   const pids = [...sshds, ...dockerd];
   const nodes = { how: cpu.how, weighted: cpu.weighted, usedMs: () => cpu.usedMs(), place: (weighted: boolean) => cpu.place(pids, weighted) };
   nodes.place(true);

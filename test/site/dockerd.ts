@@ -3,7 +3,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { isAlive, procStat, type ProcRecord } from "./procs";
+import { isAlive, procStat, registeredProcesses, type ProcRecord } from "./procs";
+
+const WHAT = "dockerd ";
+
+/** The site's docker daemon, as the site registered it (none once it is stopped and reaped). */
+export function dockerdProcesses(dir: string): ProcRecord[] {
+  return registeredProcesses(dir).filter((r) => r.what.startsWith(WHAT));
+}
 
 /** Starts the daemon and waits until it has written its port; fails early if it died. */
 export async function startDockerd(dir: string, timeoutMs: number): Promise<ProcRecord> {
@@ -17,7 +24,7 @@ export async function startDockerd(dir: string, timeoutMs: number): Promise<Proc
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error(`test site: could not start ${path.join(dir, "shims", "dockerd.js")}`);
-  const rec = { pid, start: procStat(pid)?.start ?? null, what: `dockerd ${dir}` };
+  const rec = { pid, start: procStat(pid)?.start ?? null, what: `${WHAT}${dir}` };
   const deadline = Date.now() + timeoutMs;
   while (!fs.existsSync(portFile)) {
     if (!isAlive(pid, rec.start)) throw new Error(`test site: the docker daemon exited at startup:\n${fs.existsSync(log) ? fs.readFileSync(log, "utf8").slice(-2000) : ""}`);
