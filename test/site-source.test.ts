@@ -62,4 +62,24 @@ describe("the site from Pulumi's resolved configuration", () => {
     // In neither file: an ESC environment or --config-file.
     expect(bad("sm121:hostKeys", "loose")).toEqual([`${PULUMI_CONFIG_ORIGIN}: sm121:hostKeys: "loose" is not allowed; use one of "strict", "accept-new"`]);
   });
+
+  it("reads the files only to place an error: a valid site never parses them", () => {
+    const reads: string[] = [];
+    const counted = (file: string, text: string) => ({
+      file,
+      get text() {
+        reads.push(file);
+        return text;
+      },
+    });
+    const lazyDocs = { stack: counted("Pulumi.s.yaml", STACK.replace("ip: 203.0.113.1", "ip: 203.0.113.300")), project: counted("Pulumi.yaml", PROJECT) };
+    const source = (config: Record<string, string>) => pulumiConfigSource(config, "Pulumi.s.yaml", lazyDocs);
+    expect(siteFrom(source(resolved), "s").memTimeoutS).toBe(30);
+    expect(reads).toEqual([]);
+    const bad = { ...resolved, "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}' };
+    expect(rejected(() => siteFrom(source(bad), "s"))).toEqual([
+      "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
+    ]);
+    expect(reads).toContain("Pulumi.s.yaml");
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * Recipes: `recipes/<name>.toml`, parsed with smol-toml and validated with zod. The schema is
- * built inside a function (never at module scope) so that no zod object can end up in a
- * serialized provider closure.
+ * built once, by the first recipe read (zod takes milliseconds to build it, and a project reads
+ * every recipe of its directory at each plan).
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -87,6 +87,8 @@ function memorySchema() {
   });
 }
 
+let builtSchema: ReturnType<typeof recipeSchema> | undefined;
+
 /** Parses and validates one recipe file's text. Throws SpecError or SpecErrors. */
 export function parseRecipe(file: string, text: string): Recipe {
   let raw: unknown;
@@ -101,7 +103,7 @@ export function parseRecipe(file: string, text: string): Recipe {
   }
   const locate = (p: FieldPath) => locateToml(text, p);
   throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
-  const schema = recipeSchema();
+  const schema = (builtSchema ??= recipeSchema());
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, (p) => keysAt(schema, p))));

@@ -11,7 +11,7 @@
  */
 import { LineCounter, parseDocument, visit } from "yaml";
 import { SpecError } from "./errors";
-import { yamlLocator, type FieldPath, type Place } from "./locate";
+import { yamlLocator, type FieldPath, type Place, type Position } from "./locate";
 
 /** Config keys holding secrets; they are read through Pulumi, never as site values. */
 export const SECRET_CONFIG_KEYS = ["hfToken", "apiKey", "sshPrivateKey", "sshPassphrase"] as const;
@@ -92,31 +92,46 @@ const configPath = (p: FieldPath): FieldPath => {
   return head === undefined ? ["config"] : ["config", `sm121:${String(head)}`, ...rest];
 };
 
+/** A YAML file of Pulumi's as read to place errors: its sm121: keys and where each stands. */
+interface ReadDoc {
+  doc: ConfigDoc;
+  config: Record<string, unknown>;
+  locateIn: (path: FieldPath) => Position;
+}
+
+/** A stack file too large to read (or not YAML) is no place to point at; Pulumi read it already. */
+function readable(d: ConfigDoc | undefined): ReadDoc | undefined {
+  if (d === undefined) return undefined;
+  try {
+    return { doc: d, config: sm121Keys(configOf(d), (v) => v), locateIn: yamlLocator(d.text) };
+  } catch (e) {
+    if (e instanceof SpecError) return undefined;
+    throw e;
+  }
+}
+
 /**
  * The site as Pulumi resolved it: `config` maps `sm121:<key>` to the string Pulumi hands a program
  * (objects and lists as JSON, scalars as text). `stack` and `project` are the stack file and
- * Pulumi.yaml when they exist, read only to place errors.
+ * Pulumi.yaml when they exist, read only to place errors (and only when there is one).
  */
 export function pulumiConfigSource(config: Readonly<Record<string, string>>, stackFile: string, docs: { stack?: ConfigDoc; project?: ConfigDoc }): SiteSource {
   const raw = sm121Keys(config, (v) => parseConfigValue(String(v)));
-  // A stack file too large to read is no place to point at; Pulumi read it already.
-  const readable = (d: ConfigDoc | undefined) => {
-    if (d === undefined) return undefined;
-    try {
-      return { doc: d, config: sm121Keys(configOf(d), (v) => v), locateIn: yamlLocator(d.text) };
-    } catch (e) {
-      if (e instanceof SpecError) return undefined;
-      throw e;
-    }
+  // The files are parsed on the first error only: a site without one never needs a position.
+  let read: { stack: ReadDoc | undefined; places: Array<{ at: ReadDoc; infix: FieldPath }> } | undefined;
+  const files = () => {
+    if (read !== undefined) return read;
+    const stack = readable(docs.stack);
+    const project = readable(docs.project);
+    // Project-level config is `sm121:key: value`, or `{value: ...}` / `{default: ...}` with a type.
+    const places = [
+      ...(stack === undefined ? [] : [{ at: stack, infix: [] }]),
+      ...(project === undefined ? [] : [{ at: project, infix: ["value"] }, { at: project, infix: ["default"] }, { at: project, infix: [] }]),
+    ];
+    return (read = { stack, places });
   };
-  const stack = readable(docs.stack);
-  const project = readable(docs.project);
-  // Project-level config is `sm121:key: value`, or `{value: ...}` / `{default: ...}` with a type.
-  const places: Array<{ at: NonNullable<typeof stack>; infix: FieldPath }> = [
-    ...(stack === undefined ? [] : [{ at: stack, infix: [] }]),
-    ...(project === undefined ? [] : [{ at: project, infix: ["value"] }, { at: project, infix: ["default"] }, { at: project, infix: [] }]),
-  ];
   const locate = (p: FieldPath): Place => {
+    const { stack, places } = files();
     // The deepest part of the path that has a value, in the first file whose value is in force.
     for (let n = p.length; n > 0; n--) {
       const q = p.slice(0, n);
