@@ -1,11 +1,15 @@
 /**
  * The ssh transport against a real sshd of the test site: output decoded as UTF-8 across packets,
  * a streamed run that stays small, a timeout reported as such with both tails, and a connection
- * lost in the middle of a step reported as a transport failure.
+ * lost in the middle of a step reported as a transport failure. And against an in-process server
+ * that records each login attempt: the key goes first, without ssh2's "none" probe.
  */
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Server, utils } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CommandError, TransportError, type Host } from "../src/remote";
 import { connectSsh } from "../src/remote/ssh";
@@ -67,5 +71,48 @@ describe("the ssh transport", () => {
     const run = h.run("echo started; sleep 30", { step: "write", onLine: () => h.close() });
     await expect(run).rejects.toBeInstanceOf(TransportError);
     await expect(run).rejects.toThrow(/^node s1: write: the connection was lost before the step ended; /);
+  });
+});
+
+describe("the ssh login", () => {
+  it("offers the key (or the agent's) first: no \"none\" attempt, a round trip a key-only node refuses anyway", async () => {
+    const hostKey = utils.generateKeyPairSync("ed25519");
+    const client = utils.generateKeyPairSync("ed25519");
+    const methods: string[] = [];
+    const server = new Server({ hostKeys: [hostKey.private] }, (conn) => {
+      conn.on("authentication", (ctx) => {
+        methods.push(ctx.method);
+        if (ctx.method === "publickey") ctx.accept();
+        else ctx.reject(["publickey"]);
+      });
+      conn.on("ready", () => conn.end());
+      conn.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dir = mkdtempSync(join(tmpdir(), "sm121-ssh-login-"));
+    const sock = join(dir, "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", sock], { stdio: "ignore" });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const knownHosts = join(dir, "known_hosts");
+      writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public.split(" ").slice(0, 2).join(" ")}\n`);
+      const login = async (auth: { privateKey: string } | { agent: string }) => {
+        methods.length = 0;
+        (await connectSsh({ node: "x1", host: "127.0.0.1", port, user: "ops" }, { knownHosts, hostKeys: "strict", dialAttempts: 1, ...auth })).close();
+        return [...methods];
+      };
+      // ssh2 asks whether the key is acceptable, then signs: both are publickey attempts.
+      expect(await login({ privateKey: client.private })).toEqual(["publickey", "publickey"]);
+      const keyFile = join(dir, "id_ed25519");
+      writeFileSync(keyFile, client.private, { mode: 0o600 });
+      for (let i = 0; i < 50 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 20));
+      const added = spawnSync("ssh-add", [keyFile], { env: { ...process.env, SSH_AUTH_SOCK: sock }, encoding: "utf8" });
+      expect(added.status, added.stderr).toBe(0);
+      expect(await login({ agent: sock })).toEqual(["publickey", "publickey"]);
+    } finally {
+      agent.kill();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

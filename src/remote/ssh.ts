@@ -69,9 +69,10 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     },
     // Moved to the front: ssh2 keeps its own order for what is already in its list.
     ...(known.length > 0 && { algorithms: { serverHostKey: { remove: known, prepend: known, append: [] } } }),
-    ...(auth.privateKey !== undefined && { privateKey: auth.privateKey }),
     ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
-    ...(auth.privateKey === undefined && agent !== undefined && { agent }),
+    // Straight to the key (or the agent): without a list ssh2 first asks for "none", a round trip
+    // per connection that a node taking only keys refuses anyway.
+    ...(auth.privateKey !== undefined ? { privateKey: auth.privateKey, authHandler: ["publickey"] } : agent !== undefined ? { agent, authHandler: ["agent"] } : {}),
   };
   return new Promise((resolve, reject) => {
     client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
