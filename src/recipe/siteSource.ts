@@ -110,6 +110,23 @@ function readable(d: ConfigDoc | undefined): ReadDoc | undefined {
   }
 }
 
+/** The stack file as read, and each file and form in which a value of the site can stand. */
+interface Placed {
+  stack: ReadDoc | undefined;
+  places: Array<{ at: ReadDoc; infix: FieldPath }>;
+}
+
+function placesIn(docs: { stack?: ConfigDoc; project?: ConfigDoc }): Placed {
+  const stack = readable(docs.stack);
+  const project = readable(docs.project);
+  // Project-level config is `sm121:key: value`, or `{value: ...}` / `{default: ...}` with a type.
+  const places = [
+    ...(stack === undefined ? [] : [{ at: stack, infix: [] }]),
+    ...(project === undefined ? [] : [{ at: project, infix: ["value"] }, { at: project, infix: ["default"] }, { at: project, infix: [] }]),
+  ];
+  return { stack, places };
+}
+
 /**
  * The site as Pulumi resolved it: `config` maps `sm121:<key>` to the string Pulumi hands a program
  * (objects and lists as JSON, scalars as text). `stack` and `project` are the stack file and
@@ -118,20 +135,9 @@ function readable(d: ConfigDoc | undefined): ReadDoc | undefined {
 export function pulumiConfigSource(config: Readonly<Record<string, string>>, stackFile: string, docs: { stack?: ConfigDoc; project?: ConfigDoc }): SiteSource {
   const raw = sm121Keys(config, (v) => parseConfigValue(String(v)));
   // The files are parsed on the first error only: a site without one never needs a position.
-  let read: { stack: ReadDoc | undefined; places: Array<{ at: ReadDoc; infix: FieldPath }> } | undefined;
-  const files = () => {
-    if (read !== undefined) return read;
-    const stack = readable(docs.stack);
-    const project = readable(docs.project);
-    // Project-level config is `sm121:key: value`, or `{value: ...}` / `{default: ...}` with a type.
-    const places = [
-      ...(stack === undefined ? [] : [{ at: stack, infix: [] }]),
-      ...(project === undefined ? [] : [{ at: project, infix: ["value"] }, { at: project, infix: ["default"] }, { at: project, infix: [] }]),
-    ];
-    return (read = { stack, places });
-  };
+  let read: Placed | undefined;
   const locate = (p: FieldPath): Place => {
-    const { stack, places } = files();
+    const { stack, places } = (read ??= placesIn(docs));
     // The deepest part of the path that has a value, in the first file whose value is in force.
     for (let n = p.length; n > 0; n--) {
       const q = p.slice(0, n);
