@@ -47,7 +47,7 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
     if (!isDirectory(join(root, dir))) {
       // Without a valid site, which directory was meant is unknown: its own errors are reported.
       if (site === undefined) return undefined;
-      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, `create ${dir}/ with a recipe in it (${dir}/<name>.toml, see README "Recipes"), or set sm121:recipesDir to the project's directory of *.toml recipes`);
+      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, `create ${dir}/ with a recipe in it (${dir}/<name>.toml, see docs/recipes.md), or set sm121:recipesDir to the project's directory of *.toml recipes`);
     }
     return loadRecipes(join(root, dir), dir);
   });

@@ -165,7 +165,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     const preview = await e.preview();
     renameSync(join(e.dir, "recipes-away"), join(e.dir, "recipes"));
     expect(preview.code).not.toBe(0);
-    expect(preview.all).toContain(`sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see README "Recipes")`);
+    expect(preview.all).toContain(`sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see docs/recipes.md)`);
     expect(preview.all).not.toMatch(/ENOENT| {4}at /);
   });
 

@@ -103,7 +103,7 @@ describe("files that are missing or not files", () => {
   it("a recipes directory that does not exist (loadProject)", () => {
     const root = tempProject({ [F]: `${siteText()}  sm121:recipesDir: nowhere\n` });
     expect(rejected(() => loadProject(root, "hostile"), F)).toEqual([
-      `${F}:12:3: sm121:recipesDir: nowhere/ is not a directory of ${root}; create nowhere/ with a recipe in it (nowhere/<name>.toml, see README "Recipes"), or set sm121:recipesDir to the project's directory of *.toml recipes`,
+      `${F}:12:3: sm121:recipesDir: nowhere/ is not a directory of ${root}; create nowhere/ with a recipe in it (nowhere/<name>.toml, see docs/recipes.md), or set sm121:recipesDir to the project's directory of *.toml recipes`,
     ]);
   });
 });
