@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything sm121 and its simulated site need on this machine, installed once and reused:
-# Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps), Node.js 22 and the
-# Pulumi toolchain (scripts/toolchain.sh), the npm dependencies, and a build. Prints, as its last
+# Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps, python3-venv),
+# Node.js 22 and the Pulumi toolchain (scripts/toolchain.sh), the Python programs the site runs
+# (scripts/venvs.sh: the LiteLLM proxy), the npm dependencies, and a build. Prints, as its last
 # line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,6 +15,7 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 command -v free >/dev/null 2>&1 || missing+=(procps)
+python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again" >&2
@@ -25,6 +27,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 bin=$(bash scripts/toolchain.sh | tail -n 1)
+bash scripts/venvs.sh
 export PATH="$bin:$PATH"
 if [ ! -d node_modules/@pulumi/pulumi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci" >&2
