@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
+import { nodeFabricSchema, siteFabricSchema } from "./fabric";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
@@ -74,6 +75,7 @@ function siteSchema() {
     minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
     recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
+    fabric: nodeFabricSchema().optional(),
   });
   const deployment = z.strictObject({
     name: ident("name").optional(),
@@ -105,6 +107,8 @@ function siteSchema() {
     hooks: z.enum(["engine", "pulumi-command"]).default("engine"),
     modelCache: z.enum(["off", "keep", "remove"]).default("off"),
     imageSync: flag().default(false),
+    fabric: siteFabricSchema(),
+    fabricCheck: flag().default(false),
   });
 }
 
@@ -146,6 +150,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
       ...(n.minMemAvailableGiB !== undefined && { minMemAvailableGiB: n.minMemAvailableGiB }),
       recipes: n.recipes,
       stateDir: n.stateDir,
+      ...(n.fabric !== undefined && { fabric: n.fabric }),
     };
   }
   const deployments = s.deployments.map((d, i) => {
@@ -169,6 +174,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
     recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
     modelCache: s.modelCache, imageSync: s.imageSync,
+    fabric: { ...s.fabric, check: s.fabricCheck },
     ...(s.gateway !== undefined && { gateway: s.gateway }),
   };
   return site;

@@ -1,4 +1,5 @@
 /** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
+import type { NodeFabric, SiteFabric } from "./fabric";
 import type { FieldPath, Place } from "./locate";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
@@ -88,6 +89,8 @@ export interface SiteNode {
   recipes: Record<string, NodeRecipe>;
   /** Where sm121 keeps its files on the node. */
   stateDir: string;
+  /** The node's fabric (control interface, RDMA devices), when the site declares one. */
+  fabric?: NodeFabric;
 }
 
 export interface Deployment {
@@ -133,4 +136,6 @@ export interface Site {
   modelCache: "off" | "keep" | "remove";
   /** A docker recipe's image with one ID on every node of a deployment (ImageSync). */
   imageSync: boolean;
+  /** How containers that span nodes reach the fabric, and the link test's settings. */
+  fabric: SiteFabric;
 }

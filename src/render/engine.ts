@@ -7,6 +7,7 @@ import { joinNode } from "../text/shell";
 import { tmuxTarget } from "../targets/tmux";
 import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";
+import { containerAccess, fabricEnv, fabricFacts } from "./fabric";
 import { identityOf } from "./identity";
 import { endpoint, hfCacheDir, nodeBundle } from "./node";
 import type { NodeBundle, PreflightCheck } from "./types";
@@ -29,7 +30,9 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
     const keyFile = driver.apiKey === "key-file" ? { path: joinNode(stateDir, "api-key.yaml"), seenAs: docker ? CONTAINER_KEY_FILE : joinNode(stateDir, "api-key.yaml") } : undefined;
     const ctx = { recipe, rank, nnodes: nodes.length, peers, bindHost, port, ...(keyFile !== undefined && { keyFile: keyFile.seenAs }) };
     const argv = engineArgv(driver, ctx);
-    const env: Record<string, string> = { ...recipe.env };
+    // The node's fabric first: a recipe may still set any of its variables for its engine.
+    const env: Record<string, string> = { ...(node.fabric === undefined ? {} : fabricEnv(node.fabric)), ...recipe.env };
+    const access = docker ? containerAccess(node, nodes.length, site.fabric) : undefined;
     if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
     Object.assign(env, driver.engineEnv(recipe, node.ip));
     const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
@@ -47,6 +50,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       mounts,
       stateDir,
       ...(keyFile !== undefined && { keyFile }),
+      ...(access !== undefined && { access }),
     };
     // An engine that takes no --host answers on its own peer address: rank 0's ip, not BIND.
     const apiHost = driver.takesHostPort ? bindHost : (peers[0] ?? bindHost);
@@ -77,6 +81,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       mkdirs: [],
       preflight: enginePreflight(recipe, node, spec, headCoordinated, driver.installHint),
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
+      fabric: fabricFacts(node, recipe, access),
       ...(serves && { api: endpoint(apiHost, port) }),
     });
   });

@@ -19,6 +19,8 @@ export interface NodeParts {
   memGateGiB: number;
   api?: ApiEndpoint;
   envKeys?: Record<string, string>;
+  /** The plan's facts of the node's fabric (render/fabric.ts). */
+  fabric?: string[];
 }
 
 export function nodeBundle(p: NodeParts): NodeBundle {
@@ -57,6 +59,7 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     memGateGiB: p.memGateGiB,
     ...(p.api !== undefined && { api: p.api }),
     ...(p.envKeys !== undefined && { envKeys: p.envKeys }),
+    ...(p.fabric !== undefined && p.fabric.length > 0 && { fabric: p.fabric }),
     identity,
   };
 }

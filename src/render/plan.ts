@@ -46,6 +46,7 @@ export function argvFacts(argv: readonly string[]): string[] {
 function nodeFacts(n: NodeBundle): string[] {
   return [
     ...(n.image !== undefined ? [`image ${n.image}`] : []),
+    ...(n.fabric ?? []),
     ...argvFacts(n.argv),
     ...Object.entries(n.env).map(([k, v]) => keyLine("env", k, v)),
     ...Object.entries(n.envKeys ?? {}).map(([k, v]) => keyLine(".env", k, v)),

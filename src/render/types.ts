@@ -51,6 +51,8 @@ export interface NodeBundle extends Omit<TargetScripts, "files"> {
   api?: ApiEndpoint;
   /** Script recipes: the rendered .env key map, for the plan's key diff. */
   envKeys?: Record<string, string>;
+  /** The node's fabric, one fact a line: interface, RDMA ports, the container's access flags. */
+  fabric?: string[];
   identity: string;
 }
 

@@ -1,4 +1,5 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
+import { accessFlags } from "./access";
 import { containerLogs, containerStatus, keyFileScript, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
@@ -31,6 +32,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     `--label ${quote(`sm121.rank=${spec.rank}`)}`,
     `--label ${quote(`sm121.identity=${identity}`)}`,
     "--network host --gpus all --ipc host --shm-size 64g",
+    ...(spec.access === undefined ? [] : [accessFlags(spec.access).join(" ")]),
     `--env-file ${d}/engine.env`,
     '"${secrets[@]}"',
     ...spec.mounts.map(mountArg),

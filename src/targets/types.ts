@@ -10,6 +10,16 @@ export interface BundleFile {
   backup: boolean;
 }
 
+/** What a container needs of the node's fabric: its RDMA devices, capabilities and limits. */
+export interface ContainerAccess {
+  privileged: boolean;
+  /** `--device` values: `HOST[:CONTAINER]`. */
+  devices: string[];
+  capAdd: string[];
+  /** `--ulimit` values, e.g. `memlock=-1:-1`. */
+  ulimits: string[];
+}
+
 /** One rank of a deployment, as the target needs it. */
 export interface LaunchSpec {
   deployment: string;
@@ -34,6 +44,8 @@ export interface LaunchSpec {
    * where it is mounted).
    */
   keyFile?: { path: string; seenAs: string };
+  /** A container's access to the node's RDMA devices (docker deployments across nodes). */
+  access?: ContainerAccess;
 }
 
 export interface TargetScripts {

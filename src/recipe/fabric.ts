@@ -1,0 +1,100 @@
+/**
+ * The fabric of the site: per node, the control interface (its address, the node's `ip`, is the
+ * rendezvous address) and the RDMA devices its engines use over the ConnectX-7 links (RoCE), or
+ * `auto` for the plan-time look to discover them; and for the site, how a container that spans
+ * nodes gets at the devices and what bandwidth the link test accepts.
+ *
+ *   sm121:nodes:
+ *     spark1:
+ *       ip: 192.168.100.11
+ *       fabric:
+ *         interface: enp1s0f1np1
+ *         rdma: [{ hca: rocep1s0f1, port: 1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]
+ *     spark2: { ip: 192.168.100.12, fabric: auto }
+ *   sm121:fabric: { privileged: false, nofile: 1048576, minBusBandwidthGBps: 10 }
+ *   sm121:fabricCheck: true
+ */
+import { z } from "zod";
+
+/** One RDMA device (HCA) port, as NCCL_IB_HCA names it (`rocep1s0f1:1`). */
+export interface RdmaPort {
+  hca: string;
+  port: number;
+  /** The RoCE v2 GID index of the port (NCCL_IB_GID_INDEX); unset: NCCL finds it. */
+  gidIndex?: number;
+}
+
+/** A node's fabric as the site declares it. `auto` parts are found by the plan-time look. */
+export interface NodeFabric {
+  interface: string | "auto";
+  /** The RDMA ports, `auto`, or none (the engines talk over sockets on the interface). */
+  rdma: RdmaPort[] | "auto";
+  /** Where the node's RDMA character devices are (uverbs*, rdma_cm); a container sees them at /dev/infiniband. */
+  devices: string;
+  /** What the plan-time look found, in words, when it resolved `auto` (the plan shows it). */
+  found?: string;
+}
+
+/** The site's fabric settings. */
+export interface SiteFabric {
+  /** Containers that span nodes run `--privileged` instead of the devices, IPC_LOCK and limits. */
+  privileged: boolean;
+  /** The open-files limit of such a container (`--ulimit nofile=N:N`). */
+  nofile: number;
+  /** The link test fails below this bus bandwidth (GB/s, nccl-tests' busbw at the largest size). */
+  minBusBandwidthGBps?: number;
+  /** `pulumi up` runs the link test before the first start of a multi-node deployment. */
+  check: boolean;
+}
+
+export const DEFAULT_DEVICES = "/dev/infiniband";
+/** eugr/spark-vllm-docker's default (VLLM_SPARK_NOFILE_LIMIT). */
+export const DEFAULT_NOFILE = 1048576;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const DEVICES = /^\/[A-Za-z0-9_./+@-]*$/;
+
+function int() {
+  return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.int());
+}
+
+/** The zod schema of a node's `fabric` block (site.ts puts it in the node's schema). */
+export function nodeFabricSchema() {
+  const name = (what: string, example: string) =>
+    z.string().regex(NAME, { error: `${what} may hold only letters, digits and _ . : -; write e.g. ${example}` });
+  const port = z.strictObject({
+    hca: name("an HCA name", "rocep1s0f1 (ibdev2netdev shows them)"),
+    port: int().pipe(z.int().min(1).max(255)).default(1),
+    gidIndex: int().pipe(z.int().min(0).max(255)).optional(),
+  });
+  const block = z.strictObject({
+    interface: z.union([z.literal("auto"), name("interface", "enp1s0f1np1 (ibdev2netdev: the one that is Up)")]),
+    rdma: z.union([
+      z.literal("auto"),
+      z.literal("none"),
+      z.array(port).min(1, { error: "list at least one HCA, or write rdma: none" }),
+    ]).default("none"),
+    devices: z.string()
+      .regex(DEVICES, { error: "is not an absolute path of letters, digits and _ . / + @ -; write e.g. /dev/infiniband" })
+      .refine((s) => !s.split("/").includes(".."), { error: "contains a \"..\" segment; write the path without .." })
+      .default(DEFAULT_DEVICES),
+  });
+  return z.union([z.literal("auto"), block]).transform((f): NodeFabric => {
+    if (f === "auto") return { interface: "auto", rdma: "auto", devices: DEFAULT_DEVICES };
+    const port = (p: RdmaPort): RdmaPort => ({ hca: p.hca, port: p.port, ...(p.gidIndex !== undefined && { gidIndex: p.gidIndex }) });
+    const rdma = f.rdma === "none" ? [] : f.rdma === "auto" ? "auto" : f.rdma.map(port);
+    return { interface: f.interface, rdma, devices: f.devices };
+  });
+}
+
+/** The zod schema of `sm121:fabric`. */
+export function siteFabricSchema() {
+  const num = z.preprocess((v) => (typeof v === "string" && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v),
+    z.number().positive());
+  const flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+  return z.strictObject({
+    privileged: flag.default(false),
+    nofile: int().pipe(z.int().min(1024)).default(DEFAULT_NOFILE),
+    minBusBandwidthGBps: num.optional(),
+  }).default({ privileged: false, nofile: DEFAULT_NOFILE });
+}

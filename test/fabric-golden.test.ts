@@ -1,0 +1,80 @@
+/**
+ * The fabric's goldens: the plan of each deployment (every variable and container flag the fabric
+ * adds, per node), then per node the exact `docker run` / tmux launch and the engine's env file.
+ * Sites: test/fixtures/sites/fabric.yaml (one node; two nodes with RDMA on docker; two nodes on
+ * tmux) and fabric-privileged.yaml. Update with UPDATE_GOLDEN=1 and review the diff.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadRecipes } from "../src/recipe/recipe";
+import { readSite } from "../src/recipe/site";
+import { renderSite } from "../src/render/deployment";
+import { deploymentPlan } from "../src/render/plan";
+import type { DeploymentBundle } from "../src/render/types";
+import { expectGolden } from "./helpers/golden";
+
+const ROOT = join(__dirname, "..");
+const loaded = loadRecipes(join(ROOT, "recipes"), "recipes");
+/**
+ * The example recipes name one interface for every node ([env] NCCL_SOCKET_IFNAME): the `-fabric`
+ * variants leave it to the site, as a recipe for a site with a fabric does. The privileged site
+ * keeps the example recipe, to pin that a recipe's own variable still wins.
+ */
+const recipes = new Map(loaded);
+for (const name of ["qwen3-32b-vllm-tp2", "qwen3-30b-sglang-tmux"]) {
+  const r = loaded.get(name);
+  if (r === undefined) throw new Error(`no recipe ${name}`);
+  const { NCCL_SOCKET_IFNAME: _nic, NCCL_IB_DISABLE: _ib, ...env } = r.env;
+  recipes.set(`${name}-fabric`, { ...r, name: `${name}-fabric`, env });
+}
+
+function bundles(file: string, stack: string): DeploymentBundle[] {
+  return renderSite(readSite(join(__dirname, "fixtures", "sites", file), stack), recipes, { root: ROOT });
+}
+
+function goldenText(b: DeploymentBundle): string {
+  const parts = [`# plan of ${b.deployment}`, deploymentPlan(b)];
+  for (const n of b.nodes) {
+    parts.push(`# ${n.node} (rank ${n.rank}): launch`, n.launch, "");
+    for (const f of n.files.filter((x) => x.path.endsWith("engine.env") || x.path.endsWith("run.sh"))) {
+      parts.push(`# ${n.node}: ${f.path}`, f.content);
+    }
+  }
+  return parts.join("\n");
+}
+
+const all = [...bundles("fabric.yaml", "fabric"), ...bundles("fabric-privileged.yaml", "fabric-privileged")];
+
+describe("fabric goldens", () => {
+  it.each(all.map((b) => [b.deployment, b] as const))("%s", (name, b) => {
+    expectGolden(join(__dirname, "golden", "fabric", `${name}.txt`), goldenText(b), "test/fabric-golden.test.ts");
+  });
+
+  it("a docker deployment across nodes gets the RDMA devices, IPC_LOCK and the limits; one node gets none", () => {
+    const two = all.find((b) => b.deployment === "two-docker");
+    const one = all.find((b) => b.deployment === "one-node");
+    for (const n of two?.nodes ?? []) {
+      expect(n.start).toContain("--device /dev/infiniband --cap-add IPC_LOCK --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576");
+      expect(n.env["NCCL_IB_DISABLE"]).toBe("0");
+    }
+    expect(one?.nodes[0]?.start).not.toContain("--device");
+    expect(one?.nodes[0]?.env["NCCL_IB_HCA"]).toBe("rocep1s0f1:1");
+  });
+
+  it("each node names its own interface and HCAs; the recipe's own variable still wins", () => {
+    const two = all.find((b) => b.deployment === "two-docker");
+    expect(two?.nodes.map((n) => n.env["NCCL_SOCKET_IFNAME"])).toEqual(["enp1s0f1np1", "enp1s0f0np0"]);
+    expect(two?.nodes.map((n) => n.env["UCX_NET_DEVICES"])).toEqual(["enp1s0f1np1", "enp1s0f0np0"]);
+    // qwen3-32b-vllm-tp2 sets NCCL_SOCKET_IFNAME itself: on the privileged site it wins on every node.
+    const p = all.find((b) => b.deployment === "two-privileged");
+    expect(p?.nodes.map((n) => n.env["NCCL_SOCKET_IFNAME"])).toEqual(["enp1s0f0np0", "enp1s0f0np0"]);
+    expect(two?.nodes.map((n) => n.env["NCCL_IB_HCA"])).toEqual(["rocep1s0f1:1,roceP2p1s0f1:1", "rocep1s0f0:1"]);
+    expect(two?.nodes.map((n) => n.env["VLLM_HOST_IP"])).toEqual(["192.0.2.11", "192.0.2.12"]);
+  });
+
+  it("the privileged site runs --privileged with the limits and no device list", () => {
+    const p = all.find((b) => b.deployment === "two-privileged");
+    expect(p?.nodes[0]?.start).toContain("--privileged --ulimit memlock=-1:-1 --ulimit nofile=65536:65536");
+    expect(p?.nodes[0]?.start).not.toContain("--cap-add");
+  });
+});
