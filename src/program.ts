@@ -26,6 +26,7 @@ import { planFits } from "./render/memfit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite, type SiteObservation } from "./serve/observe";
+import { fabricStep } from "./serve/fabricstep";
 import { protectedRefusal } from "./text/protected";
 
 const stack = getStack();
@@ -52,7 +53,7 @@ const down = list(process.env["SM121_DOWN"]);
 for (const d of down) {
   if (!declared.some((b) => b.deployment === d)) throw new RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
 }
-const bundles = declared.filter((b) => !down.includes(b.deployment));
+let bundles = declared.filter((b) => !down.includes(b.deployment));
 const config = new Config("sm121");
 
 const allow = {
@@ -132,7 +133,11 @@ function known<T>(o: Output<T>): Promise<T> {
 export async function main(): Promise<Record<string, unknown>> {
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped.
-  const seen = await observeSite(site.nodes, bundles, authOf(await known(connection)), preflight);
+  const auth = authOf(await known(connection));
+  // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
+  // refusals, before anything is looked at for a change.
+  bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
+  const seen = await observeSite(site.nodes, bundles, auth, preflight);
   return withShortStacks(() => register(seen));
 }
 

@@ -88,6 +88,9 @@ const BIN_LINKS: Record<string, string> = {
   "sim-login": "sim-login",
   hostname: "hostname",
   rdma: "rdma",
+  ip: "ip",
+  ibdev2netdev: "ibdev2netdev",
+  show_gids: "show_gids",
   hf: "hf",
   "huggingface-cli": "huggingface-cli",
 };

@@ -1,0 +1,31 @@
+/**
+ * The program's fabric step: the look at the nodes of the deployments with a fabric (./fabric),
+ * the refusals thrown before any node is touched, and the bundles rendered again where the look
+ * resolved an `auto` fabric (the plan then shows what it found).
+ */
+import type { SshAuth } from "../remote";
+import type { Recipe, Site } from "../recipe/types";
+import { renderSite } from "../render/deployment";
+import type { DeploymentBundle } from "../render/types";
+import { lookFabric } from "./fabric";
+
+export interface FabricStepInput {
+  site: Site;
+  recipes: ReadonlyMap<string, Recipe>;
+  root: string;
+  bundles: DeploymentBundle[];
+  auth: SshAuth;
+  /** The error the program throws (Pulumi's RunError prints without a stack). */
+  refuse: (message: string) => Error;
+}
+
+export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
+  const ds = i.bundles.map((b) => ({ name: b.deployment, deploy: b.deploy, nodes: b.nodes.map((n) => n.node), ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }) }));
+  const look = await lookFabric(i.site, ds, i.auth);
+  if (look.refusals.length > 0) throw i.refuse(`sm121: the fabric refuses this run (nothing was stopped):\n${look.refusals.map((r) => `  ${r}`).join("\n")}`);
+  if (Object.keys(look.resolved).length === 0) return i.bundles;
+  const nodes = { ...i.site.nodes };
+  for (const [n, f] of Object.entries(look.resolved)) if (nodes[n] !== undefined) nodes[n] = { ...nodes[n], fabric: f };
+  const keep = new Set(i.bundles.map((b) => b.deployment));
+  return renderSite({ ...i.site, nodes }, i.recipes, { root: i.root }).filter((b) => keep.has(b.deployment));
+}
