@@ -43,22 +43,100 @@ const SAFE_PATH = /^\/[A-Za-z0-9_./+@:-]+$/;
  * and the operation's key authorized there for it alone; removes both afterwards, also on failure.
  */
 export async function withPeerAccess<T>(peers: Peer[], receiver: string, fn: (a: Access) => Promise<T>): Promise<T> {
-  const { utils } = require("ssh2") as typeof import("ssh2");
-  const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  const pair = utils.generateKeyPairSync("ed25519", { comment: `sm121-fanout-${id}` });
+  const op = newOperation();
   const granted: Grant[] = [];
   try {
-    await Promise.all(peers.map(async (peer) => {
-      if (peer.host.hostKey === undefined) throw new Error(`${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`);
-      const res = await peer.host.run(grantScript(peer.stateDir, id, pair.public, receiver), { step: "authorize the copy from the source node" });
-      const recv = res.records.map((r) => r["recv"]).find((r): r is string => typeof r === "string");
-      if (recv === undefined || !SAFE_PATH.test(recv)) throw new Error(`${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`);
-      granted.push({ peer, recv });
-    }));
-    return await fn({ grants: granted, privateKey: pair.private });
+    await Promise.all(peers.map(async (peer) => granted.push(await grant(peer, op, receiver))));
+    return await fn({ grants: granted, privateKey: op.pair.private });
   } finally {
-    await Promise.allSettled(granted.map((g) => g.peer.host.run(revokeScript(g.peer.stateDir, id), { step: "remove the copy's key" })));
+    await revokeAll(granted, op.id);
   }
+}
+
+/**
+ * A chain: the source sends to the first peer only; each peer writes what it receives (`writerOf`,
+ * a bash script reading the stream on stdin) and forwards the same bytes to the next peer, so that
+ * the payload leaves the source once. A peer dials the next with the operation's key, which it
+ * holds in its 0600 copy directory for the copy's duration, and trusts exactly the host key sm121
+ * verified for the next peer. `fn` gets the grant of the first peer.
+ */
+export async function withChainAccess<T>(peers: Peer[], writerOf: (p: Peer) => string, fn: (a: Access, first: Grant) => Promise<T>): Promise<T> {
+  const op = newOperation();
+  const granted: Grant[] = [];
+  try {
+    // From the last peer back: each receiver names the next peer's receiver.
+    let next: Grant | undefined;
+    for (const peer of [...peers].reverse()) {
+      next = await grant(peer, op, chainReceiver(writerOf(peer), next, op.pair.private));
+      granted.push(next);
+    }
+    if (next === undefined) throw new Error("a chain copy needs at least one peer");
+    return await fn({ grants: [...granted].reverse(), privateKey: op.pair.private }, next);
+  } finally {
+    await revokeAll(granted, op.id);
+  }
+}
+
+interface Operation {
+  id: string;
+  pair: { public: string; private: string };
+}
+
+function newOperation(): Operation {
+  const { utils } = require("ssh2") as typeof import("ssh2");
+  const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  return { id, pair: utils.generateKeyPairSync("ed25519", { comment: `sm121-fanout-${id}` }) };
+}
+
+async function grant(peer: Peer, op: Operation, receiver: string): Promise<Grant> {
+  if (peer.host.hostKey === undefined) throw new Error(`${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`);
+  const res = await peer.host.run(grantScript(peer.stateDir, op.id, op.pair.public, receiver), { step: "authorize the copy from the source node" });
+  const recv = res.records.map((r) => r["recv"]).find((r): r is string => typeof r === "string");
+  if (recv === undefined || !SAFE_PATH.test(recv)) throw new Error(`${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`);
+  return { peer, recv };
+}
+
+async function revokeAll(granted: Grant[], id: string): Promise<void> {
+  await Promise.allSettled(granted.map((g) => g.peer.host.run(revokeScript(g.peer.stateDir, id), { step: "remove the copy's key" })));
+}
+
+/** The ssh command that feeds `g`'s receiver, with the key and known_hosts files named in shell words. */
+function sshTo(g: Grant, key: string, knownHosts: string): string {
+  const alias = `sm121-peer-${g.peer.host.node}`;
+  return [
+    "ssh", "-F", "/dev/null", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes",
+    "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHosts}`, "-o", "GlobalKnownHostsFile=/dev/null",
+    "-o", `HostKeyAlias=${alias}`, "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
+    quote(`bash ${g.recv}`),
+  ].join(" ");
+}
+
+function knownHostsLine(g: Grant): string {
+  return quote(`sm121-peer-${g.peer.host.node} ${g.peer.host.hostKey ?? ""}`);
+}
+
+/**
+ * A chain peer's receiver: writes the stream with `writer` and, when there is a next peer, tees the
+ * same bytes into the next peer's receiver; fails when either fails.
+ */
+function chainReceiver(writer: string, next: Grant | undefined, privateKey: string): string {
+  const w = Buffer.from(writer).toString("base64");
+  const lines = ["set -euo pipefail", `k=$(cd "$(dirname "$0")" && pwd)`, `printf '%s' ${quote(w)} | base64 -d > "$k/write.sh"`];
+  if (next === undefined) return [...lines, `exec bash "$k/write.sh"`].join("\n");
+  return [
+    ...lines,
+    "umask 077",
+    `cat > "$k/next_id" <<'SM121_KEY'`, privateKey.trim(), "SM121_KEY",
+    `printf '%s\\n' ${knownHostsLine(next)} > "$k/next_kh"`,
+    `rm -f "$k/fwd"; mkfifo "$k/fwd"`,
+    `${sshTo(next, `"$k/next_id"`, `"$k/next_kh"`)} < "$k/fwd" & fwd=$!`,
+    "set +e",
+    `tee "$k/fwd" | bash "$k/write.sh"; st=("\${PIPESTATUS[@]}")`,
+    `wait "$fwd"; f=$?`,
+    "set -e",
+    `if [ "\${st[1]}" -ne 0 ]; then echo "sm121: writing the copy on this node failed" >&2; exit 1; fi`,
+    `if [ "\${st[0]}" -ne 0 ] || [ "$f" -ne 0 ]; then echo ${quote(`sm121: forwarding the copy to ${next.peer.host.node} (${next.peer.ip}) failed`)} >&2; exit 1; fi`,
+  ].join("\n");
 }
 
 function grantScript(stateDir: string, id: string, publicKey: string, receiver: string): string {
@@ -96,13 +174,6 @@ function revokeScript(stateDir: string, id: string): string {
  * into the peer's receiver. Run it on the source's own connection.
  */
 export function sendScript(a: Access, g: Grant, producer: string): string {
-  const alias = `sm121-peer-${g.peer.host.node}`;
-  const ssh = [
-    "ssh", "-F", "/dev/null", "-i", `"$k/id"`, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes",
-    "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile="$k/known_hosts"`, "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", `HostKeyAlias=${alias}`, "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
-    quote(`bash ${g.recv}`),
-  ].join(" ");
   return [
     "umask 077",
     `k=$(mktemp -d)`,
@@ -110,12 +181,20 @@ export function sendScript(a: Access, g: Grant, producer: string): string {
     `cat > "$k/id" <<'SM121_KEY'`,
     a.privateKey.trim(),
     "SM121_KEY",
-    `printf '%s\\n' ${quote(`${alias} ${g.peer.host.hostKey ?? ""}`)} > "$k/known_hosts"`,
-    `if ! {\n${producer}\n} | ${ssh}; then`,
+    `printf '%s\\n' ${knownHostsLine(g)} > "$k/known_hosts"`,
+    // The bytes that leave this node, counted on it: the bench's measure of a copy.
+    `mkfifo "$k/count"; wc -c < "$k/count" > "$k/sent" & counter=$!`,
+    `if ! {\n${producer}\n} | tee "$k/count" | ${sshTo(g, `"$k/id"`, `"$k/known_hosts"`)}; then`,
     `  echo ${quote(`sm121: the copy to ${g.peer.host.node} (ssh ${g.peer.user}@${g.peer.ip} -p ${g.peer.port} from this node) failed; the lines above say why. This node dials the peer's cluster address: check that the peer's sshd listens there and reads ~/.ssh/authorized_keys. The next pulumi up tries again (a model copy continues where it stopped)`)} >&2`,
     "  exit 1",
     "fi",
+    `wait "$counter"; printf '@sm121 {"sent":%d}\\n' "$(cat "$k/sent")"`,
   ].join("\n");
+}
+
+/** The bytes a sendScript run says left the source. */
+export function sentBytes(records: ReadonlyArray<Record<string, unknown>>): number {
+  return records.map((r) => r["sent"]).filter((v): v is number => typeof v === "number").reduce((a, b) => a + b, 0);
 }
 
 /** Bytes, as people read them. */

@@ -171,3 +171,23 @@ export function copyPlan(source: Manifest, commit: string, peer: Manifest): Copy
   }
   return { items, bytes, present };
 }
+
+/**
+ * One stream for a chain of peers (each writes what it lacks and forwards all): every item any
+ * peer needs, a file from the smallest offset any peer continues from. A peer skips the bytes it
+ * already holds of a blob (the receiver's rule), so each still resumes where its copy stopped.
+ */
+export function chainPlan(plans: readonly CopyPlan[]): CopyPlan {
+  const items = new Map<string, CopyItem>();
+  for (const p of plans) {
+    for (const it of p.items) {
+      const key = `${it.kind} ${it.path}`;
+      const had = items.get(key);
+      if (had === undefined || (had.kind === "f" && it.kind === "f" && it.offset < had.offset)) items.set(key, it);
+    }
+  }
+  const order = (it: CopyItem) => (it.kind === "d" ? 0 : it.kind === "f" && !it.path.startsWith("refs/") ? 1 : it.kind === "l" ? 2 : 3);
+  const all = [...items.values()].sort((a, b) => order(a) - order(b));
+  const bytes = all.reduce((n, it) => n + (it.kind === "f" && !it.path.startsWith("refs/") ? it.length : 0), 0);
+  return { items: all, bytes, present: Math.min(...plans.map((p) => p.present)) };
+}

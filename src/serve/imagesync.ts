@@ -8,7 +8,7 @@ import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { NodeConn } from "../render/types";
 import { protectedRefusal } from "../text/protected";
 import { quote } from "../text/shell";
-import { bytesText, meter, rateText, sendScript, withPeerAccess, type Grant } from "./fanout";
+import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
 
 export interface ImageNode {
   node: string;
@@ -45,6 +45,8 @@ export interface ImageOutcome {
   copied: string[];
   /** Each node's image ID as last seen (undefined: the node lacks the image). */
   ids: Record<string, string | undefined>;
+  /** Bytes that left the source node in this run, counted there (the chain sends the image once). */
+  sentFromSource?: number;
 }
 
 /** The image's ID and size on a node, or undefined when the node does not have it. */
@@ -56,6 +58,31 @@ async function inspect(h: Host, image: string): Promise<{ id: string; size: numb
   }
   if (/No such image/i.test(r.stderr)) return undefined;
   throw new Error(`${h.node}: docker image inspect ${image} failed (exit ${String(r.code)}): ${r.stderr.trim().split("\n").slice(-3).join(" ")}; check that docker runs there and the user may use it`);
+}
+
+/**
+ * `docker save` on the source, streamed once into a chain of the peers: each `docker load`s it and
+ * forwards the same bytes to the next. Returns the bytes that left the source.
+ */
+async function copyChain(spec: ImageSpec, source: Host, from: string, chain: ImageNode[], host: (n: ImageNode) => Host, size: number, log: (m: string) => void): Promise<number> {
+  const names = chain.map((n) => n.node).join(" -> ");
+  const t0 = Date.now();
+  // dd counts the bytes of the stream (status=progress) for the progress lines.
+  const counter = `"\${TMPDIR:-/tmp}"/sm121-image-${from}-${t0}.progress`;
+  const measure = async () => Number((await source.run(`tr '\\r' '\\n' 2>/dev/null < ${counter} | awk '$2 == "bytes" { b = $1 } END { print b + 0 }'`, { step: "measure the image copy" })).stdout.trim());
+  const peers = chain.map((n) => ({ host: host(n), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }));
+  const sent = await withChainAccess(peers, () => "exec docker load\n", async (a, first) => {
+    const stop = meter(`copy ${spec.image} to ${names}`, measure, size, log);
+    try {
+      const save = `docker save ${quote(spec.image)} | dd bs=4M iflag=fullblock status=progress 2> ${counter}`;
+      return sentBytes((await source.run(sendScript(a, first, save), { step: `copy the image to ${names}` })).records);
+    } finally {
+      stop();
+      await source.run(`rm -f ${counter}`, { step: "remove the image copy's counter" }).catch(() => undefined);
+    }
+  });
+  log(`copied ${spec.image} to ${names} as a chain: ${rateText(size, Date.now() - t0)}; ${bytesText(sent)} left ${from}`);
+  return sent;
 }
 
 export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string) => void): Promise<ImageOutcome> {
@@ -86,20 +113,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
         ? `${n.node} lacks ${spec.image}: copying it from ${src.node} (${bytesText(want.size)}) over the cluster network`
         : `${n.node} holds another build of ${spec.image} (${had.id.slice(0, 19)}): replacing it with ${src.node}'s ${want.id.slice(0, 19)}`);
     }
-    const source = hostFor(hosts, src.node);
-    await Promise.all(peers.map(({ n }) => withPeerAccess([{ host: hostFor(hosts, n.node), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }], "exec docker load\n", async (a) => {
-      const t0 = Date.now();
-      // dd counts the bytes of the stream (status=progress) for the progress lines.
-      const counter = `"\${TMPDIR:-/tmp}"/sm121-image-${n.node}-${t0}.progress`;
-      const stop = meter(`copy ${spec.image} to ${n.node}`, async () => Number((await source.run(`tr '\\r' '\\n' 2>/dev/null < ${counter} | awk '$2 == "bytes" { b = $1 } END { print b + 0 }'`, { step: "measure the image copy" })).stdout.trim()), want.size, log);
-      try {
-        await source.run(sendScript(a, a.grants[0] as Grant, `docker save ${quote(spec.image)} | dd bs=4M iflag=fullblock status=progress 2> ${counter}`), { step: `copy the image to ${n.node}` });
-      } finally {
-        stop();
-        await source.run(`rm -f ${counter}`, { step: "remove the image copy's counter" }).catch(() => undefined);
-      }
-      log(`copied ${spec.image} to ${n.node}: ${rateText(want.size, Date.now() - t0)}`);
-    })));
+    const sentFromSource = peers.length === 0 ? 0 : await copyChain(spec, hostFor(hosts, src.node), src.node, peers.map((p) => p.n), (n) => hostFor(hosts, n.node), want.size, log);
     const ids: Record<string, string | undefined> = {};
     await Promise.all(spec.nodes.map(async (n, i) => {
       const now = peers.some((p) => p.i === i) ? await inspect(hostFor(hosts, n.node), spec.image) : seen[i];
@@ -107,7 +121,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
       if (now?.id !== want.id) throw new Error(`${n.node}: ${spec.image} is ${now?.id ?? "absent"} after the copy, not ${want.id}; run pulumi up again`);
     }));
     if (peers.length === 0) log(`${spec.image} (${want.id.slice(0, 19)}) is on every node: nothing to copy`);
-    return { id: want.id, source: src.node, pulled, copied: peers.map((p) => p.n.node), ids };
+    return { id: want.id, source: src.node, pulled, copied: peers.map((p) => p.n.node), ids, sentFromSource };
   });
 }
 

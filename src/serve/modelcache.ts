@@ -7,8 +7,8 @@ import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import { hfCacheDir } from "../render/node";
 import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
-import { bytesText, meter, rateText, sendScript, withPeerAccess, type Access, type Grant } from "./fanout";
-import { completeness, copyPlan, manifestScript, parseManifest, type CopyItem, type Manifest } from "./hfcache";
+import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
+import { chainPlan, completeness, copyPlan, manifestScript, parseManifest, type CopyItem, type CopyPlan, type Manifest } from "./hfcache";
 
 export interface CacheNode {
   node: string;
@@ -38,6 +38,8 @@ export interface ModelOutcome {
   copied: Record<string, number>;
   /** Nodes whose cache is incomplete, and why (a read's finding; empty after a run). */
   incomplete: Record<string, string[]>;
+  /** Bytes that left the source node in this run, counted there (the chain sends the payload once). */
+  sentFromSource?: number;
 }
 
 async function manifestOf(h: Host, dir: string): Promise<Manifest> {
@@ -92,10 +94,15 @@ export function receiverScript(dir: string): string {
     "  case \"$kind\" in",
     `    d) p=$(dec "$a"); safe "$p"; mkdir -p -- "$base/$p" ;;`,
     `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
-    `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"`,
-    `       if [ "$a" -eq 0 ]; then : > "$part"; elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then bad "$p does not hold the $a bytes to continue from"; fi`,
-    `       head -c "$b" >> "$part"`,
-    `       [ "$(stat -c %s "$part")" -eq $((a + b)) ] || bad "$p: the stream ended early"`,
+    `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"; end=$((a + b)); have=-1`,
+    // In a chain the stream carries what any peer lacks: a blob (content-addressed) this node
+    // holds whole, or in part beyond the offset, is skipped as far as it goes.
+    `       case "$p" in blobs/*) if [ -f "$base/$p" ] && [ "$(stat -c %s "$base/$p")" -eq "$end" ]; then have=$end; elif [ -f "$part" ]; then s=$(stat -c %s "$part"); if [ "$s" -ge "$a" ] && [ "$s" -le "$end" ]; then have=$s; fi; fi;; esac`,
+    `       if [ "$have" -eq "$end" ] && [ -f "$base/$p" ]; then head -c "$b" > /dev/null; [ $? -eq 0 ] || bad "$p: the stream ended early"; continue; fi`,
+    `       if [ "$have" -gt "$a" ]; then head -c $((have - a)) > /dev/null; elif [ "$a" -eq 0 ]; then : > "$part"; elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then bad "$p does not hold the $a bytes to continue from"; fi`,
+    `       if [ "$have" -lt "$a" ]; then have=$a; fi`,
+    `       head -c $((end - have)) >> "$part"`,
+    `       [ "$(stat -c %s "$part")" -eq "$end" ] || bad "$p: the stream ended early"`,
     `       mv -f -- "$part" "$base/$p" ;;`,
     "    e) echo done; exit 0 ;;",
     `    *) bad "kind $kind" ;;`,
@@ -105,22 +112,32 @@ export function receiverScript(dir: string): string {
   ].join("\n");
 }
 
-async function copyTo(a: Access, g: Grant, src: Host, dir: string, source: Manifest, commit: string, peerM: Manifest, log: (m: string) => void): Promise<number> {
-  const peer = g.peer.host;
-  const plan = copyPlan(source, commit, peerM);
-  if (plan.items.length === 0) return 0;
+/**
+ * The copy to the peers that lack files, as one chain over the cluster network: the source sends
+ * one stream to the first peer; each peer writes what it lacks and forwards the stream to the next.
+ * Returns the bytes that left the source.
+ */
+async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: CopyPlan[], host: (n: CacheNode) => Host, dirOf: (n: CacheNode) => string, log: (m: string) => void): Promise<number> {
+  const plan = chainPlan(plans);
+  const names = chain.map((n) => n.node).join(" -> ");
   const what = plan.present > 0 ? `${bytesText(plan.bytes)} (continuing: ${bytesText(plan.present)} already there)` : bytesText(plan.bytes);
-  log(`copying ${what} from ${src.node} to ${peer.node} over the cluster network (${g.peer.ip})`);
-  const base = await bytesOn(peer, dir);
+  log(`copying ${what} from ${from.node} over the cluster network as a chain: ${from.node} -> ${names}`);
+  const last = chain[chain.length - 1] as CacheNode;
+  const base = await bytesOn(host(last), dirOf(last));
   const t0 = Date.now();
-  const stop = meter(`copy to ${peer.node}`, async () => (await bytesOn(peer, dir)) - base, plan.bytes, log);
-  try {
-    await src.run(sendScript(a, g, producer(dir, plan.items)), { step: `copy the model to ${peer.node}` });
-  } finally {
-    stop();
-  }
-  log(`copied ${rateText(plan.bytes, Date.now() - t0)} to ${peer.node}`);
-  return plan.bytes;
+  const peers = chain.map((n) => ({ host: host(n), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }));
+  const byHost = new Map(chain.map((n, i) => [peers[i]?.host, n] as const));
+  // The stream paths are relative to the repo dir, which may differ per node (HF_HOME).
+  const sent = await withChainAccess(peers, (p) => receiverScript(dirOf(byHost.get(p.host) as CacheNode)), async (a, first) => {
+    const stop = meter(`copy to ${last.node}`, async () => (await bytesOn(host(last), dirOf(last))) - base, plans[plans.length - 1]?.bytes, log);
+    try {
+      return sentBytes((await src.run(sendScript(a, first, producer(dirOf(from), plan.items)), { step: `copy the model to ${names}` })).records);
+    } finally {
+      stop();
+    }
+  });
+  log(`copied ${rateText(plan.bytes, Date.now() - t0)} to ${names}; ${bytesText(sent)} left ${from.node}`);
+  return sent;
 }
 
 export async function syncModel(spec: ModelSpec, token: string | undefined, auth: SshAuth, log: (m: string) => void): Promise<ModelOutcome> {
@@ -157,12 +174,11 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     if (!downloaded) log(`${spec.repo}@${spec.revision} (${commit.slice(0, 12)}) is complete on ${src.node}: nothing to download`);
     const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => i !== srcIndex && copyPlan(srcM, commit, seen[i] as Manifest).items.length > 0);
     const copied: Record<string, number> = {};
+    let sentFromSource = 0;
     if (peers.length > 0) {
-      // The stream paths are relative to the repo dir, which may differ per node (HF_HOME).
-      await Promise.all(peers.map(({ n, i }) => withPeerAccess([{ host: hostFor(hosts, n.node), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }], receiverScript(dirOf(n)), async (a) => {
-        const g = a.grants[0] as Grant;
-        copied[n.node] = await copyTo(a, g, hostFor(hosts, src.node), dirOf(src), srcM, commit, seen[i] as Manifest, log);
-      })));
+      const plans = peers.map(({ i }) => copyPlan(srcM, commit, seen[i] as Manifest));
+      peers.forEach(({ n }, k) => (copied[n.node] = plans[k]?.bytes ?? 0));
+      sentFromSource = await copyChain(hostFor(hosts, src.node), src, peers.map((p) => p.n), plans, (n) => hostFor(hosts, n.node), dirOf, log);
     }
     // Verified against the source: every file of the revision at its size, every link, the refs.
     const after = await Promise.all(peers.map(async ({ n }) => ({ n, m: await manifestOf(hostFor(hosts, n.node), dirOf(n)) })));
@@ -172,7 +188,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     }
     const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);
     if (untouched.length > 0) log(`${untouched.join(", ")} already hold${untouched.length === 1 ? "s" : ""} the same files: nothing to copy`);
-    return { commit, files: done.files, bytes: done.bytes, source: src.node, downloaded, copied, incomplete: {} };
+    return { commit, files: done.files, bytes: done.bytes, source: src.node, downloaded, copied, incomplete: {}, sentFromSource };
   });
 }
 
