@@ -79,7 +79,9 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(d[0]).toMatchObject({ node: "m1", repo: REPO, revision: "main", token: "set", files: 6 });
     expect(JSON.stringify(d[0]?.["argv"])).not.toContain(TOKEN);
     expect(up.all).toContain(`downloading ${REPO}@main on m1 (once; the other nodes get it from there)`);
-    expect(up.all).toMatch(/copying [\d.]+ KiB from m1 to m2 over the cluster network/);
+    expect(up.all).toMatch(/copying [\d.]+ KiB from m1 over the cluster network as a chain: m1 -> m2/);
+    // Counted on m1: the bytes that left it are the payload (plus the stream's record lines).
+    expect(up.all).toMatch(/tiny model: copied 213\.0 KiB in [\d.]+ s \([^)]*\) to m2; 21[34]\.\d KiB left m1/);
     expect(up.all).toContain(`m2 lacks ${IMAGE}: copying it from m1`);
     expect(await listing(e, m2)).toBe(await listing(e, m1));
     expect(await listing(e, m2)).toMatch(/^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m);
@@ -118,7 +120,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     expect(downloads()).toHaveLength(1);
     expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
-    expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 to m2/);
+    expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 over the cluster network as a chain: m1 -> m2/);
     expect(await listing(e, m2)).toBe(whole);
     expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop", live]);
     // The blobs that were complete were not written again.
