@@ -10,6 +10,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { REPO } from "../test/helpers/project";
 import { measureChat, type ChatResult } from "./chat";
+import { measureCopies, type CopyRow } from "./copies";
 import { measureFloor, openFloor, type Floor } from "./floor";
 import { measureRender, type RenderResult } from "./render";
 import { measureReadiness, measureServe, type ReadinessResult, type ServeCase, type ServeResult } from "./serve";
@@ -22,7 +23,7 @@ import { benchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
 import { load1, ok, say } from "./lib/util";
 
-const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat"] as const;
+const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat", "copies"] as const;
 type Section = (typeof SECTIONS)[number];
 
 function args(argv: string[]): { only: Set<Section>; runs: number; requests: number } {
@@ -93,7 +94,7 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
   }
 }
 
-type AllResults = Results & { render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult };
+type AllResults = Results & { render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult; copies?: CopyRow[] };
 
 async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults, loads: Record<string, number>): Promise<void> {
   r.floor = await measureFloor(floor, o.runs);
@@ -114,6 +115,10 @@ async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults,
     await serveSections(o, floor, r);
     loads["after serve"] = load1();
   }
+  if (o.only.has("copies")) {
+    r.copies = await measureCopies();
+    loads["after copies"] = load1();
+  }
 }
 
 async function main(): Promise<void> {
@@ -130,6 +135,11 @@ async function main(): Promise<void> {
   }
   const ts = targets(r);
   const lines = report(r, ts);
+  if (r.copies !== undefined) {
+    // Bytes out of the source of a model copy (bench/copies.ts); target 1.0x for every N.
+    lines.push("", "copies: bytes that left the source, counted on it", "  PEERS  PAYLOAD  SENT     RATIO  TARGET 1.0x");
+    for (const c of r.copies) lines.push(`  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`);
+  }
   process.stdout.write(`${lines.join("\n")}\n`);
   const meta = {
     started: started.toISOString(),
