@@ -133,13 +133,17 @@ describe("vLLM", () => {
 describe("SGLang", () => {
   it("single node: --model-path and --tp-size (the option's own name, not an abbreviation), no rendezvous flags", () => {
     const one = recipe('engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n');
-    expect(argv(one, 0, 1)).toEqual(["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--tp-size", "1", "--host", "203.0.113.1", "--port", "30000"]);
+    expect(argv(one, 0, 1)).toEqual([
+      "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--tp-size", "1",
+      "--host", "203.0.113.1", "--port", "30000", "--enable-metrics",
+    ]);
   });
 
   it.each([0, 1])("rank %i of 2: host and port on every rank, --dist-init-addr head:port+1000", (rank) => {
     expect(argv(SGLANG, rank, 2)).toEqual([
       "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-30B-A3B", "--tp-size", "2", "--host", IPS[rank], "--port", "30000",
-      "--nnodes", "2", "--node-rank", String(rank), "--dist-init-addr", "203.0.113.1:31000", "--context-length", "65536",
+      "--nnodes", "2", "--node-rank", String(rank), "--dist-init-addr", "203.0.113.1:31000",
+      "--enable-metrics", "--context-length", "65536",
     ]);
   });
 
@@ -149,7 +153,9 @@ describe("SGLang", () => {
 
   it("takes the API key file with --config before the recipe args (flags on the command line win over it)", () => {
     const a = engineArgv(DRIVERS.sglang, { ...ctx(SGLANG, 0, 1), keyFile: "/run/sm121/api-key.yaml" });
-    expect(a.slice(-4)).toEqual(["--config", "/run/sm121/api-key.yaml", "--context-length", "65536"]);
+    // The metrics exporter's flag sits before them too.
+    const tail = ["--config", "/run/sm121/api-key.yaml", "--enable-metrics", "--context-length", "65536"];
+    expect(a.slice(-5)).toEqual(tail);
   });
 });
 

@@ -3,7 +3,8 @@ import type { ArgProblem } from "./options/check";
 
 /**
  * The engine process's argument vector for one rank, entrypoint first: model, parallel flags,
- * host/port where the driver takes them, rendezvous flags, the key file, then the recipe's args.
+ * host/port where the driver takes them, rendezvous flags, the key file, the metrics exporter's
+ * flags, then the recipe's args.
  */
 export function engineArgv(driver: EngineDriver, ctx: EngineFlagsCtx): string[] {
   const entrypoint = ctx.recipe.entrypoint ?? driver.entrypointDefault();
@@ -18,6 +19,7 @@ export function engineArgv(driver: EngineDriver, ctx: EngineFlagsCtx): string[] 
     ...hostPort,
     ...driver.distributedArgs(ctx),
     ...(ctx.keyFile === undefined ? [] : driver.apiKeyArgs(ctx.keyFile)),
+    ...(driver.metrics?.flags ?? []),
     ...ctx.recipe.args,
   ];
 }

@@ -33,5 +33,8 @@ export const dgpp: EngineDriver = {
   checkArgs: ownedFlagsAsWritten,
   launchProblem: () => undefined,
   kvCachePattern: undefined,
+  // DGPP's /metrics and /v1/metrics answer JSON, not Prometheus' text format
+  // (HawkBearPig/dgpp docs/openai-compatibility.md, "Metrics and prefill progress").
+  metrics: undefined,
   installHint: "clone DGPP into [dgpp].dir on every node, or set [dgpp].repo and rev so sm121 provisions it",
 };

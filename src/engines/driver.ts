@@ -66,6 +66,35 @@ export interface EngineDriver {
   readonly installHint: string;
   /** A regular expression (source) for the KV cache line of the engine's log, with the size as group 1. */
   readonly kvCachePattern: string | undefined;
+  /**
+   * How the engine exports Prometheus metrics, on the API port of the node that serves the API;
+   * undefined when it exports nothing Prometheus reads.
+   */
+  readonly metrics: EngineMetrics | undefined;
+}
+
+/** The Prometheus series that status reads and the dashboard queries, by what they measure. */
+export interface MetricSeries {
+  /** Gauges: requests in the running batch, requests queued, the KV cache's used fraction (0 to 1). */
+  running: string;
+  waiting: string;
+  kvUsage: string;
+  /** Counters (their `_total` samples): prompt and generated tokens, finished requests. */
+  promptTokens: string;
+  generationTokens: string;
+  requests: string;
+  /** Histograms (their base names): time to first token, between tokens, whole request. */
+  ttft: string;
+  itl: string;
+  e2e: string;
+}
+
+export interface EngineMetrics {
+  /** The flags that turn the exporter on (every rank gets them), none when it is always on. */
+  flags: string[];
+  /** The HTTP path on the API port. */
+  path: string;
+  series: MetricSeries;
 }
 
 /** The rendezvous port: the API port + 1000, so two deployments on one node never collide. */

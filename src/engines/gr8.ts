@@ -1,5 +1,6 @@
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
+import { vllm } from "./vllm";
 import { modelNeeded, noDgppBlock, servedOnFixedPort } from "./rules";
 
 /** gr8 (kindlingai/gr8): per-node containers; rank 0 (the first peer) serves the API on :8100. */
@@ -26,5 +27,8 @@ export const gr8: EngineDriver = {
   launchProblem: (recipe, n) =>
     recipe.tp === n ? undefined : { problem: `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, fix: `list ${recipe.tp} nodes or set tp = ${n}` },
   kvCachePattern: undefined,
+  // gr8's own source is not public; kindlingai's published GLM-5.3 stack (glm-5.3-flash-gx10,
+  // the same `glm53 up`) is vLLM, which serves its /metrics beside the API on the head.
+  metrics: vllm.metrics,
   installHint: "docker pull ghcr.io/kindlingai/gr8 on every node",
 };

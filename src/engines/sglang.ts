@@ -43,5 +43,22 @@ export const sglang: EngineDriver = {
   checkArgs: (args) => checkArgs({ table: SGLANG_OPTIONS, owned }, args),
   launchProblem: tpSpansNodes,
   kvCachePattern: "KV Cache is allocated\\. #tokens: ([0-9,]+)",
+  // Without --enable-metrics SGLang registers no collector; with it, node rank 0's HTTP server
+  // serves /metrics (sglang/srt/entrypoints/http_server.py; other ranks run no HTTP server).
+  metrics: {
+    flags: ["--enable-metrics"],
+    path: "/metrics",
+    series: {
+      running: "sglang:num_running_reqs",
+      waiting: "sglang:num_queue_reqs",
+      kvUsage: "sglang:token_usage",
+      promptTokens: "sglang:prompt_tokens_total",
+      generationTokens: "sglang:generation_tokens_total",
+      requests: "sglang:num_requests_total",
+      ttft: "sglang:time_to_first_token_seconds",
+      itl: "sglang:inter_token_latency_seconds",
+      e2e: "sglang:e2e_request_latency_seconds",
+    },
+  },
   installHint: 'pip install "sglang[all]" (or run the lmsysorg/sglang image with deploy = "docker")',
 };

@@ -66,5 +66,22 @@ export const vllm: EngineDriver = {
     return tpSpansNodes(recipe, n);
   },
   kvCachePattern: "GPU KV cache size: ([0-9,]+) tokens",
+  // The API server always mounts /metrics; the engine's series are there unless --disable-log-stats
+  // (vllm/entrypoints/serve/instrumentator/metrics.py, vllm/v1/metrics/loggers.py).
+  metrics: {
+    flags: [],
+    path: "/metrics",
+    series: {
+      running: "vllm:num_requests_running",
+      waiting: "vllm:num_requests_waiting",
+      kvUsage: "vllm:kv_cache_usage_perc",
+      promptTokens: "vllm:prompt_tokens_total",
+      generationTokens: "vllm:generation_tokens_total",
+      requests: "vllm:request_success_total",
+      ttft: "vllm:time_to_first_token_seconds",
+      itl: "vllm:inter_token_latency_seconds",
+      e2e: "vllm:e2e_request_latency_seconds",
+    },
+  },
   installHint: "pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = \"docker\")",
 };
