@@ -3,13 +3,10 @@
  * to a gateway node (ssh2) and the formats' parsers (yaml) are loaded by the operations that
  * need them, not by the first check of every plan.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import type { NodeConn } from "../render/types";
-import { nodePath, quote } from "../text/shell";
 import { sha256 as sha } from "../render/identity";
-import { expandHome } from "../text/home";
+import { readPlaced, removePlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import type { GatewayWire } from "./gatewayFragment";
@@ -41,38 +38,17 @@ function fromWire(p: Stored): Props {
 
 const nodeName = (p: Stored): string | undefined => (typeof p.node === "string" ? p.node : p.node?.name);
 
-const stamp = () => new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-
-async function onNode<T>(p: Props, script: string, step: string, read: (stdout: string) => T): Promise<T> {
-  const n = p.node;
-  if (n === undefined) throw new Error("no node");
-  const { hostFor, withHosts } = await import("../remote");
-  return withHosts([{ node: n.name, conn: n.conn }], authOf(p.connection), async (hosts) => {
-    return read((await hostFor(hosts, n.name).run(script, { step })).stdout);
-  });
-}
-
 async function write(p: Props): Promise<string> {
   const log = providerLog("gateway");
   for (const w of p.warnings) log(`warning: ${w}`);
-  if (p.node !== undefined) {
-    const f = nodePath(p.path);
-    const b64 = Buffer.from(p.content).toString("base64");
-    await onNode(p, `mkdir -p "$(dirname ${f})"; printf '%s' ${quote(b64)} | base64 -d > ${f}.sm121-tmp; if [ -f ${f} ] && ! cmp -s ${f} ${f}.sm121-tmp; then cp -p ${f} ${f}.sm121-bak-${stamp()}; fi; mv ${f}.sm121-tmp ${f}`, "write the gateway file", () => undefined);
-  } else {
-    const file = expandHome(p.path);
-    mkdirSync(dirname(file), { recursive: true });
-    if (existsSync(file) && readFileSync(file, "utf8") !== p.content) copyFileSync(file, `${file}.sm121-bak-${stamp()}`);
-    writeFileSync(`${file}.sm121-tmp`, p.content);
-    renameSync(`${file}.sm121-tmp`, file);
-  }
+  // A different old file is kept as a backup (what the gateway ran with until it restarts).
+  await writePlaced(p, authOf(p.connection), p.content, [sha(p.content)], "write the gateway file");
   log(`wrote ${p.format} backends to ${p.node === undefined ? "" : `${p.node.name}:`}${p.path}; ${p.restartNote}`);
   return sha(p.content);
 }
 
 async function current(p: Props): Promise<string> {
-  if (p.node !== undefined) return onNode(p, `cat ${nodePath(p.path)} 2>/dev/null || true`, "read the gateway file", (s) => s);
-  return existsSync(expandHome(p.path)) ? readFileSync(expandHome(p.path), "utf8") : "";
+  return (await readPlaced(p, authOf(p.connection), "read the gateway file")) ?? "";
 }
 
 /** Whether this provider process has said why the file waits (Pulumi may diff it more than once). */
@@ -105,8 +81,7 @@ export async function update(_id: string, _olds: Stored, news: GatewayWire): Pro
 
 export async function remove(_id: string, stored: Stored): Promise<void> {
   const props = fromWire(stored);
-  if (props.node !== undefined) await onNode(props, `rm -f ${nodePath(props.path)}`, "remove the gateway file", () => undefined);
-  else rmSync(expandHome(props.path), { force: true });
+  await removePlaced(props, authOf(props.connection), "remove the gateway file");
 }
 
 export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
