@@ -17,6 +17,7 @@ import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
 import { Recipe } from "./components/recipe";
 import { imageSyncOf, modelSyncOf } from "./components/sync";
+import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
 import { GatewayFragment } from "./providers/gatewayFragment";
@@ -27,6 +28,7 @@ import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricStep } from "./serve/fabricstep";
+import type { FileLook } from "./serve/sitefile";
 import { protectedRefusal } from "./text/protected";
 
 const stack = getStack();
@@ -137,12 +139,18 @@ export async function main(): Promise<Record<string, unknown>> {
   // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
   // refusals, before anything is looked at for a change.
   bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
-  const seen = await observeSite(site.nodes, bundles, auth, preflight);
-  return withShortStacks(() => register(seen));
+  const [seen, scrapeFound] = await Promise.all([
+    observeSite(site.nodes, bundles, auth, preflight),
+    lookScrapeTargets(site, auth),
+  ]);
+  return withShortStacks(() => register(seen, scrapeFound));
 }
 
 /** The refusals, the memory fit and the resources, from what the look saw. */
-function register(seen: SiteObservation): { value: Record<string, unknown>; registered: Promise<unknown> } {
+function register(
+  seen: SiteObservation,
+  scrapeFound: FileLook | undefined,
+): { value: Record<string, unknown>; registered: Promise<unknown> } {
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
     throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
@@ -215,6 +223,9 @@ function register(seen: SiteObservation): { value: Record<string, unknown>; regi
       ...(gwConn !== undefined && { node: gwConn }),
     }, { provider }).urn);
   }
+
+  const scrape = scrapeTargetsOf(site, bundles, scrapeFound, connection, provider);
+  if (scrape !== undefined) urns.push(scrape.urn);
 
   return {
     value: { deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])) },

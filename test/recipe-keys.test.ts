@@ -15,7 +15,12 @@ const known = (messages: string[]) => messages.map((m) => /known keys: ([^)]*)\)
 
 describe("known keys, from the schemas", () => {
   it("lists the site's keys at every level", () => {
-    expect(known(site("  sm121:zzzz: 1"))).toEqual(["nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway, rollback, dgppPollS, preflight, lockWaitS, hooks, modelCache, imageSync, fabric, fabricCheck, hfToken, apiKey, sshPrivateKey, sshPassphrase"]);
+    const siteKeys = [
+      "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
+      "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, hooks, modelCache, imageSync, fabric, fabricCheck",
+      "hfToken, apiKey, sshPrivateKey, sshPassphrase",
+    ];
+    expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);
     expect(known(site("      zzzz: 1"))).toEqual(["host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric"]);
     expect(known(site("      recipes: { r: { dir: /x, container: c, zzzz: 1 } }"))).toEqual(["dir, start, stop, container, dockerArgs, vars, ownedMounts"]);
     expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual(["name, recipe, profile, nodes, overlay, overlayWins"]);

@@ -100,6 +100,13 @@ function siteSchema() {
       model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; write the served model name, e.g. qwen38" }).optional(),
       node: ident("node").optional(),
     }).optional(),
+    scrapeTargets: z.strictObject({
+      path: path("path").refine((s) => s.endsWith(".json"), {
+        error: "path does not end in .json: Prometheus' file_sd reads a file by its extension, and sm121 writes "
+          + "JSON; write e.g. ~/prometheus/sm121.json",
+      }),
+      node: ident("node").optional(),
+    }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
@@ -168,6 +175,11 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     seen.set(d.name, i);
   });
   if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
+  const scrapeNode = s.scrapeTargets?.node;
+  if (scrapeNode !== undefined && !Object.hasOwn(nodes, scrapeNode)) {
+    const fix = "name a node of the site, or remove node to write the file on the machine that runs Pulumi";
+    err(["scrapeTargets", "node"], `node "${scrapeNode}" is not in sm121:nodes`, fix);
+  }
   throwIfAny(errors);
   const site: Site = {
     file, locate, stack, nodes, deployments,
@@ -176,6 +188,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     modelCache: s.modelCache, imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
     ...(s.gateway !== undefined && { gateway: s.gateway }),
+    ...(s.scrapeTargets !== undefined && { scrapeTargets: s.scrapeTargets }),
   };
   return site;
 }

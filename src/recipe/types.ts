@@ -120,6 +120,8 @@ export interface Site {
   hostKeys: "strict" | "accept-new";
   /** Where the gateway backend file goes: a path on the machine that runs Pulumi, or on `node`. */
   gateway?: { path: string; format: GatewayFormat; model?: string; node?: string };
+  /** Where the Prometheus file_sd file of the engines' /metrics goes: as `gateway`, here or on `node`. */
+  scrapeTargets?: { path: string; node?: string };
   rollback: RollbackMode;
   /** Seconds between polls of a DGPP build (30; tests set less). */
   dgppPollS: number;
