@@ -18,6 +18,11 @@ export function engineOptionsDir(): string {
   return path.resolve(siteSourceDir(), "..", "..", "src", "engines", "options");
 }
 
+/** src/engines/metrics: the engines' Prometheus metric definitions (JSON), read by the fake engine. */
+export function engineMetricsDir(): string {
+  return path.resolve(siteSourceDir(), "..", "..", "src", "engines", "metrics");
+}
+
 /** The bin directory of a Node.js >= 22 (the nodes' PATH and the shims' `node`). */
 export function nodeBinDir(): string {
   const major = Number((process.versions.node.split(".")[0] ?? "0"));

@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { checkPlainPath, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
+import { checkPlainPath, engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
 import { startDockerd } from "./dockerd";
 import { checkConfig, ensurePrivsepDir, sshdConfigPath, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
@@ -195,6 +195,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     fs.cpSync(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"), { recursive: true });
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
+    fs.cpSync(engineMetricsDir(), path.join(dir, "shims", "engine", "metrics"), { recursive: true });
     register(dir, await startDockerd(dir, 15000), "");
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");

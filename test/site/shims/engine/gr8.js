@@ -61,6 +61,8 @@ function plan(argv) {
     listen,
     healthOnly: false,
     rendezvous: peers.length === 1 ? null : { role: rank === 0 ? "head" : "worker", addr: peers[0], port: RDZV_PORT, expect: peers.length - 1, rank, hello: { engine: "gr8", model, nnodes: peers.length, tp } },
+    // Served as vLLM's exporter (see exporter.js), at vLLM's GB10 running limit.
+    metrics: { on: true, maxRunning: 256, kvTokens: (b) => c.kvTokens(b, 0.9, true, peers.length) },
     log: gr8Log(model, rank, peers, a["--shape"] || "default", a["--drafter"] || "none"),
   };
 }

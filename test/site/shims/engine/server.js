@@ -4,6 +4,7 @@
 // /version, /metrics. Answers are deterministic words; max_tokens is honoured.
 const http = require("node:http");
 const crypto = require("node:crypto");
+const { createExporter } = require("./exporter");
 
 function answerWords(plan) {
   return `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${process.env.SIM_NODE_NAME || "node"}. The quick brown fox jumps over the lazy dog.`.split(" ");
@@ -20,6 +21,9 @@ function countWords(messages) {
 
 function createServer(plan, behaviour) {
   let running = 0;
+  const m = plan.metrics;
+  const limits = m && m.on ? { maxRunning: m.maxRunning, kvTokens: m.kvTokens(behaviour) } : null;
+  const exporter = limits ? createExporter(plan, limits) : null;
   const send = (res, status, body, headers) => {
     res.writeHead(status, { "content-type": "application/json", ...(headers || {}) });
     res.end(body === undefined ? "" : JSON.stringify(body));
@@ -46,10 +50,17 @@ function createServer(plan, behaviour) {
     const model = body.model || plan.served[0];
     const delay = behaviour.tokensPerSecond > 0 ? 1000 / behaviour.tokensPerSecond : 0;
     const pause = () => (delay > 0 ? new Promise((r) => setTimeout(r, delay)) : Promise.resolve());
+    // The engine's scheduler: the request waits for a slot and KV cache, then each token counts.
+    const tracked = exporter && exporter.begin(promptTokens, body.stream === true);
+    const produce = async () => {
+      await pause();
+      if (tracked) tracked.token();
+    };
+    if (tracked) await tracked.admitted;
     running++;
     try {
       if (!body.stream) {
-        for (let i = 0; i < words.length; i++) await pause();
+        for (let i = 0; i < words.length; i++) await produce();
         const text = words.join(" ");
         const choice = chat
           ? { index: 0, message: { role: "assistant", content: text, tool_calls: [] }, logprobs: null, finish_reason: finish }
@@ -61,7 +72,7 @@ function createServer(plan, behaviour) {
       const chunk = (choice, extra) => res.write(`data: ${JSON.stringify({ id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) })}\n\n`);
       if (chat) chunk({ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null });
       for (let i = 0; i < words.length; i++) {
-        await pause();
+        await produce();
         const piece = i === 0 ? words[i] : ` ${words[i]}`;
         chunk(chat ? { index: 0, delta: { content: piece }, logprobs: null, finish_reason: null } : { index: 0, text: piece, logprobs: null, finish_reason: null });
       }
@@ -70,6 +81,7 @@ function createServer(plan, behaviour) {
       res.end("data: [DONE]\n\n");
     } finally {
       running--;
+      if (tracked) tracked.end(finish);
     }
   }
 
@@ -88,8 +100,11 @@ function createServer(plan, behaviour) {
     }
     if (url === "/version" && get) return send(res, 200, { version: plan.engineVersion || "unknown" });
     if (url === "/metrics" && get) {
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
-      return res.end(`# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="${plan.served[0]}"} ${running}\nvllm:num_requests_waiting{model_name="${plan.served[0]}"} 0\n`);
+      // DGPP: JSON counters (its docs/openai-compatibility.md); SGLang: no route without --enable-metrics.
+      if (plan.engine === "dgpp") return send(res, 200, { scheduler: { active: running, queued: 0 } });
+      if (!m) return send(res, 404, { detail: "Not Found" });
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+      return res.end(exporter ? exporter.text() : "");
     }
     if (url === "/v1/models") {
       if (!get) return send(res, 405, { detail: "Method Not Allowed" });

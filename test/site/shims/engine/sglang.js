@@ -100,6 +100,13 @@ function plan(argv) {
     listen,
     healthOnly: rank > 0,
     rendezvous: dist ? { role: rank === 0 ? "head" : "worker", addr: dist.addr, port: dist.port, expect: nnodes - 1, rank, hello: { engine: "sglang", model: a.model_path, nnodes, tp } } : null,
+    // Without --enable-metrics SGLang mounts no /metrics. The running limit is
+    // --max-running-requests, else 256 (the real one derives it from the KV pool).
+    metrics: a.enable_metrics !== true ? null : {
+      on: true,
+      maxRunning: a.max_running_requests || 256,
+      kvTokens: (b) => c.kvTokens(b, mem, /^fp8/.test(a.kv_cache_dtype || ""), tp),
+    },
     log: sglangLog(a.model_path, maxLen, mem, a.kv_cache_dtype, tp, rank, listen),
   };
 }

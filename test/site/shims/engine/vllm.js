@@ -171,6 +171,13 @@ function plan(kind, argv) {
     listen,
     healthOnly: false,
     rendezvous: nnodes === 1 ? null : { role: rank === 0 ? "head" : "worker", addr: a.master_addr, port: masterPort, expect: nnodes - 1, rank, hello },
+    // /metrics is always mounted; --disable-log-stats leaves the engine's series out. The running
+    // limit is --max-num-seqs, else 256 (GB10's default, vllm/engine/arg_utils.py).
+    metrics: {
+      on: a.disable_log_stats !== true,
+      maxRunning: a.max_num_seqs || 256,
+      kvTokens: (b) => c.kvTokens(b, util, /^fp8/.test(a.kv_cache_dtype || ""), tp * pp),
+    },
     log: vllmLog(model, served[0], maxLen, util, a.kv_cache_dtype, tp * pp, headless, listen),
   };
 }
