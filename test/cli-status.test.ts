@@ -55,6 +55,8 @@ describe("sm121 status", () => {
     expect(solo).toMatchObject({ node: "spark1", protected: true, target: { kind: "docker", name: "sm121-solo-0" }, running: true, drift: null, env: null, error: null });
     expect(solo.health).toEqual({ checked: false, reason: "protected" });
     expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567" });
+    // Load is read from /metrics: an HTTP request, which a protected node gets only with --yes.
+    expect(solo.load).toEqual({ measured: false, reason: "protected", detail: null });
     const flash = entry(report, "flash");
     expect(flash).toMatchObject({ target: { kind: "script", name: "qwen38-flash" }, running: true, drift: null });
     expect(flash.env).toMatchObject({ path: "~/spark-recipes/qwen38-flash/.env", profile: "datagen", edited: false });
@@ -63,6 +65,8 @@ describe("sm121 status", () => {
     expect(flash.health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen38"], maxModelLen: 262144 });
     const small = entry(report, "small");
     expect(small).toMatchObject({ target: { kind: "tmux", name: "sm121-small-0" }, running: true, drift: null, health: { checked: true, ok: true, models: ["qwen3-small"] } });
+    const idle = { measured: true, running: 0, waiting: 0, generationTokensPerS: 0 };
+    for (const e of [flash, small]) expect(e.load).toMatchObject(idle);
     expect(report.deployments.find((d) => d.deployment === "flash")?.profile).toBe("datagen");
     for (const n of report.nodes) {
       expect(n).toMatchObject({ reachable: true, watermarkScaleFactor: "10", memGateGiB: 1, gpuProbe: null });
@@ -109,7 +113,9 @@ describe("sm121 status", () => {
 
     const { report } = await status(["--yes"]);
     expect(entry(report, "solo").health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen3-8b"], maxModelLen: 16384 });
-    expect(await requestsSeen()).toBe(before + 1);
+    expect(entry(report, "solo").load).toMatchObject({ measured: true, running: 0, waiting: 0 });
+    // The health check, and the load's two reads of /metrics.
+    expect(await requestsSeen()).toBe(before + 3);
   });
 
   it("--no-http asks no node's API", async () => {
@@ -117,6 +123,8 @@ describe("sm121 status", () => {
     const before = await smallLog();
     const { report } = await status(["--no-http", "--yes"]);
     for (const d of report.deployments) expect(d.nodes[0]?.health).toEqual({ checked: false, reason: "no-http" });
+    const load = { measured: false, reason: "no-http", detail: null };
+    for (const d of report.deployments) expect(d.nodes[0]?.load).toEqual(load);
     expect(await smallLog()).toBe(before);
   });
 

@@ -26,6 +26,28 @@ export function healthSchema() {
   ]);
 }
 
+/** An engine's load from its /metrics (src/cli/load.ts): two reads `intervalS` apart on the node. */
+export function loadSchema() {
+  return z.union([
+    z.strictObject({
+      measured: z.literal(false),
+      reason: z.enum(["no-metrics", "no-api", "protected", "no-http", "unreachable", "failed"]),
+      detail: nullableString(),
+    }),
+    z.strictObject({
+      measured: z.literal(true),
+      running: z.number().nonnegative(),
+      waiting: z.number().nonnegative(),
+      /** The KV cache's used fraction (0 to 1), as the engine reports it. */
+      kvCacheUsage: z.number().min(0).nullable(),
+      /** Over the interval; null when a counter is missing or went back (the engine restarted). */
+      promptTokensPerS: z.number().nonnegative().nullable(),
+      generationTokensPerS: z.number().nonnegative().nullable(),
+      intervalS: z.number().positive(),
+    }),
+  ]);
+}
+
 export function statusEntrySchema() {
   return z.strictObject({
     deployment: z.string(),
@@ -42,6 +64,7 @@ export function statusEntrySchema() {
     env: z.strictObject({ path: z.string(), profile: nullableString(), rendered: nullableString(), sha256: nullableString(), edited: z.boolean() }).nullable(),
     health: healthSchema(),
     kvCache: z.strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) }).nullable(),
+    load: loadSchema(),
     error: nullableString(),
   });
 }
@@ -240,6 +263,7 @@ export type StatusReport = z.infer<ReturnType<typeof statusSchema>>;
 export type StatusEntry = z.infer<ReturnType<typeof statusEntrySchema>>;
 export type StatusNode = z.infer<ReturnType<typeof statusNodeSchema>>;
 export type Health = z.infer<ReturnType<typeof healthSchema>>;
+export type Load = z.infer<ReturnType<typeof loadSchema>>;
 export type SmokeReport = z.infer<ReturnType<typeof smokeSchema>>;
 export type SmokeResult = SmokeReport["results"][number];
 export type Latency = z.infer<ReturnType<typeof latencySchema>>;

@@ -25,6 +25,8 @@ import { t } from "./i18n";
 import { curlResult, nodeCurlScript, parseJson } from "./smoke";
 import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, type StatusReport } from "./schemas";
 import { statusText } from "./table";
+import { entryLoad, loadText } from "./load";
+import { loadOptions, watchLoad } from "./watch";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
@@ -101,7 +103,14 @@ function healthOf(code: number, latencyMs: number, body: string): Health {
   return { checked: true, ok: code === 200, httpCode: code, latencyMs, models: data.map((m) => String(m.id ?? "")), maxModelLen: typeof first === "number" ? first : null };
 }
 
-async function statusEntry(r: Reached | undefined, b: DeploymentBundle, nb: NodeBundle, o: EntryOptions): Promise<StatusEntry> {
+type Entry = Omit<StatusEntry, "load">;
+
+async function statusEntry(
+  r: Reached | undefined,
+  b: DeploymentBundle,
+  nb: NodeBundle,
+  o: EntryOptions,
+): Promise<Entry> {
   const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site), runs: nb.runs };
   if (r === undefined || !r.ok) {
     return { ...base, running: null, startedAt: null, drift: null, env: null, health: { checked: false, reason: "unreachable" }, kvCache: null, error: r?.error.message ?? null };
@@ -199,7 +208,8 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   }
   const gateOf = (n: SiteNode) => scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
   const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
-  const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<StatusReport> => {
+  const lo = loadOptions(p, o);
+  const collect = async (reached: Map<string, Reached>): Promise<StatusReport> => {
     const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu, trace)));
     const deployments = Promise.all(scope.map(async ({ b, nodes: nbs }) => ({
       deployment: b.deployment,
@@ -207,13 +217,23 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
       engine: b.engine,
       deploy: b.deploy,
       profile: b.profile ?? null,
-      nodes: await Promise.all(nbs.map((nb) => statusEntry(reached.get(nb.node), b, nb, o))),
+      nodes: await Promise.all(nbs.map(async (nb) => {
+        const r = reached.get(nb.node);
+        const [e, load] = await Promise.all([statusEntry(r, b, nb, o), entryLoad(r, b, nb, lo)]);
+        return { ...e, load };
+      })),
     })));
     const [n, d] = [await facts, await deployments];
     const ok = n.every((x) => x.reachable) && d.every((x) => x.nodes.every(isOk));
     return { stack: ctx.stack, ok, nodes: n, deployments: d };
-  });
+  };
+  const targets = nodes.map((n) => ({ node: n.name, conn: nodeConn(n) }));
+  if (bool(p, "watch")) return withNodes(targets, auth, (reached) => watchLoad(ctx, () => collect(reached)));
+  const report = await withNodes(targets, auth, collect);
   if (bool(p, "json")) ctx.out(jsonOut(statusSchema(), report));
-  else for (const l of statusText(report)) ctx.out(l);
+  else {
+    const load = loadText(report);
+    for (const l of [...statusText(report), ...(load.length > 0 ? ["", ...load] : [])]) ctx.out(l);
+  }
   return report.ok ? 0 : 1;
 }

@@ -57,11 +57,22 @@ export const VERBS = {
   },
   status: {
     args: "",
-    summary: "per node of every deployment: state, profile, drift, health (/v1/models), KV cache, memory, GPU apps",
+    summary:
+      "per node of every deployment: state, profile, drift, health (/v1/models), KV cache, load (/metrics), " +
+      "memory, GPU apps",
     flags: {
       ...SSH,
       node,
       json,
+      watch: {
+        kind: "bool",
+        help: "draw the load table again after every interval, in the terminal's width, until Ctrl-C",
+      },
+      interval: {
+        kind: "number",
+        value: "S",
+        help: "seconds between the two reads of each engine's /metrics that tokens/s is measured over (default 2)",
+      },
       "no-http": { kind: "bool", help: "send no request to any engine's API" },
       "gpu-probe": { kind: "bool", help: "also run each node's gpuProbe command (a protected node needs --yes)" },
       yes,
