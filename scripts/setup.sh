@@ -16,6 +16,7 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 command -v free >/dev/null 2>&1 || missing+=(procps)
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again" >&2
