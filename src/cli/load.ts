@@ -8,6 +8,7 @@
 import { driverFor } from "../engines";
 import type { MetricSeries } from "../engines/driver";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { z } from "zod";
 import { quote } from "../text/shell";
 import type { Reached } from "./connect";
 import { t } from "./i18n";
@@ -48,22 +49,29 @@ export function sums(text: string): Map<string, number> {
   return out;
 }
 
+/** The record each read prints: when (the node's clock), curl's HTTP code, the series' lines (base64). */
+function sampleSchema() {
+  return z.object({ loadAt: z.string(), loadHttp: z.string(), loadLines: z.string() });
+}
+
 /** The load from the script's two samples. */
 export function loadOf(records: ReadonlyArray<Record<string, unknown>>, series: MetricSeries): Load {
-  const samples = records.filter((r) => typeof r["loadAt"] === "string");
+  const samples = records.flatMap((r) => {
+    const s = sampleSchema().safeParse(r);
+    return s.success ? [s.data] : [];
+  });
   const [a, b] = samples;
-  if (a === undefined || b === undefined)
+  if (a === undefined || b === undefined) {
     return { measured: false, reason: "failed", detail: "the node printed no sample" };
-  for (const s of [a, b]) {
-    if (s["loadHttp"] !== "200")
-      return {
-        measured: false,
-        reason: "failed",
-        detail: s["loadHttp"] === "000" || s["loadHttp"] === "" ? "no answer" : `HTTP ${String(s["loadHttp"])}`,
-      };
   }
-  const [first, last] = [a, b].map((s) => sums(Buffer.from(String(s["loadLines"]), "base64").toString("utf8")));
-  const at = (s: Record<string, unknown>) => Number(String(s["loadAt"]).replace(",", "."));
+  for (const s of [a, b]) {
+    if (s.loadHttp === "200") continue;
+    const detail = s.loadHttp === "000" || s.loadHttp === "" ? "no answer" : `HTTP ${s.loadHttp}`;
+    return { measured: false, reason: "failed", detail };
+  }
+  const [first, last] = [a, b].map((s) => sums(Buffer.from(s.loadLines, "base64").toString("utf8")));
+  // Bash prints EPOCHREALTIME with the locale's decimal separator.
+  const at = (s: { loadAt: string }) => Number(s.loadAt.replace(",", "."));
   const intervalS = Math.max(0.001, at(b) - at(a));
   // A counter the engine has not made yet (SGLang makes them at the first request) is zero.
   const rate = (name: string) => {
@@ -103,7 +111,7 @@ export async function entryLoad(
 }
 
 const pct = (v: number | null) => (v === null ? "-" : `${(v * 100).toFixed(1)}%`);
-const rate = (v: number | null) => (v === null ? "-" : v.toFixed(1));
+const perS = (v: number | null) => (v === null ? "-" : v.toFixed(1));
 
 function reasonText(l: Extract<Load, { measured: false }>): string {
   if (l.reason === "no-metrics") return t("status.loadNoMetrics");
@@ -131,8 +139,8 @@ export function loadText(r: StatusReport, max: number = TABLE_COLUMNS): string[]
       String(l.running),
       String(l.waiting),
       pct(l.kvCacheUsage),
-      rate(l.promptTokensPerS),
-      rate(l.generationTokensPerS),
+      perS(l.promptTokensPerS),
+      perS(l.generationTokensPerS),
     ];
   });
   const head = [

@@ -14,10 +14,15 @@ const DATA_DIRS = [
   path.resolve(__dirname, "..", "..", "..", "..", "src", "engines", "metrics"),
 ];
 
-/** What each engine's own families mean (the engine's side of sm121's MetricSeries). */
-const MEANING = {
-  vllm: {
-    data: "vllm",
+/**
+ * Each engine's exporter: its definitions file, what its own families mean (the engine's side of
+ * sm121's MetricSeries), and the finish reasons whose series it makes at start. vLLM makes each
+ * engine's series at start (create_metric_per_engine), request_success one per FinishReason
+ * (vllm/v1/engine/__init__.py); SGLang makes its own at first use.
+ */
+const VLLM = {
+  data: "vllm",
+  families: {
     running: "vllm:num_requests_running",
     waiting: "vllm:num_requests_waiting",
     kvUsage: "vllm:kv_cache_usage_perc",
@@ -27,12 +32,12 @@ const MEANING = {
     ttft: "vllm:time_to_first_token_seconds",
     itl: "vllm:inter_token_latency_seconds",
     e2e: "vllm:e2e_request_latency_seconds",
-    // vLLM makes each engine's series at start (create_metric_per_engine), request_success one
-    // per FinishReason (vllm/v1/engine/__init__.py); SGLang makes its own at first use.
-    eager: ["stop", "length", "abort", "error", "repetition"],
   },
-  sglang: {
-    data: "sglang",
+  eager: ["stop", "length", "abort", "error", "repetition"],
+};
+const SGLANG = {
+  data: "sglang",
+  families: {
     running: "sglang:num_running_reqs",
     waiting: "sglang:num_queue_reqs",
     kvUsage: "sglang:token_usage",
@@ -43,8 +48,9 @@ const MEANING = {
     itl: "sglang:inter_token_latency_seconds",
     e2e: "sglang:e2e_request_latency_seconds",
   },
+  eager: null,
 };
-MEANING.gr8 = MEANING.vllm;
+const EXPORTERS = { vllm: VLLM, sglang: SGLANG, gr8: VLLM };
 
 function loadData(engine) {
   for (const dir of DATA_DIRS) {
@@ -129,9 +135,9 @@ class Family {
  * --max-num-seqs / --max-running-requests) and how many tokens its KV cache holds.
  */
 function createExporter(plan, limits) {
-  const meaning = MEANING[plan.engine];
-  if (meaning === undefined) return null;
-  const data = loadData(meaning.data);
+  const exp = EXPORTERS[plan.engine];
+  if (exp === undefined) return null;
+  const data = loadData(exp.data);
   const labels = {
     model_name: plan.served[0],
     engine: "0",
@@ -141,8 +147,7 @@ function createExporter(plan, limits) {
     moe_ep_rank: "0",
   };
   const fam = {};
-  for (const [role, name] of Object.entries(meaning)) {
-    if (role === "data" || role === "eager") continue;
+  for (const [role, name] of Object.entries(exp.families)) {
     const def = data.metrics.find((m) => m.name === name);
     if (def === undefined) throw new Error(`fake-engine: ${data.engine} ${data.version} has no metric ${name}`);
     fam[role] = new Family(def, labels);
@@ -157,9 +162,9 @@ function createExporter(plan, limits) {
     fam.kvUsage.child().value = limits.kvTokens > 0 ? Math.min(1, kvUsed / limits.kvTokens) : 0;
   };
   gauges();
-  if (meaning.eager !== undefined) {
+  if (exp.eager !== null) {
     for (const [role, f] of Object.entries(fam)) {
-      if (role === "finished") for (const reason of meaning.eager) f.child({ finished_reason: reason });
+      if (role === "finished") for (const reason of exp.eager) f.child({ finished_reason: reason });
       else f.child();
     }
   }
