@@ -10,7 +10,9 @@ import type { MetricSeries } from "../src/engines/driver";
 import { loadOf, loadScript, loadText, sums } from "../src/cli/load";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { cells } from "../src/cli/table";
-import { watchFrame } from "../src/cli/watch";
+import { loadOptions, watchFrame } from "../src/cli/watch";
+import { parseArgs } from "../src/cli/args";
+import { flagSpec } from "../src/cli/usage";
 
 const VLLM = DRIVERS.vllm.metrics?.series as MetricSeries;
 const SGLANG = DRIVERS.sglang.metrics?.series as MetricSeries;
@@ -164,5 +166,20 @@ describe("the load table", () => {
     expect(frame[0]).toBe("sm121 status --watch: stack sim, 10:00:…");
     for (const l of frame) expect(cells(l), l).toBeLessThanOrEqual(40);
     expect(frame.join("\n")).toContain("spark1");
+  });
+});
+
+describe("status' load flags", () => {
+  const options = (...argv: string[]) => loadOptions(parseArgs(argv, flagSpec("status")), { yes: false, noHttp: false });
+
+  it("measures over --interval seconds, 2 unless given, above 0 and at most 60", () => {
+    expect(options().intervalS).toBe(2);
+    expect(options("--interval", "0.5").intervalS).toBe(0.5);
+    expect(() => options("--interval", "0")).toThrow("--interval 0: give seconds above 0 and at most 60");
+    expect(() => options("--interval", "61")).toThrow("--interval 61: give seconds above 0 and at most 60");
+  });
+
+  it("refuses --watch with --json: one draws again and again, the other prints one report", () => {
+    expect(() => options("--watch", "--json")).toThrow("--watch draws the table again and again, --json prints one report");
   });
 });
