@@ -45,7 +45,7 @@ async function write(p: ScrapeTargetsWire, written: string | undefined): Promise
   const content = p.__file.content;
   const known = [sha(content), ...(written === undefined ? [] : [written])];
   const kept = await writePlaced(placed(p), authOf(p.connection), content, known, "write the scrape targets");
-  if (kept !== undefined) log(`kept the file sm121 had not written as ${kept}`);
+  if (kept !== undefined) log(`kept the file sm121 had not written as ${placeName({ ...placed(p), path: kept })}`);
   const groups = (JSON.parse(content) as unknown[]).length;
   log(`wrote ${groups} target group(s) to ${placeName(placed(p))}; Prometheus reads it again by itself`);
   return sha(content);
