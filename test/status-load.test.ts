@@ -170,7 +170,8 @@ describe("the load table", () => {
 });
 
 describe("status' load flags", () => {
-  const options = (...argv: string[]) => loadOptions(parseArgs(argv, flagSpec("status")), { yes: false, noHttp: false });
+  const options = (...argv: string[]) =>
+    loadOptions(parseArgs(argv, flagSpec("status")), { yes: false, noHttp: false });
 
   it("measures over --interval seconds, 2 unless given, above 0 and at most 60", () => {
     expect(options().intervalS).toBe(2);
@@ -180,6 +181,8 @@ describe("status' load flags", () => {
   });
 
   it("refuses --watch with --json: one draws again and again, the other prints one report", () => {
-    expect(() => options("--watch", "--json")).toThrow("--watch draws the table again and again, --json prints one report");
+    expect(() => options("--watch", "--json")).toThrow(
+      "--watch draws the table again and again, --json prints one report",
+    );
   });
 });
