@@ -19,6 +19,15 @@ function countWords(messages) {
   return n;
 }
 
+const sha = (v) => crypto.createHash("sha256").update(Buffer.from(v, "utf8")).digest("hex");
+
+/** What the engine was given: the sha256 of each API key (argv, key file or VLLM_API_KEY) and of HF_TOKEN. */
+function received(plan) {
+  const keys = plan.apiKey === null ? [] : Array.isArray(plan.apiKey) ? plan.apiKey : [plan.apiKey];
+  const hf = process.env.HF_TOKEN;
+  return { apiKeySha256: keys.map(sha), hfTokenSha256: hf === undefined ? null : sha(hf) };
+}
+
 function createServer(plan, behaviour) {
   let running = 0;
   const m = plan.metrics;
@@ -89,6 +98,9 @@ function createServer(plan, behaviour) {
     const url = (req.url || "/").split("?")[0];
     const get = req.method === "GET";
     if (url === "/health") return get ? send(res, 200) : send(res, 405, { detail: "Method Not Allowed" });
+    // The test site's own window: the sha256 of each secret the engine started with, so that a
+    // test checks them byte for byte while no secret is ever printed or served.
+    if (url === "/test-site/received" && get) return send(res, 200, received(plan));
     if (plan.healthOnly) return send(res, 404, { detail: "Not Found" });
     // vLLM guards /v1/ with its key; SGLang every path but /health*, /ready* and /metrics*
     // (sglang/srt/utils/auth.py).
@@ -96,6 +108,8 @@ function createServer(plan, behaviour) {
     if (guarded && plan.apiKey !== null) {
       // vLLM takes several keys (--api-key is nargs "+"); any one of them opens the API.
       const keys = Array.isArray(plan.apiKey) ? plan.apiKey : [plan.apiKey];
+      // Node reads header bytes as Latin-1, as uvicorn and Starlette do before the engines compare
+      // the header with the key as text: a key outside ASCII never matches, as with the real ones.
       if (!keys.some((k) => req.headers.authorization === `Bearer ${k}`)) return send(res, 401, { error: "Unauthorized" });
     }
     if (url === "/version" && get) return send(res, 200, { version: plan.engineVersion || "unknown" });
