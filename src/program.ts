@@ -9,7 +9,8 @@
 import { Config } from "@pulumi/pulumi/config";
 import { RunError } from "@pulumi/pulumi/errors";
 import * as log from "@pulumi/pulumi/log";
-import { getStack } from "@pulumi/pulumi/metadata";
+import { getProject, getStack } from "@pulumi/pulumi/metadata";
+import { homedir } from "node:os";
 import { all, type Output } from "@pulumi/pulumi/output";
 import type { Resource } from "@pulumi/pulumi/resource";
 import { allConfig } from "@pulumi/pulumi/runtime/config";
@@ -29,6 +30,8 @@ import { authOf } from "./providers/common";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricStep } from "./serve/fabricstep";
 import type { FileLook } from "./serve/sitefile";
+import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
+import { secretRefusals } from "./render/secrets";
 import { protectedRefusal } from "./text/protected";
 
 const stack = getStack();
@@ -62,7 +65,10 @@ const allow = {
   protected: list(process.env["SM121_ALLOW_PROTECTED"]),
   experimental: process.env["SM121_EXPERIMENTAL"] === "1",
   restart: process.env["SM121_RESTART"] === "1",
+  takeover: list(process.env["SM121_ALLOW_TAKEOVER"]),
 };
+/** The stack this run serves for: recorded on every node it serves (serve/owner). */
+const me: Owner = { project: getProject(), stack, backend: currentBackend(process.env, homedir()) };
 const privateKey = config.getSecret("sshPrivateKey");
 const passphrase = config.getSecret("sshPassphrase");
 const connection = all([privateKey, passphrase]).apply(([key, pass]) => ({
@@ -133,17 +139,29 @@ function known<T>(o: Output<T>): Promise<T> {
 }
 
 export async function main(): Promise<Record<string, unknown>> {
+  // A secret that a path to the nodes cannot carry is refused before any node is reached.
+  const refused = secretRefusals(await known(all(secrets)), bundles);
+  if (refused.length > 0) throw new RunError(refused.join("\n"));
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
-  // before anything is stopped.
-  const auth = authOf(await known(connection));
+  // before anything is stopped. A preview records no host key; each key a run meets is shown.
+  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: (m: string) => log.info(m) };
   // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
   // refusals, before anything is looked at for a change.
   bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
   const [seen, scrapeFound] = await Promise.all([
-    observeSite(site.nodes, bundles, auth, preflight),
+    observeSite(site.nodes, bundles, auth, preflight, me),
     lookScrapeTargets(site, auth),
   ]);
   return withShortStacks(() => register(seen, scrapeFound));
+}
+
+/** Deployments of other stacks that this run would stop, where SM121_ALLOW_TAKEOVER does not allow it. */
+function takeovers(seen: SiteObservation): string[] {
+  return bundles.flatMap((b) => b.nodes.flatMap((nb) => {
+    if (allow.takeover.includes(nb.node)) return [];
+    const holders = seen.holders[nb.node] ?? [];
+    return foreignHolders(holders, me).map((h) => [...ownerDrift(nb.node, b.deployment, holders, me), takeoverRefusal(nb.node, h, me)].join(": "));
+  }));
 }
 
 /** The refusals, the memory fit and the resources, from what the look saw. */
@@ -151,6 +169,8 @@ function register(
   seen: SiteObservation,
   scrapeFound: FileLook | undefined,
 ): { value: Record<string, unknown>; registered: Promise<unknown> } {
+  const taken = takeovers(seen);
+  if (taken.length > 0) throw new RunError(taken.join("\n"));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
     throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
@@ -186,6 +206,8 @@ function register(
       ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
       ...(model !== undefined && { model, ...(hf !== undefined && { hfToken: hf }) }),
       ...(image !== undefined && { image }),
+      owner: me,
+      keepBackups: site.keepBackups,
     }, { providers: [provider] });
   };
   const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));

@@ -95,7 +95,7 @@ describe("the status probe", () => {
     expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
-    expect(s).toContain("grep -vE '^(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; echo '@sm121-env-end'");
+    expect(s).toContain("grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; echo '@sm121-env-end'");
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');
     expect(s).not.toContain("curl");
@@ -123,7 +123,7 @@ describe("the status probe", () => {
     const path = nb.files[0]?.path ?? "";
     const sha = nb.files[0]?.sha256 ?? "";
     const rec = { identity: nb.identity, files: { [path]: sha } };
-    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] | null = rec): NodeState => ({ failed: [], others: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== null && { recorded }) });
+    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] | null = rec): NodeState => ({ failed: [], others: [], holders: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== null && { recorded }) });
     const kinds = (s: NodeState) => driftFindings(nb, s).map((d) => [d.kind, d.files]);
     expect(kinds(st({ [path]: sha }, true))).toEqual([]);
     expect(kinds(st({ [path]: "0".repeat(64) }, true))).toEqual([["edited", [path]]]);

@@ -106,7 +106,7 @@ describe("sm121 render", () => {
     const one = await run(["render", "flash", "--step", "readiness"]);
     const api = `http://${s.nodes[1].ip}:8000`;
     expect(one.stdout.split("\n").slice(0, 2)).toEqual([`## spark2 (rank 0, API ${api})`, "--- readiness (bash -s on the node)"]);
-    expect(one.stdout).toContain("sed -n 's/^API_KEY=//p'");
+    expect(one.stdout).toContain('sm121_get "$kf" API_KEY');
     expect(one.stdout).toContain(`--max-time 3 -K - ${api}/v1/models`);
     expect(one.stdout).not.toContain("--- stop");
     const bad = await run(["render", "flash", "--step", "serve"]);

@@ -17,7 +17,7 @@ describe("known keys, from the schemas", () => {
   it("lists the site's keys at every level", () => {
     const siteKeys = [
       "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
-      "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, hooks, modelCache, imageSync, fabric, fabricCheck",
+      "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, keepBackups, hooks, modelCache, imageSync, fabric, fabricCheck",
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);

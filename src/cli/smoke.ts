@@ -7,7 +7,7 @@
  */
 import { withHosts, type Host } from "../remote";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { readApiKeyLines } from "../render/apikey";
+import { curlWithKey, readApiKeyLines } from "../render/apikey";
 import { quote } from "../text/shell";
 import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
@@ -26,7 +26,7 @@ export interface CurlRequest {
 
 /**
  * A node-side script that sends one request with curl and prints `@sm121 {"http":"CODE TTFB
- * TOTAL","body":"<base64>"}`. The bearer key goes to curl as a config file on stdin (`-K -`).
+ * TOTAL","body":"<base64>"}`. The bearer key goes to curl as a header on stdin (render/apikey).
  */
 export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
   const post = req.body === undefined ? [] : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
@@ -36,7 +36,7 @@ export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
     'resp_file=$(mktemp); req_file=$(mktemp)',
     "trap 'rm -f \"$resp_file\" \"$req_file\"' EXIT",
     ...post,
-    `http=$( { if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key"; fi; } | curl -s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' --max-time ${req.timeoutS} -K -${data} ${quote(req.url)} 2>/dev/null || true)`,
+    `http=$(${curlWithKey(`-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' --max-time ${req.timeoutS}${data} ${quote(req.url)}`)} 2>/dev/null || true)`,
     `printf '@sm121 {"http":"%s","body":"%s"}\\n' "$http" "$(base64 -w0 < "$resp_file")"`,
   ].join("\n");
 }

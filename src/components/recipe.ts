@@ -17,6 +17,7 @@ import type { DgppPaths } from "../render/dgpp";
 import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 import type { ImageSyncPlan, ModelSync } from "./sync";
+import type { Owner } from "../serve/owner";
 
 export interface RecipeArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
@@ -44,6 +45,10 @@ export interface RecipeArgs {
   image?: ImageSyncPlan;
   /** sm121:hfToken, for the model's download. */
   hfToken?: pulumi.Input<string>;
+  /** The stack this deployment belongs to, recorded on its nodes. */
+  owner?: Owner;
+  /** sm121:keepBackups. */
+  keepBackups?: number;
 }
 
 export class Recipe extends ComponentResource {
@@ -97,6 +102,8 @@ export class Recipe extends ComponentResource {
       allow: args.allow,
       drift: args.drift,
       findings: args.findings,
+      ...(args.owner !== undefined && { owner: args.owner }),
+      ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
     }, { parent: this, dependsOn: [...deps, ...(args.after ?? [])] });
     const outcome = this.engine.outcome;
     const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));

@@ -1,4 +1,5 @@
-/** Small helpers of the provider implementations. */
+/** Small helpers of the provider implementations; loading it listens for Ctrl-C (./cancel). */
+import "./cancel";
 import type { SshAuth } from "../remote";
 import { expandHome } from "../text/home";
 import type { ConnectionSettings } from "./engineDeployment";

@@ -14,6 +14,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 import { protectedRefusal } from "../text/protected";
+import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 
 /** What the decision reads; `drift` is what the plan-time look at the nodes found, in words. */
 export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> & Partial<Pick<AllProps, "secrets" | "drift" | "compact">>;
@@ -23,14 +24,12 @@ export function shapeOf(b: DeploymentBundle): string {
   return JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
 }
 
-/** The Pulumi config key of each secret sm121 passes to the nodes. */
-const SECRET_CONFIG: Record<string, string> = { HF_TOKEN: "sm121:hfToken", API_KEY: "sm121:apiKey" };
 
 /** Which secrets changed since the last up, by their config key; never their values. */
 export function rotatedSecrets(olds: Partial<EngineProps>, news: EngineProps): string[] {
   const a = olds.secrets ?? {};
   const b = news.secrets ?? {};
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((k) => SECRET_CONFIG[k] ?? k).sort();
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((k) => (isSecretKey(k) ? SECRET_CONFIG[k] : k)).sort();
 }
 
 /** Nodes whose ssh address, port or user changed: the next operation dials the new one. */

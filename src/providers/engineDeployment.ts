@@ -32,6 +32,7 @@ import { ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
+import type { Owner } from "../serve/owner";
 import type { EngineWire } from "./engineWire";
 import { pack } from "./packed";
 
@@ -53,6 +54,8 @@ export interface Allowances {
   experimental: boolean;
   /** Restart even when nothing changed. */
   restart: boolean;
+  /** SM121_ALLOW_TAKEOVER: nodes where this run may stop another stack's deployment. */
+  takeover?: string[];
 }
 
 /** Where the gateway file is, so that a failed serve can disable its endpoints at once. */
@@ -77,6 +80,10 @@ export interface EngineDeploymentInputs {
   drift: pulumi.Input<string[]>;
   /** The plan-time look's preflight findings, reported by check when `preflight` is on. */
   findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
+  /** The stack this deployment belongs to, recorded on its nodes (serve/owner). */
+  owner?: Owner;
+  /** sm121:keepBackups. */
+  keepBackups?: number;
 }
 
 export class EngineDeployment extends ShimResource {
@@ -94,7 +101,14 @@ export class EngineDeployment extends ShimResource {
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(pack),
-      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({ allow, preflight: preflight ?? false, findings, ...(gateway !== undefined && { gateway }) })),
+      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({
+        allow,
+        preflight: preflight ?? false,
+        findings,
+        ...(gateway !== undefined && { gateway }),
+        ...(args.owner !== undefined && { owner: args.owner }),
+        ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
+      })),
       outcome: undefined,
     };
     super("engineImpl", "EngineDeployment", name, props, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });

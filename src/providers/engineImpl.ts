@@ -5,6 +5,8 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
+import type { ServeOptions } from "../serve/serve";
+import { cancelled } from "../remote/cancel";
 import { authOf, providerLog } from "./common";
 import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf } from "./engineDecide";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
@@ -63,6 +65,17 @@ function goBack(olds: Partial<Props> | undefined, news: Props): string {
  */
 const verbose = (): boolean => process.env["SM121_VERBOSE"] === "1";
 
+/** What every serve of this run takes from the inputs: the secrets, the owner, the allowances. */
+function serveSettings(p: Props): Pick<ServeOptions, "secrets" | "verbose" | "owner" | "allowTakeover" | "keepBackups"> {
+  return {
+    secrets: p.secrets ?? {},
+    verbose: verbose(),
+    allowTakeover: p.allow.takeover ?? [],
+    ...(p.owner !== undefined && { owner: p.owner }),
+    ...(p.keepBackups !== undefined && { keepBackups: p.keepBackups }),
+  };
+}
+
 async function run(id: string | undefined, oldWire: StoredWire | undefined, wire: EngineWire): Promise<pulumi.dynamic.CreateResult> {
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
@@ -74,7 +87,7 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
     const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
     const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
-    const outcome = await serve(b, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart, goBack: goBack(olds, news), log, verbose: verbose() });
+    const outcome = await serve(b, authOf(news.connection), { ...serveSettings(news), forceRestart, goBack: goBack(olds, news), log });
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
@@ -106,10 +119,12 @@ async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeF
   const prev = olds?.bundle;
   if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
   if (!(e.outcome.failure ?? "").startsWith("readiness")) return undefined;
+  // After Ctrl-C the operator wants the run over, not another start.
+  if (cancelled.aborted) return undefined;
   log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
   try {
     const { serve } = await import("../serve/serve");
-    const restored = await serve(prev, authOf(news.connection), { secrets: news.secrets ?? {}, forceRestart: true, goBack: "", log, verbose: verbose() });
+    const restored = await serve(prev, authOf(news.connection), { ...serveSettings(news), forceRestart: true, goBack: "", log });
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
     const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
     return {
@@ -136,7 +151,7 @@ export async function remove(_id: string, wire: EngineWire | LegacyWire): Promis
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
   if (refused.length > 0) throw new Error(`${refused.join("\n")}\nNothing was stopped on ${props.bundle.deployment}'s nodes.`);
   const { stopDeployment } = await import("../serve/stop");
-  await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment));
+  await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment), props.secrets);
 }
 
 export async function read(id: string, wire: EngineWire | LegacyWire): Promise<pulumi.dynamic.ReadResult> {

@@ -13,6 +13,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import { unpack } from "./packed";
+import type { Owner } from "../serve/owner";
 
 export interface Findings {
   fatal: string[];
@@ -28,6 +29,10 @@ export interface RunSettings {
   /** The plan-time look's preflight findings on the nodes of this deployment. */
   findings: Findings;
   gateway?: GatewaySettings;
+  /** The stack this run serves for (serve/owner): recorded on the nodes, checked before a stop. */
+  owner?: Owner;
+  /** sm121:keepBackups. */
+  keepBackups?: number;
 }
 
 /** The stored and shown form. */

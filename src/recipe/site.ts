@@ -111,6 +111,7 @@ function siteSchema() {
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
     lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
+    keepBackups: int().pipe(z.int().min(1).max(100)).default(3),
     hooks: z.enum(["engine", "pulumi-command"]).default("engine"),
     modelCache: z.enum(["off", "keep", "remove"]).default("off"),
     imageSync: flag().default(false),
@@ -184,7 +185,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   const site: Site = {
     file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, keepBackups: s.keepBackups, hooks: s.hooks,
     modelCache: s.modelCache, imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
     ...(s.gateway !== undefined && { gateway: s.gateway }),

@@ -129,6 +129,8 @@ export interface Site {
   preflight: boolean;
   /** Seconds an operation waits for a node another operation holds. */
   lockWaitS: number;
+  /** Backups of a file sm121 replaces (a script recipe's .env), kept per file; at least 1. */
+  keepBackups: number;
   /**
    * Who runs the recipes' hooks: `engine` (the default: inside the engine's own sequence, no
    * plugin) or `pulumi-command` (`command:remote:Command` resources; needs the command plugin).

@@ -27,6 +27,8 @@ export interface CommandFailure {
   exit: Exit;
   /** Set when sm121 stopped the script because its time ran out. */
   timedOutS?: number;
+  /** Set when sm121 stopped the script for the operator's Ctrl-C (remote/cancel). */
+  interrupted?: boolean;
   /** The last lines of each stream. */
   stdout: string;
   stderr: string;
@@ -39,14 +41,16 @@ export class CommandError extends Error {
   readonly code: number | null;
   readonly signal: string | null;
   readonly timedOutS: number | undefined;
+  readonly interrupted: boolean;
   readonly stdoutTail: string;
   readonly stderrTail: string;
 
   constructor(f: CommandFailure) {
     const signal = f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
     const timedOut = `timed out after ${f.timedOutS ?? 0} s`;
-    const ending =
-      f.timedOutS !== undefined
+    const ending = f.interrupted === true
+      ? "was interrupted (Ctrl-C) and stopped; the node keeps what this step had done"
+      : f.timedOutS !== undefined
         ? f.exit.code === null && signal === null
           ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
           : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
@@ -60,6 +64,7 @@ export class CommandError extends Error {
     this.code = f.exit.code;
     this.signal = signal;
     this.timedOutS = f.timedOutS;
+    this.interrupted = f.interrupted === true;
     this.stdoutTail = f.stdout;
     this.stderrTail = f.stderr;
   }

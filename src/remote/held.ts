@@ -7,7 +7,7 @@
  * so a step has ended when both markers have arrived.
  */
 import { TransportError, type Exit } from "./errors";
-import { Collector, stepScript, type RunOptions, type RunResult } from "./host";
+import { Collector, interruptedBefore, stepScript, type RunOptions, type RunResult } from "./host";
 
 /** A byte channel to the lock's `bash -s` on the node. */
 export interface LockIo {
@@ -127,6 +127,11 @@ export class HeldChannel {
 
   private runNow(script: string, opts: RunOptions): Promise<RunResult> {
     return new Promise((resolve, reject) => {
+      const stopped = interruptedBefore(this.node, opts.step);
+      if (stopped !== undefined) {
+        reject(stopped);
+        return;
+      }
       if (this.closed) {
         reject(new TransportError(this.node, opts.step, "the node's lock channel ended before the step began", "the connection was lost or an earlier step ran out of time; run again"));
         return;

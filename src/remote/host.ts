@@ -4,6 +4,7 @@
  * and no secret is ever in an argv. A step of an operation that holds the node lock runs on the
  * lock's own channel (./held); any other step gets a channel of its own.
  */
+import { cancelled } from "./cancel";
 import { CommandError, TransportError, type Exit } from "./errors";
 import type { LockChannel } from "./lock";
 import { OutputStream } from "./output";
@@ -58,6 +59,11 @@ function recordOf(line: string): Record<string, unknown> | undefined {
   }
 }
 
+/** A step asked for after the operator's Ctrl-C: it fails before anything is sent to the node. */
+export function interruptedBefore(node: string, step: string): CommandError | undefined {
+  return cancelled.aborted ? new CommandError({ node, step, exit: { code: null, signal: null }, interrupted: true, stdout: "", stderr: "" }) : undefined;
+}
+
 /** Every step runs as strict bash: the first failing command ends it with its exit code. */
 export function stepScript(body: string): string {
   return `set -euo pipefail\n${body}\n`;
@@ -72,6 +78,7 @@ export class Collector {
   private readonly stdout: OutputStream;
   private readonly stderr: OutputStream;
   private timedOut = false;
+  private interrupted = false;
   private finished = false;
 
   constructor(private readonly opts: RunOptions) {
@@ -92,15 +99,25 @@ export class Collector {
     if (!this.finished) this.stderr.write(chunk);
   }
 
-  /** Starts the step's clock; `stop` ends the script when it runs out. Returns the clock's cancel. */
+  /**
+   * Starts the step's clock; `stop` ends the script when it runs out, or at the operator's Ctrl-C
+   * (remote/cancel). Returns the clock's cancel.
+   */
   clock(stop: () => void): () => void {
+    const interrupt = () => {
+      this.interrupted = true;
+      stop();
+    };
+    cancelled.addEventListener("abort", interrupt, { once: true });
     const ms = this.opts.timeoutMs;
-    if (ms === undefined) return () => undefined;
-    const timer = setTimeout(() => {
+    const timer = ms === undefined ? undefined : setTimeout(() => {
       this.timedOut = true;
       stop();
     }, ms);
-    return () => clearTimeout(timer);
+    return () => {
+      cancelled.removeEventListener("abort", interrupt);
+      if (timer !== undefined) clearTimeout(timer);
+    };
   }
 
   /** Builds the result, or throws the failure. Output that arrives after this is dropped. */
@@ -109,9 +126,11 @@ export class Collector {
     this.stdout.end();
     this.stderr.end();
     const result = { code: exit.code, stdout: this.stdout.text(), stderr: this.stderr.text(), records: this.records };
+    // Ctrl-C fails every step it stopped, whatever its caller would accept.
+    if (this.interrupted) throw new CommandError({ node, step: this.opts.step, exit, interrupted: true, stdout: this.stdout.tailLines((l) => !l.startsWith(RECORD_PREFIX)), stderr: this.stderr.tailLines(() => true) });
     if (this.opts.allowFailure === true) return result;
     // No exit status and no signal: the channel died with its connection, not the script.
-    if (!this.timedOut && exit.code === null && exit.signal === null) {
+    if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {
       throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", "check that the node is up and reachable, then run again (the step may have run in part; the next run converges)");
     }
     if (this.timedOut || exit.code !== 0) {

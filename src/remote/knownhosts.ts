@@ -204,13 +204,15 @@ export function hostKeyStatus(text: string, name: string, keyBlob: Buffer): Host
   return other === undefined ? { status: "new" } : { status: "changed", known: other };
 }
 
-export type HostKeyVerdict = { ok: true; recorded: boolean } | { ok: false; reason: string };
+/** `accepted`: accept-new took an unknown key; it was appended to the file unless the run records nothing (a preview). */
+export type HostKeyVerdict = { ok: true; accepted?: { recorded: boolean; words: string } } | { ok: false; reason: string };
 
 /**
  * Checks a presented host key against the file. strict: unknown, changed and revoked keys are
- * refused. accept-new: an unknown host's key is appended; a changed or revoked key is still refused.
+ * refused. accept-new: an unknown host's key is taken, and appended when `record` (a preview
+ * records nothing: it says what the up would); a changed or revoked key is still refused.
  */
-export function verifyHostKey(file: string, host: string, port: number, keyBlob: Buffer, mode: "strict" | "accept-new"): HostKeyVerdict {
+export function verifyHostKey(file: string, host: string, port: number, keyBlob: Buffer, mode: "strict" | "accept-new", record = true): HostKeyVerdict {
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
   const name = hostPattern(host, port);
   const type = keyTypeOf(keyBlob);
@@ -220,7 +222,7 @@ export function verifyHostKey(file: string, host: string, port: number, keyBlob:
   if (s.status === "new" && name !== hostPattern(host, 22) && hostKeyStatus(text, hostPattern(host, 22), keyBlob).status === "ok") s = { status: "ok", line: 0 };
   switch (s.status) {
     case "ok":
-      return { ok: true, recorded: false };
+      return { ok: true };
     case "revoked":
       return { ok: false, reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again` };
     case "changed":
@@ -230,9 +232,11 @@ export function verifyHostKey(file: string, host: string, port: number, keyBlob:
       };
     case "new":
       if (mode === "accept-new") {
+        const what = `the ${type} host key of ${name} (${fp}) in ${file}`;
+        if (!record) return { ok: true, accepted: { recorded: false, words: `would record ${what} (sm121:hostKeys: accept-new; a preview records nothing, pulumi up does)` } };
         mkdirSync(dirname(file), { recursive: true });
         appendFileSync(file, `${name} ${type} ${keyBlob.toString("base64")}\n`, { mode: 0o600 });
-        return { ok: true, recorded: true };
+        return { ok: true, accepted: { recorded: true, words: `recorded ${what} (sm121:hostKeys: accept-new); compare it with \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the node` } };
       }
       return {
         ok: false,

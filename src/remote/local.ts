@@ -1,6 +1,6 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
+import { Collector, interruptedBefore, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { driveLock, type LockChannel } from "./lock";
 
 export class LocalHost implements Host {
@@ -11,6 +11,11 @@ export class LocalHost implements Host {
 
   run(script: string, opts: RunOptions): Promise<RunResult> {
     return new Promise((resolve, reject) => {
+      const stopped = interruptedBefore(this.node, opts.step);
+      if (stopped !== undefined) {
+        reject(stopped);
+        return;
+      }
       // Its own process group, so that stopping the step stops what the script started too:
       // a child left alive would hold the output pipes open, and the step would never end.
       const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"], detached: true });

@@ -4,7 +4,7 @@
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { TransportError } from "./errors";
-import { Collector, stepScript, type Host, type RunOptions, type RunResult } from "./host";
+import { Collector, interruptedBefore, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
 import { driveLock, type LockChannel, type LockIo } from "./lock";
 
@@ -29,6 +29,20 @@ export interface SshAuth {
   owner?: string;
   /** How long to wait for a busy node before failing. */
   lockWaitS?: number;
+  /** Whether accept-new writes a key it takes into knownHosts (default true; a preview: false). */
+  recordHostKeys?: boolean;
+  /** Where a host key accept-new takes is shown (default: stderr), once per key and process. */
+  onHostKey?: (message: string) => void;
+}
+
+/** Host keys accept-new took in this process, already shown. */
+const shownHostKeys = new Set<string>();
+
+function showAccepted(auth: SshAuth, words: string): void {
+  if (shownHostKeys.has(words)) return;
+  shownHostKeys.add(words);
+  if (auth.onHostKey !== undefined) auth.onHostKey(words);
+  else process.stderr.write(`sm121: ${words}\n`);
 }
 
 export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
@@ -62,9 +76,12 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     readyTimeout: auth.dialTimeoutMs ?? 10_000,
     keepaliveInterval: 15_000,
     hostVerifier: (key: Buffer) => {
-      const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys);
+      const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys, auth.recordHostKeys ?? true);
       if (!v.ok) refusal = v.reason;
-      else verified = keyLine(key);
+      else {
+        verified = keyLine(key);
+        if (v.accepted !== undefined) showAccepted(auth, v.accepted.words);
+      }
       return v.ok;
     },
     // Moved to the front: ssh2 keeps its own order for what is already in its list.
@@ -105,6 +122,11 @@ class SshHost implements Host {
 
   run(script: string, opts: RunOptions): Promise<RunResult> {
     return new Promise((resolve, reject) => {
+      const stopped = interruptedBefore(this.node, opts.step);
+      if (stopped !== undefined) {
+        reject(stopped);
+        return;
+      }
       this.client.exec("bash -s", (err, stream) => {
         if (err) {
           reject(new TransportError(this.node, opts.step, `could not open a channel: ${err.message}`, "the connection was lost; run again"));

@@ -1,15 +1,26 @@
 /**
- * The one shell rule for reading the API key on a node: the last `API_KEY=` line of the node
- * files that keep it (a script recipe's .env, sm121's secrets.env), later files winning, quotes
- * removed. The key stays in the node's shell variable `$key`: readiness, smoke, status and bench
- * hand it to curl on stdin or return it encoded, never on a command line.
+ * The one shell rule for reading the API key on a node and sending it: the last `API_KEY=` line
+ * of the node files that keep it (a script recipe's .env, sm121's secrets.env), later files
+ * winning, read by text/assign's `sm121_get` (exactly the quoting sm121 writes, nothing else).
+ * The key stays in the node's shell variable `$key`; curl gets it as a header on stdin
+ * (`-H @-`, taken as it is), never on a command line and never through curl's config syntax.
  */
+import { ASSIGNMENT_READER } from "../text/assign";
 import { nodePath } from "../text/shell";
 
 /** Shell lines that set `$key` from the files (node paths); `''` when none has a key. */
 export function readApiKeyLines(files: readonly string[]): string {
   return [
+    ASSIGNMENT_READER,
     "key=''",
-    `for kf in ${files.map(nodePath).join(" ")}; do if [ -f "$kf" ]; then k=$(sed -n 's/^API_KEY=//p' "$kf" | tail -n 1 | tr -d '"'); [ -n "$k" ] && key=$k; fi; done`,
+    `for kf in ${files.map(nodePath).join(" ")}; do sm121_get "$kf" API_KEY && rc=0 || rc=$?`,
+    '  if [ "$rc" = 0 ] && [ -n "$REPLY" ]; then key=$REPLY; fi',
+    `  if [ "$rc" = 2 ]; then echo "sm121: the API_KEY line of $kf is in no form sm121 reads as a literal (write it as API_KEY='<key>'); it is not sent" >&2; fi`,
+    "done; unset REPLY",
   ].join("\n");
+}
+
+/** `curl` with the bearer header of `$key` (none when it is empty) on stdin; `args` follow. */
+export function curlWithKey(args: string): string {
+  return `printf '%s' "\${key:+Authorization: Bearer $key}" | curl -H @- ${args}`;
 }

@@ -10,6 +10,10 @@ import { NODE_ENV_KEYS, type NodeEnvKey } from "../recipe/types";
 
 export const FORBIDDEN_KEYS = ["HF_TOKEN", "API_KEY", "TP1_CONTAINER_NAME"] as const;
 export const SECRET_KEYS = ["HF_TOKEN", "API_KEY"] as const;
+export type SecretKey = (typeof SECRET_KEYS)[number];
+
+/** The Pulumi config key of each secret sm121 passes to the nodes. */
+export const SECRET_CONFIG = { HF_TOKEN: "sm121:hfToken", API_KEY: "sm121:apiKey" } as const satisfies Record<SecretKey, string>;
 
 /** The keys whose quoted value may span lines in a profile. */
 export const MULTILINE_KEYS = ["EXTRA_DOCKER_ARGS", "EXTRA_VLLM_ARGS"] as const;
@@ -18,7 +22,7 @@ export function isNodeKey(key: string): key is NodeEnvKey {
   return (NODE_ENV_KEYS as readonly string[]).includes(key);
 }
 
-export function isSecretKey(key: string): boolean {
+export function isSecretKey(key: string): key is SecretKey {
   return (SECRET_KEYS as readonly string[]).includes(key);
 }
 

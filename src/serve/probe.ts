@@ -5,6 +5,7 @@ import type { NodeBundle } from "../render/types";
 import { diffKeys, parseEnvFile } from "../render/envreader";
 import { addModelFact } from "./modelprobe";
 import { parseTime } from "./outcome";
+import { ownerOf, type Holder } from "./owner";
 import { preflightScript, type ProbeOptions } from "./steps";
 
 export interface FailedCheck {
@@ -22,6 +23,8 @@ export interface NodeState {
   detail?: string;
   /** Other deployments this node holds (a node moved to this deployment still runs them). */
   others: string[];
+  /** Every deployment directory on the node (this one's too), with its owner and displacement. */
+  holders: Holder[];
   /** sm121's record on the node: identity and the sha256 of each file as written. */
   recorded?: { identity: string; files: Record<string, string> };
   files: Record<string, { sha256: string; ctime: number }>;
@@ -68,9 +71,31 @@ export async function probeNode(host: Host, nb: NodeBundle, o: ProbeOptions = {}
 /** The records of a probe script (preflightScript), as a NodeState. */
 export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdout: string): NodeState {
   const model: NodeModelFacts = {};
-  const st: NodeState = { failed: [], running: false, files: {}, others: [], model };
+  const st: NodeState = { failed: [], running: false, files: {}, others: [], holders: [], model };
+  const holder = (n: string): Holder => {
+    const found = st.holders.find((h) => h.deployment === n);
+    if (found !== undefined) return found;
+    const h: Holder = { deployment: n, held: false };
+    st.holders.push(h);
+    return h;
+  };
   for (const r of records) {
     if (addModelFact(model, r)) continue;
+    if (typeof r["holder"] === "string") {
+      holder(r["holder"]).held = r["held"] === true;
+      continue;
+    }
+    if (typeof r["holderOwner"] === "string") {
+      const o = ownerOf(r["owner"]);
+      if (o !== undefined) holder(r["holderOwner"]).owner = o;
+      continue;
+    }
+    if (typeof r["displaced"] === "string" && typeof r["by"] === "object" && r["by"] !== null) {
+      const by = r["by"] as Record<string, unknown>;
+      const o = ownerOf(by["owner"]);
+      if (typeof by["deployment"] === "string") holder(r["displaced"]).displacedBy = { deployment: by["deployment"], ...(o !== undefined && { owner: o }) };
+      continue;
+    }
     if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
     else if (typeof r["other"] === "string") st.others.push(r["other"]);
     else if ("state" in r) {

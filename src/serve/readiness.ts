@@ -6,7 +6,7 @@
  * Then the served name, max_model_len, the KV cache line and the proofs. The API key is read from
  * the node's files and reaches curl on stdin.
  */
-import { readApiKeyLines } from "../render/apikey";
+import { curlWithKey, readApiKeyLines } from "../render/apikey";
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
@@ -24,22 +24,30 @@ export function keyFiles(nb: NodeBundle): string[] {
 function curlFunction(nb: NodeBundle, url: string): string {
   const call = (out: string, opts: string, to: string) => {
     const where = to.startsWith("$") ? `"${to}"` : quote(to);
-    return [
-      `  if [ -n "$key" ]; then printf 'header = "Authorization: Bearer %s"\\n' "$key" | curl -s -o "${out}" -w '%{http_code}' ${opts} -K - ${where} 2>/dev/null || true`,
-      `  else curl -s -o "${out}" -w '%{http_code}' ${opts} ${where} 2>/dev/null || true; fi`,
-    ];
+    return `  ${curlWithKey(`-s -o "${out}" -w '%{http_code}' ${opts} ${where}`)} 2>/dev/null || true`;
   };
   return [
     readApiKeyLines(keyFiles(nb)),
     'body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)',
     "trap 'rm -f \"$body_file\" \"$chat_file\" \"$chat_req\"' EXIT",
     "models_get() {",
-    ...call("$body_file", "--max-time 3", url),
+    call("$body_file", "--max-time 3", url),
     "}",
     "chat_post() {",
-    ...call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, "$2"),
+    call("$chat_file", `--max-time "$1" -H 'Content-Type: application/json' --data-binary @"$chat_req"`, "$2"),
     "}",
   ].join("\n");
+}
+
+/**
+ * The engine answered 401 or 403: it refuses the key sm121 sends (or asks for one sm121 does not
+ * hold). Waiting cannot change that, so readiness ends at once, naming neither key.
+ */
+function keyRefused(what: string, code: string, evidence: string): string {
+  const why = `the engine refuses the API key sm121 holds for it (HTTP ${code} from ${what})`;
+  const none = `the engine asks for an API key and sm121 holds none for it (HTTP ${code} from ${what})`;
+  // Fixed words and the shell's HTTP code: double quotes expand only the code.
+  return `if [ -n "$key" ]; then echo "sm121: ${why}" >&2; else echo "sm121: ${none}" >&2; fi; ${evidence}; exit ${EXIT.keyRefused}`;
 }
 
 export function readinessScript(nb: NodeBundle, r: Readiness): string {
@@ -59,6 +67,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     "while :; do",
     '  code=$(models_get)',
     '  if [ "$code" = 200 ]; then break; fi',
+    `  case "$code" in 401|403) ${keyRefused("/v1/models", "$code", evidence)};; esac`,
     '  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi',
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
@@ -97,6 +106,7 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
     `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
     `  ${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(completions)}); ${nowMs("c1")}`,
     "fi",
+    `case "$ccode" in 401|403) ${keyRefused("/v1/chat/completions", "$ccode", evidence)};; esac`,
     'if [ "$ccode" != 200 ]; then',
     `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,
     `  else echo "sm121: the engine lists its model but ${chatUrl} answered HTTP $ccode to a chat completion of max_tokens 1: $(head -c 300 "$chat_file" | tr -d '\\n')" >&2; fi`,

@@ -9,6 +9,7 @@
 import type { NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import type { Owner } from "./owner";
 
 /** The node's directory of deployments, e.g. `~/.sm121/deployments`. */
 export function deploymentsDir(nb: Pick<NodeBundle, "stateDir">): string {
@@ -35,32 +36,47 @@ export function stopWithHooks(nb: NodeBundle, afterStop: readonly string[]): str
   return [nb.stop, hookLines("after_stop", afterStop)].filter((s) => s !== "").join("\n");
 }
 
-/** Writes `stop.sh` into the deployment's state dir: this node now (maybe) runs it. */
-export function registerScript(nb: NodeBundle, afterStop: readonly string[]): string {
+/** Writes `stop.sh` (and, given the owner, `owner.json`) into the deployment's state dir: this node now (maybe) runs it. */
+export function registerScript(nb: NodeBundle, afterStop: readonly string[], owner?: Owner): string {
   const d = nodePath(nb.stateDir);
   const text = `#!/usr/bin/env bash\n# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\nset -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
-  return [`mkdir -p ${d}`, `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`, `rm -f ${d}/displaced-by`].join("\n");
+  return [
+    `mkdir -p ${d}`,
+    `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
+    ...(owner === undefined ? [] : [`printf '%s\\n' ${quote(JSON.stringify(owner))} > ${d}/owner.json`]),
+    `rm -f ${d}/displaced-by`,
+  ].join("\n");
 }
 
-/** Removes the deployment from the node's registry after its own stop. */
-export function unregisterScript(nb: NodeBundle): string {
-  const d = nodePath(nb.stateDir);
-  return `rm -f ${d}/stop.sh ${d}/state.json`;
-}
-
-/** Prints `@sm121 {"other":"<name>"}` for every other deployment the node holds. */
+/**
+ * What the node holds, as records: `{"other":"<name>"}` for every deployment but `own` that may
+ * run or was served there (stop.sh or state.json), and for every deployment directory (own
+ * included) `{"holder":"<name>","held":<stop.sh there>}`, its owner `{"holderOwner":"<name>",
+ * "owner":{...}}` and, when another took the node, `{"displaced":"<name>","by":{...}}` (a bare
+ * name in markers of earlier releases). Builtins only: the look runs on every node at every plan.
+ */
 export function othersProbe(dir: string, own: string | undefined): string {
   const root = nodePath(dir);
-  return `for d in ${root}/*/; do [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue; n=\${d%/}; n=\${n##*/}; [ "$n" = ${quote(own ?? "")} ] && continue; printf '@sm121 {"other":"%s"}\\n' "$n"; done`;
+  return [
+    `for d in ${root}/*/; do n=\${d%/}; n=\${n##*/}; [ -d "$d" ] || continue`,
+    '  held=false; [ -f "$d/stop.sh" ] && held=true',
+    `  if [ "$held" = true ] || [ -f "$d/state.json" ]; then [ "$n" = ${quote(own ?? "")} ] || printf '@sm121 {"other":"%s"}\\n' "$n"; fi`,
+    `  printf '@sm121 {"holder":"%s","held":%s}\\n' "$n" "$held"`,
+    `  if [ -f "$d/owner.json" ]; then IFS= read -r o < "$d/owner.json" || true; printf '@sm121 {"holderOwner":"%s","owner":%s}\\n' "$n" "\${o:-null}"; fi`,
+    `  if [ -f "$d/displaced-by" ]; then IFS= read -r by < "$d/displaced-by" || true; case $by in "{"*) ;; *) by="{\\"deployment\\":\\"$by\\"}";; esac; printf '@sm121 {"displaced":"%s","by":%s}\\n' "$n" "$by"; fi`,
+    "done",
+  ].join("\n");
 }
 
 /**
  * Stops every other deployment the node holds before this one starts there (a node moved
- * between deployments): runs its stored stop.sh, then marks it displaced by this one.
+ * between deployments): runs its stored stop.sh, then marks it displaced by this one (with this
+ * one's owner) and removes its secret files: nothing of it runs here any more.
  */
-export function displaceScript(nb: NodeBundle): string {
+export function displaceScript(nb: NodeBundle, owner?: Owner): string {
   const own = deploymentOf(nb);
   const root = nodePath(deploymentsDir(nb));
+  const by = JSON.stringify({ deployment: own, ...(owner !== undefined && { owner }) });
   return [
     `for d in ${root}/*/; do`,
     '  n=$(basename "$d")',
@@ -68,22 +84,24 @@ export function displaceScript(nb: NodeBundle): string {
     '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
     `  echo "stopping deployment $n here first: this node now serves ${own}"`,
     `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,
-    `  rm -f "$d/stop.sh" "$d/state.json"; echo ${quote(own)} > "$d/displaced-by"`,
+    `  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"; printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
     `  printf '@sm121 {"displaced":"%s"}\\n' "$n"`,
     "done",
   ].join("\n");
 }
 
-/** The deployment's stop for delete: skipped on a node another deployment has taken since. */
-export function ownStopScript(nb: NodeBundle, afterStop: readonly string[]): string {
+/**
+ * The deployment's delete on a node: its own stop (skipped where another deployment has taken the
+ * node since), then `forget` (./secretfiles forgetScript: its directory and secrets go).
+ */
+export function ownStopScript(nb: NodeBundle, afterStop: readonly string[], forget: string): string {
   const d = nodePath(nb.stateDir);
   return [
     `if [ -f ${d}/displaced-by ] && [ ! -f ${d}/stop.sh ]; then`,
-    `  echo "nothing of ${deploymentOf(nb)} runs here: deployment $(cat ${d}/displaced-by) took this node and stopped it"`,
+    `  echo "nothing of ${deploymentOf(nb)} runs here: another deployment took this node and stopped it"`,
     "else",
     stopWithHooks(nb, afterStop).replace(/^/gm, "  "),
-    `  ${unregisterScript(nb)}`,
     "fi",
+    forget,
   ].join("\n");
 }
-

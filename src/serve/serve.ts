@@ -9,6 +9,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { verifyScript } from "./readiness";
+import { foreignHolders, takeoverRefusal, type Owner } from "./owner";
 import { registerScript } from "./registry";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
@@ -23,6 +24,12 @@ export interface ServeOptions {
   log: (message: string) => void;
   /** Also log the raw @sm121 records of the node scripts (SM121_VERBOSE=1). */
   verbose?: boolean;
+  /** The stack this run serves for, recorded on each node; a deployment of another is not stopped. */
+  owner?: Owner;
+  /** SM121_ALLOW_TAKEOVER: nodes where this run may stop another stack's deployment. */
+  allowTakeover?: readonly string[];
+  /** sm121:keepBackups. */
+  keepBackups?: number;
 }
 
 export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
@@ -32,7 +39,7 @@ export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions)
 const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, nb.node);
 
 /** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
-async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise<{ states: NodeState[]; warnings: string[] }> {
+async function preflight(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<{ states: NodeState[]; warnings: string[] }> {
   const warnings: string[] = [...b.warnings];
   const states = await Promise.all(b.nodes.map((nb) => probeNode(host(hosts, nb), nb)));
   const fatal: string[] = [];
@@ -40,6 +47,9 @@ async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise
     const st = states[i] as NodeState;
     for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: ${describeCheck(f)}`);
     if (st.clients !== undefined && st.clients > 0) warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
+    // The plan refused this already; a stack that took the node since then is refused here.
+    const me = o.owner;
+    if (me !== undefined && !(o.allowTakeover ?? []).includes(nb.node)) for (const h of foreignHolders(st.holders, me)) fatal.push(takeoverRefusal(nb.node, h, me));
   });
   if (fatal.length > 0) throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
   return { states, warnings };
@@ -48,7 +58,7 @@ async function preflight(b: DeploymentBundle, hosts: Map<string, Host>): Promise
 
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
-  const { states, warnings } = await preflight(b, hosts);
+  const { states, warnings } = await preflight(b, hosts, o);
   // Seed 001: the preflight prints the node's current .env keys against the render, before any write.
   b.nodes.forEach((nb, i) => {
     const keys = envKeyDiff(nb, states[i] as NodeState);
@@ -69,7 +79,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   // Every step's script, rendered once for this run (the write step carries its UTC stamp).
   const stamp = utcStamp();
   const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const scripts = b.nodes.map((nb) => stepScripts(b, nb, { stamp, renderedAt, secrets: o.secrets }));
+  const w = { stamp, renderedAt, secrets: o.secrets, ...(o.owner !== undefined && { owner: o.owner }), ...(o.keepBackups !== undefined && { keepBackups: o.keepBackups }) };
+  const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
   try {
     if (!same || o.forceRestart) {
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
@@ -111,7 +122,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";
-    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, scripts[i] as Record<Step, string>, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb))));
+    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, scripts[i] as Record<Step, string>, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb), o.owner)));
     const api = verified.find((v) => v !== undefined);
     return {
       status: "serving",
@@ -131,10 +142,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 }
 
-async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, string>, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void): Promise<{ served?: string; maxLen?: number } | undefined> {
+async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, string>, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void, owner?: Owner): Promise<{ served?: string; maxLen?: number } | undefined> {
   // The record of what was written, and the node's registry entry (a stack served by an older
   // sm121 gets its stop.sh here, on the first up that checks it).
-  const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop)}`;
+  const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop, owner)}`;
   if (nb.api === undefined) {
     const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
     addTimings(out, res.records);

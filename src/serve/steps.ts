@@ -6,10 +6,11 @@ import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
 import { modelFactsScript } from "./modelprobe";
+import type { Owner } from "./owner";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
+import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS, secretsEnvScript } from "./secretfiles";
 
 const RENDERED_SLOT = "@SM121_RENDERED_AT@";
-const SECRET_KEYS = ["HF_TOKEN", "API_KEY"];
 
 function rec(json: string): string {
   return `printf '@sm121 %s\\n' ${json}`;
@@ -78,7 +79,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
     lines.push(rec('"{\\"clients\\":$conns}"'));
   }
   if (envPath !== undefined) {
-    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; grep -vE '^(${SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true; echo '@sm121-env-end'; fi`);
+    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; grep -vE '^(export )?(${ENV_SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true; echo '@sm121-env-end'; fi`);
   }
   return lines.join("\n");
 }
@@ -169,12 +170,17 @@ export interface WriteOptions {
   renderedAt: string;
   /** Secrets set through Pulumi; written to the node, never printed. */
   secrets: Record<string, string>;
+  /** Backups kept per file (sm121:keepBackups); default DEFAULT_KEEP_BACKUPS. */
+  keepBackups?: number;
+  /** The stack this run serves for: recorded in the deployment's marker on the node. */
+  owner?: Owner;
 }
 
 /**
  * Writes the files that differ, each after a backup of the old one (`<file>.sm121-bak-<UTC>`),
  * through a temp file and a rename. HF_TOKEN and API_KEY lines of an old .env are carried over
- * (a Pulumi secret of the same name wins). Secrets reach the node on stdin only.
+ * (a Pulumi secret of the same name wins); the backups are kept and rewritten as ./secretfiles
+ * says. Secrets reach the node on stdin only.
  */
 export function writeScript(nb: NodeBundle, o: WriteOptions): string {
   const d = nodePath(nb.stateDir);
@@ -188,32 +194,17 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
       `f=${p}; mkdir -p "$(dirname "$f")"; tmp="$f.sm121-tmp"`,
       `printf '%s' ${quote(b64)} | base64 -d > "$tmp"`,
     );
-    if (isEnv) {
-      for (const k of SECRET_KEYS) {
-        // A script recipe's start.sh passes API_KEY as --api-key (seed 001), where every process
-        // listing shows it: sm121 carries an operator's own line over but never writes its secret.
-        const v = k === "API_KEY" ? undefined : o.secrets[k];
-        if (v !== undefined) lines.push(`printf '%s="%s"\\n' ${k} ${quote(v)} >> "$tmp"`);
-        else lines.push(`if [ -f "$f" ]; then grep -E '^${k}=' "$f" | tail -n 1 >> "$tmp" || true; fi`);
-      }
-    }
+    if (isEnv) lines.push(...envSecretLines(o.secrets));
     lines.push(`chmod ${f.mode.toString(8)} "$tmp"`);
     lines.push(
       'bak=""',
       `if [ -f "$f" ] && ! ${isEnv ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")` : 'cmp -s "$f" "$tmp"'}; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
+      ...(f.backup ? [backupCare(isEnv ? o.secrets : {}, o.keepBackups ?? DEFAULT_KEEP_BACKUPS)] : []),
       sha256Into('"$f"'),
       rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$sum\\"}"`),
     );
   }
-  const plain = Object.entries(o.secrets).filter(([k]) => SECRET_KEYS.includes(k));
-  // vLLM reads its key from VLLM_API_KEY: the env, not --api-key, keeps it out of every argv.
-  const apiKey = o.secrets["API_KEY"];
-  if (apiKey !== undefined) plain.push(["VLLM_API_KEY", apiKey]);
-  if (plain.length > 0) {
-    lines.push(`printf '%s\\n' ${plain.map(([k, v]) => quote(`${k}=${v}`)).join(" ")} > ${d}/secrets.env.tmp && mv ${d}/secrets.env.tmp ${d}/secrets.env`);
-  } else {
-    lines.push(`rm -f ${d}/secrets.env`);
-  }
+  lines.push(secretsEnvScript(nb.stateDir, o.secrets));
   return lines.join("\n");
 }
 

@@ -4,15 +4,18 @@ import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
 import { driftFindings, probeNode } from "./probe";
 import { ownStopScript } from "./registry";
+import { forgetScript } from "./secretfiles";
 
 /**
- * Stops every node (verifying gone), runs the after_stop hooks and removes sm121's record; the
- * node's files stay. A node that another deployment has taken since (a node move) is left alone.
+ * Stops every node (verifying gone) and runs the after_stop hooks, then removes the deployment's
+ * directory (its secrets, its record) and the secret lines sm121 wrote into a script recipe's
+ * .env and backups (`secrets`: what sm121 holds). A node that another deployment has taken since
+ * (a node move) is not stopped again; its directory goes all the same.
  */
-export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m: string) => void): Promise<void> {
+export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m: string) => void, secrets: Readonly<Record<string, string>> = {}): Promise<void> {
   await withHosts(b.nodes, auth, async (hosts) => {
     log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
-    await Promise.all(b.nodes.map((nb) => hostFor(hosts, nb.node).run(ownStopScript(nb, b.hooks.afterStop), { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) })));
+    await Promise.all(b.nodes.map((nb) => hostFor(hosts, nb.node).run(ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets)), { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) })));
   }, { lock: true });
 }
 

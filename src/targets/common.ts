@@ -1,4 +1,5 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
+import { ASSIGNMENT_READER } from "../text/assign";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 
@@ -20,23 +21,37 @@ export function exportLines(env: Record<string, string>): string {
     .join("\n");
 }
 
-/** Reads `secrets.env` (KEY=value lines) into the environment without evaluating it. */
-export function exportSecrets(stateDir: string): string {
+/**
+ * What `secrets.env` holds (serve/steps writes it, one text/assign line each): the Pulumi secrets
+ * and vLLM's name for the key.
+ */
+export const SECRETS_ENV_KEYS = ["HF_TOKEN", "API_KEY", "VLLM_API_KEY"] as const;
+
+/**
+ * Reads `secrets.env` into exported variables with text/assign's reader (never by sourcing it);
+ * with `docker`, also collects `-e NAME` for each in the array `secrets`, so that `docker run`
+ * takes the values from its own environment, none on its command line.
+ */
+export function exportSecrets(stateDir: string, docker = false): string {
   const f = `${nodePath(stateDir)}/secrets.env`;
-  return `if [ -f ${f} ]; then while IFS='=' read -r k v; do [ -n "$k" ] && export "$k=$v"; done < ${f}; fi`;
+  return [
+    ASSIGNMENT_READER,
+    ...(docker ? ["secrets=()"] : []),
+    `for k in ${SECRETS_ENV_KEYS.join(" ")}; do sm121_get ${f} "$k" && rc=0 || rc=$?`,
+    `  if [ "$rc" = 0 ]; then export "$k=$REPLY";${docker ? ' secrets+=(-e "$k");' : ""} fi`,
+    '  if [ "$rc" = 2 ]; then echo "sm121: secrets.env: $k is in no form sm121 reads; not passed" >&2; fi',
+    "done; unset REPLY",
+  ].join("\n");
 }
 
 /**
- * Writes the engine's key file (0600) from API_KEY in `secrets.env`: `api-key: '<key>'` as a YAML
- * single-quoted scalar (a quote doubled), or `{}` without a key, so the file the argv names exists.
+ * Writes the engine's key file (0600) from API_KEY as exportSecrets read it: `api-key: '<key>'`
+ * as a YAML single-quoted scalar (a quote doubled; the plan allows only printable ASCII in the
+ * key), or `{}` without a key, so the file the argv names exists.
  */
-export function keyFileScript(stateDir: string, keyFile: string): string {
-  const secrets = `${nodePath(stateDir)}/secrets.env`;
+export function keyFileScript(keyFile: string): string {
   const f = nodePath(keyFile);
-  return [
-    `key=""; if [ -f ${secrets} ]; then while IFS='=' read -r k v; do if [ "$k" = API_KEY ]; then key=$v; fi; done < ${secrets}; fi`,
-    `q="'"; ( umask 077; if [ -n "$key" ]; then printf "api-key: '%s'\\n" "\${key//$q/$q$q}"; else printf '{}\\n'; fi > ${f}.sm121-tmp ) && mv ${f}.sm121-tmp ${f}; unset key`,
-  ].join("\n");
+  return `q="'"; key=\${API_KEY:-}; ( umask 077; if [ -n "$key" ]; then printf "api-key: '%s'\\n" "\${key//$q/$q$q}"; else printf '{}\\n'; fi > ${f}.sm121-tmp ) && mv ${f}.sm121-tmp ${f}; unset key`;
 }
 
 /** run.sh for tmux and native: env, secrets, then exec the argv with the log appended. */
@@ -48,7 +63,7 @@ export function runScript(stateDir: string, env: Record<string, string>, argvLin
     "set -euo pipefail",
     exportLines(env),
     exportSecrets(stateDir),
-    ...(keyFile === undefined ? [] : [keyFileScript(stateDir, keyFile)]),
+    ...(keyFile === undefined ? [] : [keyFileScript(keyFile)]),
     `mkdir -p ${d}/logs`,
     `date -u +%Y-%m-%dT%H:%M:%SZ > ${d}/started-at`,
     ...(workDir === undefined ? [] : [`cd ${nodePath(workDir)}`]),

@@ -1,6 +1,6 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
 import { accessFlags } from "./access";
-import { containerLogs, containerStatus, keyFileScript, waitGone } from "./common";
+import { containerLogs, containerStatus, exportSecrets, keyFileScript, SECRETS_ENV_KEYS, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -42,9 +42,8 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     quoteArgv(cmd),
   ].join(" \\\n  ");
   const start = [
-    "secrets=()",
-    `if [ -f ${d}/secrets.env ]; then secrets=(--env-file ${d}/secrets.env); fi`,
-    ...(spec.keyFile === undefined ? [] : [keyFileScript(spec.stateDir, spec.keyFile.path)]),
+    exportSecrets(spec.stateDir, true),
+    ...(spec.keyFile === undefined ? [] : [keyFileScript(spec.keyFile.path)]),
     `docker rm -f ${quote(name)} >/dev/null 2>&1 || true`,
     `${runArgv} >/dev/null`,
   ].join("\n");
@@ -62,7 +61,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     stop,
     status: containerStatus(name),
     logs: containerLogs(name),
-    launch: runArgv.replace('"${secrets[@]}"', `[--env-file ${d}/secrets.env]`),
+    launch: runArgv.replace('"${secrets[@]}"', `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from ${d}/secrets.env when it holds it]`),
     statusAsksApi: false,
   };
 }

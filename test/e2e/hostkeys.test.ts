@@ -1,12 +1,20 @@
 /**
  * Host keys are verified by default: an unknown key is refused with its fingerprint and how to
- * accept it; accept-new records it; a changed key is refused even then.
+ * accept it; accept-new records it, showing each key it records (a preview records none and shows
+ * what the up would); a changed key is refused even then.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import type { SimNode } from "../site/site";
+
+/** The node's host key fingerprint as OpenSSH's ssh-keygen prints it. */
+function fingerprintOf(n: SimNode): string {
+  const out = spawnSync("ssh-keygen", ["-lf", join(n.root, "etc", "ssh", "ssh_host_ed25519_key.pub")], { encoding: "utf8" }).stdout;
+  return out.split(" ")[1] ?? "";
+}
 
 // The tests run in order on one site, each from the state the one before left.
 describe.sequential("host keys", () => {
@@ -39,10 +47,21 @@ describe.sequential("host keys", () => {
     expect(readFileSync(kh, "utf8")).toBe("");
   });
 
-  it("records the key with accept-new, then verifies it", async () => {
+  it("previews accept-new without recording: it shows each key the up would record", async () => {
+    e.writeStack(stack("accept-new"));
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(readFileSync(kh, "utf8")).toBe("");
+    for (const n of e.site.nodes) {
+      expect(preview.all).toContain(`would record the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
+    }
+  });
+
+  it("records the key with accept-new, shows what it recorded, then verifies it", async () => {
     e.writeStack(stack("accept-new"));
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
+    for (const n of e.site.nodes) expect(up.all).toContain(`recorded the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
     const n = e.site.nodes[0] as SimNode;
     // Every node of the site is recorded: the plan-time look reads each one, also k2 (no deployment).
     expect(readFileSync(kh, "utf8")).toMatch(new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 ssh-ed25519 AAAA`, "m"));

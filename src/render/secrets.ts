@@ -1,0 +1,63 @@
+/**
+ * What each secret may hold, by the paths it travels, checked at plan time: a value a path cannot
+ * carry is refused with its config key and the reason, before any node is touched. Never with the
+ * value, nor any part of it.
+ *
+ * - Both travel as a line of a file a shell sources (text/assign) and as an environment variable:
+ *   no NUL, no line break; and each ends in an HTTP header (HF_TOKEN to the Hugging Face Hub,
+ *   the API key from sm121's probe and every client), which carries no control character.
+ * - The API key is compared by the engines with the Authorization header they read as Latin-1
+ *   (uvicorn and Starlette), after the server strips the header's surrounding white space: a key
+ *   outside printable ASCII, or with white space at either end, would never match.
+ * - SGLang reads its --config file back into its command line as `--api-key <key>`
+ *   (sglang/srt/utils/server_args_config_parser.py), where its parser takes a key that looks like
+ *   an option for one: SGLang 0.5.23 then stops with "argument --api-key: expected one argument".
+ */
+import { OptionIndex } from "../engines/options/argparse";
+import { SGLANG_OPTIONS } from "../engines/options/table";
+import type { EngineName } from "../recipe/types";
+import { SECRET_CONFIG, type SecretKey } from "./keys";
+
+
+const setAgain = (key: SecretKey) => `set it again: pulumi config set --secret ${SECRET_CONFIG[key]} (the value on stdin)`;
+
+function controlChar(value: string): string | undefined {
+  for (const ch of value) {
+    const c = ch.codePointAt(0) ?? 0;
+    if (c === 0) return "a NUL byte, which no environment variable or file line can carry";
+    if (c === 10 || c === 13) return "a line break, which neither a file line nor an HTTP header can carry";
+    if ((c < 32 && c !== 9) || c === 127) return `a control character (U+${c.toString(16).toUpperCase().padStart(4, "0")}), which an HTTP header cannot carry`;
+  }
+  return undefined;
+}
+
+/** Whether SGLang's parser reads `--api-key <key>` with the key as its value. */
+function sglangTakes(key: string): boolean {
+  return key !== "--" && new OptionIndex(SGLANG_OPTIONS).classify(key).kind === "positional";
+}
+
+/** The refusals for the secrets this run holds, given the engines of the deployments it serves. */
+export function secretRefusals(secrets: Partial<Record<SecretKey, string>>, deployments: ReadonlyArray<{ deployment: string; engine: EngineName }>): string[] {
+  const out: string[] = [];
+  for (const key of ["HF_TOKEN", "API_KEY"] as const) {
+    const v = secrets[key];
+    if (v === undefined) continue;
+    const name = SECRET_CONFIG[key];
+    const bad = controlChar(v);
+    if (bad !== undefined) {
+      out.push(`${name} holds ${bad}; ${setAgain(key)}`);
+      continue;
+    }
+    if (key !== "API_KEY") continue;
+    if (v === "") out.push(`${name} is empty, and an engine given an empty key refuses every client; set a key, or remove it with \`pulumi config rm ${name}\``);
+    else if (/[^\x20-\x7e\t]/.test(v)) out.push(`${name} holds a character outside ASCII: the engines compare the key with the Authorization header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; ${setAgain(key)} in printable ASCII`);
+    else if (/^\s|\s$/.test(v)) out.push(`${name} begins or ends with white space, which HTTP servers strip from the Authorization header before the engine compares it; ${setAgain(key)} without it`);
+    else {
+      const sglang = deployments.filter((d) => d.engine === "sglang").map((d) => d.deployment);
+      if (sglang.length > 0 && !sglangTakes(v)) {
+        out.push(`${name} begins with "-", and SGLang (deployment${sglang.length > 1 ? "s" : ""} ${sglang.join(", ")}) reads its --config file back into its command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 stops with "argument --api-key: expected one argument"); ${setAgain(key)}, one that does not begin with "-"`);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,99 @@
+/**
+ * A node belongs to the stack that serves it. Each deployment's directory on a node records its
+ * owner (`owner.json`: project, stack and the backend's identity), written with its stop.sh. A
+ * plan of another stack that would stop a deployment it does not own is refused before anything
+ * is touched, naming the owner, the node and how to hand the node over; SM121_ALLOW_TAKEOVER=<node>
+ * allows it for one run. A marker written before owners were recorded has none, and is taken as
+ * any stack's (an upgrade refuses nothing).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface Owner {
+  project: string;
+  stack: string;
+  /** The backend's URL without user or password (file://..., https://api.pulumi.com, ...). */
+  backend: string;
+}
+
+/** What the look found of one deployment on a node. */
+export interface Holder {
+  deployment: string;
+  /** Its stop.sh is there: something of it may run. */
+  held: boolean;
+  owner?: Owner;
+  /** It was stopped there by another deployment taking the node (registry displaceScript). */
+  displacedBy?: { deployment: string; owner?: Owner };
+}
+
+export function sameOwner(a: Owner, b: Owner): boolean {
+  return a.project === b.project && a.stack === b.stack && a.backend === b.backend;
+}
+
+/** `stack other (project sm121)`, with the backend when it is not this run's. */
+export function ownerWords(o: Owner, me: Owner): string {
+  const where = [`project ${o.project}`, ...(o.backend === me.backend ? [] : [`backend ${o.backend}`])];
+  return `stack ${o.stack} (${where.join(", ")})`;
+}
+
+/** A backend URL as an identity: never with the user or password a URL may carry. */
+export function backendIdentity(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString().replace(/\/$/, "");
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The backend this run's state lives in, as the Pulumi CLI chose it: PULUMI_BACKEND_URL, else the
+ * `current` backend of `pulumi login` (PULUMI_HOME's credentials.json; only that field is read).
+ */
+export function currentBackend(env: NodeJS.ProcessEnv, home: string): string {
+  const url = env["PULUMI_BACKEND_URL"];
+  if (url !== undefined && url !== "") return backendIdentity(url);
+  try {
+    const file = join(env["PULUMI_HOME"] ?? join(home, ".pulumi"), "credentials.json");
+    const current: unknown = (JSON.parse(readFileSync(file, "utf8")) as { current?: unknown }).current;
+    if (typeof current === "string" && current !== "") return backendIdentity(current);
+  } catch {
+    // No login recorded: the backend stays unnamed.
+  }
+  return "unknown";
+}
+
+/** Parses an owner record's value; undefined for anything else (a hand edit, an older marker). */
+export function ownerOf(v: unknown): Owner | undefined {
+  if (v === null || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  return typeof o["project"] === "string" && typeof o["stack"] === "string" && typeof o["backend"] === "string" ? { project: o["project"], stack: o["stack"], backend: o["backend"] } : undefined;
+}
+
+/** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */
+export function takeoverRefusal(node: string, h: Holder & { owner: Owner }, me: Owner): string {
+  const dir = h.owner.project === me.project && h.owner.backend === me.backend ? "" : " (in that project's directory, logged in to its backend)";
+  return `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: \`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`;
+}
+
+/** Foreign deployments that may run on a node (stop.sh there, another owner): what a run there would stop. */
+export function foreignHolders(holders: readonly Holder[], me: Owner): Array<Holder & { owner: Owner }> {
+  return holders.filter((h): h is Holder & { owner: Owner } => h.held && h.owner !== undefined && !sameOwner(h.owner, me));
+}
+
+/**
+ * The owner's plan, in words, where another stack took a node of `deployment`: the node now
+ * serves the other stack's deployment, or did until it left, having stopped this one.
+ */
+export function ownerDrift(node: string, deployment: string, holders: readonly Holder[], me: Owner): string[] {
+  const own = holders.find((h) => h.deployment === deployment);
+  if (own === undefined) return [];
+  const foreign = (o: Owner | undefined): o is Owner => o !== undefined && !sameOwner(o, me);
+  if (foreign(own.owner)) return [`${node} now serves ${deployment} of stack ${own.owner.stack}`];
+  const by = own.displacedBy;
+  if (by === undefined || !foreign(by.owner)) return [];
+  const still = holders.some((h) => h.deployment === by.deployment && h.held);
+  return [still ? `${node} now serves ${by.deployment} of stack ${by.owner.stack}` : `${node}: deployment ${deployment} was stopped by deployment ${by.deployment} of stack ${by.owner.stack}, which has left the node since; this up starts it again`];
+}
