@@ -21,6 +21,11 @@ describe.sequential("readiness and the API key", () => {
   let n2: SimNode;
   const config = (deployments: string[]) => ["  sm121:deployments:", ...deployments.map((d) => `    - ${d}`)].join("\n");
   const setKey = async (key: string) => expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
+  /** A rewritten stack file keeps only the ssh key of the secrets (helpers/project): the API key is set again. */
+  const reconfigure = async (deployments: string[]) => {
+    e.reconfigure(config(deployments));
+    await setKey(QUOTED);
+  };
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -51,13 +56,13 @@ describe.sequential("readiness and the API key", () => {
     // The operator's own .env gives the script recipe's engine another key (start.sh passes it
     // as --api-key); sm121 holds sm121:apiKey, which that engine refuses with 401.
     writeFileSync(join(n2.home, "flash", ".env"), "API_KEY='the-engines-own-key'\n");
-    e.reconfigure(config(["{ recipe: keyed, nodes: [r1] }", "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [r2] }"]));
+    await reconfigure(["{ recipe: keyed, nodes: [r1] }", "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [r2] }"]);
     const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 150_000 });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("the engine refuses the API key sm121 holds for it (HTTP 401 from /v1/models)");
     expect(up.all).toContain("deployment flash is marked failed in the stack state");
     for (const k of [QUOTED, "the-engines-own-key"]) expect(up.all).not.toContain(k);
-    e.reconfigure(config(["{ recipe: keyed, nodes: [r1] }"]));
+    await reconfigure(["{ recipe: keyed, nodes: [r1] }"]);
     const back = await e.up();
     expect(back.code, back.all).toBe(0);
   });
