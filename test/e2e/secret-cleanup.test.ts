@@ -97,8 +97,10 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
     const d = await e.destroy();
     expect(d.code, d.all).toBe(0);
     const listing = e.site.nodes.flatMap((n) => filesUnder(n.home).map((f) => `${n.name}: ${relative(n.home, f)}`));
-    // What is left under each home: the site's own files, the recipe the operator keeps, logs.
-    expect(listing.filter((l) => /\.sm121\/deployments\/|secrets\.env|api-key\.yaml|sm121-bak/.test(l))).toEqual([]);
+    // What sm121 leaves under each home: nothing of a deployment's own; in the operator's recipe
+    // directory, its .env and the one backup kept (sm121:keepBackups 1), their secret lines gone.
+    expect(listing.filter((l) => /\.sm121\/deployments\/|secrets\.env|api-key\.yaml/.test(l))).toEqual([]);
+    expect(listing.filter((l) => /\/\.env($|\.sm121)/.test(l)).map((l) => l.replace(/bak-\d{8}T\d{6}Z$/, "bak-<UTC>"))).toEqual(["c1: flash/.env", "c1: flash/.env.sm121-bak-<UTC>"]);
     const hits: string[] = [];
     for (const f of filesUnder(e.site.dir)) {
       let text: string;
