@@ -144,7 +144,8 @@ export async function main(): Promise<Record<string, unknown>> {
   if (refused.length > 0) throw new RunError(refused.join("\n"));
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped. A preview records no host key; each key a run meets is shown.
-  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: (m: string) => log.info(m) };
+  const shown = (m: string) => void log.info(m);
+  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: shown };
   // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
   // refusals, before anything is looked at for a change.
   bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
@@ -160,7 +161,8 @@ function takeovers(seen: SiteObservation): string[] {
   return bundles.flatMap((b) => b.nodes.flatMap((nb) => {
     if (allow.takeover.includes(nb.node)) return [];
     const holders = seen.holders[nb.node] ?? [];
-    return foreignHolders(holders, me).map((h) => [...ownerDrift(nb.node, b.deployment, holders, me), takeoverRefusal(nb.node, h, me)].join(": "));
+    const drift = ownerDrift(nb.node, b.deployment, holders, me);
+    return foreignHolders(holders, me).map((h) => [...drift, takeoverRefusal(nb.node, h, me)].join(": "));
   }));
 }
 

@@ -36,7 +36,8 @@ export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
     'resp_file=$(mktemp); req_file=$(mktemp)',
     "trap 'rm -f \"$resp_file\" \"$req_file\"' EXIT",
     ...post,
-    `http=$(${curlWithKey(`-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' --max-time ${req.timeoutS}${data} ${quote(req.url)}`)} 2>/dev/null || true)`,
+    `http=$(${curlWithKey(`-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' `
+      + `--max-time ${req.timeoutS}${data} ${quote(req.url)}`)} 2>/dev/null || true)`,
     `printf '@sm121 {"http":"%s","body":"%s"}\\n' "$http" "$(base64 -w0 < "$resp_file")"`,
   ].join("\n");
 }

@@ -29,7 +29,8 @@ export function shapeOf(b: DeploymentBundle): string {
 export function rotatedSecrets(olds: Partial<EngineProps>, news: EngineProps): string[] {
   const a = olds.secrets ?? {};
   const b = news.secrets ?? {};
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((k) => (isSecretKey(k) ? SECRET_CONFIG[k] : k)).sort();
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+  return keys.filter((k) => a[k] !== b[k]).map((k) => (isSecretKey(k) ? SECRET_CONFIG[k] : k)).sort();
 }
 
 /** Nodes whose ssh address, port or user changed: the next operation dials the new one. */

@@ -101,11 +101,11 @@ export class EngineDeployment extends ShimResource {
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(pack),
-      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, preflight, findings, gateway]) => ({
+      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, pre, findings, gw]) => ({
         allow,
-        preflight: preflight ?? false,
+        preflight: pre ?? false,
         findings,
-        ...(gateway !== undefined && { gateway }),
+        ...(gw !== undefined && { gateway: gw }),
         ...(args.owner !== undefined && { owner: args.owner }),
         ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
       })),

@@ -66,7 +66,9 @@ function goBack(olds: Partial<Props> | undefined, news: Props): string {
 const verbose = (): boolean => process.env["SM121_VERBOSE"] === "1";
 
 /** What every serve of this run takes from the inputs: the secrets, the owner, the allowances. */
-function serveSettings(p: Props): Pick<ServeOptions, "secrets" | "verbose" | "owner" | "allowTakeover" | "keepBackups"> {
+type RunServe = Pick<ServeOptions, "secrets" | "verbose" | "owner" | "allowTakeover" | "keepBackups">;
+
+function serveSettings(p: Props): RunServe {
   return {
     secrets: p.secrets ?? {},
     verbose: verbose(),
@@ -87,7 +89,8 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
     const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
     const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
-    const outcome = await serve(b, authOf(news.connection), { ...serveSettings(news), forceRestart, goBack: goBack(olds, news), log });
+    const settings = { ...serveSettings(news), forceRestart, goBack: goBack(olds, news), log };
+    const outcome = await serve(b, authOf(news.connection), settings);
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
@@ -124,7 +127,8 @@ async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeF
   log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
   try {
     const { serve } = await import("../serve/serve");
-    const restored = await serve(prev, authOf(news.connection), { ...serveSettings(news), forceRestart: true, goBack: "", log });
+    const settings = { ...serveSettings(news), forceRestart: true, goBack: "", log };
+    const restored = await serve(prev, authOf(news.connection), settings);
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
     const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
     return {

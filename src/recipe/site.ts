@@ -185,7 +185,8 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   const site: Site = {
     file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, keepBackups: s.keepBackups, hooks: s.hooks,
+    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
+    keepBackups: s.keepBackups,
     modelCache: s.modelCache, imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
     ...(s.gateway !== undefined && { gateway: s.gateway }),

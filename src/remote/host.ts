@@ -61,7 +61,9 @@ function recordOf(line: string): Record<string, unknown> | undefined {
 
 /** A step asked for after the operator's Ctrl-C: it fails before anything is sent to the node. */
 export function interruptedBefore(node: string, step: string): CommandError | undefined {
-  return cancelled.aborted ? new CommandError({ node, step, exit: { code: null, signal: null }, interrupted: true, stdout: "", stderr: "" }) : undefined;
+  if (!cancelled.aborted) return undefined;
+  const exit = { code: null, signal: null };
+  return new CommandError({ node, step, exit, interrupted: true, stdout: "", stderr: "" });
 }
 
 /** Every step runs as strict bash: the first failing command ends it with its exit code. */
@@ -127,7 +129,11 @@ export class Collector {
     this.stderr.end();
     const result = { code: exit.code, stdout: this.stdout.text(), stderr: this.stderr.text(), records: this.records };
     // Ctrl-C fails every step it stopped, whatever its caller would accept.
-    if (this.interrupted) throw new CommandError({ node, step: this.opts.step, exit, interrupted: true, stdout: this.stdout.tailLines((l) => !l.startsWith(RECORD_PREFIX)), stderr: this.stderr.tailLines(() => true) });
+    if (this.interrupted) {
+      const stdout = this.stdout.tailLines((l) => !l.startsWith(RECORD_PREFIX));
+      const stderr = this.stderr.tailLines(() => true);
+      throw new CommandError({ node, step: this.opts.step, exit, interrupted: true, stdout, stderr });
+    }
     if (this.opts.allowFailure === true) return result;
     // No exit status and no signal: the channel died with its connection, not the script.
     if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {

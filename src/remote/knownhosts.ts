@@ -204,15 +204,24 @@ export function hostKeyStatus(text: string, name: string, keyBlob: Buffer): Host
   return other === undefined ? { status: "new" } : { status: "changed", known: other };
 }
 
-/** `accepted`: accept-new took an unknown key; it was appended to the file unless the run records nothing (a preview). */
-export type HostKeyVerdict = { ok: true; accepted?: { recorded: boolean; words: string } } | { ok: false; reason: string };
+/** `accepted`: accept-new took an unknown key, appended to the file unless the run records nothing (a preview). */
+export type HostKeyVerdict =
+  | { ok: true; accepted?: { recorded: boolean; words: string } }
+  | { ok: false; reason: string };
 
 /**
  * Checks a presented host key against the file. strict: unknown, changed and revoked keys are
  * refused. accept-new: an unknown host's key is taken, and appended when `record` (a preview
  * records nothing: it says what the up would); a changed or revoked key is still refused.
  */
-export function verifyHostKey(file: string, host: string, port: number, keyBlob: Buffer, mode: "strict" | "accept-new", record = true): HostKeyVerdict {
+export function verifyHostKey(
+  file: string,
+  host: string,
+  port: number,
+  keyBlob: Buffer,
+  mode: "strict" | "accept-new",
+  record = true,
+): HostKeyVerdict {
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
   const name = hostPattern(host, port);
   const type = keyTypeOf(keyBlob);
@@ -233,10 +242,15 @@ export function verifyHostKey(file: string, host: string, port: number, keyBlob:
     case "new":
       if (mode === "accept-new") {
         const what = `the ${type} host key of ${name} (${fp}) in ${file}`;
-        if (!record) return { ok: true, accepted: { recorded: false, words: `would record ${what} (sm121:hostKeys: accept-new; a preview records nothing, pulumi up does)` } };
+        if (!record) {
+          const words = `would record ${what} (sm121:hostKeys: accept-new; a preview records nothing, pulumi up does)`;
+          return { ok: true, accepted: { recorded: false, words } };
+        }
         mkdirSync(dirname(file), { recursive: true });
         appendFileSync(file, `${name} ${type} ${keyBlob.toString("base64")}\n`, { mode: 0o600 });
-        return { ok: true, accepted: { recorded: true, words: `recorded ${what} (sm121:hostKeys: accept-new); compare it with \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the node` } };
+        const check = "compare it with `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` on the node";
+        const words = `recorded ${what} (sm121:hostKeys: accept-new); ${check}`;
+        return { ok: true, accepted: { recorded: true, words } };
       }
       return {
         ok: false,

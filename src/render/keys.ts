@@ -13,7 +13,10 @@ export const SECRET_KEYS = ["HF_TOKEN", "API_KEY"] as const;
 export type SecretKey = (typeof SECRET_KEYS)[number];
 
 /** The Pulumi config key of each secret sm121 passes to the nodes. */
-export const SECRET_CONFIG = { HF_TOKEN: "sm121:hfToken", API_KEY: "sm121:apiKey" } as const satisfies Record<SecretKey, string>;
+export const SECRET_CONFIG = {
+  HF_TOKEN: "sm121:hfToken",
+  API_KEY: "sm121:apiKey",
+} as const satisfies Record<SecretKey, string>;
 
 /** The keys whose quoted value may span lines in a profile. */
 export const MULTILINE_KEYS = ["EXTRA_DOCKER_ARGS", "EXTRA_VLLM_ARGS"] as const;

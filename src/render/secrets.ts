@@ -19,14 +19,18 @@ import type { EngineName } from "../recipe/types";
 import { SECRET_CONFIG, type SecretKey } from "./keys";
 
 
-const setAgain = (key: SecretKey) => `set it again: pulumi config set --secret ${SECRET_CONFIG[key]} (the value on stdin)`;
+const setAgain = (key: SecretKey) =>
+  `set it again: pulumi config set --secret ${SECRET_CONFIG[key]} (the value on stdin)`;
 
 function controlChar(value: string): string | undefined {
   for (const ch of value) {
     const c = ch.codePointAt(0) ?? 0;
     if (c === 0) return "a NUL byte, which no environment variable or file line can carry";
     if (c === 10 || c === 13) return "a line break, which neither a file line nor an HTTP header can carry";
-    if ((c < 32 && c !== 9) || c === 127) return `a control character (U+${c.toString(16).toUpperCase().padStart(4, "0")}), which an HTTP header cannot carry`;
+    if ((c < 32 && c !== 9) || c === 127) {
+      const code = c.toString(16).toUpperCase().padStart(4, "0");
+      return `a control character (U+${code}), which an HTTP header cannot carry`;
+    }
   }
   return undefined;
 }
@@ -36,27 +40,47 @@ function sglangTakes(key: string): boolean {
   return key !== "--" && new OptionIndex(SGLANG_OPTIONS).classify(key).kind === "positional";
 }
 
+/** Why the API key cannot reach an engine and back, or undefined. */
+function apiKeyFault(v: string, sglang: readonly string[]): string | undefined {
+  const name = SECRET_CONFIG.API_KEY;
+  const again = setAgain("API_KEY");
+  if (v === "") {
+    return `${name} is empty, and an engine given an empty key refuses every client; `
+      + `set a key, or remove it with \`pulumi config rm ${name}\``;
+  }
+  if (/[^\x20-\x7e\t]/.test(v)) {
+    return `${name} holds a character outside ASCII: the engines compare the key with the Authorization `
+      + `header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; `
+      + `${again} in printable ASCII`;
+  }
+  if (/^\s|\s$/.test(v)) {
+    return `${name} begins or ends with white space, which HTTP servers strip from the Authorization `
+      + `header before the engine compares it; ${again} without it`;
+  }
+  if (sglang.length > 0 && !sglangTakes(v)) {
+    const which = `deployment${sglang.length > 1 ? "s" : ""} ${sglang.join(", ")}`;
+    return `${name} begins with "-", and SGLang (${which}) reads its --config file back into its `
+      + "command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 "
+      + `stops with "argument --api-key: expected one argument"); ${again}, one that does not begin with "-"`;
+  }
+  return undefined;
+}
+
 /** The refusals for the secrets this run holds, given the engines of the deployments it serves. */
-export function secretRefusals(secrets: Partial<Record<SecretKey, string>>, deployments: ReadonlyArray<{ deployment: string; engine: EngineName }>): string[] {
+export function secretRefusals(
+  secrets: Partial<Record<SecretKey, string>>,
+  deployments: ReadonlyArray<{ deployment: string; engine: EngineName }>,
+): string[] {
   const out: string[] = [];
+  const sglang = deployments.filter((d) => d.engine === "sglang").map((d) => d.deployment);
   for (const key of ["HF_TOKEN", "API_KEY"] as const) {
     const v = secrets[key];
     if (v === undefined) continue;
-    const name = SECRET_CONFIG[key];
     const bad = controlChar(v);
-    if (bad !== undefined) {
-      out.push(`${name} holds ${bad}; ${setAgain(key)}`);
-      continue;
-    }
-    if (key !== "API_KEY") continue;
-    if (v === "") out.push(`${name} is empty, and an engine given an empty key refuses every client; set a key, or remove it with \`pulumi config rm ${name}\``);
-    else if (/[^\x20-\x7e\t]/.test(v)) out.push(`${name} holds a character outside ASCII: the engines compare the key with the Authorization header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; ${setAgain(key)} in printable ASCII`);
-    else if (/^\s|\s$/.test(v)) out.push(`${name} begins or ends with white space, which HTTP servers strip from the Authorization header before the engine compares it; ${setAgain(key)} without it`);
-    else {
-      const sglang = deployments.filter((d) => d.engine === "sglang").map((d) => d.deployment);
-      if (sglang.length > 0 && !sglangTakes(v)) {
-        out.push(`${name} begins with "-", and SGLang (deployment${sglang.length > 1 ? "s" : ""} ${sglang.join(", ")}) reads its --config file back into its command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 stops with "argument --api-key: expected one argument"); ${setAgain(key)}, one that does not begin with "-"`);
-      }
+    if (bad !== undefined) out.push(`${SECRET_CONFIG[key]} holds ${bad}; ${setAgain(key)}`);
+    else if (key === "API_KEY") {
+      const fault = apiKeyFault(v, sglang);
+      if (fault !== undefined) out.push(fault);
     }
   }
   return out;

@@ -7,7 +7,15 @@ import { CommandError } from "../remote";
 import type { DeploymentBundle } from "../render/types";
 
 /** Private exit codes of sm121's node scripts. */
-export const EXIT = { memoryGate: 3, engineExited: 4, readinessTimeout: 5, hookFailed: 6, displaceFailed: 7, noFirstToken: 8, keyRefused: 9, takeover: 10 } as const;
+export const EXIT = {
+  memoryGate: 3,
+  engineExited: 4,
+  readinessTimeout: 5,
+  hookFailed: 6,
+  displaceFailed: 7,
+  noFirstToken: 8,
+  keyRefused: 9,
+} as const;
 
 /** Secret values and `KEY=value` assignments of secret keys, masked in text quoted from a node. */
 export function maskSecrets(text: string, secrets: Readonly<Record<string, string>>): string {
@@ -32,7 +40,10 @@ export function failureAdvice(e: unknown, b: DeploymentBundle): string {
     case EXIT.hookFailed:
       return `A hook ${on} failed (above); the engine was not started there. Fix the hook in ${b.recipeFile} or the node, then run \`pulumi up\`.`;
     case EXIT.keyRefused:
-      return `The engine ${on} answers, but not to the key sm121 sends: the key it was started with differs from sm121:apiKey (an API_KEY line of the node's own .env, a hand-edited secrets.env), or it wants one and sm121 holds none. Make them agree (\`pulumi config set --secret sm121:apiKey\`, or the node's .env), then run \`pulumi up\`.`;
+      return `The engine ${on} answers, but not to the key sm121 sends: the key it was started with differs from `
+        + "sm121:apiKey (an API_KEY line of the node's own .env, a hand-edited secrets.env), or it wants one and sm121 "
+        + "holds none. Make them agree (`pulumi config set --secret sm121:apiKey`, or the node's .env), then run "
+        + "`pulumi up`.";
     case EXIT.displaceFailed:
       return `The deployment that ran ${on} before could not be stopped; stop it there by hand (its stop script is in the node's sm121 state dir), then run \`pulumi up\`.`;
     default:

@@ -55,7 +55,13 @@ async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, au
  * `checks`: also run the preflight checks (a preview with sm121:preflight); else only the nodes'
  * state is read. `me`: this run's stack, against which the owners found on the nodes are read.
  */
-export async function observeSite(nodes: Readonly<Record<string, SiteNode>>, bundles: readonly DeploymentBundle[], auth: SshAuth, checks: boolean, me?: Owner): Promise<SiteObservation> {
+export async function observeSite(
+  nodes: Readonly<Record<string, SiteNode>>,
+  bundles: readonly DeploymentBundle[],
+  auth: SshAuth,
+  checks: boolean,
+  me?: Owner,
+): Promise<SiteObservation> {
   const serving = new Map<string, { b: DeploymentBundle; nb: NodeBundle }>();
   for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, { b, nb });
   const names = Object.keys(nodes);

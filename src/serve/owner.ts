@@ -69,18 +69,26 @@ export function currentBackend(env: NodeJS.ProcessEnv, home: string): string {
 export function ownerOf(v: unknown): Owner | undefined {
   if (v === null || typeof v !== "object") return undefined;
   const o = v as Record<string, unknown>;
-  return typeof o["project"] === "string" && typeof o["stack"] === "string" && typeof o["backend"] === "string" ? { project: o["project"], stack: o["stack"], backend: o["backend"] } : undefined;
+  const [project, stack, backend] = [o["project"], o["stack"], o["backend"]];
+  if (typeof project !== "string" || typeof stack !== "string" || typeof backend !== "string") return undefined;
+  return { project, stack, backend };
 }
 
 /** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */
 export function takeoverRefusal(node: string, h: Holder & { owner: Owner }, me: Owner): string {
-  const dir = h.owner.project === me.project && h.owner.backend === me.backend ? "" : " (in that project's directory, logged in to its backend)";
-  return `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: \`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`;
+  const here = h.owner.project === me.project && h.owner.backend === me.backend;
+  const dir = here ? "" : " (in that project's directory, logged in to its backend)";
+  return `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; `
+    + `a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: `
+    + `\`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run `
+    + `its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`;
 }
 
 /** Foreign deployments that may run on a node (stop.sh there, another owner): what a run there would stop. */
 export function foreignHolders(holders: readonly Holder[], me: Owner): Array<Holder & { owner: Owner }> {
-  return holders.filter((h): h is Holder & { owner: Owner } => h.held && h.owner !== undefined && !sameOwner(h.owner, me));
+  const foreign = (h: Holder): h is Holder & { owner: Owner } =>
+    h.held && h.owner !== undefined && !sameOwner(h.owner, me);
+  return holders.filter(foreign);
 }
 
 /**
@@ -95,5 +103,8 @@ export function ownerDrift(node: string, deployment: string, holders: readonly H
   const by = own.displacedBy;
   if (by === undefined || !foreign(by.owner)) return [];
   const still = holders.some((h) => h.deployment === by.deployment && h.held);
-  return [still ? `${node} now serves ${by.deployment} of stack ${by.owner.stack}` : `${node}: deployment ${deployment} was stopped by deployment ${by.deployment} of stack ${by.owner.stack}, which has left the node since; this up starts it again`];
+  const who = `deployment ${by.deployment} of stack ${by.owner.stack}`;
+  if (still) return [`${node} now serves ${by.deployment} of stack ${by.owner.stack}`];
+  return [`${node}: deployment ${deployment} was stopped by ${who}, which has left the node since; `
+    + "this up starts it again"];
 }

@@ -93,7 +93,10 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
     if (typeof r["displaced"] === "string" && typeof r["by"] === "object" && r["by"] !== null) {
       const by = r["by"] as Record<string, unknown>;
       const o = ownerOf(by["owner"]);
-      if (typeof by["deployment"] === "string") holder(r["displaced"]).displacedBy = { deployment: by["deployment"], ...(o !== undefined && { owner: o }) };
+      const deployment = by["deployment"];
+      if (typeof deployment === "string") {
+        holder(r["displaced"]).displacedBy = { deployment, ...(o !== undefined && { owner: o }) };
+      }
       continue;
     }
     if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);

@@ -19,7 +19,8 @@ export function keyFiles(nb: NodeBundle): string[] {
 
 /**
  * Shell lines defining `models_get`, which prints the HTTP code and leaves the body in $body_file,
- * and `chat_post SECONDS URL`, which posts $chat_req there and leaves the answer in $chat_file. The bearer header reaches curl as its config on stdin.
+ * and `chat_post SECONDS URL`, which posts $chat_req there and leaves the answer in $chat_file. The bearer
+ * header reaches curl on stdin (render/apikey curlWithKey).
  */
 function curlFunction(nb: NodeBundle, url: string): string {
   const call = (out: string, opts: string, to: string) => {
@@ -47,7 +48,8 @@ function keyRefused(what: string, code: string, evidence: string): string {
   const why = `the engine refuses the API key sm121 holds for it (HTTP ${code} from ${what})`;
   const none = `the engine asks for an API key and sm121 holds none for it (HTTP ${code} from ${what})`;
   // Fixed words and the shell's HTTP code: double quotes expand only the code.
-  return `if [ -n "$key" ]; then echo "sm121: ${why}" >&2; else echo "sm121: ${none}" >&2; fi; ${evidence}; exit ${EXIT.keyRefused}`;
+  const say = `if [ -n "$key" ]; then echo "sm121: ${why}" >&2; else echo "sm121: ${none}" >&2; fi`;
+  return `${say}; ${evidence}; exit ${EXIT.keyRefused}`;
 }
 
 export function readinessScript(nb: NodeBundle, r: Readiness): string {

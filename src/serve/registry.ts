@@ -36,13 +36,17 @@ export function stopWithHooks(nb: NodeBundle, afterStop: readonly string[]): str
   return [nb.stop, hookLines("after_stop", afterStop)].filter((s) => s !== "").join("\n");
 }
 
-/** Writes `stop.sh` (and, given the owner, `owner.json`) into the deployment's state dir: this node now (maybe) runs it. */
+/**
+ * Writes `stop.sh` (and, given the owner, `owner.json`) into the deployment's state dir: this node
+ * now (maybe) runs it.
+ */
 export function registerScript(nb: NodeBundle, afterStop: readonly string[], owner?: Owner): string {
   const d = nodePath(nb.stateDir);
   const text = `#!/usr/bin/env bash\n# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\nset -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
   return [
     `mkdir -p ${d}`,
-    `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
+    `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp`
+      + ` && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
     ...(owner === undefined ? [] : [`printf '%s\\n' ${quote(JSON.stringify(owner))} > ${d}/owner.json`]),
     `rm -f ${d}/displaced-by`,
   ].join("\n");
@@ -60,10 +64,17 @@ export function othersProbe(dir: string, own: string | undefined): string {
   return [
     `for d in ${root}/*/; do n=\${d%/}; n=\${n##*/}; [ -d "$d" ] || continue`,
     '  held=false; [ -f "$d/stop.sh" ] && held=true',
-    `  if [ "$held" = true ] || [ -f "$d/state.json" ]; then [ "$n" = ${quote(own ?? "")} ] || printf '@sm121 {"other":"%s"}\\n' "$n"; fi`,
+    `  if [ "$held" = true ] || [ -f "$d/state.json" ]; then`,
+    `    [ "$n" = ${quote(own ?? "")} ] || printf '@sm121 {"other":"%s"}\\n' "$n"`,
+    "  fi",
     `  printf '@sm121 {"holder":"%s","held":%s}\\n' "$n" "$held"`,
-    `  if [ -f "$d/owner.json" ]; then IFS= read -r o < "$d/owner.json" || true; printf '@sm121 {"holderOwner":"%s","owner":%s}\\n' "$n" "\${o:-null}"; fi`,
-    `  if [ -f "$d/displaced-by" ]; then IFS= read -r by < "$d/displaced-by" || true; case $by in "{"*) ;; *) by="{\\"deployment\\":\\"$by\\"}";; esac; printf '@sm121 {"displaced":"%s","by":%s}\\n' "$n" "$by"; fi`,
+    '  if [ -f "$d/owner.json" ]; then IFS= read -r o < "$d/owner.json" || true',
+    `    printf '@sm121 {"holderOwner":"%s","owner":%s}\\n' "$n" "\${o:-null}"`,
+    "  fi",
+    '  if [ -f "$d/displaced-by" ]; then IFS= read -r by < "$d/displaced-by" || true',
+    `    case $by in "{"*) ;; *) by="{\\"deployment\\":\\"$by\\"}";; esac`,
+    `    printf '@sm121 {"displaced":"%s","by":%s}\\n' "$n" "$by"`,
+    "  fi",
     "done",
   ].join("\n");
 }
@@ -84,7 +95,8 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
     '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
     `  echo "stopping deployment $n here first: this node now serves ${own}"`,
     `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,
-    `  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"; printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
+    '  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"',
+    `  printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
     `  printf '@sm121 {"displaced":"%s"}\\n' "$n"`,
     "done",
   ].join("\n");

@@ -49,7 +49,8 @@ export function backupCare(secrets: Readonly<Record<string, string>>, keep: numb
   const own = envSecrets(secrets);
   const rewrite = own.length === 0 ? [] : [
     `  if grep -qE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b"; then`,
-    `    { grep -vE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b" || true; printf '%s\\n' ${own.map(([k, v]) => quote(assignment(k, v))).join(" ")}; } > "$b.sm121-tmp"`,
+    `    { grep -vE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b" || true; `
+      + `printf '%s\\n' ${own.map(([k, v]) => quote(assignment(k, v))).join(" ")}; } > "$b.sm121-tmp"`,
     '    chmod 600 "$b.sm121-tmp"; mv "$b.sm121-tmp" "$b"',
     "  fi",
   ];
@@ -67,13 +68,15 @@ export function backupCare(secrets: Readonly<Record<string, string>>, keep: numb
 /** Writes secrets.env (0600 under the write step's umask), or removes it when sm121 holds none. */
 export function secretsEnvScript(stateDir: string, secrets: Readonly<Record<string, string>>): string {
   const d = nodePath(stateDir);
-  const values: Record<string, string | undefined> = { HF_TOKEN: secrets["HF_TOKEN"], API_KEY: secrets["API_KEY"], VLLM_API_KEY: secrets["API_KEY"] };
+  const key = secrets["API_KEY"];
+  const values: Record<string, string | undefined> = { HF_TOKEN: secrets["HF_TOKEN"], API_KEY: key, VLLM_API_KEY: key };
   const lines = SECRETS_ENV_KEYS.flatMap((k) => {
     const v = values[k];
     return v === undefined ? [] : [quote(assignment(k, v))];
   });
   if (lines.length === 0) return `rm -f ${d}/secrets.env`;
-  return `printf '%s\\n' ${lines.join(" ")} > ${d}/secrets.env.sm121-tmp && mv ${d}/secrets.env.sm121-tmp ${d}/secrets.env`;
+  const tmp = `${d}/secrets.env.sm121-tmp`;
+  return `printf '%s\\n' ${lines.join(" ")} > ${tmp} && mv ${tmp} ${d}/secrets.env`;
 }
 
 /**
@@ -90,7 +93,8 @@ export function forgetScript(nb: NodeBundle, secrets: Readonly<Record<string, st
       `for g in ${nodePath(file.path)} ${nodePath(file.path)}.sm121-bak-*; do`,
       '  [ -f "$g" ] || continue',
       `  if grep -qxF${own.map((l) => ` -e ${quote(l)}`).join("")} -- "$g"; then`,
-      `    { grep -vxF${own.map((l) => ` -e ${quote(l)}`).join("")} -- "$g" || true; } > "$g.sm121-tmp"; chmod 600 "$g.sm121-tmp"; mv "$g.sm121-tmp" "$g"`,
+      `    { grep -vxF${own.map((l) => ` -e ${quote(l)}`).join("")} -- "$g" || true; } > "$g.sm121-tmp"`,
+      '    chmod 600 "$g.sm121-tmp"; mv "$g.sm121-tmp" "$g"',
       "  fi",
       "done",
     );

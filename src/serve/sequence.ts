@@ -41,7 +41,10 @@ export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions
   return {
     preflight: preflightScript(nb, watchedPaths(nb), envPathOf(nb)),
     // Whatever other deployment the node still runs stops first (a node move), then this one.
-    stop: lines(mkdirScript(nb), withProgress("stopping", lines(displaceScript(nb, w.owner), stopWithHooks(nb, b.hooks.afterStop)))),
+    stop: lines(
+      mkdirScript(nb),
+      withProgress("stopping", lines(displaceScript(nb, w.owner), stopWithHooks(nb, b.hooks.afterStop))),
+    ),
     "memory-gate": memGateScript(nb.memGateGiB, b.memTimeoutS),
     write: lines(writeScript(nb, w), registerScript(nb, b.hooks.afterStop, w.owner)),
     // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).

@@ -39,7 +39,11 @@ export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions)
 const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, nb.node);
 
 /** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
-async function preflight(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<{ states: NodeState[]; warnings: string[] }> {
+async function preflight(
+  b: DeploymentBundle,
+  hosts: Map<string, Host>,
+  o: ServeOptions,
+): Promise<{ states: NodeState[]; warnings: string[] }> {
   const warnings: string[] = [...b.warnings];
   const states = await Promise.all(b.nodes.map((nb) => probeNode(host(hosts, nb), nb)));
   const fatal: string[] = [];
@@ -49,7 +53,8 @@ async function preflight(b: DeploymentBundle, hosts: Map<string, Host>, o: Serve
     if (st.clients !== undefined && st.clients > 0) warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
-    if (me !== undefined && !(o.allowTakeover ?? []).includes(nb.node)) for (const h of foreignHolders(st.holders, me)) fatal.push(takeoverRefusal(nb.node, h, me));
+    const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
+    if (!mayTake) for (const h of foreignHolders(st.holders, me)) fatal.push(takeoverRefusal(nb.node, h, me));
   });
   if (fatal.length > 0) throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
   return { states, warnings };
@@ -79,7 +84,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   // Every step's script, rendered once for this run (the write step carries its UTC stamp).
   const stamp = utcStamp();
   const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const w = { stamp, renderedAt, secrets: o.secrets, ...(o.owner !== undefined && { owner: o.owner }), ...(o.keepBackups !== undefined && { keepBackups: o.keepBackups }) };
+  const w = {
+    stamp,
+    renderedAt,
+    secrets: o.secrets,
+    ...(o.owner !== undefined && { owner: o.owner }),
+    ...(o.keepBackups !== undefined && { keepBackups: o.keepBackups }),
+  };
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
   try {
     if (!same || o.forceRestart) {
@@ -122,7 +133,11 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";
-    const verified = await Promise.all(b.nodes.map((nb, i) => finish(b, nb, scripts[i] as Record<Step, string>, host(hosts, nb), states[i] as NodeState, outcomes[i] as NodeOutcome, warnings, say(nb), o.owner)));
+    const verified = await Promise.all(b.nodes.map((nb, i) => {
+      const st = states[i] as NodeState;
+      const here = { steps: scripts[i] as Record<Step, string>, st, out: outcomes[i] as NodeOutcome };
+      return finish(b, nb, here, host(hosts, nb), warnings, say(nb), o.owner);
+    }));
     const api = verified.find((v) => v !== undefined);
     return {
       status: "serving",
@@ -142,10 +157,20 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 }
 
-async function finish(b: DeploymentBundle, nb: NodeBundle, steps: Record<Step, string>, h: Host, st: NodeState, out: NodeOutcome, warnings: string[], onLine: (l: string) => void, owner?: Owner): Promise<{ served?: string; maxLen?: number } | undefined> {
+async function finish(
+  b: DeploymentBundle,
+  nb: NodeBundle,
+  { steps, st, out }: { steps: Record<Step, string>; st: NodeState; out: NodeOutcome },
+  h: Host,
+  warnings: string[],
+  onLine: (l: string) => void,
+  owner?: Owner,
+): Promise<{ served?: string; maxLen?: number } | undefined> {
   // The record of what was written, and the node's registry entry (a stack served by an older
   // sm121 gets its stop.sh here, on the first up that checks it).
-  const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop, owner)}`;
+  const record = st.recorded === undefined
+    ? ":"
+    : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop, owner)}`;
   if (nb.api === undefined) {
     const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
     addTimings(out, res.records);

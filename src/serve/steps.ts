@@ -79,7 +79,8 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
     lines.push(rec('"{\\"clients\\":$conns}"'));
   }
   if (envPath !== undefined) {
-    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; grep -vE '^(export )?(${ENV_SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true; echo '@sm121-env-end'; fi`);
+    const plain = `grep -vE '^(export )?(${ENV_SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true`;
+    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; ${plain}; echo '@sm121-env-end'; fi`);
   }
   return lines.join("\n");
 }

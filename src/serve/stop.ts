@@ -12,10 +12,18 @@ import { forgetScript } from "./secretfiles";
  * .env and backups (`secrets`: what sm121 holds). A node that another deployment has taken since
  * (a node move) is not stopped again; its directory goes all the same.
  */
-export async function stopDeployment(b: DeploymentBundle, auth: SshAuth, log: (m: string) => void, secrets: Readonly<Record<string, string>> = {}): Promise<void> {
+export async function stopDeployment(
+  b: DeploymentBundle,
+  auth: SshAuth,
+  log: (m: string) => void,
+  secrets: Readonly<Record<string, string>> = {},
+): Promise<void> {
   await withHosts(b.nodes, auth, async (hosts) => {
     log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
-    await Promise.all(b.nodes.map((nb) => hostFor(hosts, nb.node).run(ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets)), { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) })));
+    await Promise.all(b.nodes.map((nb) => {
+      const script = ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets));
+      return hostFor(hosts, nb.node).run(script, { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) });
+    }));
   }, { lock: true });
 }
 

@@ -51,7 +51,8 @@ export function exportSecrets(stateDir: string, docker = false): string {
  */
 export function keyFileScript(keyFile: string): string {
   const f = nodePath(keyFile);
-  return `q="'"; key=\${API_KEY:-}; ( umask 077; if [ -n "$key" ]; then printf "api-key: '%s'\\n" "\${key//$q/$q$q}"; else printf '{}\\n'; fi > ${f}.sm121-tmp ) && mv ${f}.sm121-tmp ${f}; unset key`;
+  const write = `if [ -n "$key" ]; then printf "api-key: '%s'\\n" "\${key//$q/$q$q}"; else printf '{}\\n'; fi`;
+  return `q="'"; key=\${API_KEY:-}; ( umask 077; ${write} > ${f}.sm121-tmp ) && mv ${f}.sm121-tmp ${f}; unset key`;
 }
 
 /** run.sh for tmux and native: env, secrets, then exec the argv with the log appended. */

@@ -61,7 +61,8 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     stop,
     status: containerStatus(name),
     logs: containerLogs(name),
-    launch: runArgv.replace('"${secrets[@]}"', `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from ${d}/secrets.env when it holds it]`),
+    launch: runArgv.replace('"${secrets[@]}"', `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from `
+      + `${d}/secrets.env when it holds it]`),
     statusAsksApi: false,
   };
 }

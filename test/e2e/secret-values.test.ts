@@ -57,8 +57,8 @@ describe.sequential("hostile secret values through every path and target", () =>
     const r = await e.pulumi.run(["config", "set", "--secret", key], { input: value });
     expect(r.code, r.all).toBe(0);
   };
-  const received = async (n: SimNode, port: number) => {
-    const r = await sshScript(e.site, n, `curl -s http://${n.ip}:${port}/test-site/received`);
+  const received = async (n: SimNode, port: number, host = n.ip) => {
+    const r = await sshScript(e.site, n, `curl -s http://${host}:${port}/test-site/received`);
     return JSON.parse(r.stdout) as { apiKeySha256: string[]; hfTokenSha256: string | null };
   };
   const marks = () => nodes.flatMap((n) => readdirSync(n.home).filter((f) => f.startsWith(MARK)).map((f) => `${n.name}: ${f}`));
@@ -93,7 +93,7 @@ describe.sequential("hostile secret values through every path and target", () =>
       expect(up.code, up.all).toBe(0);
       for (const s of [hf, key]) expect(up.all).not.toContain(s);
       // The script recipe: start.sh sourced the .env and passed HF_TOKEN into its container.
-      expect(await received(h1, 18460)).toEqual({ apiKeySha256: [], hfTokenSha256: sha(hf) });
+      expect(await received(h1, 18460, "127.0.0.1")).toEqual({ apiKeySha256: [], hfTokenSha256: sha(hf) });
       for (const [n, port] of [[h2, 8000], [h3, 8000], [h4, 8000], [h5, 30000], [h6, 30000]] as const) {
         expect(await received(n, port), n.name).toEqual({ apiKeySha256: [sha(key)], hfTokenSha256: sha(hf) });
       }
