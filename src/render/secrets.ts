@@ -19,8 +19,8 @@ import type { EngineName } from "../recipe/types";
 import { SECRET_CONFIG, type SecretKey } from "./keys";
 
 
-const setAgain = (key: SecretKey) =>
-  `set it again: pulumi config set --secret ${SECRET_CONFIG[key]} (the value on stdin)`;
+const setAgain = (key: SecretKey, what = "it again") =>
+  `set ${what} with \`pulumi config set --secret ${SECRET_CONFIG[key]}\` (the value on stdin)`;
 
 function controlChar(value: string): string | undefined {
   for (const ch of value) {
@@ -43,7 +43,6 @@ function sglangTakes(key: string): boolean {
 /** Why the API key cannot reach an engine and back, or undefined. */
 function apiKeyFault(v: string, sglang: readonly string[]): string | undefined {
   const name = SECRET_CONFIG.API_KEY;
-  const again = setAgain("API_KEY");
   if (v === "") {
     return `${name} is empty, and an engine given an empty key refuses every client; `
       + `set a key, or remove it with \`pulumi config rm ${name}\``;
@@ -51,17 +50,18 @@ function apiKeyFault(v: string, sglang: readonly string[]): string | undefined {
   if (/[^\x20-\x7e\t]/.test(v)) {
     return `${name} holds a character outside ASCII: the engines compare the key with the Authorization `
       + `header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; `
-      + `${again} in printable ASCII`;
+      + setAgain("API_KEY", "a key in printable ASCII");
   }
   if (/^\s|\s$/.test(v)) {
     return `${name} begins or ends with white space, which HTTP servers strip from the Authorization `
-      + `header before the engine compares it; ${again} without it`;
+      + `header before the engine compares it; ${setAgain("API_KEY", "it without that white space")}`;
   }
   if (sglang.length > 0 && !sglangTakes(v)) {
     const which = `deployment${sglang.length > 1 ? "s" : ""} ${sglang.join(", ")}`;
     return `${name} begins with "-", and SGLang (${which}) reads its --config file back into its `
       + "command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 "
-      + `stops with "argument --api-key: expected one argument"); ${again}, one that does not begin with "-"`;
+      + `stops with "argument --api-key: expected one argument"); `
+      + setAgain("API_KEY", 'a key that does not begin with "-"');
   }
   return undefined;
 }
