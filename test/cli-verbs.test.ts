@@ -107,7 +107,8 @@ describe("sm121 render", () => {
     const api = `http://${s.nodes[1].ip}:8000`;
     expect(one.stdout.split("\n").slice(0, 2)).toEqual([`## spark2 (rank 0, API ${api})`, "--- readiness (bash -s on the node)"]);
     expect(one.stdout).toContain('sm121_get "$kf" API_KEY');
-    expect(one.stdout).toContain(`--max-time 3 -K - ${api}/v1/models`);
+    expect(one.stdout).toContain("| curl -H @- -s");
+    expect(one.stdout).toContain(`--max-time 3 ${api}/v1/models`);
     expect(one.stdout).not.toContain("--- stop");
     const bad = await run(["render", "flash", "--step", "serve"]);
     expect([bad.code, bad.stderr]).toEqual([2, "sm121 render: --step serve: no such step; the steps of up: preflight, stop, memory-gate, write, start, readiness, verify\n"]);
