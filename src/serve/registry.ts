@@ -38,7 +38,9 @@ export function stopWithHooks(nb: NodeBundle, afterStop: readonly string[]): str
 
 /**
  * Writes `stop.sh` (and, given the owner, `owner.json`) into the deployment's state dir: this node
- * now (maybe) runs it.
+ * now (maybe) runs it. A directory another stack owned (a takeover of a deployment of the same
+ * name, SM121_ALLOW_TAKEOVER) keeps that owner in `taken-from.json`, so that this one's delete
+ * hands the directory back marked as displaced (./secretfiles forgetScript).
  */
 export function registerScript(nb: NodeBundle, afterStop: readonly string[], owner?: Owner): string {
   const d = nodePath(nb.stateDir);
@@ -47,7 +49,14 @@ export function registerScript(nb: NodeBundle, afterStop: readonly string[], own
     `mkdir -p ${d}`,
     `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp`
       + ` && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
-    ...(owner === undefined ? [] : [`printf '%s\\n' ${quote(JSON.stringify(owner))} > ${d}/owner.json`]),
+    ...(owner === undefined ? [] : [
+      `o=${quote(JSON.stringify(owner))}; was=`,
+      `if [ -f ${d}/owner.json ]; then IFS= read -r was < ${d}/owner.json || true; fi`,
+      `if [ -n "$was" ] && [ "$was" != "$o" ] && [ ! -f ${d}/taken-from.json ]; then`,
+      `  printf '%s\\n' "$was" > ${d}/taken-from.json`,
+      "fi",
+      `printf '%s\\n' "$o" > ${d}/owner.json`,
+    ]),
     `rm -f ${d}/displaced-by`,
   ].join("\n");
 }

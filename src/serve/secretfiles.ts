@@ -82,10 +82,22 @@ export function secretsEnvScript(stateDir: string, secrets: Readonly<Record<stri
 /**
  * A deployment's delete, after its stop: its state directory goes (secrets.env, the key file,
  * run.sh, logs, its registry entry), and the secret lines sm121 wrote into a script recipe's .env
- * and its backups (the lines equal to what sm121 holds; the operator's own lines stay).
+ * and its backups (the lines equal to what sm121 holds; the operator's own lines stay). A directory
+ * taken from another stack (`taken-from.json`, registry registerScript) is handed back instead:
+ * emptied, with that stack's owner and a `displaced-by` naming this one, so its plan says so.
  */
 export function forgetScript(nb: NodeBundle, secrets: Readonly<Record<string, string>>): string {
-  const out = [`rm -rf -- ${nodePath(nb.stateDir)}`];
+  const d = nodePath(nb.stateDir);
+  const name = nb.stateDir.replace(/\/+$/, "").split("/").pop() ?? "";
+  const out = [
+    `if [ -f ${d}/taken-from.json ]; then`,
+    `  by=null; if [ -f ${d}/owner.json ]; then IFS= read -r by < ${d}/owner.json || true; fi`,
+    `  IFS= read -r prev < ${d}/taken-from.json || true`,
+    `  find ${d} -mindepth 1 -delete`,
+    `  printf '%s\\n' "$prev" > ${d}/owner.json`,
+    `  printf '{"deployment":"%s","owner":%s}\\n' ${quote(name)} "\${by:-null}" > ${d}/displaced-by`,
+    `else rm -rf -- ${d}; fi`,
+  ];
   const own = envSecrets(secrets).map(([k, v]) => assignment(k, v));
   for (const file of nb.files.filter((x) => x.backup && x.path.endsWith("/.env"))) {
     if (own.length === 0) continue;

@@ -86,4 +86,27 @@ describe.sequential("two stacks, one site", () => {
     expect(up.code, up.all).toBe(0);
     expect(await served(o1)).toContain('"id":"quick"');
   });
+
+  it("hands a deployment of the same name back to its owner when the stack that took it leaves", async () => {
+    const file = join(e.dir, "Pulumi.other.yaml");
+    // (`pulumi config set` wrote the file again, in its own YAML layout.)
+    const text = readFileSync(file, "utf8");
+    expect(text).toMatch(/recipe: slow/);
+    writeFileSync(file, text.replace(/recipe: slow/, "recipe: quick"));
+    const refused = await other(["up", "--yes", "--skip-preview"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.all).toContain("o1: deployment quick of stack sim (project sm121) runs there");
+    const up = await other(["up", "--yes", "--skip-preview"], { SM121_ALLOW_TAKEOVER: "o1" });
+    expect(up.code, up.all).toBe(0);
+    expect((await e.preview()).all).toContain("o1 now serves quick of stack other");
+    expect((await other(["destroy", "--yes", "--skip-preview"])).code).toBe(0);
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).toContain("o1: deployment quick was stopped by deployment quick of stack other, which has left the node since");
+    const back = await e.up();
+    expect(back.code, back.all).toBe(0);
+    expect(await served(o1)).toContain('"id":"quick"');
+    const owner = JSON.parse(readFileSync(join(o1.home, ".sm121", "deployments", "quick", "owner.json"), "utf8")) as Record<string, string>;
+    expect(owner["stack"]).toBe("sim");
+  });
 });
