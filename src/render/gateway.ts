@@ -4,7 +4,7 @@
  * deployment is not down, failed or starting; a model never ends with no enabled endpoint (the
  * first stays enabled, with a warning). Also as LiteLLM's proxy model_list and llama-swap peers.
  */
-import { stringify } from "yaml";
+import { Scalar, stringify } from "yaml";
 import type { GatewayFormat } from "../recipe/types";
 
 export interface GatewayEndpoint {
@@ -102,13 +102,17 @@ function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: string[])
  * reachable as `<peer>/<model>`, the names its /v1/models shows.
  */
 function llamaSwap(resolved: Resolved[], opts: GatewayOptions, warnings: string[]): GatewayFile {
-  const peers: Record<string, { proxy: string; apiKey?: string; models: string[] }> = {};
+  const peers: Record<string, { proxy: string; apiKey?: Scalar; models: string[] }> = {};
+  // llama-swap pastes the variable's value over the macro in the file's text before it parses it,
+  // escaping only \ and " (proxy/config substituteEnvMacros): in double quotes, any key it takes
+  // reads back exactly; bare, a key with `: `, ` #`, a quote or a backslash would not.
+  const keyRef = () => Object.assign(new Scalar(`\${env.${GATEWAY_KEY_VAR}}`), { type: Scalar.QUOTE_DOUBLE });
   const servedBy = new Map<string, string[]>();
   for (const { m, endpoints } of resolved) {
     for (const e of endpoints.filter((x) => x.enabled)) {
       const id = peerId(m.deployment, e.node);
       // The key is a macro that llama-swap fills from its own environment; the file never holds it.
-      peers[id] = { proxy: e.url, ...(opts.apiKey && { apiKey: `\${env.${GATEWAY_KEY_VAR}}` }), models: [m.model] };
+      peers[id] = { proxy: e.url, ...(opts.apiKey && { apiKey: keyRef() }), models: [m.model] };
       servedBy.set(m.model, [...(servedBy.get(m.model) ?? []), id]);
     }
   }
