@@ -8,8 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
+import { cancelled } from "./cancel";
 import { HeldChannel, stepLoop, type LockIo } from "./held";
-import type { RunOptions, RunResult } from "./host";
+import { interruptedBefore, type RunOptions, type RunResult } from "./host";
 
 export type { LockIo } from "./held";
 
@@ -73,8 +74,17 @@ export function driveLock(node: string, owner: string, waitS: number, open: Prom
           if (rest.length > 0) held.stdout(rest);
         });
         ch.onErr((b) => held?.stderr(b));
+        // Ctrl-C ends a wait for the lock too (remote/cancel).
+        const interrupt = () => {
+          if (held === undefined) ch.kill();
+        };
+        cancelled.addEventListener("abort", interrupt, { once: true });
+        if (cancelled.aborted) ch.kill();
         ch.onClose((code) => {
+          cancelled.removeEventListener("abort", interrupt);
           if (held !== undefined) return held.close();
+          const stopped = interruptedBefore(node, "lock");
+          if (stopped !== undefined) return reject(stopped);
           const busy = /@sm121-busy ?(.*)/.exec(Buffer.from(out, "latin1").toString("utf8"));
           if (busy !== null) reject(new NodeBusyError(node, (busy[1] ?? "").trim(), waitS));
           else reject(new TransportError(node, "lock", `the lock channel ended with code ${String(code)} before the lock was taken`, "check that flock (util-linux) is installed on the node"));
