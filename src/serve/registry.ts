@@ -119,7 +119,9 @@ export function ownStopScript(nb: NodeBundle, afterStop: readonly string[], forg
   const d = nodePath(nb.stateDir);
   return [
     `if [ -f ${d}/displaced-by ] && [ ! -f ${d}/stop.sh ]; then`,
-    `  echo "nothing of ${deploymentOf(nb)} runs here: another deployment took this node and stopped it"`,
+    // displaced-by holds `{"deployment":"<name>",...}` (a bare name in markers of earlier releases).
+    `  by=$(sed -n -e 's/^{"deployment":"\\([^"]*\\)".*/\\1/p' -e t -e '/^[^{]/p' ${d}/displaced-by | head -n 1)`,
+    `  echo "nothing of ${deploymentOf(nb)} runs here: deployment $by took this node and stopped it"`,
     "else",
     stopWithHooks(nb, afterStop).replace(/^/gm, "  "),
     "fi",

@@ -51,13 +51,15 @@ describe.sequential("node locks", () => {
     setEngineBehaviour(n, { startDelayS: 6 });
     const slow = e.up();
     await new Promise((r) => setTimeout(r, 3500));
-    const other = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"]);
+    // The node is sim's: the other stack may take it (SM121_ALLOW_TAKEOVER), but only once sim's up is done.
+    const takeover = { env: { SM121_ALLOW_TAKEOVER: "spark1" } };
+    const other = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"], takeover);
     expect(other.code).not.toBe(0);
     expect(other.all).toMatch(/node spark1 is busy: held by sim pid \d+ since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; waited 1 s/);
     const first = await slow;
     expect(first.code, first.all).toBe(0);
     setEngineBehaviour(n, null);
-    const retry = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"]);
+    const retry = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"], takeover);
     expect(retry.code, retry.all).toBe(0);
     expect(readFileSync(join(n.home, ".sm121", "node.lock.holder"), "utf8")).toMatch(/^other pid \d+ since /);
   });
