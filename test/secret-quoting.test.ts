@@ -46,7 +46,8 @@ describe("assignment and its readers", () => {
     const file = join(dir, "secrets.env");
     writeFileSync(file, `# a comment\nOTHER="x"\nHF_TOKEN="stale"\n${assignment("HF_TOKEN", value)}\nAFTER=1\n`);
     const sourced = bash(`set -a; . ${file}; set +a; printf '%s' "$HF_TOKEN" | base64 -w0`);
-    const read = bash(`${ASSIGNMENT_READER}\nsm121_get ${file} HF_TOKEN; rc=$?; printf '%s %s' "$rc" "$(printf '%s' "$REPLY" | base64 -w0)"`);
+    const show = `printf '%s %s' "$rc" "$(printf '%s' "$REPLY" | base64 -w0)"`;
+    const read = bash(`${ASSIGNMENT_READER}\nsm121_get ${file} HF_TOKEN; rc=$?; ${show}`);
     expect(sourced).toBe(b64(value));
     expect(read).toBe(`0 ${b64(value)}`);
     expect(parseEnvFile(`${assignment("HF_TOKEN", value)}\n`).secretLines).toEqual([assignment("HF_TOKEN", value)]);

@@ -12,8 +12,8 @@ import type { SimNode } from "../site/site";
 
 /** The node's host key fingerprint as OpenSSH's ssh-keygen prints it. */
 function fingerprintOf(n: SimNode): string {
-  const out = spawnSync("ssh-keygen", ["-lf", join(n.root, "etc", "ssh", "ssh_host_ed25519_key.pub")], { encoding: "utf8" }).stdout;
-  return out.split(" ")[1] ?? "";
+  const pub = join(n.root, "etc", "ssh", "ssh_host_ed25519_key.pub");
+  return spawnSync("ssh-keygen", ["-lf", pub], { encoding: "utf8" }).stdout.split(" ")[1] ?? "";
 }
 
 // The tests run in order on one site, each from the state the one before left.
@@ -53,7 +53,8 @@ describe.sequential("host keys", () => {
     expect(preview.code, preview.all).toBe(0);
     expect(readFileSync(kh, "utf8")).toBe("");
     for (const n of e.site.nodes) {
-      expect(preview.all).toContain(`would record the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
+      const key = `the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`;
+      expect(preview.all).toContain(`would record ${key}`);
     }
   });
 
@@ -61,7 +62,9 @@ describe.sequential("host keys", () => {
     e.writeStack(stack("accept-new"));
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    for (const n of e.site.nodes) expect(up.all).toContain(`recorded the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
+    for (const n of e.site.nodes) {
+      expect(up.all).toContain(`recorded the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
+    }
     const n = e.site.nodes[0] as SimNode;
     // Every node of the site is recorded: the plan-time look reads each one, also k2 (no deployment).
     expect(readFileSync(kh, "utf8")).toMatch(new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 ssh-ed25519 AAAA`, "m"));

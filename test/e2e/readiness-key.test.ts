@@ -13,14 +13,23 @@ import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
 const QUOTED = 'sk-"quoted"-key-9d1c';
-const RECIPE = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n[readiness]\ntimeout_s = 900\n';
+const RECIPE = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\n'
+  + "port = 8000\n[readiness]\ntimeout_s = 900\n";
+const FLASH = "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [r2] }";
+/** The node lines of the script recipe's node: its vars and where the recipe is. */
+const FLASH_NODE = (home: string) =>
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
+  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
+
 
 describe.sequential("readiness and the API key", () => {
   let e: E2E;
   let n1: SimNode;
   let n2: SimNode;
-  const config = (deployments: string[]) => ["  sm121:deployments:", ...deployments.map((d) => `    - ${d}`)].join("\n");
-  const setKey = async (key: string) => expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
+  const config = (deployments: string[]) =>
+    ["  sm121:deployments:", ...deployments.map((d) => `    - ${d}`)].join("\n");
+  const setKey = async (key: string) =>
+    expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
   /** A rewritten stack file keeps only the ssh key of the secrets (helpers/project): the API key is set again. */
   const reconfigure = async (deployments: string[]) => {
     e.reconfigure(config(deployments));
@@ -34,7 +43,7 @@ describe.sequential("readiness and the API key", () => {
       firstIp: 140,
       sshPort: 2340,
       nodeEnv: (n): Record<string, string> => (n.name === "r2" ? { BIND: "127.0.0.1", PORT: "18541" } : {}),
-      nodeExtra: (n) => (n.name === "r2" ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }` : ""),
+      nodeExtra: (n) => (n.name === "r2" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[1] as SimNode, "flash"),
       recipes: { "keyed.toml": RECIPE },
       config: () => config(["{ recipe: keyed, nodes: [r1] }"]),
@@ -57,7 +66,7 @@ describe.sequential("readiness and the API key", () => {
     // The operator's own .env gives the script recipe's engine another key (start.sh passes it
     // as --api-key); sm121 holds sm121:apiKey, which that engine refuses with 401.
     writeFileSync(join(n2.home, "flash", ".env"), "API_KEY='the-engines-own-key'\n");
-    await reconfigure(["{ recipe: keyed, nodes: [r1] }", "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [r2] }"]);
+    await reconfigure(["{ recipe: keyed, nodes: [r1] }", FLASH]);
     const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 150_000 });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("the engine refuses the API key sm121 holds for it (HTTP 401 from /v1/models)");
@@ -72,11 +81,13 @@ describe.sequential("readiness and the API key", () => {
     setEngineBehaviour(n1, { mode: "never-ready" });
     const before = new Set(nodeProcesses(n1, /fake-engine/));
     const waiting = waitFor("the new engine", () => nodeProcesses(n1, /fake-engine/).some((p) => !before.has(p)));
-    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, interruptWhen: waiting });
+    const run = { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, interruptWhen: waiting };
+    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], run);
     expect(up.code, up.all).not.toBe(null);
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("interrupted (Ctrl-C)");
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources?: Array<{ type: string; outputs?: { outcome?: { status?: string } } }> } };
+    type State = { deployment: { resources?: Array<{ type: string; outputs?: { outcome?: { status?: string } } }> } };
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as State;
     const engine = (state.deployment.resources ?? []).find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("failed");
     setEngineBehaviour(n1, null);

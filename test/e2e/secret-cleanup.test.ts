@@ -12,13 +12,24 @@ import { e2eProject, type E2E } from "../helpers/project";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
 
-const TOKENS = ["hf_cleanup_one_11aa", "hf_cleanup_two_22bb", "hf_cleanup_three_33cc", "hf_cleanup_four_44dd", "hf_cleanup_five_55ee"];
+const TOKENS = ["hf_cleanup_one_11aa", "hf_cleanup_two_22bb", "hf_cleanup_three_33cc", "hf_cleanup_four_44dd"]
+  .concat(["hf_cleanup_five_55ee"]);
 const KEY = "sk-cleanup-key-66ff";
 const RECIPES = {
-  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
+    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
   "sg-tmux.toml": 'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n',
 };
-const ALL = ["{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [c1] }", "{ recipe: vl-docker, nodes: [c2] }", "{ recipe: sg-tmux, nodes: [c3] }"];
+const ALL = [
+  "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [c1] }",
+  "{ recipe: vl-docker, nodes: [c2] }",
+  "{ recipe: sg-tmux, nodes: [c3] }",
+];
+/** The node lines of the script recipe's node: its vars and where the recipe is. */
+const FLASH_NODE = (home: string) =>
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
+  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
+
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -30,15 +41,22 @@ function filesUnder(dir: string): string[] {
 describe.sequential("secrets on the nodes end with their deployment", () => {
   let e: E2E;
   let c1: SimNode;
-  const config = (deployments: string[], keep?: number) => [...(keep === undefined ? [] : [`  sm121:keepBackups: ${keep}`]), "  sm121:deployments:", ...deployments.map((d) => `    - ${d}`)].join("\n");
-  const set = async (key: string, value: string) => expect((await e.pulumi.run(["config", "set", "--secret", key], { input: value })).code).toBe(0);
+  const config = (deployments: string[], keep?: number) => {
+    const keepLine = keep === undefined ? [] : [`  sm121:keepBackups: ${keep}`];
+    return [...keepLine, "  sm121:deployments:", ...deployments.map((d) => `    - ${d}`)].join("\n");
+  };
+  const set = async (key: string, value: string) =>
+    expect((await e.pulumi.run(["config", "set", "--secret", key], { input: value })).code).toBe(0);
   /** A rewritten stack file keeps only the ssh key of the secrets (helpers/project): the others are set again. */
   const reconfigure = async (deployments: string[], keep?: number) => {
     e.reconfigure(config(deployments, keep));
     await set("sm121:hfToken", TOKENS.at(-1) ?? "");
     await set("sm121:apiKey", KEY);
   };
-  const backups = () => readdirSync(join(c1.home, "flash")).filter((f) => f.startsWith(".env.sm121-bak-")).map((f) => join(c1.home, "flash", f));
+  const backups = () =>
+    readdirSync(join(c1.home, "flash"))
+      .filter((f) => f.startsWith(".env.sm121-bak-"))
+      .map((f) => join(c1.home, "flash", f));
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -47,7 +65,7 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
       firstIp: 180,
       sshPort: 2380,
       nodeEnv: (n): Record<string, string> => (n.name === "c1" ? { BIND: "127.0.0.1", PORT: "18580" } : {}),
-      nodeExtra: (n) => (n.name === "c1" ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }` : ""),
+      nodeExtra: (n) => (n.name === "c1" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "flash"),
       recipes: RECIPES,
       config: () => config(ALL),
@@ -100,7 +118,10 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
     // What sm121 leaves under each home: nothing of a deployment's own; in the operator's recipe
     // directory, its .env and the one backup kept (sm121:keepBackups 1), their secret lines gone.
     expect(listing.filter((l) => /\.sm121\/deployments\/|secrets\.env|api-key\.yaml/.test(l))).toEqual([]);
-    expect(listing.filter((l) => /\/\.env($|\.sm121)/.test(l)).map((l) => l.replace(/bak-\d{8}T\d{6}Z$/, "bak-<UTC>"))).toEqual(["c1: flash/.env", "c1: flash/.env.sm121-bak-<UTC>"]);
+    const envs = listing
+      .filter((l) => /\/\.env($|\.sm121)/.test(l))
+      .map((l) => l.replace(/bak-\d{8}T\d{6}Z$/, "bak-<UTC>"));
+    expect(envs).toEqual(["c1: flash/.env", "c1: flash/.env.sm121-bak-<UTC>"]);
     const hits: string[] = [];
     for (const f of filesUnder(e.site.dir)) {
       let text: string;
@@ -109,7 +130,9 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
       } catch {
         continue;
       }
-      for (const s of [...TOKENS, KEY]) if (text.includes(s)) hits.push(`${relative(e.site.dir, f)}: ${s.slice(0, 12)}...`);
+      for (const s of [...TOKENS, KEY]) {
+        if (text.includes(s)) hits.push(`${relative(e.site.dir, f)}: ${s.slice(0, 12)}...`);
+      }
     }
     expect(hits).toEqual([]);
   });

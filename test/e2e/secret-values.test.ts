@@ -23,7 +23,11 @@ const MARK = "sm121-ran";
 const HOSTILE: Array<{ name: string; value: (home: string) => string; api: boolean }> = [
   { name: "command substitution", value: (h) => `$(touch ${h}/${MARK}-1)`, api: true },
   { name: "backticks", value: (h) => `\`touch ${h}/${MARK}-2\``, api: true },
-  { name: "both quotes breaking out", value: (h) => `x'"$(touch ${h}/${MARK}-3)"'\`touch ${h}/${MARK}-4\`'`, api: true },
+  {
+    name: "both quotes breaking out",
+    value: (h) => `x'"$(touch ${h}/${MARK}-3)"'\`touch ${h}/${MARK}-4\`'`,
+    api: true,
+  },
   { name: "backslashes", value: () => "back\\slash \\$HOME \\n \\\\ end\\", api: true },
   { name: "spaces", value: () => "with  several spaces\tand a tab inside", api: false },
   { name: "interior spaces", value: () => "an api key with spaces", api: true },
@@ -32,12 +36,19 @@ const HOSTILE: Array<{ name: string; value: (home: string) => string; api: boole
   { name: "4 KiB", value: () => `4k-${"x'\"$`\\ ".repeat(680)}`.slice(0, 4096), api: true },
 ];
 const PLAIN_KEY = "sk-plain-api-key-0001";
+/** The node lines of the script recipe's node: its vars and where the recipe is. */
+const FLASH_NODE = (home: string) =>
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
+  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
+
 
 const RECIPES = {
-  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
+    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
   "vl-tmux.toml": 'engine = "vllm"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n',
   "vl-native.toml": 'engine = "vllm"\ndeploy = "native"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n',
-  "sg-docker.toml": 'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "lmsysorg/sglang:spark"\nport = 30000\n',
+  "sg-docker.toml": 'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
+    + 'image = "lmsysorg/sglang:spark"\nport = 30000\n',
   "sg-tmux.toml": 'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n',
 };
 const DEPLOYMENTS = [
@@ -61,7 +72,8 @@ describe.sequential("hostile secret values through every path and target", () =>
     const r = await sshScript(e.site, n, `curl -s http://${host}:${port}/test-site/received`);
     return JSON.parse(r.stdout) as { apiKeySha256: string[]; hfTokenSha256: string | null };
   };
-  const marks = () => nodes.flatMap((n) => readdirSync(n.home).filter((f) => f.startsWith(MARK)).map((f) => `${n.name}: ${f}`));
+  const marks = () =>
+    nodes.flatMap((n) => readdirSync(n.home).filter((f) => f.startsWith(MARK)).map((f) => `${n.name}: ${f}`));
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -70,7 +82,7 @@ describe.sequential("hostile secret values through every path and target", () =>
       firstIp: 60,
       sshPort: 2360,
       nodeEnv: (n): Record<string, string> => (n.name === "h1" ? { BIND: "127.0.0.1", PORT: "18460" } : {}),
-      nodeExtra: (n) => (n.name === "h1" ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }` : ""),
+      nodeExtra: (n) => (n.name === "h1" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "flash"),
       recipes: RECIPES,
       config: () => DEPLOYMENTS,
@@ -109,7 +121,11 @@ describe.sequential("hostile secret values through every path and target", () =>
       { key: "sm121:apiKey", value: "line\nbreak", says: /sm121:apiKey holds a line break/ },
       { key: "sm121:apiKey", value: "ключ-🔑", says: /sm121:apiKey holds a character outside ASCII/ },
       { key: "sm121:apiKey", value: " padded ", says: /sm121:apiKey begins or ends with white space/ },
-      { key: "sm121:apiKey", value: "-leading-dash", says: /sm121:apiKey begins with "-", and SGLang \(deployments sg-docker, sg-tmux\)/ },
+      {
+        key: "sm121:apiKey",
+        value: "-leading-dash",
+        says: /sm121:apiKey begins with "-", and SGLang \(deployments sg-docker, sg-tmux\)/,
+      },
     ];
     await setSecret("sm121:hfToken", "hf_plain");
     await setSecret("sm121:apiKey", PLAIN_KEY);
