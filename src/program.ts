@@ -178,6 +178,10 @@ function register(
     throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
   }
   for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
+  // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
+  const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
+  if (refused.length > 0) throw new RunError(`the engines would refuse to start:\n${refused.join("\n")}`);
   // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
   const fit = planFits(bundles, recipeDefs, seen.models);
   // One message for the whole site: each log call is a round trip to the engine.

@@ -43,7 +43,7 @@ describe("TOML syntax errors point at the spot", () => {
 describe("unknown keys say what was meant", () => {
   const cases: Case[] = [
     ["a top-level typo", `${BASE}modle = "x"\n`, `${F}:5:1: modle: unknown key; did you mean model?`],
-    ["a word like no key", `${BASE}zzzzzzzz = 1\n`, `${F}:5:1: zzzzzzzz: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`],
+    ["a word like no key", `${BASE}zzzzzzzz = 1\n`, `${F}:5:1: zzzzzzzz: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`],
     ["a readiness typo", `${BASE}[readiness]\ntimeout = 5\n`, `${F}:6:1: readiness.timeout: unknown key; did you mean timeout_s?`],
     ["an unknown hook", `${BASE}[hooks]\nbefore = []\n`, `${F}:6:1: hooks.before: unknown key; remove it (known keys: before_serve, after_stop)`],
     ["a [dgpp] typo", 'engine = "dgpp"\ndeploy = "native"\n[dgpp]\ndri = "/opt/dgpp"\n', `${F}:4:1: dgpp.dri: unknown key; did you mean dir?`],

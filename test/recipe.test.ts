@@ -126,7 +126,7 @@ describe("parseRecipe: an unknown engine", () => {
   it("gives no warning for the four known engines", () => {
     const known: Array<[string, string]> = [
       ["vllm", VLLM],
-      ["sglang", VLLM],
+      ["sglang", 'model = "Qwen/Qwen3-8B"\nimage = "lmsysorg/sglang:v0.5.23-cu130"\nport = 30000\n'],
       ["gr8", 'model = "a/b"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\n'],
       ["dgpp", 'deploy = "native"\n[dgpp]\n'],
     ];

@@ -21,7 +21,10 @@ import sys
 def vllm_parser() -> argparse.ArgumentParser:
     # `vllm serve` as vllm/entrypoints/cli/main.py builds it: the serve subparser of the CLI parser.
     from vllm.entrypoints.cli.serve import ServeSubcommand
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:  # before vLLM 0.11.1 it lived in vllm.utils
+        from vllm.utils import FlexibleArgumentParser
 
     root = FlexibleArgumentParser(prog="vllm", description="vLLM CLI")
     subparsers = root.add_subparsers(required=False, dest="subparser")

@@ -32,6 +32,7 @@ export const dgpp: EngineDriver = {
   recipeProblems: dgppRecipeProblems,
   checkArgs: ownedFlagsAsWritten,
   launchProblem: () => undefined,
+  startFiles: () => [],
   kvCachePattern: undefined,
   // DGPP's /metrics and /v1/metrics answer JSON, not Prometheus' text format
   // (HawkBearPig/dgpp docs/openai-compatibility.md, "Metrics and prefill progress").

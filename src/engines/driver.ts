@@ -2,8 +2,10 @@
  * The EngineDriver interface of seed 000: everything that differs between inference engines,
  * in one place, so that no other code branches on the engine name.
  */
+import type { FieldPath } from "../recipe/locate";
 import type { EngineName, Recipe } from "../recipe/types";
 import type { ArgProblem } from "./options/check";
+import type { OptionTable } from "./options/table";
 import type { FieldProblem, RecipeFields } from "./rules";
 
 /** How the processes of a deployment relate: every node runs the engine, or rank 0 runs a manager. */
@@ -28,6 +30,16 @@ export interface EngineFlagsCtx {
 export interface LaunchProblem {
   problem: string;
   fix: string;
+  /** The recipe field the problem is at (`["tp"]`, `["args", 3]`); none: the deployment's nodes. */
+  field?: FieldPath;
+}
+
+/** Where a deployment runs: its launch nodes and the GPUs each has (a DGX Spark has one GB10). */
+export interface LaunchLayout {
+  nodes: number;
+  gpusPerNode: number;
+  /** The option table the recipe's args are read with (engines that have one). */
+  table?: OptionTable;
 }
 
 export interface EngineDriver {
@@ -39,8 +51,11 @@ export interface EngineDriver {
   parallelArgs(recipe: Recipe, ctx: EngineFlagsCtx): string[];
   /** Distributed rendezvous flags; DGPP: none (the cluster JSON carries them). */
   distributedArgs(ctx: EngineFlagsCtx): string[];
-  /** The environment the engine reads on a node: its own address, the collectives' interfaces. */
-  engineEnv(recipe: Recipe, nodeIp: string): Record<string, string>;
+  /**
+   * The environment the engine reads on a node: its own address, the collectives' interfaces
+   * (`nic`: the node's cluster interface, when the site names it).
+   */
+  engineEnv(recipe: Recipe, nodeIp: string, nic?: string): Record<string, string>;
   /**
    * How the engine gets sm121:apiKey without argv: "env" (VLLM_API_KEY from secrets.env),
    * "key-file" (a 0600 YAML file the start script writes, passed by apiKeyArgs), or "none".
@@ -58,10 +73,15 @@ export interface EngineDriver {
   entrypointDefault(): string[];
   /** The engine's own rules over the recipe's fields (port, served name, deploy target, blocks). */
   recipeProblems(r: RecipeFields): FieldProblem[];
-  /** The recipe's `args` as the engine's own parser reads them: each problem at its token. */
-  checkArgs(args: readonly string[]): Iterable<ArgProblem>;
-  /** Why this recipe cannot run on `nnodes` launch nodes (a rule of the engine), if it cannot. */
-  launchProblem(recipe: Recipe, nnodes: number): LaunchProblem | undefined;
+  /**
+   * The recipe's `args` as the engine's own parser reads them (the table of the engine's version,
+   * else the newest): each problem at its token.
+   */
+  checkArgs(args: readonly string[], table?: OptionTable): Iterable<ArgProblem>;
+  /** Why this recipe cannot run on this layout (a rule the engine enforces at start), if it cannot. */
+  launchProblem(recipe: Recipe, layout: LaunchLayout): LaunchProblem | undefined;
+  /** Files the engine opens while it parses its arguments (vLLM's `--config`): they must exist on the node. */
+  startFiles(recipe: Recipe): Array<{ path: string; why: string }>;
   /** What doctor prints when the engine binary is missing. */
   readonly installHint: string;
   /** A regular expression (source) for the KV cache line of the engine's log, with the size as group 1. */
@@ -104,19 +124,36 @@ export function rendezvousPort(port: number): number {
 
 /**
  * PyTorch's collectives read the cluster interface from two variables: NCCL_SOCKET_IFNAME (NCCL)
- * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). A recipe
- * that names the interface with [env] NCCL_SOCKET_IFNAME gets both, unless it sets Gloo's itself:
- * on a Spark with several interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
+ * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). The
+ * interface is the node's own (the site's `nic`, which `sm121 init` discovers), or the recipe's
+ * [env] NCCL_SOCKET_IFNAME; Gloo gets the same unless the recipe sets it: on a Spark with several
+ * interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
  */
-export function collectivesEnv(recipe: Recipe): Record<string, string> {
-  const nic = recipe.env["NCCL_SOCKET_IFNAME"];
-  return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
+export function collectivesEnv(recipe: Recipe, nic?: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (nic !== undefined && recipe.env["NCCL_SOCKET_IFNAME"] === undefined) out["NCCL_SOCKET_IFNAME"] = nic;
+  const named = recipe.env["NCCL_SOCKET_IFNAME"] ?? nic;
+  if (named !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined) out["GLOO_SOCKET_IFNAME"] = named;
+  return out;
 }
 
-/** Tensor parallelism over the launch nodes: tp must divide them or be a multiple of them. */
-export function tpSpansNodes(recipe: Recipe, nnodes: number): LaunchProblem | undefined {
-  if (nnodes % recipe.tp === 0 || recipe.tp % nnodes === 0) return undefined;
-  const ds = Array.from({ length: nnodes }, (_, i) => i + 1).filter((d) => nnodes % d === 0);
-  const or = ds.length <= 1 ? ds.join("") : `${ds.slice(0, -1).join(", ")} or ${String(ds[ds.length - 1])}`;
-  return { problem: `tp = ${recipe.tp} (${recipe.file}) does not divide the ${nnodes} launch nodes`, fix: `use ${or}` };
+const plural = (n: number, one: string, many: string = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * One rank per GPU: tp x pp ranks must be exactly the deployment's GPUs, its nodes x the GPUs of
+ * each. More ranks than GPUs stop the engine at start ("World size (2) is larger than the number
+ * of available GPUs (1) in this node"); fewer leave GPUs idle and hang the rendezvous of a node
+ * that gets no rank.
+ */
+export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number): LaunchProblem | undefined {
+  const gpus = layout.nodes * layout.gpusPerNode;
+  const ranks = recipe.tp * pp;
+  if (ranks === gpus) return undefined;
+  const each = layout.gpusPerNode === 1 ? "1 GPU" : `${layout.gpusPerNode} GPUs each`;
+  const made = pp === 1 ? `tp = ${recipe.tp} starts ${plural(ranks, "rank")}` : `tp = ${recipe.tp} x pp ${pp} starts ${plural(ranks, "rank")}`;
+  const problem = `${made}, one per GPU, but the deployment has ${plural(gpus, "GPU")} (${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus)${ranks > gpus ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"` : ""}`;
+  const fixes: string[] = [];
+  if (gpus % pp === 0) fixes.push(`set tp = ${gpus / pp} in ${recipe.file}`);
+  if (ranks % layout.gpusPerNode === 0) fixes.push(`list ${plural(ranks / layout.gpusPerNode, "node")} in the deployment`);
+  return { problem, fix: fixes.length > 0 ? fixes.join(", or ") : `make tp x pp equal ${gpus}`, field: ["tp"] };
 }

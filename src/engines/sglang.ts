@@ -1,7 +1,8 @@
 import type { EngineDriver } from "./driver";
-import { collectivesEnv, tpSpansNodes } from "./driver";
+import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
+import { optionAt } from "./options/values";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -31,7 +32,7 @@ export const sglang: EngineDriver = {
   distributedArgs: (ctx) => rendezvousArgs(ctx, (head, port) => ["--dist-init-addr", `${head}:${port}`]),
   // SGLang reads its own address from SGLANG_HOST_IP (or HOST_IP; sglang/srt/utils/network.py);
   // SGLANG_WORKER_IP is what seed 000's launcher set, kept for scripts that still read it.
-  engineEnv: (recipe, ip) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip, ...collectivesEnv(recipe) }),
+  engineEnv: (recipe, ip, nic) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip, ...collectivesEnv(recipe, nic) }),
   apiKey: "key-file",
   // prepare_server_args merges a --config YAML in front of argv (command-line flags win).
   apiKeyArgs: (keyFile) => ["--config", keyFile],
@@ -40,8 +41,12 @@ export const sglang: EngineDriver = {
   apiPort: (recipe) => recipe.port ?? 30000,
   entrypointDefault: () => ["python3", "-m", "sglang.launch_server"],
   recipeProblems: (r) => servedOnRecipePort("sglang", r),
-  checkArgs: (args) => checkArgs({ table: SGLANG_OPTIONS, owned }, args),
-  launchProblem: tpSpansNodes,
+  checkArgs: (args, table) => checkArgs({ table: table ?? SGLANG_OPTIONS, owned }, args),
+  launchProblem(recipe, layout) {
+    const pp = Number(optionAt(layout.table ?? SGLANG_OPTIONS, recipe.args, "pp_size")?.value ?? "1");
+    return ranksFillGpus(recipe, layout, Number.isInteger(pp) && pp > 0 ? pp : 1);
+  },
+  startFiles: () => [],
   kvCachePattern: "KV Cache is allocated\\. #tokens: ([0-9,]+)",
   // Without --enable-metrics SGLang registers no collector; with it, node rank 0's HTTP server
   // serves /metrics (sglang/srt/entrypoints/http_server.py; other ranks run no HTTP server).

@@ -1,7 +1,9 @@
-import type { EngineDriver } from "./driver";
-import { collectivesEnv, tpSpansNodes } from "./driver";
+import type { Recipe } from "../recipe/types";
+import type { EngineDriver, LaunchLayout, LaunchProblem } from "./driver";
+import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
-import { VLLM_OPTIONS, type OptionSpec } from "./options/table";
+import { VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
+import { optionAt } from "./options/values";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -31,6 +33,39 @@ function owned(o: OptionSpec): Owned | undefined {
   return undefined;
 }
 
+/**
+ * vLLM's own refusals at start that sm121 can see at plan time (vllm/entrypoints/cli/serve.py and
+ * FlexibleArgumentParser, recorded from the real code by scripts/engine-options/starts.py):
+ * - a headless rank (every rank above 0 of a deployment of several nodes) starts no API server:
+ *   `--api-server-count` set there stops it, any value above 0 from vLLM 0.11.1 on, above 1 before;
+ * - `--config FILE` (that exact word) is read while the arguments are parsed: it must be a
+ *   .yaml/.yml file (the node-side check that it exists is render's).
+ */
+function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable): LaunchProblem | undefined {
+  const count = optionAt(table, recipe.args, "api_server_count");
+  const n = Number(count?.value);
+  const limit = headlessApiServerLimit(table.version);
+  if (layout.nodes > 1 && count !== undefined && Number.isInteger(n) && n > limit) {
+    return {
+      problem: `--api-server-count ${count.value} reaches the headless ranks too (ranks 1 to ${layout.nodes - 1} run \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "--api-server-count=${count.value} cannot be used with --headless"`,
+      fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), or serve this recipe on one node`,
+      field: ["args", count.index],
+    };
+  }
+  const config = recipe.args.indexOf("--config");
+  const file = config < 0 ? undefined : recipe.args[config + 1];
+  if (file !== undefined && !/\.ya?ml$/.test(file)) {
+    return { problem: `--config ${file}: vLLM reads the config file while it parses its arguments, and takes only YAML ("Config file must be of a yaml/yml type")`, fix: "name a .yaml or .yml file", field: ["args", config + 1] };
+  }
+  return undefined;
+}
+
+/** The largest --api-server-count a headless rank takes: any explicit count from 0.11.1 on, 1 before. */
+export function headlessApiServerLimit(version: string): number {
+  const [major = 0, minor = 0, patch = 0] = version.split(".").map((x) => Number.parseInt(x, 10));
+  return major > 0 || minor > 11 || (minor === 11 && patch >= 1) ? 0 : 1;
+}
+
 /** `vllm serve MODEL` takes it positionally; the older api_server module takes --model. */
 const isServe = (entrypoint: readonly string[]): boolean => entrypoint[entrypoint.length - 1] === "serve";
 
@@ -47,7 +82,7 @@ export const vllm: EngineDriver = {
     return ctx.rank > 0 ? [...flags, "--headless"] : flags;
   },
   // vLLM binds its collectives to VLLM_HOST_IP (vllm/envs.py).
-  engineEnv: (recipe, ip) => ({ VLLM_HOST_IP: ip, ...collectivesEnv(recipe) }),
+  engineEnv: (recipe, ip, nic) => ({ VLLM_HOST_IP: ip, ...collectivesEnv(recipe, nic) }),
   apiKey: "env",
   apiKeyArgs: () => [],
   takesHostPort: true,
@@ -55,15 +90,25 @@ export const vllm: EngineDriver = {
   apiPort: (recipe) => recipe.port ?? 8000,
   entrypointDefault: () => ["vllm", "serve"],
   recipeProblems: (r) => servedOnRecipePort("vllm", r),
-  checkArgs: (args) => checkArgs({ table: VLLM_OPTIONS, owned }, args),
-  launchProblem(recipe, n) {
+  checkArgs: (args, table) => checkArgs({ table: table ?? VLLM_OPTIONS, owned }, args),
+  launchProblem(recipe, layout) {
+    const n = layout.nodes;
     const entry = recipe.entrypoint ?? vllm.entrypointDefault();
     // python3 -m vllm.entrypoints.openai.api_server parses --headless and ignores it: every
     // worker rank would start a second API server instead of joining rank 0's engine.
     if (n > 1 && !isServe(entry)) {
-      return { problem: `vLLM's entrypoint ${JSON.stringify(entry.join(" "))} (${recipe.file}) runs an API server on every rank; it ignores --headless, so the ${n - 1} worker rank(s) would not join rank 0`, fix: 'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], or serve this recipe on one node' };
+      return { problem: `vLLM's entrypoint ${JSON.stringify(entry.join(" "))} (${recipe.file}) runs an API server on every rank; it ignores --headless, so the ${n - 1} worker rank(s) would not join rank 0`, fix: 'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], or serve this recipe on one node', field: ["entrypoint"] };
     }
-    return tpSpansNodes(recipe, n);
+    const table = layout.table ?? VLLM_OPTIONS;
+    const pp = Number(optionAt(table, recipe.args, "pipeline_parallel_size")?.value ?? "1");
+    return startProblems(recipe, layout, table) ?? ranksFillGpus(recipe, layout, Number.isInteger(pp) && pp > 0 ? pp : 1);
+  },
+  startFiles(recipe) {
+    // FlexibleArgumentParser opens the file of `--config FILE` (that exact word; `--config=FILE`
+    // is stored unread) while it parses: a missing file stops vLLM before anything else.
+    const i = recipe.args.indexOf("--config");
+    const file = i < 0 ? undefined : recipe.args[i + 1];
+    return file === undefined ? [] : [{ path: file, why: `--config ${file} in args of ${recipe.file}: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it` }];
   },
   kvCachePattern: "GPU KV cache size: ([0-9,]+) tokens",
   // The API server always mounts /metrics; the engine's series are there unless --disable-log-stats

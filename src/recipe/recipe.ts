@@ -8,9 +8,11 @@ import { basename, join } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
 import { driverFor } from "../engines";
+import { tableFor } from "../engines/options/versions";
 import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
+import type { OptionTable } from "../engines/options/table";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
@@ -39,6 +41,7 @@ function recipeSchema() {
     model: pathLike("model").optional(),
     served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
     image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3" }).optional(),
+    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, { error: "is not a version; write the engine's version, e.g. 0.10.2 (`sm121 doctor` reads it from the image)" }).optional(),
     entrypoint: z.array(line("the entrypoint element")).min(1).optional(),
     tp: z.int().min(1).max(64).default(1),
     port: z.int().min(1024, { error: "must be 1024 or above; pick an unprivileged port such as 8000" }).max(65535).optional(),
@@ -122,13 +125,18 @@ export function parseRecipe(file: string, text: string): Recipe {
   if (r.name === undefined && !IDENT.test(stem)) {
     err(["name"], `the recipe is named after its file, and "${stem.length > 60 ? `${stem.slice(0, 57)}...` : stem}" is not a recipe name`, 'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"');
   }
-  checkShape(r, engine, err);
+  const table = tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
+  if (table?.warning !== undefined) warnings.push(table.warning);
+  checkShape(r, engine, err, table?.table);
   throwIfAny(errors);
   return {
     name: r.name ?? stem,
     file,
     engine,
     engineAsWritten: r.engine,
+    ...(r.engine_version !== undefined && { engineVersion: r.engine_version }),
+    ...(table !== undefined && { optionsChecked: table.said }),
+    locate,
     deploy: r.deploy,
     ...(r.model !== undefined && { model: r.model }),
     ...(r.served_model_name !== undefined && { servedModelName: r.served_model_name }),
@@ -175,7 +183,7 @@ function memoryOf(m: NonNullable<Raw["memory"]>): RecipeMemory {
 type Err = (path: FieldPath, problem: string, fix: string) => void;
 
 /** Rules across fields: which engine goes with which target and which fields each needs. */
-function checkShape(r: Raw, engine: EngineName, err: Err): void {
+function checkShape(r: Raw, engine: EngineName, err: Err, table: OptionTable | undefined): void {
   const driver = driverFor(engine);
   for (const p of driver.recipeProblems(r)) err(p.field, p.problem, p.fix);
   if (r.deploy === "docker" && r.image === undefined) err(["image"], 'deploy = "docker" needs an image', 'add image = "<registry>/<name>:<tag>"');
@@ -188,7 +196,7 @@ function checkShape(r: Raw, engine: EngineName, err: Err): void {
   if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], `mounts apply to container targets, not "${r.deploy}"`, "remove mounts");
   // The check computes its problems lazily: past the error cap, stop reading (10,000 typos cost nothing).
   let shown = 0;
-  for (const p of driver.checkArgs(r.args)) {
+  for (const p of driver.checkArgs(r.args, table)) {
     if (++shown > MAX_ERRORS + 1) break;
     err(["args", p.index], p.problem, p.fix);
   }

@@ -62,7 +62,7 @@ function siteSchema() {
     ip: z.string().regex(IPV4, { error: "is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12" }),
     protected: flag().default(false),
     env: z.strictObject({
-      HF_HOME: value("a node env value").refine((s) => s.startsWith("/"), { error: "HF_HOME is not an absolute path; write the node's Hugging Face cache, e.g. /home/ops/.cache/huggingface" }),
+      HF_HOME: value("a node env value").refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), { error: "HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface" }),
       BIND: value("a node env value").refine((s) => IPV4.test(s), { error: "BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0" }),
       PORT: value("a node env value").refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: "PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000" }),
       REQUIRE_IDLE_GPU: value("a node env value"),
@@ -76,6 +76,8 @@ function siteSchema() {
     recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
     fabric: nodeFabricSchema().optional(),
+    gpus: int().pipe(z.int().min(1).max(64)).default(1),
+    nic: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$/, { error: "is not a network interface name; write the cluster interface as `ip link` shows it, e.g. enp1s0f0np0" }).optional(),
   });
   const deployment = z.strictObject({
     name: ident("name").optional(),
@@ -159,6 +161,8 @@ export function siteFrom(source: SiteSource, stack: string): Site {
       recipes: n.recipes,
       stateDir: n.stateDir,
       ...(n.fabric !== undefined && { fabric: n.fabric }),
+      gpus: n.gpus,
+      ...(n.nic !== undefined && { nic: n.nic }),
     };
   }
   const deployments = s.deployments.map((d, i) => {

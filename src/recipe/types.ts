@@ -1,6 +1,6 @@
 /** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
 import type { NodeFabric, SiteFabric } from "./fabric";
-import type { FieldPath, Place } from "./locate";
+import type { FieldPath, Place, Position } from "./locate";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -30,6 +30,12 @@ export interface Recipe {
   engine: EngineName;
   /** The engine string as written; differs from `engine` when an unknown engine fell back to vLLM. */
   engineAsWritten: string;
+  /** `engine_version`: the version of the engine the image (or the node) runs, when the recipe says it. */
+  engineVersion?: string;
+  /** The option table `args` were checked against, as the plan says it (vLLM and SGLang). */
+  optionsChecked?: string;
+  /** The place of a field in the recipe file, to point errors found later (the site's layout) at its line. */
+  locate: (path: FieldPath) => Position;
   deploy: DeployTarget;
   model?: string;
   servedModelName?: string;
@@ -91,6 +97,10 @@ export interface SiteNode {
   stateDir: string;
   /** The node's fabric (control interface, RDMA devices), when the site declares one. */
   fabric?: NodeFabric;
+  /** GPUs of the node (a DGX Spark has one GB10). */
+  gpus: number;
+  /** The cluster interface: NCCL's and Gloo's socket interface for every engine on this node. */
+  nic?: string;
 }
 
 export interface Deployment {

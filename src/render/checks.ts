@@ -1,8 +1,9 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
 import { driverFor } from "../engines";
 import { MAX_ERRORS, SpecError } from "../recipe/errors";
+import { tableFor } from "../engines/options/versions";
 import { dotted, type FieldPath } from "../recipe/locate";
-import type { Recipe, Site } from "../recipe/types";
+import type { Deployment, Recipe, Site } from "../recipe/types";
 
 export function siteError(site: Site, path: FieldPath, problem: string, fix: string): SpecError {
   return siteErrorsOf(site)(path, problem, fix);
@@ -30,14 +31,13 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       if (prev !== undefined) errors.push(siteErr(["deployments", i, "nodes", j], `node "${n}" already serves deployment ${prev}; a node serves one deployment`, "remove it from one of the two deployments"));
       owner.set(n, d.name);
     });
-    const n = d.nodes.length;
     if (recipe.deploy === "script") {
       if (d.profile === undefined) errors.push(siteErr(["deployments", i], `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
     } else {
       if (d.profile !== undefined) errors.push(siteErr(["deployments", i, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
       if (d.overlay !== undefined) errors.push(siteErr(["deployments", i, "overlay"], "overlays apply to script recipes", "remove overlay"));
-      const launch = driverFor(recipe.engine).launchProblem(recipe, n);
-      if (launch !== undefined) errors.push(siteErr(["deployments", i, "nodes"], launch.problem, launch.fix));
+      const launch = launchOf(site, d, recipe);
+      if (launch !== undefined) errors.push(launch);
     }
     for (const [j, nodeName] of d.nodes.entries()) {
       const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
@@ -46,4 +46,25 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     }
   });
   return errors;
+}
+
+/**
+ * The engine's launch rules over the deployment's layout (its nodes and their GPUs), before any
+ * node is touched. A rule about a recipe field points at the field's line in the recipe and names
+ * the deployment; a rule about the nodes points at the deployment's nodes in the site.
+ */
+function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefined {
+  const i = site.deployments.indexOf(d);
+  const nodes = d.nodes.map((n) => (Object.hasOwn(site.nodes, n) ? site.nodes[n] : undefined)).filter((n) => n !== undefined);
+  const gpus = [...new Set(nodes.map((n) => n.gpus))];
+  if (gpus.length > 1) {
+    return siteError(site, ["deployments", i, "nodes"], `the nodes of deployment ${d.name} have different numbers of GPUs (${nodes.map((n) => `${n.name} ${n.gpus}`).join(", ")}); the engine runs the same number of ranks on every node`, "serve it on nodes with the same number of GPUs");
+  }
+  const table = tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file: recipe.file })?.table;
+  const p = driverFor(recipe.engine).launchProblem(recipe, { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, ...(table !== undefined && { table }) });
+  if (p === undefined) return undefined;
+  if (p.field === undefined) return siteError(site, ["deployments", i, "nodes"], p.problem, p.fix);
+  const at = site.locate(["deployments", i]);
+  const where = at.line > 0 ? `${at.file}:${at.line}` : at.file;
+  return new SpecError({ file: recipe.file, ...recipe.locate(p.field), field: dotted(p.field), problem: `${p.problem} (deployment ${d.name}, ${where})`, fix: p.fix });
 }

@@ -43,6 +43,7 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
     rollback: recipe.rollback === "auto" || site.rollback === "auto" ? ("auto" as const) : ("off" as const),
     hooks: recipe.hooks,
     warnings: [...recipe.warnings],
+    ...(recipe.optionsChecked !== undefined && { optionsChecked: recipe.optionsChecked }),
   };
   if (recipe.deploy === "script") {
     const s = scriptNodeBundles(site, d, recipe, opts.root);
@@ -55,6 +56,7 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
       nodes: s.nodes,
       readiness: {
         timeoutS: s.readyTimeoutS,
+        graceS: site.readyGraceS,
         proofs: [...new Set([...recipe.readiness.proofs, ...s.proofs])],
         ...(s.servedName !== undefined && { servedName: s.servedName }),
         ...((recipe.readiness.maxModelLen ?? s.maxModelLen) !== undefined && { maxModelLen: recipe.readiness.maxModelLen ?? s.maxModelLen }),
@@ -72,6 +74,7 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
     nodes: engineNodeBundles(site, d, recipe),
     readiness: {
       timeoutS: recipe.readiness.timeoutS + site.readyGraceS,
+      graceS: site.readyGraceS,
       proofs: recipe.readiness.proofs,
       ...(served !== undefined && { servedName: served }),
       ...(recipe.readiness.maxModelLen !== undefined && { maxModelLen: recipe.readiness.maxModelLen }),
@@ -91,5 +94,7 @@ export function engineSequenceBundle(b: DeploymentBundle, hooks: Site["hooks"]):
 }
 
 function withIdentity(b: Omit<DeploymentBundle, "identity">): DeploymentBundle {
-  return { ...b, identity: identityOf({ nodes: b.nodes.map((n) => [n.node, n.rank, n.identity]), readiness: b.readiness }) };
+  // How the wait is said (its grace part) is no part of what runs.
+  const { graceS: _said, ...readiness } = b.readiness;
+  return { ...b, identity: identityOf({ nodes: b.nodes.map((n) => [n.node, n.rank, n.identity]), readiness }) };
 }

@@ -34,8 +34,11 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
     const env: Record<string, string> = { ...(node.fabric === undefined ? {} : fabricEnv(node.fabric)), ...recipe.env };
     const access = docker ? containerAccess(node, nodes.length, site.fabric) : undefined;
     if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
-    Object.assign(env, driver.engineEnv(recipe, node.ip));
+    Object.assign(env, driver.engineEnv(recipe, node.ip, node.nic));
     const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
+    // The HF cache that this up fills (the engine downloads into it, or ModelCache copies) is made
+    // by the up; one that nothing fills must exist already, and the plan says so.
+    const hf = hfCachePlan(site, recipe, node);
     const spec: LaunchSpec = {
       deployment: d.name,
       recipe: recipe.name,
@@ -78,8 +81,8 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       spec,
       scripts,
       extraFiles,
-      mkdirs: [],
-      preflight: enginePreflight(recipe, node, spec, headCoordinated, driver.installHint),
+      mkdirs: hf.mkdirs,
+      preflight: [...enginePreflight(recipe, node, spec, headCoordinated, driver.installHint, hf.mkdirs), ...hf.checks, ...startFileChecks(recipe, spec)],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       fabric: fabricFacts(node, recipe, access),
       ...(serves && { api: endpoint(apiHost, port) }),
@@ -94,14 +97,16 @@ function releaseOf(recipe: Recipe): { name: string } | { rev: string } | undefin
   return undefined;
 }
 
-function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headCoordinated: boolean, hint: string): PreflightCheck[] {
+function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headCoordinated: boolean, hint: string, made: readonly string[]): PreflightCheck[] {
   const checks: PreflightCheck[] = [];
   if (!spec.runs && !headCoordinated) return checks;
   if (recipe.deploy === "docker" && recipe.image !== undefined) {
     checks.push({ kind: "image", subject: recipe.image, why: `the image of ${recipe.name} (docker pull it on ${node.name})`, fatal: true });
   }
   for (const m of spec.mounts) {
-    checks.push({ kind: "file", subject: m.split(":")[0] ?? "", why: `mount source of ${m}`, fatal: true });
+    const src = m.split(":")[0] ?? "";
+    // A directory the up makes before the start (the HF cache it fills) is not checked.
+    if (!made.includes(src)) checks.push({ kind: "file", subject: src, why: `mount source of ${m}`, fatal: true });
   }
   if ((recipe.deploy === "tmux" || recipe.deploy === "native") && !headCoordinated) {
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });
@@ -120,4 +125,50 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headC
     if (recipe.dgpp?.repo === undefined) checks.push({ kind: "dir", subject: recipe.dgpp?.dir ?? "~/dgpp", why: "the pre-installed DGPP checkout ([dgpp] has no repo/rev)", fatal: true });
   }
   return checks;
+}
+
+/** The engine downloads the model itself unless the recipe runs it offline or names a local path. */
+function engineDownloads(recipe: Recipe): boolean {
+  const offline = ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"].some((k) => ["1", "true", "yes", "on"].includes((recipe.env[k] ?? "").toLowerCase()));
+  return recipe.model !== undefined && !recipe.model.startsWith("/") && !recipe.model.startsWith("~") && !offline;
+}
+
+/**
+ * The node's HF cache (HF_HOME): made by the up when the up fills it (the engine downloads into
+ * it, or sm121:modelCache copies the model), else checked at plan time: a missing cache that
+ * nothing fills would stop the engine (docker refuses the mount, the engine finds no model).
+ */
+function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): { mkdirs: string[]; checks: PreflightCheck[] } {
+  const hfHome = node.env.HF_HOME;
+  if (hfHome === undefined || recipe.model === undefined) return { mkdirs: [], checks: [] };
+  const perNode = driverFor(recipe.engine).shape === "per-node";
+  if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) return { mkdirs: [hfHome], checks: [] };
+  const reads = perNode ? "the engine runs offline or loads a local path" : "the head-coordinated engine reads it from the cache and downloads nothing";
+  const why = `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, and sm121:modelCache is off); create it on ${node.name} and put ${recipe.model} there, or set sm121:modelCache: keep`;
+  return { mkdirs: [], checks: [{ kind: "dir", subject: hfHome, why, fatal: true, atPlan: true }] };
+}
+
+/** Where a container path is on the node, through the mounts (the longest mount target that holds it). */
+function hostPathOf(path: string, mounts: readonly string[]): string | undefined {
+  let best: { src: string; dst: string } | undefined;
+  for (const m of mounts) {
+    const [src = "", dst = ""] = m.split(":");
+    if ((path === dst || path.startsWith(`${dst.replace(/\/+$/, "")}/`)) && (best === undefined || dst.length > best.dst.length)) best = { src, dst };
+  }
+  return best === undefined ? undefined : `${best.src.replace(/\/+$/, "")}${path.slice(best.dst.replace(/\/+$/, "").length)}`;
+}
+
+/**
+ * The files the engine opens while it parses its arguments, checked on the node at plan time: as
+ * written for a process on the node, through the mounts for a container. A relative path, or a
+ * container path no mount brings, is not checked (the working directory or the image decides).
+ */
+function startFileChecks(recipe: Recipe, spec: LaunchSpec): PreflightCheck[] {
+  if (!spec.runs) return [];
+  return driverFor(recipe.engine).startFiles(recipe).flatMap((f) => {
+    const onNode = recipe.deploy === "docker" ? (f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined) : f.path;
+    if (onNode === undefined || !(onNode.startsWith("/") || onNode.startsWith("~/"))) return [];
+    const seen = onNode === f.path ? "" : ` (${f.path} in the container)`;
+    return [{ kind: "file" as const, subject: onNode, why: `${f.why}${seen}`, fatal: true, atPlan: true }];
+  });
 }

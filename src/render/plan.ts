@@ -9,7 +9,13 @@
  */
 import { isSecretKey } from "./keys";
 import { quoteArgv } from "../text/shell";
-import type { DeploymentBundle, NodeBundle } from "./types";
+import type { DeploymentBundle, NodeBundle, Readiness } from "./types";
+
+/** The readiness wait as its parts: "1800 s + 300 s grace" (readiness.timeout_s, sm121:readyGraceS). */
+export function waitWords(r: Readiness): string {
+  const grace = r.graceS ?? 0;
+  return grace > 0 ? `${r.timeoutS - grace} s + ${grace} s grace` : `${r.timeoutS} s`;
+}
 
 /** A value as one line: shell-quoted as in the launch line when it needs it, newlines spelled out. */
 function shown(value: string): string {
@@ -76,7 +82,8 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   lines.push(...shared);
   if (b.nodes.length > 1) b.nodes.forEach((n, i) => lines.push(...(per[i] ?? []).filter((f) => !shared.includes(f)).map((f) => `${n.node} ${f}`)));
   const r = b.readiness;
-  lines.push(`ready when /v1/models answers within ${r.timeoutS} s${r.servedName === undefined ? "" : ` with ${r.servedName}`}${r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`}`);
+  if (b.optionsChecked !== undefined) lines.push(`args checked against ${b.optionsChecked}`);
+  lines.push(`ready when /v1/models answers within ${waitWords(r)}${r.servedName === undefined ? "" : ` with ${r.servedName}`}${r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`}`);
   for (const p of r.proofs) lines.push(`proof in the engine log ${shown(p)}`);
   for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
   for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);

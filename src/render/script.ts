@@ -54,6 +54,11 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       errors.push(siteError(site, ["nodes", node.name, "env"], `node ${node.name} runs the script recipe ${target}, whose start.sh binds BIND:PORT from the .env`, "set env: {BIND: 127.0.0.1, PORT: 8000} (start.sh checks readiness on localhost, so a BIND other than 127.0.0.1 or 0.0.0.0 times out there; seed 001)"));
       return undefined;
     }
+    // start.sh sources the .env, where a quoted ~ stays a ~: the node's home must be written out.
+    if (node.env.HF_HOME?.startsWith("~") === true) {
+      errors.push(siteError(site, ["nodes", node.name, "env", "HF_HOME"], `node ${node.name} runs the script recipe ${target}, whose start.sh reads HF_HOME from the .env as written, where ~ is not expanded`, "write the absolute path, e.g. /home/<user>/.cache/huggingface (sm121 init writes each node's)"));
+      return undefined;
+    }
     const before = errors.length;
     const nodeDockerArgs = nodeRecipeDockerArgs(site, node.name, target, nodeRecipe.dockerArgs, errors);
     if (errors.length > before) return undefined;

@@ -24,6 +24,11 @@ export interface PreflightCheck {
   why: string;
   /** A failed fatal check stops the up before any change; others are warnings. */
   fatal: boolean;
+  /**
+   * Also checked by the plan-time look of every preview and up (not only with sm121:preflight):
+   * what the engine itself would refuse at start, so the plan refuses it before anything stops.
+   */
+  atPlan?: boolean;
 }
 
 export interface RenderedFile extends BundleFile {
@@ -57,7 +62,10 @@ export interface NodeBundle extends Omit<TargetScripts, "files"> {
 }
 
 export interface Readiness {
+  /** The whole wait: the recipe's timeout plus the site's grace. */
   timeoutS: number;
+  /** The part of timeoutS that is sm121:readyGraceS (what the wait line names). */
+  graceS?: number;
   servedName?: string;
   maxModelLen?: number;
   proofs: string[];
@@ -82,5 +90,7 @@ export interface DeploymentBundle {
   hooks: { beforeServe: string[]; afterStop: string[] };
   clientNotes: string[];
   warnings: string[];
+  /** The option table the recipe's args were checked against (vLLM, SGLang), as the plan says it. */
+  optionsChecked?: string;
   identity: string;
 }

@@ -7,6 +7,7 @@
  * the node's files and reaches curl on stdin.
  */
 import { curlWithKey, readApiKeyLines } from "../render/apikey";
+import { waitWords } from "../render/plan";
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
@@ -63,7 +64,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   return [
     curlFunction(nb, url),
     `t0=${NOW_S}; ${nowMs("t0ms")}; deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
-    `echo "waiting up to ${r.timeoutS} s for ${url} to answer 200"`,
+    `echo "waiting up to ${waitWords(r)} for ${url} to answer 200"`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
     // the first time 2 s in: an engine just started has had no time to exit.
     "while :; do",

@@ -14,10 +14,10 @@ export function waitGone(cond: string, seconds: number, what: string): string {
   ].join("\n");
 }
 
-/** Lines that export env vars for bash, quoted. */
+/** Lines that export env vars for bash, quoted; a value `~/...` is a node path the node's shell expands (HF_HOME). */
 export function exportLines(env: Record<string, string>): string {
   return Object.entries(env)
-    .map(([k, v]) => `export ${k}=${quote(v)}`)
+    .map(([k, v]) => `export ${k}=${v === "~" || v.startsWith("~/") ? nodePath(v) : quote(v)}`)
     .join("\n");
 }
 

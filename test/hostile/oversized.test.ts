@@ -46,7 +46,7 @@ describe("recipes", () => {
 
   it("a 200 KB key name (too long for a pattern, cut in the message)", () => {
     expect(outcome(() => parseRecipe(F, `${BASE}${"k".repeat(200_000)} = 1\n`), F)).toEqual([
-      `${F}:1:1: ${"k".repeat(61)}...: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`,
+      `${F}:1:1: ${"k".repeat(61)}...: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`,
     ]);
   });
 

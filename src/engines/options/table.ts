@@ -52,8 +52,15 @@ function asTable(json: { options: ReadonlyArray<{ nargs: unknown } & Omit<Option
   };
 }
 
-export const VLLM_OPTIONS: OptionTable = asTable(vllmJson);
-export const SGLANG_OPTIONS: OptionTable = asTable(sglangJson);
+/** Every extracted table, by engine, oldest version first (scripts/engine-options/README.md). */
+export const ENGINE_TABLES = {
+  vllm: [asTable(vllmJson)],
+  sglang: [asTable(sglangJson)],
+} satisfies Record<"vllm" | "sglang", readonly OptionTable[]>;
+
+/** The newest table of each engine: the default where no version is known. */
+export const VLLM_OPTIONS: OptionTable = ENGINE_TABLES.vllm[ENGINE_TABLES.vllm.length - 1] as OptionTable;
+export const SGLANG_OPTIONS: OptionTable = ENGINE_TABLES.sglang[ENGINE_TABLES.sglang.length - 1] as OptionTable;
 
 /** The canonical spelling of an option: its first long spelling (argparse's own order). */
 export function canonical(o: OptionSpec): string {

@@ -19,3 +19,17 @@ export function optionValues(table: OptionTable, args: readonly string[]): Map<s
   }
   return out;
 }
+
+/** Where the parser would take `dest`'s value from: the last token that sets it, and the value. */
+export function optionAt(table: OptionTable, args: readonly string[], dest: string): { index: number; value: string } | undefined {
+  const index = new OptionIndex(table);
+  let found: { index: number; value: string } | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const c = index.classify(args[i] ?? "");
+    if (c.kind !== "option" || c.sel.option.nargs !== 1) continue;
+    const value = c.sel.explicit ?? args[i + 1];
+    if (value !== undefined && c.sel.option.dest === dest) found = { index: i, value };
+    if (c.sel.explicit === undefined) i++;
+  }
+  return found;
+}
