@@ -18,6 +18,23 @@ import os
 import sys
 
 
+def assume_cpu_platform() -> None:
+    """With SM121_ASSUME_CPU=1: a CUDA build of vLLM before 0.11 infers its platform from a GPU
+    ("Failed to infer device type") while it builds the parser; its CPU platform is chosen when its
+    version names cpu. The options argparse knows are the same; nothing here runs a model."""
+    if os.environ.get("SM121_ASSUME_CPU") != "1":
+        return
+    import importlib.metadata as md
+
+    real = md.version
+
+    def version(name: str) -> str:
+        v = real(name)
+        return f"{v}+cpu" if name == "vllm" and "cpu" not in v else v
+
+    md.version = version
+
+
 def vllm_parser() -> argparse.ArgumentParser:
     # `vllm serve` as vllm/entrypoints/cli/main.py builds it: the serve subparser of the CLI parser.
     from vllm.entrypoints.cli.serve import ServeSubcommand
@@ -99,7 +116,9 @@ def main() -> None:
     if len(sys.argv) != 2 or sys.argv[1] not in ("vllm", "sglang"):
         sys.exit("usage: extract.py vllm|sglang")
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
-    json.dump(table(sys.argv[1]), sys.stdout, indent=1)
+    version = importlib.metadata.version(sys.argv[1])
+    assume_cpu_platform()
+    json.dump({**table(sys.argv[1]), "version": version}, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 

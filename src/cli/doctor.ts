@@ -12,7 +12,11 @@ import { fitOf, type NodeModelFacts } from "../render/memfit";
 import { addModelFact, modelFactsScript } from "../serve/modelprobe";
 import { fitChecks, fitTable } from "./fit";
 import { nodeConn } from "../render/node";
+import { imageVersion } from "../engines/options/versions";
+import type { Host } from "../remote";
 import { hostPattern } from "../remote/knownhosts";
+import { describeCheck, parseProbe } from "../serve/probe";
+import { preflightScript } from "../serve/steps";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
@@ -23,7 +27,7 @@ import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorRe
 import { doctorText } from "./table";
 
 interface Need {
-  check: Exclude<DoctorCheck["check"], "memory" | "memory-fit">;
+  check: Exclude<DoctorCheck["check"], "memory" | "memory-fit" | "preflight" | "engine-version">;
   subject: string;
   /** A shell condition, true when the need is met. */
   test: string;
@@ -140,8 +144,57 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     hint: t("doctor.hintMemory", { node: node.name }),
     deployments: placed.map((x) => x.b.deployment),
   });
+  for (const x of placed) checks.push(...(await preflightChecks(r.host, x.b, x.nb)));
+  for (const x of placed) {
+    const v = await imageVersionCheck(r.host, x.b, x.nb, recipes.get(x.b.recipe));
+    if (v !== undefined) checks.push(v);
+  }
   const bad = checks.filter((c) => !c.ok);
   return { ...base, reachable: true, connect: null, checks, problems: bad.filter((c) => c.severity === "problem").length, warnings: bad.filter((c) => c.severity === "warning").length };
+}
+
+/**
+ * The preflight of `pulumi up` itself (serve/steps.ts, read-only) for each deployment on the node:
+ * doctor's "ready" means that preflight passes. A fatal finding is a problem, the others warnings.
+ */
+async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle): Promise<DoctorCheck[]> {
+  const res = await host.run(preflightScript(nb, [], undefined, { checks: true, runStatus: false, clients: false }), { step: "preflight", allowFailure: true, timeoutMs: 60_000 });
+  const failed = parseProbe(res.records, res.stdout).failed;
+  const check = (severity: DoctorCheck["severity"], found: typeof failed): DoctorCheck => ({
+    check: "preflight",
+    subject: b.deployment,
+    ok: found.length === 0,
+    severity,
+    detail: found.length === 0 ? null : found.map(describeCheck).join("; "),
+    hint: t("doctor.preflight"),
+    deployments: [b.deployment],
+  });
+  const warnings = failed.filter((f) => !f.fatal);
+  return [check("problem", failed.filter((f) => f.fatal)), ...(warnings.length > 0 ? [check("warning", warnings)] : [])];
+}
+
+/**
+ * A docker recipe whose engine version is neither in the recipe nor known from its image tag: the
+ * version read from the image on rank 0 (the package's metadata, with no GPU and no model), and the
+ * line to add to the recipe.
+ */
+async function imageVersionCheck(host: Host, b: DeploymentBundle, nb: NodeBundle, recipe: Recipe | undefined): Promise<DoctorCheck | undefined> {
+  const image = recipe?.image;
+  const engine = recipe?.engine;
+  if (nb.rank !== 0 || image === undefined || recipe?.engineVersion !== undefined || imageVersion(image) !== undefined || (engine !== "vllm" && engine !== "sglang")) return undefined;
+  const py = `import importlib.metadata as m; print(m.version(${JSON.stringify(engine)}))`;
+  const res = await host.run(`docker run --rm --network none --entrypoint python3 ${quote(image)} -c ${quote(py)} 2>/dev/null || true`, { step: "engine version", allowFailure: true, timeoutMs: 120_000 });
+  const version = /^\d+\.\d+\.\d+\S*$/m.exec(res.stdout)?.[0];
+  const said = { image, engine, file: recipe?.file ?? b.recipeFile };
+  return {
+    check: "engine-version",
+    subject: image,
+    ok: false,
+    severity: "warning",
+    detail: version === undefined ? t("doctor.versionUnknown", said) : t("doctor.versionFound", { ...said, version }),
+    hint: null,
+    deployments: [b.deployment],
+  };
 }
 
 /** Each deployment's memory fit over what the nodes reported: a check on each reached node, and the table. */

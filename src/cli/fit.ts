@@ -17,10 +17,11 @@ export function fitTable(fit: Fit): string[] {
   return [...fitHeader(fit), ...table(header, rows), ...fitNotes(fit)];
 }
 
-/** Doctor's memory-fit check of each node of the fit: a refusal is a problem, a tight fit a warning. */
+/** Doctor's memory-fit check of each node of the fit: a refusal is a problem, a tight or unknown fit a warning. */
 export function fitChecks(fit: Fit, recipeFile: string): Map<string, DoctorCheck> {
   return new Map(fit.nodes.map((n): [string, DoctorCheck] => {
-    const ok = n.verdict === "fits" || n.verdict === "unknown";
+    // An unknown fit is no pass: a warning that says how to know it.
+    const ok = n.verdict === "fits";
     const need = n.needGiB === undefined ? "" : `${t("fit.detail", { need: gib(n.needGiB), budget: gib(n.budgetGiB) })}; `;
     return [n.node, {
       check: "memory-fit",
@@ -28,7 +29,7 @@ export function fitChecks(fit: Fit, recipeFile: string): Map<string, DoctorCheck
       ok,
       severity: n.verdict === "refused" ? "problem" : "warning",
       detail: `${need}${n.verdict}${n.why === undefined ? "" : `: ${n.why}`}`,
-      hint: ok ? null : t("fit.hint", { file: recipeFile }),
+      hint: ok ? null : n.verdict === "unknown" ? t("fit.hintUnknown", { file: recipeFile }) : t("fit.hint", { file: recipeFile }),
       deployments: [fit.deployment],
     }];
   }));

@@ -5,6 +5,7 @@ import { projectRoot, stackContext, type CliContext } from "./context";
 import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
 import { downCommand } from "./down";
+import { initCommand } from "./init";
 import { LOCALES, localeOf, useLocale } from "./i18n";
 import { logsCommand } from "./logs";
 import { profilesCommand } from "./profiles";
@@ -18,6 +19,7 @@ type Run = (ctx: CliContext, p: Parsed) => number | Promise<number>;
 
 /** What each verb runs; its flags and usage are in ./usage. */
 const COMMANDS: Record<Verb, Run> = {
+  init: initCommand,
   validate: validateCommand,
   profiles: profilesCommand,
   render: renderCommand,

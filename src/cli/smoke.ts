@@ -1,7 +1,8 @@
 /**
- * `sm121 smoke --node N [deployment] [--yes] [--json]`: one short chat completion on the node's
- * endpoint, sent by curl ON the node (as an operator there would), with the API key read from the
- * node's files and given to curl on stdin, never on a command line. A protected node needs --yes.
+ * `sm121 smoke [deployment] [--node N] [--yes] [--json]`: one short chat completion on the node's
+ * endpoint (without --node: the API node of the deployment, or of the site's only one), sent by
+ * curl ON the node (as an operator there would), with the API key read from the node's files and
+ * given to curl on stdin, never on a command line. A protected node needs --yes.
  *
  * The keyed curl here is shared with `status` (its /v1/models health check).
  */
@@ -11,7 +12,7 @@ import { curlWithKey, readApiKeyLines } from "../render/apikey";
 import { quote } from "../text/shell";
 import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
-import { cliAuth, hostOf, selectedNode } from "./connect";
+import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
@@ -102,11 +103,22 @@ export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, o
   return [t("smoke.notInDeployment", { node, deployment: only, nodes: scope.flatMap((b) => b.nodes.map((x) => x.node)).join(", ") || "-" })];
 }
 
+/**
+ * The node to smoke without --node: the API node of the deployment named, or of the site's only
+ * deployment (its only node, for a deployment of one).
+ */
+function apiNodeOf(bundles: readonly DeploymentBundle[], only: string | undefined, stack: string): string {
+  const b = only === undefined && bundles.length === 1 ? bundles[0] : only === undefined ? undefined : selectedDeployment(bundles, only, stack);
+  if (b === undefined) throw new UsageError(t("smoke.needsNode", { deployments: bundles.map((x) => x.deployment).join(", ") || "-" }));
+  const api = b.nodes.find((nb) => nb.api !== undefined);
+  if (api === undefined) throw new UsageError(t("smoke.noApiNode", { deployment: b.deployment }));
+  return api.node;
+}
+
 export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
-  const node = selectedNode(project.site, p);
-  if (node === undefined) throw new UsageError(t("smoke.needsNode"));
   const only = p.positional[0];
+  const node = selectedNode(project.site, p) ?? apiNodeOf(project.bundles, only, ctx.stack);
   const targets = project.bundles
     .filter((b) => only === undefined || b.deployment === only)
     .flatMap((b) => b.nodes.filter((nb) => nb.node === node && nb.api !== undefined).map((nb) => ({ b, nb })));

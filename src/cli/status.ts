@@ -120,6 +120,11 @@ async function statusEntry(
   o.trace(nb.node, "status", res);
   const st = parseProbe(res.records, res.stdout);
   const running: boolean | null = res.records.some((rec) => typeof rec["running"] === "boolean") ? st.running : null;
+  // After `pulumi destroy` or `sm121 down` the node holds no record and runs nothing: not deployed,
+  // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.
+  if (running === false && st.recorded === undefined) {
+    return { ...base, running, startedAt: null, drift: null, env: null, health: { checked: false, reason: "not-deployed" }, kvCache: null, error: null };
+  }
   const startedAt = st.startedAt ?? null;
   let env: StatusEntry["env"] = null;
   if (st.envText !== undefined) {
@@ -181,6 +186,11 @@ async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, 
   return { ...base, reachable: true, error: null, memAvailableGiB: mem, watermarkScaleFactor: wsf, gpuApps: apps, gpuProbe: probe };
 }
 
+/** Every node answered and none holds a deployment of the site (none declared, or all down). */
+function nothingDeployed(r: StatusReport): boolean {
+  return r.nodes.every((n) => n.reachable) && r.deployments.every((d) => d.nodes.every((e) => !e.health.checked && e.health.reason === "not-deployed"));
+}
+
 function isOk(e: StatusEntry): boolean {
   const healthy = !e.health.checked || e.health.ok;
   return e.error === null && e.drift === null && healthy;
@@ -231,7 +241,10 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   if (bool(p, "watch")) return withNodes(targets, auth, (reached) => watchLoad(ctx, () => collect(reached)));
   const report = await withNodes(targets, auth, collect);
   if (bool(p, "json")) ctx.out(jsonOut(statusSchema(), report));
-  else {
+  else if (nothingDeployed(report)) {
+    ctx.out(t("status.nothingDeployed", { stack: ctx.stack, deployments: report.deployments.map((d) => d.deployment).join(", ") || "-" }));
+    for (const l of statusText({ ...report, deployments: [] })) ctx.out(l);
+  } else {
     const load = loadText(report);
     for (const l of [...statusText(report), ...(load.length > 0 ? ["", ...load] : [])]) ctx.out(l);
   }

@@ -89,6 +89,7 @@ export function table(header: string[], rows: string[][], indent = "  ", max = T
 function stateText(e: StatusEntry): string {
   const name = e.target.name === null ? "" : ` ${e.target.name}`;
   if (e.running === null) return e.error !== null && e.health.checked === false && e.health.reason === "unreachable" ? t("status.unreachable") : t("status.stateUnknown");
+  if (!e.health.checked && e.health.reason === "not-deployed") return t("status.notDeployed");
   if (!e.runs) return t("status.byRank0");
   if (!e.running) return t("status.stopped", { name });
   return e.startedAt === null ? t("status.running", { name }) : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });

@@ -135,11 +135,11 @@ function asciiLower(s: string): string {
 }
 
 /** The SHA256 fingerprint as `ssh-keygen -l` prints it. */
-function fingerprint(keyBlob: Buffer): string {
+export function fingerprint(keyBlob: Buffer): string {
   return `SHA256:${createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "")}`;
 }
 
-function keyTypeOf(keyBlob: Buffer): string {
+export function keyTypeOf(keyBlob: Buffer): string {
   if (keyBlob.length < 4) return "";
   const len = keyBlob.readUInt32BE(0);
   return keyBlob.subarray(4, 4 + len).toString("latin1");

@@ -105,8 +105,9 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headC
   }
   for (const m of spec.mounts) {
     const src = m.split(":")[0] ?? "";
-    // A directory the up makes before the start (the HF cache it fills) is not checked.
+    // A directory the up makes before the start (the HF cache it fills) may be missing: a warning.
     if (!made.includes(src)) checks.push({ kind: "file", subject: src, why: `mount source of ${m}`, fatal: true });
+    else checks.push({ kind: "file", subject: src, why: `mount source of ${m}; this up makes it before the start, and the engine downloads the model into it`, fatal: false });
   }
   if ((recipe.deploy === "tmux" || recipe.deploy === "native") && !headCoordinated) {
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });

@@ -13,11 +13,16 @@ class ArgError extends Error {}
 
 const TABLE_DIRS = [path.join(__dirname, "options"), path.resolve(__dirname, "..", "..", "..", "..", "src", "engines", "options")];
 
-/** The option table of `engine` (vllm, sglang): the one JSON file for it. */
+/** A table file's version as numbers, for the newest: vllm-0.33.0.json -> [0, 33, 0]. */
+const versionOf = (file) => file.replace(/^[a-z]+-|\.json$/g, "").split(".").map((x) => Number.parseInt(x, 10) || 0);
+const newer = (a, b) => { for (let i = 0; i < 3; i++) if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0); return false; };
+
+/** The option table of `engine` (vllm, sglang): the newest version's file (sm121 keeps one per version). */
 function loadTable(engine) {
   for (const dir of TABLE_DIRS) {
     if (!fs.existsSync(dir)) continue;
-    const file = fs.readdirSync(dir).find((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
+    const files = fs.readdirSync(dir).filter((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
+    const file = files.reduce((best, f) => (best === undefined || newer(versionOf(f), versionOf(best)) ? f : best), undefined);
     if (file) return JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
   }
   throw new Error(`fake-engine: no option table for ${engine} in ${TABLE_DIRS.join(" or ")}`);

@@ -1,0 +1,158 @@
+/**
+ * `sm121 init`'s look at a node and the stack file it writes from what it found. The look is one
+ * read-only script over the node's own SSH connection; each fact it finds goes into the stack
+ * file with a comment that says where it came from, so the operator can check it line by line.
+ */
+import { imageVersion } from "../engines/options/versions";
+import type { Host } from "../remote";
+
+export interface NodeFacts {
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  home: string;
+  hfHome: string;
+  hfExists: boolean;
+  memTotalGiB?: number;
+  memAvailableGiB?: number;
+  gpus: string[];
+  docker?: string;
+  images: string[];
+  /** The cluster interface and its address, and how it was found. */
+  nic?: { dev: string; addr: string; via: "rdma" | "ssh" };
+}
+
+const b64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
+
+/**
+ * The node's facts, read-only: its home and HF cache, memory (`free -b`, as the memory fit reads
+ * it; MemAvailable for the gate), GPUs (`nvidia-smi -L`), docker and its images, and the cluster
+ * interface: the first RDMA device's netdev with an IPv4 address (a Spark's ConnectX-7), else the
+ * interface that holds the address this SSH connection reached.
+ */
+export const FACTS_SCRIPT = [
+  'hf=${HF_HOME:-$HOME/.cache/huggingface}; if [ -d "$hf" ]; then hfe=true; else hfe=false; fi',
+  'printf \'@sm121 {"home":"%s","hf":"%s","hfExists":%s}\\n\' "$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"',
+  "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=; avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
+  'printf \'@sm121 {"memTotal":%s,"memAvailableKiB":%s}\\n\' "${total:-null}" "${avail:-null}"',
+  'gpus=$(nvidia-smi -L 2>/dev/null || true); printf \'@sm121 {"gpus":"%s"}\\n\' "$(printf %s "$gpus" | base64 -w0)"',
+  "dv=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true); imgs=$(docker images 2>/dev/null || true)",
+  'printf \'@sm121 {"docker":"%s","images":"%s"}\\n\' "$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
+  "nic=; addr=; via=",
+  "for dev in $(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true); do",
+  "  a=$(ip -o -4 addr show dev \"$dev\" 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n 1) || a=",
+  '  if [ -n "$a" ]; then nic=$dev; addr=$a; via=rdma; break; fi',
+  "done",
+  'if [ -z "$nic" ]; then addr=$(printf %s "${SSH_CONNECTION:-}" | awk \'{print $3}\'); nic=$(ip -o route get "$addr" 2>/dev/null | sed -n \'s/.* dev \\([^ ]*\\).*/\\1/p\' | head -n 1) || nic=; via=ssh; fi',
+  'printf \'@sm121 {"nic":"%s","addr":"%s","via":"%s"}\\n\' "$nic" "$addr" "$via"',
+].join("\n");
+
+/** What a node said, from the records of FACTS_SCRIPT. */
+export async function nodeFacts(host: Host, base: Pick<NodeFacts, "name" | "host" | "port" | "user">): Promise<NodeFacts> {
+  const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
+  const rec = (k: string) => res.records.find((r) => k in r) ?? {};
+  const gib = (v: unknown) => (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
+  const home = rec("home");
+  const mem = rec("memTotal");
+  const nic = rec("nic");
+  const memTotalGiB = gib(mem["memTotal"]);
+  const kib = mem["memAvailableKiB"];
+  const memAvailableGiB = gib(typeof kib === "number" ? kib * 1024 : undefined);
+  const dev = String(nic["nic"] ?? "");
+  const addr = String(nic["addr"] ?? "");
+  return {
+    ...base,
+    home: b64(home["home"]),
+    hfHome: b64(home["hf"]),
+    hfExists: home["hfExists"] === true,
+    ...(memTotalGiB !== undefined && { memTotalGiB }),
+    ...(memAvailableGiB !== undefined && { memAvailableGiB }),
+    gpus: b64(rec("gpus")["gpus"]).split("\n").filter((l) => /^GPU \d+:/.test(l)).map((l) => l.replace(/^GPU \d+: /, "").replace(/ \(UUID: .*\)$/, "")),
+    ...(b64(rec("docker")["docker"]).trim() !== "" && { docker: b64(rec("docker")["docker"]).trim() }),
+    images: imagesIn(b64(rec("docker")["images"])),
+    ...(dev !== "" && addr !== "" && { nic: { dev, addr, via: nic["via"] === "rdma" ? "rdma" : "ssh" } }),
+  };
+}
+
+/** `docker images` as REPOSITORY:TAG (the table every docker prints; its header first). */
+function imagesIn(table: string): string[] {
+  return table.split("\n").slice(1).map((l) => l.trim().split(/\s+/)).filter((c) => c.length >= 2 && c[0] !== "<none>" && c[1] !== "<none>").map((c) => `${c[0]}:${c[1]}`);
+}
+
+/** The recipes init deploys, by the names the shipped recipes/ has. */
+export const SOLO_RECIPE = "qwen3-8b-solo";
+export const PAIR_RECIPE = "qwen3-32b-vllm-tp2";
+
+export interface StackInput {
+  facts: NodeFacts[];
+  knownHosts: string;
+  /** The images the two recipes run, to say where each is missing. */
+  images: Record<string, string>;
+  gateway: boolean;
+}
+
+const yamlWord = (s: string): string => (/^[A-Za-z0-9_./~@:+-]+$/.test(s) && !/^[-:~]/.test(s) ? s : JSON.stringify(s));
+
+/** The memory gate: half the least MemAvailable init found (a new site has no engine running), at most 100 GiB. */
+export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeFacts } {
+  const least = facts.filter((f) => f.memAvailableGiB !== undefined).sort((a, b) => (a.memAvailableGiB ?? 0) - (b.memAvailableGiB ?? 0))[0];
+  if (least?.memAvailableGiB === undefined) return { gib: 100 };
+  return { gib: Math.max(1, Math.min(100, Math.floor(least.memAvailableGiB / 2))), from: least };
+}
+
+function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
+  const out = [`    ${f.name}:`, `      # ${f.user}@${f.host}:${f.port}, its home ${f.home} (found by sm121 init)`];
+  out.push(`      ssh: { host: ${yamlWord(f.host)}, port: ${f.port}, user: ${yamlWord(f.user)} }`);
+  if (f.nic !== undefined) {
+    const how = f.nic.via === "rdma" ? "the first RDMA device's interface with an IPv4 address (its ConnectX-7)" : "the interface of the address this SSH connection reached (no RDMA interface has an IPv4 address)";
+    out.push(`      # the cluster interface ${f.nic.dev}, ${f.nic.addr}: ${how}; the engines bind and meet there`);
+    out.push(`      ip: ${f.nic.addr}`, `      nic: ${yamlWord(f.nic.dev)}`);
+  } else {
+    out.push("      # no cluster interface found: write the node's address on the cluster network", `      ip: ${yamlWord(f.host)}`);
+  }
+  const gpuSaid = f.gpus.length > 0 ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)` : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
+  out.push(`      # GPU: ${gpuSaid}`, `      gpus: ${Math.max(1, f.gpus.length)}`);
+  const mem = f.memTotalGiB === undefined ? "memory: free -b failed" : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
+  out.push(`      # ${mem}`);
+  out.push(`      # the HF cache ${f.hfHome}: ${f.hfExists ? "exists" : "does not exist yet; the first up that downloads a model into it makes it"}`);
+  out.push(`      env: { HF_HOME: ${yamlWord(f.hfHome)} }`);
+  const docker = f.docker === undefined ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit" : `docker ${f.docker}, ${f.images.length === 0 ? "no images" : `images: ${f.images.join(", ")}`}`;
+  out.push(`      # ${docker}`);
+  for (const [recipe, image] of Object.entries(images)) {
+    if (!f.images.includes(image)) out.push(`      # ${recipe} runs ${image}, which is not here yet: docker pull ${image} on ${f.name}`);
+  }
+  return out;
+}
+
+/** The stack file's text: the nodes as found, the solo deployment, the pair commented out, no gateway. */
+export function stackYaml(o: StackInput): string {
+  const [first, second] = o.facts;
+  const gate = gateOf(o.facts);
+  const gateSaid = gate.from === undefined ? "the default" : `half of the least MemAvailable sm121 init found (${gate.from.name}: ${gate.from.memAvailableGiB} GiB), at most 100`;
+  const engines = Object.entries(o.images).map(([r, i]) => { const v = imageVersion(i); return `${r}: ${i}${v === undefined ? "" : ` (${v.engine} ${v.version}, ${v.source})`}`; });
+  const lines = [
+    `# Written by sm121 init for ${o.facts.map((f) => f.name).join(", ")}. Each fact about a node says where it came from.`,
+    "# Secrets never go here: pulumi config set --secret sm121:sshPrivateKey < key (or run ssh-agent),",
+    "# sm121:hfToken, sm121:apiKey.",
+    "config:",
+    "  # the host keys sm121 init showed and you confirmed; every connection is checked against them",
+    `  sm121:knownHosts: ${yamlWord(o.knownHosts)}`,
+    `  # the memory an up waits for before it starts an engine: ${gateSaid}`,
+    `  sm121:minMemAvailableGiB: ${gate.gib}`,
+    "  sm121:nodes:",
+    ...o.facts.flatMap((f) => nodeLines(f, o.images)),
+    "  sm121:deployments:",
+    `    # ${engines.join("; ")}`,
+    ...(first === undefined ? [] : [`    - { recipe: ${SOLO_RECIPE}, nodes: [${first.name}] }`]),
+    second === undefined
+      ? `    # ${PAIR_RECIPE} needs two nodes (tp 2, one GB10 each): add a second node to serve it`
+      : `    # Qwen3-32B across two nodes (tp 2): serve it instead of the one above (a node serves one deployment)\n    # - { recipe: ${PAIR_RECIPE}, nodes: [${first?.name ?? ""}, ${second.name}] }`,
+  ];
+  if (o.gateway) {
+    lines.push("  # the gateway file, on this machine (sm121, litellm or llama-swap format)", "  sm121:gateway: { path: ~/.local/state/sm121/gateway-backends.json, format: litellm }");
+  } else {
+    lines.push("  # no gateway file: add sm121:gateway (path, format) when a gateway should route to the engines");
+  }
+  return `${lines.join("\n")}\n`;
+}

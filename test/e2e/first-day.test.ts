@@ -1,0 +1,125 @@
+/**
+ * The first day on two Sparks, as a new operator runs it, on the simulated site: an empty project
+ * (no stack file, no state directory, the host keys unknown, the key in ssh-agent), then
+ * `sm121 init`, `sm121 validate`, `pulumi preview`, `pulumi up` and `sm121 smoke`, and nothing
+ * else, to a chat answer. Then `status` after `pulumi destroy` says that nothing is deployed.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { REPO } from "../helpers/project";
+import { PASSPHRASE, pulumiEnv, type PulumiEnv, type PulumiRun } from "../helpers/pulumi";
+import { sshOk } from "../site/exec";
+import { startSite, type SimNode, type SimSite } from "../site/site";
+
+const base = `/tmp/sm121-e2e-firstday-${process.pid}`;
+const dir = join(base, "project");
+const state = join(base, "state");
+const knownHosts = join(base, "known_hosts");
+const agentSock = join(base, "agent.sock");
+
+describe.sequential("the first day: sm121 init to a chat answer", () => {
+  let site: SimSite;
+  let agent: ChildProcess | undefined;
+  let pulumi: PulumiEnv;
+  let env: Record<string, string>;
+  /** The compiled sm121 as the operator runs it: in the project, with their agent and no key file. */
+  const run = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [join(REPO, "bin", "sm121"), ...args], { cwd: dir, env: { ...process.env, ...env, SM121_LANG: "en" }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  const pulumiRun = (args: string[]): Promise<PulumiRun> => pulumi.run([...args, "--stack", "sim"], { env, timeoutMs: 300_000 });
+
+  beforeAll(async () => {
+    rmSync(base, { recursive: true, force: true });
+    site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], firstIp: 241, sshPort: 2541 });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(REPO, "Pulumi.yaml")));
+    writeFileSync(join(dir, "package.json"), '{"name":"sm121-first-day","private":true,"main":"dist/src/index.js"}\n');
+    for (const link of ["dist", "node_modules"]) symlinkSync(join(REPO, link), join(dir, link));
+    // The operator's key in ssh-agent, as the README's set-up has it; the state directory does not exist yet.
+    agent = spawn("ssh-agent", ["-D", "-a", agentSock], { stdio: "ignore" });
+    for (let i = 0; i < 100 && !existsSync(agentSock); i++) await new Promise((r) => setTimeout(r, 50));
+    const add = spawnSync("ssh-add", [site.clientKey], { env: { ...process.env, SSH_AUTH_SOCK: agentSock }, encoding: "utf8" });
+    if (add.status !== 0) throw new Error(`ssh-add failed: ${add.stderr}`);
+    pulumi = pulumiEnv(dir, join(base, "pulumi"));
+    env = { ...pulumi.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: PASSPHRASE, SSH_AUTH_SOCK: agentSock, SM121_SSH_KEY: "", SM121_STACK: "" };
+  }, 120_000);
+
+  afterAll(async () => {
+    if (agent?.pid !== undefined) process.kill(agent.pid);
+    await site?.stop();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it("init shows the host keys, looks at the nodes and writes a stack that fits them", async () => {
+    const [n1, n2] = site.nodes as [SimNode, SimNode];
+    const init = await run(["init", "--nodes", `${n1.ip},${n2.ip}`, "--port", String(n1.sshPort), "--user", site.user, "--yes", "--stack", "sim", "--known-hosts", knownHosts]);
+    expect(init.code, init.stdout + init.stderr).toBe(0);
+    // Each node's fingerprint is shown, then recorded: the file holds the keys the site's own list has.
+    expect(init.stdout).toMatch(new RegExp(`spark1: \\[${n1.ip.replace(/\./g, "\\.")}\\]:${n1.sshPort} ssh-ed25519 SHA256:\\S+ \\(new\\)`));
+    expect(init.stdout).toContain(`recorded 2 host keys in ${knownHosts}`);
+    expect(init.stdout, init.stdout + init.stderr).toContain("created the stack sim (pulumi stack init)");
+    const keys = (f: string) => readFileSync(f, "utf8").trim().split("\n").map((l) => l.split(" ").slice(1).join(" ")).sort();
+    expect(keys(knownHosts)).toEqual(keys(site.knownHosts));
+    expect(existsSync(state)).toBe(true);
+    expect(init.stdout).toContain("pulumi login to an s3:// bucket");
+    const text = readFileSync(join(dir, "Pulumi.sim.yaml"), "utf8");
+    const cfg = (parse(text) as { config: Record<string, unknown> }).config;
+    const nodes = cfg["sm121:nodes"] as Record<string, { ip: string; nic: string; gpus: number; env: { HF_HOME: string } }>;
+    expect(nodes["spark1"]).toMatchObject({ ip: n1.ip, nic: "lo", gpus: 1, env: { HF_HOME: `${n1.home}/.cache/huggingface` } });
+    expect(nodes["spark2"]?.ip).toBe(n2.ip);
+    expect(cfg["sm121:deployments"]).toEqual([{ recipe: "qwen3-8b-solo", nodes: ["spark1"] }]);
+    expect(cfg["sm121:gateway"]).toBeUndefined();
+    // Each fact with its comment; the pair commented out.
+    expect(text).toContain("# GPU: 1 x NVIDIA GB10 (nvidia-smi -L)");
+    expect(text).toContain(`# the HF cache ${n1.home}/.cache/huggingface: does not exist yet`);
+    expect(text).toContain("# - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1, spark2] }");
+    // The two recipes came from the shipped ones.
+    expect(readFileSync(join(dir, "recipes", "qwen3-8b-solo.toml"), "utf8")).toBe(readFileSync(join(REPO, "recipes", "qwen3-8b-solo.toml"), "utf8"));
+
+    const again = await run(["init", "--nodes", n1.ip, "--port", String(n1.sshPort), "--yes", "--stack", "sim", "--known-hosts", knownHosts]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("Pulumi.sim.yaml exists: sm121 init writes a new stack file and never overwrites one");
+    expect(readFileSync(join(dir, "Pulumi.sim.yaml"), "utf8")).toBe(text);
+  });
+
+  it("validate, preview, up and smoke: a chat answer", async () => {
+    const [n1] = site.nodes as [SimNode, SimNode];
+    const validate = await run(["validate"]);
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(validate.stdout).toContain("1 deployment (qwen3-8b-solo)");
+    const preview = await pulumiRun(["preview"]);
+    expect(preview.code, preview.all).toBe(0);
+    const up = await pulumiRun(["up", "--yes"]);
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain("1800 s + 300 s grace");
+    // The HF cache the engine fills was made by the up.
+    expect(await sshOk(site, n1, "test -d ~/.cache/huggingface && echo made")).toBe("made\n");
+    const smoke = await run(["smoke"]);
+    expect(smoke.code, smoke.stdout + smoke.stderr).toBe(0);
+    expect(smoke.stdout).toMatch(new RegExp(`^qwen3-8b-solo on spark1 \\(http://${n1.ip.replace(/\./g, "\\.")}:8000/v1/chat/completions\\): HTTP 200`, "m"));
+    expect(smoke.stdout).toMatch(/^ {2}answer: \S/m);
+  });
+
+  it("status after destroy: nothing deployed, exit 0, no figure from before", async () => {
+    const destroy = await pulumiRun(["destroy", "--yes"]);
+    expect(destroy.code, destroy.all).toBe(0);
+    const status = await run(["status"]);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.stdout).toContain("nothing is deployed on stack sim");
+    expect(status.stdout).not.toMatch(/saved at up|tokens/);
+  });
+});
