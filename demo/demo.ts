@@ -55,7 +55,7 @@ async function main(): Promise<void> {
         for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"]) cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), { recursive: true });
         const images = join((site.nodes[2] as SimNode).root, "etc", "docker-images.json");
         const held = JSON.parse(readFileSync(images, "utf8")) as Record<string, unknown>;
-        delete held["nvcr.io/nvidia/vllm:25.10-py3"];
+        delete held["nvcr.io/nvidia/vllm:26.01-py3"];
         writeFileSync(images, JSON.stringify(held));
       },
       config: () => ["  sm121:modelCache: keep", "  sm121:imageSync: true", "  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),

@@ -148,7 +148,7 @@ describe("sm121 doctor", () => {
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(true);
     const checks = (node: string) => d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
-    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:25.10-py3 true", "memory MemAvailable true", "memory-fit solo true"]);
+    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:26.01-py3 true", "memory MemAvailable true", "memory-fit solo true"]);
     expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true", "memory-fit small true"]);
     // The fit reads each node's MemTotal (the site's free: a GB10's) and prints its table.
     expect(d.memoryFit.map((f) => f.deployment)).toEqual(expect.arrayContaining(["solo", "small"]));

@@ -49,12 +49,12 @@ afterAll(() => {
 
 const PEERS = "203.0.113.1,203.0.113.2,203.0.113.3,203.0.113.4";
 
-describe("sm121 render glm53-full-tp4-gr8 --json --stack spark-site", () => {
+describe("sm121 render glm53-full-tp4-gr8 --json --stack examples", () => {
   interface JsonNode { node: string; rank: number; host: string; argv: string[]; launch: string; env: Record<string, string> }
   let run: Run;
   let nodes: JsonNode[] = [];
   beforeAll(() => {
-    run = sm121(["render", "glm53-full-tp4-gr8", "--json", "--stack", "spark-site"]);
+    run = sm121(["render", "glm53-full-tp4-gr8", "--json", "--stack", "examples"], projectCopy("examples", join(FIXTURES, "sites", "examples.yaml")));
     nodes = (JSON.parse(run.stdout) as { nodes: JsonNode[] }).nodes;
   });
 
@@ -65,10 +65,10 @@ describe("sm121 render glm53-full-tp4-gr8 --json --stack spark-site", () => {
 
   it("has the four nodes in rank order", () => {
     expect(nodes.map((n) => [n.node, n.rank, n.host])).toEqual([
-      ["spark1", 0, "ops@203.0.113.1:22"],
-      ["spark2", 1, "ops@203.0.113.2:22"],
-      ["spark3", 2, "ops@203.0.113.3:22"],
-      ["spark4", 3, "ops@203.0.113.4:22"],
+      ["gr8-1", 0, "ops@203.0.113.1:22"],
+      ["gr8-2", 1, "ops@203.0.113.2:22"],
+      ["gr8-3", 2, "ops@203.0.113.3:22"],
+      ["gr8-4", 3, "ops@203.0.113.4:2222"],
     ]);
   });
 
@@ -92,15 +92,15 @@ describe("sm121 render errors", () => {
     expect(sm121(["render", "nope", "--stack", "spark-site"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'no deployment "nope" in Pulumi.spark-site.yaml; deployments: glm53-full-tp4-gr8\n',
+      stderr: 'no deployment "nope" in Pulumi.spark-site.yaml; deployments: qwen3-8b-solo\n',
     });
   });
 
   it("an unknown node exits 2 with the deployment's nodes", () => {
-    expect(sm121(["render", "glm53-full-tp4-gr8", "--node", "spark9", "--stack", "spark-site"])).toEqual({
+    expect(sm121(["render", "qwen3-8b-solo", "--node", "spark9", "--stack", "spark-site"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'deployment glm53-full-tp4-gr8 has no node "spark9"; its nodes: spark1, spark2, spark3, spark4\n',
+      stderr: 'deployment qwen3-8b-solo has no node "spark9"; its nodes: spark1\n',
     });
   });
 
@@ -157,28 +157,28 @@ describe("sm121 render --out DIR", () => {
 
 describe("sm121 validate", () => {
   it("exits 0 on the example project", () => {
-    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({ code: 0, stdout: "ok: 5 recipes, 4 profiles, 4 nodes, 1 deployment (glm53-full-tp4-gr8)\n", stderr: "" });
+    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({ code: 0, stdout: "ok: 6 recipes, 4 profiles, 2 nodes, 1 deployment (qwen3-8b-solo)\n", stderr: "" });
   });
 
   it("exits 0 on every example recipe deployed at once", () => {
     const project = projectCopy("examples", join(FIXTURES, "sites", "examples.yaml"));
     expect(sm121(["validate", "--stack", "examples"], project)).toEqual({
       code: 0,
-      stdout: "ok: 5 recipes, 4 profiles, 13 nodes, 7 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture)\n",
+      stdout: "ok: 6 recipes, 4 profiles, 14 nodes, 8 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture, qwen3-8b-solo)\n",
       stderr: "",
     });
   });
 
   it("exits 1 with every cross-check error of a broken stack", () => {
     const project = projectCopy("broken", join(FIXTURES, "sites", "broken.yaml"));
-    const known = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen38-27b-nvfp4-dgpp, qwen38-flash";
+    const known = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen3-8b-solo, qwen38-27b-nvfp4-dgpp, qwen38-flash";
     expect(sm121(["validate", "--stack", "broken"], project)).toEqual({
       code: 1,
       stdout: "",
       stderr: [
-        "Pulumi.broken.yaml:10:7: sm121:deployments[0].nodes: tp = 2 (recipes/qwen3-32b-vllm-tp2.toml) does not divide the 3 launch nodes; use 1 or 3",
+        "recipes/qwen3-32b-vllm-tp2.toml:11:1: tp: tp = 2 starts 2 ranks, one per GPU, but deployment qwen3-32b-vllm-tp2 (Pulumi.broken.yaml:9) has 3 GPUs (3 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); set tp = 3 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment",
         'Pulumi.broken.yaml:12:15: sm121:deployments[1].nodes[0]: node "n3" already serves deployment qwen3-32b-vllm-tp2; a node serves one deployment; remove it from one of the two deployments',
-        "Pulumi.broken.yaml:12:7: sm121:deployments[1].nodes: gr8 runs one rank per peer: tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
+        "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
         `Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; use one of ${known} or add recipes/qwen3-8b.toml`,
         "4 errors",
         "",

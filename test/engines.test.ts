@@ -22,7 +22,7 @@ function ctx(r: Recipe, rank: number, n: number, port = r.port ?? driverFor(r.en
 
 const argv = (r: Recipe, rank: number, n: number): string[] => engineArgv(driverFor(r.engine), ctx(r, rank, n));
 
-const VLLM = recipe('model = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\ntp = 2\nargs = ["--max-model-len", "32768"]\n');
+const VLLM = recipe('model = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\ntp = 2\nargs = ["--max-model-len", "32768"]\n');
 const SGLANG = recipe('engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\nport = 30000\ntp = 2\nargs = ["--context-length", "65536"]\n');
 const GR8 = recipe('engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\ntp = 4\nargs = ["--shape", "full"]\n');
 const DGPP = recipe('engine = "dgpp"\ndeploy = "native"\nmodel = "Qwen/Qwen3.8-27B"\n[dgpp]\nhttp_port = 18181\n');

@@ -67,7 +67,7 @@ function fitFor(recipeText: string, nodes: string[], facts: Record<string, NodeM
 }
 
 const QWEN32 = { config: config("Qwen--Qwen3-32B"), weightsBytes: totalSize("Qwen--Qwen3-32B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
-const vllm = (model: string, tp: number, args: string, extra = "") => `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
+const vllm = (model: string, tp: number, args: string, extra = "") => `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
 
 describe("the fit of a deployment on GB10 nodes", () => {
   it("Qwen3-32B on two nodes at tp 2: 30.5 GiB of weights and 4 GiB of KV cache for 32768 tokens per node, 4 sequences fit", () => {

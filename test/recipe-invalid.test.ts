@@ -9,7 +9,7 @@ import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";
 /** A valid vLLM recipe of four lines; cases append from line 5. */
-const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
+const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
 
 
 const bad = (text: string): string[] => errorsOf(() => parseRecipe(F, text));
@@ -73,9 +73,9 @@ describe("wrong types name the expected type and what was written", () => {
 
 describe("missing fields", () => {
   const cases: Case[] = [
-    ["no model", 'engine = "vllm"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n', `${F}:1:1: model: is required; add model = "<org>/<name>" (the Hugging Face repo id)`],
+    ["no model", 'engine = "vllm"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n', `${F}:1:1: model: is required; add model = "<org>/<name>" (the Hugging Face repo id)`],
     ["no image for docker", 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n', `${F}:1:1: image: deploy = "docker" needs an image; add image = "<registry>/<name>:<tag>"`],
-    ["no port for vllm", 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\n', `${F}:1:1: port: is required for this engine; add port = 8000 (or another free port)`],
+    ["no port for vllm", 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\n', `${F}:1:1: port: is required for this engine; add port = 8000 (or another free port)`],
     ["no port for sglang on tmux", 'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\n', `${F}:1:1: port: is required for this engine; add port = 8000 (or another free port)`],
     ["no [dgpp] block on dgpp", 'engine = "dgpp"\ndeploy = "native"\nmodel = "Qwen/Q"\n', `${F}:1:1: dgpp: a dgpp recipe needs a [dgpp] block; add [dgpp] with dir (and repo + rev to provision)`],
     ["no profiles_dir on a script recipe", 'deploy = "script"\n', `${F}:1:1: profiles_dir: deploy = "script" needs its profiles; add profiles_dir = "<recipe>/profiles"`],

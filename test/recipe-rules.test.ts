@@ -7,7 +7,7 @@ import { parseRecipe } from "../src/recipe/recipe";
 import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";
-const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
+const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
 const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B"', "[dgpp]", ""].join("\n");
 
 
@@ -103,8 +103,8 @@ describe("model, image and paths keep shell text out", () => {
     ["a .. segment in model", BASE.replace("Qwen/Qwen3-8B", "../etc/passwd"), `${F}:2:1: model: model contains a ".." segment; use a path without ..`],
     ["a shell character in model", BASE.replace("Qwen/Qwen3-8B", "Qwen/Qwen3;rm -rf"), `${F}:2:1: model: model may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`],
     ["a leading dash in model", BASE.replace("Qwen/Qwen3-8B", "-Qwen"), `${F}:2:1: model: model starts with "-"; a leading dash would be read as a flag`],
-    ["a command substitution in image", BASE.replace("25.10-py3", "$(id)"), `${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3`],
-    ["capitals in image", BASE.replace("nvcr.io", "Nvcr.io"), `${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3`],
+    ["a command substitution in image", BASE.replace("26.01-py3", "$(id)"), `${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3`],
+    ["capitals in image", BASE.replace("nvcr.io", "Nvcr.io"), `${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3`],
     ["a space in the dgpp dir", `${DGPP}dir = "~/dg pp"\n`, `${F}:5:1: dgpp.dir: dir may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`],
     ["a .. segment in the dgpp dir", `${DGPP}dir = "~/../x"\n`, `${F}:5:1: dgpp.dir: dir contains a ".." segment; use a path without ..`],
     ["a shell character in the repo", `${DGPP}repo = "https://x/y.git;rm"\nrev = "v1"\n`, `${F}:5:1: dgpp.repo: repo may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`],

@@ -8,7 +8,7 @@ import type { Recipe } from "../src/recipe/types";
 const ROOT = join(__dirname, "..");
 const RECIPES = join(ROOT, "recipes");
 
-const VLLM = ['model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
+const VLLM = ['model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
 
 describe("parseRecipe: defaults", () => {
   const r = parseRecipe("recipes/qwen3-8b.toml", VLLM);
@@ -141,11 +141,12 @@ describe("the example recipes", () => {
   const files = readdirSync(RECIPES).filter((f) => f.endsWith(".toml")).sort();
   const read = (f: string): Recipe => parseRecipe(`recipes/${f}`, readFileSync(join(RECIPES, f), "utf8"));
 
-  it("are the five recipes the goldens cover", () => {
+  it("are the six recipes the goldens cover", () => {
     expect(files).toEqual([
       "glm53-full-tp4-gr8.toml",
       "qwen3-30b-sglang-tmux.toml",
       "qwen3-32b-vllm-tp2.toml",
+      "qwen3-8b-solo.toml",
       "qwen38-27b-nvfp4-dgpp.toml",
       "qwen38-flash.toml",
     ]);
@@ -188,9 +189,16 @@ describe("the example recipes", () => {
     expect([r.engine, r.deploy, r.profilesDir, r.model, r.port]).toEqual(["vllm", "script", "qwen38-flash/profiles", undefined, undefined]);
   });
 
-  it("the tp 2 recipes keep their engine env", () => {
-    expect(read("qwen3-32b-vllm-tp2.toml").env).toEqual({ NCCL_SOCKET_IFNAME: "enp1s0f0np0", NCCL_IB_DISABLE: "0" });
+  it("the tp 2 recipes name no interface: each node's nic does", () => {
+    expect(read("qwen3-32b-vllm-tp2.toml").env).toEqual({ NCCL_IB_DISABLE: "0" });
     const s = read("qwen3-30b-sglang-tmux.toml");
+    expect(s.env).toEqual({});
     expect([s.engine, s.deploy, s.tp, s.port, s.readiness.maxModelLen]).toEqual(["sglang", "tmux", 2, 30000, 65536]);
+  });
+
+  it("qwen3-8b-solo is vLLM in docker on one Spark, checked against the vLLM of its NGC image", () => {
+    const r = read("qwen3-8b-solo.toml");
+    expect([r.engine, r.deploy, r.tp, r.port, r.image, r.servedModelName]).toEqual(["vllm", "docker", 1, 8000, "nvcr.io/nvidia/vllm:26.01-py3", "qwen3-8b"]);
+    expect(r.optionsChecked).toBe("vllm serve 0.11.1 (nvcr.io/nvidia/vllm:26.01-py3: NGC vLLM release 26.01)");
   });
 });

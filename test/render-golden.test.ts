@@ -98,6 +98,7 @@ describe("the examples site", () => {
       ["qwen38-flash-best", ["flash-best"]],
       ["qwen38-flash-datagen", ["flash-datagen"]],
       ["qwen38-flash-capture", ["flash-capture"]],
+      ["qwen3-8b-solo", ["solo-1"]],
     ]);
     expect(new Set(bundles.map((b) => b.recipe))).toEqual(new Set(recipes.keys()));
     expect(new Set(pairs.map(([, n]) => n)).size).toBe(pairs.length);

@@ -42,7 +42,7 @@ describe("the model and image of a deployment", () => {
     const { model, image, b } = of("qwen3-32b-vllm-tp2");
     expect(model).toMatchObject({ repo: "Qwen/Qwen3-32B", revision: "v1.1", onDelete: "remove", protectedNodes: [] });
     expect(model?.nodes.map((n) => [n.node, n.hfHome, n.ip])).toEqual(b.nodes.map((n) => [n.node, expect.stringMatching(/^\//), n.ip]));
-    expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:25.10-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) });
+    expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:26.01-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) });
     // A tmux recipe has no image to carry; its model still goes to every node, unpinned.
     const sglang = of("qwen3-30b-sglang-tmux");
     expect(sglang.image).toBeUndefined();

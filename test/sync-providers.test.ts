@@ -35,7 +35,7 @@ describe("ModelCache", () => {
 
 describe("ImageSync", () => {
   const id = `sha256:${"c".repeat(64)}`;
-  const state = { deployment: "d", image: "nvcr.io/nvidia/vllm:25.10-py3", nodes: nodes("192.0.2.2").map(({ hfHome: _h, ...n }) => n), connection, imageId: id, ids: { s1: id, s2: id }, source: "s1" };
+  const state = { deployment: "d", image: "nvcr.io/nvidia/vllm:26.01-py3", nodes: nodes("192.0.2.2").map(({ hfHome: _h, ...n }) => n), connection, imageId: id, ids: { s1: id, s2: id }, source: "s1" };
   const { imageId: _i, ids: _ids, source: _s, ...args } = state;
 
   it("changes nothing when nothing changed; a new reference or an ID that moved on a node reach the nodes", async () => {

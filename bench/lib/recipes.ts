@@ -6,7 +6,7 @@ export function soloRecipe(rev = 1): string {
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
 args = ["--max-model-len", "16384"]
 [env]
@@ -23,7 +23,7 @@ export function tp4Recipe(rev = 1): string {
 deploy = "docker"
 model = "Qwen/Qwen3-235B-A22B"
 served_model_name = "qwen3-235b"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 tp = 4
 port = 8000
 args = ["--max-model-len", "32768"]

@@ -118,8 +118,11 @@ def main() -> None:
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     version = importlib.metadata.version(sys.argv[1])
     assume_cpu_platform()
-    json.dump({**table(sys.argv[1]), "version": version}, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    # Older vLLMs log to stdout while they load: the table alone goes there.
+    out, sys.stdout = sys.stdout, sys.stderr
+    data = {**table(sys.argv[1]), "version": version}
+    json.dump(data, out, indent=1)
+    out.write("\n")
 
 
 if __name__ == "__main__":

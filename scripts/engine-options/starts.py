@@ -64,6 +64,8 @@ def main() -> None:
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     version = importlib.metadata.version("vllm")
     assume_cpu_platform()
+    # Older vLLMs log to stdout while they load: the record alone goes there.
+    real_stdout, sys.stdout = sys.stdout, sys.stderr
     import vllm
     import vllm.entrypoints.cli.serve as serve
     from vllm.entrypoints.cli.serve import ServeSubcommand
@@ -107,8 +109,8 @@ def main() -> None:
                 out.append({"args": case, "outcome": "error", "error": f"SystemExit: {e.code}"})
             except Exception as e:  # the real code's own refusal
                 out.append({"args": case, "outcome": "error", "error": f"{type(e).__name__}: {e}"})
-    json.dump({"engine": "vllm", "version": version, "cases": out}, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    json.dump({"engine": "vllm", "version": version, "cases": out}, real_stdout, indent=1)
+    real_stdout.write("\n")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ export interface LaunchLayout {
   gpusPerNode: number;
   /** The option table the recipe's args are read with (engines that have one). */
   table?: OptionTable;
+  /** How messages name the deployment, e.g. "deployment pair (Pulumi.prod.yaml:14)". */
+  deployment?: string;
 }
 
 export interface EngineDriver {
@@ -151,7 +153,7 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   if (ranks === gpus) return undefined;
   const each = layout.gpusPerNode === 1 ? "1 GPU" : `${layout.gpusPerNode} GPUs each`;
   const made = pp === 1 ? `tp = ${recipe.tp} starts ${plural(ranks, "rank")}` : `tp = ${recipe.tp} x pp ${pp} starts ${plural(ranks, "rank")}`;
-  const problem = `${made}, one per GPU, but the deployment has ${plural(gpus, "GPU")} (${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus)${ranks > gpus ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"` : ""}`;
+  const problem = `${made}, one per GPU, but ${layout.deployment ?? "the deployment"} has ${plural(gpus, "GPU")} (${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus)${ranks > gpus ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"` : ""}`;
   const fixes: string[] = [];
   if (gpus % pp === 0) fixes.push(`set tp = ${gpus / pp} in ${recipe.file}`);
   if (ranks % layout.gpusPerNode === 0) fixes.push(`list ${plural(ranks / layout.gpusPerNode, "node")} in the deployment`);

@@ -2,7 +2,7 @@ import type { Recipe } from "../recipe/types";
 import type { EngineDriver, LaunchLayout, LaunchProblem } from "./driver";
 import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
-import { VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
+import { ENGINE_TABLES, VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
 import { optionAt } from "./options/values";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
@@ -42,12 +42,24 @@ function owned(o: OptionSpec): Owned | undefined {
  *   .yaml/.yml file (the node-side check that it exists is render's).
  */
 function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable): LaunchProblem | undefined {
+  // sm121's multi-node launch is `vllm serve --nnodes N --node-rank R --master-addr A --master-port P`
+  // (and --headless above rank 0): a vLLM whose parser has no --nnodes stops at "unrecognized arguments".
+  const missing = ["nnodes", "node_rank", "master_addr", "master_port"].filter((d) => !table.options.some((o) => o.dest === d));
+  if (layout.nodes > 1 && missing.length > 0) {
+    const newer = ENGINE_TABLES.vllm.filter((t) => t.options.some((o) => o.dest === "nnodes")).map((t) => t.version);
+    return {
+      problem: `vLLM ${table.version} has no ${missing.map((d) => `--${d.replace(/_/g, "-")}`).join(", ")}, which sm121's launch on ${layout.nodes} nodes passes: it would stop at start with "unrecognized arguments"`,
+      fix: `serve it on one node, or use an image with vLLM ${newer[0] ?? "0.33.0"} or newer (${recipe.image === undefined ? "engine_version" : "image"} in ${recipe.file})`,
+      field: [recipe.image === undefined ? "engine_version" : "image"],
+    };
+  }
   const count = optionAt(table, recipe.args, "api_server_count");
   const n = Number(count?.value);
   const limit = headlessApiServerLimit(table.version);
   if (layout.nodes > 1 && count !== undefined && Number.isInteger(n) && n > limit) {
+    const said = limit === 0 ? `--api-server-count=${count.value} cannot be used with --headless` : "api_server_count can't be set in headless mode";
     return {
-      problem: `--api-server-count ${count.value} reaches the headless ranks too (ranks 1 to ${layout.nodes - 1} run \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "--api-server-count=${count.value} cannot be used with --headless"`,
+      problem: `--api-server-count ${count.value} reaches the headless ranks too (ranks 1 to ${layout.nodes - 1} run \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "${said}"`,
       fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), or serve this recipe on one node`,
       field: ["args", count.index],
     };
@@ -60,10 +72,13 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
   return undefined;
 }
 
-/** The largest --api-server-count a headless rank takes: any explicit count from 0.11.1 on, 1 before. */
+/**
+ * The largest --api-server-count a headless rank takes: 1 up to vLLM 0.11.1 (run_headless refuses
+ * more), none later (any explicit count is refused), as the recordings of the real vLLMs show.
+ */
 export function headlessApiServerLimit(version: string): number {
-  const [major = 0, minor = 0, patch = 0] = version.split(".").map((x) => Number.parseInt(x, 10));
-  return major > 0 || minor > 11 || (minor === 11 && patch >= 1) ? 0 : 1;
+  const [major = 0, minor = 0] = version.split(".").map((x) => Number.parseInt(x, 10));
+  return major > 0 || minor > 11 ? 0 : 1;
 }
 
 /** `vllm serve MODEL` takes it positionally; the older api_server module takes --model. */

@@ -40,7 +40,7 @@ function recipeSchema() {
     deploy: z.enum(DEPLOY_TARGETS).default("docker"),
     model: pathLike("model").optional(),
     served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
-    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3" }).optional(),
+    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3" }).optional(),
     engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, { error: "is not a version; write the engine's version, e.g. 0.10.2 (`sm121 doctor` reads it from the image)" }).optional(),
     entrypoint: z.array(line("the entrypoint element")).min(1).optional(),
     tp: z.int().min(1).max(64).default(1),

@@ -61,10 +61,10 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
     return siteError(site, ["deployments", i, "nodes"], `the nodes of deployment ${d.name} have different numbers of GPUs (${nodes.map((n) => `${n.name} ${n.gpus}`).join(", ")}); the engine runs the same number of ranks on every node`, "serve it on nodes with the same number of GPUs");
   }
   const table = tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file: recipe.file })?.table;
-  const p = driverFor(recipe.engine).launchProblem(recipe, { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, ...(table !== undefined && { table }) });
+  const at = site.locate(["deployments", i]);
+  const deployment = `deployment ${d.name} (${at.line > 0 ? `${at.file}:${at.line}` : at.file})`;
+  const p = driverFor(recipe.engine).launchProblem(recipe, { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table !== undefined && { table }) });
   if (p === undefined) return undefined;
   if (p.field === undefined) return siteError(site, ["deployments", i, "nodes"], p.problem, p.fix);
-  const at = site.locate(["deployments", i]);
-  const where = at.line > 0 ? `${at.file}:${at.line}` : at.file;
-  return new SpecError({ file: recipe.file, ...recipe.locate(p.field), field: dotted(p.field), problem: `${p.problem} (deployment ${d.name}, ${where})`, fix: p.fix });
+  return new SpecError({ file: recipe.file, ...recipe.locate(p.field), field: dotted(p.field), problem: p.problem, fix: p.fix });
 }

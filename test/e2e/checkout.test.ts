@@ -12,7 +12,7 @@ import { pulumiEnv } from "../helpers/pulumi";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 
-const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n';
+const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
 const legacy = (release: string) => readFileSync(join(REPO, "test", "fixtures", "legacy", `provider-${release}.txt`), "utf8");
 /**
  * The provider texts earlier releases wrote, with where each names its implementation: 9492e6f

@@ -19,7 +19,7 @@ describe("scripts/ci-deploy.sh", () => {
       nodes: ["c1"],
       firstIp: 98,
       sshPort: 2298,
-      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n' },
+      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' },
       config: () => "  sm121:deployments:\n    - { recipe: tiny, nodes: [c1] }",
     });
     key = readFileSync(e.site.clientKey, "utf8");

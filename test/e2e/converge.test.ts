@@ -14,7 +14,7 @@ const recipe = (served: string, port: number) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "${served}"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = ${port}
 args = ["--max-model-len", "8192"]
 [readiness]

@@ -43,7 +43,7 @@ describe.sequential("faults", () => {
       nodes: ["f1", "f2", "f3"],
       firstIp: 96,
       sshPort: 2296,
-      recipes: { "pair.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n' },
+      recipes: { "pair.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n' },
       prepare: (site) => {
         const n = site.nodes[0] as SimNode;
         makeScriptRecipe(n, DIR);

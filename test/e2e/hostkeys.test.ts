@@ -27,7 +27,7 @@ describe.sequential("host keys", () => {
       nodes: ["k1", "k2"],
       firstIp: 93,
       sshPort: 2293,
-      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n' },
+      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' },
       config: () => "",
     });
     kh = join(e.site.dir, "operator_known_hosts");

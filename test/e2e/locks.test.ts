@@ -12,7 +12,7 @@ const recipe = (port: number) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b-${port}"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = ${port}
 [readiness]
 timeout_s = 60

@@ -18,8 +18,8 @@ import { unpack } from "../../src/providers/packed";
 
 const GOLDEN = join(REPO, "test", "golden", "plan");
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
-const SOLO = (name: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n`;
-const PAIR = (len: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\ntp = 2\nport = 8000\nargs = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
+const SOLO = (name: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
+const PAIR = (len: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\nargs = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
 const DEPLOYMENTS = [
   "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }",
   "{ name: pair, recipe: pair, nodes: [spark2, spark3] }",

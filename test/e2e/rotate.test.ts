@@ -17,7 +17,7 @@ const RECIPE = `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "keyed"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
 [hooks]
 before_serve = ["echo before >> ~/hooks.log"]

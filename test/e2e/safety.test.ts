@@ -15,7 +15,7 @@ const recipe = (maxLen: number, timeoutS: number) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
 args = ["--max-model-len", "${maxLen}"]
 [readiness]

@@ -12,7 +12,7 @@ import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
-const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 18432\n';
+const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 18432\n';
 
 function stackYaml(site: SimSite, profile: string, deployment = `{ name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`): string {
   const extra = (n: SimNode) => [

@@ -59,7 +59,7 @@ describe("secrets", () => {
         writeFileSync(join(s1.home, "flash", ".env"), `HF_TOKEN="${OLD_HF}"\n`);
       },
       recipes: {
-        "guarded.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+        "guarded.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
       },
       config: () => "  sm121:deployments:\n    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [s1] }\n    - { recipe: guarded, nodes: [s2] }",
     });

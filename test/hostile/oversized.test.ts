@@ -15,7 +15,7 @@ import { rejected } from "./helpers";
 
 const F = "recipes/x.toml";
 const S = "Pulumi.s.yaml";
-const BASE = 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n';
+const BASE = 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
 const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join("\n");
 const more = (file: string, at: string) => `${file}:${at}: more than 100 errors; the first 100 are listed; fix them and run again`;
 

@@ -33,7 +33,7 @@ const ENV: Record<string, string> = { A_B: "with  space", Q: `it's "quoted" $(to
 
 function recipe(deploy: string, entrypoint: string[]): Recipe {
   const env = Object.entries(ENV).map(([k, v]) => `${k} = ${tomlStr(v)}`).join("\n");
-  const text = `engine = "vllm"\ndeploy = "${deploy}"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\nentrypoint = [${entrypoint.map(tomlStr).join(", ")}]\nargs = [${ODD.map(tomlStr).join(", ")}]\n${deploy === "docker" ? 'mounts = ["~/models:/models:ro"]\n' : ""}[env]\n${env}\n`;
+  const text = `engine = "vllm"\ndeploy = "${deploy}"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nentrypoint = [${entrypoint.map(tomlStr).join(", ")}]\nargs = [${ODD.map(tomlStr).join(", ")}]\n${deploy === "docker" ? 'mounts = ["~/models:/models:ro"]\n' : ""}[env]\n${env}\n`;
   return parseRecipe(`recipes/odd-${deploy}.toml`, text);
 }
 
@@ -65,7 +65,7 @@ describe("deploy = docker", () => {
     expect([run.status, run.stderr]).toEqual([0, ""]);
     const call = run.calls.find((c) => c[1] === "run") ?? [];
     const at = call.indexOf("--entrypoint");
-    expect(call.slice(at + 1, at + 3)).toEqual(["python3", "nvcr.io/nvidia/vllm:25.10-py3"]);
+    expect(call.slice(at + 1, at + 3)).toEqual(["python3", "nvcr.io/nvidia/vllm:26.01-py3"]);
     expect(call.slice(at + 3)).toEqual(nb.argv.slice(1));
     expect(nb.argv.slice(-ODD.length)).toEqual(ODD);
     expect(call[call.indexOf("-v") + 1]).toBe(`${dir}/models:/models:ro`);

@@ -12,7 +12,7 @@ const F = "recipes/x.toml";
 const parse = (text: string) => parseRecipe(F, text);
 const lines = (...l: string[]) => `${l.join("\n")}\n`;
 
-const VLLM = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000"];
+const VLLM = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000"];
 /** The vLLM recipe with `key` taken out (a comment keeps the lines), the key under test on line 5. */
 const vllmWith = (key: string, value: string) => lines(...VLLM.map((l) => (l.startsWith(`${key} =`) ? `# ${key} is on line 5` : l)), `${key} = ${value}`);
 /** repo and rev go together: the other one follows on line 6. */
@@ -36,7 +36,7 @@ const RESTRICTED: Restricted[] = [
   { field: "engine", valid: "vllm", text: (v) => vllmWith("engine", v), at: "5:1", problem: "must be an engine name; use one of vllm, sglang, gr8, dgpp" },
   { field: "model", valid: "Qwen/Qwen3-8B", text: (v) => vllmWith("model", v), at: "5:1", problem: `model ${PATH_RULE}` },
   { field: "served_model_name", valid: "qwen3-8b", text: (v) => vllmWith("served_model_name", v), at: "5:1", problem: "may contain only letters, digits and . _ / : -; rename it" },
-  { field: "image", valid: "nvcr.io/nvidia/vllm:25.10-py3", text: (v) => vllmWith("image", v), at: "5:1", problem: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3" },
+  { field: "image", valid: "nvcr.io/nvidia/vllm:26.01-py3", text: (v) => vllmWith("image", v), at: "5:1", problem: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3" },
   { field: "dgpp.repo", valid: "https://github.com/HawkBearPig/dgpp.git", text: (v) => dgppWith("repo", v), at: "5:1", problem: `repo ${PATH_RULE}` },
   { field: "dgpp.rev", valid: "v0.4.1", text: (v) => dgppWith("rev", v), at: "5:1", problem: "is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1" },
   { field: "dgpp.dir", valid: "~/dgpp", text: (v) => dgppWith("dir", v), at: "5:1", problem: `dir ${PATH_RULE}` },

@@ -12,7 +12,7 @@ import { cleanTemp, rejected, tempDir } from "./helpers";
 afterAll(cleanTemp);
 
 const F = "recipes/x.toml";
-const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
+const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
 const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B-NVFP4"', "[dgpp]", ""].join("\n");
 const SCRIPT = ['engine = "vllm"', 'deploy = "script"', ""].join("\n");
 const bad = (text: string, file = F): string[] => rejected(() => parseRecipe(file, text), file);

@@ -8,7 +8,7 @@ import { corpusFile, rejected } from "./helpers";
 
 const F = "recipes/x.toml";
 /** A valid vLLM recipe of four lines; cases append from line 5. */
-const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:25.10-py3"', "port = 8000", ""].join("\n");
+const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
 const bad = (text: string): string[] => rejected(() => parseRecipe(F, text), F);
 const SYNTAX = "fix the syntax at this spot";
 
@@ -73,7 +73,7 @@ describe("unicode look-alikes", () => {
     ["a Roman numeral l in the engine", BASE.replace('engine = "vllm"', 'engine = "vⅼlm"'), [`${F}:1:1: engine: must be an engine name; use one of vllm, sglang, gr8, dgpp`]],
     ["fullwidth letters in the served name", `${BASE}served_model_name = "ｑｗｅｎ"\n`, [`${F}:5:1: served_model_name: may contain only letters, digits and . _ / : -; rename it`]],
     ["a Cyrillic A in an env key", `${BASE}[env]\n"АBC" = "1"\n`, [`${F}:6:1: env.АBC: env keys are upper-case shell names; rename it`]],
-    ["a Greek omicron in the image", BASE.replace("nvcr.io", "nvcr.iο"), [`${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:25.10-py3`]],
+    ["a Greek omicron in the image", BASE.replace("nvcr.io", "nvcr.iο"), [`${F}:3:1: image: is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3`]],
     ["a zero-width space in the model", BASE.replace("Qwen/Qwen3-8B", "Qwen/\u200bQwen3-8B"), [`${F}:2:1: model: model may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`]],
     ["a Cyrillic a in the name", `${BASE}name = "qwеn3"\n`, [`${F}:5:1: name: must be lower-case letters, digits and -, at most 48; rename it, e.g. qwen3-8b-tp2`]],
     ["a right-to-left override in an argument", `${BASE}args = ["--max-model-len", "\u202e8192"]\n`, [`${F}:5:28: args[1]: the argument contains a control character or an invisible format character; remove it: the plan would not show it`]],

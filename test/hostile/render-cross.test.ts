@@ -112,8 +112,8 @@ describe("loadProject reports the site's and the recipes' errors together", () =
   it("a flag as stateDir, a NUL in a hook and a recipe file that is no recipe name", () => {
     const root = tempProject({
       [F]: siteText({ nodeExtra: "" }).replace("      host: local", "      host: local\n      stateDir: -rf"),
-      "recipes/hooked.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n[hooks]\nafter_stop = ["docker rm -f x\\u0000"]\n',
-      "recipes/Qwen 3.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+      "recipes/hooked.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[hooks]\nafter_stop = ["docker rm -f x\\u0000"]\n',
+      "recipes/Qwen 3.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
     });
     expect(rejected(() => loadProject(root, "hostile"))).toEqual([
       `${F}:5:7: sm121:nodes.spark1.stateDir: stateDir starts with "-"; a leading dash would be read as a flag`,

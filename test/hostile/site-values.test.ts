@@ -53,11 +53,9 @@ describe("wrong types", () => {
     ["a node env PORT of 99999", `${ONE}      env: { PORT: 99999 }\n`, [`${F}:6:14: sm121:nodes.spark1.env.PORT: PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000`]],
     ["a node env PORT of -1", `${ONE}      env: { PORT: -1 }\n`, [`${F}:6:14: sm121:nodes.spark1.env.PORT: PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000`]],
     ["a node env BIND that is a host name", `${ONE}      env: { BIND: spark1 }\n`, [`${F}:6:14: sm121:nodes.spark1.env.BIND: BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0`]],
-    ["a relative node env HF_HOME", `${ONE}      env: { HF_HOME: .cache/hf }\n`, [`${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is not an absolute path; write the node's Hugging Face cache, e.g. /home/ops/.cache/huggingface`]],
-    ["a node env HF_HOME that is a flag", `${ONE}      env: { HF_HOME: -rf }\n`, [`${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is not an absolute path; write the node's Hugging Face cache, e.g. /home/ops/.cache/huggingface`]],
-    ["a node env HF_HOME under ~ (never expanded in a .env)", `${ONE}      env: { HF_HOME: ~/.cache/hf }\n`, [
-      `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
-      `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is not an absolute path; write the node's Hugging Face cache, e.g. /home/ops/.cache/huggingface`]],
+    ["a relative node env HF_HOME", `${ONE}      env: { HF_HOME: .cache/hf }\n`, [`${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`]],
+    ["a node env HF_HOME that is a flag", `${ONE}      env: { HF_HOME: -rf }\n`, [`${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`]],
+    ["a node env HF_HOME under ~user (the node expands only ~/)", `${ONE}      env: { HF_HOME: ~ops/.cache/hf }\n`, [`${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`]],
   ];
   it.each(cases)("%s", (_, text, messages) => expect(bad(text)).toEqual(messages));
 });

@@ -69,6 +69,7 @@ export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
   "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
   "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
   "nvcr.io/nvidia/vllm:25.10-py3": { entrypoint: null, cmd: ["bash"] },
+  "nvcr.io/nvidia/vllm:26.01-py3": { entrypoint: null, cmd: ["bash"] },
   "lmsysorg/sglang:spark": { entrypoint: null, cmd: ["bash"] },
   "ghcr.io/kindlingai/gr8:latest": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
   "ubuntu:24.04": { entrypoint: null, cmd: ["bash"] },

@@ -79,7 +79,7 @@ export function tableFor(engine: string, o: { engineVersion?: string | undefined
   const name = engine === "vllm" ? "vLLM" : "SGLang";
   const from = o.engineVersion !== undefined ? { version: o.engineVersion, why: `engine_version in ${o.file}` } : knownOf(engine, o.image);
   if (from === undefined) {
-    const table = nearestTable(engine, "999");
+    const table = ENGINE_TABLES[engine][ENGINE_TABLES[engine].length - 1] as OptionTable;
     const said = `${table.prog} ${table.version} (the newest table)`;
     if (o.image === undefined) return { table, said: `${said}; set engine_version in ${o.file} to the ${name} on the nodes` };
     return {
