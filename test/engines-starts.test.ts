@@ -11,7 +11,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DRIVERS } from "../src/engines";
 import { ENGINE_TABLES } from "../src/engines/options/table";
 import { headlessApiServerLimit } from "../src/engines/vllm";
 import { SpecErrors } from "../src/recipe/errors";

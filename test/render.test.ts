@@ -154,3 +154,77 @@ describe("the example site", () => {
     expect(renderSite(s, loadRecipes(join(ROOT, "recipes"), "recipes"), { root: ROOT })).toHaveLength(1);
   });
 });
+
+describe("script recipes (seed 001) on the examples site", () => {
+  const bundles = renderSite(readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml"), loadRecipes(join(ROOT, "recipes"), "recipes"), { root: ROOT });
+  const flash = (profile: string): DeploymentBundle => {
+    const b = bundles.find((x) => x.deployment === `qwen38-flash-${profile}`);
+    if (b === undefined) throw new Error(`no deployment qwen38-flash-${profile}`);
+    return b;
+  };
+
+  it("creates the mkdir directories before it needs them, so they are no fatal preflight check", () => {
+    // Preflight runs before the mkdir step: a fatal check on a directory that up creates would
+    // stop the first up on a fresh node (the triton cache, the capture directory).
+    for (const p of ["best", "datagen", "capture"]) {
+      const n = flash(p).nodes[0];
+      const fatal = new Set(n?.preflight.filter((c) => c.fatal).map((c) => c.subject));
+      expect(n?.mkdirs.filter((d) => fatal.has(d))).toEqual([]);
+    }
+  });
+
+  it("waits for each proof once", () => {
+    for (const p of ["best", "datagen", "capture"]) {
+      const proofs = flash(p).readiness.proofs;
+      expect(proofs).toEqual([...new Set(proofs)]);
+    }
+  });
+
+  it("does not wait for the FP8 draft head proof on datagen, which runs the stock MTP head", () => {
+    expect(flash("best").readiness.proofs.filter((p) => p === "MTP draft head: FP8 rowwise copy engaged")).toHaveLength(1);
+    expect(flash("datagen").readiness.proofs).not.toContain("MTP draft head: FP8 rowwise copy engaged");
+  });
+
+  it("serves where BIND and PORT say, with READY_TIMEOUT_S plus the grace", () => {
+    expect(["best", "datagen", "capture"].map((p) => [flash(p).nodes[0]?.api?.url, flash(p).readiness.timeoutS])).toEqual([
+      ["http://198.51.100.11:8000", 2100],
+      ["http://127.0.0.1:8000", 2100],
+      ["http://198.51.100.13:8001", 2100],
+    ]);
+  });
+});
+
+describe("the HF cache of a node", () => {
+  const withCache = (modelCache: string) =>
+    parseSite(F, "s", `config:\n  sm121:modelCache: ${modelCache}\n  sm121:nodes:\n    a1: { host: local, ip: 203.0.113.1, env: { HF_HOME: ~/.cache/huggingface } }\n  sm121:deployments:\n    - { recipe: r, nodes: [a1] }\n`);
+  const render1 = (recipeEnv: string, modelCache = "off") => {
+    const r = new Map([["r", parseRecipe("recipes/r.toml", `model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n${recipeEnv}`)]]);
+    const [b] = renderSite(withCache(modelCache), r, { root: ROOT });
+    const n = b?.nodes[0];
+    if (n === undefined) throw new Error("no bundle");
+    return n;
+  };
+
+  it("that the engine fills is made by the up (~ expanded on the node), not refused when missing", () => {
+    const n = render1("");
+    expect(n.mkdirs).toEqual(["~/.cache/huggingface"]);
+    expect(n.preflight.filter((c) => c.subject === "~/.cache/huggingface").map((c) => [c.kind, c.fatal])).toEqual([["file", false]]);
+  });
+
+  it("that nothing fills (the engine offline, no ModelCache) is checked by every plan, and missing is fatal", () => {
+    const n = render1('[env]\nHF_HUB_OFFLINE = "1"\n');
+    expect(n.mkdirs).toEqual([]);
+    const check = n.preflight.find((c) => c.kind === "dir" && c.subject === "~/.cache/huggingface");
+    expect(check).toMatchObject({ fatal: true, atPlan: true });
+    expect(check?.why).toContain("which nothing in this up fills");
+    // ModelCache copies the model in: the up makes the directory.
+    expect(render1('[env]\nHF_HUB_OFFLINE = "1"\n', "keep").mkdirs).toEqual(["~/.cache/huggingface"]);
+  });
+
+  it("refuses ~ for a script recipe, whose start.sh reads the .env as written", () => {
+    const text = `config:\n  sm121:nodes:\n    a1: { host: local, ip: 203.0.113.1, env: { HF_HOME: ~/.cache/hf, BIND: 127.0.0.1, PORT: 8000 }, recipes: { qwen38-flash: { dir: /r, container: q } }, vars: { tritonCache: /t, mtpShardR2: /m } }\n  sm121:deployments:\n    - { recipe: qwen38-flash, profile: datagen, nodes: [a1] }\n`;
+    expect(errorsOf(() => renderSite(parseSite(F, "s", text), recipes(), { root: ROOT }))).toEqual([
+      `${F}:3:48: sm121:nodes.a1.env.HF_HOME: node a1 runs the script recipe qwen38-flash, whose start.sh reads HF_HOME from the .env as written, where ~ is not expanded; write the absolute path, e.g. /home/<user>/.cache/huggingface (sm121 init writes each node's)`,
+    ]);
+  });
+});
