@@ -2,9 +2,11 @@
  * `sm121 doctor [--node N] [--json]`: per node, what the deployments placed there need: curl
  * (readiness and status run it on the node), docker (docker and script targets) and their images,
  * tmux, git (DGPP provisioning on rank 0), the engine binary of native and tmux targets with the
- * driver's install hint, `sudo -n true`, and MemAvailable against the node's memory gate. A node
- * that cannot be reached is reported, not thrown: an unknown host key shows its fingerprint and
- * how to accept it. Exit 1 when any node has a problem.
+ * driver's install hint, `sudo -n true`, MemAvailable against the node's memory gate, and the
+ * preflight of `pulumi up` itself for each deployment there (so "ready" means that preflight
+ * passes); a docker recipe whose engine version is unknown gets the version read from its image.
+ * A node that cannot be reached is reported, not thrown: an unknown host key shows its
+ * fingerprint and how to accept it. Exit 1 when any node has a problem.
  */
 import { driverFor } from "../engines";
 import type { Recipe, SiteNode } from "../recipe/types";
@@ -165,8 +167,8 @@ async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle):
     subject: b.deployment,
     ok: found.length === 0,
     severity,
-    detail: found.length === 0 ? null : found.map(describeCheck).join("; "),
-    hint: t("doctor.preflight"),
+    detail: found.length === 0 ? t("doctor.preflight") : found.map(describeCheck).join("; "),
+    hint: null,
     deployments: [b.deployment],
   });
   const warnings = failed.filter((f) => !f.fatal);
