@@ -59,7 +59,7 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
   if (layout.nodes > 1 && count !== undefined && Number.isInteger(n) && n > limit) {
     const said = limit === 0 ? `--api-server-count=${count.value} cannot be used with --headless` : "api_server_count can't be set in headless mode";
     return {
-      problem: `--api-server-count ${count.value} reaches the headless ranks too (ranks 1 to ${layout.nodes - 1} run \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "${said}"`,
+      problem: `--api-server-count ${count.value} reaches the headless ranks too (${layout.nodes === 2 ? "rank 1 runs" : `ranks 1 to ${layout.nodes - 1} run`} \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "${said}"`,
       fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), or serve this recipe on one node`,
       field: ["args", count.index],
     };

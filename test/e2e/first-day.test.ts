@@ -122,4 +122,28 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     expect(status.stdout).toContain("nothing is deployed on stack sim");
     expect(status.stdout).not.toMatch(/saved at up|tokens/);
   });
+
+  it("what an engine would refuse at start fails a plain preview, before anything is touched", async () => {
+    const [n1, n2] = site.nodes as [SimNode, SimNode];
+    const stackFile = join(dir, "Pulumi.sim.yaml");
+    const text = readFileSync(stackFile, "utf8");
+    // vLLM reads --config while it parses (here through the HF cache mount); an offline engine fills no HF cache.
+    writeFileSync(join(dir, "recipes", "with-config.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nargs = ["--config", "/root/.cache/huggingface/serve.yaml"]\n');
+    writeFileSync(join(dir, "recipes", "offline.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[env]\nHF_HUB_OFFLINE = "1"\n');
+    writeFileSync(stackFile, text.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }"));
+    try {
+      const refused = await pulumiRun(["preview"]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.all).toContain("the engines would refuse to start:");
+      expect(refused.all).toContain(`with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config /root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it (/root/.cache/huggingface/serve.yaml in the container))`);
+      expect(refused.all).toContain(`offline: spark2: missing ${n2.home}/.cache/huggingface (the HF cache (HF_HOME) of spark2, which nothing in this up fills`);
+      // With the file there and the cache made, the same preview passes.
+      await sshOk(site, n1, "printf 'max-model-len: 16384\\n' > ~/.cache/huggingface/serve.yaml");
+      await sshOk(site, n2, "mkdir -p ~/.cache/huggingface");
+      const passes = await pulumiRun(["preview"]);
+      expect(passes.code, passes.all).toBe(0);
+    } finally {
+      writeFileSync(stackFile, text);
+    }
+  });
 });
