@@ -187,7 +187,7 @@ describe("doctor's needs", () => {
     expect(needs("qwen3-30b-sglang-tmux", "sglang-1")).toEqual(["command curl problem", "sudo sudo -n true warning", "command tmux problem", "engine python3 problem"]);
     expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-1")).toContain("command git problem");
     expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-2")).not.toContain("command git problem");
-    expect(needs("qwen38-flash-datagen", "flash-datagen")).toContain("image nvcr.io/nvidia/vllm:26.01-py3 problem");
+    expect(needs("qwen38-flash-datagen", "flash-datagen")).toContain("image nvcr.io/nvidia/vllm:25.10-py3 problem");
   });
 
   it("says how to accept an unknown host key and how to clear a changed one", () => {

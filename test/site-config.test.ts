@@ -32,6 +32,7 @@ describe("parseSite: defaults", () => {
       vars: {},
       recipes: {},
       stateDir: "~/.sm121",
+      gpus: 1,
     });
   });
 
@@ -57,21 +58,14 @@ describe("parseSite: defaults", () => {
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
   });
 
-  it("reads the example site Pulumi.spark-site.yaml", () => {
+  it("reads the example site Pulumi.spark-site.yaml: two Sparks, each with its cluster interface, no gateway", () => {
     const text = readFileSync(join(__dirname, "..", "Pulumi.spark-site.yaml"), "utf8");
     const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
-    expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2", "spark3", "spark4"]);
-    expect(s.nodes["spark1"]?.protected).toBe(true);
-    expect(s.nodes["spark2"]?.env).toEqual({ HF_HOME: "/home/ops/.cache/huggingface", BIND: "127.0.0.1", PORT: "8000", REQUIRE_IDLE_GPU: "1" });
-    expect(s.nodes["spark2"]?.recipes["qwen38-flash"]).toMatchObject({
-      start: "start.sh",
-      stop: "stop.sh",
-      container: "qwen38-flash",
-      vars: {},
-      ownedMounts: ["/workspace/mtp.py"],
-    });
-    expect(s.deployments).toEqual([{ name: "glm53-full-tp4-gr8", recipe: "glm53-full-tp4-gr8", nodes: ["spark1", "spark2", "spark3", "spark4"], overlayWins: false }]);
-    expect(s.gateway).toEqual({ path: "~/.local/state/sm121/gateway-backends.json", format: "sm121" });
+    expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
+    expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", nic: "enp1s0f0np0", gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
+    expect(s.deployments).toEqual([{ name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false }]);
+    expect(s.gateway).toBeUndefined();
+    expect(s.minMemAvailableGiB).toBe(100);
   });
 });
 
@@ -97,7 +91,8 @@ describe("nodes", () => {
     ["a node name with capitals", "config:\n  sm121:nodes:\n    Spark1:\n      host: local\n      ip: 203.0.113.1\n", `${F}:3:5: sm121:nodes.Spark1: a node name must be lower-case letters, digits and -, at most 48; rename it`],
     ["an env key that is not a node key", `${ONE}      env: { FOO: bar }\n`, `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)`],
     ["an env key with a typo", `${ONE}      env: { HF_HOM: /x }\n`, `${F}:6:14: sm121:nodes.spark1.env.HF_HOM: unknown key; did you mean HF_HOME?`],
-    ["a space in a node env value", `${ONE}      env: { HF_HOME: "/a b" }\n`, `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`],
+    ["a space in a node env value", `${ONE}      env: { HF_HOME: "/a b" }\n`, `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; remove spaces, quotes and shell characters`],
+    ["a space in another node env value", `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`, `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`],
     ["a shell character in a var", `${ONE}      vars: { tritonCache: "/x;rm" }\n`, `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`],
     ["a var name with a dash", `${ONE}      vars: { "bad-name": x }\n`, `${F}:6:15: sm121:nodes.spark1.vars.bad-name: a var name is letters, digits and _; rename it`],
     ["a bad gatewayUrl", `${ONE}      gatewayUrl: not-a-url\n`, `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`],

@@ -27,15 +27,15 @@ describe("sm121:hooks", () => {
 });
 
 describe("sm121 render with sm121:hooks: pulumi-command", () => {
-  /** `sm121 render <glm53's deployment> --step <step>` of the example site, with `extra` config lines. */
+  /** `sm121 render <glm53's deployment> --step <step>` of the examples fixture, with `extra` config lines. */
   function render(step: string, extra: string): string {
     const root = join(__dirname, "..");
     const dir = mkdtempSync(join(tmpdir(), "sm121-hooks-"));
     try {
       cpSync(join(root, "recipes"), join(dir, "recipes"), { recursive: true });
-      writeFileSync(join(dir, "Pulumi.hk.yaml"), readFileSync(join(root, "Pulumi.spark-site.yaml"), "utf8").replace("config:\n", `config:\n${extra}`));
+      writeFileSync(join(dir, "Pulumi.hk.yaml"), readFileSync(join(root, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace("config:\n", `config:\n${extra}`));
       const env: NodeJS.ProcessEnv = { ...process.env, SM121_PROJECT: dir, SM121_LANG: "en" };
-      const r = spawnSync(process.execPath, [join(root, "bin", "sm121"), "render", "glm53-full-tp4-gr8", "--stack", "hk", "--node", "spark2", "--step", step], { env, encoding: "utf8" });
+      const r = spawnSync(process.execPath, [join(root, "bin", "sm121"), "render", "glm53-full-tp4-gr8", "--stack", "hk", "--node", "gr8-2", "--step", step], { env, encoding: "utf8" });
       expect(r.stderr).toBe("");
       return r.stdout;
     } finally {
