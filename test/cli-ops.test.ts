@@ -52,10 +52,13 @@ describe("sm121 smoke", () => {
     expect(Number(await chats())).toBe(Number(before) + 1);
   });
 
-  it("needs --node", async () => {
+  it("without --node: the named deployment's API node; with several deployments and none named, it asks which", async () => {
     const r = await sm121(s.e, ["smoke"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/smoke needs --node N/);
+    expect(r.stderr).toBe("sm121 smoke: name the deployment to smoke (or its node with --node N); deployments: solo, flash, small\n");
+    const small = await sm121(s.e, ["smoke", "small"]);
+    expect(small.code, small.stderr).toBe(0);
+    expect(small.stdout).toMatch(/^small on spark3 \(http:\/\/[\d.]+:8000\/v1\/chat\/completions\): HTTP 200/m);
   });
 });
 
@@ -148,8 +151,10 @@ describe("sm121 doctor", () => {
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(true);
     const checks = (node: string) => d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
-    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:26.01-py3 true", "memory MemAvailable true", "memory-fit solo true"]);
-    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true", "memory-fit small true"]);
+    // Up's own preflight passes on each node ("ready" means that), besides what doctor checks itself;
+    // its warnings (no checkpoint in the HF cache yet) and a fit that cannot be known are warnings, not ok.
+    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:26.01-py3 true", "memory MemAvailable true", "preflight solo true", "preflight solo false", "memory-fit solo false"]);
+    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true", "preflight small true", "preflight small false", "memory-fit small true"]);
     // The fit reads each node's MemTotal (the site's free: a GB10's) and prints its table.
     expect(d.memoryFit.map((f) => f.deployment)).toEqual(expect.arrayContaining(["solo", "small"]));
     const text = await sm121(s.e, ["doctor"]);

@@ -146,7 +146,9 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     hint: t("doctor.hintMemory", { node: node.name }),
     deployments: placed.map((x) => x.b.deployment),
   });
-  for (const x of placed) checks.push(...(await preflightChecks(r.host, x.b, x.nb)));
+  // What doctor checked itself (with its hint) is not counted twice.
+  const own = new Set(needs.map((n) => n.subject));
+  for (const x of placed) checks.push(...(await preflightChecks(r.host, x.b, x.nb, own)));
   for (const x of placed) {
     const v = await imageVersionCheck(r.host, x.b, x.nb, recipes.get(x.b.recipe));
     if (v !== undefined) checks.push(v);
@@ -159,9 +161,9 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
  * The preflight of `pulumi up` itself (serve/steps.ts, read-only) for each deployment on the node:
  * doctor's "ready" means that preflight passes. A fatal finding is a problem, the others warnings.
  */
-async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle): Promise<DoctorCheck[]> {
+async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle, own: ReadonlySet<string>): Promise<DoctorCheck[]> {
   const res = await host.run(preflightScript(nb, [], undefined, { checks: true, runStatus: false, clients: false }), { step: "preflight", allowFailure: true, timeoutMs: 60_000 });
-  const failed = parseProbe(res.records, res.stdout).failed;
+  const failed = parseProbe(res.records, res.stdout).failed.filter((f) => !own.has(f.subject));
   const check = (severity: DoctorCheck["severity"], found: typeof failed): DoctorCheck => ({
     check: "preflight",
     subject: b.deployment,
