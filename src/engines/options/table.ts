@@ -7,6 +7,7 @@ import sglangJson from "./sglang-0.5.23.json";
 import vllm0102 from "./vllm-0.10.2.json";
 import vllm0111 from "./vllm-0.11.1.json";
 import vllm0171 from "./vllm-0.17.1.json";
+import vllm0201 from "./vllm-0.20.1.json";
 import vllm0310 from "./vllm-0.31.0.json";
 import vllmJson from "./vllm-0.33.0.json";
 
@@ -58,7 +59,7 @@ function asTable(json: { options: ReadonlyArray<{ nargs: unknown } & Omit<Option
 
 /** Every extracted table, by engine, oldest version first (scripts/engine-options/README.md). */
 export const ENGINE_TABLES = {
-  vllm: [asTable(vllm0102), asTable(vllm0111), asTable(vllm0171), asTable(vllm0310), asTable(vllmJson)],
+  vllm: [asTable(vllm0102), asTable(vllm0111), asTable(vllm0171), asTable(vllm0201), asTable(vllm0310), asTable(vllmJson)],
   sglang: [asTable(sglangJson)],
 } satisfies Record<"vllm" | "sglang", readonly OptionTable[]>;
 
