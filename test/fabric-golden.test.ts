@@ -16,9 +16,10 @@ import { expectGolden } from "./helpers/golden";
 const ROOT = join(__dirname, "..");
 const loaded = loadRecipes(join(ROOT, "recipes"), "recipes");
 /**
- * The example recipes name one interface for every node ([env] NCCL_SOCKET_IFNAME): the `-fabric`
- * variants leave it to the site, as a recipe for a site with a fabric does. The privileged site
- * keeps the example recipe, to pin that a recipe's own variable still wins.
+ * The `-fabric` variants leave the interface to the site, as a recipe for a site with a fabric
+ * does (the example recipes name none now either). The privileged site's `-own-nic` variant names
+ * one interface for every node ([env] NCCL_SOCKET_IFNAME), to pin that a recipe's own variable
+ * still wins.
  */
 const recipes = new Map(loaded);
 for (const name of ["qwen3-32b-vllm-tp2", "qwen3-30b-sglang-tmux"]) {
@@ -27,6 +28,9 @@ for (const name of ["qwen3-32b-vllm-tp2", "qwen3-30b-sglang-tmux"]) {
   const { NCCL_SOCKET_IFNAME: _nic, NCCL_IB_DISABLE: _ib, ...env } = r.env;
   recipes.set(`${name}-fabric`, { ...r, name: `${name}-fabric`, env });
 }
+const pair = loaded.get("qwen3-32b-vllm-tp2");
+if (pair === undefined) throw new Error("no recipe qwen3-32b-vllm-tp2");
+recipes.set("qwen3-32b-vllm-tp2-own-nic", { ...pair, name: "qwen3-32b-vllm-tp2-own-nic", env: { NCCL_SOCKET_IFNAME: "enp1s0f0np0", ...pair.env } });
 
 function bundles(file: string, stack: string): DeploymentBundle[] {
   return renderSite(readSite(join(__dirname, "fixtures", "sites", file), stack), recipes, { root: ROOT });

@@ -21,7 +21,7 @@ describe("known keys, from the schemas", () => {
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);
-    expect(known(site("      zzzz: 1"))).toEqual(["host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric, gpus, nic"]);
+    expect(known(site("      zzzz: 1"))).toEqual(["host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric, gpus"]);
     expect(known(site("      recipes: { r: { dir: /x, container: c, zzzz: 1 } }"))).toEqual(["dir, start, stop, container, dockerArgs, vars, ownedMounts"]);
     expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual(["name, recipe, profile, nodes, overlay, overlayWins"]);
     expect(known(site("  sm121:gateway: { path: /g.json, zzzz: 1 }"))).toEqual(["path, format, model, node"]);

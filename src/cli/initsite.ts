@@ -41,7 +41,7 @@ export const FACTS_SCRIPT = [
   'printf \'@sm121 {"docker":"%s","images":"%s"}\\n\' "$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
   "nic=; addr=; via=",
   "for dev in $(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true); do",
-  "  a=$(ip -o -4 addr show dev \"$dev\" 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n 1) || a=",
+  "  a=$(ip -o -4 addr show 2>/dev/null | awk -v d=\"$dev\" '$2 == d {print $4}' | cut -d/ -f1 | head -n 1) || a=",
   '  if [ -n "$a" ]; then nic=$dev; addr=$a; via=rdma; break; fi',
   "done",
   'if [ -z "$nic" ]; then addr=$(printf %s "${SSH_CONNECTION:-}" | awk \'{print $3}\'); nic=$(ip -o route get "$addr" 2>/dev/null | sed -n \'s/.* dev \\([^ ]*\\).*/\\1/p\' | head -n 1) || nic=; via=ssh; fi',
@@ -104,12 +104,14 @@ export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeF
 function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
   const out = [`    ${f.name}:`, `      # ${f.user}@${f.host}:${f.port}, its home ${f.home} (found by sm121 init)`];
   out.push(`      ssh: { host: ${yamlWord(f.host)}, port: ${f.port}, user: ${yamlWord(f.user)} }`);
-  if (f.nic !== undefined) {
-    const how = f.nic.via === "rdma" ? "the first RDMA device's interface with an IPv4 address (its ConnectX-7)" : "the interface of the address this SSH connection reached (no RDMA interface has an IPv4 address)";
-    out.push(`      # the cluster interface ${f.nic.dev}, ${f.nic.addr}: ${how}; the engines bind and meet there`);
-    out.push(`      ip: ${f.nic.addr}`, `      nic: ${yamlWord(f.nic.dev)}`);
+  if (f.nic?.via === "rdma") {
+    out.push(`      # the ConnectX-7 interface ${f.nic.dev}, ${f.nic.addr}: the first RDMA device's interface with an IPv4 address; the engines bind and meet there`);
+    out.push(`      ip: ${f.nic.addr}`, "      # its RoCE ports and GID index: found by the plan-time look (docs/fabric.md)", `      fabric: { interface: ${yamlWord(f.nic.dev)}, rdma: auto }`);
+  } else if (f.nic !== undefined) {
+    out.push(`      # ${f.nic.addr} on ${f.nic.dev}: the address this SSH connection reached, as no RDMA interface has an IPv4 address; the engines bind and meet there`);
+    out.push(`      ip: ${f.nic.addr}`, "      # with RoCE links between the nodes, name them: fabric: { interface: <its ConnectX-7 interface>, rdma: auto } (docs/fabric.md)");
   } else {
-    out.push("      # no cluster interface found: write the node's address on the cluster network", `      ip: ${yamlWord(f.host)}`);
+    out.push("      # no address found for the engines: write the node's address on the cluster network", `      ip: ${yamlWord(f.host)}`);
   }
   const gpuSaid = f.gpus.length > 0 ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)` : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
   out.push(`      # GPU: ${gpuSaid}`, `      gpus: ${Math.max(1, f.gpus.length)}`);

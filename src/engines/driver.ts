@@ -53,11 +53,8 @@ export interface EngineDriver {
   parallelArgs(recipe: Recipe, ctx: EngineFlagsCtx): string[];
   /** Distributed rendezvous flags; DGPP: none (the cluster JSON carries them). */
   distributedArgs(ctx: EngineFlagsCtx): string[];
-  /**
-   * The environment the engine reads on a node: its own address, the collectives' interfaces
-   * (`nic`: the node's cluster interface, when the site names it).
-   */
-  engineEnv(recipe: Recipe, nodeIp: string, nic?: string): Record<string, string>;
+  /** The environment the engine reads on a node: its own address, the collectives' interfaces. */
+  engineEnv(recipe: Recipe, nodeIp: string): Record<string, string>;
   /**
    * How the engine gets sm121:apiKey without argv: "env" (VLLM_API_KEY from secrets.env),
    * "key-file" (a 0600 YAML file the start script writes, passed by apiKeyArgs), or "none".
@@ -126,17 +123,13 @@ export function rendezvousPort(port: number): number {
 
 /**
  * PyTorch's collectives read the cluster interface from two variables: NCCL_SOCKET_IFNAME (NCCL)
- * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). The
- * interface is the node's own (the site's `nic`, which `sm121 init` discovers), or the recipe's
- * [env] NCCL_SOCKET_IFNAME; Gloo gets the same unless the recipe sets it: on a Spark with several
- * interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
+ * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). A recipe
+ * that names the interface with [env] NCCL_SOCKET_IFNAME gets both, unless it sets Gloo's itself:
+ * on a Spark with several interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
  */
-export function collectivesEnv(recipe: Recipe, nic?: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (nic !== undefined && recipe.env["NCCL_SOCKET_IFNAME"] === undefined) out["NCCL_SOCKET_IFNAME"] = nic;
-  const named = recipe.env["NCCL_SOCKET_IFNAME"] ?? nic;
-  if (named !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined) out["GLOO_SOCKET_IFNAME"] = named;
-  return out;
+export function collectivesEnv(recipe: Recipe): Record<string, string> {
+  const nic = recipe.env["NCCL_SOCKET_IFNAME"];
+  return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
 }
 
 const plural = (n: number, one: string, many: string = `${one}s`): string => `${n} ${n === 1 ? one : many}`;

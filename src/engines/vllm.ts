@@ -97,7 +97,7 @@ export const vllm: EngineDriver = {
     return ctx.rank > 0 ? [...flags, "--headless"] : flags;
   },
   // vLLM binds its collectives to VLLM_HOST_IP (vllm/envs.py).
-  engineEnv: (recipe, ip, nic) => ({ VLLM_HOST_IP: ip, ...collectivesEnv(recipe, nic) }),
+  engineEnv: (recipe, ip) => ({ VLLM_HOST_IP: ip, ...collectivesEnv(recipe) }),
   apiKey: "env",
   apiKeyArgs: () => [],
   takesHostPort: true,

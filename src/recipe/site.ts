@@ -80,7 +80,6 @@ function siteSchema() {
     stateDir: path("stateDir").default("~/.sm121"),
     fabric: nodeFabricSchema().optional(),
     gpus: int().pipe(z.int().min(1).max(64)).default(1),
-    nic: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$/, { error: "is not a network interface name; write the cluster interface as `ip link` shows it, e.g. enp1s0f0np0" }).optional(),
   });
   const deployment = z.strictObject({
     name: ident("name").optional(),
@@ -165,7 +164,6 @@ export function siteFrom(source: SiteSource, stack: string): Site {
       stateDir: n.stateDir,
       ...(n.fabric !== undefined && { fabric: n.fabric }),
       gpus: n.gpus,
-      ...(n.nic !== undefined && { nic: n.nic }),
     };
   }
   const deployments = s.deployments.map((d, i) => {

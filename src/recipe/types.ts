@@ -99,8 +99,6 @@ export interface SiteNode {
   fabric?: NodeFabric;
   /** GPUs of the node (a DGX Spark has one GB10). */
   gpus: number;
-  /** The cluster interface: NCCL's and Gloo's socket interface for every engine on this node. */
-  nic?: string;
 }
 
 export interface Deployment {

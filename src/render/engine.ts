@@ -34,7 +34,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
     const env: Record<string, string> = { ...(node.fabric === undefined ? {} : fabricEnv(node.fabric)), ...recipe.env };
     const access = docker ? containerAccess(node, nodes.length, site.fabric) : undefined;
     if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
-    Object.assign(env, driver.engineEnv(recipe, node.ip, node.nic));
+    Object.assign(env, driver.engineEnv(recipe, node.ip));
     const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
     // The HF cache that this up fills (the engine downloads into it, or ModelCache copies) is made
     // by the up; one that nothing fills must exist already, and the plan says so.

@@ -12,6 +12,7 @@ import { parse } from "yaml";
 import { REPO } from "../helpers/project";
 import { PASSPHRASE, pulumiEnv, type PulumiEnv, type PulumiRun } from "../helpers/pulumi";
 import { sshOk } from "../site/exec";
+import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
 import { startSite, type SimNode, type SimSite } from "../site/site";
 
 const base = `/tmp/sm121-e2e-firstday-${process.pid}`;
@@ -45,6 +46,8 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
   beforeAll(async () => {
     rmSync(base, { recursive: true, force: true });
     site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], firstIp: 241, sshPort: 2541 });
+    // spark2 is cabled as a Spark: its ConnectX-7 interface holds its address; spark1 shows no RDMA interface.
+    setFabric(site.nodes[1] as SimNode, sparkFabric((site.nodes[1] as SimNode).ip));
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(REPO, "Pulumi.yaml")));
     writeFileSync(join(dir, "package.json"), '{"name":"sm121-first-day","private":true,"main":"dist/src/index.js"}\n');
@@ -78,9 +81,14 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     expect(init.stdout).toContain("pulumi login to an s3:// bucket");
     const text = readFileSync(join(dir, "Pulumi.sim.yaml"), "utf8");
     const cfg = (parse(text) as { config: Record<string, unknown> }).config;
-    const nodes = cfg["sm121:nodes"] as Record<string, { ip: string; nic: string; gpus: number; env: { HF_HOME: string } }>;
-    expect(nodes["spark1"]).toMatchObject({ ip: n1.ip, nic: "lo", gpus: 1, env: { HF_HOME: `${n1.home}/.cache/huggingface` } });
-    expect(nodes["spark2"]?.ip).toBe(n2.ip);
+    const nodes = cfg["sm121:nodes"] as Record<string, { ip: string; fabric?: unknown; gpus: number; env: { HF_HOME: string } }>;
+    expect(nodes["spark1"]).toMatchObject({ ip: n1.ip, gpus: 1, env: { HF_HOME: `${n1.home}/.cache/huggingface` } });
+    // The simulated nodes have no RDMA interface with an address: the address ssh reached, and no fabric block.
+    expect(nodes["spark1"]?.fabric).toBeUndefined();
+    expect(text).toContain(`# ${n1.ip} on lo: the address this SSH connection reached, as no RDMA interface has an IPv4 address`);
+    // spark2's ConnectX-7 interface, found through its RDMA devices; its ports are for the plan-time look.
+    expect(nodes["spark2"]).toMatchObject({ ip: n2.ip, fabric: { interface: "enp1s0f1np1", rdma: "auto" } });
+    expect(init.stdout).toContain(`spark2: home ${n2.home}; GPUs 1; memory 121.7 GiB; cluster interface enp1s0f1np1 ${n2.ip}; docker images 7`);
     expect(cfg["sm121:deployments"]).toEqual([{ recipe: "qwen3-8b-solo", nodes: ["spark1"] }]);
     expect(cfg["sm121:gateway"]).toBeUndefined();
     // Each fact with its comment; the pair commented out.
@@ -130,7 +138,9 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     // vLLM reads --config while it parses (here through the HF cache mount); an offline engine fills no HF cache.
     writeFileSync(join(dir, "recipes", "with-config.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nargs = ["--config", "/root/.cache/huggingface/serve.yaml"]\n');
     writeFileSync(join(dir, "recipes", "offline.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[env]\nHF_HUB_OFFLINE = "1"\n');
-    writeFileSync(stackFile, text.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }"));
+    // spark2's RDMA devices are where the simulated site keeps them (a Spark's are in /dev/infiniband).
+    const devices = text.replace("fabric: { interface: enp1s0f1np1, rdma: auto }", `fabric: { interface: enp1s0f1np1, rdma: auto, devices: ${devicesDir(n2)} }`);
+    writeFileSync(stackFile, devices.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }"));
     try {
       const refused = await pulumiRun(["preview"]);
       expect(refused.code).not.toBe(0);
