@@ -170,6 +170,6 @@ function startFileChecks(recipe: Recipe, spec: LaunchSpec): PreflightCheck[] {
     const onNode = recipe.deploy === "docker" ? (f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined) : f.path;
     if (onNode === undefined || !(onNode.startsWith("/") || onNode.startsWith("~/"))) return [];
     const seen = onNode === f.path ? "" : ` (${f.path} in the container)`;
-    return [{ kind: "file" as const, subject: onNode, why: `${f.why}${seen}`, fatal: true, atPlan: true }];
+    return [{ kind: "file" as const, subject: onNode, why: `${f.why}${seen}; put the file there, or change the path in ${recipe.file}`, fatal: true, atPlan: true }];
   });
 }

@@ -144,8 +144,8 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     try {
       const refused = await pulumiRun(["preview"]);
       expect(refused.code).not.toBe(0);
-      expect(refused.all).toContain("the engines would refuse to start:");
-      expect(refused.all).toContain(`with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config /root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it (/root/.cache/huggingface/serve.yaml in the container))`);
+      expect(refused.all).toContain("sm121: the engines would refuse to start (nothing was stopped):");
+      expect(refused.all).toContain(`with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config /root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it (/root/.cache/huggingface/serve.yaml in the container); put the file there, or change the path in recipes/with-config.toml)`);
       expect(refused.all).toContain(`offline: spark2: missing ${n2.home}/.cache/huggingface (the HF cache (HF_HOME) of spark2, which nothing in this up fills`);
       // With the file there and the cache made, the same preview passes.
       await sshOk(site, n1, "printf 'max-model-len: 16384\\n' > ~/.cache/huggingface/serve.yaml");
