@@ -58,11 +58,11 @@ describe("parseSite: defaults", () => {
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
   });
 
-  it("reads the example site Pulumi.spark-site.yaml: two Sparks, each with its cluster interface, no gateway", () => {
+  it("reads the example site Pulumi.spark-site.yaml: two Sparks, each with its fabric found by the look, no gateway", () => {
     const text = readFileSync(join(__dirname, "..", "Pulumi.spark-site.yaml"), "utf8");
     const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
     expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
-    expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", nic: "enp1s0f0np0", gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
+    expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", fabric: { interface: "auto", rdma: "auto" }, gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
     expect(s.deployments).toEqual([{ name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false }]);
     expect(s.gateway).toBeUndefined();
     expect(s.minMemAvailableGiB).toBe(100);

@@ -125,7 +125,8 @@ export function parseRecipe(file: string, text: string): Recipe {
   if (r.name === undefined && !IDENT.test(stem)) {
     err(["name"], `the recipe is named after its file, and "${stem.length > 60 ? `${stem.slice(0, 57)}...` : stem}" is not a recipe name`, 'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"');
   }
-  const table = tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
+  // A script recipe has no args of its own: its profiles' EXTRA_VLLM_ARGS are checked where they are rendered.
+  const table = r.deploy === "script" ? undefined : tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
   if (table?.warning !== undefined) warnings.push(table.warning);
   checkShape(r, engine, err, table?.table);
   throwIfAny(errors);

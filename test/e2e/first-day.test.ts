@@ -156,4 +156,22 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       writeFileSync(stackFile, text);
     }
   });
+
+  it("doctor reads the engine version of an image no table knows, on the node, and says where to write it", async () => {
+    const stackFile = join(dir, "Pulumi.sim.yaml");
+    const text = readFileSync(stackFile, "utf8");
+    writeFileSync(join(dir, "recipes", "latest.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "vllm/vllm-openai:latest"\nport = 8000\n');
+    writeFileSync(stackFile, text.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: latest, nodes: [spark1] }"));
+    try {
+      const validate = await run(["validate"]);
+      expect(validate.stderr).toContain("warning: recipes/latest.toml: the vLLM version of image vllm/vllm-openai:latest is not known");
+      const doctor = await run(["doctor", "--json"]);
+      const report = JSON.parse(doctor.stdout) as { nodes: Array<{ node: string; checks: Array<{ check: string; ok: boolean; severity: string; detail: string | null }> }> };
+      const check = report.nodes.find((n) => n.node === "spark1")?.checks.find((c) => c.check === "engine-version");
+      // The simulated image carries no vLLM package: the version cannot be read there, and doctor says so.
+      expect(check).toMatchObject({ ok: false, severity: "warning", detail: "the vllm version of vllm/vllm-openai:latest could not be read on the node; set engine_version in recipes/latest.toml" });
+    } finally {
+      writeFileSync(stackFile, text);
+    }
+  });
 });
