@@ -41,6 +41,7 @@ describe("the scrape file of the example site", () => {
       ["198.51.100.11:8000", "qwen38-flash-best", "flash-best", "0", "vllm", "/metrics"],
       ["127.0.0.1:8000", "qwen38-flash-datagen", "flash-datagen", "0", "vllm", "/metrics"],
       ["198.51.100.13:8001", "qwen38-flash-capture", "flash-capture", "0", "vllm", "/metrics"],
+      ["198.51.100.21:8000", "qwen3-8b-solo", "solo-1", "0", "vllm", "/metrics"],
     ]);
     expect(f.groups.find((g) => g.labels["deployment"] === "qwen3-32b-vllm-tp2")?.labels).toEqual({
       __metrics_path__: "/metrics",
