@@ -36,7 +36,9 @@ function targetsOf(p: Parsed): Target[] {
   const hosts = (str(p, "nodes") ?? "").split(",").map((h) => h.trim()).filter((h) => h !== "");
   if (hosts.length === 0) throw new UsageError(t("init.needsNodes"));
   const port = Number(str(p, "port") ?? "22");
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(t("init.badPort", { port: str(p, "port") ?? "" }));
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new UsageError(t("init.badPort", { port: str(p, "port") ?? "" }));
+  }
   const user = str(p, "user") ?? userInfo().username;
   const named = hosts.every((h) => IDENT.test(h)) && new Set(hosts).size === hosts.length;
   return hosts.map((host, i) => ({ name: named ? host : `spark${i + 1}`, host, port, user }));
@@ -58,8 +60,15 @@ async function confirm(ctx: CliContext, question: string): Promise<boolean> {
 }
 
 /** Scans every node's host key, shows it, and records the new ones once confirmed. False: refused. */
-async function hostKeys(ctx: CliContext, targets: readonly Target[], knownHosts: string, yes: boolean): Promise<boolean> {
-  const scanned = await Promise.all(targets.map(async (x) => ({ x, key: await scanHostKey(x.host, x.port).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))) })));
+async function hostKeys(
+  ctx: CliContext,
+  targets: readonly Target[],
+  knownHosts: string,
+  yes: boolean,
+): Promise<boolean> {
+  const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+  const scan = async (x: Target) => ({ x, key: await scanHostKey(x.host, x.port).catch(asError) });
+  const scanned = await Promise.all(targets.map(scan));
   const text = existsSync(knownHosts) ? readFileSync(knownHosts, "utf8") : "";
   const fresh: Array<{ x: Target; blob: Buffer }> = [];
   let bad = false;
@@ -70,7 +79,12 @@ async function hostKeys(ctx: CliContext, targets: readonly Target[], knownHosts:
       continue;
     }
     const s = hostKeyStatus(text, hostPattern(x.host, x.port), key.blob);
-    const said = { node: x.name, host: hostPattern(x.host, x.port), type: keyTypeOf(key.blob), fingerprint: fingerprint(key.blob) };
+    const said = {
+      node: x.name,
+      host: hostPattern(x.host, x.port),
+      type: keyTypeOf(key.blob),
+      fingerprint: fingerprint(key.blob),
+    };
     if (s.status === "ok") ctx.out(t("init.keyKnown", { ...said, file: knownHosts, line: s.line }));
     else if (s.status === "new") {
       ctx.out(t("init.keyNew", said));
@@ -106,12 +120,17 @@ function stateDir(ctx: CliContext): { url: string; made: boolean } {
 
 /** `pulumi stack init` when the CLI, the backend and a passphrase are there; its stack file line (the salt) kept. */
 function pulumiStack(ctx: CliContext, stack: string, url: string): string {
-  const env: NodeJS.ProcessEnv = { ...process.env, PULUMI_BACKEND_URL: url.startsWith("file://~/") ? `file://${expandHome(url.slice(7))}` : url, PULUMI_SKIP_UPDATE_CHECK: "true" };
+  const backend = url.startsWith("file://~/") ? `file://${expandHome(url.slice(7))}` : url;
+  const env: NodeJS.ProcessEnv = { ...process.env, PULUMI_BACKEND_URL: backend, PULUMI_SKIP_UPDATE_CHECK: "true" };
   if (env["PULUMI_CONFIG_PASSPHRASE"] === undefined && env["PULUMI_CONFIG_PASSPHRASE_FILE"] === undefined) {
     ctx.out(t("init.stackLater", { stack }));
     return "";
   }
-  const r = spawnSync("pulumi", ["stack", "init", stack, "--non-interactive"], { cwd: ctx.root, env, encoding: "utf8" });
+  const r = spawnSync("pulumi", ["stack", "init", stack, "--non-interactive"], {
+    cwd: ctx.root,
+    env,
+    encoding: "utf8",
+  });
   if (r.error !== undefined || r.status !== 0) {
     ctx.out(t("init.stackLater", { stack }));
     if (r.error === undefined) ctx.err(r.stderr.trim().split("\n").slice(-2).join("\n"));
@@ -156,7 +175,9 @@ export async function initCommand(ctx: CliContext, p: Parsed): Promise<number> {
     try {
       const f = await nodeFacts(host, x);
       facts.push(f);
-      ctx.out(t("init.found", { node: x.name, home: f.home, gpus: f.gpus.length, mem: f.memTotalGiB ?? "?", nic: f.nic === undefined ? "-" : `${f.nic.dev} ${f.nic.addr}`, images: f.images.length }));
+      const nic = f.nic === undefined ? "-" : `${f.nic.dev} ${f.nic.addr}`;
+      const mem = f.memTotalGiB ?? "?";
+      ctx.out(t("init.found", { node: x.name, home: f.home, gpus: f.gpus.length, mem, nic, images: f.images.length }));
     } finally {
       host.close();
     }
@@ -164,7 +185,9 @@ export async function initCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const images = recipesIn(ctx);
   const state = stateDir(ctx);
   const salt = pulumiStack(ctx, stack, state.url);
-  writeFileSync(file, salt + stackYaml({ facts, knownHosts: str(p, "known-hosts") ?? "~/.ssh/known_hosts", images, gateway: bool(p, "gateway") }), { flag: salt === "" ? "wx" : "w" });
+  const knownHostsSaid = str(p, "known-hosts") ?? "~/.ssh/known_hosts";
+  const text = stackYaml({ facts, knownHosts: knownHostsSaid, images, gateway: bool(p, "gateway") });
+  writeFileSync(file, salt + text, { flag: salt === "" ? "wx" : "w" });
   ctx.out(t("init.wrote", { file: `Pulumi.${stack}.yaml`, deployment: SOLO_RECIPE, node: facts[0]?.name ?? "" }));
   if (!state.url.startsWith("file://")) ctx.out(t("init.backendSet", { url: state.url }));
   else ctx.out(t("init.backendShared", { url: state.url }));

@@ -33,23 +33,34 @@ const b64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", 
  */
 export const FACTS_SCRIPT = [
   'hf=${HF_HOME:-$HOME/.cache/huggingface}; if [ -d "$hf" ]; then hfe=true; else hfe=false; fi',
-  'printf \'@sm121 {"home":"%s","hf":"%s","hfExists":%s}\\n\' "$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"',
-  "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=; avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
+  'printf \'@sm121 {"home":"%s","hf":"%s","hfExists":%s}\\n\' \\',
+  '  "$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"',
+  "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=",
+  "avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
   'printf \'@sm121 {"memTotal":%s,"memAvailableKiB":%s}\\n\' "${total:-null}" "${avail:-null}"',
   'gpus=$(nvidia-smi -L 2>/dev/null || true); printf \'@sm121 {"gpus":"%s"}\\n\' "$(printf %s "$gpus" | base64 -w0)"',
   "dv=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true); imgs=$(docker images 2>/dev/null || true)",
-  'printf \'@sm121 {"docker":"%s","images":"%s"}\\n\' "$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
+  'printf \'@sm121 {"docker":"%s","images":"%s"}\\n\' \\',
+  '  "$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
   "nic=; addr=; via=",
-  "for dev in $(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true); do",
+  "devs=$(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true)",
+  "for dev in $devs; do",
   "  a=$(ip -o -4 addr show 2>/dev/null | awk -v d=\"$dev\" '$2 == d {print $4}' | cut -d/ -f1 | head -n 1) || a=",
   '  if [ -n "$a" ]; then nic=$dev; addr=$a; via=rdma; break; fi',
   "done",
-  'if [ -z "$nic" ]; then addr=$(printf %s "${SSH_CONNECTION:-}" | awk \'{print $3}\'); nic=$(ip -o route get "$addr" 2>/dev/null | sed -n \'s/.* dev \\([^ ]*\\).*/\\1/p\' | head -n 1) || nic=; via=ssh; fi',
+  'if [ -z "$nic" ]; then',
+  "  addr=$(printf %s \"${SSH_CONNECTION:-}\" | awk '{print $3}')",
+  "  nic=$(ip -o route get \"$addr\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p' | head -n 1) || nic=",
+  "  via=ssh",
+  "fi",
   'printf \'@sm121 {"nic":"%s","addr":"%s","via":"%s"}\\n\' "$nic" "$addr" "$via"',
 ].join("\n");
 
 /** What a node said, from the records of FACTS_SCRIPT. */
-export async function nodeFacts(host: Host, base: Pick<NodeFacts, "name" | "host" | "port" | "user">): Promise<NodeFacts> {
+export async function nodeFacts(
+  host: Host,
+  base: Pick<NodeFacts, "name" | "host" | "port" | "user">,
+): Promise<NodeFacts> {
   const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
   const rec = (k: string) => res.records.find((r) => k in r) ?? {};
   const gib = (v: unknown) => (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
@@ -68,7 +79,8 @@ export async function nodeFacts(host: Host, base: Pick<NodeFacts, "name" | "host
     hfExists: home["hfExists"] === true,
     ...(memTotalGiB !== undefined && { memTotalGiB }),
     ...(memAvailableGiB !== undefined && { memAvailableGiB }),
-    gpus: b64(rec("gpus")["gpus"]).split("\n").filter((l) => /^GPU \d+:/.test(l)).map((l) => l.replace(/^GPU \d+: /, "").replace(/ \(UUID: .*\)$/, "")),
+    gpus: b64(rec("gpus")["gpus"]).split("\n").filter((l) => /^GPU \d+:/.test(l))
+      .map((l) => l.replace(/^GPU \d+: /, "").replace(/ \(UUID: .*\)$/, "")),
     ...(b64(rec("docker")["docker"]).trim() !== "" && { docker: b64(rec("docker")["docker"]).trim() }),
     images: imagesIn(b64(rec("docker")["images"])),
     ...(dev !== "" && addr !== "" && { nic: { dev, addr, via: nic["via"] === "rdma" ? "rdma" : "ssh" } }),
@@ -77,7 +89,9 @@ export async function nodeFacts(host: Host, base: Pick<NodeFacts, "name" | "host
 
 /** `docker images` as REPOSITORY:TAG (the table every docker prints; its header first). */
 function imagesIn(table: string): string[] {
-  return table.split("\n").slice(1).map((l) => l.trim().split(/\s+/)).filter((c) => c.length >= 2 && c[0] !== "<none>" && c[1] !== "<none>").map((c) => `${c[0]}:${c[1]}`);
+  return table.split("\n").slice(1).map((l) => l.trim().split(/\s+/))
+    .filter((c) => c.length >= 2 && c[0] !== "<none>" && c[1] !== "<none>")
+    .map((c) => `${c[0]}:${c[1]}`);
 }
 
 /** The recipes init deploys, by the names the shipped recipes/ has. */
@@ -96,7 +110,8 @@ const yamlWord = (s: string): string => (/^[A-Za-z0-9_./~@:+-]+$/.test(s) && !/^
 
 /** The memory gate: half the least MemAvailable init found (a new site has no engine running), at most 100 GiB. */
 export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeFacts } {
-  const least = facts.filter((f) => f.memAvailableGiB !== undefined).sort((a, b) => (a.memAvailableGiB ?? 0) - (b.memAvailableGiB ?? 0))[0];
+  const least = facts.filter((f) => f.memAvailableGiB !== undefined)
+    .sort((a, b) => (a.memAvailableGiB ?? 0) - (b.memAvailableGiB ?? 0))[0];
   if (least?.memAvailableGiB === undefined) return { gib: 100 };
   return { gib: Math.max(1, Math.min(100, Math.floor(least.memAvailableGiB / 2))), from: least };
 }
@@ -105,24 +120,44 @@ function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
   const out = [`    ${f.name}:`, `      # ${f.user}@${f.host}:${f.port}, its home ${f.home} (found by sm121 init)`];
   out.push(`      ssh: { host: ${yamlWord(f.host)}, port: ${f.port}, user: ${yamlWord(f.user)} }`);
   if (f.nic?.via === "rdma") {
-    out.push(`      # the ConnectX-7 interface ${f.nic.dev}, ${f.nic.addr}: the first RDMA device's interface with an IPv4 address; the engines bind and meet there`);
-    out.push(`      ip: ${f.nic.addr}`, "      # its RoCE ports and GID index: found by the plan-time look (docs/fabric.md)", `      fabric: { interface: ${yamlWord(f.nic.dev)}, rdma: auto }`);
+    out.push(
+      `      # the ConnectX-7 interface ${f.nic.dev}, ${f.nic.addr}: the first RDMA device's interface with an IPv4 ` +
+        "address; the engines bind and meet there",
+      `      ip: ${f.nic.addr}`,
+      "      # its RoCE ports and GID index: found by the plan-time look (docs/fabric.md)",
+      `      fabric: { interface: ${yamlWord(f.nic.dev)}, rdma: auto }`,
+    );
   } else if (f.nic !== undefined) {
-    out.push(`      # ${f.nic.addr} on ${f.nic.dev}: the address this SSH connection reached, as no RDMA interface has an IPv4 address; the engines bind and meet there`);
-    out.push(`      ip: ${f.nic.addr}`, "      # with RoCE links between the nodes, name them: fabric: { interface: <its ConnectX-7 interface>, rdma: auto } (docs/fabric.md)");
+    out.push(
+      `      # ${f.nic.addr} on ${f.nic.dev}: the address this SSH connection reached, as no RDMA interface has an ` +
+        "IPv4 address; the engines bind and meet there",
+      `      ip: ${f.nic.addr}`,
+      "      # with RoCE links between the nodes, name them: " +
+        "fabric: { interface: <its ConnectX-7 interface>, rdma: auto } (docs/fabric.md)",
+    );
   } else {
-    out.push("      # no address found for the engines: write the node's address on the cluster network", `      ip: ${yamlWord(f.host)}`);
+    out.push("      # no address found for the engines: write the node's address on the cluster network");
+    out.push(`      ip: ${yamlWord(f.host)}`);
   }
-  const gpuSaid = f.gpus.length > 0 ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)` : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
+  const gpuSaid = f.gpus.length > 0
+    ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)`
+    : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
   out.push(`      # GPU: ${gpuSaid}`, `      gpus: ${Math.max(1, f.gpus.length)}`);
-  const mem = f.memTotalGiB === undefined ? "memory: free -b failed" : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
+  const mem = f.memTotalGiB === undefined
+    ? "memory: free -b failed"
+    : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
   out.push(`      # ${mem}`);
-  out.push(`      # the HF cache ${f.hfHome}: ${f.hfExists ? "exists" : "does not exist yet; the first up that downloads a model into it makes it"}`);
+  const hf = f.hfExists ? "exists" : "does not exist yet; the first up that downloads a model into it makes it";
+  out.push(`      # the HF cache ${f.hfHome}: ${hf}`);
   out.push(`      env: { HF_HOME: ${yamlWord(f.hfHome)} }`);
-  const docker = f.docker === undefined ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit" : `docker ${f.docker}, ${f.images.length === 0 ? "no images" : `images: ${f.images.join(", ")}`}`;
+  const held = f.images.length === 0 ? "no images" : `images: ${f.images.join(", ")}`;
+  const docker = f.docker === undefined
+    ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit"
+    : `docker ${f.docker}, ${held}`;
   out.push(`      # ${docker}`);
   for (const [recipe, image] of Object.entries(images)) {
-    if (!f.images.includes(image)) out.push(`      # ${recipe} runs ${image}, which is not here yet: docker pull ${image} on ${f.name}`);
+    if (f.images.includes(image)) continue;
+    out.push(`      # ${recipe} runs ${image}, which is not here yet: docker pull ${image} on ${f.name}`);
   }
   return out;
 }
@@ -131,10 +166,17 @@ function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
 export function stackYaml(o: StackInput): string {
   const [first, second] = o.facts;
   const gate = gateOf(o.facts);
-  const gateSaid = gate.from === undefined ? "the default" : `half of the least MemAvailable sm121 init found (${gate.from.name}: ${gate.from.memAvailableGiB} GiB), at most 100`;
-  const engines = Object.entries(o.images).map(([r, i]) => { const v = imageVersion(i); return `${r}: ${i}${v === undefined ? "" : ` (${v.engine} ${v.version}, ${v.source})`}`; });
+  const gateSaid = gate.from === undefined
+    ? "the default"
+    : `half of the least MemAvailable sm121 init found (${gate.from.name}: ${gate.from.memAvailableGiB} GiB), ` +
+      "at most 100";
+  const engines = Object.entries(o.images).map(([r, i]) => {
+    const v = imageVersion(i);
+    return `${r}: ${i}${v === undefined ? "" : ` (${v.engine} ${v.version}, ${v.source})`}`;
+  });
   const lines = [
-    `# Written by sm121 init for ${o.facts.map((f) => f.name).join(", ")}. Each fact about a node says where it came from.`,
+    `# Written by sm121 init for ${o.facts.map((f) => f.name).join(", ")}. ` +
+      "Each fact about a node says where it came from.",
     "# Secrets never go here: pulumi config set --secret sm121:sshPrivateKey < key (or run ssh-agent),",
     "# sm121:hfToken, sm121:apiKey.",
     "config:",
@@ -149,10 +191,14 @@ export function stackYaml(o: StackInput): string {
     ...(first === undefined ? [] : [`    - { recipe: ${SOLO_RECIPE}, nodes: [${first.name}] }`]),
     second === undefined
       ? `    # ${PAIR_RECIPE} needs two nodes (tp 2, one GB10 each): add a second node to serve it`
-      : `    # Qwen3-32B across two nodes (tp 2): serve it instead of the one above (a node serves one deployment)\n    # - { recipe: ${PAIR_RECIPE}, nodes: [${first?.name ?? ""}, ${second.name}] }`,
+      : "    # Qwen3-32B across two nodes (tp 2): serve it instead of the one above (a node serves one deployment)\n" +
+        `    # - { recipe: ${PAIR_RECIPE}, nodes: [${first?.name ?? ""}, ${second.name}] }`,
   ];
   if (o.gateway) {
-    lines.push("  # the gateway file, on this machine (sm121, litellm or llama-swap format)", "  sm121:gateway: { path: ~/.local/state/sm121/gateway-backends.json, format: litellm }");
+    lines.push(
+      "  # the gateway file, on this machine (sm121, litellm or llama-swap format)",
+      "  sm121:gateway: { path: ~/.local/state/sm121/gateway-backends.json, format: litellm }",
+    );
   } else {
     lines.push("  # no gateway file: add sm121:gateway (path, format) when a gateway should route to the engines");
   }

@@ -27,7 +27,12 @@ export const KNOWN_IMAGES: readonly KnownImage[] = [
 ];
 
 /** Upstream repositories whose tags name the engine's version: `v0.33.0`, `v0.5.23-cu130`. */
-const UPSTREAM: Readonly<Record<string, TabledEngine>> = { "vllm/vllm-openai": "vllm", "docker.io/vllm/vllm-openai": "vllm", "lmsysorg/sglang": "sglang", "docker.io/lmsysorg/sglang": "sglang" };
+const UPSTREAM: Readonly<Record<string, TabledEngine>> = {
+  "vllm/vllm-openai": "vllm",
+  "docker.io/vllm/vllm-openai": "vllm",
+  "lmsysorg/sglang": "sglang",
+  "docker.io/lmsysorg/sglang": "sglang",
+};
 
 export interface TableChoice {
   table: OptionTable;
@@ -49,7 +54,9 @@ function distance(a: string, b: string): number[] {
 }
 
 const lexLess = (a: number[], b: number[]): boolean => {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  }
   return false;
 };
 
@@ -57,7 +64,9 @@ const lexLess = (a: number[], b: number[]): boolean => {
 export function nearestTable(engine: TabledEngine, version: string): OptionTable {
   const tables = ENGINE_TABLES[engine];
   let best = tables[tables.length - 1] as OptionTable;
-  for (const t of [...tables].reverse()) if (lexLess(distance(t.version, version), distance(best.version, version))) best = t;
+  for (const t of [...tables].reverse()) {
+    if (lexLess(distance(t.version, version), distance(best.version, version))) best = t;
+  }
   return best;
 }
 
@@ -74,18 +83,28 @@ export function imageVersion(image: string): { engine: TabledEngine; version: st
 }
 
 /** The table a recipe's `args` are checked against; undefined for engines without one (gr8, DGPP). */
-export function tableFor(engine: string, o: { engineVersion?: string | undefined; image?: string | undefined; file: string }): TableChoice | undefined {
+export function tableFor(
+  engine: string,
+  o: { engineVersion?: string | undefined; image?: string | undefined; file: string },
+): TableChoice | undefined {
   if (engine !== "vllm" && engine !== "sglang") return undefined;
   const name = engine === "vllm" ? "vLLM" : "SGLang";
-  const from = o.engineVersion !== undefined ? { version: o.engineVersion, why: `engine_version in ${o.file}` } : knownOf(engine, o.image);
+  const from = o.engineVersion !== undefined
+    ? { version: o.engineVersion, why: `engine_version in ${o.file}` }
+    : knownOf(engine, o.image);
   if (from === undefined) {
     const table = ENGINE_TABLES[engine][ENGINE_TABLES[engine].length - 1] as OptionTable;
     const said = `${table.prog} ${table.version} (the newest table)`;
-    if (o.image === undefined) return { table, said: `${said}; set engine_version in ${o.file} to the ${name} on the nodes` };
+    if (o.image === undefined) {
+      return { table, said: `${said}; set engine_version in ${o.file} to the ${name} on the nodes` };
+    }
     return {
       table,
       said: `${said}: the ${name} version of ${o.image} is not known`,
-      warning: `${o.file}: the ${name} version of image ${o.image} is not known, so its args are checked against ${table.prog} ${table.version}, the newest table; set engine_version = "<version>" in ${o.file} (\`sm121 doctor\` reads it from the image on the node)`,
+      warning:
+        `${o.file}: the ${name} version of image ${o.image} is not known, so its args are checked against ` +
+        `${table.prog} ${table.version}, the newest table; set engine_version = "<version>" in ${o.file} ` +
+        "(`sm121 doctor` reads it from the image on the node)",
     };
   }
   const table = nearestTable(engine, from.version);
@@ -94,7 +113,10 @@ export function tableFor(engine: string, o: { engineVersion?: string | undefined
   return {
     table,
     said: `${table.prog} ${table.version}, the nearest table to ${name} ${from.version} (${from.why})`,
-    warning: `${o.file}: no option table for ${name} ${from.version} (${from.why}); its args are checked against ${table.prog} ${table.version}, the nearest (tables: ${have}); scripts/engine-options/README.md says how to add one`,
+    warning:
+      `${o.file}: no option table for ${name} ${from.version} (${from.why}); its args are checked against ` +
+      `${table.prog} ${table.version}, the nearest (tables: ${have}); ` +
+      "scripts/engine-options/README.md says how to add one",
   };
 }
 
