@@ -145,10 +145,16 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   const ranks = recipe.tp * pp;
   if (ranks === gpus) return undefined;
   const each = layout.gpusPerNode === 1 ? "1 GPU" : `${layout.gpusPerNode} GPUs each`;
-  const made = pp === 1 ? `tp = ${recipe.tp} starts ${plural(ranks, "rank")}` : `tp = ${recipe.tp} x pp ${pp} starts ${plural(ranks, "rank")}`;
-  const problem = `${made}, one per GPU, but ${layout.deployment ?? "the deployment"} has ${plural(gpus, "GPU")} (${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus)${ranks > gpus ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"` : ""}`;
+  const made = `tp = ${recipe.tp}${pp === 1 ? "" : ` x pp ${pp}`} starts ${plural(ranks, "rank")}`;
+  const shape = `${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus`;
+  const stops = ranks > gpus
+    ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"`
+    : "";
+  const whose = layout.deployment ?? "the deployment";
+  const problem = `${made}, one per GPU, but ${whose} has ${plural(gpus, "GPU")} (${shape})${stops}`;
   const fixes: string[] = [];
   if (gpus % pp === 0) fixes.push(`set tp = ${gpus / pp} in ${recipe.file}`);
-  if (ranks % layout.gpusPerNode === 0) fixes.push(`list ${plural(ranks / layout.gpusPerNode, "node")} in the deployment`);
+  const nodes = ranks / layout.gpusPerNode;
+  if (Number.isInteger(nodes)) fixes.push(`list ${plural(nodes, "node")} in the deployment`);
   return { problem, fix: fixes.length > 0 ? fixes.join(", or ") : `make tp x pp equal ${gpus}`, field: ["tp"] };
 }

@@ -44,30 +44,46 @@ function owned(o: OptionSpec): Owned | undefined {
 function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable): LaunchProblem | undefined {
   // sm121's multi-node launch is `vllm serve --nnodes N --node-rank R --master-addr A --master-port P`
   // (and --headless above rank 0): a vLLM whose parser has no --nnodes stops at "unrecognized arguments".
-  const missing = ["nnodes", "node_rank", "master_addr", "master_port"].filter((d) => !table.options.some((o) => o.dest === d));
+  const has = (dest: string) => table.options.some((o) => o.dest === dest);
+  const missing = ["nnodes", "node_rank", "master_addr", "master_port"].filter((d) => !has(d));
   if (layout.nodes > 1 && missing.length > 0) {
     const newer = ENGINE_TABLES.vllm.filter((t) => t.options.some((o) => o.dest === "nnodes")).map((t) => t.version);
+    const flags = missing.map((d) => `--${d.replace(/_/g, "-")}`).join(", ");
+    const field = recipe.image === undefined ? "engine_version" : "image";
     return {
-      problem: `vLLM ${table.version} has no ${missing.map((d) => `--${d.replace(/_/g, "-")}`).join(", ")}, which sm121's launch on ${layout.nodes} nodes passes: it would stop at start with "unrecognized arguments"`,
-      fix: `serve it on one node, or use an image with vLLM ${newer[0] ?? "0.33.0"} or newer (${recipe.image === undefined ? "engine_version" : "image"} in ${recipe.file})`,
-      field: [recipe.image === undefined ? "engine_version" : "image"],
+      problem: `vLLM ${table.version} has no ${flags}, which sm121's launch on ${layout.nodes} nodes passes: ` +
+        'it would stop at start with "unrecognized arguments"',
+      fix: `serve it on one node, or use an image with vLLM ${newer[0] ?? "0.33.0"} or newer ` +
+        `(${field} in ${recipe.file})`,
+      field: [field],
     };
   }
   const count = optionAt(table, recipe.args, "api_server_count");
   const n = Number(count?.value);
   const limit = headlessApiServerLimit(table.version);
   if (layout.nodes > 1 && count !== undefined && Number.isInteger(n) && n > limit) {
-    const said = limit === 0 ? `--api-server-count=${count.value} cannot be used with --headless` : "api_server_count can't be set in headless mode";
+    const said = limit === 0
+      ? `--api-server-count=${count.value} cannot be used with --headless`
+      : "api_server_count can't be set in headless mode";
+    const headless = layout.nodes === 2 ? "rank 1 runs" : `ranks 1 to ${layout.nodes - 1} run`;
     return {
-      problem: `--api-server-count ${count.value} reaches the headless ranks too (${layout.nodes === 2 ? "rank 1 runs" : `ranks 1 to ${layout.nodes - 1} run`} \`vllm serve --headless\`, which starts no API server), and vLLM ${table.version} stops there: "${said}"`,
-      fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), or serve this recipe on one node`,
+      problem: `--api-server-count ${count.value} reaches the headless ranks too ` +
+        `(${headless} \`vllm serve --headless\`, which starts no API server), ` +
+        `and vLLM ${table.version} stops there: "${said}"`,
+      fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), ` +
+        "or serve this recipe on one node",
       field: ["args", count.index],
     };
   }
   const config = recipe.args.indexOf("--config");
   const file = config < 0 ? undefined : recipe.args[config + 1];
   if (file !== undefined && !/\.ya?ml$/.test(file)) {
-    return { problem: `--config ${file}: vLLM reads the config file while it parses its arguments, and takes only YAML ("Config file must be of a yaml/yml type")`, fix: "name a .yaml or .yml file", field: ["args", config + 1] };
+    return {
+      problem: `--config ${file}: vLLM reads the config file while it parses its arguments, and takes only YAML ` +
+        '("Config file must be of a yaml/yml type")',
+      fix: "name a .yaml or .yml file",
+      field: ["args", config + 1],
+    };
   }
   return undefined;
 }
@@ -112,18 +128,29 @@ export const vllm: EngineDriver = {
     // python3 -m vllm.entrypoints.openai.api_server parses --headless and ignores it: every
     // worker rank would start a second API server instead of joining rank 0's engine.
     if (n > 1 && !isServe(entry)) {
-      return { problem: `vLLM's entrypoint ${JSON.stringify(entry.join(" "))} (${recipe.file}) runs an API server on every rank; it ignores --headless, so the ${n - 1} worker rank(s) would not join rank 0`, fix: 'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], or serve this recipe on one node', field: ["entrypoint"] };
+      return {
+        problem: `vLLM's entrypoint ${JSON.stringify(entry.join(" "))} (${recipe.file}) ` +
+          "runs an API server on every rank; " +
+          `it ignores --headless, so the ${n - 1} worker rank(s) would not join rank 0`,
+        fix: 'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], ' +
+          "or serve this recipe on one node",
+        field: ["entrypoint"],
+      };
     }
     const table = layout.table ?? VLLM_OPTIONS;
     const pp = Number(optionAt(table, recipe.args, "pipeline_parallel_size")?.value ?? "1");
-    return startProblems(recipe, layout, table) ?? ranksFillGpus(recipe, layout, Number.isInteger(pp) && pp > 0 ? pp : 1);
+    const ranks = Number.isInteger(pp) && pp > 0 ? pp : 1;
+    return startProblems(recipe, layout, table) ?? ranksFillGpus(recipe, layout, ranks);
   },
   startFiles(recipe) {
     // FlexibleArgumentParser opens the file of `--config FILE` (that exact word; `--config=FILE`
     // is stored unread) while it parses: a missing file stops vLLM before anything else.
     const i = recipe.args.indexOf("--config");
     const file = i < 0 ? undefined : recipe.args[i + 1];
-    return file === undefined ? [] : [{ path: file, why: `--config ${file} in args of ${recipe.file}: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it` }];
+    if (file === undefined) return [];
+    const why = `--config ${file} in args of ${recipe.file}: vLLM opens it while it parses its arguments ` +
+      "and stops with FileNotFoundError without it";
+    return [{ path: file, why }];
   },
   kvCachePattern: "GPU KV cache size: ([0-9,]+) tokens",
   // The API server always mounts /metrics; the engine's series are there unless --disable-log-stats

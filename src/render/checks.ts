@@ -55,16 +55,22 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
  */
 function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefined {
   const i = site.deployments.indexOf(d);
-  const nodes = d.nodes.map((n) => (Object.hasOwn(site.nodes, n) ? site.nodes[n] : undefined)).filter((n) => n !== undefined);
+  const nodeOf = (n: string) => (Object.hasOwn(site.nodes, n) ? site.nodes[n] : undefined);
+  const nodes = d.nodes.map(nodeOf).filter((n) => n !== undefined);
   const gpus = [...new Set(nodes.map((n) => n.gpus))];
   if (gpus.length > 1) {
-    return siteError(site, ["deployments", i, "nodes"], `the nodes of deployment ${d.name} have different numbers of GPUs (${nodes.map((n) => `${n.name} ${n.gpus}`).join(", ")}); the engine runs the same number of ranks on every node`, "serve it on nodes with the same number of GPUs");
+    const each = nodes.map((n) => `${n.name} ${n.gpus}`).join(", ");
+    const problem = `the nodes of deployment ${d.name} have different numbers of GPUs (${each}); ` +
+      "the engine runs the same number of ranks on every node";
+    return siteError(site, ["deployments", i, "nodes"], problem, "serve it on nodes with the same number of GPUs");
   }
-  const table = tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file: recipe.file })?.table;
+  const table = tableFor(recipe.engine, recipe)?.table;
   const at = site.locate(["deployments", i]);
   const deployment = `deployment ${d.name} (${at.line > 0 ? `${at.file}:${at.line}` : at.file})`;
-  const p = driverFor(recipe.engine).launchProblem(recipe, { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table !== undefined && { table }) });
+  const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table && { table }) };
+  const p = driverFor(recipe.engine).launchProblem(recipe, layout);
   if (p === undefined) return undefined;
   if (p.field === undefined) return siteError(site, ["deployments", i, "nodes"], p.problem, p.fix);
-  return new SpecError({ file: recipe.file, ...recipe.locate(p.field), field: dotted(p.field), problem: p.problem, fix: p.fix });
+  const place = recipe.locate(p.field);
+  return new SpecError({ file: recipe.file, ...place, field: dotted(p.field), problem: p.problem, fix: p.fix });
 }

@@ -82,7 +82,11 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       scripts,
       extraFiles,
       mkdirs: hf.mkdirs,
-      preflight: [...enginePreflight(recipe, node, spec, headCoordinated, driver.installHint, hf.mkdirs), ...hf.checks, ...startFileChecks(recipe, spec)],
+      preflight: [
+        ...enginePreflight(recipe, node, spec, { headCoordinated, hint: driver.installHint, made: hf.mkdirs }),
+        ...hf.checks,
+        ...startFileChecks(recipe, spec),
+      ],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       fabric: fabricFacts(node, recipe, access),
       ...(serves && { api: endpoint(apiHost, port) }),
@@ -97,7 +101,16 @@ function releaseOf(recipe: Recipe): { name: string } | { rev: string } | undefin
   return undefined;
 }
 
-function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headCoordinated: boolean, hint: string, made: readonly string[]): PreflightCheck[] {
+interface PreflightOf {
+  headCoordinated: boolean;
+  /** The driver's install hint. */
+  hint: string;
+  /** Directories the up makes before the start (not refused when missing). */
+  made: readonly string[];
+}
+
+function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: PreflightOf): PreflightCheck[] {
+  const { headCoordinated, hint, made } = o;
   const checks: PreflightCheck[] = [];
   if (!spec.runs && !headCoordinated) return checks;
   if (recipe.deploy === "docker" && recipe.image !== undefined) {
@@ -107,7 +120,10 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headC
     const src = m.split(":")[0] ?? "";
     // A directory the up makes before the start (the HF cache it fills) may be missing: a warning.
     if (!made.includes(src)) checks.push({ kind: "file", subject: src, why: `mount source of ${m}`, fatal: true });
-    else checks.push({ kind: "file", subject: src, why: `mount source of ${m}; this up makes it before the start, and the engine downloads the model into it`, fatal: false });
+    else {
+      const why = `mount source of ${m}; this up makes it before the start, and the engine downloads the model into it`;
+      checks.push({ kind: "file", subject: src, why, fatal: false });
+    }
   }
   if ((recipe.deploy === "tmux" || recipe.deploy === "native") && !headCoordinated) {
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });
@@ -130,7 +146,8 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, headC
 
 /** The engine downloads the model itself unless the recipe runs it offline or names a local path. */
 function engineDownloads(recipe: Recipe): boolean {
-  const offline = ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"].some((k) => ["1", "true", "yes", "on"].includes((recipe.env[k] ?? "").toLowerCase()));
+  const on = (k: string) => ["1", "true", "yes", "on"].includes((recipe.env[k] ?? "").toLowerCase());
+  const offline = on("HF_HUB_OFFLINE") || on("TRANSFORMERS_OFFLINE");
   return recipe.model !== undefined && !recipe.model.startsWith("/") && !recipe.model.startsWith("~") && !offline;
 }
 
@@ -144,8 +161,12 @@ function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): { mkdirs: stri
   if (hfHome === undefined || recipe.model === undefined) return { mkdirs: [], checks: [] };
   const perNode = driverFor(recipe.engine).shape === "per-node";
   if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) return { mkdirs: [hfHome], checks: [] };
-  const reads = perNode ? "the engine runs offline or loads a local path" : "the head-coordinated engine reads it from the cache and downloads nothing";
-  const why = `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, and sm121:modelCache is off); create it on ${node.name} and put ${recipe.model} there, or set sm121:modelCache: keep`;
+  const reads = perNode
+    ? "the engine runs offline or loads a local path"
+    : "the head-coordinated engine reads it from the cache and downloads nothing";
+  const why = `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, ` +
+    `and sm121:modelCache is off); create it on ${node.name} and put ${recipe.model} there, ` +
+    "or set sm121:modelCache: keep";
   return { mkdirs: [], checks: [{ kind: "dir", subject: hfHome, why, fatal: true, atPlan: true }] };
 }
 
@@ -154,9 +175,11 @@ function hostPathOf(path: string, mounts: readonly string[]): string | undefined
   let best: { src: string; dst: string } | undefined;
   for (const m of mounts) {
     const [src = "", dst = ""] = m.split(":");
-    if ((path === dst || path.startsWith(`${dst.replace(/\/+$/, "")}/`)) && (best === undefined || dst.length > best.dst.length)) best = { src, dst };
+    const holds = path === dst || path.startsWith(`${dst.replace(/\/+$/, "")}/`);
+    if (holds && (best === undefined || dst.length > best.dst.length)) best = { src, dst };
   }
-  return best === undefined ? undefined : `${best.src.replace(/\/+$/, "")}${path.slice(best.dst.replace(/\/+$/, "").length)}`;
+  if (best === undefined) return undefined;
+  return `${best.src.replace(/\/+$/, "")}${path.slice(best.dst.replace(/\/+$/, "").length)}`;
 }
 
 /**
@@ -167,9 +190,11 @@ function hostPathOf(path: string, mounts: readonly string[]): string | undefined
 function startFileChecks(recipe: Recipe, spec: LaunchSpec): PreflightCheck[] {
   if (!spec.runs) return [];
   return driverFor(recipe.engine).startFiles(recipe).flatMap((f) => {
-    const onNode = recipe.deploy === "docker" ? (f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined) : f.path;
+    const inContainer = recipe.deploy === "docker";
+    const onNode = !inContainer ? f.path : f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined;
     if (onNode === undefined || !(onNode.startsWith("/") || onNode.startsWith("~/"))) return [];
     const seen = onNode === f.path ? "" : ` (${f.path} in the container)`;
-    return [{ kind: "file" as const, subject: onNode, why: `${f.why}${seen}; put the file there, or change the path in ${recipe.file}`, fatal: true, atPlan: true }];
+    const why = `${f.why}${seen}; put the file there, or change the path in ${recipe.file}`;
+    return [{ kind: "file" as const, subject: onNode, why, fatal: true, atPlan: true }];
   });
 }
