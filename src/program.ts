@@ -181,7 +181,8 @@ function register(
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
   const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
-  if (refused.length > 0) throw new RunError(`sm121: the engines would refuse to start (nothing was stopped):\n${refused.map((r) => `  ${r}`).join("\n")}`);
+  const said = refused.map((r) => `  ${r}`).join("\n");
+  if (refused.length > 0) throw new RunError(`sm121: the engines would refuse to start (nothing was stopped):\n${said}`);
   // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
   const fit = planFits(bundles, recipeDefs, seen.models);
   // One message for the whole site: each log call is a round trip to the engine.

@@ -161,8 +161,14 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
  * The preflight of `pulumi up` itself (serve/steps.ts, read-only) for each deployment on the node:
  * doctor's "ready" means that preflight passes. A fatal finding is a problem, the others warnings.
  */
-async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle, own: ReadonlySet<string>): Promise<DoctorCheck[]> {
-  const res = await host.run(preflightScript(nb, [], undefined, { checks: true, runStatus: false, clients: false }), { step: "preflight", allowFailure: true, timeoutMs: 60_000 });
+async function preflightChecks(
+  host: Host,
+  b: DeploymentBundle,
+  nb: NodeBundle,
+  own: ReadonlySet<string>,
+): Promise<DoctorCheck[]> {
+  const script = preflightScript(nb, [], undefined, { checks: true, runStatus: false, clients: false });
+  const res = await host.run(script, { step: "preflight", allowFailure: true, timeoutMs: 60_000 });
   const failed = parseProbe(res.records, res.stdout).failed.filter((f) => !own.has(f.subject));
   const check = (severity: DoctorCheck["severity"], found: typeof failed): DoctorCheck => ({
     check: "preflight",
@@ -174,7 +180,8 @@ async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle, 
     deployments: [b.deployment],
   });
   const warnings = failed.filter((f) => !f.fatal);
-  return [check("problem", failed.filter((f) => f.fatal)), ...(warnings.length > 0 ? [check("warning", warnings)] : [])];
+  const problems = check("problem", failed.filter((f) => f.fatal));
+  return warnings.length > 0 ? [problems, check("warning", warnings)] : [problems];
 }
 
 /**
@@ -182,12 +189,19 @@ async function preflightChecks(host: Host, b: DeploymentBundle, nb: NodeBundle, 
  * version read from the image on rank 0 (the package's metadata, with no GPU and no model), and the
  * line to add to the recipe.
  */
-async function imageVersionCheck(host: Host, b: DeploymentBundle, nb: NodeBundle, recipe: Recipe | undefined): Promise<DoctorCheck | undefined> {
+async function imageVersionCheck(
+  host: Host,
+  b: DeploymentBundle,
+  nb: NodeBundle,
+  recipe: Recipe | undefined,
+): Promise<DoctorCheck | undefined> {
   const image = recipe?.image;
   const engine = recipe?.engine;
-  if (nb.rank !== 0 || image === undefined || recipe?.engineVersion !== undefined || imageVersion(image) !== undefined || (engine !== "vllm" && engine !== "sglang")) return undefined;
+  const known = recipe?.engineVersion !== undefined || (image !== undefined && imageVersion(image) !== undefined);
+  if (nb.rank !== 0 || image === undefined || known || (engine !== "vllm" && engine !== "sglang")) return undefined;
   const py = `import importlib.metadata as m; print(m.version(${JSON.stringify(engine)}))`;
-  const res = await host.run(`docker run --rm --network none --entrypoint python3 ${quote(image)} -c ${quote(py)} 2>/dev/null || true`, { step: "engine version", allowFailure: true, timeoutMs: 120_000 });
+  const read = `docker run --rm --network none --entrypoint python3 ${quote(image)} -c ${quote(py)} 2>/dev/null || true`;
+  const res = await host.run(read, { step: "engine version", allowFailure: true, timeoutMs: 120_000 });
   const version = /^\d+\.\d+\.\d+\S*$/m.exec(res.stdout)?.[0];
   const said = { image, engine, file: recipe?.file ?? b.recipeFile };
   return {

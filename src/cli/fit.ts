@@ -29,7 +29,7 @@ export function fitChecks(fit: Fit, recipeFile: string): Map<string, DoctorCheck
       ok,
       severity: n.verdict === "refused" ? "problem" : "warning",
       detail: `${need}${n.verdict}${n.why === undefined ? "" : `: ${n.why}`}`,
-      hint: ok ? null : n.verdict === "unknown" ? t("fit.hintUnknown", { file: recipeFile }) : t("fit.hint", { file: recipeFile }),
+      hint: ok ? null : t(n.verdict === "unknown" ? "fit.hintUnknown" : "fit.hint", { file: recipeFile }),
       deployments: [fit.deployment],
     }];
   }));

@@ -14,7 +14,10 @@ const nullableString = () => z.string().nullable();
 
 export function healthSchema() {
   return z.union([
-    z.strictObject({ checked: z.literal(false), reason: z.enum(["protected", "no-http", "no-api", "unreachable", "not-deployed"]) }),
+    z.strictObject({
+      checked: z.literal(false),
+      reason: z.enum(["protected", "no-http", "no-api", "unreachable", "not-deployed"]),
+    }),
     z.strictObject({
       checked: z.literal(true),
       ok: z.boolean(),
@@ -167,7 +170,9 @@ export function doctorSchema() {
       reachable: z.boolean(),
       connect: z.strictObject({ kind: z.enum(["host-key", "auth", "unreachable"]), message: z.string(), fingerprint: nullableString(), fix: nullableString() }).nullable(),
       checks: z.array(z.strictObject({
-        check: z.enum(["command", "engine", "image", "dir", "sudo", "memory", "memory-fit", "preflight", "engine-version"]),
+        check: z.enum([
+          "command", "engine", "image", "dir", "sudo", "memory", "memory-fit", "preflight", "engine-version",
+        ]),
         subject: z.string(),
         ok: z.boolean(),
         severity: z.enum(["problem", "warning"]),

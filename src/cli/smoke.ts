@@ -108,8 +108,10 @@ export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, o
  * deployment (its only node, for a deployment of one).
  */
 function apiNodeOf(bundles: readonly DeploymentBundle[], only: string | undefined, stack: string): string {
-  const b = only === undefined && bundles.length === 1 ? bundles[0] : only === undefined ? undefined : selectedDeployment(bundles, only, stack);
-  if (b === undefined) throw new UsageError(t("smoke.needsNode", { deployments: bundles.map((x) => x.deployment).join(", ") || "-" }));
+  const only1 = bundles.length === 1 ? bundles[0] : undefined;
+  const b = only === undefined ? only1 : selectedDeployment(bundles, only, stack);
+  const deployments = bundles.map((x) => x.deployment).join(", ") || "-";
+  if (b === undefined) throw new UsageError(t("smoke.needsNode", { deployments }));
   const api = b.nodes.find((nb) => nb.api !== undefined);
   if (api === undefined) throw new UsageError(t("smoke.noApiNode", { deployment: b.deployment }));
   return api.node;

@@ -123,7 +123,8 @@ async function statusEntry(
   // After `pulumi destroy` or `sm121 down` the node holds no record and runs nothing: not deployed,
   // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.
   if (running === false && st.recorded === undefined) {
-    return { ...base, running, startedAt: null, drift: null, env: null, health: { checked: false, reason: "not-deployed" }, kvCache: null, error: null };
+    const health = { checked: false as const, reason: "not-deployed" as const };
+    return { ...base, running, startedAt: null, drift: null, env: null, health, kvCache: null, error: null };
   }
   const startedAt = st.startedAt ?? null;
   let env: StatusEntry["env"] = null;
@@ -188,7 +189,8 @@ async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, 
 
 /** Every node answered and none holds a deployment of the site (none declared, or all down). */
 function nothingDeployed(r: StatusReport): boolean {
-  return r.nodes.every((n) => n.reachable) && r.deployments.every((d) => d.nodes.every((e) => !e.health.checked && e.health.reason === "not-deployed"));
+  const notDeployed = (e: StatusEntry) => !e.health.checked && e.health.reason === "not-deployed";
+  return r.nodes.every((n) => n.reachable) && r.deployments.every((d) => d.nodes.every(notDeployed));
 }
 
 function isOk(e: StatusEntry): boolean {
@@ -242,7 +244,8 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   const report = await withNodes(targets, auth, collect);
   if (bool(p, "json")) ctx.out(jsonOut(statusSchema(), report));
   else if (nothingDeployed(report)) {
-    ctx.out(t("status.nothingDeployed", { stack: ctx.stack, deployments: report.deployments.map((d) => d.deployment).join(", ") || "-" }));
+    const deployments = report.deployments.map((d) => d.deployment).join(", ") || "-";
+    ctx.out(t("status.nothingDeployed", { stack: ctx.stack, deployments }));
     for (const l of statusText({ ...report, deployments: [] })) ctx.out(l);
   } else {
     const load = loadText(report);

@@ -36,13 +36,18 @@ const SSH = { ...COMMON, identity };
 export const VERBS = {
   init: {
     args: "",
-    summary: "write Pulumi.<stack>.yaml for your own nodes: host keys shown and confirmed, each node looked at over ssh; never overwrites",
+    summary: "write Pulumi.<stack>.yaml for your own nodes: host keys shown and confirmed, " +
+      "each node looked at over ssh; never overwrites",
     flags: {
-      nodes: { kind: "string", value: "H1,H2", help: "the nodes' host names or addresses, comma-separated, rank 0 first" },
+      nodes: { kind: "string", value: "H1,H2", help: "the nodes' host names or addresses, comma-separated" },
       user: { kind: "string", value: "U", help: "the ssh user on every node (default: your user name)" },
       port: { kind: "number", value: "P", help: "the ssh port of every node (default 22)" },
-      yes: { kind: "bool", help: "record the host keys without asking (for scripts: check the fingerprints it prints)" },
-      "known-hosts": { kind: "string", value: "FILE", help: "where the host keys go, and what sm121:knownHosts names (default ~/.ssh/known_hosts)" },
+      yes: { kind: "bool", help: "record the host keys without asking (scripts: check the fingerprints it prints)" },
+      "known-hosts": {
+        kind: "string",
+        value: "FILE",
+        help: "where the host keys go, and what sm121:knownHosts names (default ~/.ssh/known_hosts)",
+      },
       gateway: { kind: "bool", help: "also write a gateway file (sm121:gateway, LiteLLM format); off by default" },
       stack: { kind: "string", value: "S", help: "the stack to write, Pulumi.<S>.yaml (default: sparks)" },
       identity,
@@ -97,7 +102,8 @@ export const VERBS = {
   },
   smoke: {
     args: "[deployment]",
-    summary: "one short chat completion on the deployment's endpoint (curl on its node); the only deployment and its API node unless named",
+    summary: "one short chat completion on the deployment's endpoint (curl on its node); " +
+      "the only deployment's API node unless named",
     flags: { ...SSH, node, yes, json },
   },
   logs: {

@@ -24,8 +24,11 @@ export const gr8: EngineDriver = {
     ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: `gr8 ships as a container image, not "${r.deploy}"`, fix: 'set deploy = "docker"' }]),
   ],
   checkArgs: ownedFlagsAsWritten,
-  launchProblem: (recipe, { nodes: n }) =>
-    recipe.tp === n ? undefined : { problem: `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`, fix: `list ${recipe.tp} nodes or set tp = ${n}`, field: ["tp"] },
+  launchProblem: (recipe, { nodes: n }) => {
+    if (recipe.tp === n) return undefined;
+    const problem = `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`;
+    return { problem, fix: `list ${recipe.tp} nodes or set tp = ${n}`, field: ["tp"] };
+  },
   startFiles: () => [],
   kvCachePattern: undefined,
   // gr8's own source is not public; kindlingai's published GLM-5.3 stack (glm-5.3-flash-gx10,

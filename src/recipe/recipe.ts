@@ -41,7 +41,9 @@ function recipeSchema() {
     model: pathLike("model").optional(),
     served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
     image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3" }).optional(),
-    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, { error: "is not a version; write the engine's version, e.g. 0.10.2 (`sm121 doctor` reads it from the image)" }).optional(),
+    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, {
+      error: "is not a version; write the engine's version, e.g. 0.10.2 (`sm121 doctor` reads it from the image)",
+    }).optional(),
     entrypoint: z.array(line("the entrypoint element")).min(1).optional(),
     tp: z.int().min(1).max(64).default(1),
     port: z.int().min(1024, { error: "must be 1024 or above; pick an unprivileged port such as 8000" }).max(65535).optional(),
@@ -126,7 +128,9 @@ export function parseRecipe(file: string, text: string): Recipe {
     err(["name"], `the recipe is named after its file, and "${stem.length > 60 ? `${stem.slice(0, 57)}...` : stem}" is not a recipe name`, 'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"');
   }
   // A script recipe has no args of its own: its profiles' EXTRA_VLLM_ARGS are checked where they are rendered.
-  const table = r.deploy === "script" ? undefined : tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
+  const table = r.deploy === "script"
+    ? undefined
+    : tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
   if (table?.warning !== undefined) warnings.push(table.warning);
   checkShape(r, engine, err, table?.table);
   throwIfAny(errors);

@@ -64,8 +64,14 @@ function siteSchema() {
     env: z.strictObject({
       // A node path: `~/` is the node user's home, expanded on the node.
       HF_HOME: z.union([z.string(), z.number(), z.boolean()]).transform(String)
-        .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), { error: "HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; remove spaces, quotes and shell characters" })
-        .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), { error: "HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface" }),
+        .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), {
+          error: "HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; " +
+            "remove spaces, quotes and shell characters",
+        })
+        .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), {
+          error: "HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, " +
+            "e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface",
+        }),
       BIND: value("a node env value").refine((s) => IPV4.test(s), { error: "BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0" }),
       PORT: value("a node env value").refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: "PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000" }),
       REQUIRE_IDLE_GPU: value("a node env value"),

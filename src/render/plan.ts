@@ -83,7 +83,9 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   if (b.nodes.length > 1) b.nodes.forEach((n, i) => lines.push(...(per[i] ?? []).filter((f) => !shared.includes(f)).map((f) => `${n.node} ${f}`)));
   const r = b.readiness;
   if (b.optionsChecked !== undefined) lines.push(`args checked against ${b.optionsChecked}`);
-  lines.push(`ready when /v1/models answers within ${waitWords(r)}${r.servedName === undefined ? "" : ` with ${r.servedName}`}${r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`}`);
+  const served = r.servedName === undefined ? "" : ` with ${r.servedName}`;
+  const len = r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`;
+  lines.push(`ready when /v1/models answers within ${waitWords(r)}${served}${len}`);
   for (const p of r.proofs) lines.push(`proof in the engine log ${shown(p)}`);
   for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
   for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);

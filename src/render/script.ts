@@ -56,7 +56,10 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     }
     // start.sh sources the .env, where a quoted ~ stays a ~: the node's home must be written out.
     if (node.env.HF_HOME?.startsWith("~") === true) {
-      errors.push(siteError(site, ["nodes", node.name, "env", "HF_HOME"], `node ${node.name} runs the script recipe ${target}, whose start.sh reads HF_HOME from the .env as written, where ~ is not expanded`, "write the absolute path, e.g. /home/<user>/.cache/huggingface (sm121 init writes each node's)"));
+      const problem = `node ${node.name} runs the script recipe ${target}, whose start.sh reads HF_HOME from the .env ` +
+        "as written, where ~ is not expanded";
+      const fix = "write the absolute path, e.g. /home/<user>/.cache/huggingface (sm121 init writes each node's)";
+      errors.push(siteError(site, ["nodes", node.name, "env", "HF_HOME"], problem, fix));
       return undefined;
     }
     const before = errors.length;

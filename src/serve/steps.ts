@@ -64,7 +64,9 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
   const checks = o.checks ?? true;
   const lines = [
     // Without the preflight, the checks every plan makes (what the engine refuses at start).
-    ...(checks ? [...nb.preflight.map(checkLine), otherVllmProbe(nb)] : nb.preflight.filter((c) => c.atPlan === true).map(checkLine)),
+    ...(checks
+      ? [...nb.preflight.map(checkLine), otherVllmProbe(nb)]
+      : nb.preflight.filter((c) => c.atPlan === true).map(checkLine)),
     // Builtins where a fork would do the same: the look runs on every node at every plan.
     `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; [ -n "$state" ] || state=null`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),

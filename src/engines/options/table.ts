@@ -59,7 +59,7 @@ function asTable(json: { options: ReadonlyArray<{ nargs: unknown } & Omit<Option
 
 /** Every extracted table, by engine, oldest version first (scripts/engine-options/README.md). */
 export const ENGINE_TABLES = {
-  vllm: [asTable(vllm0102), asTable(vllm0111), asTable(vllm0171), asTable(vllm0201), asTable(vllm0310), asTable(vllmJson)],
+  vllm: [vllm0102, vllm0111, vllm0171, vllm0201, vllm0310, vllmJson].map(asTable),
   sglang: [asTable(sglangJson)],
 } satisfies Record<"vllm" | "sglang", readonly OptionTable[]>;
 

@@ -21,7 +21,11 @@ export function optionValues(table: OptionTable, args: readonly string[]): Map<s
 }
 
 /** Where the parser would take `dest`'s value from: the last token that sets it, and the value. */
-export function optionAt(table: OptionTable, args: readonly string[], dest: string): { index: number; value: string } | undefined {
+export function optionAt(
+  table: OptionTable,
+  args: readonly string[],
+  dest: string,
+): { index: number; value: string } | undefined {
   const index = new OptionIndex(table);
   let found: { index: number; value: string } | undefined;
   for (let i = 0; i < args.length; i++) {
