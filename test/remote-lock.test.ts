@@ -47,11 +47,17 @@ describe("the lock channel over ssh", () => {
     }, { lock: true });
   });
 
-  it("a second operation waits for the lock and names its holder", async () => {
+  it("a second operation says at once whom it waits for, then fails naming the holder", async () => {
     await withHosts(s1(), auth(), async () => {
-      const other = withHosts(s1(), { ...auth(), owner: "other", lockWaitS: 1 }, async () => undefined, { lock: true });
+      const said: string[] = [];
+      const log = (m: string) => said.push(m);
+      const second = { ...auth(), owner: "other", lockWaitS: 1 };
+      const other = withHosts(s1(), second, async () => undefined, { lock: true, log });
       await expect(other).rejects.toBeInstanceOf(NodeBusyError);
       await expect(other).rejects.toThrow(/^node s1 is busy: held by lock test since \d{4}-/);
+      const since = String.raw`since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
+      const waiting = new RegExp(`^s1: waiting up to 1 s for the node's lock, held by lock test ${since}$`);
+      expect(said).toEqual([expect.stringMatching(waiting)]);
     }, { lock: true });
   });
 

@@ -1,6 +1,6 @@
 /** Small helpers of the provider implementations; loading it listens for Ctrl-C (./cancel). */
 import "./cancel";
-import type { SshAuth } from "../remote";
+import { runName, type SshAuth } from "../remote";
 import { expandHome } from "../text/home";
 import type { ConnectionSettings } from "./engineDeployment";
 
@@ -18,7 +18,7 @@ export function authOf(c: ConnectionSettings): SshAuth {
     ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
     ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
     ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
-    owner: `${c.owner ?? "an sm121 operation"} pid ${process.pid}`,
+    owner: runName(c.owner),
     ...(c.lockWaitS !== undefined && { lockWaitS: c.lockWaitS }),
   };
 }

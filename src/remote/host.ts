@@ -42,7 +42,7 @@ export interface Host {
   readonly hostKey?: string;
   run(script: string, opts: RunOptions): Promise<RunResult>;
   /** Takes the node lock on its own channel of this connection; see ./lock. */
-  lock(owner: string, waitS: number): LockChannel;
+  lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel;
   close(): void;
 }
 

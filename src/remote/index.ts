@@ -2,13 +2,13 @@
 import type { NodeConn } from "../render/types";
 import type { Host } from "./host";
 import { LocalHost } from "./local";
-import type { LockChannel } from "./lock";
+import { runName, waitingMessage, type LockChannel } from "./lock";
 import { connectSsh, type SshAuth } from "./ssh";
 
 export type { Host, RunOptions, RunResult } from "./host";
 export type { SshAuth } from "./ssh";
 export { CommandError, TransportError } from "./errors";
-export { NodeBusyError } from "./lock";
+export { NodeBusyError, runName } from "./lock";
 
 export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Host> {
   if (conn.kind === "local") return Promise.resolve(new LocalHost(node));
@@ -24,15 +24,23 @@ export function hostFor(hosts: ReadonlyMap<string, Host>, node: string): Host {
 
 /** The host whose steps run on its lock channel. */
 function onLock(h: Host, l: LockChannel): Host {
-  return { node: h.node, run: (script, o) => l.run(script, o), lock: (owner, waitS) => h.lock(owner, waitS), close: () => h.close() };
+  return {
+    node: h.node,
+    run: (script, o) => l.run(script, o),
+    lock: (owner, waitS, onWait) => h.lock(owner, waitS, onWait),
+    close: () => h.close(),
+  };
 }
 
-/** Runs `fn` with one connection per node, all nodes in parallel, closing every connection after. */
+/**
+ * Runs `fn` with one connection per node, all nodes in parallel, closing every connection after.
+ * `lock`: hold every node's lock first; `log` says whom the operation waits for, at once.
+ */
 export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,
   auth: SshAuth,
   fn: (hosts: Map<string, Host>) => Promise<T>,
-  opts: { lock?: boolean } = {},
+  opts: { lock?: boolean; log?: (message: string) => void } = {},
 ): Promise<T> {
   const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, auth)));
   const locks = new Map<string, LockChannel>();
@@ -46,8 +54,11 @@ export async function withHosts<T>(
     if (failed !== undefined) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
     if (opts.lock === true) {
       // An operation that changes nodes holds every node's lock, all taken before any step runs.
-      const owner = auth.owner ?? `pid ${process.pid}`;
-      for (const h of hosts.values()) locks.set(h.node, h.lock(owner, auth.lockWaitS ?? 60));
+      const owner = auth.owner ?? runName(undefined);
+      const waitS = auth.lockWaitS ?? 60;
+      for (const h of hosts.values()) {
+        locks.set(h.node, h.lock(owner, waitS, (holder) => opts.log?.(waitingMessage(h.node, holder, waitS))));
+      }
       const taken = await Promise.allSettled([...locks.values()].map((l) => l.acquired));
       const busy = taken.find((t): t is PromiseRejectedResult => t.status === "rejected");
       if (busy !== undefined) throw busy.reason instanceof Error ? busy.reason : new Error(String(busy.reason));

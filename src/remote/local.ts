@@ -42,7 +42,7 @@ export class LocalHost implements Host {
     });
   }
 
-  lock(owner: string, waitS: number): LockChannel {
+  lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel {
     const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
     const held = driveLock(this.node, owner, waitS, Promise.resolve({
       write: (t: string) => void child.stdin.write(t),
@@ -51,7 +51,7 @@ export class LocalHost implements Host {
       onOut: (cb: (b: Buffer) => void) => void child.stdout.on("data", cb),
       onErr: (cb: (b: Buffer) => void) => void child.stderr.on("data", cb),
       onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
-    }));
+    }), onWait);
     // Here a step is a process of its own, with its own group (a timeout stops that step alone);
     // there is no channel to save.
     return { ...held, run: (script, opts) => this.run(script, opts) };

@@ -1,11 +1,15 @@
 /**
- * Node locks: two stacks, or a `pulumi up` and an sm121 command that changes a node, never work on
- * one node at once. The lock is a flock on ~/.sm121/node.lock held by one channel of the
- * operation's connection for as long as the operation runs; a lost connection ends the channel
- * and so releases the lock. The same channel then runs the operation's steps (./held): on an
- * ssh node a whole serve is one channel.
+ * Node locks: two runs (two stacks, two checkouts of one stack, a run and a leftover of a killed
+ * one), or a `pulumi up` and an sm121 command that changes a node, never work on one node at once.
+ * The lock is a flock on ~/.sm121/node.lock held by one channel of the operation's connection for
+ * as long as the operation runs; a lost connection ends the channel and so releases the lock. The
+ * same channel then runs the operation's steps (./held): on an ssh node a whole serve is one
+ * channel. An operation that finds the node held says whom it waits for at once, waits up to
+ * lockWaitS, and then fails naming the holder: the stack, the user and machine, the pid and the
+ * time, as Pulumi's own stack lock names its holder.
  */
 import { randomBytes } from "node:crypto";
+import { hostname, userInfo } from "node:os";
 import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
 import { cancelled } from "./cancel";
@@ -23,9 +27,27 @@ export class NodeBusyError extends Error {
 
 export const LOCK_FILE = "~/.sm121/node.lock";
 
+/** Who a run is, in a node's holder file: `stack sim (ci@runner-b, pid 4242)`. */
+export function runName(stack: string | undefined, pid: number = process.pid): string {
+  let user = process.env["USER"] ?? "?";
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry (a container's arbitrary uid): the environment's USER stands.
+  }
+  return `${stack === undefined ? "an sm121 run" : `stack ${stack}`} (${user}@${hostname()}, pid ${pid})`;
+}
+
+/** What an operation says while it waits for a node another run holds. */
+export function waitingMessage(node: string, holder: string, waitS: number): string {
+  const by = holder === "" ? "another operation" : holder;
+  return `${node}: waiting up to ${waitS} s for the node's lock, held by ${by}`;
+}
+
 /**
- * The lock channel's script: wait for the flock, record the holder, then run the operation's
- * scripts as they arrive (stepLoop) until stdin ends, which releases the lock.
+ * The lock channel's script: take the flock, or say who holds it and wait for it; record the
+ * holder, then run the operation's scripts as they arrive (stepLoop) until stdin ends, which
+ * releases the lock.
  */
 export function lockScript(owner: string, waitS: number, end: string): string {
   const f = nodePath(LOCK_FILE);
@@ -33,7 +55,10 @@ export function lockScript(owner: string, waitS: number, end: string): string {
     "set -u",
     `mkdir -p "$(dirname ${f})"`,
     `exec 9>>${f}`,
-    `if ! flock -w ${waitS} 9; then printf '@sm121-busy %s\\n' "$(cat ${f}.holder 2>/dev/null)"; exit 75; fi`,
+    `if ! flock -n 9; then`,
+    `  printf '@sm121-waiting %s\\n' "$(cat ${f}.holder 2>/dev/null)"`,
+    `  if ! flock -w ${waitS} 9; then printf '@sm121-busy %s\\n' "$(cat ${f}.holder 2>/dev/null)"; exit 75; fi`,
+    "fi",
     `printf '%s since %s\\n' ${quote(owner)} "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > ${f}.holder`,
     "echo @sm121-locked",
     stepLoop(end),
@@ -50,9 +75,19 @@ export interface LockChannel {
 }
 
 const LOCKED = "@sm121-locked\n";
+const WAITING = /@sm121-waiting ?(.*)\n/;
 
-/** Sends the lock script without ending stdin; the channel's stdout says locked or busy, then carries the steps. */
-export function driveLock(node: string, owner: string, waitS: number, open: Promise<LockIo>): LockChannel {
+/**
+ * Sends the lock script without ending stdin; the channel's stdout says waiting (onWait gets the
+ * holder), then locked or busy, then carries the steps.
+ */
+export function driveLock(
+  node: string,
+  owner: string,
+  waitS: number,
+  open: Promise<LockIo>,
+  onWait?: (holder: string) => void,
+): LockChannel {
   let io: LockIo | undefined;
   // The end marker of every step on this channel: no script's own output can guess it.
   const end = `@sm121-end-${randomBytes(8).toString("hex")}`;
@@ -63,9 +98,15 @@ export function driveLock(node: string, owner: string, waitS: number, open: Prom
         io = ch;
         const steps = new HeldChannel(node, ch, end);
         let out = "";
+        let waiting = false;
         ch.onOut((b) => {
           if (held !== undefined) return held.stdout(b);
           out += b.toString("latin1");
+          const w = waiting ? null : WAITING.exec(out);
+          if (w !== null) {
+            waiting = true;
+            onWait?.(Buffer.from(w[1] ?? "", "latin1").toString("utf8").trim());
+          }
           const i = out.indexOf(LOCKED);
           if (i === -1) return;
           held = steps;

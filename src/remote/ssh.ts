@@ -25,7 +25,7 @@ export interface SshAuth {
   hostKeys: "strict" | "accept-new";
   dialTimeoutMs?: number;
   dialAttempts?: number;
-  /** Who holds a node lock this operation takes (e.g. "stack prod pid 4242"). */
+  /** Who holds a node lock this operation takes; default runName (e.g. "stack prod (ci@runner-b, pid 4242)"). */
   owner?: string;
   /** How long to wait for a busy node before failing. */
   lockWaitS?: number;
@@ -159,7 +159,7 @@ class SshHost implements Host {
     });
   }
 
-  lock(owner: string, waitS: number): LockChannel {
+  lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel {
     const open = new Promise<LockIo>((resolve, reject) => {
       this.client.exec("bash -s", (err, stream: ClientChannel) => {
         if (err) {
@@ -180,7 +180,7 @@ class SshHost implements Host {
         });
       });
     });
-    return driveLock(this.node, owner, waitS, open);
+    return driveLock(this.node, owner, waitS, open, onWait);
   }
 
   close(): void {

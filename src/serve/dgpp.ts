@@ -56,7 +56,7 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
     await waitBuild(h, paths, s, log);
     return { ...out, marker: s.rev };
-  }, { lock: true });
+  }, { lock: true, log });
 }
 
 /** The build script goes to a file and runs as `bash <file> 2>&1 | tee <log>` in a detached session. */

@@ -33,7 +33,7 @@ export interface ServeOptions {
 }
 
 export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
-  return withHosts(b.nodes, auth, (hosts) => serveOn(b, hosts, o), { lock: true });
+  return withHosts(b.nodes, auth, (hosts) => serveOn(b, hosts, o), { lock: true, log: o.log });
 }
 
 const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, nb.node);

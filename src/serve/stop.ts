@@ -24,7 +24,7 @@ export async function stopDeployment(
       const script = ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets));
       return hostFor(hosts, nb.node).run(script, { step: "stop", onLine: (l) => log(`${nb.node}: ${l}`) });
     }));
-  }, { lock: true });
+  }, { lock: true, log });
 }
 
 /** What runs on the nodes now, against the bundle: running, identity, drift. */

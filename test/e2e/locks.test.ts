@@ -1,8 +1,9 @@
 /**
- * Node locks: two stacks working on one node at once are serialized by a flock on the node; after
- * a bounded wait the loser fails with "node spark1 is busy: held by <stack> pid <pid> since <time>".
+ * Node locks: two stacks working on one node at once are serialized by a flock on the node; the
+ * loser says at once whom it waits for, and after a bounded wait fails with "node spark1 is busy:
+ * held by stack <stack> (<user>@<host>, pid <pid>) since <time>".
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
@@ -50,18 +51,23 @@ describe.sequential("node locks", () => {
   it("makes the second stack wait, then fail with the holder, while the first serves", async () => {
     setEngineBehaviour(n, { startDelayS: 6 });
     const slow = e.up();
-    await new Promise((r) => setTimeout(r, 3500));
+    // The first stack holds the node once its serve has begun (the holder file names it).
+    const holder = join(n.home, ".sm121", "node.lock.holder");
+    const held = () => existsSync(holder) && readFileSync(holder, "utf8").startsWith("stack sim ");
+    while (!held()) await new Promise((r) => setTimeout(r, 50));
     // The node is sim's: the other stack may take it (SM121_ALLOW_TAKEOVER), but only once sim's up is done.
     const takeover = { env: { SM121_ALLOW_TAKEOVER: "spark1" } };
     const other = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"], takeover);
     expect(other.code).not.toBe(0);
-    expect(other.all).toMatch(/node spark1 is busy: held by sim pid \d+ since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; waited 1 s/);
+    const sim = String.raw`stack sim \(\S+@\S+, pid \d+\) since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
+    expect(other.all).toMatch(new RegExp(`spark1: waiting up to 1 s for the node's lock, held by ${sim}`));
+    expect(other.all).toMatch(new RegExp(`node spark1 is busy: held by ${sim}; waited 1 s`));
     const first = await slow;
     expect(first.code, first.all).toBe(0);
     setEngineBehaviour(n, null);
     const retry = await e.pulumi.run(["up", "--yes", "--skip-preview", "--stack", "other"], takeover);
     expect(retry.code, retry.all).toBe(0);
-    expect(readFileSync(join(n.home, ".sm121", "node.lock.holder"), "utf8")).toMatch(/^other pid \d+ since /);
+    expect(readFileSync(holder, "utf8")).toMatch(/^stack other \(\S+@\S+, pid \d+\) since /);
   });
 
   it("destroys both", async () => {
