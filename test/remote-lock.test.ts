@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CommandError, hostFor, NodeBusyError, TransportError, withHosts } from "../src/remote";
+import { CommandError, connect, hostFor, NodeBusyError, TransportError, withHosts } from "../src/remote";
 import { driveLock, lockScript } from "../src/remote/lock";
 import type { SshAuth } from "../src/remote/ssh";
 import { alive } from "./helpers/project";
@@ -59,6 +59,24 @@ describe("the lock channel over ssh", () => {
       const waiting = new RegExp(`^s1: waiting up to 1 s for the node's lock, held by lock test ${since}$`);
       expect(said).toEqual([expect.stringMatching(waiting)]);
     }, { lock: true });
+  });
+
+  it("a run's lost connection stops its silent step and releases the lock at once", async () => {
+    const h = await connect("s1", s1()[0]!.conn, auth());
+    const l = h.lock("a run that dies", 60);
+    await l.acquired;
+    let seen: (pids: { step: number; sleep: number }) => void = () => undefined;
+    const pids = new Promise<{ step: number; sleep: number }>((r) => (seen = r));
+    // Silent for 300 s: only the end of the channel can end it before then.
+    const onLine = (line: string) => seen(JSON.parse(line) as { step: number; sleep: number });
+    const step = l.run(`sleep 300 & printf '{"step":%d,"sleep":%d}\\n' $$ $!; wait`, { step: "silent", onLine });
+    const { step: stepPid, sleep } = await pids;
+    h.close();
+    await expect(step).rejects.toBeInstanceOf(TransportError);
+    const taken = await withHosts(s1(), { ...auth(), lockWaitS: 20 }, async () => "taken", { lock: true });
+    expect(taken).toBe("taken");
+    expect([alive(stepPid), alive(sleep)]).toEqual([false, false]);
+    expect(readFileSync(join(node.home, ".sm121", "node.lock.holder"), "utf8")).toMatch(/^lock test since /);
   });
 
   it("what a step starts in the background does not keep the lock after the operation", async () => {

@@ -29,8 +29,15 @@ export function stepLoop(end: string): string {
     '  s=$(head -c "$n"; echo .); s=${s%.}',
     `  case "$s" in *$'\\n'"# ${end}"$'\\n') ;; *) echo "sm121: a script arrived cut off; none of it ran" >&2; exit 65;; esac`,
     // fd 9 holds the lock: what a step starts (an engine) must not hold it after the operation.
-    "  printf '%s' \"$s\" | bash -s 9>&-",
-    "  rc=${PIPESTATUS[1]}; unset s",
+    // The step runs in a process group of its own beside a watch on the channel. Nothing arrives
+    // on the channel while a step runs (the next frame waits for this one's end), so the watch's
+    // read returns only when the channel ends (the operation's connection is gone, however it
+    // went): then the step's group is stopped, and this script ends, which releases the lock at
+    // once, not when a silent step would next have written to the closed channel.
+    "  printf '%s' \"$s\" | setsid -w bash -s 9>&- & step=$!; unset s",
+    '  { read -r _; kill -TERM -- "-$step" 2>/dev/null; kill -TERM $$; } <&0 9>&- & watch=$!',
+    '  wait "$step"; rc=$?',
+    '  kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null',
     `  printf '%s %d\\n' '${end}' "$rc"; printf '%s %d\\n' '${end}' "$rc" >&2`,
     "done",
   ].join("\n");
