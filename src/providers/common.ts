@@ -1,14 +1,54 @@
 /** Small helpers of the provider implementations; loading it listens for Ctrl-C (./cancel). */
 import "./cancel";
+import { fstatSync } from "node:fs";
 import { runName, type SshAuth } from "../remote";
 import { expandHome } from "../text/home";
 import type { ConnectionSettings } from "./engineDeployment";
 
-/** Progress from a provider: the engine shows a provider's stderr lines under the resource. */
+/**
+ * Progress from a provider: the engine shows a provider's stderr lines under the resource. The
+ * first one also ties this provider process to its run (endWithRun).
+ */
 export function providerLog(subject: string): (message: string) => void {
+  endWithRun();
   return (message) => {
     process.stderr.write(`sm121: ${message.startsWith(`${subject}: `) ? message : `${subject}: ${message}`}\n`);
   };
+}
+
+let tied = false;
+
+function stdinIsPipe(): boolean {
+  try {
+    return fstatSync(0).isFIFO();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A provider process ends with the Pulumi CLI that started it. Nothing else ends it when the CLI
+ * dies without stopping its plugins (SIGKILL, the OOM killer): the process would go on serving a
+ * run nobody records, holding node locks, and the dynamic provider host turns its first write to
+ * the dead CLI's stderr into an endless loop of EPIPE errors it reports on that same stderr
+ * (observed: 40% of a core, the node lock held until the process was killed). The CLI keeps each
+ * plugin's stdin open for the plugin's whole life (sdk/go/common/resource/plugin: StdinPipe),
+ * so the end of stdin, or a failed write to stderr, is the end of the run: the process exits, its
+ * connections close, and every node lock it held goes with them (remote/lock). A process whose
+ * stdin is no pipe (a terminal, /dev/null: a provider method called outside the host) is left as
+ * it is.
+ */
+function endWithRun(): void {
+  if (tied) return;
+  tied = true;
+  if (!stdinIsPipe()) return;
+  const gone = () => process.exit(1);
+  process.stdin.on("end", gone);
+  process.stdin.on("error", gone);
+  process.stderr.on("error", gone);
+  process.stdin.resume();
+  // The run's end is watched, not waited for: the host's gRPC server keeps the process alive.
+  process.stdin.unref();
 }
 
 export function authOf(c: ConnectionSettings): SshAuth {
