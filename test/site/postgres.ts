@@ -86,6 +86,18 @@ function livePostmaster(data: string): number | undefined {
   return argv.includes(data) ? pid : undefined;
 }
 
+/**
+ * The cluster's user must pass through every directory above its own: the ones this process owns
+ * (the test's temporary directories) get search permission for others, nothing more.
+ */
+function searchable(dir: string): void {
+  const uid = process.getuid?.();
+  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
+    const st = fs.statSync(d);
+    if ((st.mode & 0o001) === 0 && st.uid === uid) fs.chmodSync(d, (st.mode & 0o7777) | 0o001);
+  }
+}
+
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Fast shutdown by pid (SIGINT), then immediate (SIGQUIT), then SIGKILL, each given time to end. */
@@ -121,7 +133,10 @@ export async function startPostgres(o: StartPostgresOptions): Promise<Postgres> 
   const sock = path.join(dir, "run");
   fs.mkdirSync(sock, { recursive: true, mode: 0o700 });
   const user = clusterUser();
-  if (user !== undefined) for (const d of [dir, sock]) fs.chownSync(d, user.uid, user.gid);
+  if (user !== undefined) {
+    for (const d of [dir, sock]) fs.chownSync(d, user.uid, user.gid);
+    searchable(path.dirname(dir));
+  }
   const bin = pgBinDir();
   const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: dir, LC_ALL: "C", TZ: "UTC" };
   const as: SpawnSyncOptions = { cwd: dir, env, ...(user !== undefined && { uid: user.uid, gid: user.gid }) };
