@@ -8,8 +8,17 @@
 # (GITHUB_EVENT_NAME / GITHUB_REF, or CI_MERGE_REQUEST_ID for GitLab).
 # Secrets come from the CI's secret store, through the environment, and are never echoed:
 #   PULUMI_CONFIG_PASSPHRASE   the stack's passphrase (or PULUMI_ACCESS_TOKEN for Pulumi Cloud)
+#   PGPASSWORD                 the state database's password, for a postgres:// PULUMI_BACKEND_URL
 #   SM121_SSH_PRIVATE_KEY      optional: a private key for the nodes, loaded into a private
 #                              ssh-agent (when the stack has no sm121:sshPrivateKey secret)
+# Not secret, from the CI's variables:
+#   PULUMI_BACKEND_URL         the team's state backend (docs/team.md), e.g.
+#                              postgres://sm121@db.lan:5432/pulumi_state?sslmode=verify-full
+#   SM121_KNOWN_HOSTS          optional: the nodes' known_hosts lines, added to ~/.ssh/known_hosts
+#                              (sm121:knownHosts' default) where missing; a node whose key differs
+#                              is still refused
+# A run that finds the stack locked by another fails with Pulumi's message naming that run; it
+# never clears the lock itself (`pulumi cancel` is for a person who knows the run is gone).
 set -euo pipefail
 set +x
 
@@ -40,6 +49,20 @@ if [ -n "${SM121_SSH_PRIVATE_KEY:-}" ]; then
   # The key goes to ssh-add on stdin: never in an argv, a file or the log.
   printf '%s\n' "$SM121_SSH_PRIVATE_KEY" | ssh-add - >/dev/null 2>&1 || { echo "ci-deploy: SM121_SSH_PRIVATE_KEY is not a usable private key" >&2; exit 2; }
 fi
+
+if [ -n "${SM121_KNOWN_HOSTS:-}" ]; then
+  mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh"
+  touch "$HOME/.ssh/known_hosts"
+  added=0
+  while IFS= read -r line; do
+    case "$line" in ''|'#'*) continue ;; esac
+    grep -qxF -- "$line" "$HOME/.ssh/known_hosts" || { printf '%s\n' "$line" >> "$HOME/.ssh/known_hosts"; added=$((added + 1)); }
+  done <<< "$SM121_KNOWN_HOSTS"
+  echo "ci-deploy: ~/.ssh/known_hosts: $added node key(s) added from SM121_KNOWN_HOSTS"
+fi
+# A password in the URL (better kept in PGPASSWORD) is not printed.
+backend=$(printf '%s' "${PULUMI_BACKEND_URL:-the one pulumi login chose}" | sed -E 's#^([a-z0-9]+://[^:/@]*):[^@/]*@#\1:****@#')
+echo "ci-deploy: state backend $backend, stack ${stack:-(the selected one)}"
 
 args=(--non-interactive --color never)
 [ -z "$stack" ] || args+=(--stack "$stack")
