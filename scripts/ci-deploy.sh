@@ -66,13 +66,28 @@ echo "ci-deploy: state backend $backend, stack ${stack:-(the selected one)}"
 
 args=(--non-interactive --color never)
 [ -z "$stack" ] || args+=(--stack "$stack")
+case "$mode" in
+  preview) cmd=(pulumi preview --diff "${args[@]}") ;;
+  up) cmd=(pulumi up --yes --skip-preview "${args[@]}") ;;
+esac
 log=$(mktemp)
 set +e
-case "$mode" in
-  preview) (cd "$cwd" && pulumi preview --diff "${args[@]}") 2>&1 | tee "$log" ;;
-  up) (cd "$cwd" && pulumi up --yes --skip-preview "${args[@]}") 2>&1 | tee "$log" ;;
-esac
-code=${PIPESTATUS[0]}
+# A cancelled CI job signals this script alone (GitHub: SIGINT to the step's process, SIGTERM
+# 7.5 s later, then a kill of the process tree 2.5 s after that; run the script with `exec`, so
+# that it is that process). Each signal goes on to Pulumi, whose own cancellation (SIGINT: stop
+# at a safe point; SIGTERM: now) releases the stack's lock before the kill would leave it behind.
+exec 3> >(tee "$log")
+teed=$!
+(cd "$cwd" && exec "${cmd[@]}") >&3 2>&1 &
+pid=$!
+trap 'kill -INT "$pid" 2>/dev/null' INT
+trap 'kill -TERM "$pid" 2>/dev/null' TERM
+while kill -0 "$pid" 2>/dev/null; do wait "$pid"; done
+wait "$pid"
+code=$?
+trap - INT TERM
+exec 3>&-
+wait "$teed"
 set -e
 
 summary=$(awk '/^Resources:/{p=1; next} p && /^$/{exit} p' "$log" | sed 's/^ *//' | paste -sd ';' - | sed 's/;/; /g')

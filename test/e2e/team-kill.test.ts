@@ -88,6 +88,28 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     expect(again.stdout, again.all).toMatch(CLEAN);
   });
 
+  it("a cancelled CI job (SIGINT, then SIGTERM to the script, as GitHub sends them) leaves no lock behind", async () => {
+    b.setMaxLen(9216);
+    for (const n of nodes) setEngineBehaviour(n, { startDelayS: 20 });
+    const job = b.ciDeploy(["up", "--stack", "sim"]);
+    expect(await until(() => nodes.every((n, i) => startsAt(n, TEAM[i]?.name ?? "", 9216) > 0), 60_000)).toBe(true);
+    process.kill(job.pid, "SIGINT");
+    expect(await until(() => job.output().includes("^C received; cancelling."), 10_000), job.output()).toBe(true);
+    process.kill(job.pid, "SIGTERM");
+    const termAt = Date.now();
+    const cancelled = await job.done;
+    // GitHub kills the job's processes 2.5 s after its SIGTERM: what this run took is kept, not asserted.
+    t.keep("cancelled-job", `${cancelled.all}\n[test] the job ended ${Date.now() - termAt} ms after SIGTERM\n`);
+    expect(cancelled.stdout).toMatch(/ci-deploy: pulumi up FAILED \(exit \d+\)/);
+    expect(locks()).toBe(0);
+    expect(await until(() => nodes.every(nodeLockFree), 20_000)).toBe(true);
+    for (const n of nodes) setEngineBehaviour(n, null);
+    const next = await b.ciDeploy(["up", "--stack", "sim"]).done;
+    t.keep("cancelled-next-up", next.all);
+    expect(next.code, next.all).toBe(0);
+    for (const [i, n] of nodes.entries()) expect(await servedLens(n, TEAM[i]?.port ?? 0)).toEqual([9216]);
+  });
+
   it("a stack lock cleared while its run still works: the second waits for each node, naming the first", async () => {
     a.setMaxLen(16384);
     b.setMaxLen(12288);

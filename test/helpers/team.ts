@@ -43,6 +43,8 @@ export interface Run {
   done: Promise<PulumiRun>;
   /** The `pulumi` CLI processes of this run seen so far (its group is polled while it runs). */
   pulumiPids: Set<number>;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
 }
 
 export interface Checkout {
@@ -94,8 +96,15 @@ function spawnRun(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessE
   };
   let out = "";
   let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  let all = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+    all += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+    all += d.toString();
+  });
   const started = Date.now();
   const seen = setInterval(look, 50);
   const done = new Promise<PulumiRun>((resolve, reject) => {
@@ -106,7 +115,7 @@ function spawnRun(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessE
     });
   });
   look();
-  return { pid, done, pulumiPids };
+  return { pid, done, pulumiPids, output: () => all };
 }
 
 /** A checkout of the project at `dir`: the files a clone has, the build and modules linked in. */
