@@ -88,7 +88,7 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     expect(again.stdout, again.all).toMatch(CLEAN);
   });
 
-  it("a cancelled CI job (SIGINT, then SIGTERM to the script, as GitHub sends them) leaves no lock behind", async () => {
+  it("a cancelled CI job (SIGINT, then SIGTERM to the script, as GitHub sends them) leaves no lock", async () => {
     b.setMaxLen(9216);
     for (const n of nodes) setEngineBehaviour(n, { startDelayS: 20 });
     const job = b.ciDeploy(["up", "--stack", "sim"]);
@@ -98,7 +98,7 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     process.kill(job.pid, "SIGTERM");
     const termAt = Date.now();
     const cancelled = await job.done;
-    // GitHub kills the job's processes 2.5 s after its SIGTERM: what this run took is kept, not asserted.
+    // GitHub kills the job 2.5 s after its SIGTERM: how long this one took is kept, not asserted.
     t.keep("cancelled-job", `${cancelled.all}\n[test] the job ended ${Date.now() - termAt} ms after SIGTERM\n`);
     expect(cancelled.stdout).toMatch(/ci-deploy: pulumi up FAILED \(exit \d+\)/);
     expect(locks()).toBe(0);
