@@ -61,15 +61,17 @@ describe("the lock channel over ssh", () => {
     }, { lock: true });
   });
 
-  it("a run's lost connection stops its silent step and releases the lock at once", async () => {
+  it("a run's lost connection stops its silent step, and the lock goes once nothing of the step is left", async () => {
     const h = await connect("s1", s1()[0]!.conn, auth());
     const l = h.lock("a run that dies", 60);
     await l.acquired;
     let seen: (pids: { step: number; sleep: number }) => void = () => undefined;
     const pids = new Promise<{ step: number; sleep: number }>((r) => (seen = r));
-    // Silent for 300 s: only the end of the channel can end it before then.
+    // Silent for 300 s, and deaf to SIGTERM (its sleep too): only the end of the channel, and
+    // the KILL that follows the TERM, can end it before then.
     const onLine = (line: string) => seen(JSON.parse(line) as { step: number; sleep: number });
-    const step = l.run(`sleep 300 & printf '{"step":%d,"sleep":%d}\\n' $$ $!; wait`, { step: "silent", onLine });
+    const script = `trap '' TERM; sleep 300 & printf '{"step":%d,"sleep":%d}\\n' $$ $!; wait`;
+    const step = l.run(script, { step: "silent", onLine });
     const { step: stepPid, sleep } = await pids;
     h.close();
     await expect(step).rejects.toBeInstanceOf(TransportError);

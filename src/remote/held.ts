@@ -32,12 +32,17 @@ export function stepLoop(end: string): string {
     // The step runs in a process group of its own beside a watch on the channel. Nothing arrives
     // on the channel while a step runs (the next frame waits for this one's end), so the watch's
     // read returns only when the channel ends (the operation's connection is gone, however it
-    // went): then the step's group is stopped, and this script ends, which releases the lock at
-    // once, not when a silent step would next have written to the closed channel.
+    // went): then it stops the step's group (TERM, KILL after 5 s), waits until none of it is
+    // left, and ends this script, which releases the lock. A step that ends by itself ends the
+    // watch with USR1.
     "  printf '%s' \"$s\" | setsid -w bash -s 9>&- & step=$!; unset s",
-    '  { read -r _; kill -TERM -- "-$step" 2>/dev/null; kill -TERM $$; } <&0 9>&- & watch=$!',
+    "  { trap 'exit 0' USR1; read -r _; trap '' USR1; kill -TERM -- \"-$step\" 2>/dev/null; t=0",
+    '    while kill -0 -- "-$step" 2>/dev/null; do',
+    '      t=$((t + 1)); [ $t -eq 100 ] && kill -KILL -- "-$step"; sleep 0.05',
+    "    done",
+    "    kill -TERM $$; } <&0 9>&- & watch=$!",
     '  wait "$step"; rc=$?',
-    '  kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null',
+    '  kill -USR1 "$watch" 2>/dev/null; wait "$watch" 2>/dev/null',
     `  printf '%s %d\\n' '${end}' "$rc"; printf '%s %d\\n' '${end}' "$rc" >&2`,
     "done",
   ].join("\n");
