@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alive } from "../helpers/project";
 import {
   engineLog, moveToPostgres, nodeLockFree, nodeLockHolder, providerOf, runnerB, servedLens, STACK_LOCKED, startsAt,
-  TEAM, teamProject, tmuxSessions, until, type Checkout, type Team,
+  setGates, TEAM, teamProject, tmuxSessions, until, type Checkout, type Team,
 } from "../helpers/team";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
@@ -111,9 +111,10 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
   });
 
   it("a stack lock cleared while its run still works: the second waits for each node, naming the first", async () => {
-    a.setMaxLen(16384);
+    // A's engines wait in their before_serve hook, under the nodes' locks, until B waits too.
+    a.setMaxLen(16384, true);
     b.setMaxLen(12288);
-    for (const n of nodes) setEngineBehaviour(n, { startDelayS: 6 });
+    setGates(nodes, false);
     const first = a.pulumi(["up", "--yes", "--skip-preview"]);
     // A works on the nodes: their locks name A's provider.
     const aCli = () => [...first.pulumiPids][0] ?? 0;
@@ -122,17 +123,16 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     expect(await until(() => heldBy(aProvider), 60_000)).toBe(true);
     // The mistake: B clears the stack lock of a live run, then ups.
     expect((await b.pulumi(["cancel", "--yes", "--stack", "sim"]).done).code).toBe(0);
-    const second = await b.ciDeploy(["up", "--stack", "sim"]).done;
-    const ra = await first.done;
-    for (const n of nodes) setEngineBehaviour(n, null);
+    const secondRun = b.ciDeploy(["up", "--stack", "sim"]);
+    const holder = `stack sim \\(\\S+@\\S+, pid ${aProvider}\\) ${SINCE}`;
+    const waited = nodes.map((n) => new RegExp(`${n.name}: waiting up to 60 s for the node's lock, held by ${holder}`));
+    const waiting = await until(() => waited.every((w) => w.test(secondRun.output())), 60_000);
+    setGates(nodes, true);
+    const [ra, second] = await Promise.all([first.done, secondRun.done]);
     t.keep("cleared-a", ra.all);
     t.keep("cleared-b", second.all);
+    expect(waiting, second.all).toBe(true);
     expect([ra.code, second.code], `${ra.all}\n${second.all}`).toEqual([0, 0]);
-    for (const n of nodes) {
-      const holder = `stack sim \\(\\S+@\\S+, pid ${aProvider}\\) ${SINCE}`;
-      const waited = `${n.name}: waiting up to 60 s for the node's lock, held by ${holder}`;
-      expect(second.all).toMatch(new RegExp(waited));
-    }
     // Each node's engine log: A's engine started and became ready before B's started.
     nodes.forEach((n, i) => {
       const log = engineLog(n, TEAM[i]?.name ?? "");

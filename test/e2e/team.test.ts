@@ -10,9 +10,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  engineStarts, moveToPostgres, runnerB, STACK_LOCKED, startsAt, TEAM, teamProject, type Checkout, type Team,
+  engineStarts, moveToPostgres, runnerB, setGates, STACK_LOCKED, startsAt, TEAM, teamProject, type Checkout, type Team,
 } from "../helpers/team";
-import { setEngineBehaviour, type SimNode } from "../site/site";
+import type { SimNode } from "../site/site";
 
 describe.sequential("a team on one site: the state in PostgreSQL, an operator and a CI runner", () => {
   let t: Team;
@@ -64,13 +64,15 @@ describe.sequential("a team on one site: the state in PostgreSQL, an operator an
   });
 
   it("A and B up at once with different changes: one serves, the other is refused naming it", async () => {
-    a.setMaxLen(16384);
-    b.setMaxLen(12288);
-    // The winner holds the stack's lock for as long as its engines take to load.
-    for (const n of nodes) setEngineBehaviour(n, { startDelayS: 4 });
+    // Whichever wins holds the stack's lock in its engines' before_serve hook until the other
+    // has been answered.
+    a.setMaxLen(16384, true);
+    b.setMaxLen(12288, true);
+    setGates(nodes, false);
     const runs = { A: a.pulumi(["up", "--yes", "--skip-preview"]), B: b.ciDeploy(["up", "--stack", "sim"]) };
+    await Promise.race([runs.A.done, runs.B.done]);
+    setGates(nodes, true);
     const [ra, rb] = await Promise.all([runs.A.done, runs.B.done]);
-    for (const n of nodes) setEngineBehaviour(n, null);
     t.keep("race-a", ra.all);
     t.keep("race-b", rb.all);
     expect([ra.code, rb.code].filter((c) => c === 0), `A:\n${ra.all}\nB:\n${rb.all}`).toHaveLength(1);

@@ -7,7 +7,7 @@
  * vLLM in tmux, whose engines append a start record to their log each time they start.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pulumiRunEnv } from "../../src/cli/pulumi";
@@ -31,10 +31,27 @@ export const STACK_LOCKED = new RegExp([
 /** The deployments: number i on node i. */
 export const TEAM = [{ name: "chat", port: 8000 }, { name: "code", port: 8001 }] as const;
 
-export function teamRecipe(name: string, port: number, maxLen: number): string {
+/** The file a gated recipe's engines wait for on their node (see gate). */
+const GATE = ".team-gate";
+
+/**
+ * A recipe of the team's deployments. `gated`: its before_serve hook waits, under the node's
+ * lock, until the test opens the node's gate (openGates), so that a run holds its nodes for as
+ * long as a test needs, without a timing.
+ */
+export function teamRecipe(name: string, port: number, maxLen: number, gated = false): string {
   const engine = ['engine = "vllm"', 'deploy = "tmux"', 'model = "Qwen/Qwen3-8B"'];
   const serve = [`served_model_name = "qwen3-8b-${name}"`, `port = ${port}`, `args = ["--max-model-len", "${maxLen}"]`];
-  return [...engine, ...serve, "[readiness]", "timeout_s = 120", ""].join("\n");
+  const hook = gated ? ["[hooks]", `before_serve = ["while [ ! -e ~/${GATE} ]; do sleep 0.1; done"]`] : [];
+  return [...engine, ...serve, ...hook, "[readiness]", "timeout_s = 120", ""].join("\n");
+}
+
+/** Closes (false) or opens (true) every node's gate. */
+export function setGates(nodes: readonly SimNode[], open: boolean): void {
+  for (const n of nodes) {
+    if (open) writeFileSync(join(n.home, GATE), "");
+    else rmSync(join(n.home, GATE), { force: true });
+  }
 }
 
 export interface Run {
@@ -56,8 +73,8 @@ export interface Checkout {
   pulumi(args: string[], env?: Record<string, string>): Run;
   /** scripts/ci-deploy.sh in this checkout, as a CI job runs it. */
   ciDeploy(args: string[], env?: Record<string, string>): Run;
-  /** The checkout's change: both recipes at this max_model_len. */
-  setMaxLen(len: number): void;
+  /** The checkout's change: both recipes at this max_model_len (gated: see teamRecipe). */
+  setMaxLen(len: number, gated?: boolean): void;
 }
 
 const BATCH = ["--non-interactive", "--color", "never"];
@@ -71,10 +88,18 @@ function comm(pid: number): string {
   }
 }
 
+/** A process's command line ("" once it is gone). */
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 /** The dynamic provider plugin a Pulumi CLI started (its child), if it runs. */
 export function providerOf(cli: number): number | undefined {
-  const mine = pids().filter((p) => procStat(p)?.ppid === cli);
-  return mine.find((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-resource-pulumi-nodejs"));
+  return pids().find((p) => procStat(p)?.ppid === cli && cmdline(p).includes("pulumi-resource-pulumi-nodejs"));
 }
 
 /** Polls `cond` every 50 ms until it holds or `ms` pass; whether it held. */
@@ -138,8 +163,10 @@ export function checkout(name: string, from: E2E, dir: string, home: string, env
     env: full,
     pulumi: (args, more = {}) => spawnRun("pulumi", [...args, ...BATCH], dir, runEnv(more)),
     ciDeploy: (args, more = {}) => spawnRun("bash", [ciDeploy, ...args, "--cwd", dir], dir, runEnv(more)),
-    setMaxLen: (len) => {
-      for (const d of TEAM) writeFileSync(join(dir, "recipes", `${d.name}.toml`), teamRecipe(d.name, d.port, len));
+    setMaxLen: (len, gated = false) => {
+      for (const d of TEAM) {
+        writeFileSync(join(dir, "recipes", `${d.name}.toml`), teamRecipe(d.name, d.port, len, gated));
+      }
     },
   };
 }
