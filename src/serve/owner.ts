@@ -30,6 +30,17 @@ export function sameOwner(a: Owner, b: Owner): boolean {
   return a.project === b.project && a.stack === b.stack && a.backend === b.backend;
 }
 
+/**
+ * The owner is this stack as it was recorded from another backend: the stack moved there since
+ * (`pulumi stack export` / `import`, docs/team.md), or a copy of it still lives there. Only the
+ * operator knows which: the move is recorded on the node with SM121_ALLOW_TAKEOVER, once, and
+ * restarts nothing (the directory keeps no `taken-from.json`: there is no other stack to hand it
+ * back to).
+ */
+export function movedFrom(o: Owner, me: Owner): boolean {
+  return o.project === me.project && o.stack === me.stack && o.backend !== me.backend;
+}
+
 /** `stack other (project sm121)`, with the backend when it is not this run's. */
 export function ownerWords(o: Owner, me: Owner): string {
   const where = [`project ${o.project}`, ...(o.backend === me.backend ? [] : [`backend ${o.backend}`])];
@@ -76,6 +87,12 @@ export function ownerOf(v: unknown): Owner | undefined {
 
 /** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */
 export function takeoverRefusal(node: string, h: Holder & { owner: Owner }, me: Owner): string {
+  if (movedFrom(h.owner, me)) {
+    return `${node}: if stack ${h.owner.stack} moved to this backend from ${h.owner.backend} (pulumi stack `
+      + `export / import), record the move once with SM121_ALLOW_TAKEOVER=${node}: nothing restarts for it; `
+      + "if a copy of the stack still lives there, remove it there first "
+      + `(\`pulumi stack rm ${h.owner.stack} --force --preserve-config\`, logged in to that backend)`;
+  }
   const here = h.owner.project === me.project && h.owner.backend === me.backend;
   const dir = here ? "" : " (in that project's directory, logged in to its backend)";
   return `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; `
@@ -99,6 +116,9 @@ export function ownerDrift(node: string, deployment: string, holders: readonly H
   const own = holders.find((h) => h.deployment === deployment);
   if (own === undefined) return [];
   const foreign = (o: Owner | undefined): o is Owner => o !== undefined && !sameOwner(o, me);
+  if (own.owner !== undefined && movedFrom(own.owner, me)) {
+    return [`${node}: the node records ${deployment} for backend ${own.owner.backend}; this up records ${me.backend}`];
+  }
   if (foreign(own.owner)) return [`${node} now serves ${deployment} of stack ${own.owner.stack}`];
   const by = own.displacedBy;
   if (by === undefined || !foreign(by.owner)) return [];

@@ -9,8 +9,9 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { verifyScript } from "./readiness";
-import { foreignHolders, takeoverRefusal, type Owner } from "./owner";
-import { registerScript } from "./registry";
+import { foreignHolders, movedFrom, takeoverRefusal, type Owner } from "./owner";
+import { deploymentOf, registerScript } from "./registry";
+import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
@@ -168,9 +169,12 @@ async function finish(
 ): Promise<{ served?: string; maxLen?: number } | undefined> {
   // The record of what was written, and the node's registry entry (a stack served by an older
   // sm121 gets its stop.sh here, on the first up that checks it).
-  const record = st.recorded === undefined
-    ? ":"
-    : `${stateScript(nb, nb.identity, st.recorded.files)}\n${registerScript(nb, b.hooks.afterStop, owner)}`;
+  // This stack's own record from the backend it moved from is replaced, not kept to hand back.
+  const mine = st.holders.find((x) => x.deployment === deploymentOf(nb))?.owner;
+  const moved = owner !== undefined && mine !== undefined && movedFrom(mine, owner);
+  const forget = moved ? `rm -f ${nodePath(nb.stateDir)}/owner.json\n` : "";
+  const register = `${forget}${registerScript(nb, b.hooks.afterStop, owner)}`;
+  const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${register}`;
   if (nb.api === undefined) {
     const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
     addTimings(out, res.records);

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alive } from "../helpers/project";
 import {
-  engineLog, moveToPostgres, nodeLockFree, nodeLockHolder, providerOf, runnerB, servedLens, STACK_LOCKED, startsAt,
-  setGates, TEAM, teamProject, tmuxSessions, until, type Checkout, type Team,
+  engineLog, moveToPostgres, nodeLockFree, nodeLockHolder, providerOf, recordMove, runnerB, servedLens, STACK_LOCKED,
+  startsAt, setGates, TEAM, teamProject, tmuxSessions, until, type Checkout, type Team,
 } from "../helpers/team";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
@@ -34,6 +34,8 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     const first = await a.pulumi(["up", "--yes", "--skip-preview"]).done;
     expect(first.code, first.all).toBe(0);
     for (const r of await moveToPostgres(a, "sim", t.pg, join(t.base, "sim-state.json"))) expect(r.code, r.all).toBe(0);
+    const move = await recordMove(a, nodes).done;
+    expect(move.code, move.all).toBe(0);
     b = runnerB(t);
   });
   afterAll(async () => {

@@ -7,10 +7,12 @@
  * and no node ever starts the loser's bundle (the engines' own start records on the nodes).
  * The blocks build on each other in order (one site, one stack).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  engineStarts, moveToPostgres, runnerB, setGates, STACK_LOCKED, startsAt, TEAM, teamProject, type Checkout, type Team,
+  engineStarts, moveToPostgres, ownerRecord, recordMove, runnerB, setGates, STACK_LOCKED, startsAt, TEAM, teamProject,
+  type Checkout, type Team,
 } from "../helpers/team";
 import type { SimNode } from "../site/site";
 
@@ -43,6 +45,26 @@ describe.sequential("a team on one site: the state in PostgreSQL, an operator an
     // The old copy is gone from the file backend: nobody can apply it again.
     const left = await a.pulumi(["stack", "ls", "--json"], { PULUMI_BACKEND_URL: fileBackend }).done;
     expect(JSON.parse(left.stdout)).toEqual([]);
+    // The nodes still record the stack with its old backend: a plain up says so and touches nothing.
+    const plain = await a.pulumi(["up", "--yes", "--skip-preview"]).done;
+    t.keep("a-plain-up-after-move", plain.all);
+    expect(plain.code).not.toBe(0);
+    const pgIdentity = t.pg.url.replace("pulumi@", "");
+    nodes.forEach((n, i) => {
+      const records = `the node records ${TEAM[i]?.name} for backend ${fileBackend}; this up records ${pgIdentity}`;
+      const move = `if stack sim moved to this backend from ${fileBackend} (pulumi stack export / import), `
+        + `record the move once with SM121_ALLOW_TAKEOVER=${n.name}: nothing restarts`;
+      expect(plain.all).toContain(`${n.name}: ${records}: ${n.name}: ${move}`);
+    });
+    // The one up that records the move restarts nothing; the next one has nothing to do.
+    const move = await recordMove(a, nodes).done;
+    t.keep("a-move-up", move.all);
+    expect(move.code, move.all).toBe(0);
+    expect(starts()).toEqual(before);
+    nodes.forEach((n, i) => {
+      expect(ownerRecord(n, TEAM[i]?.name ?? "")).toEqual({ project: "sm121", stack: "sim", backend: pgIdentity });
+      expect(existsSync(join(n.home, ".sm121", "deployments", TEAM[i]?.name ?? "", "taken-from.json"))).toBe(false);
+    });
     const up = await a.pulumi(["up", "--yes", "--skip-preview"]).done;
     t.keep("a-first-up-on-postgres", up.all);
     expect(up.code, up.all).toBe(0);

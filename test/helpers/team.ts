@@ -277,3 +277,15 @@ export async function moveToPostgres(c: Checkout, stack: string, pg: Postgres, f
   runs.push(await c.pulumi(rm, { PULUMI_BACKEND_URL: before }).done);
   return runs;
 }
+
+/** The one up that records the move on the nodes (their owner records name the new backend). */
+export function recordMove(c: Checkout, nodes: readonly SimNode[]): Run {
+  return c.pulumi(["up", "--yes", "--skip-preview"], { SM121_ALLOW_TAKEOVER: nodes.map((n) => n.name).join(",") });
+}
+
+/** A deployment's owner record on a node (serve/owner). */
+export function ownerRecord(n: SimNode, deployment: string): { project: string; stack: string; backend: string } {
+  return JSON.parse(readFileSync(join(n.home, ".sm121", "deployments", deployment, "owner.json"), "utf8")) as {
+    project: string; stack: string; backend: string;
+  };
+}
