@@ -6,12 +6,13 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Server, utils } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CommandError, TransportError, type Host } from "../src/remote";
+import { transportFix } from "../src/remote/errors";
 import { connectSsh } from "../src/remote/ssh";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
@@ -71,6 +72,97 @@ describe("the ssh transport", () => {
     const run = h.run("echo started; sleep 30", { step: "write", onLine: () => h.close() });
     await expect(run).rejects.toBeInstanceOf(TransportError);
     await expect(run).rejects.toThrow(/^node s1: write: the connection was lost before the step ended; /);
+  });
+});
+
+describe("why a node cannot be reached, as the SSH client saw it", () => {
+  let site: SimSite;
+  let node: SimNode;
+  const key = () => readFileSync(site.clientKey, "utf8");
+  /** The failure of one dial, with its kind and the fix the plan-time look prints for it. */
+  type Auth = Partial<Parameters<typeof connectSsh>[1]>;
+  const failure = async (target: { host?: string; port?: number; user?: string }, auth: Auth = {}) => {
+    const to = { node: "s1", host: node.ip, port: node.sshPort, user: site.user, ...target };
+    const dial = connectSsh(to, {
+      knownHosts: site.knownHosts,
+      hostKeys: "strict",
+      privateKey: key(),
+      dialAttempts: 1,
+      ...auth,
+    });
+    const e = await dial.then(() => undefined, (x: unknown) => x);
+    if (!(e instanceof TransportError)) throw new Error(`not a TransportError: ${String(e)}`);
+    return { kind: e.kind, detail: e.detail, fix: transportFix(e.kind, "s1") };
+  };
+
+  beforeAll(async () => {
+    const dir = join(tmpdir(), `sm121-ssh-kinds-${process.pid}`);
+    site = await startSite({ dir, nodes: ["s1"], firstIp: 176, sshPort: 2475 });
+    node = site.nodes[0] as SimNode;
+  });
+  afterAll(async () => {
+    await site?.stop();
+  });
+
+  const at = (offset = 0) => `${node.ip}:${node.sshPort + offset}`;
+
+  it("a wrong user: the login refused, check ssh.user and authorized_keys", async () => {
+    expect(await failure({ user: "nobody-here" })).toEqual({
+      kind: "auth",
+      detail: `the login as nobody-here@${at()} was refused (All configured authentication methods failed)`,
+      fix: "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
+        "is in that user's ~/.ssh/authorized_keys on s1",
+    });
+  });
+
+  it("nothing listening on the port: refused, check sshd and ssh.port", async () => {
+    expect(await failure({ port: node.sshPort + 1 })).toEqual({
+      kind: "refused",
+      detail: `connection to ${site.user}@${at(1)} refused (connect ECONNREFUSED ${at(1)})`,
+      fix: "check that sshd runs on s1 and listens on ssh.port",
+    });
+  });
+
+  it("a host name nobody resolves: not found, fix ssh.host", async () => {
+    const f = await failure({ host: "spark-typo.invalid" });
+    expect(f.kind).toBe("not-found");
+    const seen = "\\(getaddrinfo (ENOTFOUND|EAI_AGAIN) spark-typo\\.invalid\\)";
+    const host = `${site.user}@spark-typo\\.invalid:${node.sshPort}`;
+    expect(f.detail).toMatch(new RegExp(`^host name of ${host} not found ${seen}$`));
+    expect(f.fix).toBe("fix ssh.host: a name this machine resolves, or the node's address");
+  });
+
+  it("a node that accepts the connection and never speaks SSH: timed out", async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, node.ip, resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      expect(await failure({ port }, { dialTimeoutMs: 500 })).toEqual({
+        kind: "timeout",
+        detail: `${site.user}@${node.ip}:${port} did not complete the SSH handshake in time ` +
+          "(Timed out while waiting for handshake)",
+        fix: "check that s1 is on and reachable from this machine, and ssh.host and ssh.port; " +
+          "run again when it answers",
+      });
+    } finally {
+      silent.close();
+    }
+  });
+
+  it("a host key known_hosts does not hold, and a key sm121 cannot read", async () => {
+    const empty = join(site.dir, "no-known-hosts");
+    writeFileSync(empty, "");
+    const hostKey = await failure({}, { knownHosts: empty });
+    expect(hostKey.kind).toBe("host-key");
+    const ip = node.ip.replace(/\./g, "\\.");
+    const port = node.sshPort;
+    const refused = `^host key refused for ${site.user}@${ip}:${port}: `;
+    expect(hostKey.detail).toMatch(new RegExp(`${refused}\\[${ip}\\]:${port} is not in `));
+    const notAKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-key\n-----END OPENSSH PRIVATE KEY-----\n";
+    const bad = await failure({}, { privateKey: notAKey });
+    const unusable = /^the private key cannot be used \(Cannot parse privateKey/;
+    expect(bad).toMatchObject({ kind: "key", detail: expect.stringMatching(unusable) });
+    expect(bad.fix).toContain("set sm121:sshPrivateKey to an OpenSSH or PEM private key");
   });
 });
 

@@ -87,8 +87,8 @@ export async function withNodes<T>(nodes: readonly NodeTarget[], auth: SshAuth, 
 
 /** How a connection failed, for the report: the host key, the login, or the network. */
 export function connectFailure(e: Error): "host-key" | "auth" | "unreachable" {
-  if (e instanceof TransportError && /host key/i.test(e.message)) return "host-key";
-  if (e instanceof TransportError && /authentication/i.test(e.message)) return "auth";
+  if (e instanceof TransportError && e.kind === "host-key") return "host-key";
+  if (e instanceof TransportError && e.kind === "auth") return "auth";
   return "unreachable";
 }
 

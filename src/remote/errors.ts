@@ -3,15 +3,103 @@
  * TransportError) or a script ran and failed (a CommandError). Both name the node and the step.
  */
 
+/**
+ * Why a node could not be reached, as the SSH client saw it: a typed field, so that no caller reads
+ * the message's wording to decide (the retry rule, the CLI's report, the plan-time look's fix).
+ * - `auth`: sshd refused the login (a wrong user, or a key it does not accept);
+ * - `not-found`: the host name does not resolve;
+ * - `refused`: nothing listens on the port (sshd not running, or another port);
+ * - `timeout`: no answer in time (the node is down, or a firewall drops the packets);
+ * - `unreachable`: no route to the address;
+ * - `host-key`: the node's host key is not the one known_hosts holds (or none is held);
+ * - `key`: the private key sm121 logs in with cannot be read (malformed, or a wrong passphrase);
+ * - `lost`: the connection ended in the middle of an operation;
+ * - `other`: anything else (the message says what).
+ */
+export type TransportKind = "auth" | "not-found" | "refused" | "timeout" | "unreachable" | "host-key" | "key" | "lost"
+  | "other";
+
+/** The kinds a second dial cannot mend: the answer is the same, or the refusal is meant. */
+export const FINAL_KINDS: ReadonlySet<TransportKind> = new Set(["auth", "host-key", "key", "not-found"]);
+
 export class TransportError extends Error {
   readonly node: string;
   readonly step: string;
+  readonly kind: TransportKind;
+  /** What the client saw, without the fix: "connection refused by ops@203.0.113.12:22 (ECONNREFUSED)". */
+  readonly detail: string;
 
-  constructor(node: string, step: string, detail: string, fix: string) {
+  constructor(node: string, step: string, detail: string, fix: string, kind: TransportKind = "other") {
     super(`node ${node}: ${step}: ${detail}; ${fix}`);
     this.name = "TransportError";
     this.node = node;
     this.step = step;
+    this.kind = kind;
+    this.detail = detail;
+  }
+}
+
+/** What a dial that failed saw. */
+interface Dialed {
+  kind: TransportKind;
+  detail: string;
+}
+
+/** A connection's failure from Node's or ssh2's error: its kind and what the client saw. */
+export function dialFailure(err: Error & { code?: unknown; level?: unknown }, where: string): Dialed {
+  const code = typeof err.code === "string" ? err.code : undefined;
+  const seen = `${err.message}${code !== undefined && !err.message.includes(code) ? ` (${code})` : ""}`;
+  if (err.level === "client-authentication") {
+    return { kind: "auth", detail: `the login as ${where} was refused (${err.message})` };
+  }
+  if (err.level === "client-timeout") {
+    return { kind: "timeout", detail: `${where} did not complete the SSH handshake in time (${err.message})` };
+  }
+  switch (code) {
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+    case "EAI_NODATA":
+      return { kind: "not-found", detail: `host name of ${where} not found (${seen})` };
+    case "ECONNREFUSED":
+      return { kind: "refused", detail: `connection to ${where} refused (${seen})` };
+    case "ETIMEDOUT":
+      return { kind: "timeout", detail: `connecting to ${where} timed out (${seen})` };
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+    case "EHOSTDOWN":
+      return { kind: "unreachable", detail: `no route to ${where} (${seen})` };
+    case "ECONNRESET":
+    case "EPIPE":
+      return { kind: "lost", detail: `${where} closed the connection (${seen})` };
+    default:
+      return { kind: "other", detail: `cannot reach ${where}: ${seen}` };
+  }
+}
+
+/** The fix for each kind, in the site's own terms (the fields of the node's `ssh` block). */
+export function transportFix(kind: TransportKind, node: string): string {
+  switch (kind) {
+    case "auth":
+      return "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
+        `is in that user's ~/.ssh/authorized_keys on ${node}`;
+    case "not-found":
+      return "fix ssh.host: a name this machine resolves, or the node's address";
+    case "refused":
+      return `check that sshd runs on ${node} and listens on ssh.port`;
+    case "timeout":
+    case "unreachable":
+      return `check that ${node} is on and reachable from this machine, and ssh.host and ssh.port; ` +
+        "run again when it answers";
+    case "host-key":
+      return "if that is not the machine you meant, fix ssh.host";
+    case "key":
+      return "set sm121:sshPrivateKey to an OpenSSH or PEM private key " +
+        "(pulumi config set --secret sm121:sshPrivateKey < ~/.ssh/id_ed25519), or unset it to use ssh-agent";
+    case "lost":
+      return `check that ${node} is up and its network stable, then run again`;
+    case "other":
+      return `check ${node}'s ssh block and that the node is up`;
   }
 }
 

@@ -145,7 +145,9 @@ export class HeldChannel {
         return;
       }
       if (this.closed) {
-        reject(new TransportError(this.node, opts.step, "the node's lock channel ended before the step began", "the connection was lost or an earlier step ran out of time; run again"));
+        const fix = "the connection was lost or an earlier step ran out of time; run again";
+        const detail = "the node's lock channel ended before the step began";
+        reject(new TransportError(this.node, opts.step, detail, fix, "lost"));
         return;
       }
       const c = new Collector(opts);

@@ -137,7 +137,9 @@ export class Collector {
     if (this.opts.allowFailure === true) return result;
     // No exit status and no signal: the channel died with its connection, not the script.
     if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {
-      throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", "check that the node is up and reachable, then run again (the step may have run in part; the next run converges)");
+      const fix = "check that the node is up and reachable, then run again " +
+        "(the step may have run in part; the next run converges)";
+      throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", fix, "lost");
     }
     if (this.timedOut || exit.code !== 0) {
       throw new CommandError({

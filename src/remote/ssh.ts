@@ -3,7 +3,7 @@
  * (strict by default), bounded dial retries with a per-dial timeout.
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
-import { TransportError } from "./errors";
+import { dialFailure, FINAL_KINDS, TransportError } from "./errors";
 import { Collector, interruptedBefore, stepScript, type Host, type RunOptions, type RunResult } from "./host";
 import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
 import { driveLock, type LockChannel, type LockIo } from "./lock";
@@ -53,8 +53,8 @@ export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
       return await dialOnce(t, auth);
     } catch (e) {
       last = e instanceof Error ? e : new Error(String(e));
-      // A refused host key or a refused login will not get better by trying again.
-      if (last instanceof TransportError && /host key|authentication/i.test(last.message)) throw last;
+      // A refused host key, a refused login or an unknown name will not get better by trying again.
+      if (last instanceof TransportError && FINAL_KINDS.has(last.kind)) throw last;
       if (i < attempts) await new Promise((r) => setTimeout(r, 300 * i));
     }
   }
@@ -95,11 +95,26 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
     client.once("error", (err: Error) => {
       const where = `${t.user}@${t.host}:${t.port}`;
-      if (refusal !== undefined) reject(new TransportError(t.node, "connect", `host key refused for ${where}: ${refusal}`, "sm121 verifies host keys by default"));
-      else if (/authentication/i.test(err.message)) reject(new TransportError(t.node, "connect", `authentication failed for ${where}`, "check the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"));
-      else reject(new TransportError(t.node, "connect", `cannot reach ${where}: ${err.message}`, "check that the node is up and sshd listens there"));
+      if (refusal !== undefined) {
+        const detail = `host key refused for ${where}: ${refusal}`;
+        reject(new TransportError(t.node, "connect", detail, "sm121 verifies host keys by default", "host-key"));
+        return;
+      }
+      const f = dialFailure(err, where);
+      const fix = f.kind === "auth"
+        ? "check the user and the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"
+        : "check that the node is up and sshd listens there";
+      reject(new TransportError(t.node, "connect", f.detail, fix, f.kind));
     });
-    client.connect(config);
+    try {
+      client.connect(config);
+    } catch (e) {
+      // ssh2 parses the key before it dials: a key it cannot read is the key's fault, not the node's.
+      const why = e instanceof Error ? e.message : String(e);
+      const fix = "check sm121:sshPrivateKey (and sm121:sshPassphrase)";
+      reject(new TransportError(t.node, "connect", `the private key cannot be used (${why})`, fix, "key"));
+      return;
+    }
     // Without TCP_NODELAY each small write after an unacknowledged one waits for the peer's
     // delayed ACK (40 ms on Linux): the userauth request, and a script's EOF after its text, so
     // every connection and every `bash -s` step paid it. SSH packets are whole messages already.
@@ -129,7 +144,8 @@ class SshHost implements Host {
       }
       this.client.exec("bash -s", (err, stream) => {
         if (err) {
-          reject(new TransportError(this.node, opts.step, `could not open a channel: ${err.message}`, "the connection was lost; run again"));
+          const detail = `could not open a channel: ${err.message}`;
+          reject(new TransportError(this.node, opts.step, detail, "the connection was lost; run again", "lost"));
           return;
         }
         const c = new Collector(opts);
@@ -163,7 +179,8 @@ class SshHost implements Host {
     const open = new Promise<LockIo>((resolve, reject) => {
       this.client.exec("bash -s", (err, stream: ClientChannel) => {
         if (err) {
-          reject(new TransportError(this.node, "lock", `could not open a channel: ${err.message}`, "the connection was lost; run again"));
+          const detail = `could not open a channel: ${err.message}`;
+          reject(new TransportError(this.node, "lock", detail, "the connection was lost; run again", "lost"));
           return;
         }
         resolve({
