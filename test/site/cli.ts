@@ -1,7 +1,7 @@
 // The test site from the shell (compiled to dist/test/site/cli.js):
 //   node dist/test/site/cli.js start --dir D --nodes spark1,spark2 [--first-ip 11] [--ssh-port 2222]
 //   node dist/test/site/cli.js stop --dir D
-//   node dist/test/site/cli.js engine-mode --dir D --node N --mode ok|never-ready|crash-after|exit-now
+//   node dist/test/site/cli.js engine-mode --dir D --node N --mode ok|never-ready|crash-after|exit-now|hung
 //        [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm]
 //   node dist/test/site/cli.js engine-mode --dir D --node N --reset
 import * as fs from "node:fs";
@@ -11,7 +11,7 @@ import { findNode, loadSite, setEngineBehaviour, startSite, stopStaleSite, type 
 
 const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-port P]
        cli.js stop --dir D
-       cli.js engine-mode --dir D --node N (--reset | --mode ok|never-ready|crash-after|exit-now
+       cli.js engine-mode --dir D --node N (--reset | --mode ok|never-ready|crash-after|exit-now|hung
               [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm])
 `;
 
@@ -72,8 +72,8 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     const mode = need(o, "--mode");
-    if (mode !== "ok" && mode !== "never-ready" && mode !== "crash-after" && mode !== "exit-now") {
-      throw new CliError(`--mode must be ok, never-ready, crash-after or exit-now, got ${mode}`);
+    if (mode !== "ok" && mode !== "never-ready" && mode !== "crash-after" && mode !== "exit-now" && mode !== "hung") {
+      throw new CliError(`--mode must be ok, never-ready, crash-after, exit-now or hung, got ${mode}`);
     }
     const b: EngineBehaviour = { mode };
     const delay = num(o, "--start-delay-s");

@@ -57,7 +57,7 @@ export interface StartSiteOptions {
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
 export interface EngineBehaviour {
   startDelayS?: number;
-  mode?: "ok" | "never-ready" | "crash-after" | "crash-loading" | "exit-now" | "chat-never-answers";
+  mode?: "ok" | "never-ready" | "crash-after" | "crash-loading" | "exit-now" | "chat-never-answers" | "hung";
   crashAfterS?: number;
   tokensPerSecond?: number;
   kvCacheTokens?: number | null;

@@ -44,8 +44,12 @@ const BEHAVIOUR_DEFAULTS = {
 };
 // crash-after: crashAfterS after it became ready; crash-loading: crashAfterS after start, while loading;
 // chat-never-answers: ready (/v1/models answers) but a completion never gets a byte back, as a
-// server whose scheduler is wedged.
-const MODES = ["ok", "never-ready", "crash-after", "crash-loading", "exit-now", "chat-never-answers"];
+// server whose scheduler is wedged. hung: the same for an engine that already ran when the file
+// was written (the file is read again for each completion): an engine that hangs after it served,
+// as vLLM does on two Sparks after 35-55 minutes (vLLM #41725). Its process and its container keep
+// running, it accepts connections and answers /v1/models; its counters stop moving. An engine
+// started after the file was written (a restart) serves: a restart is what mends a hang.
+const MODES = ["ok", "never-ready", "crash-after", "crash-loading", "exit-now", "chat-never-answers", "hung"];
 
 /** <root>/etc/fake-engine.json, strictly: an unknown key or mode is an error. */
 function behaviour() {
@@ -64,6 +68,22 @@ function behaviour() {
   const b = { ...BEHAVIOUR_DEFAULTS, ...raw };
   if (!MODES.includes(b.mode)) throw new EngineExit(3, `fake-engine: ${file}: mode "${b.mode}" is not one of ${MODES.join(", ")}\n`);
   return b;
+}
+
+const STARTED_MS = Date.now();
+
+/**
+ * The mode in the behaviour file now, as a running engine sees it: "hung" only when the file was
+ * written after this engine started; an unreadable file is "ok".
+ */
+function liveMode() {
+  try {
+    const mode = behaviour().mode;
+    if (mode !== "hung") return mode;
+    return fs.statSync(path.join(nodeRoot(), "etc", "fake-engine.json")).mtimeMs > STARTED_MS ? "hung" : "ok";
+  } catch {
+    return "ok";
+  }
 }
 
 function proofs() {
@@ -156,6 +176,6 @@ function kvTokens(b, fraction, fp8, world) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 module.exports = {
-  EngineExit, argparseExit, pyExit, nodeRoot, nodeIp, behaviour, proofs, hostPath, hfHome, checkModel,
+  EngineExit, argparseExit, pyExit, nodeRoot, nodeIp, behaviour, liveMode, proofs, hostPath, hfHome, checkModel,
   bindAddress, vllmTime, sglTime, commas, kvTokens, sleep,
 };

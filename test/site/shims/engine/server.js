@@ -5,6 +5,7 @@
 const http = require("node:http");
 const crypto = require("node:crypto");
 const { createExporter } = require("./exporter");
+const { liveMode } = require("./common");
 
 function answerWords(plan) {
   return `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${process.env.SIM_NODE_NAME || "node"}. The quick brown fox jumps over the lazy dog.`.split(" ");
@@ -61,6 +62,15 @@ function createServer(plan, behaviour) {
     const pause = () => (delay > 0 ? new Promise((r) => setTimeout(r, delay)) : Promise.resolve());
     // The engine's scheduler: the request waits for a slot and KV cache, then each token counts.
     const tracked = exporter && exporter.begin(promptTokens, body.stream === true);
+    // A hung engine (behaviour mode "hung", written after this engine started) takes the request
+    // and never produces a token: the request stays in its scheduler, its counters stand still,
+    // and a client that gives up aborts it (vLLM counts finished_reason "abort").
+    if (liveMode() === "hung") {
+      res.on("close", () => {
+        if (tracked) tracked.end("abort");
+      });
+      return new Promise(() => {});
+    }
     const produce = async () => {
       await pause();
       if (tracked) tracked.token();
