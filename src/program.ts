@@ -21,15 +21,15 @@ import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
-import { GatewayFragment } from "./providers/gatewayFragment";
+import { gatewayResource } from "./components/gateway";
 import { dgppBuildScript, dgppPaths } from "./render/dgpp";
-import { gatewayFile, isLoopback } from "./render/gateway";
-import { planFits } from "./render/memfit";
+import { deploymentFits, deploymentRefusals, fitLines, fitWarnings, type FitRefusal } from "./render/memfit";
+import { nodeBudgets, nodeLines, nodeRefusals } from "./render/nodefit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricStep } from "./serve/fabricstep";
-import type { FileLook } from "./serve/sitefile";
+import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
 import { protectedRefusal } from "./text/protected";
@@ -149,11 +149,52 @@ export async function main(): Promise<Record<string, unknown>> {
   // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
   // refusals, before anything is looked at for a change.
   bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
-  const [seen, scrapeFound] = await Promise.all([
-    observeSite(site.nodes, bundles, auth, preflight, me),
+  const [seen, scrapeFound, gatewayFound] = await Promise.all([
+    observeSite(site.nodes, bundles, auth, {
+      checks: preflight,
+      livenessS: site.liveness.timeoutS,
+      placeOf: (node) => {
+        const at = site.locate(["nodes", node, "ssh"]);
+        return `${at.line > 0 ? `${at.file}:${at.line}:${at.col}` : at.file}: sm121:nodes.${node}.ssh`;
+      },
+      me,
+    }),
     lookScrapeTargets(site, auth),
+    gatewaySettings === undefined ? undefined : lookPlaced(gatewaySettings, auth),
   ]);
-  return withShortStacks(() => register(seen, scrapeFound));
+  for (const u of seen.unreachable) log.warn(`${u} (no deployment uses it)`);
+  const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
+  const unknown = Object.entries(seen.unknown);
+  if (unknown.length === 0) return r;
+  // Every other deployment has gone on; the run fails for the ones the look could not see.
+  await registered;
+  const what = isDryRun()
+    ? "this plan leaves it as it is (nothing restarts or stops there) and fails"
+    : "this up left it as it was and the other deployments went on";
+  const each = ([d, lines]: [string, string[]]) => {
+    return `deployment ${d} is unknown: its nodes could not be looked at; ${what}:\n  ${lines.join("\n  ")}`;
+  };
+  throw new RunError(unknown.map(each).join("\n"));
+}
+
+/** Resolves once the engine has answered every registration of this run (every step is done). */
+let registered: Promise<unknown> = Promise.resolve();
+
+/** The memory fit of every deployment and of every node: tables, warnings, and the refusals not allowed. */
+function memoryFit(seen: SiteObservation): void {
+  const fits = deploymentFits(bundles, recipeDefs, seen.models);
+  const budgets = nodeBudgets(fits);
+  const tables = fits.map(({ fit }) => fitLines(fit).join("\n"));
+  if (bundles.length > 0) tables.push(nodeLines(budgets).join("\n"));
+  // One message for the whole site: each log call is a round trip to the engine.
+  if (tables.length > 0) log.info(tables.join("\n"));
+  const allowed = list(process.env["SM121_ALLOW_UNFIT"]);
+  const refusals = [...deploymentRefusals(fits), ...nodeRefusals(budgets)];
+  const ok = (r: FitRefusal) => allowed.includes("1") || r.nodes.every((n) => allowed.includes(n));
+  const refused = refusals.filter((r) => !ok(r));
+  if (refused.length > 0) throw new RunError(refused.map((r) => r.text).join("\n"));
+  for (const r of refusals) log.warn(`SM121_ALLOW_UNFIT=${allowed.join(",")}: going on although ${r.text}`);
+  for (const w of fitWarnings(fits)) log.warn(w);
 }
 
 /** Deployments of other stacks that this run would stop, where SM121_ALLOW_TAKEOVER does not allow it. */
@@ -170,6 +211,7 @@ function takeovers(seen: SiteObservation): string[] {
 function register(
   seen: SiteObservation,
   scrapeFound: FileLook | undefined,
+  gatewayFound: FileLook | undefined,
 ): { value: Record<string, unknown>; registered: Promise<unknown> } {
   const taken = takeovers(seen);
   if (taken.length > 0) throw new RunError(taken.join("\n"));
@@ -183,21 +225,14 @@ function register(
   const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
   const said = refused.map((r) => `  ${r}`).join("\n");
   if (refused.length > 0) throw new RunError(`sm121: the engines would refuse to start (nothing was stopped):\n${said}`);
-  // The memory fit: a deployment that cannot fit is refused here, before any node is touched.
-  const fit = planFits(bundles, recipeDefs, seen.models);
-  // One message for the whole site: each log call is a round trip to the engine.
-  if (fit.tables.length > 0) log.info(fit.tables.join("\n"));
-  if (fit.refusal !== undefined && process.env["SM121_ALLOW_UNFIT"] !== "1") throw new RunError(fit.refusal);
-  if (fit.refusal !== undefined) log.warn(`SM121_ALLOW_UNFIT=1: going on although ${fit.refusal}`);
-  for (const w of fit.warnings) log.warn(w);
+  // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
+  memoryFit(seen);
 
-  // Deployments on protected nodes come after the others, so that a destroy meets their refusal
-  // before it stops anything else.
-  const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
     const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
+    const unknown = seen.unknown[bundle.deployment];
     return new Recipe(bundle.deployment, {
       bundle,
       connection,
@@ -206,8 +241,11 @@ function register(
       allow,
       preflight,
       drift: seen.drift[bundle.deployment] ?? [],
+      health: seen.health[bundle.deployment] ?? [],
+      liveness: { maxRestarts: site.liveness.maxRestarts, windowS: site.liveness.windowS },
       findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
       after,
+      ...(unknown !== undefined && { unknown }),
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
       ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
@@ -217,47 +255,46 @@ function register(
       keepBackups: site.keepBackups,
     }, { providers: [provider] });
   };
-  const open = new Map(bundles.filter((b) => !guarded(b)).map((b) => [b.deployment, make(b, [])]));
-  const firsts = [...open.values()].map((r) => r.engine);
-  const recipes = bundles.map((b) => open.get(b.deployment) ?? make(b, firsts));
+  // Deployments on protected nodes come after the others, so that a destroy meets their refusal
+  // before it stops anything else; deployments the look could not see come last, after every
+  // other one (nothing happens to them, and the run fails for them at the end); a deployment that
+  // shares a node with one made before comes after it (one serve at a time holds a node).
+  const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
+  const unseen = (b: (typeof bundles)[number]) => seen.unknown[b.deployment] !== undefined;
+  const seenFirst = bundles.filter((b) => !unseen(b));
+  const order = [...seenFirst.filter((b) => !guarded(b)), ...seenFirst.filter(guarded), ...bundles.filter(unseen)];
+  const made = new Map<string, Recipe>();
+  for (const b of order) {
+    const before = [...made.entries()].filter(([d]) => {
+      const other = bundles.find((x) => x.deployment === d);
+      const open = other !== undefined && !guarded(other) && !unseen(other);
+      const shares = other?.nodes.some((n) => b.nodes.some((m) => m.node === n.node)) ?? false;
+      return unseen(b) || (guarded(b) && open) || shares;
+    });
+    made.set(b.deployment, make(b, before.map(([, r]) => r.engine)));
+  }
+  const recipes = bundles.map((b) => made.get(b.deployment) as Recipe);
   const urns = recipes.map((r) => r.engine.urn);
 
-  if (site.gateway !== undefined && gatewaySettings !== undefined) {
-    const gw = site.gateway;
-    // As declared (the plan, known before any engine is served); the file takes each served model and status.
-    const models = bundles.map((b) => ({
-      deployment: b.deployment,
-      model: gw.model ?? b.readiness.servedName ?? b.deployment,
-      status: "serving",
-      endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
-        node: n.node,
-        url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
-        // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
-        reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
-      }])),
-    }));
-    const outcomes = all(recipes.map((r) => r.engine.outcome));
-    const file = outcomes.apply((outcomes) =>
-      gatewayFile(gw.format, models.map((m, i) => ({ ...m, model: gw.model ?? outcomes[i]?.servedModel ?? m.model, status: outcomes[i]?.status ?? "unknown" })), { apiKey: apiKey !== undefined }),
-    );
-    urns.push(new GatewayFragment("gateway", {
-      path: gw.path,
-      format: gw.format,
-      models,
-      content: file.text,
-      warnings: file.warnings,
-      restartNote: file.restartNote,
-      served: outcomes,
-      connection,
-      ...(gwConn !== undefined && { node: gwConn }),
-    }, { provider }).urn);
-  }
+  const gateway = gatewayResource({
+    site,
+    bundles,
+    outcomes: recipes.map((r) => r.engine.outcome),
+    connection,
+    ...(gwConn !== undefined && { node: gwConn }),
+    apiKey: apiKey !== undefined,
+    lingering: seen.lingering,
+    ...(gatewayFound !== undefined && { found: gatewayFound }),
+    provider,
+  });
+  if (gateway !== undefined) urns.push(gateway.urn);
 
   const scrape = scrapeTargetsOf(site, bundles, scrapeFound, connection, provider);
   if (scrape !== undefined) urns.push(scrape.urn);
 
+  registered = known(all(urns));
   return {
     value: { deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])) },
-    registered: known(all(urns)),
+    registered,
   };
 }

@@ -177,7 +177,10 @@ describe("sm121 validate", () => {
       stdout: "",
       stderr: [
         "recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, but deployment qwen3-32b-vllm-tp2 (Pulumi.broken.yaml:9) has 3 GPUs (3 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); set tp = 3 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment",
-        'Pulumi.broken.yaml:12:15: sm121:deployments[1].nodes[0]: node "n3" already serves deployment qwen3-32b-vllm-tp2; a node serves one deployment; remove it from one of the two deployments',
+        'Pulumi.broken.yaml:12:15: sm121:deployments[1].nodes[0]: node "n3" also serves deployment ' +
+          "qwen3-32b-vllm-tp2, and qwen3-32b-vllm-tp2 runs on 3 nodes; a node shared by deployments serves " +
+          "one-node deployments only (the ranks of a group meet on fixed ports); " +
+          "give qwen3-32b-vllm-tp2 nodes of its own, or remove n3 from one of them",
         "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
         `Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; use one of ${known} or add recipes/qwen3-8b.toml`,
         "4 errors",

@@ -114,8 +114,10 @@ describe("sm121 status", () => {
     const { report } = await status(["--yes"]);
     expect(entry(report, "solo").health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen3-8b"], maxModelLen: 16384 });
     expect(entry(report, "solo").load).toMatchObject({ measured: true, running: 0, waiting: 0 });
-    // The health check, and the load's two reads of /metrics.
-    expect(await requestsSeen()).toBe(before + 3);
+    expect(entry(report, "solo").live).toMatchObject({ verdict: "ok", timeoutS: 10 });
+    // /v1/models for health; the load's two reads of /metrics; then liveness: /v1/models,
+    // /metrics, a 1-token chat, /metrics.
+    expect(await requestsSeen()).toBe(before + 7);
   });
 
   it("--no-http asks no node's API", async () => {

@@ -133,7 +133,8 @@ describe("the status probe", () => {
     expect(kinds(st({ [path]: sha }, false))).toEqual([["not-running", []]]);
     // The plan leaves a first serve and a new bundle to the diff: those are no drift there.
     expect(driftOf(nb, st({}, false, null))).toEqual([]);
-    expect(driftOf(nb, st({ [path]: sha }, false))).toEqual(["the engine is not running (not found)"]);
+    const words = driftOf(nb, st({ [path]: sha }, false)).map((d) => d.words);
+    expect(words).toEqual(["the engine is not running (not found)"]);
   });
 });
 
@@ -192,12 +193,14 @@ describe("doctor's needs", () => {
 
   it("says how to accept an unknown host key and how to clear a changed one", () => {
     const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
-    const unknown = new TransportError("gr8-4", "connect", "host key refused for ops@203.0.113.4:2222: [203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)", "x");
+    const refused = "host key refused for ops@203.0.113.4:2222: " +
+      "[203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)";
+    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key");
     expect(connectFailure(unknown)).toBe("host-key");
     expect(fingerprintIn(unknown.message)).toBe("SHA256:abcDEF+/123");
     expect(hostKeyFix(unknown.message, conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");
     expect(hostKeyFix("the ssh-ed25519 host key of [203.0.113.4]:2222 has CHANGED", conn, "/kh")).toBe("ssh-keygen -R '[203.0.113.4]:2222' -f /kh");
-    expect(connectFailure(new TransportError("n", "connect", "authentication failed for x", "y"))).toBe("auth");
+    expect(connectFailure(new TransportError("n", "connect", "the login as x was refused", "y", "auth"))).toBe("auth");
     expect(connectFailure(new Error("ECONNREFUSED"))).toBe("unreachable");
   });
 });

@@ -12,7 +12,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
-import { disableDeployment, gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/gateway";
 
 const litellmSchema = z.object({
   model_list: z.array(z.object({
@@ -27,6 +27,7 @@ const llamaSwapSchema = z.object({
   peers: z.record(z.string().min(1), z.object({
     proxy: z.url(),
     apiKey: z.string().optional(),
+    // config-schema.json has no minItems, but the loader refuses "peer models can not be empty".
     models: z.array(z.string().min(1)).min(1),
   })),
 });
@@ -49,26 +50,29 @@ const models: GatewayModel[] = [
   { deployment: "big-b", model: "qwen3-32b", status: "serving", endpoints: [{ node: "spark4", url: "http://203.0.113.4:8000", reachable: true }] },
 ];
 
+/** The endpoint of deployment big, disabled after a failed serve. */
+const BIG = [{ deployment: "big", node: "spark3" }];
+
 describe("gateway files against each gateway's documented schema", () => {
   for (const apiKey of [false, true]) {
     it(`LiteLLM model_list (sm121:apiKey ${apiKey ? "set" : "not set"})`, () => {
       const f = gatewayFile("litellm", models, { apiKey });
       const doc = litellmSchema.parse(parse(f.text));
       expect(doc.model_list.every((m) => m.litellm_params.api_key === (apiKey ? "os.environ/SM121_API_KEY" : "sm121-no-key"))).toBe(true);
-      litellmSchema.parse(parse(disableDeployment("litellm", f.text, "big").text));
+      litellmSchema.parse(parse(disableEndpoints("litellm", f.text, BIG, "failed").text));
     });
 
     it(`llama-swap peers (sm121:apiKey ${apiKey ? "set" : "not set"})`, () => {
       const f = gatewayFile("llama-swap", models, { apiKey });
       const doc = llamaSwapSchema.parse(parse(f.text));
       expect(Object.values(doc.peers).map((p) => p.apiKey)).toEqual(Object.values(doc.peers).map(() => (apiKey ? "${env.SM121_API_KEY}" : undefined)));
-      llamaSwapSchema.parse(parse(disableDeployment("llama-swap", f.text, "big").text));
+      llamaSwapSchema.parse(parse(disableEndpoints("llama-swap", f.text, BIG, "failed").text));
     });
   }
 
   it("sm121 backends: no endpoint is enabled and disabled at once, also after a failure", () => {
     const f = gatewayFile("sm121", models, { apiKey: false });
     sm121Schema.parse(JSON.parse(f.text));
-    sm121Schema.parse(JSON.parse(disableDeployment("sm121", f.text, "big").text));
+    sm121Schema.parse(JSON.parse(disableEndpoints("sm121", f.text, BIG, "failed").text));
   });
 });

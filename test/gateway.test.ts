@@ -1,7 +1,8 @@
 /** The gateway backend file in its three formats: enabling rules, the first-endpoint rule, failures. */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { disableDeployment, gatewayFile as render, LITELLM_PLACEHOLDER_KEY, type GatewayModel, type GatewayOptions } from "../src/render/gateway";
+import { disableEndpoints, gatewayFile as render, LITELLM_PLACEHOLDER_KEY } from "../src/render/gateway";
+import type { GatewayModel, GatewayOptions } from "../src/render/gateway";
 
 const NO_KEY: GatewayOptions = { apiKey: false };
 const gatewayFile = (format: Parameters<typeof render>[0], models: GatewayModel[], opts: GatewayOptions = NO_KEY) => render(format, models, opts);
@@ -76,17 +77,56 @@ describe("the gateway backend file", () => {
     ]);
   });
 
-  it("disables a failed deployment in a file it wrote, in each format", () => {
+  it("disables a failed deployment in a file it wrote, in each format, and keeps its entries", () => {
     const other: GatewayModel = { deployment: "big", model: "qwen3-32b", status: "serving", endpoints: [{ node: "spark3", url: "http://203.0.113.3:8000", reachable: true }] };
-    const disabled = disableDeployment("sm121", gatewayFile("sm121", [qwen("serving"), other]).text, "flash");
+    const flash = [{ deployment: "flash", node: "spark1" }, { deployment: "flash", node: "spark2" }];
+    const disabled = disableEndpoints("sm121", gatewayFile("sm121", [qwen("serving"), other]).text, flash, "failed");
     const json = JSON.parse(disabled.text) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }> };
     expect(json.models[0]?.status).toBe("failed");
     expect(json.models[0]?.endpoints.map((e) => [e.enabled, e.disabled])).toEqual([[true, undefined], [false, "the deployment is failed"]]);
     expect(json.models[1]?.endpoints.map((e) => e.enabled)).toEqual([true]);
     expect(disabled.warnings).toEqual(["model qwen38: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config"]);
-    const lite = parse(disableDeployment("litellm", gatewayFile("litellm", [qwen("serving"), other]).text, "flash").text) as { model_list: Array<{ model_name: string }> };
+    const both = (format: "litellm" | "llama-swap") => gatewayFile(format, [qwen("serving"), other]).text;
+    const failedFlash = "# disabled: qwen38 on spark1 (http://203.0.113.1:8000): the deployment is failed";
+    const liteText = disableEndpoints("litellm", both("litellm"), flash, "failed").text;
+    const lite = parse(liteText) as { model_list: Array<{ model_name: string }> };
     expect(lite.model_list.map((m) => m.model_name)).toEqual(["qwen3-32b"]);
-    const swap = parse(disableDeployment("llama-swap", gatewayFile("llama-swap", [qwen("serving"), other]).text, "flash").text) as { peers: Record<string, unknown> };
+    // LiteLLM has no switch for an entry: the entry stays in the file, commented out, with why.
+    expect(liteText).toContain(`${failedFlash}\n#   - model_name: qwen38\n`);
+    expect(liteText).toContain("#       id: flash-spark2");
+    const swapText = disableEndpoints("llama-swap", both("llama-swap"), flash, "failed").text;
+    const swap = parse(swapText) as { peers: Record<string, { models: string[] }> };
     expect(Object.keys(swap.peers)).toEqual(["big-spark3"]);
+    expect(swapText).toContain(`${failedFlash}\n#   flash-spark1:\n#     proxy: http://203.0.113.1:8000\n`);
+  });
+
+  it("writes a downed or removed deployment's endpoints disabled, each format its own way", () => {
+    const endpoint = { node: "spark4", url: "http://203.0.113.4:8000" };
+    const removed: GatewayModel = {
+      deployment: "old",
+      model: "qwen3-8b",
+      status: "removed",
+      endpoints: [{ ...endpoint, reachable: true }],
+    };
+    const sm = JSON.parse(gatewayFile("sm121", [qwen("serving"), removed]).text) as { models: unknown[] };
+    // Seed 001's gateway rejects a model with no enabled endpoint: the first stays enabled, with a warning.
+    const kept = [{ ...endpoint, enabled: true }];
+    expect(sm.models[1]).toEqual({ name: "qwen3-8b", deployment: "old", status: "removed", endpoints: kept });
+    const lite = gatewayFile("litellm", [qwen("serving"), removed]);
+    expect((parse(lite.text) as { model_list: unknown[] }).model_list).toHaveLength(2);
+    const gone = "# disabled: qwen3-8b on spark4 (http://203.0.113.4:8000): " +
+      "the deployment was removed from the site; sm121 stops it";
+    expect(lite.text).toContain(gone);
+    const swap = gatewayFile("llama-swap", [qwen("failed"), removed]);
+    expect((parse(swap.text) as { peers: Record<string, unknown> }).peers).toEqual({});
+    expect(swap.text).toContain(`${gone}\n#   old-spark4:\n`);
+    expect(swap.warnings).toEqual([]);
+  });
+
+  it("disables every endpoint of a file on destroy, and keeps the file", () => {
+    const text = gatewayFile("llama-swap", [qwen("serving")]).text;
+    const all = disableEndpoints("llama-swap", text, "all", "destroyed").text;
+    expect((parse(all) as { peers: Record<string, unknown> }).peers).toEqual({});
+    expect(all).toContain("# disabled: qwen38 on flash-spark1 (http://203.0.113.1:8000): the stack was destroyed");
   });
 });

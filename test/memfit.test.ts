@@ -10,7 +10,9 @@ import { parseRecipe } from "../src/recipe/recipe";
 import { parseSite } from "../src/recipe/site";
 import type { Recipe } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";
-import { fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, type NodeModelFacts } from "../src/render/memfit";
+import { deploymentFits, fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, ranksPerNode } from "../src/render/memfit";
+import type { NodeModelFacts } from "../src/render/memfit";
+import { nodeBudgets, nodeLines, nodeRefusals } from "../src/render/nodefit";
 import { kvBytesPerToken, kvElementBytes, shapeOf } from "../src/render/modelshape";
 import { errorsOf } from "./helpers/spec";
 
@@ -87,7 +89,14 @@ describe("the fit of a deployment on GB10 nodes", () => {
     const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"'), ["spark1"], { spark1: QWEN32 });
     expect(fit.verdict).toBe("refused");
     expect(fitRefusal(fit, file)).toBe(
-      "deployment r cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in recipes/r.toml; when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), SM121_ALLOW_UNFIT=1 lets this run go on",
+      [
+        "deployment r cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB",
+        "+ KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node",
+        "> 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization,",
+        "lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in recipes/r.toml;",
+        "when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it),",
+        "SM121_ALLOW_UNFIT=spark1 lets this run go on",
+      ].join(" "),
     );
   });
 
@@ -141,6 +150,75 @@ describe("the fit of a deployment on GB10 nodes", () => {
       "  spark1  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",
       "  spark2  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",
     ]);
+  });
+});
+
+describe("the real split: a node holds its ranks' share", () => {
+  it("tp 2 on one node keeps the whole model and both ranks' KV cache there, not half of it", () => {
+    const args = '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"';
+    const recipe = parseRecipe("recipes/r.toml", vllm("Qwen/Qwen3-32B", 2, args));
+    const site = parseSite("Pulumi.s.yaml", "s", `${SITE}    - { recipe: r, nodes: [spark1, spark2] }\n`);
+    const [two] = renderSite(site, new Map([["r", recipe]]), { root: ROOT });
+    if (two === undefined) throw new Error("no bundle");
+    // The same recipe on one node: what an operator who lists one node gets.
+    const fit = fitOf({ ...two, nodes: two.nodes.slice(0, 1) }, recipe, { spark1: QWEN32 });
+    expect(ranksPerNode(fit.knobs, 1)).toBe(2);
+    expect(fit.nodes[0]?.weightsGiB).toBeCloseTo(65_527_752_704 / GIB, 6); // 61.0 GiB, not 30.5
+    expect(fit.nodes[0]?.kvOneGiB).toBe(8); // 32768 tokens x 2 ranks x 128 KiB
+    expect(fit.kvFormula).toBe("64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes x 2 ranks on a node");
+    expect(fit.verdict).toBe("refused");
+    // On its two nodes each holds one rank: half of each.
+    const spread = fitOf(two, recipe, { spark1: QWEN32, spark2: QWEN32 });
+    expect(spread.nodes[0]?.weightsGiB).toBeCloseTo(65_527_752_704 / 2 / GIB, 6);
+  });
+});
+
+describe("one memory budget per node", () => {
+  const two = (utilA: string, utilB: string) => {
+    const a = parseRecipe("recipes/a.toml", vllm("Qwen/Qwen3-32B", 1, `"--gpu-memory-utilization", "${utilA}"`));
+    const bArgs = `"--gpu-memory-utilization", "${utilB}"`;
+    const bText = vllm("Qwen/Qwen3-32B", 1, bArgs).replace("port = 8000", "port = 8001");
+    const b = parseRecipe("recipes/b.toml", bText);
+    const deployments = "    - { recipe: a, nodes: [spark1] }\n    - { recipe: b, nodes: [spark1] }\n";
+    const site = parseSite("Pulumi.s.yaml", "s", `${SITE}${deployments}`);
+    const recipes = new Map([["a", a], ["b", b]]);
+    const facts = { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES } };
+    return deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, facts);
+  };
+
+  it("sums every deployment's claim on a node; refuses an over-committed node with each share and the fix", () => {
+    const budgets = nodeBudgets(two("0.5", "0.5"));
+    expect(budgets).toHaveLength(1);
+    expect(budgets[0]?.verdict).toBe("over");
+    expect(nodeRefusals(budgets)).toEqual([{
+      nodes: ["spark1"],
+      text: [
+        "node spark1 is over-committed:",
+        "a claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)) +",
+        "b claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/b.toml)) =",
+        "121.7 GiB > 109.5 GiB (0.9 x 121.7 GiB MemTotal; the rest is the OS's);",
+        "lower the deployments' utilization so that their shares add up to at most 0.9,",
+        "or move one of them to another node; SM121_ALLOW_UNFIT=spark1 lets this run go on",
+      ].join(" "),
+    }]);
+  });
+
+  it("accepts two deployments whose claims fit together, and shows the node's total against its memory", () => {
+    const budgets = nodeBudgets(two("0.45", "0.4"));
+    expect(nodeRefusals(budgets)).toEqual([]);
+    expect(nodeLines(budgets)).toEqual([
+      "memory per node: each deployment's claim (its utilization x MemTotal), together at most 0.9 of MemTotal",
+      "  NODE    MEMORY     CLAIMS                   TOTAL      VERDICT",
+      "  spark1  121.7 GiB  a 54.8 GiB + b 48.7 GiB  103.4 GiB  fits (limit 109.5 GiB)",
+    ]);
+  });
+
+  it("leaves a node that one deployment has to that deployment's own fit", () => {
+    const recipe = parseRecipe("recipes/r.toml", vllm("Qwen/Qwen3-32B", 1, '"--gpu-memory-utilization", "0.95"'));
+    const site = parseSite("Pulumi.s.yaml", "s", `${SITE}    - { recipe: r, nodes: [spark1] }\n`);
+    const recipes = new Map([["r", recipe]]);
+    const budgets = nodeBudgets(deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, {}));
+    expect(budgets.map((n) => [n.node, n.verdict])).toEqual([["spark1", "fits"]]);
   });
 });
 

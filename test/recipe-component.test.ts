@@ -4,10 +4,11 @@
  * a child node process (test/helpers/mock-run.js) on a small project, and reports every
  * registration: type, name, parent, dependsOn, options and inputs (secrets marked).
  *
- * The site: spark1 (protected) and spark2 over ssh (no sshd listens there: the plan-time look
- * finds them unreachable, which is drift), spark3 `host: local` (a fresh node, nothing found).
+ * The site: spark1 (protected) and spark2 over ssh, whose key is no key (the plan-time look cannot
+ * reach them: a deployment there is unknown, not drifted), spark3, spark4 (protected) and spark5
+ * `host: local` (fresh nodes on this machine, nothing found).
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -76,6 +77,8 @@ interface MockRun {
   loaded: string[];
   stacks: { deep: number; deepRegistrations: number; short: number };
   formatter: "kept" | "removed";
+  /** The program's error, when it failed after registering (a deployment the look could not see). */
+  error?: string;
 }
 
 function run(config: Record<string, unknown>, env: Record<string, string> = {}): MockRun {
@@ -94,6 +97,9 @@ function invocation(config: Record<string, unknown>, env: Record<string, string>
       spark1: { ssh: { host: IP1, port: PORT, user: "ops" }, ip: IP1, protected: true, stateDir: `${home}/s1` },
       spark2: { ssh: { host: IP2, port: PORT, user: "ops" }, ip: IP2, stateDir: `${home}/s2` },
       spark3: { host: "local", ip: "127.0.0.1", stateDir: `${home}/s3` },
+      // Nodes the look reaches (this machine): their deployments are not unknown.
+      spark4: { host: "local", ip: "127.0.0.1", protected: true, stateDir: `${home}/s4` },
+      spark5: { host: "local", ip: "127.0.0.1", stateDir: `${home}/s5` },
     },
     "sm121:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n",
     ...config,
@@ -109,10 +115,13 @@ function invocation(config: Record<string, unknown>, env: Record<string, string>
 
 const DEPLOYMENTS = [
   // Listed first, on the protected node: it must still come after the others.
-  { recipe: "hooked", nodes: ["spark1"] },
-  { recipe: "dg", nodes: ["spark2"] },
+  { recipe: "hooked", nodes: ["spark4"] },
+  { recipe: "dg", nodes: ["spark5"] },
   { recipe: "plain", nodes: ["spark3"] },
 ];
+
+/** The same, with the hooked recipe on spark1, which the look cannot reach (its key is no key). */
+const UNSEEN = [{ recipe: "hooked", nodes: ["spark1"] }, ...DEPLOYMENTS.slice(1)];
 
 /** The deployment bundle an engine carries (packed under __bundle: src/providers/packed.ts). */
 const bundleOf = (x: Registered): unknown => unpack(x.inputs["__bundle"] as string);
@@ -192,7 +201,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
   describe("sm121:hooks: pulumi-command", () => {
     let r: ReturnType<typeof run>;
     beforeAll(() => {
-      r = run({ "sm121:deployments": DEPLOYMENTS, "sm121:hooks": "pulumi-command" });
+      r = run({ "sm121:deployments": UNSEEN, "sm121:hooks": "pulumi-command" });
     });
 
     it("registers one command:remote:Command per node of a hooked recipe, under its Recipe, before its engine", () => {
@@ -215,14 +224,26 @@ describe("the Recipe component under Pulumi's mocks", () => {
       expect(i["delete"]).toMatch(/^bash -c '.*after_stop: sudo -n sysctl -w vm.compaction_proactiveness=20/s);
     });
 
-    it("triggers on the node's bundle identity, the secrets and this run's start (spark1 is unreachable: drift)", () => {
+    it("triggers on the bundle identity and secrets; spark1 unreachable is unknown, not drift: no new start", () => {
       const cmd = byName(r, "hooked-hooks-spark1");
       const engine = bundleOf(byName(r, "hooked-engine")) as { nodes: Array<{ identity: string }> };
       const triggers = cmd.inputs["triggers"] as unknown[];
       expect(triggers[0]).toBe(engine.nodes[0]?.identity);
-      expect(triggers[2]).toMatch(/^start \d{4}-\d\d-\d\dT/);
+      expect(triggers[2]).toBe("steady");
       expect(cmd.deleteBeforeReplace).toBe(true);
-      expect(cmd.ignoreChanges).toEqual([]);
+      expect(cmd.ignoreChanges).toEqual(["triggers[2]"]);
+    });
+
+    it("keeps every input of an unknown deployment's engine but `unknown` as stored; fails the run at the end", () => {
+      const engine = byName(r, "hooked-engine");
+      const kept = ["deployment", "plan", "drift", "secrets", "connection", "__bundle", "__run", "outcome"];
+      expect(engine.ignoreChanges).toEqual(kept);
+      const why = /spark1 unreachable: the private key cannot be used \(Cannot parse privateKey/;
+      const line = new RegExp(`^Pulumi's configuration of the stack .*: sm121:nodes\\.spark1\\.ssh: ${why.source}`);
+      expect(engine.inputs["unknown"]).toEqual([expect.stringMatching(line)]);
+      const unknown = "deployment hooked is unknown: its nodes could not be looked at;";
+      expect(r.error).toContain(`${unknown} this up left it as it was and the other deployments went on:`);
+      expect(byName(r, "plain-engine").ignoreChanges).toEqual([]);
     });
 
     it("takes the hooks out of the engine's own sequence", () => {
@@ -249,9 +270,12 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
 describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () => {
   it("fails the program, naming the node, the file and how to add the key", () => {
-    const r = spawnSync(process.execPath, ...invocation({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark2"] }], "sm121:hooks": "pulumi-command", "sm121:knownHosts": join(dir, "none") }, {}));
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`sm121:hooks: pulumi-command pins the host key of every node, and ${join(dir, "none")} has none for [${IP2}]:${PORT} (node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${join(dir, "none")}\``);
+    const none = join(dir, "none");
+    const deployments = [{ recipe: "hooked", nodes: ["spark2"] }];
+    const r = run({ "sm121:deployments": deployments, "sm121:hooks": "pulumi-command", "sm121:knownHosts": none });
+    expect(r.error).toContain(`sm121:hooks: pulumi-command pins the host key of every node, and ${none} ` +
+      `has none for [${IP2}]:${PORT} ` +
+      `(node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${none}\``);
   });
 });
 

@@ -18,6 +18,7 @@ describe("known keys, from the schemas", () => {
     const siteKeys = [
       "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
       "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, keepBackups, hooks, modelCache, imageSync, fabric, fabricCheck",
+      "liveness",
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);

@@ -46,7 +46,15 @@ describe("cross-checks of the deployments against the recipes", () => {
   type Case = [title: string, deployments: string, message: string];
   const cases: Case[] = [
     ["an unknown recipe", "    - { recipe: nope, nodes: [a1] }\n", `${F}:8:9: sm121:deployments[0].recipe: recipe "nope" is not in recipes/; use one of ${KNOWN} or add recipes/nope.toml`],
-    ["a node in two deployments", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1, a2] }\n    - { recipe: qwen3-30b-sglang-tmux, nodes: [a2, a3] }\n", `${F}:9:48: sm121:deployments[1].nodes[0]: node "a2" already serves deployment qwen3-32b-vllm-tp2; a node serves one deployment; remove it from one of the two deployments`],
+    [
+      "a node in two deployments, one of them on two nodes",
+      "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1, a2] }\n" +
+        "    - { recipe: qwen3-30b-sglang-tmux, nodes: [a2, a3] }\n",
+      `${F}:9:48: sm121:deployments[1].nodes[0]: node "a2" also serves deployment qwen3-32b-vllm-tp2, ` +
+        "and qwen3-32b-vllm-tp2 runs on 2 nodes; a node shared by deployments serves one-node deployments only " +
+        "(the ranks of a group meet on fixed ports); " +
+        "give qwen3-32b-vllm-tp2 nodes of its own, or remove a2 from one of them",
+    ],
     ["tp 3 on 4 nodes", "    - { recipe: x, nodes: [a1, a2, a3, a4] }\n", `recipes/x.toml:4:1: tp: tp = 3 starts 3 ranks, one per GPU, but deployment x (${F}:8) has 4 GPUs (4 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); set tp = 4 in recipes/x.toml, or list 3 nodes in the deployment`],
     ["tp 2 on 3 nodes", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1, a2, a3] }\n", `recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, but deployment qwen3-32b-vllm-tp2 (${F}:8) has 3 GPUs (3 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); set tp = 3 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment`],
     ["tp 2 on one Spark", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1] }\n", `recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, but deployment qwen3-32b-vllm-tp2 (${F}:8) has 1 GPU (1 node x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with "World size (2) is larger than the number of available GPUs"; set tp = 1 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment`],
@@ -58,6 +66,22 @@ describe("cross-checks of the deployments against the recipes", () => {
     ["a profile whose node recipe the node lacks", "    - { recipe: qwen38-flash, profile: best, nodes: [a1] }\n", `${F}:3:5: sm121:nodes.a1.recipes: profile best needs the node recipe "qwen38-flash" on a1; add recipes.qwen38-flash: {dir, container} to node a1`],
   ];
   it.each(cases)("%s", (_, deployments, message) => expect(errorsOf(() => render(deployments))).toEqual([message]));
+
+  it("lets one-node deployments share a node on ports of their own, and tells each bundle its neighbours", () => {
+    const two = "    - { name: one, recipe: qwen3-30b-sglang-tmux, nodes: [a1] }\n" +
+      "    - { name: two, recipe: y, nodes: [a1] }\n";
+    const all = recipes();
+    const y = (port: number) => `model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = ${port}\n`;
+    all.set("y", parseRecipe("recipes/y.toml", y(8001)));
+    const bundles = renderSite(site(two), all, { root: ROOT });
+    const seen = bundles.map((b) => [b.deployment, b.nodes[0]?.node, b.nodes[0]?.api?.port, b.nodes[0]?.neighbors]);
+    expect(seen).toEqual([["one", "a1", 30000, ["two"]], ["two", "a1", 8001, ["one"]]]);
+    all.set("y", parseRecipe("recipes/y.toml", y(30000)));
+    expect(errorsOf(() => renderSite(site(two), all, { root: ROOT }))).toEqual([
+      `${F}:9:39: sm121:deployments[1].nodes[0]: node "a1" serves deployments one and two, both on port 30000; ` +
+        "give two another port (port in recipes/y.toml, or the node's PORT for a script recipe)",
+    ]);
+  });
 
   it("checkDeployments returns every error of every deployment at once", () => {
     const s = site("    - { recipe: glm53-full-tp4-gr8, nodes: [a1, a2] }\n    - { recipe: x, nodes: [a3, a4] }\n    - { recipe: nope, nodes: [a1] }\n");

@@ -36,6 +36,12 @@ describe("parseSite: defaults", () => {
     });
   });
 
+  it("takes liveness defaults for a 100 GB model: 10 s for a token, 3 restarts an hour", () => {
+    expect(site.liveness).toEqual({ timeoutS: 10, maxRestarts: 3, windowS: 3600 });
+    const set = parse(`${ONE}  sm121:liveness: { timeout: "30", maxRestarts: 0 }\n`);
+    expect(set.liveness).toEqual({ timeoutS: 30, maxRestarts: 0, windowS: 3600 });
+  });
+
   it("fills the site defaults of seed 001 and the strict host keys", () => {
     expect([site.minMemAvailableGiB, site.memTimeoutS, site.readyGraceS]).toEqual([100, 600, 300]);
     expect([site.recipesDir, site.knownHosts, site.hostKeys, site.rollback]).toEqual(["recipes", "~/.ssh/known_hosts", "strict", "off"]);
@@ -147,6 +153,26 @@ describe("top-level keys", () => {
     ["hostKeys not strict or accept-new", `${ONE}  sm121:hostKeys: ask\n`, `${F}:6:3: sm121:hostKeys: "ask" is not allowed; use one of "strict", "accept-new"`],
     ["an unknown gateway format", `${ONE}  sm121:gateway: { path: x, format: nginx }\n`, `${F}:6:29: sm121:gateway.format: "nginx" is not allowed; use one of "sm121", "litellm", "llama-swap"`],
     ["a negative memory gate", `${ONE}  sm121:minMemAvailableGiB: -1\n`, `${F}:6:3: sm121:minMemAvailableGiB: Too small: expected number to be >0; use a number above 0`],
+    [
+      "a liveness timeout of 0",
+      `${ONE}  sm121:liveness: { timeout: 0 }\n`,
+      `${F}:6:21: sm121:liveness.timeout: timeout is below 1; use 1 to 600 s`,
+    ],
+    [
+      "a liveness window above a week",
+      `${ONE}  sm121:liveness:\n    windowS: 999999\n`,
+      `${F}:7:5: sm121:liveness.windowS: windowS is above 604800; use 60 to 604800 s (one week)`,
+    ],
+    [
+      "maxRestarts that is no whole number",
+      `${ONE}  sm121:liveness: { maxRestarts: 2.5 }\n`,
+      `${F}:6:21: sm121:liveness.maxRestarts: maxRestarts is not a whole number; use 0 to 100 restarts`,
+    ],
+    [
+      "an unknown liveness key",
+      `${ONE}  sm121:liveness: { timeoutS: 5 }\n`,
+      `${F}:6:21: sm121:liveness.timeoutS: unknown key; did you mean timeout?`,
+    ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 });

@@ -105,6 +105,7 @@ describe("the load table", () => {
     drift: null,
     env: null,
     health: { checked: false, reason: "no-http" },
+    live: null,
     kvCache: null,
     load,
     error: null,

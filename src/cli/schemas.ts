@@ -63,9 +63,21 @@ export function statusEntrySchema() {
     /** null: not known (the node is unreachable, or its status would need an HTTP request). */
     running: z.boolean().nullable(),
     startedAt: nullableString(),
-    drift: z.strictObject({ kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount"]), files: z.array(z.string()) }).nullable(),
+    drift: z.strictObject({
+      kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount", "hung", "stop-failed"]),
+      files: z.array(z.string()),
+    }).nullable(),
     env: z.strictObject({ path: z.string(), profile: nullableString(), rendered: nullableString(), sha256: nullableString(), edited: z.boolean() }).nullable(),
     health: healthSchema(),
+    /**
+     * One 1-token completion (sm121:liveness timeout) when /v1/models answered: null when not asked;
+     * "busy" with ms null when the load saw the engine generate tokens (no completion sent).
+     */
+    live: z.strictObject({
+      verdict: z.enum(["ok", "busy", "hung", "refused"]),
+      timeoutS: z.number().positive(),
+      ms: z.number().nonnegative().nullable(),
+    }).nullable(),
     kvCache: z.strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) }).nullable(),
     load: loadSchema(),
     error: nullableString(),

@@ -2,7 +2,9 @@
  * `sm121 status [--stack S] [--node N] [--json] [--no-http] [--gpu-probe] [--yes]`: per node of
  * every deployment, the container or session state (the target's status script), drift against
  * the current render (state.json and the files' sha256, as refresh sees it), health (/v1/models,
- * the API key read on the node), the KV cache line (from the log, else the copy saved at up),
+ * the API key read on the node), liveness (one 1-token completion: an engine that answers
+ * /v1/models and gives no token is "hung", apart from one that does not run: "down"), the KV
+ * cache line (from the log, else the copy saved at up),
  * MemAvailable, vm.watermark_scale_factor and nvidia-smi's compute apps (for information only).
  *
  * Protected nodes (seed 001), also when --node is not given: no HTTP request and no GPU probe
@@ -14,7 +16,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import type { Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { parseEnvFile } from "../render/envfile";
-import { driftFindings, envPathOf, parseProbe, watchedPaths, type NodeState } from "../serve/probe";
+import { driftFindings, envPathOf, parseProbe, probeLiveness, watchedPaths, type NodeState } from "../serve/probe";
 import { preflightScript } from "../serve/steps";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
@@ -84,6 +86,8 @@ function targetOf(b: DeploymentBundle, nb: NodeBundle, site: Site): StatusEntry[
 }
 
 interface EntryOptions {
+  /** sm121:liveness timeout: what a serving engine gets for one token. */
+  livenessS: number;
   yes: boolean;
   noHttp: boolean;
   site: Site;
@@ -110,10 +114,23 @@ async function statusEntry(
   b: DeploymentBundle,
   nb: NodeBundle,
   o: EntryOptions,
+  generating: boolean,
 ): Promise<Entry> {
   const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site), runs: nb.runs };
   if (r === undefined || !r.ok) {
-    return { ...base, running: null, startedAt: null, drift: null, env: null, health: { checked: false, reason: "unreachable" }, kvCache: null, error: r?.error.message ?? null };
+    const health: Health = { checked: false, reason: "unreachable" };
+    const error = r?.error.message ?? null;
+    return {
+      ...base,
+      running: null,
+      startedAt: null,
+      drift: null,
+      env: null,
+      health,
+      live: null,
+      kvCache: null,
+      error,
+    };
   }
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
   const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
@@ -124,7 +141,7 @@ async function statusEntry(
   // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.
   if (running === false && st.recorded === undefined) {
     const health = { checked: false as const, reason: "not-deployed" as const };
-    return { ...base, running, startedAt: null, drift: null, env: null, health, kvCache: null, error: null };
+    return { ...base, running, startedAt: null, drift: null, env: null, health, live: null, kvCache: null, error: null };
   }
   const startedAt = st.startedAt ?? null;
   let env: StatusEntry["env"] = null;
@@ -152,9 +169,20 @@ async function statusEntry(
     const c = curlResult(h.records);
     health = c === undefined ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null } : healthOf(c.code, c.totalMs, c.body);
   }
+  // An engine that answers /v1/models may still produce no token: hung, which is not down.
+  let live: StatusEntry["live"] = null;
+  // An engine the load saw generate tokens is live: no token of status's own on top of its work.
+  if (health.checked && health.ok && nb.runs && generating) live = { verdict: "busy", timeoutS: o.livenessS, ms: null };
+  else if (health.checked && health.ok && nb.runs) {
+    const l = await probeLiveness(r.host, nb, o.livenessS).catch(() => undefined);
+    if (l !== undefined) live = { verdict: l.verdict, timeoutS: l.timeoutS, ms: l.ms ?? null };
+    // The same drift rule as the plan's: a hung engine is drift.
+    if (l !== undefined) st.live = l;
+  }
   const error = res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
   // Without the status script (a protected node's API) "not running" is unknown, not drift.
-  return { ...base, running, startedAt, drift: driftOf(nb, running === null ? { ...st, running: true } : st), env, health, kvCache, error };
+  const drift = driftOf(nb, running === null ? { ...st, running: true } : st);
+  return { ...base, running, startedAt, drift, env, health, live, kvCache, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {
@@ -194,7 +222,7 @@ function nothingDeployed(r: StatusReport): boolean {
 }
 
 function isOk(e: StatusEntry): boolean {
-  const healthy = !e.health.checked || e.health.ok;
+  const healthy = (!e.health.checked || e.health.ok) && e.live?.verdict !== "hung";
   return e.error === null && e.drift === null && healthy;
 }
 
@@ -206,7 +234,13 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
   const trace = (node: string, step: string, res: RunResult) => {
     if (verbose) for (const l of recordLines(node, step, res)) ctx.err(l);
   };
-  const o: EntryOptions = { yes: bool(p, "yes"), noHttp: bool(p, "no-http"), site, trace };
+  const o: EntryOptions = {
+    livenessS: site.liveness.timeoutS,
+    yes: bool(p, "yes"),
+    noHttp: bool(p, "no-http"),
+    site,
+    trace,
+  };
   const gpu = bool(p, "gpu-probe");
   const scope = project.bundles
     .map((b) => ({ b, nodes: b.nodes.filter((nb) => only === undefined || nb.node === only) }))
@@ -231,7 +265,9 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
       profile: b.profile ?? null,
       nodes: await Promise.all(nbs.map(async (nb) => {
         const r = reached.get(nb.node);
-        const [e, load] = await Promise.all([statusEntry(r, b, nb, o), entryLoad(r, b, nb, lo)]);
+        // The load first: the liveness check's own token is no load, and one that generates needs none.
+        const load = await entryLoad(r, b, nb, lo);
+        const e = await statusEntry(r, b, nb, o, load.measured && (load.generationTokensPerS ?? 0) > 0);
         return { ...e, load };
       })),
     })));

@@ -91,7 +91,8 @@ function stateText(e: StatusEntry): string {
   if (e.running === null) return e.error !== null && e.health.checked === false && e.health.reason === "unreachable" ? t("status.unreachable") : t("status.stateUnknown");
   if (!e.health.checked && e.health.reason === "not-deployed") return t("status.notDeployed");
   if (!e.runs) return t("status.byRank0");
-  if (!e.running) return t("status.stopped", { name });
+  if (!e.running) return t("status.down", { name });
+  if (e.live?.verdict === "hung") return t("status.hung", { name, seconds: e.live.timeoutS });
   return e.startedAt === null ? t("status.running", { name }) : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });
 }
 
@@ -102,6 +103,8 @@ function driftText(e: StatusEntry): string {
   if (d.kind === "no-record") return t("status.driftNoRecord");
   if (d.kind === "other-bundle") return t("status.driftOtherBundle");
   if (d.kind === "newer-mount") return t("status.driftNewerMount", { files: d.files.join(", ") });
+  if (d.kind === "stop-failed") return t("status.driftStopFailed");
+  if (d.kind === "hung") return t("status.driftHung");
   return t("status.driftNotRunning");
 }
 

@@ -12,7 +12,8 @@ import { ComponentResource } from "@pulumi/pulumi/resource";
 import { DgppProvision } from "../providers/dgppProvision";
 import { ImageSync } from "../providers/imageSync";
 import { ModelCache } from "../providers/modelCache";
-import { EngineDeployment, type Allowances, type ConnectionSettings, type GatewaySettings } from "../providers/engineDeployment";
+import { EngineDeployment, HELD_INPUTS } from "../providers/engineDeployment";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "../providers/engineDeployment";
 import type { DgppPaths } from "../render/dgpp";
 import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
@@ -32,6 +33,14 @@ export interface RecipeArgs {
   gateway?: GatewaySettings;
   /** What the plan-time look at the nodes found for this deployment (serve/observe). */
   drift: string[];
+  /** The part of `drift` that is the engine's health, and sm121:liveness's bound on its restarts. */
+  health?: string[];
+  liveness?: { maxRestarts: number; windowS: number };
+  /**
+   * The nodes the look could not see (one line each): every child keeps its stored inputs and comes
+   * after `after`, so that this run does nothing to the deployment while the others go on.
+   */
+  unknown?: string[];
   findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
   /** Engines this one comes after (and, on destroy, goes before). */
   after?: pulumi.Resource[];
@@ -64,16 +73,20 @@ export class Recipe extends ComponentResource {
     super("sm121:index:Recipe", name, {}, opts);
     const b = args.bundle;
     const deps: pulumi.Resource[] = [];
+    const unknown = (args.unknown ?? []).length > 0;
+    // Nothing of an unknown deployment changes in this run, and it comes after every other one.
+    const held: pulumi.CustomResourceOptions = unknown ? { ignoreChanges: ["*"], dependsOn: args.after ?? [] } : {};
     if (args.model !== undefined) {
       deps.push(new ModelCache(`${name}-model`, {
         deployment: b.deployment,
         ...args.model,
         connection: args.connection,
         ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
-      }, { parent: this }));
+      }, { parent: this, ...held }));
     }
     if (args.image !== undefined) {
-      deps.push(new ImageSync(`${name}-image`, { deployment: b.deployment, ...args.image, connection: args.connection }, { parent: this }));
+      const inputs = { deployment: b.deployment, ...args.image, connection: args.connection };
+      deps.push(new ImageSync(`${name}-image`, inputs, { parent: this, ...held }));
     }
     if (args.dgpp !== undefined) {
       deps.push(new DgppProvision(`${name}-dgpp`, {
@@ -85,7 +98,7 @@ export class Recipe extends ComponentResource {
         connection: args.connection,
         ...(args.dgpp.rev !== undefined && { rev: args.dgpp.rev }),
         ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
-      }, { parent: this }));
+      }, { parent: this, ...held }));
     }
     if (args.hookCommands !== undefined) {
       // Required here, not imported: the default program must not load @pulumi/command at all.
@@ -104,7 +117,14 @@ export class Recipe extends ComponentResource {
       findings: args.findings,
       ...(args.owner !== undefined && { owner: args.owner }),
       ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
-    }, { parent: this, dependsOn: [...deps, ...(args.after ?? [])] });
+      ...(args.health !== undefined && { health: args.health }),
+      ...(args.liveness !== undefined && { liveness: args.liveness }),
+      ...(unknown && { unknown: args.unknown }),
+    }, {
+      parent: this,
+      dependsOn: [...deps, ...(args.after ?? [])],
+      ...(unknown && { ignoreChanges: [...HELD_INPUTS] }),
+    });
     const outcome = this.engine.outcome;
     const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));
     const servedModel = outcome.apply((o) => o?.servedModel);

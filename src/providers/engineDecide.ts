@@ -11,13 +11,18 @@
  * changes the bundle identity too.
  */
 import type { DeploymentBundle } from "../render/types";
+import type { DeploymentOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 import { protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 
-/** What the decision reads; `drift` is what the plan-time look at the nodes found, in words. */
-export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> & Partial<Pick<AllProps, "secrets" | "drift" | "compact">>;
+/**
+ * What the decision reads; `drift` is what the plan-time look at the nodes found, in words, and
+ * `health` the part of it that is the engine's health (dead or hung), whose restarts are bounded.
+ */
+export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider">
+  & Partial<Pick<AllProps, "secrets" | "drift" | "compact" | "health" | "liveness">>;
 
 /** The node list, rank order and target: a change of these stops the old group before the new starts. */
 export function shapeOf(b: DeploymentBundle): string {
@@ -44,26 +49,106 @@ export function movedConnections(olds: Partial<EngineProps>, news: EngineProps):
   });
 }
 
+/** Per-node settings that decide what an operation may do there (delete and read use the stored ones). */
+export function changedSettings(olds: Partial<EngineProps>, news: EngineProps): string[] {
+  const before = new Map((olds.bundle?.nodes ?? []).map((n) => [n.node, n]));
+  return news.bundle.nodes.flatMap((n) => {
+    const o = before.get(n.node);
+    if (o === undefined) return [];
+    const out: string[] = [];
+    if (o.protected !== n.protected) out.push(`${n.node}: protected ${String(o.protected)} -> ${String(n.protected)}`);
+    if (o.memGateGiB !== n.memGateGiB) out.push(`${n.node}: memory gate ${o.memGateGiB} -> ${n.memGateGiB} GiB`);
+    return out;
+  });
+}
+
+/** Why an update restarts nothing: these only bring the stored state up to date. */
+export interface Touch {
+  /** `setting`: a per-node safety setting; nothing on the node is asked or changed for it. */
+  kind: "connection" | "provider" | "compact" | "setting";
+  words: string;
+}
+
+/** A deployment whose restarts for its health reached `sm121:liveness`: no more until SM121_RESTART=1. */
+export interface Held {
+  count: number;
+  windowS: number;
+  maxRestarts: number;
+  /** The last restarts' causes, newest last. */
+  causes: string[];
+  /** The health drift found now. */
+  now: string[];
+  /** Held already by an earlier up (this one only leaves it alone). */
+  already: boolean;
+}
+
 export interface Decision {
   /** Reasons the engine restarts on its nodes (a new bundle, drift, a rotated secret, ...). */
   restart: string[];
-  /** Reasons to update the state without restarting (a new address, the provider text). */
-  touch: string[];
+  /** Reasons to update the state without restarting (a new address, the provider text, a setting). */
+  touch: Touch[];
+  /** Restart even where the node runs this bundle (the serve's own probe would see no reason). */
+  force: boolean;
+  /** The health drift this restart repairs: it counts against sm121:liveness. */
+  health: string[];
+  held?: Held;
 }
 
-export function decide(olds: Partial<EngineProps>, news: EngineProps): Decision {
+type Restart = NonNullable<DeploymentOutcome["restarts"]>[number];
+
+/** Restarts for health within the window, oldest first. */
+export function recentRestarts(o: EngineProps["outcome"], now: number, windowS: number): Restart[] {
+  return (o?.restarts ?? []).filter((r) => now - Date.parse(r.at) < windowS * 1000);
+}
+
+export function decide(olds: Partial<EngineProps>, news: EngineProps, now: number = Date.now()): Decision {
   const restart: string[] = [];
-  const touch: string[] = [];
+  const touch: Touch[] = [];
+  const heldBefore = olds.outcome?.held === true && !news.allow.restart;
   if (news.allow.restart) restart.push("SM121_RESTART=1");
   if (olds.bundle?.identity !== news.bundle.identity) restart.push(olds.bundle === undefined ? "new deployment" : "the rendered bundle changed");
-  restart.push(...(news.drift ?? []));
+  const health = news.health ?? [];
+  restart.push(...(news.drift ?? []).filter((d) => !health.includes(d)));
   const rotated = rotatedSecrets(olds, news);
   if (rotated.length > 0) restart.push(`secret rotated: ${rotated.join(", ")}`);
-  if (olds.outcome !== undefined && olds.outcome.status !== "serving") restart.push(`the last up left it ${olds.outcome.status}`);
-  touch.push(...movedConnections(olds, news));
-  if (providerMoved(olds, news)) touch.push("sm121's provider code in the state is rewritten (portable form); no engine restarts for it");
-  if (olds.compact === false) touch.push("the state is rewritten in the compact form (the plan shown, the bundle packed); no engine restarts for it");
-  return { restart, touch };
+  let held: Held | undefined;
+  let counted: string[] = [];
+  if (health.length > 0) {
+    const bound = news.liveness ?? { maxRestarts: Number.POSITIVE_INFINITY, windowS: 0 };
+    const recent = recentRestarts(olds.outcome, now, bound.windowS);
+    if (heldBefore || (!news.allow.restart && recent.length >= bound.maxRestarts)) {
+      const causes = recent.slice(-3).flatMap((r) => r.causes);
+      held = { count: recent.length, ...bound, causes, now: health, already: heldBefore };
+    } else {
+      counted = health;
+      restart.push(...health);
+    }
+  }
+  const failed = olds.outcome !== undefined && olds.outcome.status !== "serving";
+  if (failed && !heldBefore) restart.push(`the last up left it ${olds.outcome?.status ?? ""}`);
+  touch.push(...movedConnections(olds, news).map((words) => ({ kind: "connection" as const, words })));
+  for (const w of changedSettings(olds, news)) {
+    touch.push({ kind: "setting", words: `${w} (recorded; nothing restarts for it)` });
+  }
+  const none = "no engine restarts for it";
+  if (providerMoved(olds, news)) {
+    touch.push({ kind: "provider", words: `sm121's provider code in the state is rewritten (portable form); ${none}` });
+  }
+  if (olds.compact === false) {
+    const words = `the state is rewritten in the compact form (the plan shown, the bundle packed); ${none}`;
+    touch.push({ kind: "compact", words });
+  }
+  const force = news.allow.restart || (failed && !heldBefore) || rotated.length > 0 || counted.length > 0;
+  return { restart, touch, force, health: counted, ...(held !== undefined && { held }) };
+}
+
+/** The held deployment in words, with the count, the window and the last causes. */
+export function heldWords(deployment: string, h: Held): string {
+  const causes = h.causes.length > 0 ? `; the last causes: ${h.causes.join("; ")}` : "";
+  return `deployment ${deployment} restarted ${h.count} times in the last ${h.windowS} s for its health ` +
+    `(sm121:liveness maxRestarts ${h.maxRestarts})${causes}; now ${h.now.join("; ")}. ` +
+    `sm121 marks it failed and leaves it alone: find the cause (\`sm121 logs ${deployment}\`), ` +
+    "then run `SM121_RESTART=1 pulumi up` to start it again";
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */

@@ -4,19 +4,23 @@
  * Lifecycle on the hosts (the work is in ./engineImpl, loaded at run time):
  * - check:  refuses a restart on a protected node unless allowed for this run
  *           (SM121_ALLOW_PROTECTED=spark1), render-only profiles, experimental profiles without
- *           SM121_EXPERIMENTAL=1, and (sm121:preflight) what the plan-time look found fatal.
+ *           SM121_EXPERIMENTAL=1, and (sm121:preflight) what the plan-time look found fatal. A
+ *           deployment the look could not reach (`unknown`) is refused nothing: nothing happens to it.
  * - diff:   pure (./engineDecide): a changed bundle identity, drift found on the nodes at plan
- *           time, a rotated secret, a failed last up or SM121_RESTART is an update that restarts;
- *           a changed ssh address is an update that restarts nothing; a changed node list, rank
- *           order or target is a replace (delete before replace).
+ *           time, a rotated secret, a failed last up or SM121_RESTART is an update that restarts
+ *           (restarts for the engine's health are bounded by sm121:liveness); a changed ssh
+ *           address or per-node safety setting (protected) is an update that restarts nothing; a
+ *           changed node list, rank order or target is a replace (delete before replace); an
+ *           `unknown` deployment has no change (the program fails the run for it at the end).
  * - create/update: seed 001's sequence on every node (preflight, stop -- first whatever other
  *           deployment the node still runs -- and after_stop hooks, memory gate, write with
  *           backup, before_serve hooks, start, /v1/models, verify). A failure after the stop
  *           marks it failed in state, with the node's own evidence.
  * - delete: refuses protected nodes without SM121_ALLOW_PROTECTED (nothing stopped), then stops
  *           every node, runs after_stop and verifies it, from the stored outputs alone; a node
- *           another deployment has taken since is left alone.
- * - read:   is it running, do the files on the node still match what was written.
+ *           another deployment has taken since is left alone. A stop that fails on a node fails
+ *           the delete (the resource stays), and the node keeps a record of it (serve/stop).
+ * - read:   is it running, do the files on the node still match what was written, did a stop fail.
  *
  * What `pulumi preview --diff` shows of it is the plan (render/plan: the image, the flags, the
  * keys, the files with their sha256 prefix, one fact a line), the drift found on its nodes and,
@@ -84,7 +88,27 @@ export interface EngineDeploymentInputs {
   owner?: Owner;
   /** sm121:keepBackups. */
   keepBackups?: number;
+  /** The part of `drift` that is the engine's health (dead or hung), and sm121:liveness's bound. */
+  health?: pulumi.Input<string[]>;
+  liveness?: pulumi.Input<{ maxRestarts: number; windowS: number }>;
+  /** The look could not reach these nodes (one line each, with the error): this run leaves it alone. */
+  unknown?: pulumi.Input<string[]>;
 }
+
+/**
+ * Every input property but `unknown`: a deployment the look could not see keeps them all at their
+ * stored values (the program's `ignoreChanges`), so that nothing about it changes in this run.
+ */
+export const HELD_INPUTS = [
+  "deployment",
+  "plan",
+  "drift",
+  "secrets",
+  "connection",
+  "__bundle",
+  "__run",
+  "outcome",
+] as const satisfies ReadonlyArray<keyof EngineWire>;
 
 export class EngineDeployment extends ShimResource {
   declare readonly plan: pulumi.Output<string>;
@@ -101,14 +125,19 @@ export class EngineDeployment extends ShimResource {
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(pack),
-      __run: all([args.allow, args.preflight, args.findings, args.gateway]).apply(([allow, pre, findings, gw]) => ({
+      __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply((
+        [allow, preflight, findings, gateway, health, liveness],
+      ) => ({
         allow,
-        preflight: pre ?? false,
+        preflight: preflight ?? false,
         findings,
-        ...(gw !== undefined && { gateway: gw }),
+        ...(gateway !== undefined && { gateway }),
         ...(args.owner !== undefined && { owner: args.owner }),
         ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
+        ...(health !== undefined && health.length > 0 && { health }),
+        ...(liveness !== undefined && { liveness }),
       })),
+      ...(args.unknown !== undefined && { unknown: args.unknown }),
       outcome: undefined,
     };
     super("engineImpl", "EngineDeployment", name, props, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });

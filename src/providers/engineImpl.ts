@@ -8,7 +8,8 @@ import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } fr
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { authOf, providerLog } from "./common";
-import { allowedHere, decide, refusedProtected, rotatedSecrets, shapeOf } from "./engineDecide";
+import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
+import type { Decision } from "./engineDecide";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
 
 export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
@@ -18,6 +19,8 @@ export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulu
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const b = news.bundle;
+  // A deployment the look could not see: nothing happens to it in this run, so nothing to refuse.
+  if ((news.unknown ?? []).length > 0) return { inputs: wire };
   if (!b.runnable) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
   if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
   // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
@@ -35,6 +38,11 @@ export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): 
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const log = providerLog(news.deployment);
+  const unknown = news.unknown ?? [];
+  if (unknown.length > 0) {
+    log(`unknown: ${unknown.join("; ")}; this run leaves ${news.deployment} as it is (no restart, no stop)`);
+    return { changes: false };
+  }
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
     const refused = [...refusedProtected(olds.bundle, news.allow.protected, "stop"), ...refusedProtected(news.bundle, news.allow.protected, "restart")];
     if (refused.length > 0) throw new Error(refused.join("\n"));
@@ -44,9 +52,15 @@ export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): 
   const d = decide(olds, news);
   const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
-  if (d.restart.length > 0) log(`restarts ${news.bundle.nodes.map((n) => n.node).join(", ")}: ${d.restart.join("; ")}`);
-  else if (d.touch.length > 0) log(`restarts nothing: ${d.touch.join("; ")}`);
-  return { changes: d.restart.length + d.touch.length > 0 };
+  const nodes = news.bundle.nodes.map((n) => n.node).join(", ");
+  if (d.restart.length > 0) log(`restarts ${nodes}: ${d.restart.join("; ")}`);
+  else if (d.held !== undefined) {
+    const what = d.held.already ? "left alone, failed" : "marks it failed, no restart";
+    log(`${what}: ${heldWords(news.deployment, d.held)}`);
+  }
+  else if (d.touch.length > 0) log(`restarts nothing: ${d.touch.map((t) => t.words).join("; ")}`);
+  const newlyHeld = d.held !== undefined && !d.held.already;
+  return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -78,36 +92,78 @@ function serveSettings(p: Props): RunServe {
   };
 }
 
+type Restarts = NonNullable<DeploymentOutcome["restarts"]>;
+
+/** The health restarts the outcome carries on: the recent ones, and this one when it counts. */
+function restartsAfter(olds: Partial<Props> | undefined, news: Props, d: Decision, now: number): Restarts {
+  if (news.allow.restart) return [];
+  const recent = recentRestarts(olds?.outcome, now, news.liveness?.windowS ?? 0);
+  return d.health.length > 0 ? [...recent, { at: new Date(now).toISOString(), causes: d.health }] : recent;
+}
+
+/** An outcome with the health restarts counted so far. */
+const counted = (o: DeploymentOutcome, restarts: Restarts): DeploymentOutcome => ({
+  ...o,
+  ...(restarts.length > 0 && { restarts }),
+});
+
+/** An error carrying id and properties: Pulumi records a failed resource with these outputs. */
+function failedWith(message: string, id: string, wire: EngineWire, outcome: DeploymentOutcome, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { id, properties: { ...wire, outcome }, reasons: [message] });
+}
+
 async function run(id: string | undefined, oldWire: StoredWire | undefined, wire: EngineWire): Promise<pulumi.dynamic.CreateResult> {
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const b = news.bundle;
+  const rid = id ?? b.deployment;
   const log = providerLog(b.deployment);
+  const unknown = news.unknown ?? [];
+  // A new deployment on a node the look could not reach: nothing is tried there.
+  if (unknown.length > 0) {
+    throw new Error(`deployment ${b.deployment} is unknown: ${unknown.join("; ")}; nothing was done on its nodes`);
+  }
+  const now = Date.now();
+  const d = decide(olds ?? {}, news, now);
+  const restarts = restartsAfter(olds, news, d, now);
+  // Restarted for its health as often as sm121:liveness allows: failed, and no restart now. Pulumi
+  // updates a resource whose last update failed at every up: a held one stays as it is, quietly.
+  if (d.held?.already === true && d.restart.length === 0 && olds?.outcome !== undefined) {
+    return { id: rid, outs: { ...wire, outcome: olds.outcome } };
+  }
+  if (d.held !== undefined && d.restart.length === 0) {
+    const message = heldWords(b.deployment, d.held);
+    const before = olds?.outcome ?? { status: "failed", nodes: [], warnings: [] };
+    throw failedWith(message, rid, wire, { ...before, status: "failed", held: true, failure: message, restarts });
+  }
+  // Only per-node settings changed: the state takes them; nothing on a node is asked or changed.
+  const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && d.touch.every((t) => t.kind === "setting");
+  if (olds?.outcome !== undefined && settingsOnly) return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
   try {
-    // A failed or drifted deployment, or a rotated secret, restarts even when its bundle is the
-    // same; the rest (a dead engine, an edited file, a newer mount) the serve's own probe finds.
-    const unhealthy = olds?.outcome !== undefined && olds.outcome.status !== "serving";
-    const forceRestart = news.allow.restart || unhealthy || rotatedSecrets(olds ?? {}, news).length > 0;
-    const settings = { ...serveSettings(news), forceRestart, goBack: goBack(olds, news), log };
+    // A failed or drifted deployment, a hung engine, or a rotated secret restarts even when its
+    // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
+    // probe finds.
+    const settings = { ...serveSettings(news), forceRestart: d.force, goBack: goBack(olds, news), log };
     const outcome = await serve(b, authOf(news.connection), settings);
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
     // Repaired: what the plan-time look found is no longer true.
-    return { id: id ?? b.deployment, outs: { ...wire, drift: [], outcome } };
+    return { id: rid, outs: { ...wire, drift: [], outcome: counted(outcome, restarts) } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
-      if (back !== undefined) {
-        throw Object.assign(new Error(back.message, { cause: e }), { id: id ?? b.deployment, properties: { ...wire, outcome: back.outcome }, reasons: [back.message] });
-      }
+      if (back !== undefined) throw failedWith(back.message, rid, wire, counted(back.outcome, restarts), e);
       if (news.gateway !== undefined) {
         const { disableInGateway } = await import("./gatewayImpl");
-        await disableInGateway(news.gateway, news.connection, b.deployment).catch((err: unknown) => log(`warning: could not disable ${b.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`));
+        const nodes = b.nodes.map((n) => n.node);
+        await disableInGateway(news.gateway, news.connection, b.deployment, nodes).catch((err: unknown) => {
+          const why = err instanceof Error ? err.message : String(err);
+          log(`warning: could not disable ${b.deployment} in the gateway file: ${why}`);
+        });
       }
-      // An error carrying id and properties is recorded by Pulumi as a failed resource with these outputs.
-      throw Object.assign(new Error(e.message, { cause: e }), { id: id ?? b.deployment, properties: { ...wire, outcome: e.outcome }, reasons: [e.message] });
+      throw failedWith(e.message, rid, wire, counted(e.outcome, restarts), e);
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
@@ -162,8 +218,16 @@ export async function read(id: string, wire: EngineWire | LegacyWire): Promise<p
   const props = fromWire(wire);
   const { inspectDeployment } = await import("../serve/stop");
   const found = await inspectDeployment(props.bundle, authOf(props.connection));
-  // What only a serve can verify (the served name, max_model_len) stays from the last serve.
+  // What only a serve can verify (the served name, max_model_len) stays from the last serve, and
+  // so does what only an up decides: the health restarts counted, and whether it is held.
   const prev = props.outcome;
-  const outcome = { ...found, ...(prev?.servedModel !== undefined && { servedModel: prev.servedModel }), ...(prev?.maxModelLen !== undefined && { maxModelLen: prev.maxModelLen }) };
+  const outcome: DeploymentOutcome = {
+    ...found,
+    ...(prev?.servedModel !== undefined && { servedModel: prev.servedModel }),
+    ...(prev?.maxModelLen !== undefined && { maxModelLen: prev.maxModelLen }),
+    ...(prev?.restarts !== undefined && { restarts: prev.restarts }),
+    ...(prev?.held === true && { held: true, status: "failed" as const }),
+    ...(prev?.held === true && prev.failure !== undefined && { failure: prev.failure }),
+  };
   return { id, props: { ...wire, outcome } };
 }

@@ -33,6 +33,10 @@ export interface RunSettings {
   owner?: Owner;
   /** sm121:keepBackups. */
   keepBackups?: number;
+  /** The part of `drift` that is the engine's health (dead or hung): restarts for it are bounded. */
+  health?: string[];
+  /** sm121:liveness's bound on those restarts. */
+  liveness?: { maxRestarts: number; windowS: number };
 }
 
 /** The stored and shown form. */
@@ -44,6 +48,12 @@ export interface EngineWire {
   connection: ConnectionSettings;
   __bundle: string;
   __run: RunSettings;
+  /**
+   * Set when the plan-time look could not reach a node of the deployment (or its look timed out),
+   * one line a node: this run leaves the deployment as it is. A property of its own, so that the
+   * program can keep every other input at its stored value (ignoreChanges) while this one says why.
+   */
+  unknown?: string[];
   outcome?: DeploymentOutcome;
   __provider?: string;
 }
@@ -55,6 +65,7 @@ export interface EngineProps extends RunSettings {
   drift: string[];
   secrets: Record<string, string>;
   connection: ConnectionSettings;
+  unknown?: string[];
   outcome?: DeploymentOutcome;
   __provider?: string;
   /** false for a state written in the nested form of earlier releases. */

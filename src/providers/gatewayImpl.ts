@@ -1,99 +1,162 @@
 /**
  * The work of GatewayFragment, in the provider process. Check and diff are pure: the transport
- * to a gateway node (ssh2) and the formats' parsers (yaml) are loaded by the operations that
- * need them, not by the first check of every plan.
+ * to a gateway node (ssh2) is loaded by the operations that need it, not by the first check of
+ * every plan.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type { GatewayFormat } from "../recipe/types";
+import { disableEndpoints, gatewayFile, type GatewayModel } from "../render/gateway";
 import type { NodeConn } from "../render/types";
 import { sha256 as sha } from "../render/identity";
-import { readPlaced, removePlaced, writePlaced } from "../serve/sitefile";
+import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import type { GatewayWire } from "./gatewayFragment";
 
-/** The form the provider works with (and the stored form of earlier releases). */
-interface Props {
+/** Where the file is, and how to reach it. */
+interface Place {
   path: string;
-  format: string;
-  content: string;
-  warnings: string[];
-  restartNote: string;
+  format: GatewayFormat;
   node?: { name: string; conn: NodeConn };
   connection: ConnectionSettings;
+}
+
+/** The file to write: its text, and what to say. */
+interface Content {
+  text: string;
+  warnings: string[];
+  restartNote: string;
+}
+
+/** A state of an earlier release: the text was rendered in the program and stored as `content`. */
+interface Earlier {
+  __file?: { content?: unknown };
+  path: string;
+  format: string;
   sha256?: string;
 }
 
-type Stored = GatewayWire | Props;
+type Stored = GatewayWire | Earlier;
 
 function isWire(p: Stored): p is GatewayWire {
-  return "__file" in p;
+  return typeof (p as GatewayWire).__file === "object" && Array.isArray((p as GatewayWire).__file.models);
 }
 
-function fromWire(p: Stored): Props {
-  if (!isWire(p)) return p;
+function placeOf(p: GatewayWire): Place {
   const f = p.__file;
   const node = p.node !== undefined && f.conn !== undefined ? { name: p.node, conn: f.conn } : undefined;
-  return { path: p.path, format: p.format, content: f.content, warnings: f.warnings, restartNote: f.restartNote, connection: p.connection, ...(node !== undefined && { node }), ...(p.sha256 !== undefined && { sha256: p.sha256 }) };
+  return { path: p.path, format: p.format, connection: p.connection, ...(node !== undefined && { node }) };
 }
 
-const nodeName = (p: Stored): string | undefined => (typeof p.node === "string" ? p.node : p.node?.name);
+const nodeName = (p: Stored): string | undefined => ("node" in p && typeof p.node === "string" ? p.node : undefined);
+const where = (p: Place): string => `${p.node === undefined ? "" : `${p.node.name}:`}${p.path}`;
 
-async function write(p: Props): Promise<string> {
+/**
+ * The models the file lists: the deployments as served, and those the site no longer declares but
+ * the look still found on their nodes, with their endpoints as the last file listed them, disabled.
+ */
+export function listed(news: GatewayWire, olds: Stored | undefined): GatewayModel[] {
+  const current = news.__file.models;
+  const before = olds !== undefined && isWire(olds) ? olds.__file.models : [];
+  const declared = (d: string) => current.some((c) => c.deployment === d);
+  const carried = before.filter((m) => news.__file.lingering.includes(m.deployment) && !declared(m.deployment));
+  return [...current, ...carried.map((m) => ({ ...m, status: "removed" }))];
+}
+
+function render(news: GatewayWire, olds: Stored | undefined): Content & { models: GatewayModel[] } {
+  const models = listed(news, olds);
+  return { ...gatewayFile(news.format, models, { apiKey: news.__file.apiKey }), models };
+}
+
+/** `wrote`: the sha256 of files sm121 wrote (no backup of those). */
+async function write(p: Place, c: Content, wrote: ReadonlyArray<string | undefined> = []): Promise<string> {
   const log = providerLog("gateway");
-  for (const w of p.warnings) log(`warning: ${w}`);
+  for (const w of c.warnings) log(`warning: ${w}`);
   // A different old file is kept as a backup (what the gateway ran with until it restarts).
-  await writePlaced(p, authOf(p.connection), p.content, [sha(p.content)], "write the gateway file");
-  log(`wrote ${p.format} backends to ${p.node === undefined ? "" : `${p.node.name}:`}${p.path}; ${p.restartNote}`);
-  return sha(p.content);
+  const known = [sha(c.text), ...wrote.filter((x): x is string => x !== undefined)];
+  await writePlaced(p, authOf(p.connection), c.text, known, "write the gateway file");
+  log(`wrote ${p.format} backends to ${where(p)}; ${c.restartNote}`);
+  return sha(c.text);
 }
 
-async function current(p: Props): Promise<string> {
+/** The file as it is ("" when it does not exist). */
+async function current(p: Place): Promise<string> {
   return (await readPlaced(p, authOf(p.connection), "read the gateway file")) ?? "";
 }
 
 /** Whether this provider process has said why the file waits (Pulumi may diff it more than once). */
 let said = false;
 
-/**
- * Pure: what was written (or found by the last refresh) against the new content. While an engine
- * the file lists is being served, its content is not known at plan time: rewritten after.
- */
+/** Pure: the new content, the file as the look found it, and the engines' starts, against what was written. */
 export async function diff(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.DiffResult> {
   if (olds.path !== news.path || nodeName(olds) !== nodeName(news)) return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
-  const known = typeof news.__file === "object" && news.__file !== null && typeof news.__file.content === "string";
-  if (!known) {
-    if (!said) providerLog("gateway")("rewritten once the deployments it lists are served (their served model and status go into it)");
+  const log = providerLog("gateway");
+  const f: unknown = news.__file;
+  if (typeof f !== "object" || f === null || !Array.isArray((f as GatewayWire["__file"]).models)) {
+    if (!said) log("rewritten once the deployments it lists are served (their served model and status go into it)");
     said = true;
     return { changes: true };
   }
-  // A state of an earlier release is rewritten once in this form (the same file).
+  // A state of an earlier release is rewritten once in this form.
   if (!isWire(olds)) return { changes: true };
-  return { changes: olds.sha256 !== sha(news.__file.content) || JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served) };
+  const at = where(placeOf(news));
+  const found = news.__file.found;
+  if (found !== undefined && olds.sha256 !== undefined && found !== olds.sha256) {
+    const change = `sha256 ${olds.sha256.slice(0, 12)} -> ${found.slice(0, 12)}`;
+    log(found === ""
+      ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
+      : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`);
+    return { changes: true };
+  }
+  const served = JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served);
+  return { changes: served || olds.sha256 !== sha(render(news, olds).text) };
 }
 
 export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.CreateResult> {
-  return { id: inputs.path, outs: { ...inputs, sha256: await write(fromWire(inputs)) } };
+  const c = render(inputs, undefined);
+  const sha256 = await write(placeOf(inputs), c);
+  return { id: inputs.path, outs: { ...inputs, __file: { ...inputs.__file, models: c.models }, sha256 } };
 }
 
-export async function update(_id: string, _olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
-  return { outs: { ...news, sha256: await write(fromWire(news)) } };
+export async function update(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
+  const c = render(news, olds);
+  const sha256 = await write(placeOf(news), c, [olds.sha256]);
+  return { outs: { ...news, __file: { ...news.__file, models: c.models }, sha256 } };
 }
 
+/**
+ * The file stays, with every endpoint disabled: a removed deployment's endpoint stays, disabled
+ * (seed 001). A destroy deletes this before the engines, so they stop after the gateway has left
+ * them; an engine whose stop then fails keeps its endpoint, disabled.
+ */
 export async function remove(_id: string, stored: Stored): Promise<void> {
-  const props = fromWire(stored);
-  await removePlaced(props, authOf(props.connection), "remove the gateway file");
+  if (!isWire(stored)) return;
+  const p = placeOf(stored);
+  const models = stored.__file.models.map((m) => ({ ...m, status: "destroyed" }));
+  const restartNote = "every endpoint is disabled: the stack was destroyed; restart the gateway to apply";
+  const c: Content = models.length > 0
+    ? { ...gatewayFile(p.format, models, { apiKey: stored.__file.apiKey }), restartNote }
+    : { text: disableEndpoints(p.format, await current(p), "all", "destroyed").text, warnings: [], restartNote };
+  await write(p, c, [stored.sha256]);
 }
 
 export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
-  return { id, props: { ...stored, sha256: sha(await current(fromWire(stored))) } };
+  if (!isWire(stored)) return { id, props: stored as unknown as Record<string, unknown> };
+  return { id, props: { ...stored, sha256: sha(await current(placeOf(stored))) } };
 }
 
 /** The failure path of a serve: the deployment's endpoints disabled in the file now. */
-export async function disableInGateway(g: GatewaySettings, connection: ConnectionSettings, deployment: string): Promise<void> {
-  const p: Props = { path: g.path, format: g.format, content: "", warnings: [], restartNote: "", connection, ...(g.node !== undefined && { node: g.node }) };
+export async function disableInGateway(
+  g: GatewaySettings,
+  connection: ConnectionSettings,
+  deployment: string,
+  nodes: readonly string[],
+): Promise<void> {
+  const p: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
   const text = await current(p);
   if (text === "") return;
-  const { disableDeployment } = await import("../render/gateway");
-  const disabled = disableDeployment(g.format, text, deployment);
-  await write({ ...p, content: disabled.text, warnings: disabled.warnings, restartNote: `${deployment} is failed: its endpoints are disabled; restart the gateway to apply` });
+  const disabled = disableEndpoints(g.format, text, nodes.map((node) => ({ deployment, node })), "failed");
+  const restartNote = `${deployment} is failed: its endpoints are disabled; restart the gateway to apply`;
+  // The file as it is now is kept in what it becomes (only the deployment's entries change): no backup.
+  await write(p, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(text)]);
 }

@@ -10,7 +10,7 @@ import { nodeFabricSchema, siteFabricSchema } from "./fabric";
 import { issueToSpecError, keysAt } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
-import type { NodeEnvKey, Site, SiteNode } from "./types";
+import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
@@ -95,6 +95,21 @@ function siteSchema() {
     overlay: relative("overlay", "the project directory", "overlays/qwen38/mtp-r3").optional(),
     overlayWins: flag().default(false),
   });
+  // A bad value names its range: "sm121:liveness.timeout: 0 is out of range; use 1 to 600 s".
+  const ranged = (what: string, min: number, max: number, unit: string) => {
+    const range = `use ${min} to ${max}${unit}`;
+    const wholeNumber = z.int({ error: `${what} is not a whole number; ${range}` });
+    const asNumber = (v: unknown) => (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v);
+    const inRange = wholeNumber
+      .min(min, { error: `${what} is below ${min}; ${range}` })
+      .max(max, { error: `${what} is above ${max}; ${range}` });
+    return z.preprocess(asNumber, inRange);
+  };
+  const liveness = z.strictObject({
+    timeout: ranged("timeout", 1, 600, " s").default(LIVENESS_DEFAULTS.timeoutS),
+    maxRestarts: ranged("maxRestarts", 0, 100, " restarts").default(LIVENESS_DEFAULTS.maxRestarts),
+    windowS: ranged("windowS", 60, 604_800, " s (one week)").default(LIVENESS_DEFAULTS.windowS),
+  });
   return z.strictObject({
     nodes: z.record(ident("a node name"), node),
     deployments: z.array(deployment).default([]),
@@ -127,6 +142,11 @@ function siteSchema() {
     imageSync: flag().default(false),
     fabric: siteFabricSchema(),
     fabricCheck: flag().default(false),
+    liveness: liveness.default({
+      timeout: LIVENESS_DEFAULTS.timeoutS,
+      maxRestarts: LIVENESS_DEFAULTS.maxRestarts,
+      windowS: LIVENESS_DEFAULTS.windowS,
+    }),
   });
 }
 
@@ -200,6 +220,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     keepBackups: s.keepBackups,
     modelCache: s.modelCache, imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
+    liveness: { timeoutS: s.liveness.timeout, maxRestarts: s.liveness.maxRestarts, windowS: s.liveness.windowS },
     ...(s.gateway !== undefined && { gateway: s.gateway }),
     ...(s.scrapeTargets !== undefined && { scrapeTargets: s.scrapeTargets }),
   };

@@ -112,6 +112,24 @@ export interface Deployment {
 
 export type GatewayFormat = "sm121" | "litellm" | "llama-swap";
 
+/**
+ * `sm121:liveness`: how the plan-time look tells a hung engine (a one-token completion that gets
+ * no token within `timeoutS`) and how often drift may restart a deployment's engine: at most
+ * `maxRestarts` within `windowS`, then it is marked failed and left alone until SM121_RESTART=1.
+ */
+export interface Liveness {
+  timeoutS: number;
+  maxRestarts: number;
+  windowS: number;
+}
+
+/**
+ * Defaults for a 100 GB model: an idle engine answers a one-token completion in well under a
+ * second, a busy one within 10 s (and its counters show progress when it does not); three restarts
+ * of a load that takes many minutes within an hour means the engine does not stay up.
+ */
+export const LIVENESS_DEFAULTS: Liveness = { timeoutS: 10, maxRestarts: 3, windowS: 3600 };
+
 export interface Site {
   file: string;
   /** The place of a field of the site, to point errors at their line (see siteSource.ts). */
@@ -150,4 +168,5 @@ export interface Site {
   imageSync: boolean;
   /** How containers that span nodes reach the fabric, and the link test's settings. */
   fabric: SiteFabric;
+  liveness: Liveness;
 }

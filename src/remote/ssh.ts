@@ -93,7 +93,9 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   };
   return new Promise((resolve, reject) => {
     client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
-    client.once("error", (err: Error) => {
+    // `on`, not `once`: ssh2 may emit a second error after the first (a refused host key, then
+    // "Connection lost before handshake"); once settled, the promise ignores it.
+    client.on("error", (err: Error) => {
       const where = `${t.user}@${t.host}:${t.port}`;
       if (refusal !== undefined) {
         const detail = `host key refused for ${where}: ${refusal}`;

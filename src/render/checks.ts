@@ -4,6 +4,7 @@ import { MAX_ERRORS, SpecError } from "../recipe/errors";
 import { tableFor } from "../engines/options/versions";
 import { dotted, type FieldPath } from "../recipe/locate";
 import type { Deployment, Recipe, Site } from "../recipe/types";
+import type { DeploymentBundle } from "./types";
 
 export function siteError(site: Site, path: FieldPath, problem: string, fix: string): SpecError {
   return siteErrorsOf(site)(path, problem, fix);
@@ -17,7 +18,7 @@ export function siteErrorsOf(site: Site): (path: FieldPath, problem: string, fix
 /** Errors of the deployments against the recipes and each other (not the profiles). */
 export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe>): SpecError[] {
   const errors: SpecError[] = [];
-  const owner = new Map<string, string>();
+  const owner = new Map<string, { name: string; recipe: Recipe; nodes: number }>();
   const siteErr = siteErrorsOf(site);
   site.deployments.forEach((d, i) => {
     if (errors.length > MAX_ERRORS) return;
@@ -28,8 +29,28 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     }
     d.nodes.forEach((n, j) => {
       const prev = owner.get(n);
-      if (prev !== undefined) errors.push(siteErr(["deployments", i, "nodes", j], `node "${n}" already serves deployment ${prev}; a node serves one deployment`, "remove it from one of the two deployments"));
-      owner.set(n, d.name);
+      // A node may serve several deployments, each of them on that node alone (their ranks would
+      // meet on fixed ports) and each with its own node recipe (one dir, one container).
+      if (prev !== undefined) {
+        const shared = [prev, { name: d.name, recipe, nodes: d.nodes.length }];
+        const multi = shared.find((x) => x.nodes > 1);
+        const script = shared.every((x) => x.recipe.deploy === "script" && x.recipe.name === recipe.name);
+        const dgpp = shared.find((x) => x.recipe.engine === "dgpp");
+        const at = ["deployments", i, "nodes", j] as const;
+        const also = `node "${n}" also serves deployment ${prev.name}`;
+        const remove = `remove ${n} from one of them`;
+        if (multi !== undefined) {
+          const problem = `${also}, and ${multi.name} runs on ${multi.nodes} nodes; ` +
+            "a node shared by deployments serves one-node deployments only (the ranks of a group meet on fixed ports)";
+          errors.push(siteErr(at, problem, `give ${multi.name} nodes of its own, or ${remove}`));
+        } else if (dgpp !== undefined) {
+          const problem = `${also}, and ${dgpp.name} is a DGPP deployment, which takes its node whole`;
+          errors.push(siteErr(at, problem, remove));
+        } else if (script) {
+          const problem = `${also} of the same script recipe ${recipe.name} (one recipe dir, one container)`;
+          errors.push(siteErr(at, problem, remove));
+        }
+      } else owner.set(n, { name: d.name, recipe, nodes: d.nodes.length });
     });
     if (recipe.deploy === "script") {
       if (d.profile === undefined) errors.push(siteErr(["deployments", i], `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
@@ -73,4 +94,39 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
   if (p.field === undefined) return siteError(site, ["deployments", i, "nodes"], p.problem, p.fix);
   const place = recipe.locate(p.field);
   return new SpecError({ file: recipe.file, ...place, field: dotted(p.field), problem: p.problem, fix: p.fix });
+}
+
+/**
+ * Deployments that share a node must answer on ports of their own there (sm121 checks the API
+ * port; the node's own sshd and other services are the operator's). Also records, on every node
+ * bundle, which other deployments the site puts on that node: serving one leaves them running.
+ */
+export function shareNodes(site: Site, bundles: DeploymentBundle[]): SpecError[] {
+  const errors: SpecError[] = [];
+  const siteErr = siteErrorsOf(site);
+  const on = new Map<string, Array<{ b: DeploymentBundle; port?: number }>>();
+  for (const b of bundles) {
+    for (const nb of b.nodes) {
+      on.set(nb.node, [...(on.get(nb.node) ?? []), { b, ...(nb.api !== undefined && { port: nb.api.port }) }]);
+    }
+  }
+  for (const [node, here] of on) {
+    for (const { b } of here) {
+      const nb = b.nodes.find((x) => x.node === node);
+      const others = here.filter((x) => x.b !== b).map((x) => x.b.deployment);
+      if (nb !== undefined && others.length > 0) nb.neighbors = others;
+    }
+    here.forEach((x, k) => {
+      const clash = here.slice(0, k).find((y) => y.port !== undefined && y.port === x.port);
+      if (clash === undefined) return;
+      const i = site.deployments.findIndex((d) => d.name === x.b.deployment);
+      const j = site.deployments[i]?.nodes.indexOf(node) ?? 0;
+      const both = `${clash.b.deployment} and ${x.b.deployment}`;
+      const problem = `node "${node}" serves deployments ${both}, both on port ${x.port ?? ""}`;
+      const fix = `give ${x.b.deployment} another port ` +
+        `(port in ${x.b.recipeFile}, or the node's PORT for a script recipe)`;
+      errors.push(siteErr(["deployments", i, "nodes", j], problem, fix));
+    });
+  }
+  return errors;
 }

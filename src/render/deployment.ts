@@ -5,7 +5,7 @@
 import { driverFor } from "../engines";
 import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import type { Deployment, Recipe, Site } from "../recipe/types";
-import { checkDeployments } from "./checks";
+import { checkDeployments, shareNodes } from "./checks";
 import { engineNodeBundles } from "./engine";
 import { identityOf } from "./identity";
 import { scriptNodeBundles } from "./script";
@@ -25,6 +25,7 @@ export function renderSite(site: Site, recipes: ReadonlyMap<string, Recipe>, opt
     if (b !== undefined) out.push(b);
   }
   throwIfAny(errors);
+  throwIfAny(shareNodes(site, out));
   return out;
 }
 

@@ -86,9 +86,20 @@ function firstWith<K extends keyof NodeModelFacts>(b: DeploymentBundle, seen: Re
 const WORST: readonly FitVerdict[] = ["refused", "unknown", "tight", "fits"];
 
 /** The fit of one deployment; `seen` by node name (empty for render). */
+/**
+ * The ranks (GPUs) of a deployment on each of its nodes: tp x pp spread over its nodes. A node
+ * holds that many ranks' share of the weights and the KV cache: `tp = 2` on one node keeps the
+ * whole model there, not half of it.
+ */
+export function ranksPerNode(knobs: Pick<FitKnobs, "tp" | "pp">, nodes: number): number {
+  return Math.max(1, Math.ceil((knobs.tp * knobs.pp) / Math.max(1, nodes)));
+}
+
 export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Readonly<Record<string, NodeModelFacts>>): Fit {
   const knobs = knobsOf(b, recipe);
-  const share = knobs.tp * knobs.pp;
+  const ranks = ranksPerNode(knobs, b.nodes.length);
+  // A node's share of the weights: its ranks of tp x pp.
+  const share = (knobs.tp * knobs.pp) / ranks;
   const cfg = firstWith(b, seen, "config");
   const shape: ModelShape = cfg !== undefined ? shapeOf(cfg.value) : shapeOf(recipe?.memory?.shape ?? {});
   const shapeFrom = cfg !== undefined ? `config.json in ${cfg.node}'s HF cache` : recipe?.memory !== undefined && shape.layers !== undefined ? `[memory] in ${recipe.file}` : "unknown";
@@ -98,7 +109,8 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
   const maxLen = knobs.maxModelLen?.value ?? shape.maxPositions;
   if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = { value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)" };
   const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
-  const perToken = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
+  const perRank = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
+  const perToken = perRank === undefined ? undefined : perRank * ranks;
   const seqs = knobs.maxNumSeqs?.value ?? 1;
   const engine = ENGINE_FIT[b.engine];
   const overhead = recipe?.memory?.overheadGiB ?? engine.overheadGiB;
@@ -139,7 +151,9 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     weightsFrom,
     shapeFrom,
     ...(perToken !== undefined && { kvPerTokenBytes: perToken }),
-    kvFormula: element === undefined ? `unknown KV dtype "${knobs.kvDtype.value}"` : kvFormula(shape, element, knobs.tp, knobs.pp),
+    kvFormula: element === undefined
+      ? `unknown KV dtype "${knobs.kvDtype.value}"`
+      : `${kvFormula(shape, element, knobs.tp, knobs.pp)}${ranks > 1 ? ` x ${ranks} ranks on a node` : ""}`,
     nodes,
     verdict,
   };
@@ -206,17 +220,41 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
     return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
   });
   const util = k.util.from.startsWith("the engine's default") ? ENGINE_FIT[fit.engine].utilName : k.util.from;
-  const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in ${recipeFile}; when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), SM121_ALLOW_UNFIT=1 lets this run go on`;
+  const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, ` +
+    `or spread the model over more nodes (tp) in ${recipeFile}; ` +
+    "when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), " +
+    `SM121_ALLOW_UNFIT=${bad.map((n) => n.node).join(",")} lets this run go on`;
   return `deployment ${fit.deployment} cannot fit in memory (${fit.model ?? "its model"}): ${parts.join("; ")}; ${fix}`;
 }
 
-/** The plan's memory fit of every deployment: a table each, a warning per tight node, and the refusal when one cannot fit. */
-export function planFits(bundles: readonly DeploymentBundle[], recipes: ReadonlyMap<string, Recipe>, facts: Readonly<Record<string, NodeModelFacts>>): { tables: string[]; warnings: string[]; refusal?: string } {
-  const fits = bundles.map((b) => ({ b, fit: fitOf(b, recipes.get(b.recipe), facts) }));
-  const refusals = fits.flatMap(({ b, fit }) => fitRefusal(fit, b.recipeFile) ?? []);
-  return {
-    tables: fits.map(({ fit }) => fitLines(fit).join("\n")),
-    warnings: fits.flatMap(({ fit }) => fit.nodes.filter((n) => n.verdict === "tight").map((n) => `memory fit of ${fit.deployment} on ${n.node} is tight: ${n.why ?? ""}`)),
-    ...(refusals.length > 0 && { refusal: refusals.join("\n") }),
-  };
+/** A refusal and the nodes it is about: SM121_ALLOW_UNFIT must name every one of them. */
+export interface FitRefusal {
+  nodes: string[];
+  text: string;
+}
+
+/** The memory fit of every deployment, and of every node as one budget (./nodefit). */
+export function deploymentFits(
+  bundles: readonly DeploymentBundle[],
+  recipes: ReadonlyMap<string, Recipe>,
+  facts: Readonly<Record<string, NodeModelFacts>>,
+): Array<{ b: DeploymentBundle; fit: Fit }> {
+  return bundles.map((b) => ({ b, fit: fitOf(b, recipes.get(b.recipe), facts) }));
+}
+
+/** Each deployment's refusal, with the nodes where it does not fit. */
+export function deploymentRefusals(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit }>): FitRefusal[] {
+  return fits.flatMap(({ b, fit }) => {
+    const text = fitRefusal(fit, b.recipeFile);
+    const nodes = fit.nodes.filter((n) => n.verdict === "refused").map((n) => n.node);
+    return text === undefined ? [] : [{ nodes, text }];
+  });
+}
+
+/** A warning per tight node of each deployment. */
+export function fitWarnings(fits: ReadonlyArray<{ fit: Fit }>): string[] {
+  const tight = (fit: Fit) => fit.nodes.filter((n) => n.verdict === "tight");
+  return fits.flatMap(({ fit }) => {
+    return tight(fit).map((n) => `memory fit of ${fit.deployment} on ${n.node} is tight: ${n.why ?? ""}`);
+  });
 }

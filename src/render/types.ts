@@ -58,6 +58,8 @@ export interface NodeBundle extends Omit<TargetScripts, "files"> {
   envKeys?: Record<string, string>;
   /** The node's fabric, one fact a line: interface, RDMA ports, the container's access flags. */
   fabric?: string[];
+  /** Other deployments the site puts on this node: they share it, and serving this one leaves them running. */
+  neighbors?: string[];
   identity: string;
 }
 

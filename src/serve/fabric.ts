@@ -77,7 +77,8 @@ export function judgeFabric(site: Site, ds: readonly FabricDeployment[], facts: 
     }
     refusals.push(...subnetRefusal(site, d, facts, resolved), ...imageRefusal(site, d, facts));
   }
-  for (const [n, f] of Object.entries(facts)) if ("error" in f) refusals.push(`${n}: the fabric look could not reach the node (${f.error}); check that it is up and reachable over ssh`);
+  // A node the fabric look could not reach refuses nothing here: the node look (./observe)
+  // makes its deployments unknown, and the others go on.
   return { facts, refusals: [...new Set(refusals)], resolved };
 }
 

@@ -1,24 +1,34 @@
 /**
  * Plan time: one read-only look at every node of the site, before Pulumi diffs anything. One SSH
- * connection per node, all nodes in parallel, one script each (the preflight probe of the
- * deployment the node serves, or only the list of what sm121 holds there). What it finds becomes
- * words in the plan and the reason an up repairs a node: an engine that died, a file edited on
- * the node, a node that still runs another deployment. The resources' diffs stay pure: they only
- * read what this look found, as an input.
+ * connection per node, all nodes in parallel: on each, the probe of every deployment the node
+ * serves (or only the list of what sm121 holds there), the liveness of each engine that runs its
+ * bundle (one 1-token completion). (The gateway file is looked at by ./sitefile's lookPlaced.) What it
+ * finds becomes words in the plan and the reason an up repairs a node: an engine that died or
+ * hangs, a file edited on the node, a node that still runs another deployment, a gateway file
+ * edited or removed. The resources' diffs stay pure: they only read what this look found, as an
+ * input. A node the look cannot reach (or whose look fails or times out) is unknown, never drift.
  */
-import { connect, type Host, type SshAuth } from "../remote";
+import { connect, TransportError, type Host, type SshAuth } from "../remote";
+import { transportFix } from "../remote/errors";
 import type { SiteNode } from "../recipe/types";
 import type { NodeModelFacts } from "../render/memfit";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { joinNode } from "../text/shell";
-import { describeCheck, driftOf, envKeyDiff, parseProbe, probeNode, type NodeState } from "./probe";
+import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeLiveness, probeNode } from "./probe";
+import type { NodeState } from "./probe";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
-import { othersProbe } from "./registry";
+import { deploymentOf, othersProbe } from "./registry";
 
 export interface SiteObservation {
   /** Per deployment: what this up will repair or stop first, one line per finding ("spark2: ..."). */
   drift: Record<string, string[]>;
+  /** Per deployment: the part of its drift that is the engine's health (dead or hung). */
+  health: Record<string, string[]>;
+  /** Per deployment: its nodes the look could not see, one line each with the error and the fix. */
+  unknown: Record<string, string[]>;
+  /** Nodes no deployment uses that the look could not reach, with the same line. */
+  unreachable: string[];
   /**
    * Per deployment: preflight findings (fatal ones fail a preview with sm121:preflight), and
    * notes that are no fault (the .env key diff against the node).
@@ -29,74 +39,152 @@ export interface SiteObservation {
    * puts them there: this up stops them. Another stack's are left alone, and not listed.
    */
   leaving: Array<{ node: string; deployment: string; protected: boolean }>;
+  /** Deployments the site no longer declares that some node still holds (stopping, or a failed stop). */
+  lingering: string[];
   /** Per node the look reached: every deployment directory there, with its owner (serve/owner). */
   holders: Record<string, Holder[]>;
   /** Per node: its memory and the checkpoint's files in its HF cache (the memory fit's facts). */
   models: Record<string, NodeModelFacts>;
 }
 
-type Seen = { ok: true; state: NodeState } | { ok: false; error: string };
+export interface LookOptions {
+  /** Also run the preflight checks (a preview with sm121:preflight); else only the nodes' state. */
+  checks: boolean;
+  /** sm121:liveness timeout: seconds a serving engine gets for one token. */
+  livenessS: number;
+  /** Where a node's `ssh` block stands, for the error line: "Pulumi.prod.yaml:14:7: sm121:nodes.spark2.ssh". */
+  placeOf: (node: string) => string;
+  /** This run's stack, against which the owners found on the nodes are read (serve/owner). */
+  me?: Owner;
+}
 
-async function look(name: string, node: SiteNode, nb: NodeBundle | undefined, auth: SshAuth, checks: boolean): Promise<Seen> {
+/** What one node showed: each deployment's state there, or why it could not be seen. */
+type Seen =
+  | { ok: true; states: Map<string, NodeState>; held: string[]; holders: Holder[]; model?: NodeModelFacts }
+  | { ok: false; error: string };
+
+/** How long one script of the look may take (a liveness check gets its own timeout on top). */
+const LOOK_STEP_MS = 60_000;
+
+/** The line of a node that could not be seen: its place, the error as the client saw it, the fix. */
+function unseen(name: string, e: unknown, place: string): string {
+  if (e instanceof TransportError) return `${place}: ${name} unreachable: ${e.detail}; ${transportFix(e.kind, name)}`;
+  const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
+  return `${place}: ${name} could not be looked at: ${first}`;
+}
+
+async function look(name: string, node: SiteNode, here: NodeBundle[], auth: SshAuth, o: LookOptions): Promise<Seen> {
   let host: Host | undefined;
   try {
     host = await connect(name, nodeConn(node), auth);
-    if (nb !== undefined) return { ok: true, state: await probeNode(host, nb, { checks, clients: false }) };
-    const res = await host.run(othersProbe(joinNode(node.stateDir, "deployments"), undefined), { step: "list sm121's deployments" });
-    return { ok: true, state: parseProbe(res.records, res.stdout) };
+    const h = host;
+    const states = new Map<string, NodeState>();
+    for (const nb of here) {
+      const st = await probeNode(h, nb, { checks: o.checks, clients: false }, LOOK_STEP_MS);
+      // Liveness only where the engine runs what this bundle runs: anything else restarts anyway.
+      const serves = nb.api !== undefined && nb.runs && st.running && st.recorded?.identity === nb.identity;
+      if (serves) st.live = await probeLiveness(h, nb, o.livenessS);
+      states.set(nb.stateDir, st);
+    }
+    // What sm121 holds on the node: each probe lists the others; a node that serves nothing is asked.
+    const own = new Set(here.map(deploymentOf));
+    let held = [...new Set([...states.values()].flatMap((st) => st.others))].filter((d) => !own.has(d));
+    let model = [...states.values()][0]?.model;
+    // Every probe lists every deployment directory of the node with its owner: the first says it.
+    let holders = [...states.values()][0]?.holders ?? [];
+    if (here.length === 0) {
+      const script = othersProbe(joinNode(node.stateDir, "deployments"), undefined);
+      const listing = await h.run(script, { step: "list sm121's deployments", timeoutMs: LOOK_STEP_MS });
+      const st = parseProbe(listing.records, listing.stdout);
+      held = st.others;
+      holders = st.holders;
+      model = st.model;
+    }
+    return { ok: true, states, held, holders, ...(model !== undefined && { model }) };
   } catch (e) {
-    return { ok: false, error: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" };
+    return { ok: false, error: unseen(name, e, o.placeOf(name)) };
   } finally {
     host?.close();
   }
 }
 
-/**
- * `checks`: also run the preflight checks (a preview with sm121:preflight); else only the nodes'
- * state is read. `me`: this run's stack, against which the owners found on the nodes are read.
- */
 export async function observeSite(
   nodes: Readonly<Record<string, SiteNode>>,
   bundles: readonly DeploymentBundle[],
   auth: SshAuth,
-  checks: boolean,
-  me?: Owner,
+  o: LookOptions,
 ): Promise<SiteObservation> {
-  const serving = new Map<string, { b: DeploymentBundle; nb: NodeBundle }>();
-  for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, { b, nb });
+  const me = o.me;
+  const serving = new Map<string, NodeBundle[]>();
+  for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, [...(serving.get(nb.node) ?? []), nb]);
   const names = Object.keys(nodes);
-  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n)?.nb, auth, checks)));
+  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], auth, o)));
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
-  const out: SiteObservation = { drift: {}, preflight: {}, leaving: [], models: {}, holders: {} };
+  const declared = new Set(bundles.map((b) => b.deployment));
+  const out: SiteObservation = {
+    drift: {},
+    health: {},
+    unknown: {},
+    unreachable: [],
+    preflight: {},
+    leaving: [],
+    lingering: [],
+    models: {},
+    holders: {},
+  };
   for (const b of bundles) {
     const drift: string[] = [];
+    const health: string[] = [];
+    const unknown: string[] = [];
     const pre = { fatal: [] as string[], warnings: [] as string[], notes: [] as string[] };
     for (const nb of b.nodes) {
       const s = byNode.get(nb.node);
       if (s === undefined) continue;
       if (!s.ok) {
-        drift.push(`${nb.node}: unreachable (${s.error})`);
+        unknown.push(s.error);
         continue;
       }
-      for (const o of s.state.others) drift.push(`${nb.node}: stops deployment ${o} first (the node now serves ${b.deployment})`);
-      for (const w of driftOf(nb, s.state)) drift.push(`${nb.node}: ${w}`);
-      if (me !== undefined) drift.push(...ownerDrift(nb.node, b.deployment, s.state.holders, me));
-      for (const f of s.state.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${describeCheck(f)}`);
-      const keys = envKeyDiff(nb, s.state);
+      const st = s.states.get(nb.stateDir);
+      if (st === undefined) continue;
+      // Deployments the site also puts on this node share it; others there stop first.
+      for (const other of st.others.filter((x) => !(nb.neighbors ?? []).includes(x))) {
+        drift.push(`${nb.node}: stops deployment ${other} first (the node now serves ${b.deployment})`);
+      }
+      for (const d of driftOf(nb, st)) {
+        drift.push(`${nb.node}: ${d.words}`);
+        if (HEALTH_DRIFT.has(d.kind)) health.push(`${nb.node}: ${d.words}`);
+      }
+      if (me !== undefined) drift.push(...ownerDrift(nb.node, b.deployment, s.holders, me));
+      if (st.live?.verdict === "refused") {
+        const code = st.live.completionCode ?? st.live.modelsCode;
+        pre.warnings.push(`${nb.node}: the engine answered its liveness check with HTTP ${code}`);
+      }
+      for (const f of st.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${describeCheck(f)}`);
+      const keys = envKeyDiff(nb, st);
       if (keys !== undefined) pre.notes.push(`${nb.node}: ${keys}`);
     }
     out.drift[b.deployment] = drift;
+    out.health[b.deployment] = health;
+    if (unknown.length > 0) out.unknown[b.deployment] = unknown;
     out.preflight[b.deployment] = pre;
   }
+  const lingering = new Set<string>();
   for (const [name, s] of byNode) {
-    if (s.ok && s.state.model !== undefined) out.models[name] = s.state.model;
-    if (s.ok) out.holders[name] = s.state.holders;
-    if (!s.ok || serving.has(name)) continue;
-    for (const d of s.state.others) {
-      const owner = s.state.holders.find((h) => h.deployment === d)?.owner;
+    if (!s.ok) {
+      if (!serving.has(name)) out.unreachable.push(s.error);
+      continue;
+    }
+    if (s.model !== undefined) out.models[name] = s.model;
+    out.holders[name] = s.holders;
+    for (const d of s.held) if (!declared.has(d)) lingering.add(d);
+    if (serving.has(name)) continue;
+    for (const d of s.held) {
+      // Another stack's deployment is left alone, and not listed.
+      const owner = s.holders.find((h) => h.deployment === d)?.owner;
       if (me !== undefined && owner !== undefined && !sameOwner(owner, me)) continue;
       out.leaving.push({ node: name, deployment: d, protected: nodes[name]?.protected === true });
     }
   }
+  out.lingering = [...lingering].sort();
   return out;
 }

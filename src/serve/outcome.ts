@@ -35,6 +35,10 @@ export interface DeploymentOutcome {
   /** The step that failed and why, when status is failed. */
   failure?: string;
   rolledBack?: boolean;
+  /** The restarts that the engine's health caused (a dead or hung engine), within sm121:liveness windowS. */
+  restarts?: Array<{ at: string; causes: string[] }>;
+  /** Restarted maxRestarts times within windowS: failed, and left alone until SM121_RESTART=1. */
+  held?: boolean;
 }
 
 /** A failure after the stop step began: the outcome says what happened on each node. */

@@ -1,4 +1,4 @@
-/** Phase A: preflight and the node's current state, parsed. */
+/** Phase A: preflight and the node's current state, parsed; the liveness of a serving engine. */
 import type { Host } from "../remote";
 import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
@@ -6,7 +6,9 @@ import { diffKeys, parseEnvFile } from "../render/envreader";
 import { addModelFact } from "./modelprobe";
 import { parseTime } from "./outcome";
 import { ownerOf, type Holder } from "./owner";
+import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
+import { quote } from "../text/shell";
 
 export interface FailedCheck {
   check: string;
@@ -33,6 +35,28 @@ export interface NodeState {
   envText?: string;
   /** The node's memory and the checkpoint's config and size in its HF cache, for the memory fit. */
   model?: NodeModelFacts;
+  /** Whether the engine still produces a token (the plan-time look's liveness check). */
+  live?: LiveCheck;
+  /** sm121's record of a stop that failed here: when, and the stop's last lines. */
+  stopFailed?: { at: string; lines: string };
+}
+
+/**
+ * A serving engine's liveness: `ok` (a token came), `busy` (no token in time, but its own counters
+ * on /metrics moved meanwhile: it works through a queue), `hung` (it runs and answers nothing, or
+ * answers /v1/models and produces no token while its counters stand still), `refused` (it
+ * answered the completion with an HTTP error: no hang, but no token either).
+ */
+export interface LiveCheck {
+  verdict: "ok" | "busy" | "hung" | "refused";
+  timeoutS: number;
+  /** HTTP code of /v1/models (0: no answer), and of the completion. */
+  modelsCode: number;
+  completionCode?: number;
+  /** Milliseconds to the token, when one came. */
+  ms?: number;
+  /** The engine's request and token counters before and after (null: no /metrics). */
+  progress?: { before: number; after: number } | null;
 }
 
 /** Files whose change needs a restart even when the identity is the same (seed 001). */
@@ -63,8 +87,15 @@ export function describeCheck(f: FailedCheck): string {
   }
 }
 
-export async function probeNode(host: Host, nb: NodeBundle, o: ProbeOptions = {}): Promise<NodeState> {
-  const res = await host.run(preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), { step: "preflight" });
+/** The node's state against the bundle; `timeoutMs` bounds a look that must not hang the plan. */
+export async function probeNode(
+  host: Host,
+  nb: NodeBundle,
+  o: ProbeOptions = {},
+  timeoutMs?: number,
+): Promise<NodeState> {
+  const script = preflightScript(nb, watchedPaths(nb), envPathOf(nb), o);
+  const res = await host.run(script, { step: "preflight", ...(timeoutMs !== undefined && { timeoutMs }) });
   return parseProbe(res.records, res.stdout);
 }
 
@@ -111,10 +142,94 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
     } else if (typeof r["file"] === "string") {
       st.files[r["file"]] = { sha256: String(r["sha256"]), ctime: Number(r["ctime"]) };
     } else if (typeof r["clients"] === "number") st.clients = r["clients"];
+    else if (typeof r["stopFailed"] === "object" && r["stopFailed"] !== null) {
+      const f = r["stopFailed"] as { at?: unknown; lines?: unknown };
+      st.stopFailed = { at: String(f.at ?? ""), lines: String(f.lines ?? "") };
+    }
   }
   const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(stdout);
   if (m !== null) st.envText = m[1] ?? "";
   return st;
+}
+
+/**
+ * Sums vLLM's and SGLang's request and token counters on /metrics; "-" when there is none. Requests
+ * that ended aborted (vLLM's finished_reason="abort", as the check's own request does when its
+ * client gives up) are no progress.
+ */
+const PROGRESS_COUNTERS = [
+  "vllm:request_success_total",
+  "vllm:generation_tokens_total",
+  "sglang:num_requests_total",
+  "sglang:generation_tokens_total",
+].map((c) => `^${c}[{ ]`).join("|");
+
+/**
+ * One 1-token completion to a serving engine within `timeoutS`, with the deployment's API key (read
+ * on the node, to curl on stdin), and the engine's counters on /metrics around it. Read-only.
+ */
+export function livenessScript(nb: NodeBundle, timeoutS: number): string {
+  const api = nb.api;
+  if (api === undefined) return ":";
+  const base = `http://${api.host}:${api.port}`;
+  const one = oneToken(base);
+  return [
+    curlFunction(nb, `${base}/v1/models`),
+    // /metrics is outside what vLLM's and SGLang's keys guard.
+    "progress() { local out",
+    `  out=$(curl -sf --max-time 3 ${quote(`${base}/metrics`)} 2>/dev/null) || { printf -- -; return 0; }`,
+    `  printf '%s\\n' "$out" | awk -v re=${quote(PROGRESS_COUNTERS)} \\`,
+    `    '$0 ~ re { n++; if ($0 !~ /finished_reason="abort"/) s += $NF }`,
+    `     END { if (n == 0) printf "-"; else printf "%.0f", s }'`,
+    "}",
+    "mcode=$(models_get)",
+    `if [ "$mcode" != 200 ]; then printf '@sm121 {"live":{"modelsCode":%d}}\\n' "$((10#\${mcode:-0}))"; exit 0; fi`,
+    "p0=$(progress)",
+    ...one.request,
+    `left=${timeoutS}`,
+    ...one.send,
+    'p1=$(progress); [ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
+    `printf '@sm121 {"live":{"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s}}\\n' \\`,
+    `  "$((10#\${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"`,
+  ].join("\n");
+}
+
+/** The verdict from the script's record. */
+export function liveCheckOf(records: ReadonlyArray<Record<string, unknown>>, timeoutS: number): LiveCheck | undefined {
+  const rec = records.find((x) => typeof x["live"] === "object" && x["live"] !== null);
+  const r = rec?.["live"] as Record<string, unknown> | undefined;
+  if (r === undefined) return undefined;
+  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+  const modelsCode = num(r["modelsCode"]) ?? 0;
+  const completionCode = num(r["completionCode"]);
+  const before = num(r["before"]);
+  const after = num(r["after"]);
+  const progress = before !== undefined && after !== undefined ? { before, after } : null;
+  const base = { timeoutS, modelsCode, ...(completionCode !== undefined && { completionCode }), progress };
+  // A key the engine refuses is no hang: the look says so, and restarts nothing for it.
+  if (modelsCode === 401 || modelsCode === 403) return { ...base, verdict: "refused" };
+  if (modelsCode !== 200) return { ...base, verdict: "hung" };
+  const ms = num(r["ms"]);
+  if (completionCode === 200) return { ...base, verdict: "ok", ...(ms !== undefined && { ms }) };
+  if (completionCode !== 0) return { ...base, verdict: "refused" };
+  return { ...base, verdict: progress !== null && progress.after > progress.before ? "busy" : "hung" };
+}
+
+/** A hung engine in words: "answers /v1/models but no token in 10 s". */
+export function liveWords(l: LiveCheck): string {
+  if (l.modelsCode !== 200) {
+    return `the engine runs but /v1/models ${l.modelsCode === 0 ? "does not answer" : `answers HTTP ${l.modelsCode}`}`;
+  }
+  const p = l.progress;
+  const counters = p === undefined || p === null ? "" : ` and its request counters stood still (${p.before})`;
+  return `answers /v1/models but no token in ${l.timeoutS} s${counters}`;
+}
+
+/** Runs the liveness check on a node whose engine runs this bundle. */
+export async function probeLiveness(host: Host, nb: NodeBundle, timeoutS: number): Promise<LiveCheck | undefined> {
+  // The script's own curl times out; the channel gets room for /metrics and /v1/models around it.
+  const res = await host.run(livenessScript(nb, timeoutS), { step: "liveness", timeoutMs: (timeoutS + 30) * 1000 });
+  return liveCheckOf(res.records, timeoutS);
 }
 
 /**
@@ -138,7 +253,11 @@ function sameFiles(st: NodeState): boolean {
   return Object.entries(rec).every(([p, sha]) => st.files[p]?.sha256 === sha);
 }
 
-export type DriftKind = "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount";
+export type DriftKind = "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount" | "hung"
+  | "stop-failed";
+
+/** Drift of the engine's health, which an up repairs by a restart that counts against sm121:liveness. */
+export const HEALTH_DRIFT: ReadonlySet<DriftKind> = new Set(["not-running", "hung"]);
 
 export interface Drift {
   kind: DriftKind;
@@ -162,7 +281,14 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
   }
   if (st.recorded === undefined) out.push({ kind: "no-record", files: [], words: "no sm121 record on the node" });
   else if (st.recorded.identity !== nb.identity) out.push({ kind: "other-bundle", files: [], words: "the node runs another bundle" });
+  if (st.stopFailed !== undefined) {
+    const words = `the last stop failed here (${st.stopFailed.at}): ${st.stopFailed.lines}`;
+    out.push({ kind: "stop-failed", files: [], words });
+  }
   if (nb.runs && !st.running && st.recorded !== undefined) out.push({ kind: "not-running", files: [], words: `the engine is not running (${st.detail ?? "not found"})` });
+  if (st.running && st.live?.verdict === "hung" && st.recorded?.identity === nb.identity) {
+    out.push({ kind: "hung", files: [], words: liveWords(st.live) });
+  }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const started = parseTime(st.startedAt);
     const newer = watchedPaths(nb).filter((p) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999);
@@ -175,8 +301,8 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
  * The plan's drift, in words, each a reason this up repairs the node. A first serve or a new
  * bundle (no record, another identity) is not drift here: the diff itself says so.
  */
-export function driftOf(nb: NodeBundle, st: NodeState): string[] {
-  return driftFindings(nb, st).filter((d) => d.kind !== "no-record" && d.kind !== "other-bundle").map((d) => d.words);
+export function driftOf(nb: NodeBundle, st: NodeState): Drift[] {
+  return driftFindings(nb, st).filter((d) => d.kind !== "no-record" && d.kind !== "other-bundle");
 }
 
 /**

@@ -23,7 +23,7 @@ export function keyFiles(nb: NodeBundle): string[] {
  * and `chat_post SECONDS URL`, which posts $chat_req there and leaves the answer in $chat_file. The bearer
  * header reaches curl on stdin (render/apikey curlWithKey).
  */
-function curlFunction(nb: NodeBundle, url: string): string {
+export function curlFunction(nb: NodeBundle, url: string): string {
   const call = (out: string, opts: string, to: string) => {
     const where = to.startsWith("$") ? `"${to}"` : quote(to);
     return `  ${curlWithKey(`-s -o "${out}" -w '%{http_code}' ${opts} ${where}`)} 2>/dev/null || true`;
@@ -92,23 +92,43 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
 
 /**
  * One chat completion of one token to the model /v1/models lists first (its id, a JSON string
- * without quotes, goes into the request file), within what is left of the readiness timeout (at
- * least 5 s); a completion instead when the chat is refused as a bad request (a base model has no
- * chat template). No answer, or an error, fails readiness with its own exit code and message.
+ * without quotes, goes into the request file), within `$left` seconds; a completion instead when
+ * the chat is refused as a bad request (a base model has no chat template). `request` writes the
+ * request, `send` sends it and leaves the HTTP code in `$ccode` (000: no answer in time) and the
+ * times around it in `$c0`, `$c1` (ms). Readiness and the plan-time look's liveness both send it.
+ */
+export function oneToken(base: string): { request: string[]; send: string[] } {
+  const chatUrl = `${base}/v1/chat/completions`;
+  const completions = `${base}/v1/completions`;
+  return {
+    request: [
+      `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 ` +
+        `| sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
+      `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' ` +
+        `"$model" > "$chat_req"`,
+    ],
+    send: [
+      `${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(chatUrl)}); ${nowMs("c1")}`,
+      // A base model without a chat template answers 400 to a chat: its first token is a completion's.
+      'if [ "$ccode" = 400 ]; then',
+      `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
+      `  ${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(completions)}); ${nowMs("c1")}`,
+      "fi",
+    ],
+  };
+}
+
+/**
+ * The first token of readiness, within what is left of the readiness timeout (at least 5 s). No
+ * answer, or an error, fails readiness with its own exit code and message.
  */
 function firstTokenLines(base: string, timeoutS: number, evidence: string): string[] {
   const chatUrl = `${base}/v1/chat/completions`;
-  const completions = `${base}/v1/completions`;
+  const one = oneToken(base);
   return [
-    `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 | sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
-    `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' "$model" > "$chat_req"`,
+    ...one.request,
     `left=$((deadline - ${NOW_S})); if [ "$left" -lt 5 ]; then left=5; fi`,
-    `${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(chatUrl)}); ${nowMs("c1")}`,
-    // A base model without a chat template answers 400 to a chat: its first token is a completion's.
-    'if [ "$ccode" = 400 ]; then',
-    `  printf '{"model":"%s","prompt":"OK","max_tokens":1}' "$model" > "$chat_req"`,
-    `  ${nowMs("c0")}; ccode=$(chat_post "$left" ${quote(completions)}); ${nowMs("c1")}`,
-    "fi",
+    ...one.send,
     `case "$ccode" in 401|403) ${keyRefused("/v1/chat/completions", "$ccode", evidence)};; esac`,
     'if [ "$ccode" != 200 ]; then',
     `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,

@@ -57,7 +57,7 @@ export function registerScript(nb: NodeBundle, afterStop: readonly string[], own
       "fi",
       `printf '%s\\n' "$o" > ${d}/owner.json`,
     ]),
-    `rm -f ${d}/displaced-by`,
+    `rm -f ${d}/displaced-by ${d}/stop-failed.json`,
   ].join("\n");
 }
 
@@ -90,8 +90,9 @@ export function othersProbe(dir: string, own: string | undefined): string {
 
 /**
  * Stops every other deployment the node holds before this one starts there (a node moved
- * between deployments): runs its stored stop.sh, then marks it displaced by this one (with this
- * one's owner) and removes its secret files: nothing of it runs here any more.
+ * between deployments), but those the site also puts on the node: runs its stored stop.sh, then
+ * marks it displaced by this one (with this one's owner) and removes its secret files: nothing of
+ * it runs here any more.
  */
 export function displaceScript(nb: NodeBundle, owner?: Owner): string {
   const own = deploymentOf(nb);
@@ -101,6 +102,8 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
     `for d in ${root}/*/; do`,
     '  n=$(basename "$d")',
     `  [ "$n" = ${quote(own)} ] && continue`,
+    // The deployments the site also puts on this node share it: they keep running.
+    ...(nb.neighbors ?? []).map((k) => `  [ "$n" = ${quote(k)} ] && continue`),
     '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
     `  echo "stopping deployment $n here first: this node now serves ${own}"`,
     `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,

@@ -80,7 +80,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   }
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
-  const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState) && (states[i] as NodeState).others.length === 0);
+  // Deployments the site also puts on a node share it; any other one there is stopped first.
+  const neighbors = (i: number) => b.nodes[i]?.neighbors ?? [];
+  const strangers = (i: number) => (states[i] as NodeState).others.filter((o) => !neighbors(i).includes(o));
+  const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState) && strangers(i).length === 0);
   let step = "stop";
   // Every step's script, rendered once for this run (the write step carries its UTC stamp).
   const stamp = utcStamp();
@@ -98,7 +101,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
       const st = (i: number) => states[i] as NodeState;
-      const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && st(i).others.length === 0;
+      const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
       if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
       await Promise.all(b.nodes.map(async (nb, i) => {

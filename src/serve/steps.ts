@@ -71,6 +71,9 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
     `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; [ -n "$state" ] || state=null`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
     `${rec('"{\\"state\\":$state}"')}`,
+    // A stop that failed here (serve/stop.ts) left its record: the look reports it until a stop succeeds.
+    `if [ -f ${d}/stop-failed.json ]; then IFS= read -r sf < ${d}/stop-failed.json || true; ` +
+      `[ -z "$sf" ] || ${rec('"{\\"stopFailed\\":$sf}"')}; fi`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
     modelFactsScript(nb),

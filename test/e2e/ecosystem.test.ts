@@ -130,7 +130,13 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
 
   it("reads the whole site from --config-file", async () => {
     const file = join(e.dir, "site-elsewhere.yaml");
-    writeFileSync(file, ["config:", `  sm121:knownHosts: ${e.site.knownHosts}`, nodesYaml(e.site), "  sm121:deployments:", "    - { name: from-config-file, recipe: small, nodes: [spark1] }", ""].join("\n"));
+    // The stack's encrypted login key and its salt come along: a login the look cannot make fails the preview.
+    const stackText = readFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), "utf8");
+    const salt = /^encryptionsalt: .*\n/m.exec(stackText)?.[0] ?? "";
+    const key = /\n( {2}sm121:sshPrivateKey:\n(?: {4}.*\n)+)/.exec(stackText)?.[1] ?? "";
+    const deployments = ["  sm121:deployments:", "    - { name: from-config-file, recipe: small, nodes: [spark1] }"];
+    const site = ["config:", `  sm121:knownHosts: ${e.site.knownHosts}`, nodesYaml(e.site), ...deployments, ""];
+    writeFileSync(file, salt + site.join("\n") + key);
     const preview = await e.pulumi.run(["preview", "--diff", "--config-file", file]);
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toContain("::sm121:index:Recipe::from-config-file]");

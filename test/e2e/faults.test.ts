@@ -121,8 +121,12 @@ describe.sequential("faults", () => {
     const f2 = e.site.nodes[1] as SimNode;
     // f2's engine answers after 4 s; its sshd dies while the readiness step polls it.
     setEngineBehaviour(f2, { startDelayS: 4 });
+    // The plan-time look asks /v1/models too (liveness): the readiness step is the one after f2's new engine started.
+    const before = new Set(nodeProcesses(f2, /fake-engine/));
     const up = e.up({ SM121_RESTART: "1" });
-    await waitFor("f2's readiness polling", () => nodeProcesses(f2, /^curl .*\/v1\/models$|^sleep 0\.1$/).length > 0);
+    const polling = () => nodeProcesses(f2, /^curl .*\/v1\/models$|^sleep 0\.1$/).length > 0;
+    const restarted = () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p));
+    await waitFor("f2's readiness polling", () => restarted() && polling());
     killNodeSshd(e.site, f2);
     const res = await up;
     expect(res.code).not.toBe(0);

@@ -188,7 +188,7 @@ describe.sequential("the plan in one screen", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("restarts nothing: the state is rewritten in the compact form");
-    expect(await started()).toEqual(before);
+    expect(await started(), up.all).toEqual(before);
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
     expect(again.all).not.toMatch(/updated|created|replaced/);

@@ -3,7 +3,8 @@
  * (`pulumi.runtime.setMocks`) in a plain node process, and prints one JSON line: every resource
  * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked),
  * which @pulumi/command modules were loaded, how deep the SDK's stack traces of output properties
- * were, and whether the program left the harness's stack trace formatter in place. Run it from a
+ * were, whether the program left the harness's stack trace formatter in place, and the error a
+ * program that fails after its registrations ended with. Run it from a
  * test with the project directory in PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the
  * configuration in PULUMI_CONFIG, as the language host passes them. (@pulumi/pulumi under
  * vitest's module loader hangs; a child node process runs it as the language host does.)
@@ -76,13 +77,22 @@ async function main() {
   // Whether loading the program left the harness's formatter in place; the count goes on either way.
   const formatter = Error.prepareStackTrace === counting ? "kept" : "removed";
   Error.prepareStackTrace = counting;
-  const outputs = await program();
-  // Every registration the program started, and the outputs it returned, are settled.
-  await new Promise((done) => pulumi.output(outputs).apply(done));
+  // A program that fails after its registrations (a deployment the look could not see) still
+  // registered them: the run prints them with the error.
+  let error;
+  try {
+    const outputs = await program();
+    // Every registration the program started, and the outputs it returned, are settled.
+    await new Promise((done) => pulumi.output(outputs).apply(done));
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
   await settings.waitForRPCs();
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
   // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
-  process.stdout.write(`@registered ${JSON.stringify({ registered, loaded: loaded.map((f) => f.slice(f.indexOf("@pulumi"))), stacks, formatter })}\n`);
+  const modules = loaded.map((f) => f.slice(f.indexOf("@pulumi")));
+  const report = { registered, loaded: modules, stacks, formatter, ...(error !== undefined && { error }) };
+  process.stdout.write(`@registered ${JSON.stringify(report)}\n`);
 }
 
 main().catch((e) => {

@@ -1,0 +1,96 @@
+/**
+ * One memory budget per node (sparkrun and GPUStack keep one too): every deployment the site puts
+ * on a node claims its share of the node's memory, and the claims together must leave the OS its
+ * part. A deployment's claim is what its engine takes: its utilization setting x MemTotal (vLLM,
+ * gr8 and DGPP take that whole budget at start: the KV cache fills what the weights leave), plus
+ * the engine's overhead where it lives outside that budget (SGLang's mem_fraction_static covers
+ * weights and KV pool only). Each deployment alone is checked by ./memfit; a node shared by two or
+ * more is refused when their claims add up to more than NODE_SHARE of its memory.
+ */
+import { ENGINE_FIT } from "./memknobs";
+import { gib, type Fit, type FitRefusal } from "./memfit";
+import type { DeploymentBundle } from "./types";
+
+/**
+ * The share of a node's memory its engines may claim together: what one vLLM engine takes by
+ * default (--gpu-memory-utilization 0.9), which leaves the OS, the page cache and sshd the rest.
+ */
+export const NODE_SHARE = 0.9;
+
+export interface NodeClaim {
+  deployment: string;
+  claimGiB: number;
+  /** How the claim is made up, in words: "0.45 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)". */
+  how: string;
+}
+
+export interface NodeBudget {
+  node: string;
+  memoryGiB: number;
+  /** "node" (its MemTotal, from the look) or "GB10" (no node was asked). */
+  memoryFrom: "node" | "GB10";
+  limitGiB: number;
+  claims: NodeClaim[];
+  totalGiB: number;
+  /** over: two or more deployments share the node and claim more than the limit. */
+  verdict: "fits" | "over";
+}
+
+export function nodeBudgets(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit }>): NodeBudget[] {
+  const by = new Map<string, NodeBudget>();
+  for (const { b, fit } of fits) {
+    const util = fit.knobs.util;
+    const outside = !ENGINE_FIT[fit.engine].overheadInBudget;
+    for (const n of fit.nodes) {
+      const claimGiB = n.budgetGiB + (outside ? n.overheadGiB : 0);
+      const over = outside ? ` + ${gib(n.overheadGiB)} overhead outside it` : "";
+      const how = `${util.value} x ${gib(n.memoryGiB)} (${util.from} in ${b.recipeFile})${over}`;
+      const claim = { deployment: fit.deployment, claimGiB, how };
+      const at = by.get(n.node) ?? {
+        node: n.node,
+        memoryGiB: n.memoryGiB,
+        memoryFrom: n.memoryFrom,
+        limitGiB: n.memoryGiB * NODE_SHARE,
+        claims: [],
+        totalGiB: 0,
+        verdict: "fits" as const,
+      };
+      at.claims.push(claim);
+      at.totalGiB += claimGiB;
+      by.set(n.node, at);
+    }
+  }
+  const over = (n: NodeBudget) => n.claims.length > 1 && n.totalGiB > n.limitGiB;
+  return [...by.values()].map((n) => ({ ...n, verdict: over(n) ? "over" : "fits" }));
+}
+
+/** The plan's memory table of the nodes: each node's claims and total against its memory. */
+export function nodeLines(budgets: readonly NodeBudget[]): string[] {
+  if (budgets.length === 0) return [];
+  const rows = budgets.map((n) => [
+    n.node,
+    `${gib(n.memoryGiB)}${n.memoryFrom === "GB10" ? " (GB10)" : ""}`,
+    n.claims.map((c) => `${c.deployment} ${gib(c.claimGiB)}`).join(" + "),
+    gib(n.totalGiB),
+    `${n.verdict === "over" ? "refused" : "fits"} (limit ${gib(n.limitGiB)})`,
+  ]);
+  const header = ["NODE", "MEMORY", "CLAIMS", "TOTAL", "VERDICT"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const cell = (c: string, i: number, r: string[]) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0));
+  const line = (r: string[]) => `  ${r.map((c, i) => cell(c, i, r)).join("  ")}`.trimEnd();
+  const title = "memory per node: each deployment's claim (its utilization x MemTotal), " +
+    `together at most ${NODE_SHARE} of MemTotal`;
+  return [title, line(header), ...rows.map(line)];
+}
+
+/** Why an over-committed node is refused: each deployment's share, the total, the limit and the fix. */
+export function nodeRefusals(budgets: readonly NodeBudget[]): FitRefusal[] {
+  return budgets.filter((n) => n.verdict === "over").map((n) => {
+    const claims = n.claims.map((c) => `${c.deployment} claims ${gib(c.claimGiB)} (${c.how})`).join(" + ");
+    const limit = `${gib(n.limitGiB)} (${NODE_SHARE} x ${gib(n.memoryGiB)} MemTotal; the rest is the OS's)`;
+    const fix = `lower the deployments' utilization so that their shares add up to at most ${NODE_SHARE}, ` +
+      `or move one of them to another node; SM121_ALLOW_UNFIT=${n.node} lets this run go on`;
+    const text = `node ${n.node} is over-committed: ${claims} = ${gib(n.totalGiB)} > ${limit}; ${fix}`;
+    return { nodes: [n.node], text };
+  });
+}

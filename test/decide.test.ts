@@ -1,0 +1,187 @@
+/**
+ * The decision rules of an up, pure (no node): what restarts, what only updates the state, when the
+ * restarts a dead or hung engine causes stop (sm121:liveness), what a node the look could not see
+ * changes (nothing), how the look's liveness check reads its record, and which gateway entries a
+ * file keeps for a removed deployment.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { decide, heldWords, type EngineProps } from "../src/providers/engineDecide";
+import { check, diff } from "../src/providers/engineImpl";
+import type { EngineWire } from "../src/providers/engineWire";
+import { diff as gatewayDiff, listed } from "../src/providers/gatewayImpl";
+import type { GatewayWire } from "../src/providers/gatewayFragment";
+import { pack } from "../src/providers/packed";
+import { loadRecipes } from "../src/recipe/recipe";
+import { readSite } from "../src/recipe/site";
+import { gatewayFile } from "../src/render/gateway";
+import { sha256 } from "../src/render/identity";
+import { renderSite } from "../src/render/deployment";
+import { deploymentPlan } from "../src/render/plan";
+import type { DeploymentBundle } from "../src/render/types";
+import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
+import type { DeploymentOutcome } from "../src/serve/outcome";
+
+const ROOT = join(__dirname, "..");
+const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
+const bundles = renderSite(site, loadRecipes(join(ROOT, "recipes"), "recipes"), { root: ROOT });
+const b = bundles.find((x) => x.deployment === "qwen3-32b-vllm-tp2") as DeploymentBundle;
+const NOW = Date.parse("2026-12-01T12:00:00Z");
+const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
+const allow = { protected: [], experimental: false, restart: false };
+const serving: DeploymentOutcome = { status: "serving", nodes: [], warnings: [] };
+const LIVENESS = { maxRestarts: 2, windowS: 3600 };
+const HUNG = "vllm-1: answers /v1/models but no token in 10 s and its request counters stood still (7)";
+
+const news = (over: Partial<EngineProps> = {}): EngineProps => {
+  return { bundle: b, allow, drift: [], liveness: LIVENESS, ...over };
+};
+const olds = (outcome: DeploymentOutcome): Partial<EngineProps> => ({ bundle: b, allow, outcome });
+const DEAD = "vllm-1: the engine is not running (container exited)";
+const hung = { drift: [HUNG], health: [HUNG] };
+
+describe("what an up does with a deployment", () => {
+  it("restarts for a hung engine, counts it, and forces the restart (the serve's probe sees it run)", () => {
+    const d = decide(olds(serving), news(hung), NOW);
+    expect(d).toMatchObject({ restart: [HUNG], health: [HUNG], force: true });
+    expect(d.held).toBeUndefined();
+  });
+
+  it("counts only the restarts within windowS", () => {
+    const old = { ...serving, restarts: [{ at: ago(7200), causes: ["x"] }, { at: ago(60), causes: ["y"] }] };
+    expect(decide(olds(old), news(hung), NOW).restart).toEqual([HUNG]);
+  });
+
+  it("after maxRestarts within windowS: no restart, held (newly), with the count and the last causes", () => {
+    const old = { ...serving, restarts: [{ at: ago(600), causes: [DEAD] }, { at: ago(60), causes: [HUNG] }] };
+    const d = decide(olds(old), news(hung), NOW);
+    expect(d.restart).toEqual([]);
+    expect(d.force).toBe(false);
+    expect(d.held).toEqual({
+      count: 2,
+      windowS: 3600,
+      maxRestarts: 2,
+      causes: [DEAD, HUNG],
+      now: [HUNG],
+      already: false,
+    });
+    expect(heldWords("pair", d.held ?? ({} as never))).toBe([
+      "deployment pair restarted 2 times in the last 3600 s for its health (sm121:liveness maxRestarts 2);",
+      `the last causes: ${DEAD}; ${HUNG}; now ${HUNG}.`,
+      "sm121 marks it failed and leaves it alone: find the cause (`sm121 logs pair`),",
+      "then run `SM121_RESTART=1 pulumi up` to start it again",
+    ].join(" "));
+  });
+
+  it("leaves a held deployment alone (its failed status is none), until SM121_RESTART=1 or a new bundle", () => {
+    const restarts = [{ at: ago(60), causes: [HUNG] }];
+    const held: DeploymentOutcome = { ...serving, status: "failed", held: true, restarts };
+    const d = decide(olds(held), news(hung), NOW);
+    expect(d.restart).toEqual([]);
+    expect(d.held?.already).toBe(true);
+    const retry = decide(olds(held), news({ ...hung, allow: { ...allow, restart: true } }), NOW);
+    expect(retry).toMatchObject({ restart: ["SM121_RESTART=1", HUNG, "the last up left it failed"], force: true });
+    const changed = { ...b, identity: "another" };
+    expect(decide(olds(held), news({ bundle: changed }), NOW).restart).toEqual(["the rendered bundle changed"]);
+  });
+
+  it("restarts for other drift whatever the bound (an edited file is the operator's act, not the engine's)", () => {
+    const held: DeploymentOutcome = { ...serving, status: "failed", held: true };
+    const edited = "vllm-1: .env edited on the node: A 1 -> 2";
+    expect(decide(olds(held), news({ drift: [edited] }), NOW).restart).toEqual([edited]);
+  });
+
+  it("records a node protected (or a gate changed) after it served: an update that restarts nothing", () => {
+    const gate = b.nodes[0]?.memGateGiB ?? 0;
+    const protect = (n: (typeof b.nodes)[number]) => ({ ...n, protected: true, memGateGiB: gate + 1 });
+    const now = { ...b, nodes: b.nodes.map((n, i) => (i === 0 ? protect(n) : n)) };
+    const d = decide(olds(serving), news({ bundle: now }), NOW);
+    expect(d.restart).toEqual([]);
+    expect(d.touch.map((t) => [t.kind, t.words])).toEqual([
+      ["setting", "vllm-1: protected false -> true (recorded; nothing restarts for it)"],
+      ["setting", `vllm-1: memory gate ${gate} -> ${gate + 1} GiB (recorded; nothing restarts for it)`],
+    ]);
+  });
+});
+
+describe("a deployment the look could not see", () => {
+  const connection = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
+  const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire => ({
+    deployment: bundle.deployment,
+    plan: deploymentPlan(bundle),
+    drift: [],
+    secrets: {},
+    connection,
+    __bundle: pack(bundle),
+    __run: { allow, preflight: false, findings: { fatal: [], warnings: [] } },
+    ...over,
+  });
+  const guarded = { ...b, identity: "new", nodes: b.nodes.map((n) => ({ ...n, protected: true })) };
+  const unknown = ["Pulumi.s.yaml:14:7: sm121:nodes.vllm-1.ssh: vllm-1 unreachable: connect ETIMEDOUT; check ..."];
+
+  it("is refused nothing and changes nothing, where the same change on a reachable node is refused", async () => {
+    const stored = { ...wire(b), outcome: serving };
+    const seen = await check(stored, wire(guarded));
+    const refusal = (n: string) => `node ${n} is protected and this run would restart qwen3-32b-vllm-tp2 on it; ` +
+      `run with SM121_ALLOW_PROTECTED=${n} to allow it`;
+    expect(seen.failures?.map((f) => f.reason)).toEqual(["vllm-1", "vllm-2"].map(refusal));
+    expect((await check(stored, wire(guarded, { unknown }))).failures ?? []).toEqual([]);
+    expect(await diff("id", stored, wire(guarded, { unknown }))).toEqual({ changes: false });
+  });
+});
+
+describe("the look's liveness record and the drift it makes", () => {
+  it("reads a token, a busy engine, a hung one, and one that refused the completion", () => {
+    const live = (r: Record<string, unknown>) => liveCheckOf([{ live: { modelsCode: 200, ...r } }], 10);
+    expect(live({ completionCode: 200, ms: 35, before: 4, after: 5 })).toMatchObject({ verdict: "ok", ms: 35 });
+    expect(live({ completionCode: 0, ms: 10000, before: 4, after: 9 })?.verdict).toBe("busy");
+    expect(live({ completionCode: 0, ms: 10000, before: 4, after: 4 })?.verdict).toBe("hung");
+    expect(live({ completionCode: 0, ms: 10000, before: null, after: null })?.verdict).toBe("hung");
+    expect(live({ modelsCode: 0 })?.verdict).toBe("hung");
+    expect(live({ completionCode: 401, ms: 3, before: 1, after: 1 })?.verdict).toBe("refused");
+  });
+
+  it("is drift (health) only on an engine that runs this bundle and hangs", () => {
+    const nb = b.nodes[0];
+    if (nb === undefined) throw new Error("no node");
+    const hangs = liveCheckOf([{ live: { modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 } }], 10);
+    if (hangs === undefined) throw new Error("no check");
+    const recorded = { identity: nb.identity, files: {} };
+    const st: NodeState = { failed: [], running: true, others: [], holders: [], files: {}, recorded, live: hangs };
+    const words = "answers /v1/models but no token in 10 s and its request counters stood still (7)";
+    expect(driftOf(nb, st)).toEqual([{ kind: "hung", files: [], words }]);
+    expect(driftOf(nb, { ...st, recorded: { identity: "older", files: {} } })).toEqual([]);
+  });
+});
+
+describe("the gateway file's entries", () => {
+  const model = (deployment: string, node: string) => ({
+    deployment,
+    model: deployment,
+    status: "serving",
+    endpoints: [{ node, url: "http://203.0.113.9:8000", reachable: true }],
+  });
+  const wire = (models: ReturnType<typeof model>[], lingering: string[], found?: string): GatewayWire => ({
+    path: "~/gw.yaml",
+    format: "litellm",
+    endpoints: "",
+    connection: { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" },
+    __file: { models, apiKey: false, lingering, served: [], ...(found !== undefined && { found }) },
+  });
+
+  it("keeps a removed deployment, disabled, while the look still finds it on a node, and drops it after", () => {
+    const before = wire([model("a", "n1"), model("b", "n2")], []);
+    const both = listed(wire([model("a", "n1")], ["b"]), before);
+    expect(both.map((m) => [m.deployment, m.status])).toEqual([["a", "serving"], ["b", "removed"]]);
+    expect(listed(wire([model("a", "n1")], []), before).map((m) => m.deployment)).toEqual(["a"]);
+  });
+
+  it("is written again when the look found it edited or gone on its node", async () => {
+    const text = gatewayFile("litellm", [model("a", "n1")], { apiKey: false }).text;
+    const stored = { ...wire([model("a", "n1")], []), sha256: sha256(text) };
+    expect(await gatewayDiff("id", stored, wire([model("a", "n1")], [], sha256(text)))).toEqual({ changes: false });
+    const edited = sha256(`${text}# edit\n`);
+    expect(await gatewayDiff("id", stored, wire([model("a", "n1")], [], edited))).toEqual({ changes: true });
+    expect(await gatewayDiff("id", stored, wire([model("a", "n1")], [], ""))).toEqual({ changes: true });
+  });
+});
