@@ -68,10 +68,11 @@ describe("cross-checks of the deployments against the recipes", () => {
   it.each(cases)("%s", (_, deployments, message) => expect(errorsOf(() => render(deployments))).toEqual([message]));
 
   it("lets one-node deployments share a node on ports of their own, and tells each bundle its neighbours", () => {
-    const two = "    - { name: one, recipe: qwen3-30b-sglang-tmux, nodes: [a1] }\n" +
+    const two = "    - { name: one, recipe: z, nodes: [a1] }\n" +
       "    - { name: two, recipe: y, nodes: [a1] }\n";
     const all = recipes();
     const y = (port: number) => `model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\nport = ${port}\n`;
+    all.set("z", parseRecipe("recipes/z.toml", y(30000)));
     all.set("y", parseRecipe("recipes/y.toml", y(8001)));
     const bundles = renderSite(site(two), all, { root: ROOT });
     const seen = bundles.map((b) => [b.deployment, b.nodes[0]?.node, b.nodes[0]?.api?.port, b.nodes[0]?.neighbors]);
