@@ -97,11 +97,16 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     expect(await until(() => nodes.every((n, i) => startsAt(n, TEAM[i]?.name ?? "", 9216) > 0), 60_000)).toBe(true);
     process.kill(job.pid, "SIGINT");
     expect(await until(() => job.output().includes("^C received; cancelling."), 10_000), job.output()).toBe(true);
-    process.kill(job.pid, "SIGTERM");
+    // GitHub's cancel: SIGTERM 7.5 s after the SIGINT if the job still runs, SIGKILL 2.5 s later.
+    let ended = false;
+    void job.done.then(() => (ended = true));
     const termAt = Date.now();
+    const term = !(await until(() => ended, 7_500));
+    if (term) process.kill(job.pid, "SIGTERM");
     const cancelled = await job.done;
-    // GitHub kills the job 2.5 s after its SIGTERM: how long this one took is kept, not asserted.
-    t.keep("cancelled-job", `${cancelled.all}\n[test] the job ended ${Date.now() - termAt} ms after SIGTERM\n`);
+    // How long the job took after the SIGINT, and whether it needed the SIGTERM, is kept, not asserted.
+    const how = `${term ? "after SIGTERM" : "before any SIGTERM"}, ${Date.now() - termAt} ms after the SIGINT`;
+    t.keep("cancelled-job", `${cancelled.all}\n[test] the job ended ${how}\n`);
     expect(cancelled.stdout).toMatch(/ci-deploy: pulumi up FAILED \(exit \d+\)/);
     expect(locks()).toBe(0);
     expect(await until(() => nodes.every(nodeLockFree), 20_000)).toBe(true);
