@@ -3,6 +3,9 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { engineDirs } from "./dockerd";
+import { nodeEngineDir } from "./node";
+import { inEngineContainer } from "./procs";
 import { sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
 import type { SimNode, SimSite } from "./site";
 
@@ -44,14 +47,18 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
 }
 
-/** Engine processes, tmux servers and container supervisors of a node that are still running. */
+/** Engine processes (also in the node's containers), tmux servers and recipe scripts of a node that are still running. */
 export function leftovers(node: SimNode): string[] {
-  return nodeProcesses(node, /fake-engine|supervise|tmux|dgpp-manager|start\.sh/);
+  return nodeProcesses(node, /fake-engine|tmux|dgpp-manager|start\.sh/);
 }
 
-/** The processes of a node (by its SIM_NODE_ROOT) whose command line matches `pattern`: "pid cmdline". */
+/**
+ * The processes of a node whose command line matches `pattern`, as "pid cmdline": started on it
+ * (its SIM_NODE_ROOT), or in a container of its Docker Engine.
+ */
 export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
   const out: string[] = [];
+  const data = engineDirs(nodeEngineDir(node)).data;
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     let environ: string;
     let cmd: string;
@@ -61,7 +68,7 @@ export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
     } catch {
       continue;
     }
-    if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`)) continue;
+    if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`) && !inEngineContainer(Number(pid), data)) continue;
     if (pattern.test(cmd)) out.push(`${pid} ${cmd}`);
   }
   return out;

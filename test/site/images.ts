@@ -1,0 +1,251 @@
+// The site's container images: the fake engines (shims/fake-engine.js and what it needs) with
+// Node.js, bash and busybox on a root filesystem of their own, tagged with the names the recipes
+// use. Built with `docker build` and pushed with `docker push` into a registry storage once per
+// machine, cached under ~/.cache/sm121/ by the content of what goes in; every site's registry
+// serves a copy of that storage (./registry.ts), and the nodes pull from it.
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { execFileSync } from "node:child_process";
+import { engineDirs, startEngine, waitForEngine } from "./dockerd";
+import { engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
+import { isAlive, procStat, terminate } from "./procs";
+import { startRegistry } from "./registry";
+import { run } from "./run";
+
+/** An image of the site: what `docker run IMAGE` runs without --entrypoint or a command. */
+export interface SiteImage {
+  entrypoint?: string[];
+  cmd?: string[];
+}
+
+/** Every image the site's registry has; each node pulls them when the site starts. */
+export const SITE_IMAGES = {
+  "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
+  "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
+  "nvcr.io/nvidia/vllm:25.10-py3": { cmd: ["bash"] },
+  "lmsysorg/sglang:spark": { cmd: ["bash"] },
+  "ghcr.io/kindlingai/gr8:latest": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
+  "ghcr.io/kindlingai/gr8:0.9.2": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
+  "ubuntu:24.04": { cmd: ["bash"] },
+} satisfies Record<string, SiteImage>;
+
+export type SiteImageName = keyof typeof SITE_IMAGES;
+
+/** A reference's registry host (null: Docker Hub) and its repository path in a registry. */
+export function splitRef(ref: string): { host: string | null; repo: string; tag: string } {
+  const at = ref.lastIndexOf(":");
+  const [name, tag] = at > ref.lastIndexOf("/") ? [ref.slice(0, at), ref.slice(at + 1)] : [ref, "latest"];
+  const first = name.split("/")[0] ?? "";
+  const hosted = name.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost");
+  if (hosted) return { host: first, repo: name.slice(first.length + 1), tag };
+  return { host: null, repo: name.includes("/") ? name : `library/${name}`, tag };
+}
+
+/** The registry hosts the nodes reach at the site's registry: those of the site's images, and registry.example for tests. */
+export function registryHosts(): string[] {
+  const hosts = Object.keys(SITE_IMAGES).map((r) => splitRef(r).host).filter((h): h is string => h !== null);
+  return [...new Set([...hosts, "registry.example"])].sort();
+}
+
+const FORMAT = "sm121-site-images v1";
+
+/** Our files (by content) and the machine's (by path, size and time: a package upgrade changes them) that go in. */
+interface Input {
+  /** The path in the build context. */
+  dest: string;
+  src: string;
+  ours: boolean;
+}
+
+function walk(src: string, dest: string): Input[] {
+  if (fs.statSync(src).isDirectory()) return fs.readdirSync(src).sort().flatMap((f) => walk(path.join(src, f), path.join(dest, f)));
+  return [{ src, dest, ours: true }];
+}
+
+/** The shared libraries `ldd` names for a program (none for a static one). */
+function libraries(program: string): string[] {
+  let out: string;
+  try {
+    out = execFileSync("ldd", [program], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    return []; // "not a dynamic executable"
+  }
+  return [...out.matchAll(/(?:=> )?(\/\S+) \(0x/g)].map((m) => m[1] ?? "").filter((p) => p !== "");
+}
+
+function inputs(): Input[] {
+  const shims = path.join(siteSourceDir(), "shims");
+  const node = fs.realpathSync(path.join(nodeBinDir(), "node"));
+  const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox())];
+  const system: Input[] = [
+    { src: node, dest: "system/usr/local/bin/node", ours: false },
+    { src: fs.realpathSync("/bin/bash"), dest: "system/bin/bash", ours: false },
+    { src: fs.realpathSync(busybox()), dest: "system/bin/busybox", ours: false },
+    ...[...new Set(programs.flatMap(libraries))].sort().map((lib) => ({ src: fs.realpathSync(lib), dest: `system${lib}`, ours: false })),
+  ];
+  const sim = [
+    ...["fake-engine.js", "vllm", "python3", "gr8"].map((f) => ({ src: path.join(shims, f), dest: `sim/opt/sm121-sim/${f}`, ours: true })),
+    ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter((i) => !i.src.includes(`${path.sep}options${path.sep}`)),
+    ...walk(path.join(shims, "lib"), "sim/opt/sm121-sim/lib"),
+    ...fs.readdirSync(engineOptionsDir()).filter((f) => f.endsWith(".json")).sort().map((f) => ({ src: path.join(engineOptionsDir(), f), dest: `sim/opt/sm121-sim/engine/options/${f}`, ours: true })),
+  ];
+  return [...system, ...sim];
+}
+
+function busybox(): string {
+  for (const p of ["/bin/busybox", "/usr/bin/busybox"]) if (fs.existsSync(p)) return p;
+  throw new Error("test site: busybox not found (the site images' shell tools); install busybox-static (scripts/setup.sh does)");
+}
+
+const DOCKERFILE = [
+  "FROM scratch",
+  "COPY system/ /",
+  "COPY sim/ /",
+  "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  'CMD ["bash"]',
+  "",
+].join("\n");
+
+function variant(base: string, ref: string, image: SiteImage): string {
+  return [
+    `FROM ${base}`,
+    `LABEL org.opencontainers.image.ref.name=${JSON.stringify(ref)}`,
+    ...(image.entrypoint === undefined ? [] : [`ENTRYPOINT ${JSON.stringify(image.entrypoint)}`]),
+    ...(image.cmd === undefined ? [] : [`CMD ${JSON.stringify(image.cmd)}`]),
+    "",
+  ].join("\n");
+}
+
+/** The cache key: the format, the images, the Dockerfile, and every input (ours by content). */
+function cacheKey(all: Input[]): string {
+  const h = crypto.createHash("sha256").update(`${FORMAT}\n${JSON.stringify(SITE_IMAGES)}\n${DOCKERFILE}`);
+  for (const i of all) {
+    const st = fs.statSync(i.src);
+    h.update(`${i.dest}\0${st.mode & 0o777}\0`);
+    if (i.ours) h.update(fs.readFileSync(i.src));
+    else h.update(`${i.src}\0${st.size}\0${st.mtimeMs}`);
+    h.update("\0");
+  }
+  return h.digest("hex").slice(0, 12);
+}
+
+function cacheRoot(): string {
+  return path.join(os.homedir(), ".cache", "sm121");
+}
+
+/** The build context: the two layers (system/, sim/) and the Dockerfile. */
+function writeContext(ctx: string, all: Input[]): void {
+  for (const i of all) {
+    const to = path.join(ctx, i.dest);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.copyFileSync(i.src, to);
+    fs.chmodSync(to, fs.statSync(i.src).mode & 0o777);
+  }
+  const sys = path.join(ctx, "system");
+  for (const d of ["tmp", "root", "run", "var/tmp", "etc", "opt/gr8", "usr/local/sbin"]) fs.mkdirSync(path.join(sys, d), { recursive: true });
+  fs.chmodSync(path.join(sys, "tmp"), 0o1777);
+  fs.chmodSync(path.join(sys, "var/tmp"), 0o1777);
+  fs.writeFileSync(path.join(sys, "etc/passwd"), "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+  fs.writeFileSync(path.join(sys, "etc/group"), "root:x:0:\nnogroup:x:65534:\n");
+  // busybox's applets where a Debian system has them (bash stays bash).
+  const applets = execFileSync(busybox(), ["--list-full"], { encoding: "utf8" }).split("\n").filter((l) => l !== "" && l !== "bin/bash");
+  for (const a of applets) {
+    const to = path.join(sys, a);
+    if (fs.existsSync(to)) continue;
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.symlinkSync("/bin/busybox", to);
+  }
+  const sim = path.join(ctx, "sim");
+  fs.mkdirSync(path.join(sim, "usr/local/bin"), { recursive: true });
+  fs.mkdirSync(path.join(sim, "opt/gr8"), { recursive: true });
+  for (const [name, target] of [["vllm", "vllm"], ["python3", "python3"], ["python", "python3"]] as const) fs.symlinkSync(`/opt/sm121-sim/${target}`, path.join(sim, "usr/local/bin", name));
+  fs.symlinkSync("/opt/sm121-sim/gr8", path.join(sim, "opt/gr8/gr8"));
+  fs.writeFileSync(path.join(ctx, "Dockerfile"), DOCKERFILE);
+}
+
+/** Holds the machine-wide build lock while `fn` runs (another test process may build the same images). */
+async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 15 * 60_000;
+  for (;;) {
+    try {
+      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null }), { flag: "wx" });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      let holder: { pid?: number; start?: string | null } = {};
+      try {
+        holder = JSON.parse(fs.readFileSync(file, "utf8")) as typeof holder;
+      } catch {
+        // being written: look again
+      }
+      if (typeof holder.pid === "number" && !isAlive(holder.pid, holder.start)) fs.rmSync(file, { force: true });
+      if (Date.now() > deadline) throw new Error(`test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** Builds every site image and pushes it into a new registry storage under `work`. */
+async function build(work: string, all: Input[], key: string): Promise<void> {
+  fs.rmSync(work, { recursive: true, force: true });
+  const ctx = path.join(work, "ctx");
+  writeContext(ctx, all);
+  const dirs = engineDirs(path.join(work, "d"));
+  const log = path.join(work, "dockerd.log");
+  const hosts = path.join(work, "hosts");
+  fs.writeFileSync(hosts, "127.0.0.1 localhost\n");
+  const engine = startEngine({ dirs, hostname: "sm121-image-builder", hosts, log, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, args: [] });
+  const registry = await startRegistry({ storage: path.join(work, "registry"), config: path.join(work, "registry.yml"), log: path.join(work, "registry.log"), host: "127.0.0.1", port: 0 });
+  try {
+    await waitForEngine({ dirs, log }, engine, 60_000);
+    const docker = (args: string[], input?: string) => run("/usr/bin/docker", ["-H", `unix://${dirs.sock}`, ...args], { input, env: { ...process.env, DOCKER_BUILDKIT: "0" } });
+    const base = `sm121-site-base:${key}`;
+    await docker(["build", "-q", "-t", base, ctx]);
+    for (const [ref, image] of Object.entries(SITE_IMAGES) as Array<[string, SiteImage]>) {
+      const { repo, tag } = splitRef(ref);
+      const local = `${registry.address}/${repo}:${tag}`;
+      await docker(["build", "-q", "-t", local, "-"], variant(base, ref, image));
+      await docker(["push", local]);
+    }
+  } finally {
+    await terminate([registry.proc, engine], 10_000);
+  }
+}
+
+/**
+ * The registry storage holding every site image (~/.cache/sm121/site-images-<key>/registry),
+ * built when the machine has none for this content yet. Its blobs never change once written.
+ */
+export async function siteImageStore(): Promise<string> {
+  const all = inputs();
+  const key = cacheKey(all);
+  const home = path.join(cacheRoot(), `site-images-${key}`);
+  const storage = path.join(home, "registry");
+  if (fs.existsSync(path.join(home, "complete"))) return storage;
+  fs.mkdirSync(cacheRoot(), { recursive: true });
+  const repos = new Map<string, string>();
+  for (const ref of Object.keys(SITE_IMAGES)) {
+    const { host, repo } = splitRef(ref);
+    const other = repos.get(repo);
+    if (other !== undefined && splitRef(other).host !== host) throw new Error(`test site: ${ref} and ${other} would share the repository ${repo} in the site's one registry`);
+    repos.set(repo, ref);
+  }
+  return withLock(path.join(cacheRoot(), "site-images.lock"), async () => {
+    if (fs.existsSync(path.join(home, "complete"))) return storage;
+    const work = path.join(cacheRoot(), `site-images-${key}.build`);
+    await build(work, all, key);
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.mkdirSync(home, { recursive: true });
+    fs.renameSync(path.join(work, "registry"), storage);
+    fs.writeFileSync(path.join(home, "complete"), `${new Date().toISOString()}\n`);
+    fs.rmSync(work, { recursive: true, force: true });
+    return storage;
+  });
+}
