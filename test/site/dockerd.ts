@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { isAlive, procStat, registeredProcesses, terminate, type ProcRecord } from "./procs";
+import { containerOf, isAlive, procStat, registeredProcesses, terminate, type ProcRecord } from "./procs";
 
 /** What `what` of a node's engine process record starts with. */
 export const ENGINE = "dockerd ";
@@ -154,13 +154,7 @@ function containerInits(dirs: EngineDirs): Array<{ id: string; pid: number }> {
 export async function stopEngine(dirs: EngineDirs, recs: ProcRecord[], graceMs: number): Promise<void> {
   for (const c of containerInits(dirs)) {
     // A pid from a file is trusted only while it still runs in that container (pids are reused).
-    let cgroup = "";
-    try {
-      cgroup = fs.readFileSync(`/proc/${c.pid}/cgroup`, "utf8");
-    } catch {
-      continue;
-    }
-    if (!cgroup.includes(c.id)) continue;
+    if (containerOf(c.pid) !== c.id) continue;
     try {
       process.kill(c.pid, "SIGKILL");
     } catch {

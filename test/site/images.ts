@@ -173,7 +173,7 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
       fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null }), { flag: "wx" });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw new Error(`test site: cannot take the image build lock ${file}: ${(e as Error).message}`, { cause: e });
       let holder: { pid?: number; start?: string | null } = {};
       try {
         holder = JSON.parse(fs.readFileSync(file, "utf8")) as typeof holder;
@@ -181,7 +181,7 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
         // being written: look again
       }
       if (typeof holder.pid === "number" && !isAlive(holder.pid, holder.start)) fs.rmSync(file, { force: true });
-      if (Date.now() > deadline) throw new Error(`test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`);
+      if (Date.now() > deadline) throw new Error(`test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`, { cause: e });
       await new Promise((r) => setTimeout(r, 200));
     }
   }

@@ -72,20 +72,24 @@ export function siteProcesses(dir: string): ProcRecord[] {
   return out;
 }
 
-/**
- * Whether the process runs in a container of the Docker Engine whose data root is `dataRoot`: its
- * cgroup is docker's /docker/<id>, and that data root holds the container. (shims/lib/proc.js
- * onNode answers the same for nvidia-smi, in the shims' language.)
- */
-export function inEngineContainer(pid: number, dataRoot: string): boolean {
+/** The id of the Docker container the process runs in (its cgroup is docker's /docker/<id>), or null. */
+export function containerOf(pid: number): string | null {
   let text: string;
   try {
     text = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8");
   } catch {
-    return false;
+    return null;
   }
-  const id = /\/docker\/([0-9a-f]{64})$/m.exec(text)?.[1];
-  return id !== undefined && fs.existsSync(path.join(dataRoot, "containers", id));
+  return /\/docker\/([0-9a-f]{64})$/m.exec(text)?.[1] ?? null;
+}
+
+/**
+ * Whether the process runs in a container of the Docker Engine whose data root is `dataRoot`.
+ * (shims/lib/proc.js onNode answers the same for nvidia-smi, in the shims' language.)
+ */
+export function inEngineContainer(pid: number, dataRoot: string): boolean {
+  const id = containerOf(pid);
+  return id !== null && fs.existsSync(path.join(dataRoot, "containers", id));
 }
 
 /** The records the shims and the harness wrote under <dir>/run/procs/. */
