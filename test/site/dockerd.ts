@@ -129,6 +129,13 @@ export function engineProcesses(siteDir: string): ProcRecord[] {
   return registeredProcesses(siteDir).filter((r) => r.what.startsWith(ENGINE));
 }
 
+/** Each engine's dockerd and the containerd it started (what starts the shims, runc and the containers). */
+export function engineTree(siteDir: string): number[] {
+  const engines = engineProcesses(siteDir).filter((r) => isAlive(r.pid, r.start)).map((r) => r.pid);
+  const children = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => engines.includes(procStat(pid)?.ppid ?? -1));
+  return [...engines, ...children];
+}
+
 /** The container processes of an engine: each container's init, as its shim wrote it, with the container's id. */
 function containerInits(dirs: EngineDirs): Array<{ id: string; pid: number }> {
   const tasks = path.join(dirs.exec, "containerd", "daemon", "io.containerd.runtime.v2.task", "moby");

@@ -148,7 +148,7 @@ export function buildNode(site: SiteBase, node: SimNode): string {
 }
 
 /** How the node's Docker Engine starts: its roots, name, hosts, the NVIDIA hook stand-in, the OCI runtime, the registries. */
-export function engineStart(site: SiteBase, node: SimNode): EngineStart {
+export function engineStart(site: SiteBase & { cgroupParent?: string }, node: SimNode): EngineStart {
   const shims = path.join(site.dir, "shims");
   return {
     dirs: engineDirs(nodeEngineDir(node)),
@@ -164,6 +164,7 @@ export function engineStart(site: SiteBase, node: SimNode): EngineStart {
       "--log-opt", "max-size=50m", "--log-opt", "max-file=3",
       "--registry-mirror", `http://${site.registryIp}`,
       ...registryHosts().flatMap((h) => ["--insecure-registry", h]),
+      ...(site.cgroupParent === undefined ? [] : ["--cgroup-parent", site.cgroupParent]),
     ],
   };
 }

@@ -72,7 +72,7 @@ export function siteProcesses(dir: string): ProcRecord[] {
   return out;
 }
 
-/** The id of the Docker container the process runs in (its cgroup is docker's /docker/<id>), or null. */
+/** The id of the Docker container the process runs in (its cgroup is <parent>/<id>, docker's /docker/<id> by default), or null. */
 export function containerOf(pid: number): string | null {
   let text: string;
   try {
@@ -80,7 +80,7 @@ export function containerOf(pid: number): string | null {
   } catch {
     return null;
   }
-  return /\/docker\/([0-9a-f]{64})$/m.exec(text)?.[1] ?? null;
+  return /\/([0-9a-f]{64})$/m.exec(text)?.[1] ?? null;
 }
 
 /**

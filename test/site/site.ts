@@ -42,6 +42,8 @@ export interface StartSiteOptions {
   sshPort?: number;
   /** The site images each node pulls at start (default: all of SITE_IMAGES on every node). */
   images?: SiteImageName[] | ((node: string) => SiteImageName[]);
+  /** The cgroup the nodes' Docker Engines put their containers under (dockerd --cgroup-parent; default docker's /docker). */
+  cgroupParent?: string;
 }
 
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
@@ -139,6 +141,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     });
     fs.writeFileSync(knownHosts, `${lines.join("\n")}\n`);
     const base = { dir, user: os.userInfo().username, nodes, clientKey, knownHosts, nodeBin: nodeBinDir(), registryIp };
+    const engineBase = { ...base, ...(opts.cgroupParent !== undefined && { cgroupParent: opts.cgroupParent }) };
     const sshd: ProcRecord[] = [];
     const waits: Promise<void>[] = [];
     const all = Object.keys(SITE_IMAGES) as SiteImageName[];
@@ -150,7 +153,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
       const rec = startSshd(cfg, log);
       register(dir, rec, node.name);
       sshd.push(rec);
-      waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000), startNodeEngine(base, node, images(node.name)));
+      waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000), startNodeEngine(engineBase, node, images(node.name)));
     }
     const { repo, revs } = createDgppRepo(dir);
     await Promise.all(waits);

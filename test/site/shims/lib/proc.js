@@ -60,7 +60,7 @@ function allPids() {
     .map(Number);
 }
 
-/** The id of the Docker container the process runs in (its cgroup is docker's /docker/<id>), or null. */
+/** The id of the Docker container the process runs in (its cgroup is <parent>/<id>, docker's /docker/<id> by default), or null. */
 function containerOf(pid) {
   let text;
   try {
@@ -68,7 +68,7 @@ function containerOf(pid) {
   } catch {
     return null;
   }
-  const m = /\/docker\/([0-9a-f]{64})$/m.exec(text);
+  const m = /\/([0-9a-f]{64})$/m.exec(text);
   return m ? m[1] : null;
 }
 
