@@ -2,7 +2,7 @@
  * The simulated site's Docker: a real Docker Engine per node (its own data root, socket, host
  * name, containers), the site's registry under the recipes' image names, `docker save | ssh
  * docker load` between nodes, and the two stand-ins at the boundary of what this machine lacks:
- * the NVIDIA container hook (a GB10) and the OCI runtime wrapper for the sandbox's memlock limit.
+ * the NVIDIA container hook (a GB10) and the OCI runtime wrapper for the sandbox's resource limits.
  * Addresses: 127.0.0.236-237, sshd port 2597.
  */
 import { spawnSync } from "node:child_process";
@@ -99,17 +99,17 @@ describe("the stand-ins", () => {
     expect(engine.stderr).toContain("RuntimeError: Failed to infer device type");
   });
 
-  it("--ulimit memlock=-1: the OCI runtime wrapper caps it at the sandbox's hard limit and says so in the log; other containers are untouched", async () => {
-    const hard = spawnSync("bash", ["-c", "ulimit -H -l"], { encoding: "utf8" }).stdout.trim();
-    const run = await sh(d1, "docker run --name ml --ulimit memlock=-1:-1 ubuntu:24.04 sh -c 'ulimit -H -l' && docker logs ml 2>&1; docker rm ml >/dev/null");
+  it("--ulimit memlock=-1 and nofile=1048576: the OCI runtime wrapper caps them at the sandbox's hard limits and says so in the log; other containers are untouched", async () => {
+    const hard = (flag: string) => spawnSync("bash", ["-c", `ulimit -H ${flag}`], { encoding: "utf8" }).stdout.trim();
+    const run = await sh(d1, "docker run --name rl --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576 ubuntu:24.04 sh -c 'ulimit -H -l; ulimit -H -n' && docker logs rl 2>&1; docker rm rl >/dev/null");
     const plain = await sh(d1, "docker run --name plain ubuntu:24.04 true && docker logs plain 2>&1; docker rm plain >/dev/null");
     expect(plain).toBe("");
-    if (hard === "unlimited") {
-      expect(run).toBe("unlimited\n");
-      return;
-    }
-    const bytes = Number(hard) * 1024;
-    expect(run).toContain(`${hard}\n`);
-    expect(run).toContain(`RLIMIT_MEMLOCK soft 18446744073709551615 hard 18446744073709551615 lowered to soft ${bytes} hard ${bytes} (bytes)`);
+    const [memlock, nofile] = [hard("-l"), hard("-n")];
+    expect(run.startsWith(`${memlock}\n${nofile === "unlimited" || Number(nofile) >= 1048576 ? "1048576" : nofile}\n`)).toBe(true);
+    const said = (type: string, asked: string, to: string) => `RLIMIT_${type} soft ${asked} hard ${asked} lowered to soft ${to} hard ${to}, the sandbox's hard limit`;
+    if (memlock === "unlimited") expect(run).not.toContain("RLIMIT_MEMLOCK");
+    else expect(run).toContain(said("MEMLOCK", "18446744073709551615", String(Number(memlock) * 1024)));
+    if (nofile === "unlimited" || Number(nofile) >= 1048576) expect(run).not.toContain("RLIMIT_NOFILE");
+    else expect(run).toContain(said("NOFILE", "1048576", nofile));
   });
 });

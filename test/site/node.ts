@@ -159,7 +159,7 @@ export function engineStart(site: SiteBase & { cgroupParent?: string }, node: Si
     // dockerd's environment, which dockerd hands to its hooks.
     env: { PATH: `${shims}/nvidia:/usr/sbin:/usr/bin:/sbin:/bin`, SIM_NODE_ROOT: node.root, SIM_NODE_NAME: node.name, SIM_NODE_IP: node.ip, SIM_SITE_DIR: site.dir },
     args: [
-      "--add-runtime", `sim-memlock=${path.join(shims, "oci-runtime-memlock")}`, "--default-runtime", "sim-memlock",
+      "--add-runtime", `sim-rlimits=${path.join(shims, "oci-runtime-rlimits")}`, "--default-runtime", "sim-rlimits",
       // A DGX Spark's docker rotates a container's json log at 50 MB, three files (seed 001).
       "--log-opt", "max-size=50m", "--log-opt", "max-file=3",
       "--registry-mirror", `http://${site.registryIp}`,
