@@ -16,7 +16,7 @@ import { sshOk } from "../test/site/exec";
 import { SITE_IMAGES, type SiteImageName } from "../test/site/images";
 import { setEngineProofs, type SimNode } from "../test/site/site";
 
-const VLLM_IMAGE = "nvcr.io/nvidia/vllm:25.10-py3";
+const VLLM = "nvcr.io/nvidia/vllm:25.10-py3";
 
 const say = (s: string) => process.stdout.write(`\n\x1b[1m== ${s}\x1b[0m\n`);
 
@@ -41,7 +41,7 @@ async function chat(url: string, model: string): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  say("starting three simulated Sparks (sshd and a Docker Engine each on 127.0.0.61-63, a registry, a fake engine in the images)");
+  say("starting three simulated Sparks (sshd and a Docker Engine each on 127.0.0.61-63, a registry, the images)");
   let e: E2E | undefined;
   try {
     e = await e2eProject({
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
         for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"]) cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), { recursive: true });
       },
       // spark3 never pulled the vLLM image: the up copies it from spark2 (docker save | ssh docker load).
-      images: (node) => (Object.keys(SITE_IMAGES) as SiteImageName[]).filter((i) => node !== "spark3" || i !== VLLM_IMAGE),
+      images: (node) => (Object.keys(SITE_IMAGES) as SiteImageName[]).filter((i) => node !== "spark3" || i !== VLLM),
       config: () => ["  sm121:modelCache: keep", "  sm121:imageSync: true", "  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
     });
     say(`pulumi preview (project ${e.dir}, stack ${e.stack})`);

@@ -20,7 +20,12 @@ const sh = (n: SimNode, script: string): Promise<string> => sshOk(site, n, `set 
 const VLLM = "nvcr.io/nvidia/vllm:25.10-py3";
 
 beforeAll(async () => {
-  site = await startSite({ dir: fs.mkdtempSync(path.join(os.tmpdir(), "sm121-docker-")), nodes: ["d1", "d2"], firstIp: 236, sshPort: 2597 });
+  site = await startSite({
+    dir: fs.mkdtempSync(path.join(os.tmpdir(), "sm121-docker-")),
+    nodes: ["d1", "d2"],
+    firstIp: 236,
+    sshPort: 2597,
+  });
   [d1, d2] = site.nodes as [SimNode, SimNode];
 });
 
@@ -32,7 +37,14 @@ afterAll(async () => {
 describe("a Docker Engine per node", () => {
   it("is the login's DOCKER_HOST, and what a script started with env -i reaches too", async () => {
     const sock = path.join(d1.root, "docker", "docker.sock");
-    const out = await sh(d1, "echo \"$DOCKER_HOST\"; docker info --format '{{.Name}} {{.DockerRootDir}}'; env -i HOME=\"$HOME\" PATH=\"$PATH\" docker info --format '{{.Name}}'");
+    const out = await sh(
+      d1,
+      [
+        'echo "$DOCKER_HOST"',
+        "docker info --format '{{.Name}} {{.DockerRootDir}}'",
+        'env -i HOME="$HOME" PATH="$PATH" docker info --format \'{{.Name}}\'',
+      ].join("\n"),
+    );
     expect(out).toBe(`unix://${sock}\nd1 ${path.join(d1.root, "docker", "data")}\nd1\n`);
     expect((await sh(d2, "docker info --format '{{.Name}}'")).trim()).toBe("d2");
   });
@@ -40,7 +52,9 @@ describe("a Docker Engine per node", () => {
   it("runs its own containers only, named by the node, with the node's /etc/hosts", async () => {
     await sh(d1, "docker run -d --name only-here ubuntu:24.04 sleep 300 >/dev/null");
     expect(await sh(d2, "docker ps -aq --filter name=only-here")).toBe("");
-    expect((await sh(d1, "docker ps --filter name=only-here --format '{{.Names}} {{.State}}'")).trim()).toBe("only-here running");
+    expect((await sh(d1, "docker ps --filter name=only-here --format '{{.Names}} {{.State}}'")).trim()).toBe(
+      "only-here running",
+    );
     const seen = await sh(d1, "docker run --rm --network host ubuntu:24.04 sh -c 'hostname; cat /etc/hosts'");
     expect(seen.split("\n")[0]).toBe("d1");
     expect(seen).toContain(`${d1.ip} d1\n`);
@@ -85,9 +99,15 @@ describe("docker save | ssh peer docker load (ImageSync's copy)", () => {
 });
 
 describe("the stand-ins", () => {
-  it("--gpus all: the NVIDIA hook stand-in gives the devices, NVIDIA_VISIBLE_DEVICES and a GB10 nvidia-smi", async () => {
-    const out = await sh(d1, "docker run --rm --gpus all ubuntu:24.04 sh -c 'echo $NVIDIA_VISIBLE_DEVICES; ls /dev/nvidiactl /dev/nvidia0; nvidia-smi -L'");
-    expect(out).toBe("all\n/dev/nvidia0\n/dev/nvidiactl\nGPU 0: NVIDIA GB10 (UUID: GPU-5b1a7c4e-0d2f-4c7b-9e41-6a0f3d2b8c11)\n");
+  it("--gpus all: the NVIDIA hook stand-in gives devices, NVIDIA_VISIBLE_DEVICES and a GB10 nvidia-smi", async () => {
+    const out = await sh(
+      d1,
+      "docker run --rm --gpus all ubuntu:24.04 sh -c " +
+        "'echo $NVIDIA_VISIBLE_DEVICES; ls /dev/nvidiactl /dev/nvidia0; nvidia-smi -L'",
+    );
+    expect(out).toBe(
+      "all\n/dev/nvidia0\n/dev/nvidiactl\nGPU 0: NVIDIA GB10 (UUID: GPU-5b1a7c4e-0d2f-4c7b-9e41-6a0f3d2b8c11)\n",
+    );
   });
 
   it("without --gpus, a container has no nvidia-smi and no GPU: the fake vLLM fails as vLLM does", async () => {
@@ -99,14 +119,25 @@ describe("the stand-ins", () => {
     expect(engine.stderr).toContain("RuntimeError: Failed to infer device type");
   });
 
-  it("--ulimit memlock=-1 and nofile=1048576: the OCI runtime wrapper caps them at the sandbox's hard limits and says so in the log; other containers are untouched", async () => {
+  // What sm121 renders for an RDMA container: above the sandbox's hard limits.
+  it("--ulimit memlock=-1, nofile=1048576: the wrapper caps both, says so in the log, nothing else", async () => {
     const hard = (flag: string) => spawnSync("bash", ["-c", `ulimit -H ${flag}`], { encoding: "utf8" }).stdout.trim();
-    const run = await sh(d1, "docker run --name rl --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576 ubuntu:24.04 sh -c 'ulimit -H -l; ulimit -H -n' && docker logs rl 2>&1; docker rm rl >/dev/null");
-    const plain = await sh(d1, "docker run --name plain ubuntu:24.04 true && docker logs plain 2>&1; docker rm plain >/dev/null");
+    const run = await sh(
+      d1,
+      "docker run --name rl --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576 ubuntu:24.04 " +
+        "sh -c 'ulimit -H -l; ulimit -H -n' && docker logs rl 2>&1; docker rm rl >/dev/null",
+    );
+    const plain = await sh(
+      d1,
+      "docker run --name plain ubuntu:24.04 true && docker logs plain 2>&1; docker rm plain >/dev/null",
+    );
     expect(plain).toBe("");
     const [memlock, nofile] = [hard("-l"), hard("-n")];
-    expect(run.startsWith(`${memlock}\n${nofile === "unlimited" || Number(nofile) >= 1048576 ? "1048576" : nofile}\n`)).toBe(true);
-    const said = (type: string, asked: string, to: string) => `RLIMIT_${type} soft ${asked} hard ${asked} lowered to soft ${to} hard ${to}, the sandbox's hard limit`;
+    expect(
+      run.startsWith(`${memlock}\n${nofile === "unlimited" || Number(nofile) >= 1048576 ? "1048576" : nofile}\n`),
+    ).toBe(true);
+    const said = (type: string, asked: string, to: string) =>
+      `RLIMIT_${type} soft ${asked} hard ${asked} lowered to soft ${to} hard ${to}, the sandbox's hard limit`;
     if (memlock === "unlimited") expect(run).not.toContain("RLIMIT_MEMLOCK");
     else expect(run).toContain(said("MEMLOCK", "18446744073709551615", String(Number(memlock) * 1024)));
     if (nofile === "unlimited" || Number(nofile) >= 1048576) expect(run).not.toContain("RLIMIT_NOFILE");

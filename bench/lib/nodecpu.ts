@@ -45,7 +45,7 @@ export interface NodeCpu {
   close(): void;
 }
 
-/** The v1 hierarchies (memory, pids, ...) where dockerd made the group for its containers' cgroups: empty once they are gone. */
+/** The v1 hierarchies (memory, pids, ...) where dockerd made the group for its containers: empty once they are gone. */
 function removeEngineGroups(name: string): void {
   const v1 = "/sys/fs/cgroup";
   if (!existsSync(v1)) return;
@@ -155,7 +155,8 @@ export function nodeCpu(name: string): NodeCpu {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, h.file), `${h.value}\n`);
   } catch (e) {
-    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, cgroupParent: undefined, ...NOT_COUNTED };
+    const how = `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`;
+    return { how, weighted: false, cgroupParent: undefined, ...NOT_COUNTED };
   }
   const acct = account(h, name, dir);
   const group = `${name}-${process.pid}`;

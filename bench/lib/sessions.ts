@@ -33,7 +33,8 @@ export function installSessionCounter(site: SimSite): void {
     if (!lstatSync(docker).isSymbolicLink()) continue;
     const cli = realpathSync(docker);
     rmSync(docker);
-    writeFileSync(docker, `#!/bin/sh\nprintf '%s %s\\n' "$(date +%s.%N)" "\${1:-}" >> '${join(n.root, DOCKER_LOG)}'\nexec '${cli}' "$@"\n`, { mode: 0o755 });
+    const count = `printf '%s %s\\n' "$(date +%s.%N)" "\${1:-}" >> '${join(n.root, DOCKER_LOG)}'`;
+    writeFileSync(docker, `#!/bin/sh\n${count}\nexec '${cli}' "$@"\n`, { mode: 0o755 });
   }
 }
 

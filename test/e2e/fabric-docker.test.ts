@@ -24,7 +24,8 @@ timeout_s = 60
 max_model_len = 32768
 `;
 
-const fabric = (n: SimNode) => `      fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
+const fabric = (n: SimNode) =>
+  `      fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
 
 describe.sequential("RDMA in real containers through pulumi up", () => {
   let e: E2E;
@@ -51,18 +52,33 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     for (const [rank, n] of (e.site.nodes as SimNode[]).entries()) {
       const name = `sm121-pair-${rank}`;
-      const host = await sshOk(e.site, n, `docker inspect -f '{{json .HostConfig.Devices}} {{json .HostConfig.Ulimits}}' ${name}`);
+      const host = await sshOk(
+        e.site,
+        n,
+        `docker inspect -f '{{json .HostConfig.Devices}} {{json .HostConfig.Ulimits}}' ${name}`,
+      );
       expect(JSON.parse(`[${host.trim().split(" ").join(",")}]`)).toEqual([
         [{ PathOnHost: devicesDir(n), PathInContainer: "/dev/infiniband", CgroupPermissions: "rwm" }],
-        [{ Name: "memlock", Hard: -1, Soft: -1 }, { Name: "nofile", Hard: 1048576, Soft: 1048576 }],
+        [
+          { Name: "memlock", Hard: -1, Soft: -1 },
+          { Name: "nofile", Hard: 1048576, Soft: 1048576 },
+        ],
       ]);
       // IPC_LOCK (capability 14) is in the engine's effective set (Docker's default set lacks it).
       const capEff = await sshOk(e.site, n, `docker exec ${name} awk '/^CapEff/ { print $2 }' /proc/1/status`);
       expect((BigInt(`0x${capEff.trim()}`) >> 14n) & 1n).toBe(1n);
       // What the engine (the container's pid 1) has: the node's RDMA devices, and the hard limits
       // the sandbox allows (memlock in bytes), no more than it asked for.
-      const inside = await sshOk(e.site, n, `docker exec ${name} sh -c "ls /dev/infiniband; awk '/locked memory|open files/ { print \\$(NF - 1) }' /proc/1/limits"`);
-      const sandbox = (await sshOk(e.site, n, "ulimit -H -l; ulimit -H -n")).trim().split("\n").map((v) => (v === "unlimited" ? Infinity : Number(v)));
+      const inside = await sshOk(
+        e.site,
+        n,
+        `docker exec ${name} sh -c "ls /dev/infiniband; ` +
+          `awk '/locked memory|open files/ { print \\$(NF - 1) }' /proc/1/limits"`,
+      );
+      const sandbox = (await sshOk(e.site, n, "ulimit -H -l; ulimit -H -n"))
+        .trim()
+        .split("\n")
+        .map((v) => (v === "unlimited" ? Infinity : Number(v)));
       const [memlock = 0, nofile = 0] = sandbox;
       // /proc/<pid>/limits lists open files before locked memory.
       const limits = [String(Math.min(1048576, nofile)), memlock === Infinity ? "unlimited" : String(memlock * 1024)];

@@ -25,7 +25,14 @@ export interface EngineDirs {
 }
 
 export function engineDirs(dir: string): EngineDirs {
-  return { dir, data: path.join(dir, "data"), exec: path.join(dir, "exec"), sock: path.join(dir, "docker.sock"), pid: path.join(dir, "docker.pid"), etc: path.join(dir, "etc") };
+  return {
+    dir,
+    data: path.join(dir, "data"),
+    exec: path.join(dir, "exec"),
+    sock: path.join(dir, "docker.sock"),
+    pid: path.join(dir, "docker.pid"),
+    etc: path.join(dir, "etc"),
+  };
 }
 
 export interface EngineStart {
@@ -43,7 +50,7 @@ export interface EngineStart {
 // Runs as root in the new namespaces, then becomes dockerd (the pid the site records).
 const LAUNCH = [
   "set -eu",
-  'hosts=$1 etc=$2 name=$3; shift 3',
+  "hosts=$1 etc=$2 name=$3; shift 3",
   'mount --bind "$hosts" /etc/hosts',
   'if [ -d /etc/docker ]; then mount --bind "$etc" /etc/docker; fi',
   "mount -t tmpfs -o mode=0755 sm121-node-run /run",
@@ -57,17 +64,23 @@ export function startEngine(s: EngineStart): ProcRecord {
   for (const dir of [d.data, d.exec, d.etc, path.dirname(s.log)]) fs.mkdirSync(dir, { recursive: true });
   fs.rmSync(d.sock, { force: true });
   const flags = [
-    "--data-root", d.data, "--exec-root", d.exec, "-H", `unix://${d.sock}`, "--pidfile", d.pid,
-    "--config-file", path.join(d.etc, "daemon.json"),
+    ...["--data-root", d.data, "--exec-root", d.exec, "-H", `unix://${d.sock}`, "--pidfile", d.pid],
+    ...["--config-file", path.join(d.etc, "daemon.json")],
     // No bridge, no iptables, no forwarding: the site's containers run with --network host, and the
     // machine's (or the test namespace's) network and kernel settings stay as they are.
-    "--iptables=false", "--ip6tables=false", "--bridge=none", "--ip-forward=false", "--ip-masq=false",
+    ...["--iptables=false", "--ip6tables=false", "--bridge=none", "--ip-forward=false", "--ip-masq=false"],
     "--storage-driver=overlay2",
     ...s.args,
   ];
   fs.writeFileSync(path.join(d.etc, "daemon.json"), "{}\n");
   const out = fs.openSync(s.log, "a");
-  const child = spawn("unshare", ["--mount", "--uts", "--propagation", "private", "bash", "-c", LAUNCH, "sm121-dockerd", s.hosts, d.etc, s.hostname, ...flags], { detached: true, env: s.env, stdio: ["ignore", out, out] });
+  const namespaces = ["--mount", "--uts", "--propagation", "private"];
+  const launch = ["bash", "-c", LAUNCH, "sm121-dockerd", s.hosts, d.etc, s.hostname, ...flags];
+  const child = spawn("unshare", [...namespaces, ...launch], {
+    detached: true,
+    env: s.env,
+    stdio: ["ignore", out, out],
+  });
   fs.closeSync(out);
   child.unref();
   const pid = child.pid;
@@ -101,15 +114,24 @@ function logTail(log: string): string {
 }
 
 /** Waits until the engine answers /_ping; fails early, with its log, when it exited. */
-export async function waitForEngine(s: Pick<EngineStart, "dirs" | "log">, rec: ProcRecord, timeoutMs: number): Promise<void> {
+export async function waitForEngine(
+  s: Pick<EngineStart, "dirs" | "log">,
+  rec: ProcRecord,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (!isAlive(rec.pid, rec.start)) throw new Error(`test site: dockerd for ${s.dirs.dir} exited at startup:\n${logTail(s.log)}`);
+    if (!isAlive(rec.pid, rec.start))
+      throw new Error(`test site: dockerd for ${s.dirs.dir} exited at startup:\n${logTail(s.log)}`);
     if (fs.existsSync(s.dirs.sock)) {
       const r = await engineApi(s.dirs.sock, "GET", "/_ping", 2000).catch(() => null);
       if (r !== null && r.status === 200) return;
     }
-    if (Date.now() > deadline) throw new Error(`test site: dockerd for ${s.dirs.dir} did not answer within ${timeoutMs} ms (log: ${s.log}):\n${logTail(s.log)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `test site: dockerd for ${s.dirs.dir} did not answer within ${timeoutMs} ms (log: ${s.log}):\n` +
+          logTail(s.log),
+      );
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -118,10 +140,18 @@ export async function waitForEngine(s: Pick<EngineStart, "dirs" | "log">, rec: P
 export async function pullImage(sock: string, ref: string): Promise<void> {
   const at = ref.lastIndexOf(":");
   const [name, tag] = at > ref.lastIndexOf("/") ? [ref.slice(0, at), ref.slice(at + 1)] : [ref, "latest"];
-  const r = await engineApi(sock, "POST", `/images/create?fromImage=${encodeURIComponent(name)}&tag=${encodeURIComponent(tag)}`, 120_000);
+  const r = await engineApi(
+    sock,
+    "POST",
+    `/images/create?fromImage=${encodeURIComponent(name)}&tag=${encodeURIComponent(tag)}`,
+    120_000,
+  );
   // The progress stream: one JSON object per line; a failure is a line with "error".
   const failed = r.body.split("\n").find((l) => l.includes('"error"'));
-  if (r.status !== 200 || failed !== undefined) throw new Error(`test site: pulling ${ref} into ${sock} failed (HTTP ${r.status}): ${failed ?? r.body.slice(0, 500)}`);
+  if (r.status !== 200 || failed !== undefined)
+    throw new Error(
+      `test site: pulling ${ref} into ${sock} failed (HTTP ${r.status}): ${failed ?? r.body.slice(0, 500)}`,
+    );
 }
 
 /** The engines the site recorded under <site>/run/procs (one per node). */
@@ -131,8 +161,14 @@ export function engineProcesses(siteDir: string): ProcRecord[] {
 
 /** Each engine's dockerd and the containerd it started (what starts the shims, runc and the containers). */
 export function engineTree(siteDir: string): number[] {
-  const engines = engineProcesses(siteDir).filter((r) => isAlive(r.pid, r.start)).map((r) => r.pid);
-  const children = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => engines.includes(procStat(pid)?.ppid ?? -1));
+  const engines = engineProcesses(siteDir)
+    .filter((r) => isAlive(r.pid, r.start))
+    .map((r) => r.pid);
+  const children = fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => engines.includes(procStat(pid)?.ppid ?? -1));
   return [...engines, ...children];
 }
 

@@ -72,8 +72,9 @@ export function localScript(site: SimSite, node: SimNode, script: string, timeou
  * so no COPY: FROM one of the site's images, LABEL, ENTRYPOINT, ...), tags it `ref`; its ID.
  */
 export async function buildImage(site: SimSite, node: SimNode, ref: string, dockerfile: string): Promise<string> {
-  const out = await sshOk(site, node, `DOCKER_BUILDKIT=0 docker build -q -t ${ref} - <<'SM121_DOCKERFILE'\n${dockerfile}\nSM121_DOCKERFILE`);
+  const script = `DOCKER_BUILDKIT=0 docker build -q -t ${ref} - <<'SM121_DOCKERFILE'\n${dockerfile}\nSM121_DOCKERFILE`;
+  const out = await sshOk(site, node, script);
   const id = out.trim().split("\n").pop() ?? "";
-  if (!/^sha256:[0-9a-f]{64}$/.test(id)) throw new Error(`${node.name}: docker build of ${ref} printed no image ID:\n${out}`);
+  if (!/^sha256:[0-9a-f]{64}$/.test(id)) throw new Error(`${node.name}: docker build of ${ref}: no image ID:\n${out}`);
   return id;
 }

@@ -47,7 +47,7 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
 }
 
-/** Engine processes (also in the node's containers), tmux servers and recipe scripts of a node that are still running. */
+/** Engine processes (also in the node's containers), tmux servers and recipe scripts of a node still running. */
 export function leftovers(node: SimNode): string[] {
   return nodeProcesses(node, /fake-engine|tmux|dgpp-manager|start\.sh/);
 }

@@ -43,9 +43,14 @@ export function splitRef(ref: string): { host: string | null; repo: string; tag:
   return { host: null, repo: name.includes("/") ? name : `library/${name}`, tag };
 }
 
-/** The registry hosts the nodes reach at the site's registry: those of the site's images, and registry.example for tests. */
+/**
+ * The registry hosts the nodes reach at the site's registry: those of the site's images, and
+ * registry.example for tests.
+ */
 export function registryHosts(): string[] {
-  const hosts = Object.keys(SITE_IMAGES).map((r) => splitRef(r).host).filter((h): h is string => h !== null);
+  const hosts = Object.keys(SITE_IMAGES)
+    .map((r) => splitRef(r).host)
+    .filter((h): h is string => h !== null);
   return [...new Set([...hosts, "registry.example"])].sort();
 }
 
@@ -60,7 +65,11 @@ interface Input {
 }
 
 function walk(src: string, dest: string): Input[] {
-  if (fs.statSync(src).isDirectory()) return fs.readdirSync(src).sort().flatMap((f) => walk(path.join(src, f), path.join(dest, f)));
+  if (fs.statSync(src).isDirectory())
+    return fs
+      .readdirSync(src)
+      .sort()
+      .flatMap((f) => walk(path.join(src, f), path.join(dest, f)));
   return [{ src, dest, ours: true }];
 }
 
@@ -83,20 +92,38 @@ function inputs(): Input[] {
     { src: node, dest: "system/usr/local/bin/node", ours: false },
     { src: fs.realpathSync("/bin/bash"), dest: "system/bin/bash", ours: false },
     { src: fs.realpathSync(busybox()), dest: "system/bin/busybox", ours: false },
-    ...[...new Set(programs.flatMap(libraries))].sort().map((lib) => ({ src: fs.realpathSync(lib), dest: `system${lib}`, ours: false })),
+    ...[...new Set(programs.flatMap(libraries))]
+      .sort()
+      .map((lib) => ({ src: fs.realpathSync(lib), dest: `system${lib}`, ours: false })),
   ];
   const sim = [
-    ...["fake-engine.js", "vllm", "python3", "gr8"].map((f) => ({ src: path.join(shims, f), dest: `sim/opt/sm121-sim/${f}`, ours: true })),
-    ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter((i) => !i.src.includes(`${path.sep}options${path.sep}`)),
+    ...["fake-engine.js", "vllm", "python3", "gr8"].map((f) => ({
+      src: path.join(shims, f),
+      dest: `sim/opt/sm121-sim/${f}`,
+      ours: true,
+    })),
+    ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter(
+      (i) => !i.src.includes(`${path.sep}options${path.sep}`),
+    ),
     ...walk(path.join(shims, "lib"), "sim/opt/sm121-sim/lib"),
-    ...fs.readdirSync(engineOptionsDir()).filter((f) => f.endsWith(".json")).sort().map((f) => ({ src: path.join(engineOptionsDir(), f), dest: `sim/opt/sm121-sim/engine/options/${f}`, ours: true })),
+    ...fs
+      .readdirSync(engineOptionsDir())
+      .filter((f) => f.endsWith(".json"))
+      .sort()
+      .map((f) => ({
+        src: path.join(engineOptionsDir(), f),
+        dest: `sim/opt/sm121-sim/engine/options/${f}`,
+        ours: true,
+      })),
   ];
   return [...system, ...sim];
 }
 
 function busybox(): string {
   for (const p of ["/bin/busybox", "/usr/bin/busybox"]) if (fs.existsSync(p)) return p;
-  throw new Error("test site: busybox not found (the site images' shell tools); install busybox-static (scripts/setup.sh does)");
+  throw new Error(
+    "test site: busybox not found (the site images' shell tools); install busybox-static (scripts/setup.sh does)",
+  );
 }
 
 const DOCKERFILE = [
@@ -144,13 +171,19 @@ function writeContext(ctx: string, all: Input[]): void {
     fs.chmodSync(to, fs.statSync(i.src).mode & 0o777);
   }
   const sys = path.join(ctx, "system");
-  for (const d of ["tmp", "root", "run", "var/tmp", "etc", "opt/gr8", "usr/local/sbin"]) fs.mkdirSync(path.join(sys, d), { recursive: true });
+  for (const d of ["tmp", "root", "run", "var/tmp", "etc", "opt/gr8", "usr/local/sbin"])
+    fs.mkdirSync(path.join(sys, d), { recursive: true });
   fs.chmodSync(path.join(sys, "tmp"), 0o1777);
   fs.chmodSync(path.join(sys, "var/tmp"), 0o1777);
-  fs.writeFileSync(path.join(sys, "etc/passwd"), "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+  fs.writeFileSync(
+    path.join(sys, "etc/passwd"),
+    "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+  );
   fs.writeFileSync(path.join(sys, "etc/group"), "root:x:0:\nnogroup:x:65534:\n");
   // busybox's applets where a Debian system has them (bash stays bash).
-  const applets = execFileSync(busybox(), ["--list-full"], { encoding: "utf8" }).split("\n").filter((l) => l !== "" && l !== "bin/bash");
+  const applets = execFileSync(busybox(), ["--list-full"], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l !== "" && l !== "bin/bash");
   for (const a of applets) {
     const to = path.join(sys, a);
     if (fs.existsSync(to)) continue;
@@ -160,7 +193,12 @@ function writeContext(ctx: string, all: Input[]): void {
   const sim = path.join(ctx, "sim");
   fs.mkdirSync(path.join(sim, "usr/local/bin"), { recursive: true });
   fs.mkdirSync(path.join(sim, "opt/gr8"), { recursive: true });
-  for (const [name, target] of [["vllm", "vllm"], ["python3", "python3"], ["python", "python3"]] as const) fs.symlinkSync(`/opt/sm121-sim/${target}`, path.join(sim, "usr/local/bin", name));
+  for (const [name, target] of [
+    ["vllm", "vllm"],
+    ["python3", "python3"],
+    ["python", "python3"],
+  ] as const)
+    fs.symlinkSync(`/opt/sm121-sim/${target}`, path.join(sim, "usr/local/bin", name));
   fs.symlinkSync("/opt/sm121-sim/gr8", path.join(sim, "opt/gr8/gr8"));
   fs.writeFileSync(path.join(ctx, "Dockerfile"), DOCKERFILE);
 }
@@ -170,10 +208,13 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 15 * 60_000;
   for (;;) {
     try {
-      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null }), { flag: "wx" });
+      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null }), {
+        flag: "wx",
+      });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw new Error(`test site: cannot take the image build lock ${file}: ${(e as Error).message}`, { cause: e });
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new Error(`test site: cannot take the image build lock ${file}: ${(e as Error).message}`, { cause: e });
       let holder: { pid?: number; start?: string | null } = {};
       try {
         holder = JSON.parse(fs.readFileSync(file, "utf8")) as typeof holder;
@@ -181,7 +222,11 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
         // being written: look again
       }
       if (typeof holder.pid === "number" && !isAlive(holder.pid, holder.start)) fs.rmSync(file, { force: true });
-      if (Date.now() > deadline) throw new Error(`test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`, { cause: e });
+      if (Date.now() > deadline)
+        throw new Error(
+          `test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`,
+          { cause: e },
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -201,11 +246,28 @@ async function build(work: string, all: Input[], key: string): Promise<void> {
   const log = path.join(work, "dockerd.log");
   const hosts = path.join(work, "hosts");
   fs.writeFileSync(hosts, "127.0.0.1 localhost\n");
-  const engine = startEngine({ dirs, hostname: "sm121-image-builder", hosts, log, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, args: [] });
-  const registry = await startRegistry({ storage: path.join(work, "registry"), config: path.join(work, "registry.yml"), log: path.join(work, "registry.log"), host: "127.0.0.1", port: 0 });
+  const engine = startEngine({
+    dirs,
+    hostname: "sm121-image-builder",
+    hosts,
+    log,
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    args: [],
+  });
+  const registry = await startRegistry({
+    storage: path.join(work, "registry"),
+    config: path.join(work, "registry.yml"),
+    log: path.join(work, "registry.log"),
+    host: "127.0.0.1",
+    port: 0,
+  });
   try {
     await waitForEngine({ dirs, log }, engine, 60_000);
-    const docker = (args: string[], input?: string) => run("/usr/bin/docker", ["-H", `unix://${dirs.sock}`, ...args], { input, env: { ...process.env, DOCKER_BUILDKIT: "0" } });
+    const docker = (args: string[], input?: string) =>
+      run("/usr/bin/docker", ["-H", `unix://${dirs.sock}`, ...args], {
+        input,
+        env: { ...process.env, DOCKER_BUILDKIT: "0" },
+      });
     const base = `sm121-site-base:${key}`;
     await docker(["build", "-q", "-t", base, ctx]);
     for (const [ref, image] of Object.entries(SITE_IMAGES) as Array<[string, SiteImage]>) {
@@ -234,7 +296,8 @@ export async function siteImageStore(): Promise<string> {
   for (const ref of Object.keys(SITE_IMAGES)) {
     const { host, repo } = splitRef(ref);
     const other = repos.get(repo);
-    if (other !== undefined && splitRef(other).host !== host) throw new Error(`test site: ${ref} and ${other} would share the repository ${repo} in the site's one registry`);
+    if (other !== undefined && splitRef(other).host !== host)
+      throw new Error(`test site: ${ref} and ${other} would share the repository ${repo} in the site's one registry`);
     repos.set(repo, ref);
   }
   return withLock(path.join(cacheRoot(), "site-images.lock"), async () => {

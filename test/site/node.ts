@@ -95,12 +95,20 @@ function writeJson(file: string, value: unknown): void {
  */
 function dockerContext(node: SimNode): void {
   const name = "sim-node";
-  const meta = path.join(node.home, ".docker", "contexts", "meta", createHash("sha256").update(name).digest("hex"), "meta.json");
-  writeJson(meta, { Name: name, Metadata: { Description: `the Docker Engine of simulated node ${node.name}` }, Endpoints: { docker: { Host: `unix://${engineDirs(nodeEngineDir(node)).sock}`, SkipTLSVerify: false } } });
+  const id = createHash("sha256").update(name).digest("hex");
+  const meta = path.join(node.home, ".docker", "contexts", "meta", id, "meta.json");
+  writeJson(meta, {
+    Name: name,
+    Metadata: { Description: `the Docker Engine of simulated node ${node.name}` },
+    Endpoints: { docker: { Host: `unix://${engineDirs(nodeEngineDir(node)).sock}`, SkipTLSVerify: false } },
+  });
   writeJson(path.join(node.home, ".docker", "config.json"), { currentContext: name });
 }
 
-/** The node's /etc/hosts, as its dockerd and its containers see it: the nodes, and the registries at the site's registry. */
+/**
+ * The node's /etc/hosts, as its dockerd and its containers see it: the nodes, and the registries
+ * at the site's registry.
+ */
 function hostsFile(site: SiteBase, node: SimNode): string {
   const docker = ["registry-1.docker.io", "index.docker.io", "auth.docker.io"];
   return [
@@ -125,13 +133,18 @@ export function buildNode(site: SiteBase, node: SimNode): string {
   const env = sessionEnv(site, node);
   for (const [name, target] of Object.entries(BIN_LINKS)) {
     const exports = identity.map((k) => `${k}='${env[k]}'; export ${k}`).join("\n");
-    fs.writeFileSync(path.join(r, "bin", name), `#!/bin/sh\n${exports}\nexec '${path.join(shims, target)}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(r, "bin", name), `#!/bin/sh\n${exports}\nexec '${path.join(shims, target)}' "$@"\n`, {
+      mode: 0o755,
+    });
   }
   // The machine's /usr/local/bin may hold another docker CLI: the node's is docker.io's own.
   fs.symlinkSync(DOCKER_CLI, path.join(r, "bin", "docker"));
   dockerContext(node);
   fs.writeFileSync(path.join(r, "etc", "hosts"), hostsFile(site, node));
-  writeJson(path.join(r, "etc", "sysctl.json"), { "vm.watermark_scale_factor": "10", "vm.compaction_proactiveness": "20" });
+  writeJson(path.join(r, "etc", "sysctl.json"), {
+    "vm.watermark_scale_factor": "10",
+    "vm.compaction_proactiveness": "20",
+  });
   const ssh = path.join(node.home, ".ssh");
   fs.copyFileSync(site.clientKey, path.join(ssh, "id_ed25519"));
   fs.chmodSync(path.join(ssh, "id_ed25519"), 0o600);
@@ -143,11 +156,25 @@ export function buildNode(site: SiteBase, node: SimNode): string {
   // The site's client key, and the node's own file (the passwd home is the machine's, so sshd's
   // %h would not find it): what a node-to-node copy authorizes for its duration.
   const own = path.join(node.home, ".ssh", "authorized_keys");
-  fs.writeFileSync(cfg, sshdConfig({ name: node.name, ip: node.ip, port: node.sshPort, root: r, user: site.user, authorizedKeys: `${authorizedKeys} ${own}`, env: sessionEnv(site, node) }));
+  fs.writeFileSync(
+    cfg,
+    sshdConfig({
+      name: node.name,
+      ip: node.ip,
+      port: node.sshPort,
+      root: r,
+      user: site.user,
+      authorizedKeys: `${authorizedKeys} ${own}`,
+      env: sessionEnv(site, node),
+    }),
+  );
   return cfg;
 }
 
-/** How the node's Docker Engine starts: its roots, name, hosts, the NVIDIA hook stand-in, the OCI runtime, the registries. */
+/**
+ * How the node's Docker Engine starts: its roots, name, hosts, the NVIDIA hook stand-in, the OCI
+ * runtime, the registries.
+ */
 export function engineStart(site: SiteBase & { cgroupParent?: string }, node: SimNode): EngineStart {
   const shims = path.join(site.dir, "shims");
   return {
@@ -157,12 +184,19 @@ export function engineStart(site: SiteBase & { cgroupParent?: string }, node: Si
     log: path.join(node.root, "var", "log", "dockerd.log"),
     // The hook stand-in is found on dockerd's PATH (as the real one is), and reads the node from
     // dockerd's environment, which dockerd hands to its hooks.
-    env: { PATH: `${shims}/nvidia:/usr/sbin:/usr/bin:/sbin:/bin`, SIM_NODE_ROOT: node.root, SIM_NODE_NAME: node.name, SIM_NODE_IP: node.ip, SIM_SITE_DIR: site.dir },
+    env: {
+      PATH: `${shims}/nvidia:/usr/sbin:/usr/bin:/sbin:/bin`,
+      SIM_NODE_ROOT: node.root,
+      SIM_NODE_NAME: node.name,
+      SIM_NODE_IP: node.ip,
+      SIM_SITE_DIR: site.dir,
+    },
     args: [
-      "--add-runtime", `sim-rlimits=${path.join(shims, "oci-runtime-rlimits")}`, "--default-runtime", "sim-rlimits",
+      ...["--add-runtime", `sim-rlimits=${path.join(shims, "oci-runtime-rlimits")}`],
+      ...["--default-runtime", "sim-rlimits"],
       // A DGX Spark's docker rotates a container's json log at 50 MB, three files (seed 001).
-      "--log-opt", "max-size=50m", "--log-opt", "max-file=3",
-      "--registry-mirror", `http://${site.registryIp}`,
+      ...["--log-opt", "max-size=50m", "--log-opt", "max-file=3"],
+      ...["--registry-mirror", `http://${site.registryIp}`],
       ...registryHosts().flatMap((h) => ["--insecure-registry", h]),
       ...(site.cgroupParent === undefined ? [] : ["--cgroup-parent", site.cgroupParent]),
     ],

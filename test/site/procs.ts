@@ -72,7 +72,7 @@ export function siteProcesses(dir: string): ProcRecord[] {
   return out;
 }
 
-/** The id of the Docker container the process runs in (its cgroup is <parent>/<id>, docker's /docker/<id> by default), or null. */
+/** The Docker container the process runs in: its cgroup is <parent>/<id> (docker's /docker/<id>); null if none. */
 export function containerOf(pid: number): string | null {
   let text: string;
   try {

@@ -52,24 +52,32 @@ function answers(host: string, port: number): Promise<boolean> {
 export async function startRegistry(s: RegistryStart): Promise<Registry> {
   const port = s.port === 0 ? await freePort(s.host) : s.port;
   fs.mkdirSync(s.storage, { recursive: true });
-  fs.writeFileSync(s.config, [
-    "version: 0.1",
-    "log: { level: warn, formatter: text }",
-    `storage: { filesystem: { rootdirectory: ${JSON.stringify(s.storage)} }, delete: { enabled: true } }`,
-    `http: { addr: "${s.host}:${port}" }`,
-    "",
-  ].join("\n"));
+  fs.writeFileSync(
+    s.config,
+    [
+      "version: 0.1",
+      "log: { level: warn, formatter: text }",
+      `storage: { filesystem: { rootdirectory: ${JSON.stringify(s.storage)} }, delete: { enabled: true } }`,
+      `http: { addr: "${s.host}:${port}" }`,
+      "",
+    ].join("\n"),
+  );
   const out = fs.openSync(s.log, "a");
   const child = spawn("docker-registry", ["serve", s.config], { detached: true, stdio: ["ignore", out, out] });
   fs.closeSync(out);
   child.unref();
   const pid = child.pid;
-  if (pid === undefined) throw new Error("test site: could not start docker-registry (install the Debian package docker-registry; scripts/setup.sh does)");
+  if (pid === undefined)
+    throw new Error(
+      "test site: could not start docker-registry (install the Debian package docker-registry; scripts/setup.sh does)",
+    );
   const proc = { pid, start: procStat(pid)?.start ?? null, what: `${REGISTRY}${s.config}` };
   const deadline = Date.now() + 15_000;
   while (!(await answers(s.host, port))) {
-    if (!isAlive(pid, proc.start)) throw new Error(`test site: docker-registry exited at startup:\n${fs.readFileSync(s.log, "utf8").slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`test site: docker-registry on ${s.host}:${port} did not answer within 15 s (log: ${s.log})`);
+    if (!isAlive(pid, proc.start))
+      throw new Error(`test site: docker-registry exited at startup:\n${fs.readFileSync(s.log, "utf8").slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`test site: docker-registry on ${s.host}:${port} did not answer within 15 s (log: ${s.log})`);
     await new Promise((r) => setTimeout(r, 20));
   }
   return { proc, address: port === 80 ? s.host : `${s.host}:${port}` };

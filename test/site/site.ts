@@ -42,7 +42,10 @@ export interface StartSiteOptions {
   sshPort?: number;
   /** The site images each node pulls at start (default: all of SITE_IMAGES on every node). */
   images?: SiteImageName[] | ((node: string) => SiteImageName[]);
-  /** The cgroup the nodes' Docker Engines put their containers under (dockerd --cgroup-parent; default docker's /docker). */
+  /**
+   * The cgroup the nodes' Docker Engines put their containers under (dockerd --cgroup-parent;
+   * default docker's /docker).
+   */
   cgroupParent?: string;
 }
 
@@ -80,12 +83,15 @@ export function testNet(): string {
 /** Each node's dockerd (and the mounts it makes) needs root; sshd and the rest do not. */
 function requireRoot(): void {
   if (process.getuid?.() !== 0) {
-    throw new Error("test site: every simulated node runs a real Docker Engine (dockerd), which needs root; run the tests as root (as CI does), e.g. sudo -E npm test");
+    throw new Error(
+      "test site: every simulated node runs a real Docker Engine (dockerd), which needs root; " +
+        "run the tests as root (as CI does), e.g. sudo -E npm test",
+    );
   }
 }
 
 /** Starts the node's Docker Engine and pulls the site's images into it. */
-async function startNodeEngine(site: Parameters<typeof engineStart>[0], node: SimNode, images: string[]): Promise<void> {
+async function startNodeEngine(site: Parameters<typeof engineStart>[0], node: SimNode, images: string[]) {
   const s = engineStart(site, node);
   const rec = startEngine(s);
   register(site.dir, rec, node.name);
@@ -109,8 +115,12 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   await stopStaleSite(dir);
   // Another run's sshd (or registry) on the same address would answer in place of ours.
   const registryIp = `${prefix}.${firstIp}`;
-  const wanted = [...opts.nodes.map((_, i) => ({ host: `${prefix}.${firstIp + i}`, port: sshPort })), { host: registryIp, port: 80 }];
-  const taken = (await Promise.all(wanted.map((w) => listening(w.host, w.port)))).map((t, i) => (t ? `${wanted[i]?.host ?? ""}:${wanted[i]?.port ?? ""}` : "")).filter((a) => a !== "");
+  const wanted = [
+    ...opts.nodes.map((_, i) => ({ host: `${prefix}.${firstIp + i}`, port: sshPort })),
+    { host: registryIp, port: 80 },
+  ];
+  const used = await Promise.all(wanted.map((w) => listening(w.host, w.port)));
+  const taken = wanted.filter((_, i) => used[i] === true).map((w) => `${w.host}:${w.port}`);
   if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
   fs.mkdirSync(dir, { recursive: true });
   for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json", "hf-hub", "hf-downloads.log", "registry"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
@@ -123,8 +133,15 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
     fs.cpSync(engineMetricsDir(), path.join(dir, "shims", "engine", "metrics"), { recursive: true });
     const store = await siteImageStore();
-    copyStorage(store, path.join(dir, "registry", "storage"));
-    const registry = await startRegistry({ storage: path.join(dir, "registry", "storage"), config: path.join(dir, "registry", "config.yml"), log: path.join(dir, "registry", "registry.log"), host: registryIp, port: 80 });
+    const reg = (f: string) => path.join(dir, "registry", f);
+    copyStorage(store, reg("storage"));
+    const registry = await startRegistry({
+      storage: reg("storage"),
+      config: reg("config.yml"),
+      log: reg("registry.log"),
+      host: registryIp,
+      port: 80,
+    });
     register(dir, registry.proc, "");
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");
@@ -145,7 +162,8 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     const sshd: ProcRecord[] = [];
     const waits: Promise<void>[] = [];
     const all = Object.keys(SITE_IMAGES) as SiteImageName[];
-    const images = (n: string): SiteImageName[] => (opts.images === undefined ? all : typeof opts.images === "function" ? opts.images(n) : opts.images);
+    const images = (n: string): SiteImageName[] =>
+      opts.images === undefined ? all : typeof opts.images === "function" ? opts.images(n) : opts.images;
     for (const node of nodes) {
       const cfg = buildNode(base, node);
       checkConfig(cfg);
@@ -153,7 +171,8 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
       const rec = startSshd(cfg, log);
       register(dir, rec, node.name);
       sshd.push(rec);
-      waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000), startNodeEngine(engineBase, node, images(node.name)));
+      waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000));
+      waits.push(startNodeEngine(engineBase, node, images(node.name)));
     }
     const { repo, revs } = createDgppRepo(dir);
     await Promise.all(waits);
@@ -188,7 +207,8 @@ export function loadSite(dir: string): SimSite {
   const f = JSON.parse(fs.readFileSync(path.join(abs, "site.json"), "utf8")) as SiteFile;
   return {
     dir: f.dir, user: f.user, nodes: f.nodes, clientKey: f.clientKey, knownHosts: f.knownHosts,
-    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, registryIp: f.registryIp, stop: () => stopStaleSite(abs),
+    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, registryIp: f.registryIp,
+    stop: () => stopStaleSite(abs),
   };
 }
 

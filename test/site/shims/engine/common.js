@@ -28,7 +28,7 @@ function pyExit(where, type, message) {
 
 function nodeRoot() {
   const r = node.nodeRoot();
-  if (!r) throw new EngineExit(1, "fake-engine: not started on a simulated node (no SIM_NODE_ROOT, no GPU view in a container)\n");
+  if (!r) throw new EngineExit(1, "fake-engine: not on a simulated node (no SIM_NODE_ROOT, no GPU view)\n");
   return r;
 }
 

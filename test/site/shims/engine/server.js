@@ -8,7 +8,9 @@ const { createExporter } = require("./exporter");
 const { nodeName } = require("../lib/node");
 
 function answerWords(plan) {
-  return `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${nodeName() || "node"}. The quick brown fox jumps over the lazy dog.`.split(" ");
+  const on = nodeName() || "node";
+  const answer = `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${on}.`;
+  return `${answer} The quick brown fox jumps over the lazy dog.`.split(" ");
 }
 
 function countWords(messages) {

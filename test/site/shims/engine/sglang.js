@@ -77,7 +77,8 @@ function plan(argv) {
     }
     if (rank === 0 && dist.addr !== c.nodeIp()) throw fail("OSError", `[Errno 99] Cannot assign requested address: rank 0 cannot listen on --dist-init-addr ${a.dist_init_addr}`);
   }
-  if (a.chat_template !== undefined && a.chat_template !== null && a.chat_template.includes("/") && !fs.existsSync(a.chat_template)) {
+  const template = a.chat_template;
+  if (template !== undefined && template !== null && template.includes("/") && !fs.existsSync(template)) {
     throw fail("FileNotFoundError", `[Errno 2] No such file or directory: '${a.chat_template}'`);
   }
   c.checkModel(WHERE, a.model_path);

@@ -60,7 +60,7 @@ function allPids() {
     .map(Number);
 }
 
-/** The id of the Docker container the process runs in (its cgroup is <parent>/<id>, docker's /docker/<id> by default), or null. */
+/** The Docker container the process runs in: its cgroup is <parent>/<id> (docker's /docker/<id>); null if none. */
 function containerOf(pid) {
   let text;
   try {
@@ -112,4 +112,6 @@ function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-module.exports = { procStat, alive, startOf, environOf, cmdlineOf, allPids, containerOf, onNode, register, unregister, signal, sleep };
+module.exports = {
+  procStat, alive, startOf, environOf, cmdlineOf, allPids, containerOf, onNode, register, unregister, signal, sleep,
+};
