@@ -159,27 +159,36 @@ export function engineProcesses(siteDir: string): ProcRecord[] {
   return registeredProcesses(siteDir).filter((r) => r.what.startsWith(ENGINE));
 }
 
+/** The processes `recs` started (a dockerd's containerd), as records. */
+function childrenOf(recs: ProcRecord[]): ProcRecord[] {
+  const parents = new Set(recs.filter((r) => isAlive(r.pid, r.start)).map((r) => r.pid));
+  if (parents.size === 0) return [];
+  const out: ProcRecord[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number)) {
+    const st = procStat(pid);
+    if (st !== null && parents.has(st.ppid)) out.push({ pid, start: st.start, what: `child of ${st.ppid}` });
+  }
+  return out;
+}
+
 /** Each engine's dockerd and the containerd it started (what starts the shims, runc and the containers). */
 export function engineTree(siteDir: string): number[] {
-  const engines = engineProcesses(siteDir)
-    .filter((r) => isAlive(r.pid, r.start))
-    .map((r) => r.pid);
-  const children = fs
-    .readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-    .filter((pid) => engines.includes(procStat(pid)?.ppid ?? -1));
-  return [...engines, ...children];
+  const engines = engineProcesses(siteDir);
+  return [...engines, ...childrenOf(engines)].filter((r) => isAlive(r.pid, r.start)).map((r) => r.pid);
+}
+
+/** The containers an engine's containerd runs a task for: the task directories of its shims. */
+function taskDirs(dirs: EngineDirs): string[] {
+  const tasks = path.join(dirs.exec, "containerd", "daemon", "io.containerd.runtime.v2.task", "moby");
+  return fs.existsSync(tasks) ? fs.readdirSync(tasks).map((id) => path.join(tasks, id)) : [];
 }
 
 /** The container processes of an engine: each container's init, as its shim wrote it, with the container's id. */
 function containerInits(dirs: EngineDirs): Array<{ id: string; pid: number }> {
-  const tasks = path.join(dirs.exec, "containerd", "daemon", "io.containerd.runtime.v2.task", "moby");
-  if (!fs.existsSync(tasks)) return [];
   const out: Array<{ id: string; pid: number }> = [];
-  for (const id of fs.readdirSync(tasks)) {
+  for (const dir of taskDirs(dirs)) {
     try {
-      out.push({ id, pid: Number(fs.readFileSync(path.join(tasks, id, "init.pid"), "utf8").trim()) });
+      out.push({ id: path.basename(dir), pid: Number(fs.readFileSync(path.join(dir, "init.pid"), "utf8").trim()) });
     } catch {
       continue;
     }
@@ -190,19 +199,62 @@ function containerInits(dirs: EngineDirs): Array<{ id: string; pid: number }> {
 /**
  * Stops an engine and everything it runs, also when it crashed: every container's init is killed
  * (its pid namespace with it; a container that ignores SIGTERM must not hold the site up), then
- * dockerd gets SIGTERM (it stops its containerd), then SIGKILL after `graceMs`. What is left of the
+ * dockerd and its containerd get SIGTERM, then SIGKILL; `graceMs` bounds the wait for the
+ * engine to clean the ended containers up. What is left of the
  * engine (a shim, a containerd of a dockerd that was killed) names the node's directory in its
  * command line: the site's final sweep ends it.
  */
 export async function stopEngine(dirs: EngineDirs, recs: ProcRecord[], graceMs: number): Promise<void> {
+  let killed = false;
   for (const c of containerInits(dirs)) {
     // A pid from a file is trusted only while it still runs in that container (pids are reused).
     if (containerOf(c.pid) !== c.id) continue;
     try {
       process.kill(c.pid, "SIGKILL");
+      killed = true;
     } catch {
       // gone meanwhile
     }
   }
-  await terminate(recs, graceMs);
+  // A running engine cleans each ended container up (its task, its shim, its containerd record)
+  // before it lists it as not running; stopped in the middle of that, it retries for a second.
+  const deadline = Date.now() + graceMs;
+  const alive = recs.some((r) => isAlive(r.pid, r.start));
+  while (killed && alive && Date.now() < deadline) {
+    const running = await engineApi(dirs.sock, "GET", "/containers/json", 2000).catch(() => null);
+    if (running === null || running.status !== 200 || running.body.trim() === "[]") break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // dockerd waits about a second for the containerd it started to stop, and retries about a second
+  // where it was still removing a container's containerd record: both get SIGTERM at once, and
+  // SIGKILL soon (the tasks, and with them the containers' cgroups, are gone by now).
+  await terminate([...recs, ...childrenOf(recs)], 500);
+  removeCgroups(dirs);
+}
+
+/**
+ * The cgroups of the engine's containers that are left (empty) when the engine could not clean up
+ * (it was killed, or crashed): under docker's /docker, or a --cgroup-parent, in every hierarchy.
+ */
+function removeCgroups(dirs: EngineDirs): void {
+  const containers = path.join(dirs.data, "containers");
+  const ids = new Set(fs.existsSync(containers) ? fs.readdirSync(containers) : []);
+  const root = "/sys/fs/cgroup";
+  if (ids.size === 0 || !fs.existsSync(root)) return;
+  const subdirs = (dir: string): string[] => {
+    try {
+      return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+    } catch {
+      return [];
+    }
+  };
+  for (const parent of subdirs(root).flatMap((h) => [h, ...subdirs(h)])) {
+    for (const dir of subdirs(parent).filter((d) => ids.has(path.basename(d)))) {
+      try {
+        fs.rmdirSync(dir);
+      } catch {
+        // still has a process, or a child group
+      }
+    }
+  }
 }
