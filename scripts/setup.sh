@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Everything sm121 and its simulated site need on this machine, installed once and reused:
 # Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps, python3-venv,
-# prometheus, and
-# for the nodes' Docker Engines docker.io, docker-registry and busybox-static),
+# prometheus, and for the nodes' Docker Engines docker.io, docker-registry and busybox-static),
 # Node.js 22 and the Pulumi toolchain (scripts/toolchain.sh), the Python programs the site runs
 # (scripts/venvs.sh: the LiteLLM proxy), the npm dependencies, and a build. Prints, as its last
 # line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.

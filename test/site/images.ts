@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { engineDirs, startEngine, waitForEngine } from "./dockerd";
-import { engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
+import { engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, procStat, terminate } from "./procs";
 import { startRegistry } from "./registry";
 import { run } from "./run";
@@ -102,21 +102,19 @@ function inputs(): Input[] {
       dest: `sim/opt/sm121-sim/${f}`,
       ours: true,
     })),
-    ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter(
-      (i) => !i.src.includes(`${path.sep}options${path.sep}`),
-    ),
+    // The engines' option and metrics tables come from src/, as the site copies them to its shims.
+    ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter((i) => !/\/(options|metrics)\//.test(i.src)),
     ...walk(path.join(shims, "lib"), "sim/opt/sm121-sim/lib"),
-    ...fs
-      .readdirSync(engineOptionsDir())
-      .filter((f) => f.endsWith(".json"))
-      .sort()
-      .map((f) => ({
-        src: path.join(engineOptionsDir(), f),
-        dest: `sim/opt/sm121-sim/engine/options/${f}`,
-        ours: true,
-      })),
+    ...tables(engineOptionsDir(), "options"),
+    ...tables(engineMetricsDir(), "metrics"),
   ];
   return [...system, ...sim];
+}
+
+/** The JSON tables of an engines' directory of src/, where the fake engine reads them (engine/<kind>/). */
+function tables(dir: string, kind: string): Input[] {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+  return files.map((f) => ({ src: path.join(dir, f), dest: `sim/opt/sm121-sim/engine/${kind}/${f}`, ours: true }));
 }
 
 function busybox(): string {
