@@ -1,11 +1,11 @@
-// Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), and
-// leftovers to look for afterwards.
+// Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), a node
+// whose Docker Engine is stopped, and leftovers to look for afterwards.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { engineDirs } from "./dockerd";
-import { nodeEngineDir } from "./node";
-import { inEngineContainer } from "./procs";
+import { ENGINE, engineDirs, startEngine, stopEngine, waitForEngine } from "./dockerd";
+import { engineStart, nodeEngineDir } from "./node";
+import { inEngineContainer, registeredProcesses } from "./procs";
 import { sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
 import type { SimNode, SimSite } from "./site";
 
@@ -45,6 +45,24 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
   const rec = startSshd(sshdConfigPath(node.root), log);
   fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), `${JSON.stringify({ ...rec, node: node.name })}\n`);
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
+}
+
+/**
+ * The node's Docker Engine stops, as `systemctl stop docker` stops it (without live-restore its
+ * containers stop with it): the docker CLI then fails with "Cannot connect to the Docker daemon".
+ */
+export async function stopNodeEngine(site: SimSite, node: SimNode): Promise<void> {
+  const dirs = engineDirs(nodeEngineDir(node));
+  await stopEngine(dirs, registeredProcesses(site.dir).filter((r) => r.what === `${ENGINE}${dirs.dir}`), 5000);
+}
+
+/** The node's Docker Engine starts again, with the images and the (stopped) containers it had. */
+export async function restartNodeEngine(site: SimSite, node: SimNode): Promise<void> {
+  const s = engineStart(site, node);
+  const rec = startEngine(s);
+  const record = `${JSON.stringify({ ...rec, node: node.name })}\n`;
+  fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), record);
+  await waitForEngine(s, rec, 60_000);
 }
 
 /** Engine processes (also in the node's containers), tmux servers and recipe scripts of a node still running. */
