@@ -58,6 +58,30 @@ const LAUNCH = [
   'exec dockerd "$@"',
 ].join("\n");
 
+/**
+ * A node's data root as a copy of `template` (a stopped dockerd's data root with images pulled):
+ * the layers' files (overlay2/<id>/diff/...) hard-linked, as overlayfs never writes a lower layer
+ * and docker replaces a layer rather than change it; everything else (the databases dockerd and
+ * containerd write in place, the tag store, the layers' metadata) copied. A device node outside
+ * the layers (volumes/backingFsBlockDev) is left out: dockerd makes it at start.
+ */
+export function seedDataRoot(template: string, data: string): void {
+  const copy = (src: string, dst: string, linked: boolean): void => {
+    fs.mkdirSync(dst, { recursive: true, mode: fs.statSync(src).mode & 0o7777 });
+    for (const e of fs.readdirSync(src, { withFileTypes: true })) {
+      const from = path.join(src, e.name);
+      const to = path.join(dst, e.name);
+      if (e.isDirectory()) {
+        copy(from, to, linked || (e.name === "diff" && path.basename(path.dirname(src)) === "overlay2"));
+      } else if (e.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), to);
+      else if (linked) fs.linkSync(from, to);
+      else if (e.isFile()) fs.copyFileSync(from, to);
+    }
+    fs.chmodSync(dst, fs.statSync(src).mode & 0o7777);
+  };
+  copy(template, data, false);
+}
+
 /** Starts dockerd detached (its own session), in its own mount and UTS namespaces. */
 export function startEngine(s: EngineStart): ProcRecord {
   const d = s.dirs;
@@ -154,6 +178,12 @@ export async function pullImage(sock: string, ref: string): Promise<void> {
     );
 }
 
+/** `docker image rm REF` through the engine's API (a name of an image other names keep: only the tag goes). */
+export async function removeImage(sock: string, ref: string): Promise<void> {
+  const r = await engineApi(sock, "DELETE", `/images/${ref}`);
+  if (r.status !== 200) throw new Error(`test site: removing ${ref} from ${sock} failed (HTTP ${r.status}): ${r.body}`);
+}
+
 /** The engines the site recorded under <site>/run/procs (one per node). */
 export function engineProcesses(siteDir: string): ProcRecord[] {
   return registeredProcesses(siteDir).filter((r) => r.what.startsWith(ENGINE));
@@ -243,7 +273,8 @@ function removeCgroups(dirs: EngineDirs): void {
   if (ids.size === 0 || !fs.existsSync(root)) return;
   const subdirs = (dir: string): string[] => {
     try {
-      return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+      const entries = fs.readdirSync(dir, { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
     } catch {
       return [];
     }

@@ -1,18 +1,13 @@
 // The site's container images: the fake engines (shims/fake-engine.js and what it needs) with
 // Node.js, bash and busybox on a root filesystem of their own, tagged with the names the recipes
-// use. Built with `docker build` and pushed with `docker push` into a registry storage once per
-// machine, cached under ~/.cache/sm121/ by the content of what goes in; every site's registry
-// serves a copy of that storage (./registry.ts), and the nodes pull from it.
+// use: the catalog, the registries the names lead to, and the build context (./imagestore.ts
+// builds it once per machine).
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
-import { engineDirs, startEngine, waitForEngine } from "./dockerd";
 import { engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
-import { isAlive, procStat, terminate } from "./procs";
-import { startRegistry } from "./registry";
-import { run } from "./run";
 
 /** An image of the site: what `docker run IMAGE` runs without --entrypoint or a command. */
 export interface SiteImage {
@@ -20,7 +15,7 @@ export interface SiteImage {
   cmd?: string[];
 }
 
-/** Every image the site's registry has; each node pulls them when the site starts. */
+/** Every image the site's registry has; each node has them when the site starts. */
 export const SITE_IMAGES = {
   "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
   "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
@@ -54,10 +49,26 @@ export function registryHosts(): string[] {
   return [...new Set([...hosts, "registry.example"])].sort();
 }
 
-const FORMAT = "sm121-site-images v1";
+/** The Docker Hub hosts a docker with a registry mirror falls back to, sent to the site's registry too. */
+const DOCKER_HUB = ["registry-1.docker.io", "index.docker.io", "auth.docker.io"];
+
+/** The /etc/hosts line that sends every registry name to the registry at `ip`. */
+export function registryHostsLine(ip: string): string {
+  return `${ip} ${[...registryHosts(), ...DOCKER_HUB].join(" ")}`;
+}
+
+/**
+ * dockerd's flags for the registry at port 80 of `ip`: the registries' names as insecure
+ * registries (plain HTTP on port 80 once HTTPS is refused), and the mirror of Docker Hub.
+ */
+export function registryFlags(ip: string): string[] {
+  return [...["--registry-mirror", `http://${ip}`], ...registryHosts().flatMap((h) => ["--insecure-registry", h])];
+}
+
+const FORMAT = "sm121-site-images v2";
 
 /** Our files (by content) and the machine's (by path, size and time: a package upgrade changes them) that go in. */
-interface Input {
+export interface Input {
   /** The path in the build context. */
   dest: string;
   src: string;
@@ -84,7 +95,7 @@ function libraries(program: string): string[] {
   return [...out.matchAll(/(?:=> )?(\/\S+) \(0x/g)].map((m) => m[1] ?? "").filter((p) => p !== "");
 }
 
-function inputs(): Input[] {
+export function inputs(): Input[] {
   const shims = path.join(siteSourceDir(), "shims");
   const node = fs.realpathSync(path.join(nodeBinDir(), "node"));
   const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox())];
@@ -133,7 +144,7 @@ const DOCKERFILE = [
   "",
 ].join("\n");
 
-function variant(base: string, ref: string, image: SiteImage): string {
+export function variant(base: string, ref: string, image: SiteImage): string {
   return [
     `FROM ${base}`,
     `LABEL org.opencontainers.image.ref.name=${JSON.stringify(ref)}`,
@@ -144,7 +155,7 @@ function variant(base: string, ref: string, image: SiteImage): string {
 }
 
 /** The cache key: the format, the images, the Dockerfile, and every input (ours by content). */
-function cacheKey(all: Input[]): string {
+export function cacheKey(all: Input[]): string {
   const h = crypto.createHash("sha256").update(`${FORMAT}\n${JSON.stringify(SITE_IMAGES)}\n${DOCKERFILE}`);
   for (const i of all) {
     const st = fs.statSync(i.src);
@@ -156,12 +167,12 @@ function cacheKey(all: Input[]): string {
   return h.digest("hex").slice(0, 12);
 }
 
-function cacheRoot(): string {
+export function cacheRoot(): string {
   return path.join(os.homedir(), ".cache", "sm121");
 }
 
 /** The build context: the two layers (system/, sim/) and the Dockerfile. */
-function writeContext(ctx: string, all: Input[]): void {
+export function writeContext(ctx: string, all: Input[]): void {
   for (const i of all) {
     const to = path.join(ctx, i.dest);
     fs.mkdirSync(path.dirname(to), { recursive: true });
@@ -201,112 +212,3 @@ function writeContext(ctx: string, all: Input[]): void {
   fs.writeFileSync(path.join(ctx, "Dockerfile"), DOCKERFILE);
 }
 
-/** Holds the machine-wide build lock while `fn` runs (another test process may build the same images). */
-async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 15 * 60_000;
-  for (;;) {
-    try {
-      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start ?? null }), {
-        flag: "wx",
-      });
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new Error(`test site: cannot take the image build lock ${file}: ${(e as Error).message}`, { cause: e });
-      let holder: { pid?: number; start?: string | null } = {};
-      try {
-        holder = JSON.parse(fs.readFileSync(file, "utf8")) as typeof holder;
-      } catch {
-        // being written: look again
-      }
-      if (typeof holder.pid === "number" && !isAlive(holder.pid, holder.start)) fs.rmSync(file, { force: true });
-      if (Date.now() > deadline)
-        throw new Error(
-          `test site: ${file} is held by pid ${String(holder.pid)} for 15 minutes; remove it if that process is gone`,
-          { cause: e },
-        );
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(file, { force: true });
-  }
-}
-
-/** Builds every site image and pushes it into a new registry storage under `work`. */
-async function build(work: string, all: Input[], key: string): Promise<void> {
-  fs.rmSync(work, { recursive: true, force: true });
-  const ctx = path.join(work, "ctx");
-  writeContext(ctx, all);
-  const dirs = engineDirs(path.join(work, "d"));
-  const log = path.join(work, "dockerd.log");
-  const hosts = path.join(work, "hosts");
-  fs.writeFileSync(hosts, "127.0.0.1 localhost\n");
-  const engine = startEngine({
-    dirs,
-    hostname: "sm121-image-builder",
-    hosts,
-    log,
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-    args: [],
-  });
-  const registry = await startRegistry({
-    storage: path.join(work, "registry"),
-    config: path.join(work, "registry.yml"),
-    log: path.join(work, "registry.log"),
-    host: "127.0.0.1",
-    port: 0,
-  });
-  try {
-    await waitForEngine({ dirs, log }, engine, 60_000);
-    const docker = (args: string[], input?: string) =>
-      run("/usr/bin/docker", ["-H", `unix://${dirs.sock}`, ...args], {
-        input,
-        env: { ...process.env, DOCKER_BUILDKIT: "0" },
-      });
-    const base = `sm121-site-base:${key}`;
-    await docker(["build", "-q", "-t", base, ctx]);
-    for (const [ref, image] of Object.entries(SITE_IMAGES) as Array<[string, SiteImage]>) {
-      const { repo, tag } = splitRef(ref);
-      const local = `${registry.address}/${repo}:${tag}`;
-      await docker(["build", "-q", "-t", local, "-"], variant(base, ref, image));
-      await docker(["push", local]);
-    }
-  } finally {
-    await terminate([registry.proc, engine], 10_000);
-  }
-}
-
-/**
- * The registry storage holding every site image (~/.cache/sm121/site-images-<key>/registry),
- * built when the machine has none for this content yet. Its blobs never change once written.
- */
-export async function siteImageStore(): Promise<string> {
-  const all = inputs();
-  const key = cacheKey(all);
-  const home = path.join(cacheRoot(), `site-images-${key}`);
-  const storage = path.join(home, "registry");
-  if (fs.existsSync(path.join(home, "complete"))) return storage;
-  fs.mkdirSync(cacheRoot(), { recursive: true });
-  const repos = new Map<string, string>();
-  for (const ref of Object.keys(SITE_IMAGES)) {
-    const { host, repo } = splitRef(ref);
-    const other = repos.get(repo);
-    if (other !== undefined && splitRef(other).host !== host)
-      throw new Error(`test site: ${ref} and ${other} would share the repository ${repo} in the site's one registry`);
-    repos.set(repo, ref);
-  }
-  return withLock(path.join(cacheRoot(), "site-images.lock"), async () => {
-    if (fs.existsSync(path.join(home, "complete"))) return storage;
-    const work = path.join(cacheRoot(), `site-images-${key}.build`);
-    await build(work, all, key);
-    fs.rmSync(home, { recursive: true, force: true });
-    fs.mkdirSync(home, { recursive: true });
-    fs.renameSync(path.join(work, "registry"), storage);
-    fs.writeFileSync(path.join(home, "complete"), `${new Date().toISOString()}\n`);
-    fs.rmSync(work, { recursive: true, force: true });
-    return storage;
-  });
-}

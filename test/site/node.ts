@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { engineDirs, type EngineStart } from "./dockerd";
-import { registryHosts } from "./images";
+import { registryFlags, registryHostsLine } from "./images";
 import { sshConfigFor, sshdConfig, sshdConfigPath } from "./sshd";
 
 export interface SimNode {
@@ -110,12 +110,11 @@ function dockerContext(node: SimNode): void {
  * at the site's registry.
  */
 function hostsFile(site: SiteBase, node: SimNode): string {
-  const docker = ["registry-1.docker.io", "index.docker.io", "auth.docker.io"];
   return [
     "127.0.0.1 localhost",
     `${node.ip} ${node.name}`,
     ...site.nodes.filter((n) => n !== node).map((n) => `${n.ip} ${n.name}`),
-    `${site.registryIp} ${[...registryHosts(), ...docker].join(" ")}`,
+    registryHostsLine(site.registryIp),
     "",
   ].join("\n");
 }
@@ -196,8 +195,7 @@ export function engineStart(site: SiteBase & { cgroupParent?: string }, node: Si
       ...["--default-runtime", "sim-rlimits"],
       // A DGX Spark's docker rotates a container's json log at 50 MB, three files (seed 001).
       ...["--log-opt", "max-size=50m", "--log-opt", "max-file=3"],
-      ...["--registry-mirror", `http://${site.registryIp}`],
-      ...registryHosts().flatMap((h) => ["--insecure-registry", h]),
+      ...registryFlags(site.registryIp),
       ...(site.cgroupParent === undefined ? [] : ["--cgroup-parent", site.cgroupParent]),
     ],
   };

@@ -8,8 +8,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
-import { ENGINE, engineDirs, pullImage, startEngine, stopEngine, waitForEngine } from "./dockerd";
-import { SITE_IMAGES, siteImageStore, type SiteImageName } from "./images";
+import { ENGINE, engineDirs, removeImage, seedDataRoot, startEngine, stopEngine, waitForEngine } from "./dockerd";
+import { SITE_IMAGES, type SiteImageName } from "./images";
+import { siteImageStore, type ImageStore } from "./imagestore";
 import { buildNode, engineStart, nodeEngineDir, type SimNode } from "./node";
 import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
@@ -90,14 +91,19 @@ function requireRoot(): void {
   }
 }
 
-/** Starts the node's Docker Engine and pulls the site's images into it. */
-async function startNodeEngine(site: Parameters<typeof engineStart>[0], node: SimNode, images: string[]) {
+type EngineSite = Parameters<typeof engineStart>[0];
+
+/**
+ * Starts the node's Docker Engine on a copy of the site images' data root (every site image, as
+ * pulled from their registry), without the images the node is not to have.
+ */
+async function startNodeEngine(site: EngineSite, node: SimNode, store: ImageStore, images: string[]): Promise<void> {
   const s = engineStart(site, node);
+  seedDataRoot(store.nodeData, s.dirs.data);
   const rec = startEngine(s);
   register(site.dir, rec, node.name);
   await waitForEngine(s, rec, 60_000);
-  // One by one: the first brings the layers, the others (the same layers) only their manifests.
-  for (const ref of images) await pullImage(s.dirs.sock, ref);
+  for (const ref of Object.keys(SITE_IMAGES).filter((r) => !images.includes(r))) await removeImage(s.dirs.sock, ref);
 }
 
 export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
@@ -134,7 +140,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     fs.cpSync(engineMetricsDir(), path.join(dir, "shims", "engine", "metrics"), { recursive: true });
     const store = await siteImageStore();
     const reg = (f: string) => path.join(dir, "registry", f);
-    copyStorage(store, reg("storage"));
+    copyStorage(store.registry, reg("storage"));
     const registry = await startRegistry({
       storage: reg("storage"),
       config: reg("config.yml"),
@@ -172,7 +178,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
       register(dir, rec, node.name);
       sshd.push(rec);
       waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000));
-      waits.push(startNodeEngine(engineBase, node, images(node.name)));
+      waits.push(startNodeEngine(engineBase, node, store, images(node.name)));
     }
     const { repo, revs } = createDgppRepo(dir);
     await Promise.all(waits);
