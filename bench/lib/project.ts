@@ -40,7 +40,7 @@ export interface BenchProjectOptions {
   firstIp: number;
   sshPort: number;
   deployments: string;
-  /** The site images every node pulls (default: all of them). */
+  /** The site images every node has (default: all of them). */
   images?: SiteImageName[];
   /** Directories to create under every node's home (caches a recipe mounts). */
   homeDirs?: string[];

@@ -41,7 +41,7 @@ export interface StartSiteOptions {
   firstIp?: number;
   /** Port of every node's sshd (default 2222). */
   sshPort?: number;
-  /** The site images each node pulls at start (default: all of SITE_IMAGES on every node). */
+  /** The site images each node has at start (default: all of SITE_IMAGES on every node). */
   images?: SiteImageName[] | ((node: string) => SiteImageName[]);
   /**
    * The cgroup the nodes' Docker Engines put their containers under (dockerd --cgroup-parent;
