@@ -62,6 +62,20 @@ describe("a Docker Engine per node", () => {
   });
 });
 
+describe("a site started by a user who is not root", () => {
+  it("refuses at once, saying dockerd needs root, and makes nothing", () => {
+    const dir = path.join(os.tmpdir(), `sm121-not-root-${process.pid}`);
+    const site = path.join(__dirname, "..", "dist", "test", "site", "site.js");
+    const start = `require(${JSON.stringify(site)}).startSite({ dir: ${JSON.stringify(dir)}, nodes: ["n1"] })`;
+    const script = `${start}.catch((e) => { process.stderr.write(e.message); process.exitCode = 1; })`;
+    const nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+    const r = spawnSync("setpriv", [...nobody, process.execPath, "-e", script], { encoding: "utf8" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("a real Docker Engine (dockerd), which needs root");
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+});
+
 describe("the site's registry", () => {
   it("serves the site's images under the recipes' names, Docker Hub's through the mirror", async () => {
     const id = (await sh(d2, `docker image inspect --format '{{.Id}}' ${VLLM}`)).trim();
