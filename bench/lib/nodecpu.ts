@@ -54,7 +54,7 @@ function removeEngineGroups(name: string): void {
     try {
       if (existsSync(join(dir, "cgroup.procs"))) rmdirSync(dir);
     } catch {
-      // not empty, or the group of cpu/cpuacct that close() handles
+      // not empty: a container's group is left (the site removes those it can)
     }
   }
 }
@@ -170,10 +170,10 @@ export function nodeCpu(name: string): NodeCpu {
     },
     usedMs: () => acct.usedMs(),
     close: () => {
-      removeEngineGroups(group);
       move(h.root, procsOf(dir));
       rmdirSync(dir);
       acct.close();
+      removeEngineGroups(group);
     },
   };
 }
