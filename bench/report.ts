@@ -94,7 +94,11 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       cases.map((c) => [c.label, list(c.runs.map((x) => x.upMs)), list(c.runs.map((x) => x.floorMs)), s(c.upMedianMs), s(c.engineStartMedianMs), s(c.overheadMedianMs), s(c.noticedMedianMs), s(c.destroyMedianMs), s(c.nodeCpuMedianMs)]),
     ));
     if (r.one !== undefined && r.four !== undefined) out.push(`four-node / one-node up: ${round(r.four.upMedianMs / r.one.upMedianMs, 2)}x   overhead = median of (up - floor sample taken just before it - engine start)`);
-    out.push("nodes' CPU: CPU time of every node's sshd (and what it started: sessions, docker, containers, engines) and the docker daemon during the up; on a cluster each node has its own, here all share the machine's cores");
+    out.push(
+      "nodes' CPU: CPU time of every node's sshd (and what it started: sessions, the docker CLI, tmux engines) and " +
+        "Docker Engine (dockerd, containerd, shims, runc, the containers) during the up; on a cluster each node has " +
+        "its own, here all share the machine's cores",
+    );
     if (r.sshCost !== undefined) {
       const c = r.sshCost;
       out.push("", `-- the price of SSH here (sm121's transport, median of ${c.samples}): require("ssh2") ${c.requireSsh2Ms} ms, connect ${c.connectMs} ms, empty channel ${c.emptyChannelMs} ms, channel running docker ps ${c.dockerPsChannelMs} ms`);

@@ -40,7 +40,7 @@ export interface ServeRun {
   readyToExitMs: number;
   overheadMs: number;
   destroyMs: number;
-  /** CPU time of the nodes' side (every node's sshd and what it started, the docker daemon) during the up */
+  /** CPU time of the nodes' side (each node's sshd and what it started, its Docker Engine, containers) during the up */
   nodeCpuMs: number | null;
 }
 

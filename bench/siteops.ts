@@ -5,7 +5,6 @@
  * the empty program and the naive one-dynamic-resource program (ratios per round), with their SSH
  * connections and channels per node, and one profiled no-change up.
  */
-import { DEFAULT_IMAGES } from "../test/site/site";
 import type { Floor } from "./floor";
 import { measureProgramCost, type CostRow } from "./programcost";
 import { benchProject, type BenchProject } from "./lib/project";
@@ -86,7 +85,6 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     firstIp: 100,
     sshPort: 2300,
     deployments: deploymentsYaml(SITE_DEPLOYMENTS, "b1"),
-    images: { ...DEFAULT_IMAGES, "ghcr.io/kindlingai/gr8:0.9.2": { entrypoint: ["/opt/gr8/gr8"] } },
     homeDirs: ["gr8-cache"],
   });
   try {

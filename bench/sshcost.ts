@@ -2,7 +2,7 @@
  * The price of one connection and of one channel, as sm121's own transport pays them
  * (src/remote: ssh2, host key checked against the site's known_hosts): require("ssh2") in a fresh
  * process, a connect (TCP, key exchange, public key auth), an empty `bash -s` channel, and one
- * channel running the node's `docker ps` (a node-based shim here; the real CLI is faster).
+ * channel running the node's `docker ps` (the real docker CLI and the node's dockerd).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";

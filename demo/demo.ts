@@ -5,13 +5,18 @@
  * one chat completion from each, `pulumi destroy`, and the site stopped again. The models are on
  * no node at first (the site's hub serves the tiny test checkpoint under their names) and spark3
  * lacks the vLLM image: the up downloads each model once and copies it node to node, and copies
- * the image from spark2.
+ * the image from spark2. Every node runs a real Docker Engine; the engines run in real containers
+ * of the site's images (the fake engine inside), and `docker ps` on spark2 shows rank 0's.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { e2eProject, type E2E } from "../test/helpers/project";
 import { makeScriptRecipe } from "../test/site/recipe";
+import { sshOk } from "../test/site/exec";
+import { SITE_IMAGES, type SiteImageName } from "../test/site/images";
 import { setEngineProofs, type SimNode } from "../test/site/site";
+
+const VLLM = "nvcr.io/nvidia/vllm:26.01-py3";
 
 const say = (s: string) => process.stdout.write(`\n\x1b[1m== ${s}\x1b[0m\n`);
 
@@ -36,7 +41,7 @@ async function chat(url: string, model: string): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  say("starting three simulated Sparks (sshd on 127.0.0.61-63, docker/nvidia-smi shims, a fake engine)");
+  say("starting three simulated Sparks (sshd and a Docker Engine each on 127.0.0.61-63, a registry, the images)");
   let e: E2E | undefined;
   try {
     e = await e2eProject({
@@ -53,11 +58,9 @@ async function main(): Promise<void> {
         mkdirSync(join(spark1.home, "models", "qwen38-mtp-r2"), { recursive: true });
         setEngineProofs(spark1, ["MTP draft head: FP8 rowwise copy engaged"]);
         for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"]) cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), { recursive: true });
-        const images = join((site.nodes[2] as SimNode).root, "etc", "docker-images.json");
-        const held = JSON.parse(readFileSync(images, "utf8")) as Record<string, unknown>;
-        delete held["nvcr.io/nvidia/vllm:26.01-py3"];
-        writeFileSync(images, JSON.stringify(held));
       },
+      // spark3 never pulled the vLLM image: the up copies it from spark2 (docker save | ssh docker load).
+      images: (node) => (Object.keys(SITE_IMAGES) as SiteImageName[]).filter((i) => node !== "spark3" || i !== VLLM),
       config: () => ["  sm121:modelCache: keep", "  sm121:imageSync: true", "  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
     });
     say(`pulumi preview (project ${e.dir}, stack ${e.stack})`);
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
     say("pulumi up: each model downloaded once and copied node to node, the image copied to spark3, then served");
     const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { stream: true });
     if (up.code !== 0) throw new Error("pulumi up failed");
+    say("docker ps on spark2 (the engine of rank 0 in its container)");
+    process.stdout.write(await sshOk(e.site, e.site.nodes[1] as SimNode, "docker ps"));
     say("a second pulumi up: nothing changed, nothing is touched");
     const again = await e.pulumi.run(["up", "--yes", "--skip-preview"]);
     process.stdout.write(`${/Resources:\n([\s\S]*?)\n\n/.exec(again.stdout)?.[1] ?? again.stdout}  (${again.ms} ms)\n`);

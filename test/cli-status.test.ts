@@ -170,8 +170,9 @@ describe("sm121 status", () => {
   });
 
   it("takes the KV cache line saved at up when the log has rotated, and says so", async () => {
-    // Docker rotates the json log at 50 MB: the line of the load is then gone from `docker logs`.
-    await sh(s.nodes[0], 'for f in "$SIM_NODE_ROOT"/var/docker/containers/*/*-json.log; do mv "$f" "$f.1"; done');
+    // Docker rotates the json log at 50 MB, 3 files (the nodes' dockerd, as a Spark's): after 150 MB
+    // the load's lines are gone from `docker logs`. Emptying the container's log file has that effect.
+    await sh(s.nodes[0], 'for f in "$SIM_NODE_ROOT"/docker/data/containers/*/*-json.log; do : > "$f"; done');
     expect(await sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'KV cache' || true")).toBe("0\n");
     const { report } = await status(["--node", "spark1"]);
     expect(entry(report, "solo").kvCache).toEqual({ line: expect.stringContaining("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });

@@ -5,13 +5,14 @@
  * for a tmux launch (the sandbox's own `ulimit -l`), image IDs that differ between the nodes.
  * Addresses 127.0.0.241-243, sshd port 2641.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
 import type { SshAuth } from "../src/remote/ssh";
 import { lookFabric } from "../src/serve/fabric";
+import { buildImage } from "./site/exec";
 import { devicesDir, setFabric, sparkFabric } from "./site/fabric";
 import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
 
@@ -62,14 +63,14 @@ describe("the fabric look on the site", () => {
 
   it("refuses image IDs that differ between the nodes unless ImageSync copies the image", async () => {
     const image = "nvcr.io/nvidia/vllm:25.10-py3";
-    const file = join(node(1).root, "etc", "docker-images.json");
-    const images = JSON.parse(readFileSync(file, "utf8")) as Record<string, Record<string, unknown>>;
-    writeFileSync(file, JSON.stringify({ ...images, [image]: { ...images[image], id: `sha256:${"cd".repeat(32)}` } }));
+    // Another build of the image under the same name on f2 (built there: an ID of its own).
+    const other = await buildImage(site, node(1), image, `FROM ${image}\nLABEL sm121.test=another-build`);
     const d = [{ name: "pair", deploy: "docker" as const, nodes: ["f1", "f2"], image }];
     const s = parseSite("Pulumi.f.yaml", "f", stack(declared));
     const look = await lookFabric(s, d, auth());
     expect(look.refusals).toHaveLength(1);
-    expect(look.refusals[0]).toMatch(new RegExp(`^pair: the image ${image.replace(/[./]/g, "\\$&")} differs between its nodes: f1 sha256:\\w{12}, f2 sha256:cdcdcdcdcdcd; set sm121:imageSync: true`));
+    const differs = `differs between its nodes: f1 sha256:\\w{12}, f2 ${other.slice(0, 19)}; set sm121:imageSync: true`;
+    expect(look.refusals[0]).toMatch(new RegExp(`^pair: the image ${image.replace(/[./]/g, "\\$&")} ${differs}`));
     const synced = parseSite("Pulumi.f.yaml", "f", `${stack(declared)}  sm121:imageSync: true\n`);
     expect((await lookFabric(synced, d, auth())).refusals).toEqual([]);
   });

@@ -1,7 +1,7 @@
-// The simulated site's image and model transfers (docker pull/save/load, the fake `hf download`)
-// as strict as the real tools, and sm121's reading of a real HF cache layout (serve/hfcache):
-// completeness, and what a peer lacks of a source's copy.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// The simulated site's model transfers (the fake `hf download`) as strict as the real tool, and
+// sm121's reading of a real HF cache layout (serve/hfcache): completeness, and what a peer lacks
+// of a source's copy. (Images move with the real docker: test/site-docker.test.ts.)
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeness, copyPlan, manifestScript, parseManifest, type Manifest } from "../src/serve/hfcache";
@@ -29,43 +29,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stopStaleSite(DIR);
-});
-
-describe("docker pull, save and load on the test site", () => {
-  const img = "registry.example/t/one:1";
-  const id = `sha256:${"ab".repeat(32)}`;
-
-  it("refuses what real docker refuses, with its messages and exit codes", async () => {
-    const save = await sh("docker save no/such:1 > /dev/null");
-    expect([save.code, save.stderr.trim()]).toEqual([1, "Error response from daemon: No such image: no/such:1"]);
-    const pull = await sh("docker pull no/such:1");
-    expect([pull.code, pull.stderr.trim()]).toEqual([1, "Error response from daemon: manifest for no/such:1 not found: manifest unknown: manifest unknown"]);
-    const inspect = await sh("docker image inspect --format '{{.Id}}' no/such:1");
-    expect([inspect.code, inspect.stderr.trim()]).toEqual([1, "Error: No such image: no/such:1"]);
-    const empty = await sh("docker load < /dev/null");
-    expect([empty.code, empty.stderr.trim()]).toEqual([1, "requested load from stdin, but stdin is empty"]);
-  });
-
-  it("pulls from the site's registry, saves and loads back the same ID; a torn archive is refused", async () => {
-    mkdirSync(join(site.dir, "registry"), { recursive: true });
-    writeFileSync(join(site.dir, "registry", "images.json"), JSON.stringify({ [img]: { entrypoint: null, id, size: 5000 } }));
-    const pull = await sh(`docker pull ${img}`);
-    expect(pull.stdout).toContain(`Status: Downloaded newer image for ${img}`);
-    expect((await sh(`docker image inspect --format '{{.Id}} {{.Size}}' ${img}`)).stdout).toBe(`${id} 5000\n`);
-    expect((await sh(`docker pull ${img}`)).stdout).toContain(`Status: Image is up to date for ${img}`);
-    const saved = await sh(`docker save ${img} > "$TMPDIR/one.tar" && head -c 2000 "$TMPDIR/one.tar" > "$TMPDIR/torn.tar"`);
-    expect(saved.code, saved.stderr).toBe(0);
-    const images = join(t1.root, "etc", "docker-images.json");
-    const all = JSON.parse(readFileSync(images, "utf8")) as Record<string, unknown>;
-    delete all[img];
-    writeFileSync(images, JSON.stringify(all));
-    const torn = await sh(`docker load < "$TMPDIR/torn.tar"`);
-    expect([torn.code, torn.stderr.trim()]).toEqual([1, "Error response from daemon: unexpected EOF"]);
-    expect((await sh(`docker image inspect ${img}`)).code).toBe(1);
-    const load = await sh(`docker load < "$TMPDIR/one.tar"`);
-    expect(load.stdout).toBe(`Loaded image: ${img}\n`);
-    expect((await sh(`docker image inspect --format '{{.Id}}' ${img}`)).stdout).toBe(`${id}\n`);
-  });
 });
 
 describe("the fake hf download and sm121's reading of the cache", () => {

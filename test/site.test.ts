@@ -1,6 +1,6 @@
-// The simulated test site itself: sshd per node, the docker shim with the fake
-// vLLM, multi-node rendezvous, gr8's sysctl prerequisite, DGPP provisioning, and
-// that stop() leaves nothing running.
+// The simulated test site itself: sshd and a real Docker Engine per node, the fake
+// vLLM in the site's images, multi-node rendezvous, gr8's sysctl prerequisite,
+// DGPP provisioning, and that stop() leaves nothing running.
 // Addresses: 127.0.0.201-202, sshd port 2322; engine ports 18001-18003, 29611,
 // 29612, 8100 and 18080 on those addresses, and 127.0.0.1:18557 (the script
 // recipe binds localhost). The main suites use 127.0.0.11-30. The site dir is
@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setEngineBehaviour, setEngineProofs, startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
 import { sshOk, sshScript } from "./site/exec";
+import { inEngineContainer } from "./site/procs";
 import { makeScriptRecipe } from "./site/recipe";
 
 // One fixed dir for this file: startSite() first ends what a crashed earlier run left there.
@@ -49,9 +50,14 @@ async function waitFor(url: string, timeoutMs = 20000): Promise<string> {
   throw new Error(`${url} not ready within ${timeoutMs} ms`);
 }
 
-/** Processes whose environment or command line mention the site directory. */
+/**
+ * What the site left: processes whose environment or command line mention the site directory
+ * (sshd, dockerd, containerd, shims), processes in a container of a node's Docker Engine, and
+ * mounts under the site directory that any process still sees.
+ */
 function siteLeftovers(): string[] {
   const out: string[] = [];
+  const dataRoots = [spark1, spark2].map((n) => path.join(n.root, "docker", "data"));
   for (const pid of fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
     if (Number(pid) === process.pid) continue;
     const read = (f: string): string => {
@@ -62,7 +68,10 @@ function siteLeftovers(): string[] {
       }
     };
     const cmd = read("cmdline");
-    if (cmd.includes(DIR) || read("environ").includes(`SIM_SITE_DIR=${DIR}`)) out.push(`${pid}: ${cmd.replace(/\0/g, " ")}`);
+    const inContainer = dataRoots.some((d) => inEngineContainer(Number(pid), d));
+    const named = cmd.includes(DIR) || read("environ").includes(`SIM_SITE_DIR=${DIR}`);
+    if (named || inContainer) out.push(`${pid}: ${cmd.replace(/\0/g, " ")}`);
+    for (const m of read("mountinfo").split("\n").filter((l) => l.includes(DIR))) out.push(`${pid} sees a mount: ${m}`);
   }
   return out;
 }
@@ -128,9 +137,14 @@ describe("simulated site", () => {
       for i in $(seq 50); do [ "$(docker inspect -f '{{.State.Running}}' bad)" = false ] && break; sleep 0.1; done`);
     expect((await sh(spark1, "docker inspect -f '{{.State.Status}} {{.State.ExitCode}}' bad")).trim()).toBe("exited 2");
     expect(await sh(spark1, "docker logs bad 2>&1")).toContain("vllm serve: error: unrecognized arguments: --tensor-paralel-size 1");
-    const mount = await sshScript(site, spark1, "docker run -d -v /no/such/dir:/x --network host vllm/vllm-openai:latest m/m");
-    expect(mount.code).toBe(125);
-    expect(mount.stderr).toContain("bind source path does not exist: /no/such/dir");
+  });
+
+  // Why sm121's preflight checks every mount source: Docker does not refuse a missing one.
+  it("creates a missing -v source as an empty directory, as Docker does", async () => {
+    const src = path.join(spark1.root, "no", "such", "dir");
+    const mount = await sshScript(site, spark1, `docker run --rm -v ${src}:/x ubuntu:24.04 ls -A /x`);
+    expect([mount.code, mount.stdout, mount.stderr]).toEqual([0, "", ""]);
+    expect(fs.readdirSync(src)).toEqual([]);
   });
 
   it("makes a two-node vLLM head ready only after its headless worker joined, and ends it when the worker goes", async () => {
@@ -196,7 +210,7 @@ describe("simulated site", () => {
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=pid --format=csv,noheader")).toBe("");
   });
 
-  it("runs the script recipe's start.sh and stop.sh through the docker shim", async () => {
+  it("runs the script recipe's start.sh and stop.sh with the node's docker", async () => {
     const dir = makeScriptRecipe(spark2, "recipes/qwen38");
     fs.mkdirSync(path.join(spark2.home, ".cache", "huggingface"), { recursive: true });
     const env = fs.readFileSync(path.join(dir, ".env.sample"), "utf8").replace("PORT=8000", "PORT=18557");

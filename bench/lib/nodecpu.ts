@@ -9,11 +9,13 @@
  * answering the plan-time look are ten groups against the one group of pulumi, the program and
  * the provider host, which then gets about a tenth of the machine.
  *
- * So the bench puts every node's sshd (and with it every session, container and engine it starts)
- * in one CPU cgroup with a tenth of the default weight: the nodes use what the operator's
- * processes leave, the nearer model of machines of their own. Where no CPU cgroup can be made
- * (no cgroup filesystem, no cpu controller, not root), the nodes stay as they are and the report
- * says so. The site section measures the no-change up both ways in every round.
+ * So the bench puts every node's sshd (and with it every session and engine it starts) and every
+ * node's Docker Engine (dockerd and its containerd, and with them the shims and runc they start)
+ * in one CPU cgroup with a tenth of the default weight, and the engines put their containers in
+ * that group too (dockerd --cgroup-parent): the nodes use what the operator's processes leave,
+ * the nearer model of machines of their own. Where no CPU cgroup can be made (no cgroup
+ * filesystem, no cpu controller, not root), the nodes stay as they are and the report says so.
+ * The site section measures the no-change up both ways in every round.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +28,11 @@ export interface NodeCpu {
   /** "cgroup v1 cpu.shares 102", "cgroup v2 cpu.weight 10", or why the nodes share the machine. */
   readonly how: string;
   readonly weighted: boolean;
+  /**
+   * The group as dockerd's --cgroup-parent (its path from each hierarchy's root): the containers
+   * the nodes' engines start are in it, whatever `place` does later. Undefined where there is none.
+   */
+  readonly cgroupParent: string | undefined;
   /** Moves these processes into the nodes' group (true) or to the hierarchy's root (false), where a process of the machine is. */
   place(pids: number[], weighted: boolean): void;
   /**
@@ -34,8 +41,22 @@ export interface NodeCpu {
    * name, whatever the weighting; v2 only while the nodes are in their weighted group.
    */
   usedMs(): number | undefined;
-  /** Moves every process left in the group back and removes it. */
+  /** Moves every process left in the group back and removes it (also where dockerd made it in other hierarchies). */
   close(): void;
+}
+
+/** The v1 hierarchies (memory, pids, ...) where dockerd made the group for its containers: empty once they are gone. */
+function removeEngineGroups(name: string): void {
+  const v1 = "/sys/fs/cgroup";
+  if (!existsSync(v1)) return;
+  for (const h of readdirSync(v1)) {
+    const dir = join(v1, h, name);
+    try {
+      if (existsSync(join(dir, "cgroup.procs"))) rmdirSync(dir);
+    } catch {
+      // not empty: a container's group is left (the site removes those it can)
+    }
+  }
 }
 
 interface Hierarchy {
@@ -127,19 +148,22 @@ function account(h: Hierarchy, name: string, dir: string): Account {
 
 export function nodeCpu(name: string): NodeCpu {
   const h = hierarchy();
-  if (typeof h === "string") return { how: h, weighted: false, ...NOT_COUNTED };
+  if (typeof h === "string") return { how: h, weighted: false, cgroupParent: undefined, ...NOT_COUNTED };
   removeStale(h.root, name);
   const dir = join(h.root, `${name}-${process.pid}`);
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, h.file), `${h.value}\n`);
   } catch (e) {
-    return { how: `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`, weighted: false, ...NOT_COUNTED };
+    const how = `${h.label} could not be set (${(e as Error).message}): the nodes share the machine's CPU as they are`;
+    return { how, weighted: false, cgroupParent: undefined, ...NOT_COUNTED };
   }
   const acct = account(h, name, dir);
+  const group = `${name}-${process.pid}`;
   return {
     how: h.label,
     weighted: true,
+    cgroupParent: `/${group}`,
     place: (pids, weighted) => {
       move(weighted ? dir : h.root, pids);
       acct.place(pids);
@@ -149,6 +173,7 @@ export function nodeCpu(name: string): NodeCpu {
       move(h.root, procsOf(dir));
       rmdirSync(dir);
       acct.close();
+      removeEngineGroups(group);
     },
   };
 }

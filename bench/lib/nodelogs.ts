@@ -1,11 +1,13 @@
 /**
- * What the docker shim recorded on a node: a container's start time (state.json StartedAt) and
- * its json-file log, each line stamped by the supervisor as it arrives. From them: when the
- * fake engine became ready ("Application startup complete." / "Headless worker ready") and when
- * the first `GET /v1/models` answered 200 (sm121's readiness probe noticing it).
+ * What a node's Docker Engine recorded of a container: its start time (config.v2.json
+ * State.StartedAt) and its json-file log, each line stamped by dockerd as it arrives. From them:
+ * when the fake engine became ready ("Application startup complete." / "Headless worker ready")
+ * and when the first `GET /v1/models` answered 200 (sm121's readiness probe noticing it).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { engineDirs } from "../../test/site/dockerd";
+import { nodeEngineDir } from "../../test/site/node";
 import type { SimNode } from "../../test/site/site";
 
 interface LogEntry {
@@ -31,29 +33,28 @@ export function parseNano(s: string): number {
   return Date.parse(`${m[1] ?? ""}Z`) + Number(frac) / 1e6;
 }
 
-function readJson(file: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-interface ContainerFiles {
-  config: { Name?: string; Created?: string; Sim?: { log?: string } };
-  state: { StartedAt?: string };
+/** What dockerd keeps of a container in <data root>/containers/<id>/config.v2.json (the fields used here). */
+interface ContainerFile {
+  Name?: string;
+  Created?: string;
+  LogPath?: string;
+  State?: { StartedAt?: string };
 }
 
 /** The newest container of this name on the node. */
-function findContainer(node: SimNode, name: string): ContainerFiles | undefined {
-  const dir = join(node.root, "var", "docker", "containers");
+function findContainer(node: SimNode, name: string): ContainerFile | undefined {
+  const dir = join(engineDirs(nodeEngineDir(node)).data, "containers");
   if (!existsSync(dir)) return undefined;
-  let best: ContainerFiles | undefined;
+  let best: ContainerFile | undefined;
   for (const id of readdirSync(dir)) {
-    const config = readJson(join(dir, id, "config.json")) as ContainerFiles["config"] | undefined;
-    if (config?.Name !== `/${name}`) continue;
-    const state = (readJson(join(dir, id, "state.json")) ?? {}) as ContainerFiles["state"];
-    if (best === undefined || (config.Created ?? "") > (best.config.Created ?? "")) best = { config, state };
+    let c: ContainerFile;
+    try {
+      c = JSON.parse(readFileSync(join(dir, id, "config.v2.json"), "utf8")) as ContainerFile;
+    } catch {
+      continue; // being written
+    }
+    if (c.Name !== `/${name}`) continue;
+    if (best === undefined || (c.Created ?? "") > (best.Created ?? "")) best = c;
   }
   return best;
 }
@@ -77,14 +78,14 @@ const MODELS_200 = /"GET \/v1\/models HTTP\/1\.1" 200/;
 
 export function engineTimes(node: SimNode, container: string): EngineTimes | undefined {
   const c = findContainer(node, container);
-  if (c === undefined || c.state.StartedAt === undefined) return undefined;
-  const log = entries(c.config.Sim?.log ?? "");
+  if (c?.State?.StartedAt === undefined) return undefined;
+  const log = entries(c.LogPath ?? "");
   const ready = log.find((e) => READY.test(e.log));
   const probe = log.find((e) => MODELS_200.test(e.log));
   return {
     node: node.name,
     container,
-    startedAt: parseNano(c.state.StartedAt),
+    startedAt: parseNano(c.State.StartedAt),
     ...(ready !== undefined && { readyAt: parseNano(ready.time) }),
     ...(probe !== undefined && { firstModels200: parseNano(probe.time) }),
   };

@@ -6,8 +6,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { e2eProject, nodesYaml, type E2E } from "../../test/helpers/project";
 import type { PulumiRun } from "../../test/helpers/pulumi";
-import type { ImageSpec } from "../../test/site/site";
-import { dockerdProcesses } from "../../test/site/dockerd";
+import { engineTree } from "../../test/site/dockerd";
+import type { SiteImageName } from "../../test/site/images";
 import { sshdListeners } from "../../test/site/sshd";
 import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
@@ -16,9 +16,10 @@ import { installSessionCounter } from "./sessions";
 export interface BenchProject {
   e: E2E;
   /**
-   * The nodes' CPU group (./nodecpu): every node's sshd and the site's docker daemon are in it
-   * from the start; `place(false)` takes them out, and the sessions they start from then on with
-   * them. `usedMs` is the CPU time they have used.
+   * The nodes' CPU group (./nodecpu): every node's sshd and Docker Engine (dockerd, containerd)
+   * are in it from the start, and the engines' containers always; `place(false)` takes the sshds
+   * and engines out, and the sessions, shims and runc they start from then on with them. `usedMs`
+   * is the CPU time they have used.
    */
   nodes: Pick<NodeCpu, "how" | "weighted" | "usedMs"> & { place(weighted: boolean): void };
   /** Stops the site and removes the nodes' CPU group. */
@@ -39,8 +40,8 @@ export interface BenchProjectOptions {
   firstIp: number;
   sshPort: number;
   deployments: string;
-  /** The images every node has (default: the site's DEFAULT_IMAGES). */
-  images?: Record<string, ImageSpec>;
+  /** The site images every node has (default: all of them). */
+  images?: SiteImageName[];
   /** Directories to create under every node's home (caches a recipe mounts). */
   homeDirs?: string[];
 }
@@ -49,7 +50,10 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
   if (!o.name.startsWith("bench")) throw new Error(`bench project names start with "bench": ${o.name}`);
   if (o.firstIp < 100 || o.firstIp + o.nodes.length - 1 > 149) throw new Error(`bench addresses are 127.0.0.100-149: ${o.firstIp} + ${o.nodes.length}`);
   if (o.sshPort < 2300 || o.sshPort > 2349) throw new Error(`bench ssh ports are 2300-2349: ${o.sshPort}`);
+  // Made first: the nodes' engines put their containers in it from the start.
+  const cpu = nodeCpu(o.name);
   const e = await e2eProject({
+    ...(cpu.cgroupParent !== undefined && { cgroupParent: cpu.cgroupParent }),
     name: o.name,
     nodes: o.nodes,
     firstIp: o.firstIp,
@@ -61,6 +65,9 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
       for (const n of site.nodes) for (const d of o.homeDirs ?? []) mkdirSync(join(n.home, d), { recursive: true });
     },
     config: () => o.deployments,
+  }).catch((err: unknown) => {
+    cpu.close();
+    throw err;
   });
   const base = () => [
     "config:",
@@ -71,11 +78,9 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
     "  sm121:dgppPollS: 0.5",
     nodesYaml(e.site),
   ];
-  const cpu = nodeCpu(o.name);
-  // The nodes' side: every node's sshd, and the docker daemon that answers their docker CLIs.
+  // The nodes' side: every node's sshd, and its Docker Engine (dockerd and the containerd it started).
   const sshds = e.site.nodes.flatMap((n) => sshdListeners(e.site.dir, n.root).map((r) => r.pid));
-  const dockerd = dockerdProcesses(e.site.dir).map((r) => r.pid);
-  const pids = [...sshds, ...dockerd];
+  const pids = [...sshds, ...engineTree(e.site.dir)];
   const nodes = { how: cpu.how, weighted: cpu.weighted, usedMs: () => cpu.usedMs(), place: (weighted: boolean) => cpu.place(pids, weighted) };
   nodes.place(true);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });

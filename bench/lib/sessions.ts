@@ -8,12 +8,12 @@
  * `<root>/var/log/bench-sessions.log`: the time and $SSH_CONNECTION, whose client port names
  * the connection. Counts are taken between two snapshots.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SimNode, SimSite } from "../../test/site/site";
 
 const LOG = "var/log/bench-sessions.log";
-/** The same for the node's docker shim: one line per `docker` call (time, subcommand). */
+/** The same for the node's docker CLI: one line per `docker` call (time, subcommand). */
 const DOCKER_LOG = "var/log/bench-docker.log";
 
 /** Puts one logging line before the `exec` of a node's bin/ wrapper (written by test/site/site.ts). */
@@ -28,7 +28,13 @@ function addLine(file: string, log: string, line: string): void {
 export function installSessionCounter(site: SimSite): void {
   for (const n of site.nodes) {
     addLine(join(n.root, "bin", "sim-login"), LOG, `printf '%s %s\\n' "$(date +%s.%N)" "\${SSH_CONNECTION:-none}" >> '${join(n.root, LOG)}'`);
-    addLine(join(n.root, "bin", "docker"), DOCKER_LOG, `printf '%s %s\\n' "$(date +%s.%N)" "\${1:-}" >> '${join(n.root, DOCKER_LOG)}'`);
+    // The node's docker is a link to the real CLI: in its place, a wrapper that counts and runs it.
+    const docker = join(n.root, "bin", "docker");
+    if (!lstatSync(docker).isSymbolicLink()) continue;
+    const cli = realpathSync(docker);
+    rmSync(docker);
+    const count = `printf '%s %s\\n' "$(date +%s.%N)" "\${1:-}" >> '${join(n.root, DOCKER_LOG)}'`;
+    writeFileSync(docker, `#!/bin/sh\n${count}\nexec '${cli}' "$@"\n`, { mode: 0o755 });
   }
 }
 
@@ -67,7 +73,7 @@ export interface NodeCount {
   channels: number;
   /** When each channel started, ms since the epoch. */
   channelTimes: number[];
-  /** `docker` invocations on the node (each a Node.js process in the simulation), by subcommand. */
+  /** `docker` invocations on the node (the real CLI), by subcommand. */
   docker: number;
   dockerBy: Record<string, number>;
 }

@@ -80,6 +80,8 @@ export function describeCheck(f: FailedCheck): string {
       return `no ${f.subject} on PATH (${f.why})`;
     case "vllm-container":
       return `another vLLM container runs on the node: ${f.subject} (${f.why})`;
+    case "docker":
+      return f.why;
     case "hf-cache":
       return `not in the HF cache: ${f.subject} (${f.why})`;
     default:

@@ -3,7 +3,7 @@
  * bundle. Each phase is one script, so a node costs one round trip per phase.
  */
 import type { NodeBundle, PreflightCheck } from "../render/types";
-import { joinNode, nodePath, NOW_S, nowMs, quote } from "../text/shell";
+import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
@@ -31,7 +31,8 @@ function checkLine(c: PreflightCheck): string {
     dir: `[ -d ${s} ]`,
     file: `[ -e ${s} ]`,
     "hf-cache": `[ -d ${s} ] && [ -n "$(ls -A ${s} 2>/dev/null)" ]`,
-    image: `docker image inspect ${s} >/dev/null 2>&1`,
+    // A docker that does not answer is not a missing image: the docker check below reports it.
+    image: `docker image inspect ${s} >/dev/null 2>&1 || ! docker ps -q >/dev/null 2>&1`,
     command: `command -v ${s} >/dev/null 2>&1 || [ -x ${s} ]`,
     "port-free": `! (ss -Htln 2>/dev/null | awk '{print $4}' | grep -qE ':'${s}'$')`,
     // DGPP's transport takes at most two lanes: more RoCE devices need DGPP_ROCE_DEVICES.
@@ -121,6 +122,8 @@ function watchedFilesScript(watch: string[]): string {
  * or named in its stop) or of another deployment sm121 holds here (a node move: its stored stop
  * runs first) is no failure; any other running container whose command is a vLLM server is.
  */
+const PS_FORMAT = quote('{{.Names}}|{{.Label "sm121.deployment"}}|{{.Command}}');
+
 function otherVllmProbe(nb: NodeBundle): string {
   const root = nodePath(deploymentsDir(nb));
   const own = quote(deploymentOf(nb));
@@ -130,12 +133,20 @@ function otherVllmProbe(nb: NodeBundle): string {
     "if command -v docker >/dev/null 2>&1; then",
     `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
     // "|" parts the fields: neither a name nor a label value holds one, and an empty label stays a field.
-    `  docker ps --no-trunc --format '{{.Names}}|{{.Label "sm121.deployment"}}|{{.Command}}' 2>/dev/null | while IFS='|' read -r name dep cmd; do`,
-    `    if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
-    "    case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
-    '    if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
-    `    ${rec(msg("$name"))}`,
-    "  done",
+    `  if ps=$(docker ps --no-trunc --format ${PS_FORMAT} 2>/dev/null); then`,
+    `    printf '%s\\n' "$ps" | while IFS='|' read -r name dep cmd; do`,
+    `      if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
+    "      case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
+    '      if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
+    `      ${rec(msg("$name"))}`,
+    "    done",
+    // The daemon does not answer (stopped, restarting, a socket the user may not use): whether
+    // another vLLM runs is unknown, and docker's own error says why.
+    "  else",
+    `    err=${lastErrorLine("docker ps -q")}`,
+    `    printf '@sm121 {"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true}\\n' \\`,
+    `      "$err"`,
+    "  fi",
     "fi",
   ].join("\n");
 }

@@ -1,6 +1,6 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
 import { ASSIGNMENT_READER } from "../text/assign";
-import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
+import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 
 /** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
@@ -88,12 +88,31 @@ function statusWhen(cond: string, stateDir: string, what: string): string {
   ].join("\n");
 }
 
-/** Status of a container by name, as docker reports its start. */
+/**
+ * A shell condition that holds while `docker ps -aq <filter>` lists a container. `docker ps` fails
+ * when the daemon does not answer (stopped, restarting, a socket the user may not use): the script
+ * then ends with docker's error, as a container nobody can see is not gone.
+ */
+export function containersLeft(filter: string, what: string): string {
+  const error = lastErrorLine(`docker ps -aq ${filter}`);
+  const unknown = `echo "sm121: docker does not answer, so whether ${what} is gone is unknown: ${error}" >&2; exit 1`;
+  return `{ if ! left=$(docker ps -aq ${filter} 2>/dev/null); then ${unknown}; fi; [ -n "$left" ]; }`;
+}
+
+/**
+ * Status of a container by name, as docker reports its start. `docker inspect` fails alike for a
+ * missing container and for a daemon that does not answer; `docker ps` tells them apart by its exit
+ * code, and then docker's own error is why the engine does not run.
+ */
 export function containerStatus(name: string): string {
+  const filter = `--filter ${quote(`name=^/${name}$`)}`;
   return [
     `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
     'running=false; started=""; detail="container gone"',
     'case "$state" in "true "*) running=true; detail=""; started=${state#true };; "false "*) detail="container exited";; esac',
+    `if [ -z "$state" ] && ! docker ps -aq ${filter} >/dev/null 2>&1; then`,
+    `  detail="docker does not answer: ${lastErrorLine(`docker ps -aq ${filter}`)}"`,
+    "fi",
     STATUS_RECORD,
   ].join("\n");
 }

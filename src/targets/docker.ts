@@ -1,6 +1,8 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
 import { accessFlags } from "./access";
-import { containerLogs, containerStatus, exportSecrets, keyFileScript, SECRETS_ENV_KEYS, waitGone } from "./common";
+import {
+  containerLogs, containersLeft, containerStatus, exportSecrets, keyFileScript, SECRETS_ENV_KEYS, waitGone,
+} from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -52,7 +54,8 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     `ids=$(docker ps -aq ${filter})`,
     'if [ -n "$ids" ]; then',
     "  docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true",
-    waitGone(`[ -n "$(docker ps -aq ${filter})" ]`, 30, `container of ${spec.deployment}`).replace(/^/gm, "  "),
+    waitGone(containersLeft(filter, `the container of ${spec.deployment}`), 30, `container of ${spec.deployment}`)
+      .replace(/^/gm, "  "),
     "fi",
   ].join("\n");
   return {

@@ -5,7 +5,7 @@
  * .env alone sets the recipe keys.
  */
 import type { NodeRecipe } from "../recipe/types";
-import { containerLogs, containerStatus, waitGone } from "./common";
+import { containerLogs, containersLeft, containerStatus, waitGone } from "./common";
 import { joinNode, nodePath, quote } from "../text/shell";
 import type { LaunchSpec, TargetScripts } from "./types";
 
@@ -27,7 +27,8 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
   ].join("\n");
   // stop.sh reads the .env, so it runs before the new .env is written; it returns before the
   // memory is free, which the memory gate then waits for.
-  const gone = `[ -n "$(docker ps -aq --filter name=^/${nodeRecipe.container}$)" ]`;
+  const filter = `--filter ${quote(`name=^/${nodeRecipe.container}$`)}`;
+  const gone = containersLeft(filter, `container ${nodeRecipe.container}`);
   const stop = [
     // A start.sh of an earlier up may still wait for its server: end it first, so that it can
     // neither report on nor remove the server that this up starts.

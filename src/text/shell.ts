@@ -43,3 +43,11 @@ export const NOW_S = "${EPOCHSECONDS:-$(date +%s)}";
 export function nowMs(v: string): string {
   return `${v}=\${EPOCHREALTIME:-$(date +%s.%6N)}; ${v}=$(( \${${v}//[!0-9]/} / 1000 ))`;
 }
+
+/**
+ * A command substitution: the last line `cmd` writes to stderr, without quotes, backslashes or
+ * control characters (it may go into a JSON string); empty when there is none.
+ */
+export function lastErrorLine(cmd: string): string {
+  return `$(${cmd} 2>&1 >/dev/null | tail -n 1 | tr -d '"\\\\[:cntrl:]' || true)`;
+}

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
-import { DEFAULT_IMAGES, type SimNode } from "../site/site";
+import type { SimNode } from "../site/site";
 
 const deployments = `  sm121:deployments:
     - { recipe: qwen3-30b-sglang-tmux, nodes: [n1, n2] }
@@ -24,7 +24,6 @@ describe.sequential("SGLang in tmux and gr8 in docker through pulumi up", () => 
       nodes: ["n1", "n2", "n3", "n4", "n5", "n6"],
       firstIp: 41,
       sshPort: 2251,
-      images: { ...DEFAULT_IMAGES, "ghcr.io/kindlingai/gr8:0.9.2": { entrypoint: ["/opt/gr8/gr8"] } },
       config: () => deployments,
     });
     for (const n of e.site.nodes) mkdirSync(join(n.home, "gr8-cache"), { recursive: true });

@@ -5,16 +5,17 @@
  * second up downloads and copies nothing; a half-copied cache is completed, not restarted; an
  * image on no node is pulled once; destroy leaves the cache and the image.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
-import { sshOk } from "../site/exec";
+import { buildImage, sshOk } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
 
 const REPO = "sm121-test/tiny-qwen3";
 const IMAGE = "registry.example/sm121/vllm-tiny:1";
-const IMAGE_ID = `sha256:${"1a".repeat(32)}`;
+/** An image of the site's vLLM with a build of its own (an ID no other node has). */
+const dockerfile = (build: string) => `FROM vllm/vllm-openai:latest\nLABEL sm121.test.build=${build}`;
 const TOKEN = "hf_modelcacheE2E0123456789";
 const recipe = (image: string) => `engine = "vllm"
 deploy = "docker"
@@ -36,15 +37,11 @@ const listing = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/mo
 const inodes = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}/blobs && stat -c '%i %Y %n' * | sort -k3`);
 const imageId = (e: E2E, n: SimNode) => sh(e, n, `docker image inspect --format '{{.Id}}' ${IMAGE}`);
 
-function writeImages(n: SimNode, images: Record<string, unknown>): void {
-  const file = join(n.root, "etc", "docker-images.json");
-  writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>), ...images }, null, 2));
-}
-
 describe.sequential("ModelCache and ImageSync through pulumi up", () => {
   let e: E2E;
   let m1: SimNode;
   let m2: SimNode;
+  let imageOnM1 = "";
   const downloads = () => {
     const f = join(e.site.dir, "hf-downloads.log");
     return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
@@ -59,12 +56,13 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
       config: () => "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
       recipes: { "tiny.toml": recipe(IMAGE) },
       prepare: (site: SimSite) => {
-        // The image on rank 0 only, with an ID of its own; the model gated behind the token.
-        writeImages(site.nodes[0] as SimNode, { [IMAGE]: { entrypoint: ["vllm", "serve"], id: IMAGE_ID, size: 300_000 } });
+        // The model gated behind the token.
         writeFileSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3.gated"), TOKEN);
       },
     });
     [m1, m2] = e.site.nodes as [SimNode, SimNode];
+    // The image on rank 0 only, built there (an ID of its own).
+    imageOnM1 = await buildImage(e.site, m1, IMAGE, dockerfile("1"));
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:hfToken"], { input: TOKEN })).code).toBe(0);
   });
   afterAll(async () => {
@@ -85,7 +83,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.all).toContain(`m2 lacks ${IMAGE}: copying it from m1`);
     expect(await listing(e, m2)).toBe(await listing(e, m1));
     expect(await listing(e, m2)).toMatch(/^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m);
-    expect(await imageId(e, m2)).toBe(`${IMAGE_ID}\n`);
+    expect(await imageId(e, m2)).toBe(`${imageOnM1}\n`);
     expect(JSON.parse(await sh(e, m1, `curl -s http://${m1.ip}:8000/v1/models`)).data[0].id).toBe("tiny");
     // The operation's key is gone from the peer; the token is nowhere in the output or the state.
     expect(await sh(e, m2, "cat ~/.ssh/authorized_keys 2>/dev/null || true")).not.toContain("sm121-fanout-");
@@ -129,9 +127,9 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
 
   it("an image on no node is pulled once on rank 0 and copied to the peer", async () => {
     const next = "registry.example/sm121/vllm-tiny:2";
-    const id = `sha256:${"2b".repeat(32)}`;
-    mkdirSync(join(e.site.dir, "registry"), { recursive: true });
-    writeFileSync(join(e.site.dir, "registry", "images.json"), JSON.stringify({ [next]: { entrypoint: ["vllm", "serve"], id, size: 200_000 } }));
+    // In the site's registry (registry.example leads there), on no node.
+    const id = await buildImage(e.site, m2, next, dockerfile("2"));
+    await sh(e, m2, `docker push -q ${next} && docker image rm -f ${next} >/dev/null`);
     writeFileSync(join(e.dir, "recipes", "tiny.toml"), recipe(next));
     const up = await e.up();
     expect(up.code, up.all).toBe(0);

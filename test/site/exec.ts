@@ -66,3 +66,15 @@ export async function sshOk(site: SimSite, node: SimNode, script: string): Promi
 export function localScript(site: SimSite, node: SimNode, script: string, timeoutMs = 60000): Promise<RunResult> {
   return collect("bash", ["-s"], script, nodeEnv(site, node), timeoutMs);
 }
+
+/**
+ * Builds an image on the node with the real `docker build` from a Dockerfile alone (no context,
+ * so no COPY: FROM one of the site's images, LABEL, ENTRYPOINT, ...), tags it `ref`; its ID.
+ */
+export async function buildImage(site: SimSite, node: SimNode, ref: string, dockerfile: string): Promise<string> {
+  const script = `DOCKER_BUILDKIT=0 docker build -q -t ${ref} - <<'SM121_DOCKERFILE'\n${dockerfile}\nSM121_DOCKERFILE`;
+  const out = await sshOk(site, node, script);
+  const id = out.trim().split("\n").pop() ?? "";
+  if (!/^sha256:[0-9a-f]{64}$/.test(id)) throw new Error(`${node.name}: docker build of ${ref}: no image ID:\n${out}`);
+  return id;
+}

@@ -1,8 +1,11 @@
-// Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), and
-// leftovers to look for afterwards.
+// Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), a node
+// whose Docker Engine is stopped, and leftovers to look for afterwards.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ENGINE, engineDirs, startEngine, stopEngine, waitForEngine } from "./dockerd";
+import { engineStart, nodeEngineDir } from "./node";
+import { inEngineContainer, registeredProcesses } from "./procs";
 import { sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
 import type { SimNode, SimSite } from "./site";
 
@@ -44,14 +47,36 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
 }
 
-/** Engine processes, tmux servers and container supervisors of a node that are still running. */
-export function leftovers(node: SimNode): string[] {
-  return nodeProcesses(node, /fake-engine|supervise|tmux|dgpp-manager|start\.sh/);
+/**
+ * The node's Docker Engine stops, as `systemctl stop docker` stops it (without live-restore its
+ * containers stop with it): the docker CLI then fails with "Cannot connect to the Docker daemon".
+ */
+export async function stopNodeEngine(site: SimSite, node: SimNode): Promise<void> {
+  const dirs = engineDirs(nodeEngineDir(node));
+  await stopEngine(dirs, registeredProcesses(site.dir).filter((r) => r.what === `${ENGINE}${dirs.dir}`), 5000);
 }
 
-/** The processes of a node (by its SIM_NODE_ROOT) whose command line matches `pattern`: "pid cmdline". */
+/** The node's Docker Engine starts again, with the images and the (stopped) containers it had. */
+export async function restartNodeEngine(site: SimSite, node: SimNode): Promise<void> {
+  const s = engineStart(site, node);
+  const rec = startEngine(s);
+  const record = `${JSON.stringify({ ...rec, node: node.name })}\n`;
+  fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), record);
+  await waitForEngine(s, rec, 60_000);
+}
+
+/** Engine processes (also in the node's containers), tmux servers and recipe scripts of a node still running. */
+export function leftovers(node: SimNode): string[] {
+  return nodeProcesses(node, /fake-engine|tmux|dgpp-manager|start\.sh/);
+}
+
+/**
+ * The processes of a node whose command line matches `pattern`, as "pid cmdline": started on it
+ * (its SIM_NODE_ROOT), or in a container of its Docker Engine.
+ */
 export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
   const out: string[] = [];
+  const data = engineDirs(nodeEngineDir(node)).data;
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     let environ: string;
     let cmd: string;
@@ -61,7 +86,7 @@ export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
     } catch {
       continue;
     }
-    if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`)) continue;
+    if (!environ.includes(`SIM_NODE_ROOT=${node.root}\0`) && !inEngineContainer(Number(pid), data)) continue;
     if (pattern.test(cmd)) out.push(`${pid} ${cmd}`);
   }
   return out;

@@ -72,6 +72,26 @@ export function siteProcesses(dir: string): ProcRecord[] {
   return out;
 }
 
+/** The Docker container the process runs in: its cgroup is <parent>/<id> (docker's /docker/<id>); null if none. */
+export function containerOf(pid: number): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8");
+  } catch {
+    return null;
+  }
+  return /\/([0-9a-f]{64})$/m.exec(text)?.[1] ?? null;
+}
+
+/**
+ * Whether the process runs in a container of the Docker Engine whose data root is `dataRoot`.
+ * (shims/lib/proc.js onNode answers the same for nvidia-smi, in the shims' language.)
+ */
+export function inEngineContainer(pid: number, dataRoot: string): boolean {
+  const id = containerOf(pid);
+  return id !== null && fs.existsSync(path.join(dataRoot, "containers", id));
+}
+
 /** The records the shims and the harness wrote under <dir>/run/procs/. */
 export function registeredProcesses(dir: string): ProcRecord[] {
   const reg = path.join(dir, "run", "procs");

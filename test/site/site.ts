@@ -1,24 +1,23 @@
-// The simulated test site: one sshd per node on its own loopback address, each
-// node with its own root (home, tmp, bin with the shims, etc, var, opt), a shared
-// client key, known_hosts, and the fake DGPP repository. Everything lives under
-// the site directory; stop() ends every process of the site by pid.
+// The simulated test site: one sshd and one Docker Engine per node, the node on its own loopback
+// address with its own root (./node.ts), a shared client key, known_hosts, the site's registry
+// with the site's images (./images.ts, ./registry.ts), and the fake DGPP repository. Everything
+// lives under the site directory; stop() ends every process of the site by pid.
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
 import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
-import { startDockerd } from "./dockerd";
-import { checkConfig, ensurePrivsepDir, sshdConfigPath, keygen, knownHostsLine, sshConfigFor, sshdConfig, startSshd, waitForSshd } from "./sshd";
+import { ENGINE, engineDirs, removeImage, seedDataRoot, startEngine, stopEngine, waitForEngine } from "./dockerd";
+import { SITE_IMAGES, type SiteImageName } from "./images";
+import { siteImageStore, type ImageStore } from "./imagestore";
+import { buildNode, engineStart, nodeEngineDir, type SimNode } from "./node";
+import { copyStorage, startRegistry } from "./registry";
+import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
 
-export interface SimNode {
-  name: string;
-  ip: string;
-  sshPort: number;
-  root: string;
-  home: string;
-}
+export type { SimNode } from "./node";
+export { nodeEnv } from "./node";
 
 export interface SimSite {
   dir: string;
@@ -30,17 +29,9 @@ export interface SimSite {
   dgppRevs: string[];
   /** The Node.js bin directory on the nodes' PATH. */
   nodeBin: string;
+  /** The site's registry: nvcr.io, ghcr.io, registry.example and Docker Hub names lead to port 80 there. */
+  registryIp: string;
   stop(): Promise<void>;
-}
-
-/** An image a node "has": what `docker run IMAGE` runs without a command. */
-export interface ImageSpec {
-  entrypoint: string[] | null;
-  cmd?: string[];
-  /** The image ID (default: derived from the reference, the same on every node). */
-  id?: string;
-  /** The bytes `docker save` streams (default 64 KiB). */
-  size?: number;
 }
 
 export interface StartSiteOptions {
@@ -50,8 +41,13 @@ export interface StartSiteOptions {
   firstIp?: number;
   /** Port of every node's sshd (default 2222). */
   sshPort?: number;
-  /** The images every node has (default DEFAULT_IMAGES). */
-  images?: Record<string, ImageSpec>;
+  /** The site images each node has at start (default: all of SITE_IMAGES on every node). */
+  images?: SiteImageName[] | ((node: string) => SiteImageName[]);
+  /**
+   * The cgroup the nodes' Docker Engines put their containers under (dockerd --cgroup-parent;
+   * default docker's /docker).
+   */
+  cgroupParent?: string;
 }
 
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
@@ -65,100 +61,13 @@ export interface EngineBehaviour {
   rendezvousTimeoutS?: number;
 }
 
-export const DEFAULT_IMAGES: Record<string, ImageSpec> = {
-  "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
-  "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
-  "nvcr.io/nvidia/vllm:25.10-py3": { entrypoint: null, cmd: ["bash"] },
-  "nvcr.io/nvidia/vllm:26.01-py3": { entrypoint: null, cmd: ["bash"] },
-  "lmsysorg/sglang:spark": { entrypoint: null, cmd: ["bash"] },
-  "ghcr.io/kindlingai/gr8:latest": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
-  "ubuntu:24.04": { entrypoint: null, cmd: ["bash"] },
-};
-
-const BIN_LINKS: Record<string, string> = {
-  docker: "docker-cli",
-  "nvidia-smi": "nvidia-smi.js",
-  free: "free",
-  sysctl: "sysctl.js",
-  sudo: "sudo.js",
-  vllm: "vllm",
-  python3: "python3",
-  python: "python3",
-  ssh: "ssh",
-  scp: "scp",
-  "sim-login": "sim-login",
-  hostname: "hostname",
-  rdma: "rdma",
-  ip: "ip",
-  ibdev2netdev: "ibdev2netdev",
-  show_gids: "show_gids",
-  hf: "hf",
-  "huggingface-cli": "huggingface-cli",
-};
-
 interface SiteFile extends Omit<SimSite, "stop"> {
   sshd: ProcRecord[];
-}
-
-/** What sshd_config SetEnv gives every session of the node. */
-function sessionEnv(site: Pick<SimSite, "dir" | "nodeBin">, node: SimNode): Record<string, string> {
-  return {
-    HOME: node.home,
-    PATH: `${node.root}/bin:${site.nodeBin}:/usr/local/bin:/usr/bin:/bin`,
-    TMUX_TMPDIR: `${node.root}/tmp`,
-    TMPDIR: `${node.root}/tmp`,
-    SIM_NODE_ROOT: node.root,
-    SIM_NODE_NAME: node.name,
-    SIM_NODE_IP: node.ip,
-    SIM_SITE_DIR: site.dir,
-    // The simulation's own: the shims are Node.js programs, and a node's CPU is this machine's.
-    // With a compile cache for the site, each shim start (docker, the fake engine) compiles nothing
-    // it compiled before; a real node runs the docker CLI and the engine, no Node.js at all.
-    NODE_COMPILE_CACHE: path.join(site.dir, "run", "node-compile-cache"),
-  };
-}
-
-/** The environment a login on the node sees (sshd's USER/LOGNAME/SHELL plus SetEnv). */
-export function nodeEnv(site: Pick<SimSite, "dir" | "user" | "nodeBin">, node: SimNode): Record<string, string> {
-  return { USER: site.user, LOGNAME: site.user, SHELL: os.userInfo().shell ?? "/bin/bash", ...sessionEnv(site, node) };
 }
 
 function writeJson(file: string, value: unknown): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-function buildNode(site: Omit<SiteFile, "sshd" | "dgppRepo" | "dgppRevs">, node: SimNode, images: Record<string, ImageSpec>): string {
-  const r = node.root;
-  for (const d of ["home/.ssh", "home/.cache", "tmp", "bin", "etc/ssh", "var/log", "var/run", "var/docker/containers", "opt/gr8"]) {
-    fs.mkdirSync(path.join(r, d), { recursive: true });
-  }
-  const shims = path.join(site.dir, "shims");
-  // The node's own tools know their node whatever the caller's environment is (`env -i` in a
-  // script recipe must still reach the node's docker), as on a real machine; and they start with
-  // the site's compile cache (see sessionEnv).
-  const identity = ["SIM_NODE_ROOT", "SIM_NODE_NAME", "SIM_NODE_IP", "SIM_SITE_DIR", "NODE_COMPILE_CACHE"] as const;
-  const env = sessionEnv(site, node);
-  for (const [name, target] of Object.entries(BIN_LINKS)) {
-    const exports = identity.map((k) => `${k}='${env[k]}'; export ${k}`).join("\n");
-    fs.writeFileSync(path.join(r, "bin", name), `#!/bin/sh\n${exports}\nexec '${path.join(shims, target)}' "$@"\n`, { mode: 0o755 });
-  }
-  fs.symlinkSync(path.join(shims, "gr8"), path.join(r, "opt", "gr8", "gr8"));
-  writeJson(path.join(r, "etc", "docker-images.json"), images);
-  writeJson(path.join(r, "etc", "sysctl.json"), { "vm.watermark_scale_factor": "10", "vm.compaction_proactiveness": "20" });
-  const ssh = path.join(node.home, ".ssh");
-  fs.copyFileSync(site.clientKey, path.join(ssh, "id_ed25519"));
-  fs.chmodSync(path.join(ssh, "id_ed25519"), 0o600);
-  fs.copyFileSync(`${site.clientKey}.pub`, path.join(ssh, "id_ed25519.pub"));
-  fs.copyFileSync(site.knownHosts, path.join(ssh, "known_hosts"));
-  fs.writeFileSync(path.join(ssh, "config"), sshConfigFor(site.nodes, site.user, node.home));
-  const cfg = sshdConfigPath(r);
-  const authorizedKeys = path.join(site.dir, "ssh", "authorized_keys");
-  // The site's client key, and the node's own file (the passwd home is the machine's, so sshd's
-  // %h would not find it): what a node-to-node copy authorizes for its duration.
-  const own = path.join(node.home, ".ssh", "authorized_keys");
-  fs.writeFileSync(cfg, sshdConfig({ name: node.name, ip: node.ip, port: node.sshPort, root: r, user: site.user, authorizedKeys: `${authorizedKeys} ${own}`, env: sessionEnv(site, node) }));
-  return cfg;
 }
 
 function register(dir: string, rec: ProcRecord, node: string): void {
@@ -172,7 +81,33 @@ export function testNet(): string {
   return prefix;
 }
 
+/** Each node's dockerd (and the mounts it makes) needs root; sshd and the rest do not. */
+function requireRoot(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      "test site: every simulated node runs a real Docker Engine (dockerd), which needs root; " +
+        "run the tests as root (as CI does), e.g. sudo -E npm test",
+    );
+  }
+}
+
+type EngineSite = Parameters<typeof engineStart>[0];
+
+/**
+ * Starts the node's Docker Engine on a copy of the site images' data root (every site image, as
+ * pulled from their registry), without the images the node is not to have.
+ */
+async function startNodeEngine(site: EngineSite, node: SimNode, store: ImageStore, images: string[]): Promise<void> {
+  const s = engineStart(site, node);
+  seedDataRoot(store.nodeData, s.dirs.data);
+  const rec = startEngine(s);
+  register(site.dir, rec, node.name);
+  await waitForEngine(s, rec, 60_000);
+  for (const ref of Object.keys(SITE_IMAGES).filter((r) => !images.includes(r))) await removeImage(s.dirs.sock, ref);
+}
+
 export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
+  requireRoot();
   const dir = path.resolve(opts.dir);
   checkPlainPath("the site dir", dir);
   const firstIp = opts.firstIp ?? 11;
@@ -184,8 +119,14 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   for (const n of opts.nodes) if (!/^[a-z][a-z0-9-]{0,30}$/.test(n)) throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
   if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: ${prefix}.${firstIp} + ${opts.nodes.length} nodes leaves ${prefix}.2-254`);
   await stopStaleSite(dir);
-  // Another run's sshd on the same address would answer in place of ours (with its own host key).
-  const taken = (await Promise.all(opts.nodes.map((_, i) => listening(`${prefix}.${firstIp + i}`, sshPort)))).map((t, i) => (t ? `${prefix}.${firstIp + i}:${sshPort}` : "")).filter((a) => a !== "");
+  // Another run's sshd (or registry) on the same address would answer in place of ours.
+  const registryIp = `${prefix}.${firstIp}`;
+  const wanted = [
+    ...opts.nodes.map((_, i) => ({ host: `${prefix}.${firstIp + i}`, port: sshPort })),
+    { host: registryIp, port: 80 },
+  ];
+  const used = await Promise.all(wanted.map((w) => listening(w.host, w.port)));
+  const taken = wanted.filter((_, i) => used[i] === true).map((w) => `${w.host}:${w.port}`);
   if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
   fs.mkdirSync(dir, { recursive: true });
   for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json", "hf-hub", "hf-downloads.log", "registry"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
@@ -197,7 +138,17 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
     fs.cpSync(engineMetricsDir(), path.join(dir, "shims", "engine", "metrics"), { recursive: true });
-    register(dir, await startDockerd(dir, 15000), "");
+    const store = await siteImageStore();
+    const reg = (f: string) => path.join(dir, "registry", f);
+    copyStorage(store.registry, reg("storage"));
+    const registry = await startRegistry({
+      storage: reg("storage"),
+      config: reg("config.yml"),
+      log: reg("registry.log"),
+      host: registryIp,
+      port: 80,
+    });
+    register(dir, registry.proc, "");
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");
     const clientPub = keygen(clientKey, "sm121-test-site-client");
@@ -212,20 +163,25 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
       return knownHostsLine(n.ip, n.sshPort, keygen(path.join(n.root, "etc", "ssh", "ssh_host_ed25519_key"), `${n.name}-host`));
     });
     fs.writeFileSync(knownHosts, `${lines.join("\n")}\n`);
-    const base = { dir, user: os.userInfo().username, nodes, clientKey, knownHosts, nodeBin: nodeBinDir() };
+    const base = { dir, user: os.userInfo().username, nodes, clientKey, knownHosts, nodeBin: nodeBinDir(), registryIp };
+    const engineBase = { ...base, ...(opts.cgroupParent !== undefined && { cgroupParent: opts.cgroupParent }) };
     const sshd: ProcRecord[] = [];
     const waits: Promise<void>[] = [];
+    const all = Object.keys(SITE_IMAGES) as SiteImageName[];
+    const images = (n: string): SiteImageName[] =>
+      opts.images === undefined ? all : typeof opts.images === "function" ? opts.images(n) : opts.images;
     for (const node of nodes) {
-      const cfg = buildNode(base, node, opts.images ?? DEFAULT_IMAGES);
+      const cfg = buildNode(base, node);
       checkConfig(cfg);
       const log = path.join(node.root, "var", "log", "sshd.log");
       const rec = startSshd(cfg, log);
       register(dir, rec, node.name);
       sshd.push(rec);
       waits.push(waitForSshd(node.ip, node.sshPort, rec, log, 15000));
+      waits.push(startNodeEngine(engineBase, node, store, images(node.name)));
     }
-    await Promise.all(waits);
     const { repo, revs } = createDgppRepo(dir);
+    await Promise.all(waits);
     const file: SiteFile = { ...base, dgppRepo: repo, dgppRevs: revs, sshd };
     writeJson(path.join(dir, "site.json"), file);
     return { ...file, stop: () => stopStaleSite(dir) };
@@ -257,15 +213,17 @@ export function loadSite(dir: string): SimSite {
   const f = JSON.parse(fs.readFileSync(path.join(abs, "site.json"), "utf8")) as SiteFile;
   return {
     dir: f.dir, user: f.user, nodes: f.nodes, clientKey: f.clientKey, knownHosts: f.knownHosts,
-    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, stop: () => stopStaleSite(abs),
+    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, registryIp: f.registryIp,
+    stop: () => stopStaleSite(abs),
   };
 }
 
 /**
- * Ends every process of the site in `dir` (also of a crashed earlier run): the
- * tmux server of each node, every process recorded under <dir>/run/procs (sshd,
- * container supervisors and processes, fake engines), then anything left whose
- * environment or command line names the site. Files stay. Idempotent.
+ * Ends every process of the site in `dir` (also of a crashed earlier run): each node's sshd, its
+ * tmux server, its Docker Engine with every container (./dockerd.ts stopEngine), every process
+ * recorded under <dir>/run/procs (the registry, fake engines), then anything left whose
+ * environment or command line names the site (a containerd or shim of a killed dockerd). Files
+ * stay. Idempotent.
  */
 export async function stopStaleSite(dir: string): Promise<void> {
   const abs = path.resolve(dir);
@@ -273,6 +231,12 @@ export async function stopStaleSite(dir: string): Promise<void> {
   const registered = registeredProcesses(abs);
   await terminate(registered.filter((r) => r.what.startsWith("sshd ")), 2000);
   killTmuxServers(abs);
+  const nodesDir = path.join(abs, "nodes");
+  const nodeRoots = fs.existsSync(nodesDir) ? fs.readdirSync(nodesDir).map((n) => path.join(nodesDir, n)) : [];
+  await Promise.all(nodeRoots.map((root) => {
+    const dirs = engineDirs(nodeEngineDir({ root }));
+    return stopEngine(dirs, registered.filter((r) => r.what === `${ENGINE}${dirs.dir}`), 5000);
+  }));
   await terminate(registered, 3000);
   for (let round = 0; round < 5; round++) {
     const left = siteProcesses(abs);

@@ -18,6 +18,7 @@ const dgpp = require("./engine/dgpp");
 const rendezvous = require("./engine/rendezvous");
 const { createServer } = require("./engine/server");
 const { register, unregister } = require("./lib/proc");
+const { nodeRoot } = require("./lib/node");
 
 const VLLM_SUBCOMMANDS = ["chat", "complete", "serve", "bench", "collect-env", "run-batch"];
 
@@ -129,7 +130,8 @@ function main() {
       process.stdout.write(`${plan.version}\n`);
       return;
     }
-    if (process.env.SIM_CONTAINER_ID && !process.env.SIM_GPUS) {
+    // In a container, the node (its GPU) is what the NVIDIA hook gave it: nothing without --gpus.
+    if (nodeRoot() === null) {
       throw c.pyExit(plan.where, "RuntimeError", "Failed to infer device type: no GPU visible in the container (docker run without --gpus)");
     }
     b = c.behaviour();

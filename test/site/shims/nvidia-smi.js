@@ -2,9 +2,13 @@
 "use strict";
 // The test site's nvidia-smi: one NVIDIA GB10 (unified memory, so memory columns
 // read "Not Supported"/[N/A] as on a DGX Spark), and as compute apps the fake
-// engine processes of THIS node (found in /proc by SIM_NODE_ROOT).
+// engine processes of THIS node: started on it, or in a container of its Docker
+// Engine (lib/proc onNode). On the node it is on PATH; in a container run with
+// --gpus the NVIDIA hook stand-in links it in, as the real hook mounts the
+// driver's nvidia-smi. In a container it sees the container's processes only.
 const path = require("node:path");
-const { allPids, cmdlineOf, environOf, alive } = require("./lib/proc");
+const { allPids, cmdlineOf, alive, onNode } = require("./lib/proc");
+const { nodeRoot } = require("./lib/node");
 
 const GPU = {
   name: "NVIDIA GB10",
@@ -34,7 +38,7 @@ function engineApps(root) {
     if (pid === process.pid || !alive(pid)) continue;
     const argv = cmdlineOf(pid);
     const i = argv.findIndex((a) => path.basename(a) === "fake-engine.js");
-    if (i < 0 || environOf(pid).SIM_NODE_ROOT !== root) continue;
+    if (i < 0 || !onNode(pid, root)) continue;
     const mode = argv[i + 1] || "";
     const names = { vllm: "VLLM::EngineCore", sglang: "sglang::scheduler", gr8: "gr8-engine", dgpp: "dgpp-manager", "dgpp-worker": "dgpp-worker" };
     const u = argv.indexOf("--gpu-memory-utilization");
@@ -57,7 +61,7 @@ function query(kind, fieldsArg, format) {
   for (const f of fields) if (!(f in known)) return fail(`Field "${f}" is not a valid field to query.`, 2);
   const rows = [];
   if (!noheader) rows.push(fields.map((f) => (nounits ? known[f].replace(/ \[.*\]$/, "") : known[f])).join(", "));
-  const items = kind === "apps" ? engineApps(process.env.SIM_NODE_ROOT || "") : [GPU];
+  const items = kind === "apps" ? engineApps(nodeRoot() || "") : [GPU];
   for (const it of items) {
     rows.push(fields.map((f) => {
       if (f === "used_memory" || f === "used_gpu_memory") return nounits ? String(it.used_memory) : `${it.used_memory} MiB`;
@@ -71,7 +75,7 @@ function query(kind, fieldsArg, format) {
 }
 
 function table() {
-  const apps = engineApps(process.env.SIM_NODE_ROOT || "");
+  const apps = engineApps(nodeRoot() || "");
   const line = "+-----------------------------------------------------------------------------------------+";
   const out = [
     new Date().toString().slice(0, 24),
@@ -102,9 +106,6 @@ function table() {
 }
 
 function main(argv) {
-  if (process.env.SIM_CONTAINER_ID && !process.env.SIM_GPUS) {
-    return fail("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", 9);
-  }
   let q = null;
   let format;
   for (const a of argv) {

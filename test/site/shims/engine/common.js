@@ -1,9 +1,10 @@
 "use strict";
 // What every fake engine shares: the node it runs on, its behaviour file, the
-// way a real engine fails at startup, paths seen through container mounts, and
-// which address a bind really takes on the shared loopback.
+// way a real engine fails at startup, and which address a bind really takes on
+// the shared loopback.
 const fs = require("node:fs");
 const path = require("node:path");
+const node = require("../lib/node");
 
 /** A startup failure: text for stderr and the exit code of the real engine. */
 class EngineExit extends Error {
@@ -26,12 +27,12 @@ function pyExit(where, type, message) {
 }
 
 function nodeRoot() {
-  const r = process.env.SIM_NODE_ROOT;
-  if (!r) throw new EngineExit(1, "fake-engine: SIM_NODE_ROOT is not set (not started on a simulated node)\n");
+  const r = node.nodeRoot();
+  if (!r) throw new EngineExit(1, "fake-engine: not on a simulated node (no SIM_NODE_ROOT, no GPU view)\n");
   return r;
 }
 
-const nodeIp = () => process.env.SIM_NODE_IP || "";
+const nodeIp = node.nodeIp;
 
 const BEHAVIOUR_DEFAULTS = {
   startDelayS: 0,
@@ -92,39 +93,15 @@ function proofs() {
   return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
 }
 
-function containerMounts() {
-  const dir = process.env.SIM_CONTAINER_DIR;
-  if (!dir) return null;
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, "config.json"), "utf8")).Mounts || [];
-  } catch {
-    return [];
-  }
-}
-
-/** Where a path the engine was given really is on this machine. */
-function hostPath(p) {
-  const mounts = containerMounts();
-  if (mounts === null) return p;
-  const hit = mounts
-    .filter((m) => p === m.Destination || p.startsWith(`${m.Destination.replace(/\/$/, "")}/`))
-    .sort((a, b) => b.Destination.length - a.Destination.length)[0];
-  if (hit) return path.join(hit.Source, path.relative(hit.Destination, p));
-  if (p === "/opt" || p.startsWith("/opt/")) return path.join(nodeRoot(), p);
-  return path.join(process.env.SIM_CONTAINER_DIR, "rootfs", p); // the image has no such file
-}
-
 function hfHome() {
-  if (process.env.HF_HOME) return hostPath(process.env.HF_HOME);
-  if (process.env.SIM_CONTAINER_DIR) return hostPath("/root/.cache/huggingface");
+  if (process.env.HF_HOME) return process.env.HF_HOME;
   return path.join(process.env.HOME || "/nonexistent", ".cache", "huggingface");
 }
 
 /** A model id or path, checked as transformers would check it. */
 function checkModel(where, model) {
   if (model.startsWith("/") || model.startsWith(".")) {
-    const p = hostPath(model);
-    if (!fs.existsSync(p) || !fs.statSync(p).isDirectory()) {
+    if (!fs.existsSync(model) || !fs.statSync(model).isDirectory()) {
       throw pyExit(where, "OSError", `Incorrect path_or_model_id: '${model}'. Please provide either the path to a local folder or the repo_id of a model on the Hub.`);
     }
     return;
@@ -142,8 +119,9 @@ function checkModel(where, model) {
 
 /**
  * The address a server really binds. The nodes share the machine's loopback, so
- * "all interfaces" means the node's own IP; 127.0.0.1 is shared by all nodes.
- * Returns null when the container has no host network (nothing is reachable).
+ * "all interfaces" means the node's own IP; 127.0.0.1 is shared by all nodes. (A
+ * container without --network host binds it in a network namespace of its own,
+ * where nothing outside reaches it, as a real engine's 0.0.0.0 there.)
  */
 function bindAddress(where, host, port) {
   const ip = nodeIp();
@@ -152,7 +130,6 @@ function bindAddress(where, host, port) {
   else if (host === "localhost" || host === "127.0.0.1" || host === "::1") addr = "127.0.0.1";
   else if (host === ip) addr = ip;
   else throw pyExit(where, "OSError", `[Errno 99] error while attempting to bind on address ('${host}', ${port}): cannot assign requested address`);
-  if (process.env.SIM_NETWORK && process.env.SIM_NETWORK !== "host") return null;
   return addr;
 }
 
@@ -176,6 +153,6 @@ function kvTokens(b, fraction, fp8, world) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 module.exports = {
-  EngineExit, argparseExit, pyExit, nodeRoot, nodeIp, behaviour, liveMode, proofs, hostPath, hfHome, checkModel,
+  EngineExit, argparseExit, pyExit, nodeRoot, nodeIp, behaviour, liveMode, proofs, hfHome, checkModel,
   bindAddress, vllmTime, sglTime, commas, kvTokens, sleep,
 };

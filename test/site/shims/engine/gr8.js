@@ -42,7 +42,7 @@ function plan(argv) {
   if (tp !== peers.length) throw usageExit(`--tp ${tp} must equal the number of peers (${peers.length})`);
   const rank = peers.indexOf(c.nodeIp());
   if (rank < 0) throw usageExit(`this host (${c.nodeIp()}) is not in --peers ${a["--peers"]}`);
-  if (a["--model-cache"] !== undefined && !fs.existsSync(c.hostPath(a["--model-cache"]))) {
+  if (a["--model-cache"] !== undefined && !fs.existsSync(a["--model-cache"])) {
     throw usageExit(`--model-cache ${a["--model-cache"]}: no such directory`);
   }
   if (a["--shape"] !== undefined && !/^[\w.-]+$/.test(a["--shape"])) throw usageExit(`--shape '${a["--shape"]}' is not a shape name`);

@@ -6,9 +6,12 @@ const http = require("node:http");
 const crypto = require("node:crypto");
 const { createExporter } = require("./exporter");
 const { liveMode } = require("./common");
+const { nodeName } = require("../lib/node");
 
 function answerWords(plan) {
-  return `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${process.env.SIM_NODE_NAME || "node"}. The quick brown fox jumps over the lazy dog.`.split(" ");
+  const on = nodeName() || "node";
+  const answer = `This is a simulated answer from ${plan.engine} serving ${plan.served[0]} on ${on}.`;
+  return `${answer} The quick brown fox jumps over the lazy dog.`.split(" ");
 }
 
 function countWords(messages) {

@@ -24,9 +24,8 @@ function mergeConfig(argv) {
   if (at === argv.length - 1) throw c.pyExit(WHERE, "ValueError", "No config file specified after --config flag!");
   const file = argv[at + 1];
   if (!/\.ya?ml$/i.test(file)) throw c.pyExit(WHERE, "ValueError", `Config file must be YAML format, got: ${(/\.[^./]*$/.exec(file) || [""])[0]}`);
-  const real = c.hostPath(file);
-  if (!fs.existsSync(real)) throw c.pyExit(WHERE, "ValueError", `Config file not found: ${file}`);
-  const text = fs.readFileSync(real, "utf8");
+  if (!fs.existsSync(file)) throw c.pyExit(WHERE, "ValueError", `Config file not found: ${file}`);
+  const text = fs.readFileSync(file, "utf8");
   const args = [];
   if (text.trim() !== "{}" && text.trim() !== "") {
     for (const line of text.split("\n").filter((l) => l.trim() !== "")) {
@@ -78,7 +77,8 @@ function plan(argv) {
     }
     if (rank === 0 && dist.addr !== c.nodeIp()) throw fail("OSError", `[Errno 99] Cannot assign requested address: rank 0 cannot listen on --dist-init-addr ${a.dist_init_addr}`);
   }
-  if (a.chat_template !== undefined && a.chat_template !== null && a.chat_template.includes("/") && !fs.existsSync(c.hostPath(a.chat_template))) {
+  const template = a.chat_template;
+  if (template !== undefined && template !== null && template.includes("/") && !fs.existsSync(template)) {
     throw fail("FileNotFoundError", `[Errno 2] No such file or directory: '${a.chat_template}'`);
   }
   c.checkModel(WHERE, a.model_path);

@@ -147,7 +147,7 @@ function plan(kind, argv) {
     }
   }
   if (a.chat_template !== undefined && (a.chat_template.includes("/") || /\.jinja$/.test(a.chat_template))) {
-    if (!fs.existsSync(c.hostPath(a.chat_template))) {
+    if (!fs.existsSync(a.chat_template)) {
       throw fail("ValueError", `The supplied chat template (${a.chat_template}) looks like a file path, but it failed to be opened. Reason: [Errno 2] No such file or directory: '${a.chat_template}'`);
     }
   }

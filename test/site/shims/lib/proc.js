@@ -1,8 +1,8 @@
 "use strict";
 // Process helpers shared by the shims: liveness by pid + start time (pids are
 // reused quickly on this machine), the site-wide registry of long-lived
-// processes that SimSite.stop() kills, and reading another process's
-// environment and command line from /proc.
+// processes that SimSite.stop() kills, reading another process's environment
+// and command line from /proc, and which node a process (or container) is of.
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -60,6 +60,28 @@ function allPids() {
     .map(Number);
 }
 
+/** The Docker container the process runs in: its cgroup is <parent>/<id> (docker's /docker/<id>); null if none. */
+function containerOf(pid) {
+  let text;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8");
+  } catch {
+    return null;
+  }
+  const m = /\/([0-9a-f]{64})$/m.exec(text);
+  return m ? m[1] : null;
+}
+
+/**
+ * Whether the process runs on the simulated node at `root`: started there (its SIM_NODE_ROOT), or
+ * in a container of the node's own Docker Engine (whose data root holds that container).
+ */
+function onNode(pid, root) {
+  if (environOf(pid).SIM_NODE_ROOT === root) return true;
+  const id = containerOf(pid);
+  return id !== null && fs.existsSync(path.join(root, "docker", "data", "containers", id));
+}
+
 /** Record a long-lived process so that stopping the site kills it. */
 function register(pid, what) {
   const site = process.env.SIM_SITE_DIR;
@@ -90,4 +112,6 @@ function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-module.exports = { procStat, alive, startOf, environOf, cmdlineOf, allPids, register, unregister, signal, sleep };
+module.exports = {
+  procStat, alive, startOf, environOf, cmdlineOf, allPids, containerOf, onNode, register, unregister, signal, sleep,
+};

@@ -4,6 +4,7 @@
 // kernel is never touched.
 const fs = require("node:fs");
 const path = require("node:path");
+const node = require("./node");
 
 const DEFAULTS = {
   "vm.watermark_scale_factor": "10",
@@ -19,7 +20,7 @@ const DEFAULTS = {
 const WRITE_ONLY = ["vm.drop_caches"];
 
 function root() {
-  const r = process.env.SIM_NODE_ROOT;
+  const r = node.nodeRoot();
   if (!r) throw new Error("SIM_NODE_ROOT is not set: not on a simulated node");
   return r;
 }

@@ -1,0 +1,97 @@
+/**
+ * A two-node docker vLLM with RDMA in its containers, through the real Pulumi CLI on real Docker
+ * Engines: the node's device directory mapped to /dev/infiniband, IPC_LOCK, memlock unlimited and
+ * a high open-files limit as sm121 renders them for a Spark. The site's OCI runtime wrapper lowers
+ * the two limits to the sandbox's own and says so in each container's log; everything else runs
+ * as rendered. Addresses 127.0.0.246-247, sshd port 2646.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, type E2E } from "../helpers/project";
+import { sshOk } from "../site/exec";
+import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
+import type { SimNode } from "../site/site";
+
+const RECIPE = `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-32B"
+served_model_name = "qwen3-32b"
+image = "nvcr.io/nvidia/vllm:25.10-py3"
+tp = 2
+port = 8000
+args = ["--max-model-len", "32768"]
+[readiness]
+timeout_s = 60
+max_model_len = 32768
+`;
+
+const fabric = (n: SimNode) =>
+  `      fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
+
+describe.sequential("RDMA in real containers through pulumi up", () => {
+  let e: E2E;
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: "fabricdocker",
+      nodes: ["fd1", "fd2"],
+      firstIp: 246,
+      sshPort: 2646,
+      nodeExtra: fabric,
+      prepare: (site) => {
+        for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
+      },
+      config: () => "  sm121:deployments:\n    - { name: pair, recipe: pair, nodes: [fd1, fd2] }",
+      recipes: { "pair.toml": RECIPE },
+    });
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("serves with the devices, IPC_LOCK and the limits in each container", async () => {
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    for (const [rank, n] of (e.site.nodes as SimNode[]).entries()) {
+      const name = `sm121-pair-${rank}`;
+      const host = await sshOk(
+        e.site,
+        n,
+        `docker inspect -f '{{json .HostConfig.Devices}} {{json .HostConfig.Ulimits}}' ${name}`,
+      );
+      expect(JSON.parse(`[${host.trim().split(" ").join(",")}]`)).toEqual([
+        [{ PathOnHost: devicesDir(n), PathInContainer: "/dev/infiniband", CgroupPermissions: "rwm" }],
+        [
+          { Name: "memlock", Hard: -1, Soft: -1 },
+          { Name: "nofile", Hard: 1048576, Soft: 1048576 },
+        ],
+      ]);
+      // IPC_LOCK (capability 14) is in the engine's effective set (Docker's default set lacks it).
+      const capEff = await sshOk(e.site, n, `docker exec ${name} awk '/^CapEff/ { print $2 }' /proc/1/status`);
+      expect((BigInt(`0x${capEff.trim()}`) >> 14n) & 1n).toBe(1n);
+      // What the engine (the container's pid 1) has: the node's RDMA devices, and the hard limits
+      // the sandbox allows (memlock in bytes), no more than it asked for.
+      const inside = await sshOk(
+        e.site,
+        n,
+        `docker exec ${name} sh -c "ls /dev/infiniband; ` +
+          `awk '/locked memory|open files/ { print \\$(NF - 1) }' /proc/1/limits"`,
+      );
+      const sandbox = (await sshOk(e.site, n, "ulimit -H -l; ulimit -H -n"))
+        .trim()
+        .split("\n")
+        .map((v) => (v === "unlimited" ? Infinity : Number(v)));
+      const [memlock = 0, nofile = 0] = sandbox;
+      // /proc/<pid>/limits lists open files before locked memory.
+      const limits = [String(Math.min(1048576, nofile)), memlock === Infinity ? "unlimited" : String(memlock * 1024)];
+      expect(inside).toBe(`rdma_cm\nuverbs0\nuverbs1\nuverbs2\n${limits.join("\n")}\n`);
+      expect(await sshOk(e.site, n, `docker logs ${name} 2>&1 | grep -c 'lowered to soft' || true`)).not.toBe("0\n");
+    }
+    const models = await sshOk(e.site, e.site.nodes[0] as SimNode, "curl -s http://127.0.0.246:8000/v1/models");
+    expect(JSON.parse(models).data[0].id).toBe("qwen3-32b");
+  });
+
+  it("destroys: no container is left", async () => {
+    const d = await e.destroy();
+    expect(d.code, d.all).toBe(0);
+    for (const n of e.site.nodes) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
+  });
+});
