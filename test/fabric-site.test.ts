@@ -3,7 +3,7 @@
  * a directory of RDMA character devices per node): auto resolved from the node's tools, and the
  * refusals that come before anything stops: a node without the device directory, memlock limited
  * for a tmux launch (the sandbox's own `ulimit -l`), image IDs that differ between the nodes.
- * Addresses 127.0.0.241-243, sshd port 2641.
+ * Addresses 127.0.0.161-163, sshd port 2641.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,7 +29,7 @@ function stack(fabric: (n: SimNode) => string, deployments = ""): string {
 const declared = (n: SimNode) => `{ interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
 
 beforeAll(async () => {
-  site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], firstIp: 241, sshPort: 2641 });
+  site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], firstIp: 161, sshPort: 2641 });
   for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
 }, 60_000);
 afterAll(async () => {

@@ -15,7 +15,7 @@ const RECIPE = `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-32B"
 served_model_name = "qwen3-32b"
-image = "nvcr.io/nvidia/vllm:25.10-py3"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
 tp = 2
 port = 8000
 args = ["--max-model-len", "32768"]

@@ -13,6 +13,7 @@ import { REPO } from "../helpers/project";
 import { PASSPHRASE, pulumiEnv, type PulumiEnv, type PulumiRun } from "../helpers/pulumi";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
+import { SITE_IMAGES } from "../site/images";
 import { startSite, type SimNode, type SimSite } from "../site/site";
 
 const base = `/tmp/sm121-e2e-firstday-${process.pid}`;
@@ -45,7 +46,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
 
   beforeAll(async () => {
     rmSync(base, { recursive: true, force: true });
-    site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], firstIp: 241, sshPort: 2541 });
+    site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], firstIp: 156, sshPort: 2541 });
     // spark2 is cabled as a Spark: its ConnectX-7 interface holds its address; spark1 shows no RDMA interface.
     setFabric(site.nodes[1] as SimNode, sparkFabric((site.nodes[1] as SimNode).ip));
     mkdirSync(dir, { recursive: true });
@@ -88,7 +89,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     expect(text).toContain(`# ${n1.ip} on lo: the address this SSH connection reached, as no RDMA interface has an IPv4 address`);
     // spark2's ConnectX-7 interface, found through its RDMA devices; its ports are for the plan-time look.
     expect(nodes["spark2"]).toMatchObject({ ip: n2.ip, fabric: { interface: "enp1s0f1np1", rdma: "auto" } });
-    expect(init.stdout).toContain(`spark2: home ${n2.home}; GPUs 1; memory 121.7 GiB; cluster interface enp1s0f1np1 ${n2.ip}; docker images 7`);
+    expect(init.stdout).toContain(`spark2: home ${n2.home}; GPUs 1; memory 121.7 GiB; cluster interface enp1s0f1np1 ${n2.ip}; docker images ${Object.keys(SITE_IMAGES).length}`);
     expect(cfg["sm121:deployments"]).toEqual([{ recipe: "qwen3-8b-solo", nodes: ["spark1"] }]);
     expect(cfg["sm121:gateway"]).toBeUndefined();
     // Each fact with its comment; the pair commented out.

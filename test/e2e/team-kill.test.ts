@@ -28,7 +28,7 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
   const heldBy = (pid: number) => nodes.every((n) => !nodeLockFree(n) && nodeLockHolder(n).includes(`pid ${pid})`));
 
   beforeAll(async () => {
-    t = await teamProject("teamkill", 246, 2646, 5562);
+    t = await teamProject("teamkill", 136, 2646, 5562);
     a = t.a;
     nodes = t.e.site.nodes;
     const first = await a.pulumi(["up", "--yes", "--skip-preview"]).done;

@@ -94,7 +94,7 @@ describe.sequential("the operator's week, part two", () => {
     e = await e2eProject({
       name: "weekgw",
       nodes: ["g1", "g2"],
-      firstIp: 246,
+      firstIp: 126,
       sshPort: 2746,
       recipes: { "alpha.toml": recipe("alpha", 8000, "0.4"), "gamma.toml": recipe("gamma", 8001, "0.4") },
       prepare: (site) => {

@@ -78,7 +78,7 @@ describe.sequential("the operator's week", () => {
     e = await e2eProject({
       name: "week",
       nodes: ["w1", "w2", "w3"],
-      firstIp: 241,
+      firstIp: 121,
       sshPort: 2741,
       recipes: Object.fromEntries(["live", "other", "far"].map((r) => [`${r}.toml`, recipe(r, 8192)])),
       config: () => "",
