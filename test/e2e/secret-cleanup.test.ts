@@ -92,7 +92,7 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
       for (const old of TOKENS.slice(0, -1)) expect(text, b).not.toContain(old);
       expect(text).toContain(`HF_TOKEN="${current}"`);
     }
-  });
+  }, 300_000); // five ups, one per token
 
   it("keeps sm121:keepBackups of them", async () => {
     await reconfigure(ALL, 1);
