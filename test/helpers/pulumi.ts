@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pulumiRunEnv } from "../../src/cli/pulumi";
+import { needsRealParts } from "../site/lane";
 
 export interface PulumiRun {
   code: number | null;
@@ -27,6 +28,7 @@ export interface PulumiEnv {
 export const PASSPHRASE = "sm121-test-passphrase";
 
 export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tmpdir(), "sm121-pulumi-"))): PulumiEnv {
+  needsRealParts("the Pulumi CLI");
   const state = join(base, "state");
   const home = join(base, "home");
   mkdirSync(state, { recursive: true });

@@ -27,6 +27,7 @@ import {
 import { isAlive, procStat, terminate } from "./procs";
 import { startRegistry } from "./registry";
 import { run } from "./run";
+import { needsRealParts } from "./lane";
 
 /** How many stores (contents of the fake engine) the machine keeps: other checkouts may use older ones. */
 const KEPT_STORES = 4;
@@ -153,6 +154,7 @@ function pruneStores(keep: string): void {
 
 /** The site images' registry storage and node data root, built when the machine has none for this content yet. */
 export async function siteImageStore(): Promise<ImageStore> {
+  needsRealParts("the site's Docker images");
   const all = inputs();
   const key = cacheKey(all);
   const home = path.join(cacheRoot(), `site-images-${key}`);

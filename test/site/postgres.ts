@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isAlive, procStat } from "./procs";
+import { needsRealParts } from "./lane";
 
 export interface Postgres {
   /** The `pulumi login` URL (no password in it: that comes from PGPASSWORD). */
@@ -119,6 +120,7 @@ export async function stopStalePostgres(dir: string): Promise<void> {
 }
 
 export async function startPostgres(o: StartPostgresOptions): Promise<Postgres> {
+  needsRealParts("PostgreSQL");
   const dir = path.resolve(o.dir);
   const host = o.host ?? "127.0.0.1";
   const role = o.role ?? "pulumi";

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { isAlive, procStat, terminate, type ProcRecord } from "./procs";
+import { needsRealParts } from "./lane";
 
 export interface PromTarget {
   labels: Record<string, string>;
@@ -89,6 +90,7 @@ async function getJson(url: string): Promise<{ status: string; data: unknown; er
 }
 
 export async function startPrometheus(o: PrometheusOptions): Promise<Prometheus> {
+  needsRealParts("Prometheus");
   const bin = spawnSync("sh", ["-c", "command -v prometheus"], { encoding: "utf8" }).stdout.trim();
   if (bin === "")
     throw new Error("test site: prometheus is not installed (Debian's package; scripts/setup.sh installs it)");

@@ -15,6 +15,7 @@ import { buildNode, engineStart, nodeEngineDir, type SimNode } from "./node";
 import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
+import { needsRealParts } from "./lane";
 
 export type { SimNode } from "./node";
 export { nodeEnv } from "./node";
@@ -107,6 +108,7 @@ async function startNodeEngine(site: EngineSite, node: SimNode, store: ImageStor
 }
 
 export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
+  needsRealParts("the simulated site");
   requireRoot();
   const dir = path.resolve(opts.dir);
   checkPlainPath("the site dir", dir);

@@ -1,0 +1,28 @@
+import { defineConfig, mergeConfig } from "vitest/config";
+import base from "./vitest.config.mjs";
+
+/**
+ * The files that start a real part of the test site (sshd, Docker, the Pulumi CLI, PostgreSQL,
+ * Prometheus, LiteLLM): `npm test` runs them, `npm run test:unit` leaves them out. A file that
+ * starts one and is not listed fails in the unit lane (test/site/lane.ts) and names this list.
+ */
+export const SITE_TESTS = [
+  "test/e2e/**",
+  "test/cli-ops.test.ts",
+  "test/cli-render.test.ts",
+  "test/cli-status.test.ts",
+  "test/cli-verbs.test.ts",
+  "test/fabric-site.test.ts",
+  "test/gateway-keys.test.ts",
+  "test/pulumi-proof.test.ts",
+  "test/recipe-component.test.ts",
+  "test/remote-knownhosts.test.ts",
+  "test/remote-lock.test.ts",
+  "test/remote-ssh.test.ts",
+  "test/site-docker.test.ts",
+  "test/site-hooks.test.ts",
+  "test/site-transfer.test.ts",
+  "test/site.test.ts",
+];
+
+export default mergeConfig(base, defineConfig({ test: { exclude: SITE_TESTS, env: { SM121_TEST_LANE: "unit" } } }));
