@@ -27,6 +27,7 @@ import { deploymentFits, deploymentRefusals, fitLines, fitWarnings, type FitRefu
 import { nodeBudgets, nodeLines, nodeRefusals } from "./render/nodefit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
+import { Dialer } from "./remote";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricStep } from "./serve/fabricstep";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
@@ -113,19 +114,15 @@ function known<T>(o: Output<T>): Promise<T> {
   });
 }
 
-export async function main(): Promise<Record<string, unknown>> {
-  // A secret that a path to the nodes cannot carry is refused before any node is reached.
-  const refused = secretRefusals(await known(all(secrets)), bundles);
-  if (refused.length > 0) throw new RunError(refused.join("\n"));
-  // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
-  // before anything is stopped. A preview records no host key; each key a run meets is shown.
-  const shown = (m: string) => void log.info(m);
-  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: shown };
-  // The fabric first: `auto` resolved (the deployments it touches rendered again), and its
-  // refusals, before anything is looked at for a change.
-  bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, auth, refuse: (m) => new RunError(m) });
-  const [seen, scrapeFound, gatewayFound] = await Promise.all([
-    observeSite(site.nodes, bundles, auth, {
+/**
+ * Every look of the run, over one connection per node: the fabric first (`auto` resolved, the
+ * deployments it touches rendered again, and its refusals, before anything is looked at for a
+ * change), then the deployments on each node and the files sm121 keeps there.
+ */
+async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undefined, FileLook | undefined]> {
+  bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, dial, refuse: (m) => new RunError(m) });
+  return Promise.all([
+    observeSite(site.nodes, bundles, dial, {
       checks: preflight,
       livenessS: site.liveness.timeoutS,
       placeOf: (node) => {
@@ -134,9 +131,25 @@ export async function main(): Promise<Record<string, unknown>> {
       },
       me,
     }),
-    lookScrapeTargets(site, auth),
-    gatewaySettings === undefined ? undefined : lookPlaced(gatewaySettings, auth),
+    lookScrapeTargets(site, dial),
+    gatewaySettings === undefined ? undefined : lookPlaced(gatewaySettings, dial),
   ]);
+}
+
+export async function main(): Promise<Record<string, unknown>> {
+  // A secret that a path to the nodes cannot carry is refused before any node is reached.
+  const refused = secretRefusals(await known(all(secrets)), bundles);
+  if (refused.length > 0) throw new RunError(refused.join("\n"));
+  // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
+  // before anything is stopped. A preview records no host key; each key a run meets is shown.
+  const shown = (m: string) => void log.info(m);
+  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: shown };
+  // One connection per node for every look of this run (the fabric's, the deployments', the
+  // files sm121 keeps on a node), closed once they have all answered.
+  const dial = new Dialer(auth);
+  const looked = lookAll(dial);
+  void looked.then(() => dial.close(), () => dial.close());
+  const [seen, scrapeFound, gatewayFound] = await looked;
   for (const u of seen.unreachable) log.warn(`${u} (no deployment uses it)`);
   const r = register(seen, scrapeFound, gatewayFound).value;
   const unknown = Object.entries(seen.unknown);

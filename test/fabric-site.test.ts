@@ -10,8 +10,10 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
+import { Dialer } from "../src/remote";
 import type { SshAuth } from "../src/remote/ssh";
-import { lookFabric } from "../src/serve/fabric";
+import type { Site } from "../src/recipe/types";
+import { lookFabric, type FabricDeployment } from "../src/serve/fabric";
 import { buildImage } from "./site/exec";
 import { devicesDir, setFabric, sparkFabric } from "./site/fabric";
 import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
@@ -20,6 +22,15 @@ const DIR = join(tmpdir(), "sm121-fabric-site");
 let site: SimSite;
 const node = (i: number) => site.nodes[i] as SimNode;
 const auth = (): SshAuth => ({ knownHosts: site.knownHosts, hostKeys: "strict", privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 });
+/** The look over connections of its own, closed after it. */
+async function lookOnce(s: Site, ds: readonly FabricDeployment[]): ReturnType<typeof lookFabric> {
+  const dial = new Dialer(auth());
+  try {
+    return await lookFabric(s, ds, dial);
+  } finally {
+    dial.close();
+  }
+}
 
 function stack(fabric: (n: SimNode) => string, deployments = ""): string {
   const nodes = site.nodes.map((n) => `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      fabric: ${fabric(n)}\n`).join("");
@@ -39,7 +50,7 @@ afterAll(async () => {
 describe("the fabric look on the site", () => {
   it("resolves auto from ip, rdma link and show_gids on each node", async () => {
     const s = parseSite("Pulumi.f.yaml", "f", stack((n) => `{ interface: auto, rdma: auto, devices: ${devicesDir(n)} }`));
-    const look = await lookFabric(s, [{ name: "d", deploy: "docker", nodes: ["f1", "f2"] }], auth());
+    const look = await lookOnce(s, [{ name: "d", deploy: "docker", nodes: ["f1", "f2"] }]);
     expect(look.refusals).toEqual([]);
     expect(look.resolved["f1"]).toMatchObject({
       interface: "enp1s0f1np1",
@@ -51,7 +62,7 @@ describe("the fabric look on the site", () => {
     setFabric(node(2), { ...sparkFabric(node(2).ip), devices: false });
     try {
       const s = parseSite("Pulumi.f.yaml", "f", stack(declared));
-      const look = await lookFabric(s, [{ name: "pair", deploy: "docker", nodes: ["f1", "f3"] }, { name: "native", deploy: "tmux", nodes: ["f2"] }], auth());
+      const look = await lookOnce(s, [{ name: "pair", deploy: "docker", nodes: ["f1", "f3"] }, { name: "native", deploy: "tmux", nodes: ["f2"] }]);
       expect(look.refusals).toEqual([
         `f3: RDMA is declared (rocep1s0f1) but ${devicesDir(node(2))} does not exist on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in sm121:nodes.f3.fabric`,
         expect.stringMatching(/^f2: `ulimit -l` is \d+ KiB for a tmux launch of native; RDMA pins the engine's buffers, so make it unlimited/),
@@ -67,11 +78,11 @@ describe("the fabric look on the site", () => {
     const other = await buildImage(site, node(1), image, `FROM ${image}\nLABEL sm121.test=another-build`);
     const d = [{ name: "pair", deploy: "docker" as const, nodes: ["f1", "f2"], image }];
     const s = parseSite("Pulumi.f.yaml", "f", stack(declared));
-    const look = await lookFabric(s, d, auth());
+    const look = await lookOnce(s, d);
     expect(look.refusals).toHaveLength(1);
     const differs = `differs between its nodes: f1 sha256:\\w{12}, f2 ${other.slice(0, 19)}; set sm121:imageSync: true`;
     expect(look.refusals[0]).toMatch(new RegExp(`^pair: the image ${image.replace(/[./]/g, "\\$&")} ${differs}`));
     const synced = parseSite("Pulumi.f.yaml", "f", `${stack(declared)}  sm121:imageSync: true\n`);
-    expect((await lookFabric(synced, d, auth())).refusals).toEqual([]);
+    expect((await lookOnce(synced, d)).refusals).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { Input, Output } from "@pulumi/pulumi/output";
 import type { ProviderResource } from "@pulumi/pulumi/resource";
-import type { SshAuth } from "../remote";
+import type { Dialer } from "../remote";
 import type { Site } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { scrapeFile } from "../render/scrapeTargets";
@@ -24,9 +24,9 @@ function placeOf(site: Site): Placed | undefined {
 }
 
 /** The plan-time look at the file (read-only), when the site asks for one. */
-export async function lookScrapeTargets(site: Site, auth: SshAuth): Promise<FileLook | undefined> {
+export async function lookScrapeTargets(site: Site, dial: Dialer): Promise<FileLook | undefined> {
   const place = placeOf(site);
-  return place === undefined ? undefined : lookPlaced(place, auth);
+  return place === undefined ? undefined : lookPlaced(place, dial);
 }
 
 export function scrapeTargetsOf(

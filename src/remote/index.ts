@@ -15,6 +15,43 @@ export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Ho
   return connectSsh({ node, host: conn.host, port: conn.port, user: conn.user }, auth);
 }
 
+/**
+ * One connection per node for the looks of one operation (the fabric look, the plan-time look, the
+ * files sm121 keeps on a node): the first look at a node dials it, the others share that connection
+ * (each on channels of its own) or its failure, and the operation closes them all at its end.
+ */
+export class Dialer {
+  private readonly dialed = new Map<string, Promise<Host>>();
+
+  constructor(readonly auth: SshAuth) {}
+
+  /** The node's connection; a caller's close() leaves it open for the others (see close). */
+  host(node: string, conn: NodeConn): Promise<Host> {
+    let dialing = this.dialed.get(node);
+    if (dialing === undefined) {
+      dialing = connect(node, conn, this.auth);
+      this.dialed.set(node, dialing);
+    }
+    return dialing.then(shared);
+  }
+
+  close(): void {
+    for (const d of this.dialed.values()) d.then((h) => h.close(), () => undefined).catch(() => undefined);
+    this.dialed.clear();
+  }
+}
+
+/** A connection that its users share: their close() is the Dialer's to do. */
+function shared(h: Host): Host {
+  return {
+    node: h.node,
+    ...(h.hostKey !== undefined && { hostKey: h.hostKey }),
+    run: (script, o) => h.run(script, o),
+    lock: (owner, waitS, onWait) => h.lock(owner, waitS, onWait),
+    close: () => undefined,
+  };
+}
+
 /** The operation's connection to `node` (every node of a withHosts call has one). */
 export function hostFor(hosts: ReadonlyMap<string, Host>, node: string): Host {
   const h = hosts.get(node);

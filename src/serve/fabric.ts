@@ -7,7 +7,7 @@
  * link down, memlock limited for a launch outside a container, the nodes' fabric addresses on
  * different subnets, the image ID differing between nodes while ImageSync will not copy it.
  */
-import { connect, type Host, type SshAuth } from "../remote";
+import type { Dialer, Host } from "../remote";
 import type { NodeFabric, RdmaPort } from "../recipe/fabric";
 import type { DeployTarget, Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
@@ -39,7 +39,7 @@ function imageChecked(site: Site, d: FabricDeployment): boolean {
   return d.deploy === "docker" && d.nodes.length > 1 && !site.imageSync && d.image !== undefined;
 }
 
-export async function lookFabric(site: Site, deployments: readonly FabricDeployment[], auth: SshAuth): Promise<FabricLook> {
+export async function lookFabric(site: Site, deployments: readonly FabricDeployment[], dial: Dialer): Promise<FabricLook> {
   const ds = fabricDeployments(site, deployments);
   const image = new Map<string, string>();
   for (const d of ds) if (imageChecked(site, d) && d.image !== undefined) for (const n of d.nodes) image.set(n, d.image);
@@ -48,7 +48,7 @@ export async function lookFabric(site: Site, deployments: readonly FabricDeploym
     const node = site.nodes[n] as SiteNode;
     let host: Host | undefined;
     try {
-      host = await connect(n, nodeConn(node), auth);
+      host = await dial.host(n, nodeConn(node));
       const res = await host.run(fabricLookScript(node.fabric?.devices ?? "/dev/infiniband", image.get(n)), { step: "look at the fabric" });
       return [n, parseFabricLook(res.stdout)];
     } catch (e) {

@@ -3,7 +3,7 @@
  * the refusals thrown before any node is touched, and the bundles rendered again where the look
  * resolved an `auto` fabric (the plan then shows what it found).
  */
-import type { SshAuth } from "../remote";
+import type { Dialer } from "../remote";
 import type { Recipe, Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
@@ -14,14 +14,15 @@ export interface FabricStepInput {
   recipes: ReadonlyMap<string, Recipe>;
   root: string;
   bundles: DeploymentBundle[];
-  auth: SshAuth;
+  /** The operation's connections, shared with the look that follows. */
+  dial: Dialer;
   /** The error the program throws (Pulumi's RunError prints without a stack). */
   refuse: (message: string) => Error;
 }
 
 export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
   const ds = i.bundles.map((b) => ({ name: b.deployment, deploy: b.deploy, nodes: b.nodes.map((n) => n.node), ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }) }));
-  const look = await lookFabric(i.site, ds, i.auth);
+  const look = await lookFabric(i.site, ds, i.dial);
   if (look.refusals.length > 0) throw i.refuse(`sm121: the fabric refuses this run (nothing was stopped):\n${look.refusals.map((r) => `  ${r}`).join("\n")}`);
   if (Object.keys(look.resolved).length === 0) return i.bundles;
   const nodes = { ...i.site.nodes };

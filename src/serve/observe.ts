@@ -8,7 +8,7 @@
  * edited or removed. The resources' diffs stay pure: they only read what this look found, as an
  * input. A node the look cannot reach (or whose look fails or times out) is unknown, never drift.
  */
-import { connect, TransportError, type Host, type SshAuth } from "../remote";
+import { TransportError, type Dialer, type Host } from "../remote";
 import { transportFix } from "../remote/errors";
 import type { SiteNode } from "../recipe/types";
 import type { NodeModelFacts } from "../render/memfit";
@@ -73,10 +73,10 @@ function unseen(name: string, e: unknown, place: string): string {
   return `${place}: ${name} could not be looked at: ${first}`;
 }
 
-async function look(name: string, node: SiteNode, here: NodeBundle[], auth: SshAuth, o: LookOptions): Promise<Seen> {
+async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dialer, o: LookOptions): Promise<Seen> {
   let host: Host | undefined;
   try {
-    host = await connect(name, nodeConn(node), auth);
+    host = await dial.host(name, nodeConn(node));
     const h = host;
     const states = new Map<string, NodeState>();
     for (const nb of here) {
@@ -111,14 +111,14 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], auth: SshA
 export async function observeSite(
   nodes: Readonly<Record<string, SiteNode>>,
   bundles: readonly DeploymentBundle[],
-  auth: SshAuth,
+  dial: Dialer,
   o: LookOptions,
 ): Promise<SiteObservation> {
   const me = o.me;
   const serving = new Map<string, NodeBundle[]>();
   for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, [...(serving.get(nb.node) ?? []), nb]);
   const names = Object.keys(nodes);
-  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], auth, o)));
+  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], dial, o)));
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
   const declared = new Set(bundles.map((b) => b.deployment));
   const out: SiteObservation = {

@@ -6,7 +6,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SshAuth } from "../remote";
+import type { Dialer, SshAuth } from "../remote";
 import { sha256 } from "../render/identity";
 import type { NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
@@ -43,17 +43,26 @@ async function onNode<T>(
   );
 }
 
+/** The script that prints the file as `file:<base64>`, or nothing when there is none. */
+function readScript(p: Placed): string {
+  const f = nodePath(p.path);
+  return `if [ -f ${f} ]; then printf 'file:'; base64 -w0 < ${f}; fi`;
+}
+
+function readOutput(stdout: string): string | undefined {
+  const b64 = stdout.trim();
+  return b64.startsWith("file:") ? Buffer.from(b64.slice("file:".length), "base64").toString("utf8") : undefined;
+}
+
+function readLocal(p: Placed): string | undefined {
+  const file = expandHome(p.path);
+  return existsSync(file) ? readFileSync(file, "utf8") : undefined;
+}
+
 /** The file's text, or undefined when there is none. */
 export async function readPlaced(p: Placed, auth: SshAuth, step: string): Promise<string | undefined> {
-  if (p.node === undefined) {
-    const file = expandHome(p.path);
-    return existsSync(file) ? readFileSync(file, "utf8") : undefined;
-  }
-  const f = nodePath(p.path);
-  const b64 = await onNode(p, auth, `if [ -f ${f} ]; then printf 'file:'; base64 -w0 < ${f}; fi`, step, (s) =>
-    s.trim(),
-  );
-  return b64.startsWith("file:") ? Buffer.from(b64.slice("file:".length), "base64").toString("utf8") : undefined;
+  if (p.node === undefined) return readLocal(p);
+  return onNode(p, auth, readScript(p), step, readOutput);
 }
 
 /**
@@ -100,9 +109,15 @@ export async function removePlaced(p: Placed, auth: SshAuth, step: string): Prom
 }
 
 /** The plan-time look: read-only; a node it cannot reach makes the file unknown, never missing. */
-export async function lookPlaced(p: Placed, auth: SshAuth): Promise<FileLook> {
+export async function lookPlaced(p: Placed, dial: Dialer): Promise<FileLook> {
   try {
-    const text = await readPlaced(p, auth, `look at ${p.path}`);
+    const n = p.node;
+    let text: string | undefined;
+    if (n === undefined) text = readLocal(p);
+    else {
+      const host = await dial.host(n.name, n.conn);
+      text = readOutput((await host.run(readScript(p), { step: `look at ${p.path}` })).stdout);
+    }
     return { sha256: text === undefined ? null : sha256(text) };
   } catch (e) {
     return { unknown: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" };

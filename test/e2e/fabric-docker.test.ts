@@ -5,6 +5,8 @@
  * the two limits to the sandbox's own and says so in each container's log; everything else runs
  * as rendered. Addresses 127.0.0.246-247, sshd port 2646.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
@@ -87,6 +89,16 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
     }
     const models = await sshOk(e.site, e.site.nodes[0] as SimNode, "curl -s http://127.0.0.246:8000/v1/models");
     expect(JSON.parse(models).data[0].id).toBe("qwen3-32b");
+  });
+
+  it("looks at each node over one SSH connection in a preview: the fabric, the deployment, its files", async () => {
+    const log = (n: SimNode) => readFileSync(join(n.root, "var", "log", "sshd.log"), "utf8").split("\n");
+    const accepted = (n: SimNode) => log(n).filter((l) => l.includes("Accepted publickey")).length;
+    const nodes = e.site.nodes as SimNode[];
+    const before = nodes.map(accepted);
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(nodes.map((n, i) => accepted(n) - (before[i] ?? 0))).toEqual([1, 1]);
   });
 
   it("destroys: no container is left", async () => {
