@@ -3,7 +3,7 @@
  * the fix; the state says what happened; the old .env survives byte-equal; nothing is left
  * running that should not be; and once the fault is gone, the next `pulumi up` converges.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
@@ -136,18 +136,43 @@ describe.sequential("faults", () => {
     await converge();
   });
 
-  it("pulumi up interrupted with SIGINT mid-serve: the next up converges", async () => {
+  it("pulumi up interrupted with SIGINT mid-serve: no process of the run, no half-written node file; the next up converges", async () => {
     const f2 = e.site.nodes[1] as SimNode;
     setEngineBehaviour(f2, { startDelayS: 5 });
     // Ctrl-C once f2's new engine has started: the serve is under way.
     const before = new Set(nodeProcesses(f2, /fake-engine/));
-    const started = waitFor("f2's new engine", () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p)));
+    let during = 0;
+    const started = waitFor("f2's new engine", () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p))).then(
+      () => void (during = projectProcesses(e.dir).length),
+    );
     const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, interruptWhen: started });
     const res = await up;
     expect(res.code).not.toBe(0);
+    // What Ctrl-C leaves: no program, language host or provider of this project still running
+    // (while it served, they ran)...
+    expect(during).toBeGreaterThan(0);
+    await waitFor("the run's processes to end", () => projectProcesses(e.dir).length === 0, 20_000);
+    // ...and no half-written node file (each is written beside its place, then renamed over it).
+    for (const n of e.site.nodes) expect(filesUnder(n.home).filter((f) => f.endsWith(".sm121-tmp"))).toEqual([]);
     setEngineBehaviour(e.site.nodes[1] as SimNode, null);
     await converge();
     const models = await sshScript(e.site, e.site.nodes[1] as SimNode, "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models");
     expect(models.stdout).toBe("200");
   });
 });
+
+/** The processes that run in the project directory or name it: the CLI's language host and plugins. */
+function projectProcesses(dir: string): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`) === dir || readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => join(dir, f));
+}
