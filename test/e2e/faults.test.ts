@@ -136,7 +136,7 @@ describe.sequential("faults", () => {
     await converge();
   });
 
-  it("pulumi up interrupted with SIGINT mid-serve: no process of the run, no half-written node file; the next up converges", async () => {
+  it("pulumi up interrupted with SIGINT mid-serve: nothing of the run left, no half-written file; next up converges", async () => {
     const f2 = e.site.nodes[1] as SimNode;
     setEngineBehaviour(f2, { startDelayS: 5 });
     // Ctrl-C once f2's new engine has started: the serve is under way.
@@ -145,7 +145,8 @@ describe.sequential("faults", () => {
     const started = waitFor("f2's new engine", () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p))).then(
       () => void (during = projectProcesses(e.dir).length),
     );
-    const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env: { SM121_RESTART: "1" }, timeoutMs: 120_000, interruptWhen: started });
+    const env = { SM121_RESTART: "1" };
+    const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env, timeoutMs: 120_000, interruptWhen: started });
     const res = await up;
     expect(res.code).not.toBe(0);
     // What Ctrl-C leaves: no program, language host or provider of this project still running
@@ -156,7 +157,8 @@ describe.sequential("faults", () => {
     for (const n of e.site.nodes) expect(filesUnder(n.home).filter((f) => f.endsWith(".sm121-tmp"))).toEqual([]);
     setEngineBehaviour(e.site.nodes[1] as SimNode, null);
     await converge();
-    const models = await sshScript(e.site, e.site.nodes[1] as SimNode, "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models");
+    const curl = "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models";
+    const models = await sshScript(e.site, e.site.nodes[1] as SimNode, curl);
     expect(models.stdout).toBe("200");
   });
 });
