@@ -1,8 +1,8 @@
 /**
  * The sm121 Pulumi program, loaded by ./index once the dynamic provider host is on its way: read
  * the site from this stack's configuration, load the recipes, render every deployment at plan
- * time, look at every node once (read-only: what runs there, what drifted), and create one Recipe
- * component per deployment.
+ * time, look at every node once (read-only: what runs there, what drifted), and create one
+ * Deployment component per deployment.
  */
 // The SDK's modules, not its index: the index loads the Automation API (half a second before the
 // first resource registers, for nothing this program uses).
@@ -16,7 +16,7 @@ import type { Resource } from "@pulumi/pulumi/resource";
 import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
-import { Recipe } from "./components/recipe";
+import { Deployment } from "./components/recipe";
 import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
 import { loadProject } from "./project";
@@ -221,7 +221,7 @@ function register(
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
     const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
     const unknown = seen.unknown[bundle.deployment];
-    return new Recipe(bundle.deployment, {
+    return new Deployment(bundle.deployment, {
       bundle,
       connection,
       // Each value secret, the keys plain: the plan names a rotated secret, never its value.
@@ -251,7 +251,7 @@ function register(
   const unseen = (b: (typeof bundles)[number]) => seen.unknown[b.deployment] !== undefined;
   const seenFirst = bundles.filter((b) => !unseen(b));
   const order = [...seenFirst.filter((b) => !guarded(b)), ...seenFirst.filter(guarded), ...bundles.filter(unseen)];
-  const made = new Map<string, Recipe>();
+  const made = new Map<string, Deployment>();
   for (const b of order) {
     const before = [...made.entries()].filter(([d]) => {
       const other = bundles.find((x) => x.deployment === d);
@@ -261,7 +261,7 @@ function register(
     });
     made.set(b.deployment, make(b, before.map(([, r]) => r.engine)));
   }
-  const recipes = bundles.map((b) => made.get(b.deployment) as Recipe);
+  const recipes = bundles.map((b) => made.get(b.deployment) as Deployment);
   const urns = recipes.map((r) => r.engine.urn);
 
   const gateway = gatewayResource({

@@ -146,7 +146,7 @@ describe("smoke on a node without an endpoint", () => {
 });
 
 describe("down", () => {
-  it("finds the deployment's component in an exported state", () => {
+  it("finds the deployment's component in an exported state, under its type before the rename too", () => {
     const exported = JSON.stringify({ deployment: { resources: [
       { urn: "urn:pulumi:sim::sm121::pulumi:pulumi:Stack::sm121-sim", type: "pulumi:pulumi:Stack" },
       { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small-x", type: "sm121:index:Recipe" },
@@ -155,6 +155,9 @@ describe("down", () => {
     ] } });
     expect(componentUrn(exported, "small")).toBe("urn:pulumi:sim::sm121::sm121:index:Recipe::small");
     expect(componentUrn(exported, "solo")).toBeUndefined();
+    // Written since the rename: the component's own type.
+    const now = exported.replace(/index:Recipe/g, "index:Deployment");
+    expect(componentUrn(now, "small")).toBe("urn:pulumi:sim::sm121::sm121:index:Deployment::small");
   });
 
   it("picks the provider's refusals out of Pulumi's output", () => {
@@ -168,9 +171,9 @@ describe("down", () => {
   it("finds what a down's preview would change besides the deployment and the gateway", () => {
     const step = (op: string, tail: string) => ({ op, urn: `urn:pulumi:sim::sm121::${tail}` });
     const preview = (steps: object[]) => JSON.stringify({ steps });
-    const own = [step("delete", "sm121:index:Recipe::small"), step("delete", "sm121:index:Recipe$sm121:index:EngineDeployment::small-engine"), step("update", "sm121:index:GatewayFragment::gateway"), step("same", "sm121:index:Recipe::solo")];
+    const own = [step("delete", "sm121:index:Deployment::small"), step("delete", "sm121:index:Deployment$sm121:index:EngineDeployment::small-engine"), step("update", "sm121:index:GatewayFragment::gateway"), step("same", "sm121:index:Deployment::solo")];
     expect(otherChanges(preview(own), "small")).toEqual([]);
-    expect(otherChanges(preview([...own, step("update", "sm121:index:Recipe$sm121:index:EngineDeployment::solo-engine"), step("delete", "sm121:index:Recipe::small-x")]), "small")).toEqual(["update solo-engine", "delete small-x"]);
+    expect(otherChanges(preview([...own, step("update", "sm121:index:Deployment$sm121:index:EngineDeployment::solo-engine"), step("delete", "sm121:index:Deployment::small-x")]), "small")).toEqual(["update solo-engine", "delete small-x"]);
   });
 });
 

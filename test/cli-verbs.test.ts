@@ -154,7 +154,7 @@ describe("sm121 down", () => {
     const r = statusSchema().parse(json(await run(["status", "--json", "--no-http"])));
     return r.deployments.find((d) => d.deployment === deployment)?.nodes[0]?.running;
   };
-  const stateHas = async (deployment: string) => (await s.e.pulumi.run(["stack", "export"])).stdout.includes(`sm121:index:Recipe::${deployment}"`);
+  const stateHas = async (deployment: string) => (await s.e.pulumi.run(["stack", "export"])).stdout.includes(`sm121:index:Deployment::${deployment}"`);
 
   it("needs a deployment, and names them", async () => {
     const r = await run(["down"]);

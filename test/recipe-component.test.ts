@@ -139,12 +139,12 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
     it("registers one component per deployment with its children named from it", () => {
       expect(r.registered.map((x) => [x.type, x.name, x.parent ?? null])).toEqual(expect.arrayContaining([
-        ["sm121:index:Recipe", "hooked", null],
+        ["sm121:index:Deployment", "hooked", null],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "hooked-engine", "hooked"],
-        ["sm121:index:Recipe", "dg", null],
+        ["sm121:index:Deployment", "dg", null],
         ["pulumi-nodejs:dynamic/sm121:DgppProvision", "dg-dgpp", "dg"],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "dg-engine", "dg"],
-        ["sm121:index:Recipe", "plain", null],
+        ["sm121:index:Deployment", "plain", null],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "plain-engine", "plain"],
         ["pulumi:providers:pulumi-nodejs", "sm121", null],
       ]));

@@ -14,14 +14,15 @@
  */
 import { spawn } from "node:child_process";
 
+import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../components/tokens";
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { pulumiRunEnv } from "./pulumi";
 
-/** The type token of the component each deployment is (src/components/recipe.ts). */
-const RECIPE_TYPE = "sm121:index:Recipe";
+/** The type tokens of the component each deployment is, now and before (src/components/tokens.ts). */
+const DEPLOYMENT_TYPES: readonly string[] = [DEPLOYMENT_TYPE, ...DEPLOYMENT_TYPES_BEFORE];
 
 interface Run {
   code: number;
@@ -54,14 +55,14 @@ function pulumi(ctx: CliContext, args: string[], env: NodeJS.ProcessEnv, onLine?
 /** The URN of the deployment's component in an exported state, if it is there. */
 export function componentUrn(exported: string, deployment: string): string | undefined {
   const state = JSON.parse(exported) as { deployment?: { resources?: Array<{ urn?: unknown; type?: unknown }> } };
-  const urns = (state.deployment?.resources ?? []).filter((r) => r.type === RECIPE_TYPE && typeof r.urn === "string").map((r) => String(r.urn));
+  const urns = (state.deployment?.resources ?? []).filter((r) => DEPLOYMENT_TYPES.includes(String(r.type)) && typeof r.urn === "string").map((r) => String(r.urn));
   return urns.find((u) => u.endsWith(`::${deployment}`));
 }
 
 /** What a preview (`pulumi preview --json`) would change besides the deployment and the gateway file. */
 export function otherChanges(previewJson: string, deployment: string): string[] {
   const plan = JSON.parse(previewJson) as { steps?: Array<{ op?: unknown; urn?: unknown }> };
-  // The Recipe component and its children (src/components/recipe.ts names them from it).
+  // The Deployment component and its children (src/components/recipe.ts names them from it).
   const children = new RegExp(`^${deployment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-(engine|dgpp|model|image|hooks-.+))?$`);
   const ours = (urn: string) => children.test(urn.split("::").pop() ?? "") || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
   return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);

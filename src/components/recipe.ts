@@ -1,5 +1,6 @@
 /**
- * The Recipe component (`sm121:index:Recipe`): one per deployment. Its children are named from it:
+ * The Deployment component (`sm121:index:Deployment`; `sm121:index:Recipe` before, see ./tokens):
+ * one per deployment. Its children are named from it:
  * `<name>-model` (ModelCache, with sm121:modelCache), `<name>-image` (ImageSync, docker recipes
  * with sm121:imageSync), `<name>-dgpp` (DgppProvision, DGPP only) and `<name>-engine`
  * (EngineDeployment), which depends on all of them. The recipe's hooks run inside the engine's
@@ -19,8 +20,9 @@ import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 import type { ImageSyncPlan, ModelSync } from "./sync";
 import type { Owner } from "../serve/owner";
+import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "./tokens";
 
-export interface RecipeArgs {
+export interface DeploymentArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
   bundle: DeploymentBundle;
   connection: pulumi.Input<ConnectionSettings>;
@@ -60,7 +62,7 @@ export interface RecipeArgs {
   keepBackups?: number;
 }
 
-export class Recipe extends ComponentResource {
+export class Deployment extends ComponentResource {
   /** The OpenAI endpoints that answer, one per serving node. */
   declare readonly endpoints: pulumi.Output<string[]>;
   declare readonly servedModel: pulumi.Output<string | undefined>;
@@ -69,8 +71,9 @@ export class Recipe extends ComponentResource {
   declare readonly firstToken: pulumi.Output<Array<{ node: string; readyS: number; ttftMs: number }>>;
   readonly engine: EngineDeployment;
 
-  constructor(name: string, args: RecipeArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("sm121:index:Recipe", name, {}, opts);
+  constructor(name: string, args: DeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
+    const aliases = [...(opts?.aliases ?? []), ...DEPLOYMENT_TYPES_BEFORE.map((type) => ({ type }))];
+    super(DEPLOYMENT_TYPE, name, {}, { ...opts, aliases });
     const b = args.bundle;
     const deps: pulumi.Resource[] = [];
     const unknown = (args.unknown ?? []).length > 0;

@@ -1,7 +1,7 @@
 /**
  * The state names no path of the machine that wrote it. Checkout A (its own build) serves; a
- * stack written by the previous release (whose provider text named A's absolute path) is
- * rewritten by one `pulumi up` that restarts nothing; then A is removed and checkout B, at
+ * stack written by the previous release (whose provider text named A's absolute path, and whose
+ * component was sm121:index:Recipe) is rewritten by one `pulumi up` that restarts nothing; then A is removed and checkout B, at
  * another path, runs preview, refresh and destroy on the same stack. The blocks run in order.
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -80,8 +80,9 @@ describe.sequential("any checkout, any path", () => {
       if (r.type === "pulumi:providers:pulumi-nodejs") r.urn = r.urn.replace(/::sm121$/, "::default");
       if (r.provider !== undefined) r.provider = r.provider.replace("pulumi:providers:pulumi-nodejs::sm121::", "pulumi:providers:pulumi-nodejs::default::");
     }
+    // Earlier releases named the component sm121:index:Recipe (its children's URNs too).
     const file = join(e.dir, "..", "legacy-state.json");
-    writeFileSync(file, JSON.stringify(exported));
+    writeFileSync(file, JSON.stringify(exported).replaceAll("sm121:index:Deployment", "sm121:index:Recipe"));
     const imported = await e.pulumi.run(["stack", "import", "--file", file]);
     expect(imported.code, imported.all).toBe(0);
     const before = await started();
@@ -91,7 +92,14 @@ describe.sequential("any checkout, any path", () => {
     expect(await started()).toBe(before);
     expect(await providerTexts(e)).toEqual(current);
     expect(up.all).not.toMatch(/replace/);
+    // Only the provider changes hands (earlier releases used the default one); nothing else comes or goes.
+    const comeOrGo = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(created|deleted)\b/.test(l));
+    expect(comeOrGo.filter((l) => !l.includes("pulumi:providers:pulumi-nodejs")), up.all).toEqual([]);
     const after = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
+    // The aliases carried the component and its children over to the type's new name.
+    const types = after.deployment.resources.map((r) => r.type);
+    expect(types).toContain("sm121:index:Deployment");
+    expect(JSON.stringify(after)).not.toContain("sm121:index:Recipe");
     expect(after.deployment.resources.filter((r) => r.type === "pulumi:providers:pulumi-nodejs").map((r) => r.urn.split("::").pop())).toEqual(["sm121"]);
   });
 

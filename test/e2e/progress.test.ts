@@ -71,7 +71,7 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
   it("sends the SDK's debug lines to the engine (pulumi preview --debug shows them)", async () => {
     const preview = await e.pulumi.run(["preview", "--diff", "--debug"]);
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/Registering resource: t=sm121:index:Recipe, name=cap/);
+    expect(preview.all).toMatch(/Registering resource: t=sm121:index:Deployment, name=cap/);
     expect(preview.all).toMatch(/Registering resource: t=pulumi-nodejs:dynamic\/sm121:EngineDeployment, name=cap-engine/);
   });
 
