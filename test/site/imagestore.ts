@@ -8,7 +8,6 @@
 //               starts as a copy of it (./dockerd.ts seedDataRoot), so a node has the images as a
 //               Spark has its images long before sm121 runs, without paying the pull at every site.
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { engineDirs, pullImage, startEngine, waitForEngine } from "./dockerd";
 import {
@@ -28,6 +27,7 @@ import { isAlive, procStat, terminate } from "./procs";
 import { startRegistry } from "./registry";
 import { run } from "./run";
 import { needsRealParts } from "./lane";
+import { listening } from "./net";
 
 /** How many stores (contents of the fake engine) the machine keeps: other checkouts may use older ones. */
 const KEPT_STORES = 4;
@@ -76,20 +76,6 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host, port, timeout: 1000 }, () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once("error", () => resolve(false));
-    sock.once("timeout", () => {
-      sock.destroy();
-      resolve(false);
-    });
-  });
-}
-
 /** A dockerd of the build, in `dir`, with the registries' names at STORE_IP. */
 function buildEngine(dir: string, hostname: string, args: string[]) {
   const hosts = path.join(dir, "hosts");
@@ -105,7 +91,7 @@ async function build(work: string, all: Input[], key: string): Promise<void> {
   fs.rmSync(work, { recursive: true, force: true });
   const ctx = path.join(work, "ctx");
   writeContext(ctx, all);
-  if (await answers(STORE_IP, 80)) throw new Error(`test site: ${STORE_IP}:80, the image build's registry, is taken`);
+  if (await listening(STORE_IP, 80)) throw new Error(`test site: ${STORE_IP}:80, the image build's registry, is taken`);
   const registry = await startRegistry({
     storage: path.join(work, "registry"),
     config: path.join(work, "registry.yml"),

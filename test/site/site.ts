@@ -3,7 +3,6 @@
 // with the site's images (./images.ts, ./registry.ts), and the fake DGPP repository. Everything
 // lives under the site directory; stop() ends every process of the site by pid.
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
@@ -16,6 +15,7 @@ import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
 import { needsRealParts } from "./lane";
+import { listening } from "./net";
 
 export type { SimNode } from "./node";
 export { nodeEnv } from "./node";
@@ -191,22 +191,6 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     await stopStaleSite(dir);
     throw err;
   }
-}
-
-function listening(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host, port });
-    sock.setTimeout(1000);
-    sock.once("connect", () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once("error", () => resolve(false));
-    sock.once("timeout", () => {
-      sock.destroy();
-      resolve(false);
-    });
-  });
 }
 
 /** The site recorded in <dir>/site.json (for the CLI and for tests in other processes). */
