@@ -21,7 +21,8 @@ import { describeCheck, parseProbe } from "../serve/probe";
 import { preflightScript } from "../serve/steps";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
-import { bool, type Parsed } from "./args";
+import { bool, str, type Parsed } from "./args";
+import { doctorFabric } from "./doctorfabric";
 import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
@@ -234,6 +235,8 @@ function addFitChecks(bundles: readonly DeploymentBundle[], recipes: ReadonlyMap
 }
 
 export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const fabric = str(p, "fabric");
+  if (fabric !== undefined) return doctorFabric(ctx, p, fabric);
   const project = contextProject(ctx);
   const site = project.site;
   const only = selectedNode(site, p);

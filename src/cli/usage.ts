@@ -130,7 +130,17 @@ export const VERBS = {
   doctor: {
     args: "",
     summary: "what each node needs for its deployments; exit 1 on any problem",
-    flags: { ...SSH, node, json },
+    flags: {
+      ...SSH,
+      node,
+      fabric: {
+        kind: "string",
+        value: "DEPLOYMENT",
+        help: "instead: the link test, an NCCL all-reduce between the deployment's nodes in its own image; " +
+          "transport and bus bandwidth, exit 1 on Socket where RDMA is declared or under sm121:fabric.minBusBandwidthGBps",
+      },
+      json,
+    },
   },
   down: {
     args: "<deployment>",

@@ -2,6 +2,7 @@
  * Rendering a whole site: every deployment's bundles, decided at plan time from the recipes, the
  * profiles and the site. Pure but for reading the profile and overlay files under `root`.
  */
+import { linkTestPlan } from "./linktest";
 import { driverFor } from "../engines";
 import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import type { Deployment, Recipe, Site } from "../recipe/types";
@@ -69,10 +70,13 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
   }
   // gr8 and DGPP take no served name (their drivers refuse one): they serve the model's repo id.
   const served = recipe.servedModelName ?? recipe.model;
+  const nodes = engineNodeBundles(site, d, recipe);
+  const check = site.fabric.check && nodes.length > 1;
   return withIdentity({
     ...base,
     runnable: true,
-    nodes: engineNodeBundles(site, d, recipe),
+    nodes,
+    ...(check && { linkTest: linkTestPlan(site, { deployment: d.name, deploy: recipe.deploy, nodes }) }),
     readiness: {
       timeoutS: recipe.readiness.timeoutS + site.readyGraceS,
       graceS: site.readyGraceS,

@@ -89,6 +89,10 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   for (const p of r.proofs) lines.push(`proof in the engine log ${shown(p)}`);
   for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
   for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);
+  if (b.linkTest !== undefined) {
+    const fails = [...(b.linkTest.rdma ? ["on NET/Socket"] : []), ...(b.linkTest.minBusBandwidthGBps === undefined ? [] : [`under ${b.linkTest.minBusBandwidthGBps} GB/s busbw`])];
+    lines.push(`link test before a start (sm121:fabricCheck), all-reduce between ${b.nodes.map((n) => n.node).join(", ")}${fails.length > 0 ? `: fails ${fails.join(", ")}` : ""}`);
+  }
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");
   lines.push(`bundle sha256 ${b.identity.slice(0, 12)} (the diff key)`);

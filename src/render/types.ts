@@ -74,6 +74,17 @@ export interface Readiness {
   kvCachePattern?: string;
 }
 
+/** The link test of a deployment across nodes (render/linktest.ts): one script a node, by rank. */
+export interface LinkTestPlan {
+  /** Every node declares RDMA: NCCL on sockets fails the test. */
+  rdma: boolean;
+  /** sm121:fabric.minBusBandwidthGBps: the busbw at the largest size must reach it. */
+  minBusBandwidthGBps?: number;
+  /** How long a rank waits for its peers. */
+  timeoutS: number;
+  scripts: string[];
+}
+
 export interface DeploymentBundle {
   deployment: string;
   recipe: string;
@@ -94,5 +105,7 @@ export interface DeploymentBundle {
   warnings: string[];
   /** The option table the recipe's args were checked against (vLLM, SGLang), as the plan says it. */
   optionsChecked?: string;
+  /** sm121:fabricCheck on a deployment across nodes: `pulumi up` runs the link test before a start. */
+  linkTest?: LinkTestPlan;
   identity: string;
 }

@@ -69,8 +69,8 @@ function rowOf(line: string): BusRow | undefined {
 export function parseLinkTest(text: string): LinkTestOutput {
   const rows: BusRow[] = [];
   const devices = new Set<string>();
-  let channel: string | undefined;
-  let network: string | undefined;
+  const channels: string[] = [];
+  const networks: string[] = [];
   let avg: number | undefined;
   let version: string | undefined;
   for (const line of text.split(/\r?\n/)) {
@@ -80,9 +80,9 @@ export function parseLinkTest(text: string): LinkTestOutput {
       continue;
     }
     const via = /\bvia NET\/([A-Za-z][\w]*)\//.exec(line);
-    if (via?.[1] !== undefined) channel ??= via[1];
+    if (via?.[1] !== undefined) channels.push(via[1]);
     const using = /NCCL INFO Using network (\S+)/.exec(line);
-    if (using?.[1] !== undefined) network ??= using[1];
+    if (using?.[1] !== undefined) networks.push(using[1]);
     const list = /NCCL INFO NET\/\w+ : Using (\[\d+\].*?)(?: \[RO\])?(?:; OOB .*)?$/.exec(line);
     for (const m of list?.[1]?.matchAll(/\[\d+\](\S+)/g) ?? []) if (m[1] !== undefined) devices.add(m[1]);
     const a = /^#\s*Avg bus bandwidth\s*:\s*([\d.]+)/.exec(line);
@@ -90,11 +90,14 @@ export function parseLinkTest(text: string): LinkTestOutput {
     const v = /^NCCL version (\S+)/.exec(line);
     if (v?.[1] !== undefined) version ??= v[1];
   }
-  const name = channel ?? network;
+  // The ranks' lines together: one rank on sockets makes the whole all-reduce a socket one.
+  const from = channels.length > 0 ? "channel" : "network";
+  const names = from === "channel" ? channels : networks;
+  const name = names.find((n) => transportKind(n) !== "ib") ?? names[0];
   return {
     rows,
     devices: [...devices],
-    ...(name !== undefined && { transport: { kind: transportKind(name), name, from: channel !== undefined ? "channel" : "network" } }),
+    ...(name !== undefined && { transport: { kind: transportKind(name), name, from } }),
     ...(avg !== undefined && { avgBusBandwidth: avg }),
     ...(version !== undefined && { ncclVersion: version }),
   };

@@ -5,7 +5,8 @@
  * step on the channel that holds the node's lock (remote/held).
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
-import type { DeploymentBundle, NodeBundle } from "../render/types";
+import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
+import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { verifyScript } from "./readiness";
@@ -62,6 +63,15 @@ async function preflight(
 }
 
 
+/** The link test before a start; a failure leaves every node as it was. */
+async function fabricCheck(b: DeploymentBundle, plan: LinkTestPlan, hosts: Map<string, Host>, log: (m: string) => void): Promise<void> {
+  log(`${b.deployment}: link test between ${b.nodes.map((n) => n.node).join(", ")} (sm121:fabricCheck), before the start`);
+  const report = await runLinkTest(b, plan, (nb) => host(hosts, nb), log);
+  const text = linkTestText(report);
+  if (!report.ok) throw new PreflightFailure(`${text.join("\n")}\nthe link test of ${b.deployment} failed; nothing was stopped`);
+  for (const l of text) log(l);
+}
+
 async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOptions): Promise<DeploymentOutcome> {
   // 1. Preflight, read-only: a failure here changes nothing.
   const { states, warnings } = await preflight(b, hosts, o);
@@ -98,6 +108,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
   try {
     if (!same || o.forceRestart) {
+      // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops.
+      if (b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
       const st = (i: number) => states[i] as NodeState;

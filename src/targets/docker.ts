@@ -4,7 +4,7 @@ import {
   containerLogs, containersLeft, containerStatus, exportSecrets, keyFileScript, SECRETS_ENV_KEYS, waitGone,
 } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
-import type { LaunchSpec, TargetScripts } from "./types";
+import type { ContainerAccess, LaunchSpec, TargetScripts } from "./types";
 
 export function containerName(spec: LaunchSpec): string {
   return `sm121-${spec.deployment}-${spec.rank}`;
@@ -22,6 +22,15 @@ function mountArg(m: string): string {
   return `-v ${nodePath(src)}:${quote(rest.join(":"))}`;
 }
 
+/**
+ * What every container of a deployment gets from the node: its network, the GPUs, IPC and shared
+ * memory, and the RDMA access (render/fabric.ts). The engine's container and the link test's
+ * (serve/linkrun.ts) are run with these same flags.
+ */
+export function containerFlags(access: ContainerAccess | undefined): string[] {
+  return ["--network host --gpus all --ipc host --shm-size 64g", ...(access === undefined ? [] : [accessFlags(access).join(" ")])];
+}
+
 export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts {
   const name = containerName(spec);
   const d = nodePath(spec.stateDir);
@@ -33,8 +42,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     `--label ${quote(label)}`,
     `--label ${quote(`sm121.rank=${spec.rank}`)}`,
     `--label ${quote(`sm121.identity=${identity}`)}`,
-    "--network host --gpus all --ipc host --shm-size 64g",
-    ...(spec.access === undefined ? [] : [accessFlags(spec.access).join(" ")]),
+    ...containerFlags(spec.access),
     `--env-file ${d}/engine.env`,
     '"${secrets[@]}"',
     ...spec.mounts.map(mountArg),

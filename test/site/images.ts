@@ -117,6 +117,13 @@ export function inputs(): Input[] {
     // The engines' option and metrics tables come from src/, as the site copies them to its shims.
     ...walk(path.join(shims, "engine"), "sim/opt/sm121-sim/engine").filter((i) => !/\/(options|metrics)\//.test(i.src)),
     ...walk(path.join(shims, "lib"), "sim/opt/sm121-sim/lib"),
+    // The NCCL stand-in and the real runs whose numbers it prints.
+    ...walk(path.join(shims, "nccl"), "sim/opt/sm121-sim/nccl"),
+    ...["nccl-tests-gb10-roce.txt", "nccl-tests-socket-broadcast.txt"].map((f) => ({
+      src: path.join(siteSourceDir(), "..", "fixtures", "fabric", f),
+      dest: `sim/opt/sm121-sim/nccl/fixtures/${f}`,
+      ours: true,
+    })),
     ...tables(engineOptionsDir(), "options"),
     ...tables(engineMetricsDir(), "metrics"),
   ];

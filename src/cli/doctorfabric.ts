@@ -1,0 +1,36 @@
+/**
+ * `sm121 doctor --fabric <deployment>`: the link test (serve/linkrun.ts) between the deployment's
+ * nodes, in its own image and environment, after the fabric look of `pulumi up` (which resolves
+ * `auto` fabrics and names what it would refuse). Prints the transport NCCL chose and the bus
+ * bandwidth per size; exit 1 when the test fails (Socket on RDMA, a bandwidth under
+ * sm121:fabric.minBusBandwidthGBps, a rank that fails), with the numbers.
+ */
+import { withHosts } from "../remote";
+import { linkTestPlan } from "../render/linktest";
+import { fabricStep } from "../serve/fabricstep";
+import { linkTestText, runLinkTest } from "../serve/linkrun";
+import { bool, type Parsed } from "./args";
+import { cliAuth, hostOf, selectedDeployment } from "./connect";
+import { contextProject, type CliContext } from "./context";
+
+class Refused extends Error {}
+
+export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Promise<number> {
+  const project = contextProject(ctx);
+  const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
+  const chosen = selectedDeployment(project.bundles, name, ctx.stack);
+  let bundles = [chosen];
+  try {
+    bundles = await fabricStep({ site: project.site, recipes: project.recipes, root: ctx.root, bundles, auth, refuse: (m) => new Refused(m) });
+  } catch (e) {
+    if (!(e instanceof Refused)) throw e;
+    // What `pulumi up` would refuse is said; the link test still runs, so the numbers show why.
+    for (const l of e.message.split("\n")) ctx.out(l.replace(/^sm121: the fabric refuses this run \(nothing was stopped\):$/, "pulumi up would refuse this deployment:"));
+  }
+  const b = bundles[0] ?? chosen;
+  const plan = linkTestPlan(project.site, b);
+  const report = await withHosts(b.nodes, auth, (hosts) => runLinkTest(b, plan, (nb) => hostOf(hosts, nb)));
+  if (bool(p, "json")) ctx.out(JSON.stringify({ ...report, ranks: report.ranks.map((r) => ({ node: r.node, rank: r.rank, code: r.code })) }, null, 2));
+  else for (const l of linkTestText(report)) ctx.out(l);
+  return report.ok ? 0 : 1;
+}

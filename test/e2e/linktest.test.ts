@@ -1,0 +1,107 @@
+/**
+ * The link test on the simulated site: `sm121 doctor --fabric` between the two nodes of a docker
+ * deployment, in its image with the RDMA access the engine's containers get (the NCCL stand-in,
+ * test/site/shims/nccl/allreduce.js, meets its peer over TCP and decides IB or Socket as NCCL
+ * does), and sm121:fabricCheck stopping an up before the old engine stops. Addresses
+ * 127.0.0.226-227, sshd port 2626.
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeCliSnapshot, sm121 } from "../cli-helpers";
+import { e2eProject, type E2E } from "../helpers/project";
+import { sshOk } from "../site/exec";
+import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
+import type { SimNode } from "../site/site";
+
+const RECIPE = `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-32B"
+served_model_name = "qwen3-32b"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+tp = 2
+port = 8000
+args = ["--max-model-len", "32768"]
+[readiness]
+timeout_s = 60
+max_model_len = 32768
+`;
+
+const RDMA = "rdma: [{ hca: rocep1s0f1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]";
+const fabric = (n: SimNode) => `      fabric: { interface: enp1s0f1np1, ${RDMA}, devices: ${devicesDir(n)} }`;
+const deployments = "  sm121:deployments:\n    - { name: pair, recipe: pair, nodes: [lt1, lt2] }";
+
+describe.sequential("the link test between two docker nodes", () => {
+  let e: E2E;
+  const nodes = () => e.site.nodes as SimNode[];
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: "linktest",
+      nodes: ["lt1", "lt2"],
+      firstIp: 226,
+      sshPort: 2626,
+      nodeExtra: fabric,
+      prepare: (site) => {
+        for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
+      },
+      config: () => `  sm121:fabric: { minBusBandwidthGBps: 0.5 }\n${deployments}`,
+      recipes: { "pair.toml": RECIPE },
+    });
+  });
+  afterAll(async () => {
+    removeCliSnapshot();
+    await e?.stop();
+  });
+
+  it("passes over NET/IB where the containers get the devices and IPC_LOCK", async () => {
+    const r = await sm121(e, ["doctor", "--fabric", "pair"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain("link test of pair on lt1, lt2: NCCL all-reduce, 2 ranks\n");
+    expect(r.stdout).toContain("  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n");
+    // The GB10 RoCE run's numbers (test/fixtures/fabric/nccl-tests-gb10-roce.txt), per size.
+    expect(r.stdout).toContain([
+      "        size   busbw (GB/s)   in-place",
+      "          8K           0.23       0.27",
+      "         16K           0.52       0.53",
+      "         32K           0.83       0.88",
+      "         64K           0.96       1.01",
+    ].join("\n"));
+    expect(r.stdout).toContain("  ok: NET/IB, busbw 0.96 GB/s at 64K, minimum 0.5 GB/s\n");
+    // The ranks' containers are gone (--rm), the engine's name never used.
+    for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
+  });
+
+  it("fails on NET/Socket, with the numbers, where the containers get no verbs device", async () => {
+    // The nodes lost their uverbs devices (ib_uverbs not loaded): the containers get rdma_cm only.
+    for (const n of nodes()) for (const d of readdirSync(devicesDir(n)).filter((f) => f.startsWith("uverbs"))) rmSync(join(devicesDir(n), d));
+    try {
+      const r = await sm121(e, ["doctor", "--fabric", "pair"]);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stdout).toContain("  transport   NET/Socket (enp1s0f1np1:127.0.0.226<0> enp1s0f1np1:127.0.0.227<0>), fabric declared RDMA\n");
+      expect(r.stdout).toContain("  FAILED (busbw 0.00 GB/s at 8, minimum 0.5 GB/s):\n");
+      expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2): the ranks reach no RDMA device.");
+      expect(r.stdout).toContain("  - bus bandwidth 0.00 GB/s at 8 is under sm121:fabric.minBusBandwidthGBps 0.5.");
+    } finally {
+      for (const n of nodes()) setFabric(n, sparkFabric(n.ip));
+    }
+  });
+
+  it("with sm121:fabricCheck, a failing link test stops the up before the old engine stops", async () => {
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    const started = async () => Promise.all(nodes().map((n, rank) => sshOk(e.site, n, `docker inspect -f '{{.State.StartedAt}}' sm121-pair-${rank}`)));
+    const before = await started();
+    e.reconfigure(`  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${deployments}`);
+    const preview = await e.preview({ SM121_RESTART: "1" });
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).toContain("+ link test before a start (sm121:fabricCheck), all-reduce between lt1, lt2: fails on NET/Socket, under 5 GB/s busbw\n");
+    const check = await e.up({ SM121_RESTART: "1" });
+    expect(check.code).not.toBe(0);
+    expect(check.all).toContain("pair: link test between lt1, lt2 (sm121:fabricCheck), before the start");
+    expect(check.all).toContain("bus bandwidth 0.96 GB/s at 64K is under sm121:fabric.minBusBandwidthGBps 5.");
+    expect(check.all).toContain("the link test of pair failed; nothing was stopped");
+    expect(check.all).not.toContain("pair: stopping on");
+    // The old engine still runs, started when it was.
+    expect(await started()).toEqual(before);
+  });
+});
