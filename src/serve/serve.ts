@@ -106,10 +106,11 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     ...(o.keepBackups !== undefined && { keepBackups: o.keepBackups }),
   };
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
+  // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops;
+  // its failure is a preflight's: the deployment stays as it was.
+  if ((!same || o.forceRestart) && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
   try {
     if (!same || o.forceRestart) {
-      // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops.
-      if (b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
       const st = (i: number) => states[i] as NodeState;

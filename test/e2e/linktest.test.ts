@@ -101,6 +101,8 @@ describe.sequential("the link test between two docker nodes", () => {
     expect(check.all).toContain("bus bandwidth 0.96 GB/s at 64K is under sm121:fabric.minBusBandwidthGBps 5.");
     expect(check.all).toContain("the link test of pair failed; nothing was stopped");
     expect(check.all).not.toContain("pair: stopping on");
+    // A preflight's failure: the deployment is not marked failed, its state stays "serving".
+    expect(check.all).not.toContain("marked failed");
     // The old engine still runs, started when it was.
     expect(await started()).toEqual(before);
   });
