@@ -8,12 +8,30 @@
 import { withHosts } from "../remote";
 import { linkTestPlan } from "../render/linktest";
 import { fabricStep } from "../serve/fabricstep";
-import { linkTestText, runLinkTest } from "../serve/linkrun";
+import type { z } from "zod";
+import { failureText, linkTestText, runLinkTest, type LinkTestReport } from "../serve/linkrun";
 import { bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
+import { jsonOut, linkTestSchema } from "./schemas";
 
 class Refused extends Error {}
+
+function jsonReport(stack: string, r: LinkTestReport): z.infer<ReturnType<typeof linkTestSchema>> {
+  const t = r.output.transport;
+  return {
+    stack,
+    deployment: r.deployment,
+    ok: r.ok,
+    rdma: r.rdma,
+    minBusBandwidthGBps: r.minimum ?? null,
+    transport: t === undefined ? null : { kind: t.kind, name: t.name },
+    devices: r.output.devices,
+    rows: r.output.rows.map((x) => ({ bytes: x.bytes, busbw: x.busbw, busbwInPlace: x.busbwInPlace, algbw: x.algbw })),
+    failures: r.failures.map((f) => ({ kind: f.kind, message: failureText(f, r) })),
+    ranks: r.ranks.map((x) => ({ node: x.node, rank: x.rank, code: x.code })),
+  };
+}
 
 export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Promise<number> {
   const project = contextProject(ctx);
@@ -31,7 +49,7 @@ export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Pr
   const b = bundles[0] ?? chosen;
   const plan = linkTestPlan(project.site, b);
   const report = await withHosts(b.nodes, auth, (hosts) => runLinkTest(b, plan, (nb) => hostOf(hosts, nb)));
-  if (bool(p, "json")) ctx.out(JSON.stringify({ ...report, ranks: report.ranks.map((r) => ({ node: r.node, rank: r.rank, code: r.code })) }, null, 2));
+  if (bool(p, "json")) ctx.out(jsonOut(linkTestSchema(), jsonReport(ctx.stack, report)));
   else for (const l of linkTestText(report)) ctx.out(l);
   return report.ok ? 0 : 1;
 }

@@ -282,6 +282,22 @@ export type StatusNode = z.infer<ReturnType<typeof statusNodeSchema>>;
 export type Health = z.infer<ReturnType<typeof healthSchema>>;
 export type Load = z.infer<ReturnType<typeof loadSchema>>;
 export type SmokeReport = z.infer<ReturnType<typeof smokeSchema>>;
+/** `sm121 doctor --fabric --json`: the link test's report (serve/linkrun). */
+export function linkTestSchema() {
+  return z.strictObject({
+    stack: z.string(),
+    deployment: z.string(),
+    ok: z.boolean(),
+    rdma: z.boolean(),
+    minBusBandwidthGBps: z.number().nullable(),
+    transport: z.strictObject({ kind: z.enum(["ib", "socket", "other"]), name: z.string() }).nullable(),
+    devices: z.array(z.string()),
+    rows: z.array(z.strictObject({ bytes: z.int(), busbw: z.number(), busbwInPlace: z.number(), algbw: z.number() })),
+    failures: z.array(z.strictObject({ kind: z.string(), message: z.string() })),
+    ranks: z.array(z.strictObject({ node: z.string(), rank: z.int(), code: z.int().nullable() })),
+  });
+}
+
 export type SmokeResult = SmokeReport["results"][number];
 export type Latency = z.infer<ReturnType<typeof latencySchema>>;
 export type BenchReport = z.infer<ReturnType<typeof benchSchema>>;

@@ -67,6 +67,12 @@ describe.sequential("the link test between two docker nodes", () => {
       "         64K           0.96       1.01",
     ].join("\n"));
     expect(r.stdout).toContain("  ok: NET/IB, busbw 0.96 GB/s at 64K, minimum 0.5 GB/s\n");
+    const json = await sm121(e, ["doctor", "--fabric", "pair", "--json"]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      deployment: "pair", ok: true, rdma: true, minBusBandwidthGBps: 0.5, transport: { kind: "ib", name: "IB" },
+      ranks: [{ node: "lt1", rank: 0, code: 0 }, { node: "lt2", rank: 1, code: 0 }],
+    });
     // The ranks' containers are gone (--rm), the engine's name never used.
     for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
   });
