@@ -13,7 +13,10 @@ describe("parseLinkTest on real output", () => {
   it("reads the table of a two-Spark all_reduce_perf run (GB10, RoCE)", () => {
     const out = parseLinkTest(fx("nccl-tests-gb10-roce.txt"));
     expect(out.rows.map((r) => [r.bytes, r.algbw, r.busbw, r.busbwInPlace])).toEqual([
-      [8192, 0.23, 0.23, 0.27], [16384, 0.52, 0.52, 0.53], [32768, 0.83, 0.83, 0.88], [65536, 0.96, 0.96, 1.01],
+      [8192, 0.23, 0.23, 0.27],
+      [16384, 0.52, 0.52, 0.53],
+      [32768, 0.83, 0.83, 0.88],
+      [65536, 0.96, 0.96, 1.01],
     ]);
     expect(out.rows.every((r) => r.wrong[0] === "0" && r.wrong[1] === "0")).toBe(true);
     expect(largestRow(out)?.bytes).toBe(65536);
@@ -75,6 +78,8 @@ describe("judgeLinkTest", () => {
 
   it("fails wrong results", () => {
     const bad = table.replace(/(0\.96\s+)0(\s)/, "$13$2");
-    expect(judgeLinkTest(parseLinkTest(bad), { rdma: false })).toEqual([{ kind: "wrong", bytes: 65536, wrong: ["3", "0"] }]);
+    expect(judgeLinkTest(parseLinkTest(bad), { rdma: false })).toEqual([
+      { kind: "wrong", bytes: 65536, wrong: ["3", "0"] },
+    ]);
   });
 });

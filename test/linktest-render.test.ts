@@ -65,7 +65,8 @@ describe("the link test's scripts", () => {
     const checked = find(withCheck, "two-docker");
     expect(checked.linkTest?.minBusBandwidthGBps).toBe(12);
     expect(deploymentPlan(checked)).toContain(
-      "link test before a start (sm121:fabricCheck), all-reduce between spark1, spark2: fails on NET/Socket, under 12 GB/s busbw\n",
+      "link test before a start (sm121:fabricCheck), all-reduce between spark1, spark2: " +
+        "fails on NET/Socket, under 12 GB/s busbw\n",
     );
     expect(find(withCheck, "one-node").linkTest).toBeUndefined();
   });

@@ -13,7 +13,10 @@ const STANDIN = join(__dirname, "site", "shims", "nccl", "allreduce.js");
 
 function rank(rank: number, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [STANDIN], { env: { ...process.env, ...env, RANK: String(rank) }, stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawn(process.execPath, [STANDIN], {
+      env: { ...process.env, ...env, RANK: String(rank) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     c.stdout.on("data", (d: Buffer) => (out += d.toString()));
     c.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -23,8 +26,12 @@ function rank(rank: number, env: Record<string, string>): Promise<{ code: number
 }
 
 const base = {
-  MASTER_ADDR: "127.0.0.1", WORLD_SIZE: "2", NCCL_DEBUG: "INFO", NCCL_SOCKET_IFNAME: "lo",
-  NCCL_IB_HCA: "rocep1s0f1:1", SM121_LINKTEST_TIMEOUT_S: "20",
+  MASTER_ADDR: "127.0.0.1",
+  WORLD_SIZE: "2",
+  NCCL_DEBUG: "INFO",
+  NCCL_SOCKET_IFNAME: "lo",
+  NCCL_IB_HCA: "rocep1s0f1:1",
+  SM121_LINKTEST_TIMEOUT_S: "20",
 };
 
 describe("the NCCL stand-in", () => {
@@ -42,9 +49,14 @@ describe("the NCCL stand-in", () => {
   it("fails a rank whose peer never comes, as torch's rendezvous does", async () => {
     const alone = await rank(0, { ...base, MASTER_PORT: "29612", SM121_LINKTEST_TIMEOUT_S: "1" });
     expect(alone.code).toBe(1);
-    expect(alone.out).toContain("torch.distributed.DistStoreError: Timed out after 1 seconds waiting for clients. 1/2 clients joined.");
+    expect(alone.out).toContain(
+      "torch.distributed.DistStoreError: Timed out after 1 seconds waiting for clients. 1/2 clients joined.",
+    );
     const lost = await rank(1, { ...base, MASTER_PORT: "29613", SM121_LINKTEST_TIMEOUT_S: "1" });
     expect(lost.code).toBe(1);
-    expect(lost.out).toContain("torch.distributed.DistNetworkError: The client socket has timed out after 1s while trying to connect to (127.0.0.1, 29613).");
+    expect(lost.out).toContain(
+      "torch.distributed.DistNetworkError: The client socket has timed out after 1s " +
+        "while trying to connect to (127.0.0.1, 29613).",
+    );
   });
 });

@@ -39,7 +39,14 @@ export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Pr
   const chosen = selectedDeployment(project.bundles, name, ctx.stack);
   let bundles = [chosen];
   try {
-    bundles = await fabricStep({ site: project.site, recipes: project.recipes, root: ctx.root, bundles, auth, refuse: (m) => new Refused(m) });
+    bundles = await fabricStep({
+      site: project.site,
+      recipes: project.recipes,
+      root: ctx.root,
+      bundles,
+      auth,
+      refuse: (m) => new Refused(m),
+    });
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
     // What `pulumi up` would refuse is said; the link test still runs, so the numbers show why.

@@ -137,7 +137,8 @@ export const VERBS = {
         kind: "string",
         value: "DEPLOYMENT",
         help: "instead: the link test, an NCCL all-reduce between the deployment's nodes in its own image; " +
-          "transport and bus bandwidth, exit 1 on Socket where RDMA is declared or under sm121:fabric.minBusBandwidthGBps",
+          "transport and bus bandwidth, exit 1 on Socket where RDMA is declared " +
+          "or under sm121:fabric.minBusBandwidthGBps",
       },
       json,
     },

@@ -90,8 +90,14 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
   for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);
   if (b.linkTest !== undefined) {
-    const fails = [...(b.linkTest.rdma ? ["on NET/Socket"] : []), ...(b.linkTest.minBusBandwidthGBps === undefined ? [] : [`under ${b.linkTest.minBusBandwidthGBps} GB/s busbw`])];
-    lines.push(`link test before a start (sm121:fabricCheck), all-reduce between ${b.nodes.map((n) => n.node).join(", ")}${fails.length > 0 ? `: fails ${fails.join(", ")}` : ""}`);
+    const min = b.linkTest.minBusBandwidthGBps;
+    const fails = [
+      ...(b.linkTest.rdma ? ["on NET/Socket"] : []),
+      ...(min === undefined ? [] : [`under ${min} GB/s busbw`]),
+    ];
+    const between = b.nodes.map((n) => n.node).join(", ");
+    lines.push(`link test before a start (sm121:fabricCheck), all-reduce between ${between}`
+      + (fails.length > 0 ? `: fails ${fails.join(", ")}` : ""));
   }
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");

@@ -35,15 +35,24 @@ export async function runLinkTest(
   hostOf: (nb: NodeBundle) => Host,
   say: (line: string) => void = () => undefined,
 ): Promise<LinkTestReport> {
-  const ranks = await Promise.all(b.nodes.map(async (nb, i): Promise<RankRun> => {
-    const script = plan.scripts[i] ?? "exit 1";
-    const res = await hostOf(nb).run(script, { step: "link test", allowFailure: true, timeoutMs: (plan.timeoutS + 120) * 1000 });
-    say(`${nb.node}: link test rank ${nb.rank} ${res.code === 0 ? "done" : `exited ${res.code ?? "(timed out)"}`}`);
-    return { node: nb.node, rank: nb.rank, code: res.code, output: `${res.stdout}${res.stderr}` };
-  }));
+  const ranks = await Promise.all(
+    b.nodes.map(async (nb, i): Promise<RankRun> => {
+      const script = plan.scripts[i] ?? "exit 1";
+      const res = await hostOf(nb).run(script, {
+        step: "link test",
+        allowFailure: true,
+        timeoutMs: (plan.timeoutS + 120) * 1000,
+      });
+      say(`${nb.node}: link test rank ${nb.rank} ${res.code === 0 ? "done" : `exited ${res.code ?? "(timed out)"}`}`);
+      return { node: nb.node, rank: nb.rank, code: res.code, output: `${res.stdout}${res.stderr}` };
+    }),
+  );
   const output = parseLinkTest(ranks.map((r) => r.output).join("\n"));
   const minimum = plan.minBusBandwidthGBps;
-  const failures = judgeLinkTest(output, { rdma: plan.rdma, ...(minimum !== undefined && { minBusBandwidthGBps: minimum }) });
+  const failures = judgeLinkTest(output, {
+    rdma: plan.rdma,
+    ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
+  });
   const failedRanks = ranks.filter((r) => r.code !== 0);
   return {
     deployment: b.deployment,
@@ -66,17 +75,26 @@ export function failureText(f: LinkFailure, r: LinkTestReport): string {
     case "no-result":
       return "the all-reduce printed no result table (see the ranks' last lines)";
     case "wrong":
-      return `wrong results at ${sizeText(f.bytes)}: #wrong ${f.wrong.join(" / ")}; the link corrupts data: check the cables and the NICs' error counters (ethtool -S)`;
+      return (
+        `wrong results at ${sizeText(f.bytes)}: #wrong ${f.wrong.join(" / ")}; the link corrupts data: ` +
+        "check the cables and the NICs' error counters (ethtool -S)"
+      );
     case "no-transport":
       return "NCCL named no network (no NCCL INFO line): the image's NCCL did not read NCCL_DEBUG=INFO";
     case "socket-on-rdma":
-      return `NCCL chose NET/${f.transport.name} on a fabric declared RDMA (${r.nodes.join(", ")}): the ranks reach no RDMA device. `
-        + "Fix: check /dev/infiniband and the HCA on each node (rdma link, ibdev2netdev), the --device and --cap-add IPC_LOCK "
-        + "flags `sm121 render` shows, and NCCL_IB_HCA / NCCL_IB_DISABLE in the recipe's env";
+      return (
+        `NCCL chose NET/${f.transport.name} on a fabric declared RDMA (${r.nodes.join(", ")}): ` +
+        "the ranks reach no RDMA device. Fix: check /dev/infiniband and the HCA on each node (rdma link, " +
+        "ibdev2netdev), the --device and --cap-add IPC_LOCK flags `sm121 render` shows, " +
+        "and NCCL_IB_HCA / NCCL_IB_DISABLE in the recipe's env"
+      );
     case "below-minimum":
-      return `bus bandwidth ${gb(f.busbw)} at ${sizeText(f.bytes)} is under sm121:fabric.minBusBandwidthGBps ${f.minimum}. `
-        + "Fix: name both RoCE ports of the cable in the nodes' fabric.rdma, set MTU 9000 on the fabric interface, "
-        + "or lower the minimum";
+      return (
+        `bus bandwidth ${gb(f.busbw)} at ${sizeText(f.bytes)} ` +
+        `is under sm121:fabric.minBusBandwidthGBps ${f.minimum}. ` +
+        "Fix: name both RoCE ports of the cable in the nodes' fabric.rdma, set MTU 9000 on the fabric interface, " +
+        "or lower the minimum"
+      );
   }
 }
 
@@ -85,12 +103,18 @@ export function linkTestText(r: LinkTestReport): string[] {
   const t = r.output.transport;
   const ports = r.output.devices.length > 0 ? ` (${r.output.devices.join(" ")})` : "";
   const lines = [`link test of ${r.deployment} on ${r.nodes.join(", ")}: NCCL all-reduce, ${r.ranks.length} ranks`];
-  lines.push(`  transport   ${t === undefined ? "unknown" : `NET/${t.name}`}${ports}${r.rdma ? ", fabric declared RDMA" : ""}`);
+  lines.push(
+    `  transport   ${t === undefined ? "unknown" : `NET/${t.name}`}${ports}${r.rdma ? ", fabric declared RDMA" : ""}`,
+  );
   lines.push("        size   busbw (GB/s)   in-place");
-  for (const row of r.output.rows) lines.push(`  ${sizeText(row.bytes).padStart(10)}   ${row.busbw.toFixed(2).padStart(12)}   ${row.busbwInPlace.toFixed(2).padStart(8)}`);
+  for (const row of r.output.rows) {
+    const [size, out, inPlace] = [sizeText(row.bytes), row.busbw.toFixed(2), row.busbwInPlace.toFixed(2)];
+    lines.push(`  ${size.padStart(10)}   ${out.padStart(12)}   ${inPlace.padStart(8)}`);
+  }
   const last = largestRow(r.output);
   const min = r.minimum === undefined ? "" : `, minimum ${r.minimum} GB/s`;
-  if (r.ok && last !== undefined) lines.push(`  ok: NET/${t?.name ?? "?"}, busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min}`);
+  if (r.ok && last !== undefined)
+    lines.push(`  ok: NET/${t?.name ?? "?"}, busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min}`);
   else {
     lines.push(`  FAILED${last === undefined ? "" : ` (busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min})`}:`);
     for (const f of r.failures) lines.push(`  - ${failureText(f, r)}`);

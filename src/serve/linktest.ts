@@ -47,8 +47,20 @@ export type LinkFailure =
   | { kind: "below-minimum"; bytes: number; busbw: number; minimum: number };
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
-const TYPES = new Set(["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
-  "fp8_e4m3", "fp8_e5m2"]);
+const TYPES = new Set([
+  "int8",
+  "uint8",
+  "int32",
+  "uint32",
+  "int64",
+  "uint64",
+  "half",
+  "float",
+  "double",
+  "bfloat16",
+  "fp8_e4m3",
+  "fp8_e5m2",
+]);
 
 function transportKind(name: string): TransportKind {
   if (name.startsWith("IB")) return "ib";
@@ -63,7 +75,13 @@ function rowOf(line: string): BusRow | undefined {
   if (!/^\d+$/.test(size) || !/^\d+$/.test(count) || !TYPES.has(type) || t.length < 11) return undefined;
   const [, algbw = "", busbw = "", w1 = "", , , busbw2 = "", w2 = ""] = t.slice(-8);
   if (![algbw, busbw, busbw2].every((v) => NUMBER.test(v))) return undefined;
-  return { bytes: Number(size), busbw: Number(busbw), busbwInPlace: Number(busbw2), algbw: Number(algbw), wrong: [w1, w2] };
+  return {
+    bytes: Number(size),
+    busbw: Number(busbw),
+    busbwInPlace: Number(busbw2),
+    algbw: Number(algbw),
+    wrong: [w1, w2],
+  };
 }
 
 export function parseLinkTest(text: string): LinkTestOutput {
@@ -105,14 +123,20 @@ export function parseLinkTest(text: string): LinkTestOutput {
 
 /** The row of the largest message size: the one the minimum is checked against. */
 export function largestRow(out: LinkTestOutput): BusRow | undefined {
-  return out.rows.reduce<BusRow | undefined>((best, r) => (best === undefined || r.bytes > best.bytes ? r : best), undefined);
+  return out.rows.reduce<BusRow | undefined>(
+    (best, r) => (best === undefined || r.bytes > best.bytes ? r : best),
+    undefined,
+  );
 }
 
 /** A #wrong column counts wrong elements; the older error column (`2e-07`, `N/A`) is a tolerance, not a count. */
 const wrongCount = (w: string) => (/^\d+$/.test(w) ? Number(w) : 0);
 
 /** What fails the test: no table, wrong results, sockets where RDMA is declared, a bandwidth under the minimum. */
-export function judgeLinkTest(out: LinkTestOutput, want: { rdma: boolean; minBusBandwidthGBps?: number }): LinkFailure[] {
+export function judgeLinkTest(
+  out: LinkTestOutput,
+  want: { rdma: boolean; minBusBandwidthGBps?: number },
+): LinkFailure[] {
   const failures: LinkFailure[] = [];
   const last = largestRow(out);
   if (last === undefined) return [{ kind: "no-result" }];
@@ -120,14 +144,21 @@ export function judgeLinkTest(out: LinkTestOutput, want: { rdma: boolean; minBus
     if (r.wrong.some((w) => wrongCount(w) > 0)) failures.push({ kind: "wrong", bytes: r.bytes, wrong: r.wrong });
   }
   if (want.rdma && out.transport === undefined) failures.push({ kind: "no-transport" });
-  if (want.rdma && out.transport !== undefined && out.transport.kind !== "ib") failures.push({ kind: "socket-on-rdma", transport: out.transport });
+  if (want.rdma && out.transport !== undefined && out.transport.kind !== "ib")
+    failures.push({ kind: "socket-on-rdma", transport: out.transport });
   const min = want.minBusBandwidthGBps;
-  if (min !== undefined && last.busbw < min) failures.push({ kind: "below-minimum", bytes: last.bytes, busbw: last.busbw, minimum: min });
+  if (min !== undefined && last.busbw < min)
+    failures.push({ kind: "below-minimum", bytes: last.bytes, busbw: last.busbw, minimum: min });
   return failures;
 }
 
 /** A byte count as nccl-tests' -b/-e options write it: 8G, 128M, 64K, or bytes. */
 export function sizeText(bytes: number): string {
-  for (const [unit, n] of [["G", 2 ** 30], ["M", 2 ** 20], ["K", 2 ** 10]] as const) if (bytes >= n && bytes % n === 0) return `${bytes / n}${unit}`;
+  for (const [unit, n] of [
+    ["G", 2 ** 30],
+    ["M", 2 ** 20],
+    ["K", 2 ** 10],
+  ] as const)
+    if (bytes >= n && bytes % n === 0) return `${bytes / n}${unit}`;
   return `${bytes}`;
 }

@@ -64,11 +64,18 @@ async function preflight(
 
 
 /** The link test before a start; a failure leaves every node as it was. */
-async function fabricCheck(b: DeploymentBundle, plan: LinkTestPlan, hosts: Map<string, Host>, log: (m: string) => void): Promise<void> {
-  log(`${b.deployment}: link test between ${b.nodes.map((n) => n.node).join(", ")} (sm121:fabricCheck), before the start`);
+async function fabricCheck(
+  b: DeploymentBundle,
+  plan: LinkTestPlan,
+  hosts: Map<string, Host>,
+  log: (m: string) => void,
+): Promise<void> {
+  const between = b.nodes.map((n) => n.node).join(", ");
+  log(`${b.deployment}: link test between ${between} (sm121:fabricCheck), before the start`);
   const report = await runLinkTest(b, plan, (nb) => host(hosts, nb), log);
   const text = linkTestText(report);
-  if (!report.ok) throw new PreflightFailure(`${text.join("\n")}\nthe link test of ${b.deployment} failed; nothing was stopped`);
+  const failed = `the link test of ${b.deployment} failed; nothing was stopped`;
+  if (!report.ok) throw new PreflightFailure(`${text.join("\n")}\n${failed}`);
   for (const l of text) log(l);
 }
 

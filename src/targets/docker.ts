@@ -28,7 +28,8 @@ function mountArg(m: string): string {
  * (serve/linkrun.ts) are run with these same flags.
  */
 export function containerFlags(access: ContainerAccess | undefined): string[] {
-  return ["--network host --gpus all --ipc host --shm-size 64g", ...(access === undefined ? [] : [accessFlags(access).join(" ")])];
+  const rdma = access === undefined ? [] : [accessFlags(access).join(" ")];
+  return ["--network host --gpus all --ipc host --shm-size 64g", ...rdma];
 }
 
 export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts {

@@ -59,19 +59,28 @@ describe.sequential("the link test between two docker nodes", () => {
     expect(r.stdout).toContain("link test of pair on lt1, lt2: NCCL all-reduce, 2 ranks\n");
     expect(r.stdout).toContain("  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n");
     // The GB10 RoCE run's numbers (test/fixtures/fabric/nccl-tests-gb10-roce.txt), per size.
-    expect(r.stdout).toContain([
-      "        size   busbw (GB/s)   in-place",
-      "          8K           0.23       0.27",
-      "         16K           0.52       0.53",
-      "         32K           0.83       0.88",
-      "         64K           0.96       1.01",
-    ].join("\n"));
+    expect(r.stdout).toContain(
+      [
+        "        size   busbw (GB/s)   in-place",
+        "          8K           0.23       0.27",
+        "         16K           0.52       0.53",
+        "         32K           0.83       0.88",
+        "         64K           0.96       1.01",
+      ].join("\n"),
+    );
     expect(r.stdout).toContain("  ok: NET/IB, busbw 0.96 GB/s at 64K, minimum 0.5 GB/s\n");
     const json = await sm121(e, ["doctor", "--fabric", "pair", "--json"]);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({
-      deployment: "pair", ok: true, rdma: true, minBusBandwidthGBps: 0.5, transport: { kind: "ib", name: "IB" },
-      ranks: [{ node: "lt1", rank: 0, code: 0 }, { node: "lt2", rank: 1, code: 0 }],
+      deployment: "pair",
+      ok: true,
+      rdma: true,
+      minBusBandwidthGBps: 0.5,
+      transport: { kind: "ib", name: "IB" },
+      ranks: [
+        { node: "lt1", rank: 0, code: 0 },
+        { node: "lt2", rank: 1, code: 0 },
+      ],
     });
     // The ranks' containers are gone (--rm), the engine's name never used.
     for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
@@ -79,13 +88,18 @@ describe.sequential("the link test between two docker nodes", () => {
 
   it("fails on NET/Socket, with the numbers, where the containers get no verbs device", async () => {
     // The nodes lost their uverbs devices (ib_uverbs not loaded): the containers get rdma_cm only.
-    for (const n of nodes()) for (const d of readdirSync(devicesDir(n)).filter((f) => f.startsWith("uverbs"))) rmSync(join(devicesDir(n), d));
+    for (const n of nodes())
+      for (const d of readdirSync(devicesDir(n)).filter((f) => f.startsWith("uverbs"))) rmSync(join(devicesDir(n), d));
     try {
       const r = await sm121(e, ["doctor", "--fabric", "pair"]);
       expect(r.code, r.stdout + r.stderr).toBe(1);
-      expect(r.stdout).toContain("  transport   NET/Socket (enp1s0f1np1:127.0.0.226<0> enp1s0f1np1:127.0.0.227<0>), fabric declared RDMA\n");
+      expect(r.stdout).toContain(
+        "  transport   NET/Socket (enp1s0f1np1:127.0.0.226<0> enp1s0f1np1:127.0.0.227<0>), fabric declared RDMA\n",
+      );
       expect(r.stdout).toContain("  FAILED (busbw 0.00 GB/s at 8, minimum 0.5 GB/s):\n");
-      expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2): the ranks reach no RDMA device.");
+      expect(r.stdout).toContain(
+        "  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2): the ranks reach no RDMA device.",
+      );
       expect(r.stdout).toContain("  - bus bandwidth 0.00 GB/s at 8 is under sm121:fabric.minBusBandwidthGBps 0.5.");
     } finally {
       for (const n of nodes()) setFabric(n, sparkFabric(n.ip));
@@ -95,12 +109,18 @@ describe.sequential("the link test between two docker nodes", () => {
   it("with sm121:fabricCheck, a failing link test stops the up before the old engine stops", async () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    const started = async () => Promise.all(nodes().map((n, rank) => sshOk(e.site, n, `docker inspect -f '{{.State.StartedAt}}' sm121-pair-${rank}`)));
+    const started = async () =>
+      Promise.all(
+        nodes().map((n, rank) => sshOk(e.site, n, `docker inspect -f '{{.State.StartedAt}}' sm121-pair-${rank}`)),
+      );
     const before = await started();
     e.reconfigure(`  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${deployments}`);
     const preview = await e.preview({ SM121_RESTART: "1" });
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toContain("+ link test before a start (sm121:fabricCheck), all-reduce between lt1, lt2: fails on NET/Socket, under 5 GB/s busbw\n");
+    expect(preview.all).toContain(
+      "+ link test before a start (sm121:fabricCheck), all-reduce between lt1, lt2: " +
+        "fails on NET/Socket, under 5 GB/s busbw\n",
+    );
     const check = await e.up({ SM121_RESTART: "1" });
     expect(check.code).not.toBe(0);
     expect(check.all).toContain("pair: link test between lt1, lt2 (sm121:fabricCheck), before the start");

@@ -52,7 +52,9 @@ function ipcLock() {
 
 function rdmaDevices() {
   try {
-    return fs.readdirSync("/dev/infiniband").filter((d) => d.startsWith("uverbs") && fs.statSync(`/dev/infiniband/${d}`).isCharacterDevice());
+    return fs
+      .readdirSync("/dev/infiniband")
+      .filter((d) => d.startsWith("uverbs") && fs.statSync(`/dev/infiniband/${d}`).isCharacterDevice());
   } catch {
     return [];
   }
@@ -111,8 +113,20 @@ async function rendezvous() {
           resolve(peers);
         }
       });
-      const timer = setTimeout(() => fail(`torch.distributed.DistStoreError: Timed out after ${timeoutMs / 1000} seconds waiting for clients. ${peers.length + 1}/${world} clients joined.`), timeoutMs);
-      server.on("error", (e) => fail(`torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: ${port}, ${e.message}`));
+      const timer = setTimeout(
+        () =>
+          fail(
+            `torch.distributed.DistStoreError: Timed out after ${timeoutMs / 1000} seconds waiting for clients. ` +
+              `${peers.length + 1}/${world} clients joined.`,
+          ),
+        timeoutMs,
+      );
+      server.on("error", (e) =>
+        fail(
+          "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. " +
+            `port: ${port}, ${e.message}`,
+        ),
+      );
       server.listen(port, master);
     });
   }
@@ -123,30 +137,52 @@ async function rendezvous() {
       c.once("error", () => resolve(undefined));
     });
     if (s !== undefined) return [s];
-    if (Date.now() > until) fail(`torch.distributed.DistNetworkError: The client socket has timed out after ${timeoutMs / 1000}s while trying to connect to (${master}, ${port}).`);
+    if (Date.now() > until)
+      fail(
+        `torch.distributed.DistNetworkError: The client socket has timed out after ${timeoutMs / 1000}s ` +
+          `while trying to connect to (${master}, ${port}).`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 async function main() {
   if (!Number.isInteger(rank) || !Number.isInteger(world) || master === "" || !Number.isInteger(port)) {
-    fail("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK, WORLD_SIZE, MASTER_ADDR or MASTER_PORT expected, but not set");
+    fail(
+      "ValueError: Error initializing torch.distributed using env:// rendezvous: " +
+        "environment variable RANK, WORLD_SIZE, MASTER_ADDR or MASTER_PORT expected, but not set",
+    );
   }
   const peers = (await rendezvous()).map(counted);
   if (rank === 0) {
-    process.stdout.write(`# nThread 1 nGpus 1 minBytes ${lo} maxBytes ${hi} step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n`);
+    process.stdout.write(
+      `# nThread 1 nGpus 1 minBytes ${lo} maxBytes ${hi} step: 2(factor) warmup iters: 5 iters: 20 ` +
+        "agg iters: 1 validation: 1 graph: 0\n#\n",
+    );
     process.stdout.write(`#${"out-of-place".padStart(59)}${"in-place".padStart(35)}\n`);
-    process.stdout.write("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n");
-    process.stdout.write("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n");
+    process.stdout.write(
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong" +
+        "     time   algbw   busbw  #wrong\n",
+    );
+    process.stdout.write(
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)" +
+        "             (us)  (GB/s)  (GB/s)\n",
+    );
   }
   say(`Bootstrap : Using ${oob}`);
   say("NET/Plugin : No plugin found (libnccl-net.so), using internal implementation");
-  if (ib) say(`NET/IB : Using ${hcas.map((h, i) => `[${i}]${h.split(":")[0]}:${h.split(":")[1] ?? "1"}/RoCE`).join(" ")} [RO]; OOB ${oob}`);
+  if (ib)
+    say(
+      `NET/IB : Using ${hcas.map((h, i) => `[${i}]${h.split(":")[0]}:${h.split(":")[1] ?? "1"}/RoCE`).join(" ")} ` +
+        `[RO]; OOB ${oob}`,
+    );
   else say(`NET/Socket : Using [0]${oob}`);
   say(`Using network ${ib ? "IB" : "Socket"}`);
   if (rank === 0) process.stdout.write("NCCL version 2.31.2+cuda13.0\n");
   say(`Channel 00/0 : ${rank}[0] -> ${(rank + 1) % world}[0] [send] via NET/${ib ? "IB" : "Socket"}/0`);
-  const table = rows(ib ? "nccl-tests-gb10-roce.txt" : "nccl-tests-socket-broadcast.txt").filter((r) => r.bytes >= lo && r.bytes <= hi);
+  const table = rows(ib ? "nccl-tests-gb10-roce.txt" : "nccl-tests-socket-broadcast.txt").filter(
+    (r) => r.bytes >= lo && r.bytes <= hi,
+  );
   for (const r of table) {
     const n = Math.min(r.bytes, 1 << 20);
     // The reduce's bytes go to rank 0 and back, over the TCP link the ranks met on.
@@ -154,8 +190,12 @@ async function main() {
       await Promise.all(peers.map((p) => p.until(n)));
       for (const p of peers) p.sock.write(Buffer.alloc(n, 1));
       const [a, b] = r.half;
-      const row = (h) => `${h[0].padStart(9)}  ${h[1].padStart(6)}  ${h[2].padStart(6)}  ${(h[3] === "N/A" ? "0" : h[3]).padStart(6)}`;
-      process.stdout.write(`${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}  ${row(a)}  ${row(b)}\n`);
+      const row = (h) =>
+        `${h[0].padStart(9)}  ${h[1].padStart(6)}  ${h[2].padStart(6)}  ${(h[3] === "N/A" ? "0" : h[3]).padStart(6)}`;
+      process.stdout.write(
+        `${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ` +
+          `${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}  ${row(a)}  ${row(b)}\n`,
+      );
     } else {
       const p = peers[0];
       p.sock.write(Buffer.alloc(n, 1));
