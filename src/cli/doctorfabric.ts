@@ -5,7 +5,7 @@
  * bandwidth per size; exit 1 when the test fails (Socket on RDMA, a bandwidth under
  * sm121:fabric.minBusBandwidthGBps, a rank that fails), with the numbers.
  */
-import { withHosts } from "../remote";
+import { Dialer, withHosts } from "../remote";
 import { linkTestPlan } from "../render/linktest";
 import { fabricStep } from "../serve/fabricstep";
 import type { z } from "zod";
@@ -38,13 +38,14 @@ export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Pr
   const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
   const chosen = selectedDeployment(project.bundles, name, ctx.stack);
   let bundles = [chosen];
+  const dial = new Dialer(auth);
   try {
     bundles = await fabricStep({
       site: project.site,
       recipes: project.recipes,
       root: ctx.root,
       bundles,
-      auth,
+      dial,
       refuse: (m) => new Refused(m),
     });
   } catch (e) {
@@ -52,6 +53,8 @@ export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Pr
     // What `pulumi up` would refuse is said; the link test still runs, so the numbers show why.
     for (const l of e.message.split("\n")) ctx.out(l);
     ctx.out("(pulumi up would stop there; the link test runs all the same)");
+  } finally {
+    dial.close();
   }
   const b = bundles[0] ?? chosen;
   const plan = linkTestPlan(project.site, b);
