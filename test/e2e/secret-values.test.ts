@@ -144,5 +144,5 @@ describe.sequential("hostile secret values through every path and target", () =>
     // Nothing was written: the refused ups never reached a node.
     expect(readdirSync(join(h1.home, "flash")).sort()).toEqual(before);
     expect(existsSync(join(h1.home, MARK))).toBe(false);
-  });
+  }, 300_000); // five cases, each a preview and an up
 });
