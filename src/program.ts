@@ -34,6 +34,7 @@ import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
 import { protectedRefusal } from "./text/protected";
+import { replicaPlaces, replicaSets, rollWords, type ReplicaPlace } from "./render/replicas";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -216,6 +217,11 @@ function register(
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
   memoryFit(seen);
 
+  // Replicas of one model roll one at a time: each engine depends on the one before it in its set,
+  // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
+  const sets = replicaSets(site, bundles, process.env["SM121_ROLL"] === "all");
+  if (sets.length > 0) log.info(sets.map(rollWords).join("\n"));
+  const places = replicaPlaces(sets);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
@@ -233,6 +239,7 @@ function register(
       liveness: { maxRestarts: site.liveness.maxRestarts, windowS: site.liveness.windowS },
       findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
       after,
+      ...(places.has(bundle.deployment) && { replica: places.get(bundle.deployment) as ReplicaPlace }),
       ...(unknown !== undefined && { unknown }),
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),
@@ -257,7 +264,7 @@ function register(
       const other = bundles.find((x) => x.deployment === d);
       const open = other !== undefined && !guarded(other) && !unseen(other);
       const shares = other?.nodes.some((n) => b.nodes.some((m) => m.node === n.node)) ?? false;
-      return unseen(b) || (guarded(b) && open) || shares;
+      return unseen(b) || (guarded(b) && open) || shares || places.get(b.deployment)?.after === d;
     });
     made.set(b.deployment, make(b, before.map(([, r]) => r.engine)));
   }

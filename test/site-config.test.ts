@@ -51,7 +51,10 @@ describe("parseSite: defaults", () => {
 
   it("names a deployment recipe-profile, or the recipe, unless it has a name", () => {
     expect(site.deployments.map((d) => d.name)).toEqual(["qwen38-flash-best", "qwen3-32b-vllm-tp2", "mine"]);
-    expect(site.deployments[0]).toEqual({ name: "qwen38-flash-best", recipe: "qwen38-flash", profile: "best", nodes: ["spark1"], overlayWins: false });
+    expect(site.deployments[0]).toEqual({
+      name: "qwen38-flash-best", recipe: "qwen38-flash", profile: "best", nodes: ["spark1"], overlayWins: false,
+      at: { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] },
+    });
   });
 
   it("turns numeric node env values into strings", () => {
@@ -69,7 +72,8 @@ describe("parseSite: defaults", () => {
     const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
     expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
     expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", fabric: { interface: "auto", rdma: "auto" }, gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
-    expect(s.deployments).toEqual([{ name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false }]);
+    const at = { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] };
+    expect(s.deployments).toEqual([{ name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at }]);
     expect(s.gateway).toBeUndefined();
     expect(s.minMemAvailableGiB).toBe(100);
   });
@@ -129,9 +133,10 @@ describe("deployments", () => {
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 
   it("reports a missing key and its typo together", () => {
+    // (nodes or replicas: the missing key is checked after the object's own keys)
     expect(bad(dep("    - recipe: r\n      node: [spark1]\n"))).toEqual([
-      `${F}:7:7: sm121:deployments[0].nodes: is required; add it (array)`,
       `${F}:8:7: sm121:deployments[0].node: unknown key; did you mean nodes?`,
+      `${F}:7:7: sm121:deployments[0].nodes: is required; add it (array)`,
     ]);
   });
 

@@ -54,11 +54,15 @@ export interface LoadOptions {
   onProgress?: (done: number, errors: number) => void;
   /** Checked before each request: stop sending (Ctrl-C) and report what finished. */
   stopped?: () => boolean;
+  /** Requests started per second at most (request i no earlier than i/rate s after the start). */
+  ratePerS?: number;
 }
 
 export interface LoadResult {
   completed: number;
   errors: number;
+  /** Requests a gateway answered after retrying them on another backend (its own header says so). */
+  retried: number;
   errorSamples: string[];
   durationMs: number;
   outputTokens: number;
@@ -78,6 +82,12 @@ export function promptText(n: number): string {
 }
 
 const CONTENT = 'content":"';
+
+/** LiteLLM's proxy says how often it retried a request in this response header (0: answered at once). */
+const RETRIES_HEADER = "x-litellm-attempted-retries";
+
+/** Resolves at `at` (performance.now() time), at once when that has passed. */
+const until = (at: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
 
 /**
  * Whether a stream chunk carries text, without JSON.parse for the common case: a compact chunk
@@ -101,7 +111,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: o.concurrency }), https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }) };
   const targets = o.urls.map((u) => new URL(`${u.replace(/\/+$/, "")}/v1/chat/completions`));
   const prompt = promptText(Math.max(0, o.promptTokens - 1));
-  const r: LoadResult = { completed: 0, errors: 0, errorSamples: [], durationMs: 0, outputTokens: 0, ttft: new Samples(), itl: new Samples(), e2e: new Samples(), cpuMs: 0 };
+  const r: LoadResult = { completed: 0, errors: 0, retried: 0, errorSamples: [], durationMs: 0, outputTokens: 0, ttft: new Samples(), itl: new Samples(), e2e: new Samples(), cpuMs: 0 };
   const fail = (why: string) => {
     r.errors++;
     if (r.errorSamples.length < 5) r.errorSamples.push(why);
@@ -173,6 +183,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         { protocol: url.protocol, hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", headers, agent: url.protocol === "https:" ? agent.https : agent.http, timeout: o.timeoutMs },
         (res) => {
           res.setEncoding("utf8");
+          if (Number(res.headers[RETRIES_HEADER] ?? 0) > 0) r.retried++;
           if (res.statusCode !== 200) {
             let text = "";
             res.on("data", (s: string) => {
@@ -194,8 +205,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     });
 
   let next = 0;
+  const paced = (i: number) => (o.ratePerS === undefined ? Promise.resolve() : until(t0 + (i * 1000) / o.ratePerS));
   const worker = async () => {
-    while (next < o.requests && o.stopped?.() !== true) await one(next++);
+    while (next < o.requests && o.stopped?.() !== true) {
+      const i = next++;
+      await paced(i);
+      await one(i);
+    }
   };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();

@@ -160,6 +160,7 @@ export function benchSchema() {
     maxTokens: z.int().min(1),
     completed: z.int().min(0),
     errors: z.int().min(0),
+    retried: z.int().min(0),
     errorSamples: z.array(z.string()),
     durationS: z.number().nonnegative(),
     requestsPerS: z.number().nonnegative(),

@@ -118,6 +118,7 @@ export const VERBS = {
       ...SSH,
       concurrency: { kind: "number", value: "C", help: "requests in flight (default 8)" },
       requests: { kind: "number", value: "N", help: "requests in all (default 100)" },
+      rate: { kind: "number", value: "R", help: "start at most R requests a second (default: each worker at once)" },
       "prompt-tokens": { kind: "number", value: "P", help: "prompt length in tokens, about (default 128)" },
       "max-tokens": { kind: "number", value: "M", help: "max_tokens of each request (default 128)" },
       model: { kind: "string", value: "NAME", help: "the model to ask for (default: the served name, else the first of /v1/models)" },

@@ -21,6 +21,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { ImageSyncPlan, ModelSync } from "./sync";
 import type { Owner } from "../serve/owner";
 import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "./tokens";
+import type { ReplicaPlace } from "../render/replicas";
 
 export interface DeploymentArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
@@ -44,6 +45,8 @@ export interface DeploymentArgs {
    */
   unknown?: string[];
   findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
+  /** Its place in its replica set's roll (render/replicas). */
+  replica?: ReplicaPlace;
   /** Engines this one comes after (and, on destroy, goes before). */
   after?: pulumi.Resource[];
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
@@ -122,6 +125,7 @@ export class Deployment extends ComponentResource {
       ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
       ...(args.health !== undefined && { health: args.health }),
       ...(args.liveness !== undefined && { liveness: args.liveness }),
+      ...(args.replica !== undefined && { replica: args.replica }),
       ...(unknown && { unknown: args.unknown }),
     }, {
       parent: this,

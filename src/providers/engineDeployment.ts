@@ -37,6 +37,7 @@ import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
+import type { ReplicaPlace } from "../render/replicas";
 import type { EngineWire } from "./engineWire";
 import { pack } from "./packed";
 
@@ -93,6 +94,8 @@ export interface EngineDeploymentInputs {
   liveness?: pulumi.Input<{ maxRestarts: number; windowS: number }>;
   /** The look could not reach these nodes (one line each, with the error): this run leaves it alone. */
   unknown?: pulumi.Input<string[]>;
+  /** Its place in its replica set's roll: one at a time, behind the gateway. */
+  replica?: ReplicaPlace;
 }
 
 /**
@@ -136,6 +139,7 @@ export class EngineDeployment extends ShimResource {
         ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
         ...(health !== undefined && health.length > 0 && { health }),
         ...(liveness !== undefined && { liveness }),
+        ...(args.replica !== undefined && { replica: args.replica }),
       })),
       ...(args.unknown !== undefined && { unknown: args.unknown }),
       outcome: undefined,

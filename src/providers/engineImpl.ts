@@ -10,6 +10,7 @@ import { cancelled } from "../remote/cancel";
 import { authOf, providerLog } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
+import type { Held } from "./gatewayImpl";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
 
 export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
@@ -53,7 +54,7 @@ export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): 
   const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
   const nodes = news.bundle.nodes.map((n) => n.node).join(", ");
-  if (d.restart.length > 0) log(`restarts ${nodes}: ${d.restart.join("; ")}`);
+  if (d.restart.length > 0) log(`restarts ${nodes}: ${d.restart.join("; ")}${rollPlace(news)}`);
   else if (d.held !== undefined) {
     const what = d.held.already ? "left alone, failed" : "marks it failed, no restart";
     log(`${what}: ${heldWords(news.deployment, d.held)}`);
@@ -61,6 +62,15 @@ export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): 
   else if (d.touch.length > 0) log(`restarts nothing: ${d.touch.map((t) => t.words).join("; ")}`);
   const newlyHeld = d.held !== undefined && !d.held.already;
   return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
+}
+
+/** Where a restart stands in its replica set's roll, for the plan. */
+function rollPlace(news: Props): string {
+  const r = news.replica;
+  if (r === undefined) return "";
+  if (r.roll === "all") return `; replica ${r.index} of ${r.of} of ${r.model}, restarted with the others at once`;
+  const when = r.after === undefined ? "first" : `after ${r.after} answers`;
+  return `; replica ${r.index} of ${r.of} of ${r.model}, rolled ${when}, disabled in the gateway until it answers`;
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -140,12 +150,14 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
   const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && d.touch.every((t) => t.kind === "setting");
   if (olds?.outcome !== undefined && settingsOnly) return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
+  const held = await holdForRoll(olds, news, log);
   try {
     // A failed or drifted deployment, a hung engine, or a rotated secret restarts even when its
     // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
     // probe finds.
     const settings = { ...serveSettings(news), forceRestart: d.force, goBack: goBack(olds, news), log };
     const outcome = await serve(b, authOf(news.connection), settings);
+    if (held !== undefined) await release(held, log);
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
     for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
@@ -154,7 +166,11 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
-      if (back !== undefined) throw failedWith(back.message, rid, wire, counted(back.outcome, restarts), e);
+      if (back !== undefined) {
+        // The previous recipe answers again: the replica's entries as they were.
+        if (held !== undefined && back.outcome.nodes.every((n) => n.endpoint !== undefined)) await release(held, log);
+        throw failedWith(rollStopped(news, back.message), rid, wire, counted(back.outcome, restarts), e);
+      }
       if (news.gateway !== undefined) {
         const { disableInGateway } = await import("./gatewayImpl");
         const nodes = b.nodes.map((n) => n.node);
@@ -163,11 +179,43 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
           log(`warning: could not disable ${b.deployment} in the gateway file: ${why}`);
         });
       }
-      throw failedWith(e.message, rid, wire, counted(e.outcome, restarts), e);
+      throw failedWith(rollStopped(news, e.message), rid, wire, counted(e.outcome, restarts), e);
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
   }
+}
+
+/**
+ * A replica that restarts in a roll (one at a time) with a gateway file and an engine that serves
+ * now: its endpoints disabled in the file before it stops. undefined: nothing to disable.
+ */
+async function holdForRoll(olds: Partial<Props> | undefined, news: Props, log: (m: string) => void): Promise<Held | undefined> {
+  const r = news.replica;
+  if (r === undefined || r.roll !== "one" || news.gateway === undefined || olds?.outcome?.status !== "serving") return undefined;
+  log(`replica ${r.index} of ${r.of} of ${r.model}: disabled in the gateway file while it restarts; the others serve`);
+  const { holdInGateway } = await import("./gatewayImpl");
+  const nodes = news.bundle.nodes.map((n) => n.node);
+  return holdInGateway(news.gateway, news.connection, news.bundle.deployment, nodes).catch((err: unknown) => {
+    log(`warning: could not disable ${news.bundle.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  });
+}
+
+async function release(h: Held, log: (m: string) => void): Promise<void> {
+  const { releaseInGateway } = await import("./gatewayImpl");
+  await releaseInGateway(h).catch((err: unknown) => {
+    log(`warning: could not enable ${h.deployment} again in the gateway file: ${err instanceof Error ? err.message : String(err)}`);
+  });
+}
+
+/** A failed replica of a roll: the roll stops there, and the message says who still serves what. */
+function rollStopped(news: Props, message: string): string {
+  const r = news.replica;
+  if (r === undefined || r.roll !== "one") return message;
+  const rest = r.of - r.index;
+  const others = rest === 0 ? "" : `; the ${rest} replica${rest === 1 ? "" : "s"} after it keep${rest === 1 ? "s" : ""} the old recipe`;
+  return `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model}) failed: the roll stops here${others}\n${message}`;
 }
 
 /**

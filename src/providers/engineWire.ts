@@ -10,6 +10,7 @@
  * state in this form and restarts nothing (engineDecide).
  */
 import type { DeploymentBundle } from "../render/types";
+import type { ReplicaPlace } from "../render/replicas";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./engineDeployment";
 import { unpack } from "./packed";
@@ -37,6 +38,8 @@ export interface RunSettings {
   health?: string[];
   /** sm121:liveness's bound on those restarts. */
   liveness?: { maxRestarts: number; windowS: number };
+  /** Its place in its replica set's roll (render/replicas). */
+  replica?: ReplicaPlace;
 }
 
 /** The stored and shown form. */

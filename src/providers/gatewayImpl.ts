@@ -160,3 +160,46 @@ export async function disableInGateway(
   // The file as it is now is kept in what it becomes (only the deployment's entries change): no backup.
   await write(p, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(text)]);
 }
+
+/** A replica's entries disabled for its restart in a roll: the file before, and as written. */
+export interface Held {
+  place: Place;
+  deployment: string;
+  before: string;
+  written: string;
+}
+
+/**
+ * A replica of a roll, before its engine stops: its endpoints disabled in the file (the others
+ * stay as they are), so that a gateway that reads the file again sends it nothing while it
+ * restarts. undefined: there is no file yet.
+ */
+export async function holdInGateway(
+  g: GatewaySettings,
+  connection: ConnectionSettings,
+  deployment: string,
+  nodes: readonly string[],
+): Promise<Held | undefined> {
+  const place: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
+  const before = await current(place);
+  if (before === "") return undefined;
+  const disabled = disableEndpoints(g.format, before, nodes.map((node) => ({ deployment, node })), "restarting");
+  const restartNote = `${deployment} restarts in a roll: its endpoints are disabled until it answers`;
+  await write(place, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(before)]);
+  return { place, deployment, before, written: disabled.text };
+}
+
+/**
+ * The replica answers again: the file as it was before its restart, when nothing else wrote it
+ * since (otherwise the up's gateway resource writes it whole at the end of the run).
+ */
+export async function releaseInGateway(h: Held): Promise<void> {
+  const now = await current(h.place);
+  const log = providerLog(h.deployment);
+  if (sha(now) !== sha(h.written)) {
+    log(`the gateway file ${where(h.place)} changed during the restart; the up writes it whole at its end`);
+    return;
+  }
+  const restartNote = `${h.deployment} answers again: its endpoints are enabled`;
+  await write(h.place, { text: h.before, warnings: [], restartNote }, [sha(h.written)]);
+}

@@ -101,6 +101,9 @@ export interface SiteNode {
   gpus: number;
 }
 
+/** How an up restarts the replicas of a set: one at a time behind the gateway, or all at once. */
+export type RollMode = "one" | "all";
+
 export interface Deployment {
   name: string;
   recipe: string;
@@ -108,6 +111,12 @@ export interface Deployment {
   nodes: string[];
   overlay?: string;
   overlayWins: boolean;
+  /** Where the site declares it: its entry, and its node list (a `replicas:` entry's group). */
+  at?: { entry: FieldPath; nodes: FieldPath };
+  /** The `replicas:` entry it was rendered from (one deployment per node group). */
+  replicaOf?: string;
+  /** The entry's `roll:` (default one). */
+  roll?: RollMode;
 }
 
 export type GatewayFormat = "sm121" | "litellm" | "llama-swap";

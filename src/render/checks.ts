@@ -15,6 +15,11 @@ export function siteErrorsOf(site: Site): (path: FieldPath, problem: string, fix
   return (path, problem, fix) => new SpecError({ ...site.locate(path), field: `sm121:${dotted(path)}`, problem, fix });
 }
 
+/** Where the site declares a deployment (a `replicas:` group is one entry's node group). */
+function placesOf(d: Deployment, i: number): { entry: FieldPath; nodes: FieldPath } {
+  return d.at ?? { entry: ["deployments", i], nodes: ["deployments", i, "nodes"] };
+}
+
 /** Errors of the deployments against the recipes and each other (not the profiles). */
 export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe>): SpecError[] {
   const errors: SpecError[] = [];
@@ -22,9 +27,10 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
   const siteErr = siteErrorsOf(site);
   site.deployments.forEach((d, i) => {
     if (errors.length > MAX_ERRORS) return;
+    const { entry, nodes: nodesAt } = placesOf(d, i);
     const recipe = recipes.get(d.recipe);
     if (recipe === undefined) {
-      errors.push(siteErr(["deployments", i, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`));
+      errors.push(siteErr([...entry, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`));
       return;
     }
     d.nodes.forEach((n, j) => {
@@ -36,7 +42,7 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
         const multi = shared.find((x) => x.nodes > 1);
         const script = shared.every((x) => x.recipe.deploy === "script" && x.recipe.name === recipe.name);
         const dgpp = shared.find((x) => x.recipe.engine === "dgpp");
-        const at = ["deployments", i, "nodes", j] as const;
+        const at = [...nodesAt, j];
         const also = `node "${n}" also serves deployment ${prev.name}`;
         const remove = `remove ${n} from one of them`;
         if (multi !== undefined) {
@@ -53,17 +59,17 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       } else owner.set(n, { name: d.name, recipe, nodes: d.nodes.length });
     });
     if (recipe.deploy === "script") {
-      if (d.profile === undefined) errors.push(siteErr(["deployments", i], `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
+      if (d.profile === undefined) errors.push(siteErr(entry, `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
     } else {
-      if (d.profile !== undefined) errors.push(siteErr(["deployments", i, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
-      if (d.overlay !== undefined) errors.push(siteErr(["deployments", i, "overlay"], "overlays apply to script recipes", "remove overlay"));
+      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
+      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], "overlays apply to script recipes", "remove overlay"));
       const launch = launchOf(site, d, recipe);
       if (launch !== undefined) errors.push(launch);
     }
     for (const [j, nodeName] of d.nodes.entries()) {
       const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
       if (node === undefined) continue;
-      if (node.host === "ssh" && node.ssh === undefined) errors.push(siteErr(["deployments", i, "nodes", j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
+      if (node.host === "ssh" && node.ssh === undefined) errors.push(siteErr([...nodesAt, j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
     }
   });
   return errors;
@@ -75,7 +81,7 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
  * the deployment; a rule about the nodes points at the deployment's nodes in the site.
  */
 function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefined {
-  const i = site.deployments.indexOf(d);
+  const { entry, nodes: nodesAt } = placesOf(d, site.deployments.indexOf(d));
   const nodeOf = (n: string) => (Object.hasOwn(site.nodes, n) ? site.nodes[n] : undefined);
   const nodes = d.nodes.map(nodeOf).filter((n) => n !== undefined);
   const gpus = [...new Set(nodes.map((n) => n.gpus))];
@@ -83,15 +89,15 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
     const each = nodes.map((n) => `${n.name} ${n.gpus}`).join(", ");
     const problem = `the nodes of deployment ${d.name} have different numbers of GPUs (${each}); ` +
       "the engine runs the same number of ranks on every node";
-    return siteError(site, ["deployments", i, "nodes"], problem, "serve it on nodes with the same number of GPUs");
+    return siteError(site, nodesAt, problem, "serve it on nodes with the same number of GPUs");
   }
   const table = tableFor(recipe.engine, recipe)?.table;
-  const at = site.locate(["deployments", i]);
+  const at = site.locate(entry);
   const deployment = `deployment ${d.name} (${at.line > 0 ? `${at.file}:${at.line}` : at.file})`;
   const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table && { table }) };
   const p = driverFor(recipe.engine).launchProblem(recipe, layout);
   if (p === undefined) return undefined;
-  if (p.field === undefined) return siteError(site, ["deployments", i, "nodes"], p.problem, p.fix);
+  if (p.field === undefined) return siteError(site, nodesAt, p.problem, p.fix);
   const place = recipe.locate(p.field);
   return new SpecError({ file: recipe.file, ...place, field: dotted(p.field), problem: p.problem, fix: p.fix });
 }
@@ -120,12 +126,13 @@ export function shareNodes(site: Site, bundles: DeploymentBundle[]): SpecError[]
       const clash = here.slice(0, k).find((y) => y.port !== undefined && y.port === x.port);
       if (clash === undefined) return;
       const i = site.deployments.findIndex((d) => d.name === x.b.deployment);
-      const j = site.deployments[i]?.nodes.indexOf(node) ?? 0;
+      const d = site.deployments[i];
+      const j = d?.nodes.indexOf(node) ?? 0;
       const both = `${clash.b.deployment} and ${x.b.deployment}`;
       const problem = `node "${node}" serves deployments ${both}, both on port ${x.port ?? ""}`;
       const fix = `give ${x.b.deployment} another port ` +
         `(port in ${x.b.recipeFile}, or the node's PORT for a script recipe)`;
-      errors.push(siteErr(["deployments", i, "nodes", j], problem, fix));
+      errors.push(siteErr([...(d === undefined ? ["deployments", i, "nodes"] : placesOf(d, i).nodes), j], problem, fix));
     });
   }
   return errors;

@@ -21,6 +21,7 @@ const UNSERVED = new Set(["down", "failed", "starting", "stopped", "unknown", "r
 export function statusWhy(status: string): string {
   if (status === "removed") return "the deployment was removed from the site; sm121 stops it";
   if (status === "destroyed") return "the stack was destroyed";
+  if (status === "restarting") return "the replica is restarting in a roll; sm121 enables it again when it answers";
   return `the deployment is ${status}`;
 }
 
@@ -96,7 +97,7 @@ export function disableEndpoints(
   format: GatewayFormat,
   text: string,
   which: EndpointSet,
-  status: "failed" | "destroyed",
+  status: "failed" | "destroyed" | "restarting",
 ): { text: string; warnings: string[] } {
   const why = statusWhy(status);
   const nodeOf = new Map(which === "all" ? [] : which.map((e) => [peerId(e.deployment, e.node), e.node]));

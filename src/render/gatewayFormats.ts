@@ -77,6 +77,17 @@ function litellmEntry(model: string, deployment: string, e: ResolvedEndpoint, ap
   };
 }
 
+/**
+ * LiteLLM's router settings for a model served by replicas (keys of litellm.Router, which the
+ * proxy reads under router_settings): a request that fails on one is retried at once, and the
+ * replica that failed leaves every pick for a while (allowed_fails 0: cooled down at its first
+ * failure), so that a retry lands on another replica rather than on the one restarting.
+ */
+export const LITELLM_ROUTER = { num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 30 } as const;
+
+const ROUTER_NOTE = " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
+  "another, and a replica that fails is left out of every pick for cooldown_time seconds.";
+
 export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: string[]): GatewayFile {
   const apiKey = opts.apiKey ? `os.environ/${GATEWAY_KEY_VAR}` : LITELLM_PLACEHOLDER_KEY;
   const list = resolved.flatMap(({ m, endpoints }) => {
@@ -91,7 +102,10 @@ export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: st
     : " api_key: the engines have no key (sm121:apiKey is not set); LiteLLM needs one, so a placeholder is sent.";
   const head = [" Written by sm121. LiteLLM proxy model_list; one entry per enabled endpoint.", keyLine];
   if (disabled.length > 0) head.push(` ${KEPT} (LiteLLM has no switch for an entry):`, ...disabled);
-  const doc = new Document({ model_list: list });
+  const replicated = resolved.some(({ endpoints }) => endpoints.length >= 2) ||
+    new Set(resolved.map(({ m }) => m.model)).size < resolved.length;
+  if (replicated) head.push(ROUTER_NOTE);
+  const doc = new Document({ model_list: list, ...(replicated && { router_settings: LITELLM_ROUTER }) });
   doc.commentBefore = head.join("\n");
   const load = "litellm --config <file> (or include: [<file>] in your proxy config)";
   const restartNote = opts.apiKey

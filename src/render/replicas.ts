@@ -1,0 +1,76 @@
+/**
+ * Replica sets: the deployments that serve one model name (the name the gateway lists them under)
+ * are replicas of it. An up that restarts several of them rolls them one at a time, in the site's
+ * order with the replicas on protected nodes last, so that the others keep serving; `roll: all` on
+ * a deployment, or SM121_ROLL=all for one run, restarts them all at once instead (a change that
+ * cannot mix versions).
+ */
+import type { RollMode, Site } from "../recipe/types";
+import type { DeploymentBundle } from "./types";
+
+export interface ReplicaSet {
+  /** The model name its replicas serve. */
+  model: string;
+  /** The deployments, in the order a roll restarts them. */
+  members: string[];
+  roll: RollMode;
+  /** Why it restarts them all at once (the site entry or the run), when it does. */
+  allBecause?: string;
+}
+
+/** What the engine of one replica knows of its set: its place in the roll. */
+export interface ReplicaPlace {
+  model: string;
+  /** 1-based place in the roll. */
+  index: number;
+  of: number;
+  roll: RollMode;
+  /** The replica restarted before it (one at a time), whose first token it waits for. */
+  after?: string;
+}
+
+/** The model name the gateway lists a deployment under, before it is served (render/gateway's rule). */
+export function modelOf(site: Site, b: DeploymentBundle): string {
+  const d = site.deployments.find((x) => x.name === b.deployment);
+  return site.gateway?.model ?? b.readiness.servedName ?? d?.replicaOf ?? b.deployment;
+}
+
+/**
+ * The sets of two or more replicas among `bundles` (already in the site's order). `runAll`:
+ * SM121_ROLL=all for this run.
+ */
+export function replicaSets(site: Site, bundles: readonly DeploymentBundle[], runAll: boolean): ReplicaSet[] {
+  const by = new Map<string, DeploymentBundle[]>();
+  for (const b of bundles) by.set(modelOf(site, b), [...(by.get(modelOf(site, b)) ?? []), b]);
+  const guarded = (b: DeploymentBundle) => b.nodes.some((n) => n.protected);
+  const sets: ReplicaSet[] = [];
+  for (const [model, all] of by) {
+    if (all.length < 2) continue;
+    const members = [...all.filter((b) => !guarded(b)), ...all.filter(guarded)].map((b) => b.deployment);
+    const asked = site.deployments.filter((d) => members.includes(d.name) && d.roll === "all").map((d) => d.name);
+    const allBecause = runAll ? "SM121_ROLL=all" : asked.length > 0 ? `roll: all on ${asked.join(", ")}` : undefined;
+    sets.push({ model, members, roll: allBecause === undefined ? "one" : "all", ...(allBecause !== undefined && { allBecause }) });
+  }
+  return sets;
+}
+
+/** Each replica's place in its set's roll, by deployment. */
+export function replicaPlaces(sets: readonly ReplicaSet[]): Map<string, ReplicaPlace> {
+  const places = new Map<string, ReplicaPlace>();
+  for (const s of sets) {
+    s.members.forEach((d, i) => {
+      const after = s.roll === "one" ? s.members[i - 1] : undefined;
+      places.set(d, { model: s.model, index: i + 1, of: s.members.length, roll: s.roll, ...(after !== undefined && { after }) });
+    });
+  }
+  return places;
+}
+
+/** The plan's line for a set: "rolls qwen3-32b: a, then b; at most 1 of 2 down". */
+export function rollWords(s: ReplicaSet): string {
+  if (s.roll === "all") {
+    return `restarts ${s.model} all at once (${s.allBecause ?? "roll: all"}): ${s.members.join(", ")}; ` +
+      `all ${s.members.length} down together`;
+  }
+  return `rolls ${s.model}: ${s.members.join(", then ")}; at most 1 of ${s.members.length} down`;
+}
