@@ -11,6 +11,7 @@ import { authOf, providerLog } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
 import type { Held } from "./gatewayImpl";
+import { ROLL_SETTLE_S } from "../render/gatewayRoll";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
 
 export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
@@ -193,6 +194,12 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
 async function holdForRoll(olds: Partial<Props> | undefined, news: Props, log: (m: string) => void): Promise<Held | undefined> {
   const r = news.replica;
   if (r === undefined || r.roll !== "one" || news.gateway === undefined || olds?.outcome?.status !== "serving") return undefined;
+  const settle = ROLL_SETTLE_S[news.gateway.format];
+  if (r.after !== undefined && settle > 0) {
+    log(`replica ${r.index} of ${r.of} of ${r.model}: waits ${settle} s before it stops, until the gateway (${news.gateway.format}) ` +
+      `routes to ${r.after} again (its cooldown of the replica that restarted ends)`);
+    await new Promise((resolve) => setTimeout(resolve, settle * 1000));
+  }
   log(`replica ${r.index} of ${r.of} of ${r.model}: disabled in the gateway file while it restarts; the others serve`);
   const { holdInGateway } = await import("./gatewayImpl");
   const nodes = news.bundle.nodes.map((n) => n.node);

@@ -9,6 +9,7 @@
  *   models can not be empty") and has no switch for one either, so a disabled peer stays in the
  *   file's head as a comment too, the same way.
  */
+import { LITELLM_ROUTER } from "./gatewayRoll";
 import { Document, isMap, isNode, isScalar, isSeq, parseDocument, Scalar, stringify, type Pair, type YAMLMap } from "yaml";
 
 export interface GatewayEndpoint {
@@ -76,14 +77,6 @@ function litellmEntry(model: string, deployment: string, e: ResolvedEndpoint, ap
     model_info: { id: peerId(deployment, e.node) },
   };
 }
-
-/**
- * LiteLLM's router settings for a model served by replicas (keys of litellm.Router, which the
- * proxy reads under router_settings): a request that fails on one is retried at once, and the
- * replica that failed leaves every pick for a while (allowed_fails 0: cooled down at its first
- * failure), so that a retry lands on another replica rather than on the one restarting.
- */
-export const LITELLM_ROUTER = { num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 30 } as const;
 
 const ROUTER_NOTE = " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
   "another, and a replica that fails is left out of every pick for cooldown_time seconds.";

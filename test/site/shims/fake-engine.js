@@ -9,7 +9,9 @@
 // It checks the command line like the real engine, waits for its peers, prints
 // the engine's load log, then serves the OpenAI API. Behaviour (slow start,
 // never ready, crash, token rate) comes from <root>/etc/fake-engine.json.
+const fs = require("node:fs");
 const net = require("node:net");
+const path = require("node:path");
 const c = require("./engine/common");
 const vllm = require("./engine/vllm");
 const sglang = require("./engine/sglang");
@@ -51,9 +53,24 @@ function portFree(addr, port) {
   });
 }
 
+/**
+ * <root>/run/engine-events.jsonl: when each engine of the node began to serve its port and when it
+ * stopped, in ms: what a test reads to check that some replica served at every moment of a roll.
+ */
+function event(plan, what) {
+  const file = path.join(c.nodeRoot(), "run", "engine-events.jsonl");
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const port = plan.listen ? plan.listen.port : null;
+  fs.appendFileSync(file, `${JSON.stringify({ event: what, at: Date.now(), pid: process.pid, port })}\n`);
+}
+
 async function run(plan, b) {
   register(process.pid, `fake-engine ${plan.engine} ${plan.served[0]}`);
-  process.on("exit", () => unregister(process.pid));
+  let serving = false;
+  process.on("exit", () => {
+    unregister(process.pid);
+    if (serving) event(plan, "stopped");
+  });
   let server = null;
   const fatal = (why) => {
     emit([plan.log.crash(why)]);
@@ -115,6 +132,10 @@ async function run(plan, b) {
     });
   } else {
     setInterval(() => {}, 1 << 30); // headless, or a container without host network
+  }
+  if (server) {
+    serving = true;
+    event(plan, "serving");
   }
   emit(plan.log.ready());
   if (b.mode === "crash-after") setTimeout(() => fatal("CUDA error: an illegal memory access was encountered (simulated crash-after)"), b.crashAfterS * 1000);

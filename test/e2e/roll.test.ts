@@ -1,0 +1,122 @@
+/**
+ * Updates without downtime (issue 31), through the real Pulumi CLI on the simulated site and the
+ * real LiteLLM proxy: two replicas of one model (the site's `replicas:` form) roll one at a time,
+ * and `sm121 bench` streaming through the proxy meanwhile sees no failed request; the engines'
+ * serve and stop times on the nodes show that one replica served at every moment. The same change
+ * with SM121_ROLL=all stops both at once, and the load sees it. A replica that fails its readiness
+ * stops the roll, with the other still serving the old recipe.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeCliSnapshot } from "../cli-helpers";
+import { e2eProject, type E2E } from "../helpers/project";
+import { downTimes, overlapping, rollRecipe, rollUnderLoad, ROLL_MODEL } from "../helpers/roll";
+import { startLiteLLM, type LiteLLM } from "../site/litellm";
+import { setEngineBehaviour, type SimNode } from "../site/site";
+
+/** Requests a second through the proxy, and how many: the load outlasts each up. */
+const RATE = 5;
+const REQUESTS = 200;
+
+describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
+  let e: E2E;
+  let proxy: LiteLLM;
+  let r1: SimNode;
+  let r2: SimNode;
+  let gwFile: string;
+  const gateway = () => parse(readFileSync(gwFile, "utf8")) as { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: "roll",
+      nodes: ["r1", "r2"],
+      firstIp: 251,
+      sshPort: 2751,
+      recipes: { "roll.toml": rollRecipe(8) },
+      config: () => "",
+    });
+    [r1, r2] = e.site.nodes as [SimNode, SimNode];
+    gwFile = join(e.dir, "..", "gw", "litellm.yaml");
+    e.reconfigure([
+      `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
+      "  sm121:deployments:",
+      "    - { name: roll, recipe: roll, replicas: [[r1], [r2]] }",
+    ].join("\n"));
+    const up = await e.up();
+    if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
+    proxy = await startLiteLLM({ dir: join(e.dir, "..", "litellm"), config: gwFile, key: "sk-sm121-roll-test" });
+    // Each engine takes a while to load, as a real checkpoint does: a stop-all is seen by the load.
+    for (const n of [r1, r2]) setEngineBehaviour(n, { startDelayS: 3 });
+  }, 300_000);
+  afterAll(async () => {
+    removeCliSnapshot();
+    await proxy?.stop();
+    await e?.stop();
+  });
+
+  it("lists both replicas under one model_name with LiteLLM's retries and cooldown", () => {
+    const file = gateway();
+    expect(file.model_list.map((m) => m.model_info.id)).toEqual(["roll-1-r1", "roll-2-r2"]);
+    expect(file.router_settings).toEqual({ num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 });
+  });
+
+  it("says the roll in the plan: the order, and how many may be down", async () => {
+    writeFileSync(join(e.dir, "recipes", "roll.toml"), rollRecipe(16));
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).toContain(`rolls ${ROLL_MODEL}: roll-1, then roll-2; at most 1 of 2 down`);
+    expect(preview.all).toContain(`replica 2 of 2 of ${ROLL_MODEL}, rolled after roll-1 answers`);
+    const all = await e.preview({ SM121_ROLL: "all" });
+    expect(all.all).toContain(`restarts ${ROLL_MODEL} all at once (SM121_ROLL=all): roll-1, roll-2; all 2 down together`);
+  }, 240_000);
+
+  it("rolls one replica at a time: the load through the proxy sees no failed request", async () => {
+    const run = await rollUnderLoad(e, proxy, { recipe: rollRecipe(16), rate: RATE, requests: REQUESTS });
+    console.log(`rolling: ok ${run.bench.completed}, failed ${run.bench.errors}, retried ${run.bench.retried}; down ${JSON.stringify(run.downs)}`);
+    expect(run.up.code, run.up.all).toBe(0);
+    // Both engines restarted, one after the other, while the load ran: never both down at once.
+    expect(run.downs.map((d) => d.node)).toEqual(["r1", "r2"]);
+    expect(overlapping(run.downs), JSON.stringify(run.downs)).toBe(false);
+    expect(Math.max(...run.downs.map((d) => d.to))).toBeLessThan(run.load.to);
+    expect(run.bench.errors, run.bench.errorSamples.join("\n")).toBe(0);
+    expect(run.bench.completed).toBe(REQUESTS);
+    // The proxy retried the requests it sent to the replica that was restarting.
+    expect(run.bench.retried).toBeGreaterThan(0);
+    expect(gateway().model_list.map((m) => m.model_info.id)).toEqual(["roll-1-r1", "roll-2-r2"]);
+  }, 400_000);
+
+  it("with SM121_ROLL=all, stops both at once, and the load sees the failures", async () => {
+    const run = await rollUnderLoad(e, proxy, { recipe: rollRecipe(32), env: { SM121_ROLL: "all" }, rate: RATE, requests: REQUESTS });
+    console.log(`SM121_ROLL=all: ok ${run.bench.completed}, failed ${run.bench.errors}, retried ${run.bench.retried}; down ${JSON.stringify(run.downs)}`);
+    expect(run.up.code, run.up.all).toBe(0);
+    expect(overlapping(run.downs), JSON.stringify(run.downs)).toBe(true);
+    expect(run.bench.errors).toBeGreaterThan(0);
+  }, 400_000);
+
+  it("stops the roll at a replica that fails its readiness; the other keeps serving the old recipe", async () => {
+    const since = Date.now();
+    setEngineBehaviour(r1, { mode: "never-ready" });
+    writeFileSync(join(e.dir, "recipes", "roll.toml"), rollRecipe(64));
+    const up = await e.up();
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain(`replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; the 1 replica after it keeps the old recipe`);
+    // roll-2 was not touched: its engine never stopped, and it serves the recipe of the last up.
+    expect(downTimes([r2], since)).toEqual([]);
+    type Resource = { urn: string; outputs?: { plan?: string; outcome?: { status: string } } };
+    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Resource[] } };
+    const engine = (d: string) => exported.deployment.resources.find((r) => r.urn.endsWith(`::${d}-engine`))?.outputs;
+    expect(engine("roll-2")?.plan).toContain("--max-running-requests 32");
+    expect(engine("roll-2")?.outcome?.status).toBe("serving");
+    expect(engine("roll-1")?.outcome?.status).toBe("failed");
+    // The proxy still answers through roll-2.
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${proxy.key}` },
+      body: JSON.stringify({ model: ROLL_MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 2 }),
+    });
+    expect(res.status).toBe(200);
+    setEngineBehaviour(r1, { startDelayS: 3 });
+  }, 400_000);
+});

@@ -1,0 +1,87 @@
+/**
+ * A roll under load, as the end-to-end test and `npm run bench` both run it: two replicas of one
+ * model behind the real LiteLLM proxy, `sm121 bench` streaming through the proxy at a steady rate
+ * while `pulumi up` applies a recipe change that restarts both, and the engines' own serve and stop
+ * times on the nodes (the fake engine's run/engine-events.jsonl).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { benchSchema, type BenchReport } from "../../src/cli/schemas";
+import { sm121 } from "../cli-helpers";
+import type { LiteLLM } from "../site/litellm";
+import type { SimNode } from "../site/site";
+import type { E2E } from "./project";
+import type { PulumiRun } from "./pulumi";
+
+/** An SGLang recipe in a tmux session: the lightest engine of the simulated site. */
+export const rollRecipe = (maxRunning: number) => `engine = "sglang"
+deploy = "tmux"
+model = "Qwen/Qwen3-8B"
+served_model_name = "roll-model"
+port = 30000
+args = ["--max-running-requests", "${maxRunning}"]
+[readiness]
+timeout_s = 30
+`;
+
+export const ROLL_MODEL = "roll-model";
+
+/** A time no replica served: from an engine's stop to the next engine's first served request. */
+export interface Down {
+  node: string;
+  from: number;
+  to: number;
+}
+
+/** The times each node's engines stopped and began to serve again, from `since` (ms). */
+export function downTimes(nodes: readonly SimNode[], since: number): Down[] {
+  return nodes.flatMap((n) => {
+    const file = join(n.root, "run", "engine-events.jsonl");
+    if (!existsSync(file)) return [];
+    const events = readFileSync(file, "utf8").trim().split("\n").filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as { event: string; at: number }).filter((x) => x.at >= since);
+    const out: Down[] = [];
+    for (const [i, ev] of events.entries()) {
+      if (ev.event !== "stopped") continue;
+      const back = events.slice(i + 1).find((x) => x.event === "serving");
+      out.push({ node: n.name, from: ev.at, to: back?.at ?? Number.POSITIVE_INFINITY });
+    }
+    return out;
+  });
+}
+
+/** Whether two of these times overlap: a moment when none of the replicas served. */
+export function overlapping(downs: readonly Down[]): boolean {
+  return downs.some((a, i) => downs.slice(i + 1).some((b) => a.node !== b.node && a.from < b.to && b.from < a.to));
+}
+
+export interface RollRun {
+  up: PulumiRun;
+  bench: BenchReport;
+  downs: Down[];
+  /** When the load ran (ms). */
+  load: { from: number; to: number };
+}
+
+/**
+ * Applies `recipe` (written over recipes/roll.toml) with `pulumi up` while `sm121 bench` sends
+ * `requests` streamed chats through the proxy at `rate` a second.
+ */
+export async function rollUnderLoad(
+  e: E2E,
+  proxy: LiteLLM,
+  o: { recipe: string; env?: Record<string, string>; rate: number; requests: number },
+): Promise<RollRun> {
+  const since = Date.now();
+  writeFileSync(join(e.dir, "recipes", "roll.toml"), o.recipe);
+  const args = ["bench", "--url", proxy.url, "--model", ROLL_MODEL, "--rate", String(o.rate), "--requests", String(o.requests),
+    "--concurrency", "8", "--max-tokens", "8", "--prompt-tokens", "16", "--json"];
+  const timeoutMs = (o.requests / o.rate) * 1000 + 120_000;
+  const load = sm121(e, args, { env: { SM121_API_KEY: proxy.key }, timeoutMs });
+  const up = await e.up(o.env);
+  const b = await load;
+  const to = Date.now();
+  if (b.stdout.trim() === "") throw new Error(`sm121 bench printed nothing (exit ${b.code}):\n${b.stderr}`);
+  const bench = benchSchema().parse(JSON.parse(b.stdout));
+  return { up, bench, downs: downTimes(e.site.nodes, since), load: { from: since, to } };
+}
