@@ -2,7 +2,7 @@
  * `npm run bench`: sm121's benchmark on the simulated site, in one run. Prints a table and writes
  * bench/results/latest.json (and a dated copy, ignored by git).
  *
- *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat] [--runs N] [--requests N]
+ *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat,copies,roll] [--runs N] [--requests N]
  */
 import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { REPO } from "../test/helpers/project";
 import { measureChat, type ChatResult } from "./chat";
 import { measureCopies, type CopyRow } from "./copies";
+import { measureRoll, rollLines, type RollRow } from "./roll";
 import { measureFloor, openFloor, type Floor } from "./floor";
 import { measureRender, type RenderResult } from "./render";
 import { measureReadiness, measureServe, type ReadinessResult, type ServeCase, type ServeResult } from "./serve";
@@ -23,7 +24,7 @@ import { benchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
 import { load1, ok, say } from "./lib/util";
 
-const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat", "copies"] as const;
+const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat", "copies", "roll"] as const;
 type Section = (typeof SECTIONS)[number];
 
 function args(argv: string[]): { only: Set<Section>; runs: number; requests: number } {
@@ -94,7 +95,7 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
   }
 }
 
-type AllResults = Results & { render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult; copies?: CopyRow[] };
+type AllResults = Results & { render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult; copies?: CopyRow[]; roll?: RollRow[] };
 
 async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults, loads: Record<string, number>): Promise<void> {
   r.floor = await measureFloor(floor, o.runs);
@@ -119,6 +120,10 @@ async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults,
     r.copies = await measureCopies();
     loads["after copies"] = load1();
   }
+  if (o.only.has("roll")) {
+    r.roll = await measureRoll();
+    loads["after roll"] = load1();
+  }
 }
 
 async function main(): Promise<void> {
@@ -140,6 +145,7 @@ async function main(): Promise<void> {
     lines.push("", "copies: bytes that left the source, counted on it", "  PEERS  PAYLOAD  SENT     RATIO  TARGET 1.0x");
     for (const c of r.copies) lines.push(`  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`);
   }
+  if (r.roll !== undefined) lines.push(...rollLines(r.roll));
   process.stdout.write(`${lines.join("\n")}\n`);
   const meta = {
     started: started.toISOString(),

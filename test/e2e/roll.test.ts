@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeCliSnapshot } from "../cli-helpers";
-import { e2eProject, type E2E } from "../helpers/project";
-import { downTimes, overlapping, rollRecipe, rollUnderLoad, ROLL_MODEL } from "../helpers/roll";
-import { startLiteLLM, type LiteLLM } from "../site/litellm";
+import type { E2E } from "../helpers/project";
+import { downTimes, overlapping, rollRecipe, rollSite, rollUnderLoad, ROLL_MODEL, type RollSite } from "../helpers/roll";
+import type { LiteLLM } from "../site/litellm";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
 /** Requests a second through the proxy, and how many: the load outlasts each up. */
@@ -21,39 +21,21 @@ const RATE = 5;
 const REQUESTS = 200;
 
 describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
+  let site: RollSite;
   let e: E2E;
   let proxy: LiteLLM;
   let r1: SimNode;
   let r2: SimNode;
-  let gwFile: string;
-  const gateway = () => parse(readFileSync(gwFile, "utf8")) as { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+  const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
 
   beforeAll(async () => {
-    e = await e2eProject({
-      name: "roll",
-      nodes: ["r1", "r2"],
-      firstIp: 251,
-      sshPort: 2751,
-      recipes: { "roll.toml": rollRecipe(8) },
-      config: () => "",
-    });
-    [r1, r2] = e.site.nodes as [SimNode, SimNode];
-    gwFile = join(e.dir, "..", "gw", "litellm.yaml");
-    e.reconfigure([
-      `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
-      "  sm121:deployments:",
-      "    - { name: roll, recipe: roll, replicas: [[r1], [r2]] }",
-    ].join("\n"));
-    const up = await e.up();
-    if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
-    proxy = await startLiteLLM({ dir: join(e.dir, "..", "litellm"), config: gwFile, key: "sk-sm121-roll-test" });
-    // Each engine takes a while to load, as a real checkpoint does: a stop-all is seen by the load.
-    for (const n of [r1, r2]) setEngineBehaviour(n, { startDelayS: 3 });
+    site = await rollSite({ name: "roll", firstIp: 251, sshPort: 2751, startDelayS: 3 });
+    ({ e, proxy } = site);
+    [r1, r2] = site.nodes;
   }, 300_000);
   afterAll(async () => {
     removeCliSnapshot();
-    await proxy?.stop();
-    await e?.stop();
+    await site?.stop();
   });
 
   it("lists both replicas under one model_name with LiteLLM's retries and cooldown", () => {

@@ -8,9 +8,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { benchSchema, type BenchReport } from "../../src/cli/schemas";
 import { sm121 } from "../cli-helpers";
-import type { LiteLLM } from "../site/litellm";
-import type { SimNode } from "../site/site";
-import type { E2E } from "./project";
+import { startLiteLLM, type LiteLLM } from "../site/litellm";
+import { setEngineBehaviour, type SimNode } from "../site/site";
+import { e2eProject, type E2E } from "./project";
 import type { PulumiRun } from "./pulumi";
 
 /** An SGLang recipe in a tmux session: the lightest engine of the simulated site. */
@@ -84,4 +84,45 @@ export async function rollUnderLoad(
   if (b.stdout.trim() === "") throw new Error(`sm121 bench printed nothing (exit ${b.code}):\n${b.stderr}`);
   const bench = benchSchema().parse(JSON.parse(b.stdout));
   return { up, bench, downs: downTimes(e.site.nodes, since), load: { from: since, to } };
+}
+
+export interface RollSite {
+  e: E2E;
+  proxy: LiteLLM;
+  nodes: [SimNode, SimNode];
+  /** The LiteLLM file sm121 writes, on the machine that runs Pulumi. */
+  gwFile: string;
+  /** Stops the proxy and the site. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Two nodes r1 and r2 serving one model as replicas (`replicas: [[r1], [r2]]`, deployments roll-1
+ * and roll-2), the real LiteLLM proxy started with the file the first up wrote, and each engine
+ * taking `startDelayS` to load from then on, as a real checkpoint does.
+ */
+export async function rollSite(o: { name: string; firstIp: number; sshPort: number; startDelayS: number }): Promise<RollSite> {
+  const e = await e2eProject({ name: o.name, nodes: ["r1", "r2"], firstIp: o.firstIp, sshPort: o.sshPort, recipes: { "roll.toml": rollRecipe(8) }, config: () => "" });
+  let proxy: LiteLLM | undefined;
+  const stop = async () => {
+    await proxy?.stop();
+    await e.stop();
+  };
+  try {
+    const gwFile = join(e.dir, "..", "gw", "litellm.yaml");
+    e.reconfigure([
+      `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
+      "  sm121:deployments:",
+      "    - { name: roll, recipe: roll, replicas: [[r1], [r2]] }",
+    ].join("\n"));
+    const up = await e.up();
+    if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
+    proxy = await startLiteLLM({ dir: join(e.dir, "..", "litellm"), config: gwFile, key: "sk-sm121-roll" });
+    const nodes = e.site.nodes as [SimNode, SimNode];
+    for (const n of nodes) setEngineBehaviour(n, { startDelayS: o.startDelayS });
+    return { e, proxy, nodes, gwFile, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -1,0 +1,71 @@
+/**
+ * The gateway file during a roll: a replica's entries disabled before its engine stops (the other
+ * replica's stay), the file as it was once it answers again, and left to the up's gateway resource
+ * when something else wrote it meanwhile. LiteLLM's router settings when a model has replicas.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterEach, describe, expect, it } from "vitest";
+import { holdInGateway, releaseInGateway } from "../src/providers/gatewayImpl";
+import { gatewayFile, type GatewayModel } from "../src/render/gateway";
+
+const model = (deployment: string, node: string): GatewayModel => ({
+  deployment, model: "roll-model", status: "serving", endpoints: [{ node, url: `http://203.0.113.${node === "r1" ? 1 : 2}:8000`, reachable: true }],
+});
+const TWO = [model("roll-1", "r1"), model("roll-2", "r2")];
+const connection = { knownHosts: "/dev/null", hostKeys: "strict" as const };
+
+type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+const ids = (text: string) => (parse(text) as Lite).model_list.map((m) => m.model_info.id);
+
+describe("the gateway file during a roll", () => {
+  let dir = "";
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const setUp = (format: "litellm" | "sm121") => {
+    dir = mkdtempSync(join(tmpdir(), "sm121-gwroll-"));
+    const path = join(dir, "gw.yaml");
+    const text = gatewayFile(format, TWO, { apiKey: false }).text;
+    writeFileSync(path, text);
+    return { path, text };
+  };
+
+  it("disables the restarting replica's entry, keeps the other's, and restores the file when it answers", async () => {
+    const { path, text } = setUp("litellm");
+    expect(ids(text)).toEqual(["roll-1-r1", "roll-2-r2"]);
+    const held = await holdInGateway({ path, format: "litellm" }, connection, "roll-1", ["r1"]);
+    const during = readFileSync(path, "utf8");
+    expect(ids(during)).toEqual(["roll-2-r2"]);
+    expect(during).toContain("# disabled: roll-model on r1 (http://203.0.113.1:8000): the replica is restarting in a roll");
+    if (held === undefined) throw new Error("nothing was held");
+    await releaseInGateway(held);
+    expect(readFileSync(path, "utf8")).toBe(text);
+    // Files sm121 wrote itself get no backup.
+    expect(readdirSync(dir).filter((f) => f.includes("sm121-bak"))).toEqual([]);
+  });
+
+  it("leaves a file that something else wrote during the restart to the up's gateway resource", async () => {
+    const { path } = setUp("sm121");
+    const held = await holdInGateway({ path, format: "sm121" }, connection, "roll-2", ["r2"]);
+    const doc = JSON.parse(readFileSync(path, "utf8")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean }> }> };
+    // Seed 001's gateway refuses a model with no enabled endpoint: a one-node replica's stays enabled.
+    expect(doc.models.map((m) => [m.status, m.endpoints[0]?.enabled])).toEqual([["serving", true], ["restarting", true]]);
+    writeFileSync(path, "{}\n");
+    if (held === undefined) throw new Error("nothing was held");
+    await releaseInGateway(held);
+    expect(readFileSync(path, "utf8")).toBe("{}\n");
+  });
+
+  it("holds nothing when there is no file yet", async () => {
+    dir = mkdtempSync(join(tmpdir(), "sm121-gwroll-"));
+    expect(await holdInGateway({ path: join(dir, "none.yaml"), format: "litellm" }, connection, "roll-1", ["r1"])).toBeUndefined();
+  });
+
+  it("gives LiteLLM retries and a cooldown only when a model has replicas", () => {
+    const two = parse(gatewayFile("litellm", TWO, { apiKey: false }).text) as Lite;
+    expect(two.router_settings).toEqual({ num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 });
+    const one = parse(gatewayFile("litellm", [model("solo", "r1")], { apiKey: false }).text) as Lite;
+    expect(one.router_settings).toBeUndefined();
+  });
+});
