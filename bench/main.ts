@@ -95,7 +95,10 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
   }
 }
 
-type AllResults = Results & { render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult; copies?: CopyRow[]; roll?: RollRow[] };
+type AllResults = Results & {
+  render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult;
+  copies?: CopyRow[]; roll?: RollRow[];
+};
 
 async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults, loads: Record<string, number>): Promise<void> {
   r.floor = await measureFloor(floor, o.runs);

@@ -31,7 +31,8 @@ export async function measureRoll(): Promise<RollRow[]> {
     const rows: RollRow[] = [];
     for (const [i, mode] of (["rolling", "SM121_ROLL=all"] as const).entries()) {
       const env: Record<string, string> = mode === "rolling" ? {} : { SM121_ROLL: "all" };
-      const run = await rollUnderLoad(site.e, site.proxy, { recipe: rollRecipe(16 << i), env, rate: RATE, requests: REQUESTS });
+      const recipe = rollRecipe(16 << i);
+      const run = await rollUnderLoad(site.e, site.proxy, { recipe, env, rate: RATE, requests: REQUESTS });
       const row: RollRow = {
         mode,
         requests: REQUESTS,
@@ -42,7 +43,8 @@ export async function measureRoll(): Promise<RollRow[]> {
         upExit: run.up.code,
         upS: Math.round(run.up.ms / 100) / 10,
       };
-      say(`roll: ${mode}: ${row.ok} ok, ${row.failed} failed, ${row.retried} retried; up ${row.upS} s, exit ${String(row.upExit)}`);
+      const counts = `${row.ok} ok, ${row.failed} failed, ${row.retried} retried`;
+      say(`roll: ${mode}: ${counts}; up ${row.upS} s, exit ${String(row.upExit)}`);
       rows.push(row);
     }
     return rows;
@@ -57,7 +59,8 @@ export function rollLines(rows: readonly RollRow[]): string[] {
     "  MODE            OK   FAILED  RETRIED  ALWAYS-SERVING  UP-S   TARGET 0 failed (rolling)"];
   for (const r of rows) {
     const target = r.mode === "rolling" ? (r.failed === 0 && r.upExit === 0 ? "met" : "missed") : "-";
-    lines.push(`  ${r.mode.padEnd(14)}  ${String(r.ok).padEnd(3)}  ${String(r.failed).padEnd(6)}  ${String(r.retried).padEnd(7)}  ` +
+    const counts = `${String(r.ok).padEnd(3)}  ${String(r.failed).padEnd(6)}  ${String(r.retried).padEnd(7)}`;
+    lines.push(`  ${r.mode.padEnd(14)}  ${counts}  ` +
       `${(r.alwaysServing ? "yes" : "no").padEnd(14)}  ${String(r.upS).padEnd(5)}  ${target}`);
   }
   return lines;

@@ -219,7 +219,12 @@ function register(
 
   // Replicas of one model roll one at a time: each engine depends on the one before it in its set,
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
-  const sets = replicaSets(site, bundles, process.env["SM121_ROLL"] === "all");
+  const roll = process.env["SM121_ROLL"] ?? "one";
+  if (roll !== "one" && roll !== "all") {
+    throw new RunError(`SM121_ROLL=${roll}: use SM121_ROLL=all to restart the replicas of a model all at once, ` +
+      "or leave it unset to roll them one at a time");
+  }
+  const sets = replicaSets(site, bundles, roll === "all");
   if (sets.length > 0) log.info(sets.map(rollWords).join("\n"));
   const places = replicaPlaces(sets);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {

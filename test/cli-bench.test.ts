@@ -147,9 +147,13 @@ describe("against the fake engine", () => {
     e = { dir, stack: "none", site: { clientKey: join(dir, "no-key") } };
   }, 60_000);
 
-  afterAll(() => {
+  afterAll(async () => {
     removeCliSnapshot();
+    // Each engine records its stop in its node's run/ at exit: the directory goes after they end.
+    const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
+    const ended = engines.map((c) => (exited(c) ? Promise.resolve() : new Promise((r) => c.once("exit", r))));
     for (const c of engines) if (c.pid !== undefined) c.kill("SIGTERM");
+    await Promise.all(ended);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -11,9 +11,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { holdInGateway, releaseInGateway } from "../src/providers/gatewayImpl";
 import { gatewayFile, type GatewayModel } from "../src/render/gateway";
 
-const model = (deployment: string, node: string): GatewayModel => ({
-  deployment, model: "roll-model", status: "serving", endpoints: [{ node, url: `http://203.0.113.${node === "r1" ? 1 : 2}:8000`, reachable: true }],
-});
+const model = (deployment: string, node: string): GatewayModel => {
+  const url = `http://203.0.113.${node === "r1" ? 1 : 2}:8000`;
+  return { deployment, model: "roll-model", status: "serving", endpoints: [{ node, url, reachable: true }] };
+};
 const TWO = [model("roll-1", "r1"), model("roll-2", "r2")];
 const connection = { knownHosts: "/dev/null", hostKeys: "strict" as const };
 
@@ -37,7 +38,8 @@ describe("the gateway file during a roll", () => {
     const held = await holdInGateway({ path, format: "litellm" }, connection, "roll-1", ["r1"]);
     const during = readFileSync(path, "utf8");
     expect(ids(during)).toEqual(["roll-2-r2"]);
-    expect(during).toContain("# disabled: roll-model on r1 (http://203.0.113.1:8000): the replica is restarting in a roll");
+    const why = "the replica is restarting in a roll";
+    expect(during).toContain(`# disabled: roll-model on r1 (http://203.0.113.1:8000): ${why}`);
     if (held === undefined) throw new Error("nothing was held");
     await releaseInGateway(held);
     expect(readFileSync(path, "utf8")).toBe(text);
@@ -48,9 +50,11 @@ describe("the gateway file during a roll", () => {
   it("leaves a file that something else wrote during the restart to the up's gateway resource", async () => {
     const { path } = setUp("sm121");
     const held = await holdInGateway({ path, format: "sm121" }, connection, "roll-2", ["r2"]);
-    const doc = JSON.parse(readFileSync(path, "utf8")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean }> }> };
+    type Doc = { models: Array<{ status: string; endpoints: Array<{ enabled: boolean }> }> };
+    const doc = JSON.parse(readFileSync(path, "utf8")) as Doc;
     // Seed 001's gateway refuses a model with no enabled endpoint: a one-node replica's stays enabled.
-    expect(doc.models.map((m) => [m.status, m.endpoints[0]?.enabled])).toEqual([["serving", true], ["restarting", true]]);
+    const states = doc.models.map((m) => [m.status, m.endpoints[0]?.enabled]);
+    expect(states).toEqual([["serving", true], ["restarting", true]]);
     writeFileSync(path, "{}\n");
     if (held === undefined) throw new Error("nothing was held");
     await releaseInGateway(held);
@@ -59,7 +63,8 @@ describe("the gateway file during a roll", () => {
 
   it("holds nothing when there is no file yet", async () => {
     dir = mkdtempSync(join(tmpdir(), "sm121-gwroll-"));
-    expect(await holdInGateway({ path: join(dir, "none.yaml"), format: "litellm" }, connection, "roll-1", ["r1"])).toBeUndefined();
+    const place = { path: join(dir, "none.yaml"), format: "litellm" as const };
+    expect(await holdInGateway(place, connection, "roll-1", ["r1"])).toBeUndefined();
   });
 
   it("gives LiteLLM retries and a cooldown only when a model has replicas", () => {

@@ -26,7 +26,10 @@ const NODES = [
 const site = (deployments: string) => parseSite(F, "s", NODES + deployments);
 const bad = (deployments: string) => errorsOf(() => site(deployments));
 const recipes = loadRecipes(join(ROOT, "recipes"), "recipes");
-const OTHER = 'model = "Qwen/Qwen3-8B"\nserved_model_name = "other"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8001\n';
+const OTHER = [
+  'model = "Qwen/Qwen3-8B"', 'served_model_name = "other"',
+  'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8001", "",
+].join("\n");
 recipes.set("other", parseRecipe("recipes/other.toml", OTHER));
 const sets = (deployments: string, runAll = false) => {
   const s = site(deployments);
@@ -48,21 +51,28 @@ describe("the site's replicas: form", () => {
       `${F}:7:7: sm121:deployments[0]: a deployment has either nodes or replicas, not both; ` +
         "write nodes: [spark1] for one serving group, or replicas: [[spark1], [spark2]] for one per node group",
     ]);
-    expect(bad("    - { recipe: qwen3-8b-solo }\n")).toEqual([`${F}:7:7: sm121:deployments[0].nodes: is required; add it (array)`]);
+    const missing = `${F}:7:7: sm121:deployments[0].nodes: is required; add it (array)`;
+    expect(bad("    - { recipe: qwen3-8b-solo }\n")).toEqual([missing]);
   });
 
   it("refuses a node in two replicas, and an unknown one, at the node's own place", () => {
     expect(bad("    - { recipe: qwen3-8b-solo, replicas: [[a], [a, b], [z]] }\n")).toEqual([
       `${F}:7:49: sm121:deployments[0].replicas[1][0]: node "a" is in replicas 1 and 2 of qwen3-8b-solo; ` +
         "put each replica on nodes of its own: a replica that shares a node with another stops with it",
-      `${F}:7:57: sm121:deployments[0].replicas[2][0]: node "z" is not in sm121:nodes; add it to sm121:nodes or use one of a, b, c`,
+      `${F}:7:57: sm121:deployments[0].replicas[2][0]: node "z" is not in sm121:nodes; ` +
+        "add it to sm121:nodes or use one of a, b, c",
     ]);
   });
 
   it("refuses a replica name that another deployment already uses", () => {
-    const errors = bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }\n    - { name: q8-2, recipe: qwen3-8b-solo, nodes: [c] }\n");
+    const errors = bad([
+      "    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }",
+      "    - { name: q8-2, recipe: qwen3-8b-solo, nodes: [c] }",
+      "",
+    ].join("\n"));
     expect(errors).toEqual([
-      `${F}:8:7: sm121:deployments[1]: deployment name "q8-2" is already used by deployments[0]; set name: on one of them to a distinct name`,
+      `${F}:8:7: sm121:deployments[1]: deployment name "q8-2" is already used by deployments[0]; ` +
+        "set name: on one of them to a distinct name",
     ]);
   });
 });
@@ -86,7 +96,8 @@ describe("replica sets", () => {
   it("restarts them all at once for SM121_ROLL=all or a roll: all entry, and says why", () => {
     const two = "    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }\n";
     const run = sets(two, true);
-    expect(run.map(rollWords)).toEqual(["restarts qwen3-8b all at once (SM121_ROLL=all): q8-1, q8-2; all 2 down together"]);
+    const words = "restarts qwen3-8b all at once (SM121_ROLL=all): q8-1, q8-2; all 2 down together";
+    expect(run.map(rollWords)).toEqual([words]);
     expect([...replicaPlaces(run).values()].map((p) => p.after)).toEqual([undefined, undefined]);
     const entry = sets("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], roll: all }\n");
     expect(entry.map((s) => s.allBecause)).toEqual(["roll: all on q8-1, q8-2"]);

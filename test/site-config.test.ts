@@ -73,7 +73,8 @@ describe("parseSite: defaults", () => {
     expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
     expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", fabric: { interface: "auto", rdma: "auto" }, gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
     const at = { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] };
-    expect(s.deployments).toEqual([{ name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at }]);
+    const solo = { name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at };
+    expect(s.deployments).toEqual([solo]);
     expect(s.gateway).toBeUndefined();
     expect(s.minMemAvailableGiB).toBe(100);
   });

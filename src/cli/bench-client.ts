@@ -87,7 +87,9 @@ const CONTENT = 'content":"';
 const RETRIES_HEADER = "x-litellm-attempted-retries";
 
 /** Resolves at `at` (performance.now() time), at once when that has passed. */
-const until = (at: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
+const until = (at: number): Promise<void> => {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
+};
 
 /**
  * Whether a stream chunk carries text, without JSON.parse for the common case: a compact chunk
@@ -111,7 +113,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const agent = { http: new http.Agent({ keepAlive: true, maxSockets: o.concurrency }), https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }) };
   const targets = o.urls.map((u) => new URL(`${u.replace(/\/+$/, "")}/v1/chat/completions`));
   const prompt = promptText(Math.max(0, o.promptTokens - 1));
-  const r: LoadResult = { completed: 0, errors: 0, retried: 0, errorSamples: [], durationMs: 0, outputTokens: 0, ttft: new Samples(), itl: new Samples(), e2e: new Samples(), cpuMs: 0 };
+  const r: LoadResult = {
+    completed: 0, errors: 0, retried: 0, errorSamples: [], durationMs: 0, outputTokens: 0,
+    ttft: new Samples(), itl: new Samples(), e2e: new Samples(), cpuMs: 0,
+  };
   const fail = (why: string) => {
     r.errors++;
     if (r.errorSamples.length < 5) r.errorSamples.push(why);

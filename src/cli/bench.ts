@@ -141,7 +141,9 @@ function text(b: BenchReport): string[] {
   const row = (label: string, l: Latency) => `  ${label.padEnd(6)}${[l.p50, l.p90, l.p99, l.mean, l.max].map(f).join("")}`;
   const lines = [
     t("bench.header", { model: b.model, urls: b.urls.join(", "), requests: b.requests, concurrency: b.concurrency, prompt: b.promptTokens, max: b.maxTokens }),
-    `  ${t("bench.requestsLine", { ok: b.completed, errors: b.errors, retried: b.retried, seconds: b.durationS, rate: b.requestsPerS })}`,
+    `  ${t("bench.requestsLine", {
+      ok: b.completed, errors: b.errors, retried: b.retried, seconds: b.durationS, rate: b.requestsPerS,
+    })}`,
     `  ${t("bench.tokensLine", { tokens: b.outputTokens, rate: b.outputTokensPerS })}`,
     `  ${"ms".padEnd(6)}${["p50", "p90", "p99", "mean", "max"].map((h) => h.padStart(9)).join("")}`,
     row("TTFT", b.ttftMs),
@@ -183,7 +185,16 @@ export async function benchCommand(ctx: CliContext, p: Parsed): Promise<number> 
   const onInt = () => (stop = true);
   process.once("SIGINT", onInt);
   try {
-    const r = await runLoad({ urls: target.urls, model, ...(target.apiKey !== undefined && { apiKey: target.apiKey }), ...cfg, ...(rate !== undefined && { ratePerS: rate }), timeoutMs: 300_000, onProgress: (d, e) => progress.update(d, e, d + e === cfg.requests), stopped: () => stop });
+    const r = await runLoad({
+      urls: target.urls,
+      model,
+      ...(target.apiKey !== undefined && { apiKey: target.apiKey }),
+      ...cfg,
+      ...(rate !== undefined && { ratePerS: rate }),
+      timeoutMs: 300_000,
+      onProgress: (d, e) => progress.update(d, e, d + e === cfg.requests),
+      stopped: () => stop,
+    });
     progress.finish();
     const rep = report({ ...target, model }, cfg, r);
     if (json) ctx.out(jsonOut(benchSchema(), rep));

@@ -191,12 +191,18 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
  * A replica that restarts in a roll (one at a time) with a gateway file and an engine that serves
  * now: its endpoints disabled in the file before it stops. undefined: nothing to disable.
  */
-async function holdForRoll(olds: Partial<Props> | undefined, news: Props, log: (m: string) => void): Promise<Held | undefined> {
+async function holdForRoll(
+  olds: Partial<Props> | undefined,
+  news: Props,
+  log: (m: string) => void,
+): Promise<Held | undefined> {
   const r = news.replica;
-  if (r === undefined || r.roll !== "one" || news.gateway === undefined || olds?.outcome?.status !== "serving") return undefined;
+  if (r === undefined || r.roll !== "one" || news.gateway === undefined) return undefined;
+  if (olds?.outcome?.status !== "serving") return undefined;
   const settle = ROLL_SETTLE_S[news.gateway.format];
   if (r.after !== undefined && settle > 0) {
-    log(`replica ${r.index} of ${r.of} of ${r.model}: waits ${settle} s before it stops, until the gateway (${news.gateway.format}) ` +
+    log(`replica ${r.index} of ${r.of} of ${r.model}: waits ${settle} s before it stops, ` +
+      `until the gateway (${news.gateway.format}) ` +
       `routes to ${r.after} again (its cooldown of the replica that restarted ends)`);
     await new Promise((resolve) => setTimeout(resolve, settle * 1000));
   }
@@ -204,7 +210,8 @@ async function holdForRoll(olds: Partial<Props> | undefined, news: Props, log: (
   const { holdInGateway } = await import("./gatewayImpl");
   const nodes = news.bundle.nodes.map((n) => n.node);
   return holdInGateway(news.gateway, news.connection, news.bundle.deployment, nodes).catch((err: unknown) => {
-    log(`warning: could not disable ${news.bundle.deployment} in the gateway file: ${err instanceof Error ? err.message : String(err)}`);
+    const why = err instanceof Error ? err.message : String(err);
+    log(`warning: could not disable ${news.bundle.deployment} in the gateway file: ${why}`);
     return undefined;
   });
 }
@@ -212,7 +219,8 @@ async function holdForRoll(olds: Partial<Props> | undefined, news: Props, log: (
 async function release(h: Held, log: (m: string) => void): Promise<void> {
   const { releaseInGateway } = await import("./gatewayImpl");
   await releaseInGateway(h).catch((err: unknown) => {
-    log(`warning: could not enable ${h.deployment} again in the gateway file: ${err instanceof Error ? err.message : String(err)}`);
+    const why = err instanceof Error ? err.message : String(err);
+    log(`warning: could not enable ${h.deployment} again in the gateway file: ${why}`);
   });
 }
 
@@ -221,8 +229,10 @@ function rollStopped(news: Props, message: string): string {
   const r = news.replica;
   if (r === undefined || r.roll !== "one") return message;
   const rest = r.of - r.index;
-  const others = rest === 0 ? "" : `; the ${rest} replica${rest === 1 ? "" : "s"} after it keep${rest === 1 ? "s" : ""} the old recipe`;
-  return `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model}) failed: the roll stops here${others}\n${message}`;
+  const after = rest === 1 ? "the 1 replica after it keeps" : `the ${rest} replicas after it keep`;
+  const others = rest === 0 ? "" : `; ${after} the old recipe`;
+  const which = `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model})`;
+  return `${which} failed: the roll stops here${others}\n${message}`;
 }
 
 /**

@@ -91,16 +91,20 @@ function siteSchema() {
     name: ident("name").optional(),
     recipe: ident("recipe"),
     profile: ident("profile").optional(),
-    nodes: z.array(ident("a node name")).min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }).optional(),
+    nodes: z.array(ident("a node name"))
+      .min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }).optional(),
     // One node group per replica: rendered as one deployment per group, named <name>-1, <name>-2, ...
-    replicas: z.array(z.array(ident("a node name")).min(1, { error: "a replica needs at least one node; list its nodes, rank 0 first" }))
-      .min(1, { error: "replicas needs at least one node group; write e.g. replicas: [[spark1], [spark2]]" }).optional(),
+    replicas: z.array(z.array(ident("a node name"))
+      .min(1, { error: "a replica needs at least one node; list its nodes, rank 0 first" }))
+      .min(1, { error: "replicas needs at least one node group; write e.g. replicas: [[spark1], [spark2]]" })
+      .optional(),
     roll: z.enum(["one", "all"]).optional(),
     overlay: relative("overlay", "the project directory", "overlays/qwen38/mtp-r3").optional(),
     overlayWins: flag().default(false),
   }).superRefine((d, ctx) => {
     // Either form names the nodes; without both, the missing key is nodes, reported as zod reports one.
-    if (d.nodes === undefined && d.replicas === undefined) ctx.addIssue({ code: "invalid_type", expected: "array", input: undefined, path: ["nodes"] });
+    if (d.nodes !== undefined || d.replicas !== undefined) return;
+    ctx.addIssue({ code: "invalid_type", expected: "array", input: undefined, path: ["nodes"] });
   });
   // A bad value names its range: "sm121:liveness.timeout: 0 is out of range; use 1 to 600 s".
   const ranged = (what: string, min: number, max: number, unit: string) => {
@@ -202,7 +206,8 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   const deployments = s.deployments.flatMap((d, i) => {
     const base = d.name ?? (d.profile === undefined ? d.recipe : `${d.recipe}-${d.profile}`);
     if (d.nodes !== undefined && d.replicas !== undefined) {
-      const fix = "write nodes: [spark1] for one serving group, or replicas: [[spark1], [spark2]] for one per node group";
+      const fix = "write nodes: [spark1] for one serving group, " +
+        "or replicas: [[spark1], [spark2]] for one per node group";
       err(["deployments", i], "a deployment has either nodes or replicas, not both", fix);
       return [];
     }
@@ -211,12 +216,14 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     return groups.map((nodeList, r) => {
       const nodesAt = d.replicas === undefined ? ["deployments", i, "nodes"] : ["deployments", i, "replicas", r];
       for (const [j, n] of nodeList.entries()) {
-        if (!Object.hasOwn(nodes, n)) err([...nodesAt, j], `node "${n}" is not in sm121:nodes`, `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`);
-        if (nodeList.indexOf(n) !== j) err([...nodesAt, j], `node "${n}" is listed twice`, "list each node once, rank 0 first");
+        const at = [...nodesAt, j];
+        const known = `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`;
+        if (!Object.hasOwn(nodes, n)) err(at, `node "${n}" is not in sm121:nodes`, known);
+        if (nodeList.indexOf(n) !== j) err(at, `node "${n}" is listed twice`, "list each node once, rank 0 first");
         const other = owner.get(n);
         if (other !== undefined && other !== r) {
           const fix = "put each replica on nodes of its own: a replica that shares a node with another stops with it";
-          err([...nodesAt, j], `node "${n}" is in replicas ${other + 1} and ${r + 1} of ${base}`, fix);
+          err(at, `node "${n}" is in replicas ${other + 1} and ${r + 1} of ${base}`, fix);
         }
         owner.set(n, r);
       }
@@ -235,7 +242,8 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   for (const d of deployments) {
     const i = Number(d.at.entry[1]);
     const prev = seen.get(d.name);
-    if (prev !== undefined) err(d.at.entry, `deployment name "${d.name}" is already used by deployments[${prev}]`, "set name: on one of them to a distinct name");
+    const used = `deployment name "${d.name}" is already used by deployments[${prev ?? 0}]`;
+    if (prev !== undefined) err(d.at.entry, used, "set name: on one of them to a distinct name");
     seen.set(d.name, i);
   }
   if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");

@@ -30,7 +30,8 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     const { entry, nodes: nodesAt } = placesOf(d, i);
     const recipe = recipes.get(d.recipe);
     if (recipe === undefined) {
-      errors.push(siteErr([...entry, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`));
+      const fix = `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`;
+      errors.push(siteErr([...entry, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, fix));
       return;
     }
     d.nodes.forEach((n, j) => {
@@ -59,17 +60,24 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       } else owner.set(n, { name: d.name, recipe, nodes: d.nodes.length });
     });
     if (recipe.deploy === "script") {
-      if (d.profile === undefined) errors.push(siteErr(entry, `recipe ${recipe.name} is a script recipe and needs a profile`, `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`));
+      const addProfile = `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`;
+      if (d.profile === undefined) {
+        errors.push(siteErr(entry, `recipe ${recipe.name} is a script recipe and needs a profile`, addProfile));
+      }
     } else {
-      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`, "remove profile"));
-      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], "overlays apply to script recipes", "remove overlay"));
+      const notScript = `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`;
+      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], notScript, "remove profile"));
+      const overlay = "overlays apply to script recipes";
+      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], overlay, "remove overlay"));
       const launch = launchOf(site, d, recipe);
       if (launch !== undefined) errors.push(launch);
     }
     for (const [j, nodeName] of d.nodes.entries()) {
       const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
       if (node === undefined) continue;
-      if (node.host === "ssh" && node.ssh === undefined) errors.push(siteErr([...nodesAt, j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
+      if (node.host === "ssh" && node.ssh === undefined) {
+        errors.push(siteErr([...nodesAt, j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
+      }
     }
   });
   return errors;
@@ -132,7 +140,8 @@ export function shareNodes(site: Site, bundles: DeploymentBundle[]): SpecError[]
       const problem = `node "${node}" serves deployments ${both}, both on port ${x.port ?? ""}`;
       const fix = `give ${x.b.deployment} another port ` +
         `(port in ${x.b.recipeFile}, or the node's PORT for a script recipe)`;
-      errors.push(siteErr([...(d === undefined ? ["deployments", i, "nodes"] : placesOf(d, i).nodes), j], problem, fix));
+      const nodesAt = d === undefined ? ["deployments", i, "nodes"] : placesOf(d, i).nodes;
+      errors.push(siteErr([...nodesAt, j], problem, fix));
     });
   }
   return errors;

@@ -18,4 +18,8 @@ export const LITELLM_ROUTER = { num_retries: 3, retry_after: 0, allowed_fails: 0
  * restarting) only once its cooldown ends; were the next to stop before, every replica would be
  * cooling down and the proxy would refuse the model ("All deployments ... are in cooldown").
  */
-export const ROLL_SETTLE_S = { sm121: 0, "llama-swap": 0, litellm: LITELLM_ROUTER.cooldown_time + 1 } as const satisfies Record<GatewayFormat, number>;
+export const ROLL_SETTLE_S = {
+  sm121: 0,
+  "llama-swap": 0,
+  litellm: LITELLM_ROUTER.cooldown_time + 1,
+} as const satisfies Record<GatewayFormat, number>;

@@ -49,7 +49,8 @@ export function replicaSets(site: Site, bundles: readonly DeploymentBundle[], ru
     const members = [...all.filter((b) => !guarded(b)), ...all.filter(guarded)].map((b) => b.deployment);
     const asked = site.deployments.filter((d) => members.includes(d.name) && d.roll === "all").map((d) => d.name);
     const allBecause = runAll ? "SM121_ROLL=all" : asked.length > 0 ? `roll: all on ${asked.join(", ")}` : undefined;
-    sets.push({ model, members, roll: allBecause === undefined ? "one" : "all", ...(allBecause !== undefined && { allBecause }) });
+    const roll = allBecause === undefined ? "one" : "all";
+    sets.push({ model, members, roll, ...(allBecause !== undefined && { allBecause }) });
   }
   return sets;
 }
@@ -60,7 +61,8 @@ export function replicaPlaces(sets: readonly ReplicaSet[]): Map<string, ReplicaP
   for (const s of sets) {
     s.members.forEach((d, i) => {
       const after = s.roll === "one" ? s.members[i - 1] : undefined;
-      places.set(d, { model: s.model, index: i + 1, of: s.members.length, roll: s.roll, ...(after !== undefined && { after }) });
+      const place = { model: s.model, index: i + 1, of: s.members.length, roll: s.roll };
+      places.set(d, { ...place, ...(after !== undefined && { after }) });
     });
   }
   return places;

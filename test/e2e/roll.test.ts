@@ -12,13 +12,18 @@ import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeCliSnapshot } from "../cli-helpers";
 import type { E2E } from "../helpers/project";
-import { downTimes, overlapping, rollRecipe, rollSite, rollUnderLoad, ROLL_MODEL, type RollSite } from "../helpers/roll";
+import { downTimes, overlapping, rollRecipe, rollSite, rollUnderLoad, ROLL_MODEL } from "../helpers/roll";
+import type { RollRun, RollSite } from "../helpers/roll";
 import type { LiteLLM } from "../site/litellm";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
 /** Requests a second through the proxy, and how many: the load outlasts each up. */
 const RATE = 5;
 const REQUESTS = 200;
+const counts = (run: RollRun) => {
+  const b = run.bench;
+  return `ok ${b.completed}, failed ${b.errors}, retried ${b.retried}; down ${JSON.stringify(run.downs)}`;
+};
 
 describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   let site: RollSite;
@@ -26,7 +31,8 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   let proxy: LiteLLM;
   let r1: SimNode;
   let r2: SimNode;
-  const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+  type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+  const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as Lite;
 
   beforeAll(async () => {
     site = await rollSite({ name: "roll", firstIp: 251, sshPort: 2751, startDelayS: 3 });
@@ -51,12 +57,13 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     expect(preview.all).toContain(`rolls ${ROLL_MODEL}: roll-1, then roll-2; at most 1 of 2 down`);
     expect(preview.all).toContain(`replica 2 of 2 of ${ROLL_MODEL}, rolled after roll-1 answers`);
     const all = await e.preview({ SM121_ROLL: "all" });
-    expect(all.all).toContain(`restarts ${ROLL_MODEL} all at once (SM121_ROLL=all): roll-1, roll-2; all 2 down together`);
+    const together = `restarts ${ROLL_MODEL} all at once (SM121_ROLL=all): roll-1, roll-2; all 2 down together`;
+    expect(all.all).toContain(together);
   }, 240_000);
 
   it("rolls one replica at a time: the load through the proxy sees no failed request", async () => {
     const run = await rollUnderLoad(e, proxy, { recipe: rollRecipe(16), rate: RATE, requests: REQUESTS });
-    console.log(`rolling: ok ${run.bench.completed}, failed ${run.bench.errors}, retried ${run.bench.retried}; down ${JSON.stringify(run.downs)}`);
+    console.log(`rolling: ${counts(run)}`);
     expect(run.up.code, run.up.all).toBe(0);
     // Both engines restarted, one after the other, while the load ran: never both down at once.
     expect(run.downs.map((d) => d.node)).toEqual(["r1", "r2"]);
@@ -70,8 +77,9 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   }, 400_000);
 
   it("with SM121_ROLL=all, stops both at once, and the load sees the failures", async () => {
-    const run = await rollUnderLoad(e, proxy, { recipe: rollRecipe(32), env: { SM121_ROLL: "all" }, rate: RATE, requests: REQUESTS });
-    console.log(`SM121_ROLL=all: ok ${run.bench.completed}, failed ${run.bench.errors}, retried ${run.bench.retried}; down ${JSON.stringify(run.downs)}`);
+    const env = { SM121_ROLL: "all" };
+    const run = await rollUnderLoad(e, proxy, { recipe: rollRecipe(32), env, rate: RATE, requests: REQUESTS });
+    console.log(`SM121_ROLL=all: ${counts(run)}`);
     expect(run.up.code, run.up.all).toBe(0);
     expect(overlapping(run.downs), JSON.stringify(run.downs)).toBe(true);
     expect(run.bench.errors).toBeGreaterThan(0);
@@ -83,11 +91,14 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     writeFileSync(join(e.dir, "recipes", "roll.toml"), rollRecipe(64));
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain(`replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; the 1 replica after it keeps the old recipe`);
+    const stopped = `replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; ` +
+      "the 1 replica after it keeps the old recipe";
+    expect(up.all).toContain(stopped);
     // roll-2 was not touched: its engine never stopped, and it serves the recipe of the last up.
     expect(downTimes([r2], since)).toEqual([]);
     type Resource = { urn: string; outputs?: { plan?: string; outcome?: { status: string } } };
-    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Resource[] } };
+    type Exported = { deployment: { resources: Resource[] } };
+    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as Exported;
     const engine = (d: string) => exported.deployment.resources.find((r) => r.urn.endsWith(`::${d}-engine`))?.outputs;
     expect(engine("roll-2")?.plan).toContain("--max-running-requests 32");
     expect(engine("roll-2")?.outcome?.status).toBe("serving");

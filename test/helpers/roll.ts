@@ -74,8 +74,8 @@ export async function rollUnderLoad(
 ): Promise<RollRun> {
   const since = Date.now();
   writeFileSync(join(e.dir, "recipes", "roll.toml"), o.recipe);
-  const args = ["bench", "--url", proxy.url, "--model", ROLL_MODEL, "--rate", String(o.rate), "--requests", String(o.requests),
-    "--concurrency", "8", "--max-tokens", "8", "--prompt-tokens", "16", "--json"];
+  const args = ["bench", "--url", proxy.url, "--model", ROLL_MODEL, "--rate", String(o.rate),
+    "--requests", String(o.requests), "--concurrency", "8", "--max-tokens", "8", "--prompt-tokens", "16", "--json"];
   const timeoutMs = (o.requests / o.rate) * 1000 + 120_000;
   const load = sm121(e, args, { env: { SM121_API_KEY: proxy.key }, timeoutMs });
   const up = await e.up(o.env);
@@ -96,13 +96,23 @@ export interface RollSite {
   stop(): Promise<void>;
 }
 
+export interface RollSiteOptions {
+  name: string;
+  firstIp: number;
+  sshPort: number;
+  /** How long each engine loads once the site serves. */
+  startDelayS: number;
+}
+
 /**
  * Two nodes r1 and r2 serving one model as replicas (`replicas: [[r1], [r2]]`, deployments roll-1
  * and roll-2), the real LiteLLM proxy started with the file the first up wrote, and each engine
  * taking `startDelayS` to load from then on, as a real checkpoint does.
  */
-export async function rollSite(o: { name: string; firstIp: number; sshPort: number; startDelayS: number }): Promise<RollSite> {
-  const e = await e2eProject({ name: o.name, nodes: ["r1", "r2"], firstIp: o.firstIp, sshPort: o.sshPort, recipes: { "roll.toml": rollRecipe(8) }, config: () => "" });
+export async function rollSite(o: RollSiteOptions): Promise<RollSite> {
+  const recipes = { "roll.toml": rollRecipe(8) };
+  const { name, firstIp, sshPort } = o;
+  const e = await e2eProject({ name, nodes: ["r1", "r2"], firstIp, sshPort, recipes, config: () => "" });
   let proxy: LiteLLM | undefined;
   const stop = async () => {
     await proxy?.stop();

@@ -20,26 +20,32 @@ export interface LiteLLM {
 
 export async function startLiteLLM(o: { dir: string; config: string; key: string }): Promise<LiteLLM> {
   const bin = path.join(LITELLM_BIN, "litellm");
-  if (!fs.existsSync(bin)) throw new Error(`test site: ${bin} is missing: scripts/venvs.sh (run by scripts/setup.sh) installs it`);
+  if (!fs.existsSync(bin)) {
+    throw new Error(`test site: ${bin} is missing: scripts/venvs.sh (run by scripts/setup.sh) installs it`);
+  }
   fs.mkdirSync(o.dir, { recursive: true });
   const port = await freePort();
   const logFile = path.join(o.dir, "litellm.log");
   const log = fs.openSync(logFile, "a");
   // Offline: the model cost map from the package itself, no telemetry.
-  const env = { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_MASTER_KEY: o.key, LITELLM_TELEMETRY: "False" };
-  const child = spawn(bin, ["--config", o.config, "--host", "127.0.0.1", "--port", String(port)], { stdio: ["ignore", log, log], env });
+  const env = {
+    ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_MASTER_KEY: o.key, LITELLM_TELEMETRY: "False",
+  };
+  const argv = ["--config", o.config, "--host", "127.0.0.1", "--port", String(port)];
+  const child = spawn(bin, argv, { stdio: ["ignore", log, log], env });
   fs.closeSync(log);
   const pid = child.pid ?? 0;
   const rec: ProcRecord = { pid, start: procStat(pid)?.start ?? null, what: "litellm" };
   const url = `http://127.0.0.1:${port}`;
   const stop = () => terminate([rec], 10_000);
   for (const end = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
-    if (!isAlive(pid, rec.start)) throw new Error(`test site: the LiteLLM proxy exited:\n${fs.readFileSync(logFile, "utf8").slice(-3000)}`);
+    const tail = () => fs.readFileSync(logFile, "utf8").slice(-3000);
+    if (!isAlive(pid, rec.start)) throw new Error(`test site: the LiteLLM proxy exited:\n${tail()}`);
     const ready = await fetch(`${url}/health/readiness`).then((r) => r.status === 200, () => false);
     if (ready) break;
     if (Date.now() > end) {
       await stop();
-      throw new Error(`test site: the LiteLLM proxy was not ready within 120 s:\n${fs.readFileSync(logFile, "utf8").slice(-3000)}`);
+      throw new Error(`test site: the LiteLLM proxy was not ready within 120 s:\n${tail()}`);
     }
   }
   return { url, key: o.key, log: logFile, stop };
