@@ -24,7 +24,7 @@ describe("known keys, from the schemas", () => {
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);
     expect(known(site("      zzzz: 1"))).toEqual(["host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric, gpus"]);
     expect(known(site("      recipes: { r: { dir: /x, container: c, zzzz: 1 } }"))).toEqual(["dir, start, stop, container, dockerArgs, vars, ownedMounts"]);
-    expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual(["name, recipe, profile, nodes, overlay, overlayWins"]);
+    expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual(["name, recipe, profile, nodes, replicas, roll, overlay, overlayWins"]);
     expect(known(site("  sm121:gateway: { path: /g.json, zzzz: 1 }"))).toEqual(["path, format, model, node"]);
     expect(known(errorsOf(() => parseSite(F, "s", "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: h, user: ops, zzzz: 1 }\n      ip: 203.0.113.1\n")))).toEqual(["host, port, user"]);
   });

@@ -12,6 +12,7 @@ import { GatewayFragment } from "../providers/gatewayFragment";
 import type { ConnectionSettings } from "../providers/engineDeployment";
 import type { Site } from "../recipe/types";
 import { isLoopback, type GatewayModel } from "../render/gateway";
+import { modelOf } from "../render/replicas";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { FileLook } from "../serve/sitefile";
@@ -36,7 +37,7 @@ export function gatewayResource(w: GatewayWiring): GatewayFragment | undefined {
   // As declared (the plan, known before any engine is served); the file takes each served model and status.
   const models: GatewayModel[] = w.bundles.map((b) => ({
     deployment: b.deployment,
-    model: gw.model ?? b.readiness.servedName ?? b.deployment,
+    model: modelOf(w.site, b),
     status: "serving",
     endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
       node: n.node,

@@ -29,7 +29,10 @@ export interface ReplicaPlace {
   after?: string;
 }
 
-/** The model name the gateway lists a deployment under, before it is served (render/gateway's rule). */
+/**
+ * The model name the gateway lists a deployment under before it is served (then, the name it
+ * serves): the gateway's own, the recipe's served name, or the replicas: entry's or its own name.
+ */
 export function modelOf(site: Site, b: DeploymentBundle): string {
   const d = site.deployments.find((x) => x.name === b.deployment);
   return site.gateway?.model ?? b.readiness.servedName ?? d?.replicaOf ?? b.deployment;
