@@ -22,7 +22,8 @@ const RATE = 5;
 const REQUESTS = 200;
 const counts = (run: RollRun) => {
   const b = run.bench;
-  return `ok ${b.completed}, failed ${b.errors}, retried ${b.retried}; down ${JSON.stringify(run.downs)}`;
+  const times = `load ${JSON.stringify(run.load)}; down ${JSON.stringify(run.downs)}`;
+  return `ok ${b.completed}, failed ${b.errors}, retried ${b.retried}; ${times}`;
 };
 
 describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
@@ -68,6 +69,8 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     // Both engines restarted, one after the other, while the load ran: never both down at once.
     expect(run.downs.map((d) => d.node)).toEqual(["r1", "r2"]);
     expect(overlapping(run.downs), JSON.stringify(run.downs)).toBe(false);
+    // The load ran from before the first stop to after the last start.
+    expect(run.load.from).toBeLessThan(Math.min(...run.downs.map((d) => d.from)));
     expect(Math.max(...run.downs.map((d) => d.to))).toBeLessThan(run.load.to);
     expect(run.bench.errors, run.bench.errorSamples.join("\n")).toBe(0);
     expect(run.bench.completed).toBe(REQUESTS);
@@ -82,6 +85,7 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     console.log(`SM121_ROLL=all: ${counts(run)}`);
     expect(run.up.code, run.up.all).toBe(0);
     expect(overlapping(run.downs), JSON.stringify(run.downs)).toBe(true);
+    expect(run.load.from).toBeLessThan(Math.min(...run.downs.map((d) => d.from)));
     expect(run.bench.errors).toBeGreaterThan(0);
   }, 400_000);
 

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { benchSchema, type BenchReport } from "../../src/cli/schemas";
 import { sm121 } from "../cli-helpers";
 import { startLiteLLM, type LiteLLM } from "../site/litellm";
+import { eventually } from "../site/prometheus";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 import { e2eProject, type E2E } from "./project";
 import type { PulumiRun } from "./pulumi";
@@ -59,7 +60,7 @@ export interface RollRun {
   up: PulumiRun;
   bench: BenchReport;
   downs: Down[];
-  /** When the load ran (ms). */
+  /** When the load ran (ms): from its first request to its end. */
   load: { from: number; to: number };
 }
 
@@ -77,13 +78,17 @@ export async function rollUnderLoad(
   const args = ["bench", "--url", proxy.url, "--model", ROLL_MODEL, "--rate", String(o.rate),
     "--requests", String(o.requests), "--concurrency", "8", "--max-tokens", "8", "--prompt-tokens", "16", "--json"];
   const timeoutMs = (o.requests / o.rate) * 1000 + 120_000;
+  const served = () => (readFileSync(proxy.log, "utf8").match(/"POST \/v1\/chat\/completions /g) ?? []).length;
+  const before = served();
   const load = sm121(e, args, { env: { SM121_API_KEY: proxy.key }, timeoutMs });
+  // The up starts once the load runs through the proxy (the proxy's own access log says so).
+  await eventually("the load through the proxy", async () => served(), (n) => n > before);
   const up = await e.up(o.env);
   const b = await load;
   const to = Date.now();
   if (b.stdout.trim() === "") throw new Error(`sm121 bench printed nothing (exit ${b.code}):\n${b.stderr}`);
   const bench = benchSchema().parse(JSON.parse(b.stdout));
-  return { up, bench, downs: downTimes(e.site.nodes, since), load: { from: since, to } };
+  return { up, bench, downs: downTimes(e.site.nodes, since), load: { from: to - bench.durationS * 1000, to } };
 }
 
 export interface RollSite {
