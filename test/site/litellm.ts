@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { needsRealParts } from "./lane";
 import { freePort } from "./prometheus";
 import { isAlive, procStat, terminate, type ProcRecord } from "./procs";
 
@@ -19,6 +20,7 @@ export interface LiteLLM {
 }
 
 export async function startLiteLLM(o: { dir: string; config: string; key: string }): Promise<LiteLLM> {
+  needsRealParts("The LiteLLM proxy");
   const bin = path.join(LITELLM_BIN, "litellm");
   if (!fs.existsSync(bin)) {
     throw new Error(`test site: ${bin} is missing: scripts/venvs.sh (run by scripts/setup.sh) installs it`);
