@@ -36,7 +36,7 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as Lite;
 
   beforeAll(async () => {
-    site = await rollSite({ name: "roll", firstIp: 251, sshPort: 2751, startDelayS: 3 });
+    site = await rollSite({ name: "roll", firstIp: 186, sshPort: 2786, startDelayS: 3 });
     ({ e, proxy } = site);
     [r1, r2] = site.nodes;
   }, 300_000);
