@@ -35,6 +35,7 @@ import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner
 import { secretRefusals } from "./render/secrets";
 import { protectedRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets, rollWords, type ReplicaPlace } from "./render/replicas";
+import { readOverrides, type RunOverrides } from "./render/overrides";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -63,11 +64,21 @@ for (const d of down) {
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 const config = new Config("sm121");
 
+/** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB (seed 001's --timeout-s, --min-mem-gib), refused before any node is looked at. */
+function overrides(): RunOverrides {
+  try {
+    return readOverrides(process.env);
+  } catch (e) {
+    throw new RunError(e instanceof Error ? e.message : String(e));
+  }
+}
+const runOverrides = overrides();
 const allow = {
   protected: list(process.env["SM121_ALLOW_PROTECTED"]),
   experimental: process.env["SM121_EXPERIMENTAL"] === "1",
   restart: process.env["SM121_RESTART"] === "1",
   takeover: list(process.env["SM121_ALLOW_TAKEOVER"]),
+  ...(Object.keys(runOverrides).length > 0 && { overrides: runOverrides }),
 };
 /** The stack this run serves for: recorded on every node it serves (serve/owner). */
 const me: Owner = { project: getProject(), stack, backend: currentBackend(process.env, homedir()) };

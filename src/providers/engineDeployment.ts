@@ -35,6 +35,7 @@ import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle, NodeConn } from "../render/types";
+import type { RunOverrides } from "../render/overrides";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
@@ -61,6 +62,8 @@ export interface Allowances {
   restart: boolean;
   /** SM121_ALLOW_TAKEOVER: nodes where this run may stop another stack's deployment. */
   takeover?: string[];
+  /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's readiness wait and memory gate, no part of the bundle. */
+  overrides?: RunOverrides;
 }
 
 /** Where the gateway file is, so that a failed serve can disable its endpoints at once. */
@@ -123,7 +126,7 @@ export class EngineDeployment extends ShimResource {
     // secret on its own, so that a rotation names the key (`API_KEY: [secret] => [secret]`).
     const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> & Pick<EngineDeploymentInputs, "secrets"> = {
       deployment: args.deployment,
-      plan: all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart })),
+      plan: all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart, ...(allow.overrides !== undefined && { overrides: allow.overrides }) })),
       drift: args.drift,
       secrets: args.secrets,
       connection: args.connection,

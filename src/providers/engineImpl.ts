@@ -7,6 +7,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
+import { withOverrides } from "../render/overrides";
 import { authOf, providerLog } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
@@ -157,7 +158,8 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
     // probe finds.
     const settings = { ...serveSettings(news), forceRestart: d.force, goBack: goBack(olds, news), log };
-    const outcome = await serve(b, authOf(news.connection), settings);
+    // SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's serve only; the state keeps the declared bundle.
+    const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
     if (held !== undefined) await release(held, log);
     for (const w of outcome.warnings) log(`warning: ${w}`);
     for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);

@@ -10,6 +10,7 @@
 import { isSecretKey } from "./keys";
 import { quoteArgv } from "../text/shell";
 import type { DeploymentBundle, NodeBundle, Readiness } from "./types";
+import type { RunOverrides } from "./overrides";
 
 /** The readiness wait as its parts: "1800 s + 300 s grace" (readiness.timeout_s, sm121:readyGraceS). */
 export function waitWords(r: Readiness): string {
@@ -64,7 +65,24 @@ function nodeFacts(n: NodeBundle): string[] {
 export interface PlanOptions {
   /** SM121_RESTART=1 for this run. */
   restart?: boolean;
+  /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB of this run. */
+  overrides?: RunOverrides;
 }
+
+/** The plan's lines for the overrides of this run: what it does instead of what the bundle says. */
+function overrideLines(b: DeploymentBundle, o: RunOverrides): string[] {
+  const lines: string[] = [];
+  if (o.timeoutS !== undefined) {
+    lines.push(`SM121_TIMEOUT_S=${o.timeoutS}: this run waits ${o.timeoutS} s for /v1/models (not ${waitWords(b.readiness)})`);
+  }
+  if (o.minMemGiB !== undefined) {
+    const gates = [...new Set(b.nodes.map((n) => n.memGateGiB))];
+    const declared = gates.length === 1 ? `${gates[0]} GiB` : b.nodes.map((n) => `${n.node} ${n.memGateGiB} GiB`).join(", ");
+    lines.push(`SM121_MIN_MEM_GIB=${o.minMemGiB}: this run's memory gate is ${o.minMemGiB} GiB on every node (not ${declared})`);
+  }
+  return lines;
+}
+
 
 /** The plan text of a deployment: what it runs on which node, one fact a line. */
 export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string {
@@ -101,6 +119,7 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   }
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");
+  lines.push(...overrideLines(b, o.overrides ?? {}));
   lines.push(`bundle sha256 ${b.identity.slice(0, 12)} (the diff key)`);
   return `${lines.join("\n")}\n`;
 }

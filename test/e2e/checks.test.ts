@@ -1,0 +1,76 @@
+/**
+ * Per-run overrides through the real Pulumi CLI on the simulated site: SM121_TIMEOUT_S and
+ * SM121_MIN_MEM_GIB are refused with their name and range when bad, shown in the plan, reach this
+ * run's serve (a short wait fails a slow start, a high gate stops before the start), and restart
+ * nothing by themselves: they are no part of the bundle's identity.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, type E2E } from "../helpers/project";
+import { sshOk } from "../site/exec";
+import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const RECIPE = `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-8B"
+served_model_name = "qwen3-8b"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+port = 8000
+[readiness]
+timeout_s = 600
+`;
+const CONFIG = "  sm121:deployments:\n    - { name: chat, recipe: chat, nodes: [spark1] }";
+
+describe.sequential("per-run overrides", () => {
+  let e: E2E;
+  let n: SimNode;
+  const started = () => sshOk(e.site, n, "docker inspect -f '{{.State.StartedAt}}' sm121-chat-0");
+  beforeAll(async () => {
+    e = await e2eProject({ name: "overrides", nodes: ["spark1"], firstIp: 126, sshPort: 2326, recipes: { "chat.toml": RECIPE }, config: () => CONFIG });
+    n = e.site.nodes[0] as SimNode;
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("refuses a bad value with its name and the allowed range, before any node is looked at", async () => {
+    const r = await e.preview({ SM121_TIMEOUT_S: "ten", SM121_MIN_MEM_GIB: "0" });
+    expect(r.code).not.toBe(0);
+    expect(r.all).toContain('SM121_TIMEOUT_S="ten" is not a whole number of seconds from 1 to 86400');
+    expect(r.all).toContain('SM121_MIN_MEM_GIB="0" is not a number of GiB from 1 to 1024');
+  });
+
+  it("restarts nothing by itself: the bundle and its identity stay as declared", async () => {
+    const before = await started();
+    const up = await e.up({ SM121_TIMEOUT_S: "3600", SM121_MIN_MEM_GIB: "2" });
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).not.toContain("restarts spark1");
+    expect(await started()).toBe(before);
+  });
+
+  it("is shown in the plan, and this run's serve waits only that long", async () => {
+    const env = { SM121_RESTART: "1", SM121_TIMEOUT_S: "3" };
+    const plan = await e.preview(env);
+    expect(plan.code, plan.all).toBe(0);
+    expect(plan.all).toContain("SM121_TIMEOUT_S=3: this run waits 3 s for /v1/models (not 600 s)");
+    setEngineBehaviour(n, { startDelayS: 60 });
+    const up = await e.up(env);
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain("did not answer 200 within 3 s");
+    setEngineBehaviour(n, null);
+    const back = await e.up();
+    expect(back.code, back.all).toBe(0);
+  });
+
+  it("holds this run's start at its own memory gate", async () => {
+    const env = { SM121_RESTART: "1", SM121_MIN_MEM_GIB: "1024" };
+    const plan = await e.preview(env);
+    expect(plan.all).toContain("SM121_MIN_MEM_GIB=1024: this run's memory gate is 1024 GiB on every node (not 1 GiB)");
+    const up = await e.up(env);
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain("below the gate of 1024 GiB");
+    const back = await e.up();
+    expect(back.code, back.all).toBe(0);
+  });
+});
