@@ -4,9 +4,9 @@
  * deployment's state; the files the look hashes; and the pure parts of the serve's reports (key
  * diff, step timings).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,9 @@ import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
 import type { NodeModelFacts } from "../src/render/memfit";
 import { addModelFact, modelFactsScript } from "../src/serve/modelprobe";
-import { envKeyDiff, parseProbe } from "../src/serve/probe";
+import { describeCheck, envKeyDiff, parseProbe, type FailedCheck } from "../src/serve/probe";
+import { hfCacheCheck } from "../src/render/node";
+import { placeCheckpoint } from "./site/hfcache";
 import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
 
@@ -77,11 +79,19 @@ describe("a node recipe's dockerArgs", () => {
 });
 
 describe("the HF cache check of a script recipe", () => {
-  it("looks for MODEL under the node's HF_HOME and under every -v onto the container's cache, as a warning", () => {
+  it("looks for MODEL under the node's HF_HOME and under every -v onto the container's cache: fatal, at every plan", () => {
     const { nb } = best(withArgs("-v /data/hf:/root/.cache/huggingface"));
     const checks = nb.preflight.filter((c) => c.kind === "hf-cache");
     expect(checks.map((c) => c.subject)).toEqual(["/home/ops/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next", "/data/hf/hub/models--Qwen--Qwen3.8-Flash-Next"]);
-    expect(checks.every((c) => !c.fatal)).toBe(true);
+    expect(checks.every((c) => c.fatal && c.atPlan === true)).toBe(true);
+    expect(checks[1]?.why).toContain("fix: on flash-best run `HF_HOME=/data/hf hf download Qwen/Qwen3.8-Flash-Next --revision main`, or set sm121:modelCache: keep");
+  });
+
+  it("leaves HF_HOME to sm121:modelCache when it brings the model: a check of the up, not of the plan", () => {
+    const { nb } = best((s) => s.replace("config:\n", "config:\n  sm121:modelCache: keep\n"));
+    const checks = nb.preflight.filter((c) => c.kind === "hf-cache");
+    expect(checks.map((c) => [c.fatal, c.atPlan])).toEqual([[false, undefined]]);
+    expect(checks[0]?.why).toContain("sm121:modelCache brings it before the start");
   });
 
   it("uses start.sh's default cache when the node sets no HF_HOME", () => {
@@ -190,5 +200,40 @@ describe("the checkpoint facts of a node's HF cache", () => {
     mkdirSync(join(repo, "refs"));
     writeFileSync(join(repo, "refs", "main"), "ccc\n");
     expect(facts()).toMatchObject({ config: { num_hidden_layers: 3 }, weightsBytes: 3 });
+  });
+});
+
+describe("the HF-cache preflight on a node", () => {
+  const home = mkdtempSync(join(tmpdir(), "sm121-hfcheck-"));
+  const { nb } = best((s) => s);
+  const repo = "org/tiny";
+  const index = JSON.stringify({ weight_map: { a: "model-1.safetensors", b: "model-2.safetensors" } });
+  const check = hfCacheCheck("flash-best", home, repo, "main", { fatal: true, why: "MODEL of the profile" });
+  const failed = () => {
+    const node = { ...nb, preflight: [check], status: ":", stateDir: join(home, "state") };
+    const script = preflightScript(node, [], undefined, { clients: false });
+    const res = spawnSync("bash", ["-c", script], { encoding: "utf8" });
+    const records = res.stdout.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    return parseProbe(records, res.stdout).failed;
+  };
+
+  it("names what a missing checkpoint lacks, the directory and the fix", () => {
+    const f = failed();
+    expect(f).toHaveLength(1);
+    expect(describeCheck(f[0] as FailedCheck)).toBe(`org/tiny@main is not complete in the HF cache ${home}/hub/models--org--tiny: ` +
+      `no refs/main: the revision was never downloaded here (MODEL of the profile; fix: on flash-best run \`HF_HOME=${home} hf download org/tiny --revision main\`, ` +
+      "or set sm121:modelCache: keep and the up brings it)");
+  });
+
+  it("matches the snapshot against its index, as the model cache does: a shard the index names is missing", () => {
+    const dir = placeCheckpoint(home, repo, { "model.safetensors.index.json": index, "model-1.safetensors": "1", "config.json": "{}" });
+    expect(describeCheck(failed()[0] as FailedCheck)).toContain(`${home}/hub/models--org--tiny: snapshots/`);
+    expect(describeCheck(failed()[0] as FailedCheck)).toContain("/model-2.safetensors: named by model.safetensors.index.json, not in the snapshot");
+    placeCheckpoint(home, repo, { "model-2.safetensors": "2" });
+    expect(failed()).toEqual([]);
+    // A blob cut short (a download stopped half-way) is no checkpoint.
+    const blob = createHash("sha256").update("2").digest("hex");
+    renameSync(join(dir, "blobs", blob), join(dir, "blobs", `${blob}.incomplete`));
+    expect(describeCheck(failed()[0] as FailedCheck)).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { Recipe as RecipeDef, Site } from "../recipe/types";
 import type { DeploymentBundle } from "../render/types";
+import { revisionOf } from "../render/node";
 import type { CacheNode } from "../serve/modelcache";
 import type { ImageNode } from "../serve/imagesync";
 
@@ -21,15 +22,6 @@ export interface ModelSync {
 export interface ImageSyncPlan {
   image: string;
   nodes: ImageNode[];
-}
-
-/** The engine's own pin, `--revision X` (vLLM and SGLang read it), so that cache and engine agree. */
-export function revisionOf(args: readonly string[]): string | undefined {
-  for (const [i, a] of args.entries()) {
-    if (a === "--revision") return args[i + 1];
-    if (a.startsWith("--revision=")) return a.slice("--revision=".length);
-  }
-  return undefined;
 }
 
 export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: DeploymentBundle): ModelSync | undefined {

@@ -9,7 +9,7 @@ import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";
 import { containerAccess, fabricEnv, fabricFacts } from "./fabric";
 import { identityOf } from "./identity";
-import { endpoint, hfCacheDir, nodeBundle } from "./node";
+import { endpoint, hfCacheCheck, nodeBundle, revisionOf } from "./node";
 import type { NodeBundle, PreflightCheck } from "./types";
 
 const CONTAINER_HF_HOME = "/root/.cache/huggingface";
@@ -83,7 +83,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       extraFiles,
       mkdirs: hf.mkdirs,
       preflight: [
-        ...enginePreflight(recipe, node, spec, { headCoordinated, hint: driver.installHint, made: hf.mkdirs }),
+        ...enginePreflight(recipe, node, spec, { headCoordinated, hint: driver.installHint, made: hf.mkdirs, hfFilled: hf.filled }),
         ...hf.checks,
         ...startFileChecks(recipe, spec),
       ],
@@ -107,6 +107,8 @@ interface PreflightOf {
   hint: string;
   /** Directories the up makes before the start (not refused when missing). */
   made: readonly string[];
+  /** Something in the up fills the HF cache (sm121:modelCache, or the engine's own download). */
+  hfFilled: boolean;
 }
 
 function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: PreflightOf): PreflightCheck[] {
@@ -129,11 +131,15 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });
   }
   const hfHome = node.env.HF_HOME;
-  if (hfHome !== undefined && recipe.model !== undefined) {
+  // A local path is no hub checkpoint: the engine's own start says what it lacks.
+  if (hfHome !== undefined && recipe.model !== undefined && !/^[/~]/.test(recipe.model)) {
+    const revision = revisionOf(recipe.args) ?? "main";
     const why = headCoordinated
       ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
-      : "the checkpoint in the node's HF cache; without it the engine downloads it at start";
-    checks.push({ kind: "hf-cache", subject: hfCacheDir(hfHome, recipe.model), why, fatal: false });
+      : o.hfFilled
+        ? "the checkpoint in the node's HF cache; without it the engine downloads it at start"
+        : "the checkpoint in the node's HF cache, which nothing in this up fills (the engine runs offline or loads a local path, and sm121:modelCache is off)";
+    checks.push(hfCacheCheck(node.name, hfHome, recipe.model, revision, { fatal: !headCoordinated && !o.hfFilled, why }));
   }
   if (headCoordinated) {
     if (recipe.dgpp?.roceDevices === undefined) {
@@ -156,18 +162,18 @@ function engineDownloads(recipe: Recipe): boolean {
  * it, or sm121:modelCache copies the model), else checked at plan time: a missing cache that
  * nothing fills would stop the engine (docker refuses the mount, the engine finds no model).
  */
-function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): { mkdirs: string[]; checks: PreflightCheck[] } {
+function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): { mkdirs: string[]; checks: PreflightCheck[]; filled: boolean } {
   const hfHome = node.env.HF_HOME;
-  if (hfHome === undefined || recipe.model === undefined) return { mkdirs: [], checks: [] };
+  if (hfHome === undefined || recipe.model === undefined) return { mkdirs: [], checks: [], filled: false };
   const perNode = driverFor(recipe.engine).shape === "per-node";
-  if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) return { mkdirs: [hfHome], checks: [] };
+  if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) return { mkdirs: [hfHome], checks: [], filled: true };
   const reads = perNode
     ? "the engine runs offline or loads a local path"
     : "the head-coordinated engine reads it from the cache and downloads nothing";
   const why = `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, ` +
     `and sm121:modelCache is off); create it on ${node.name} and put ${recipe.model} there, ` +
     "or set sm121:modelCache: keep";
-  return { mkdirs: [], checks: [{ kind: "dir", subject: hfHome, why, fatal: true, atPlan: true }] };
+  return { mkdirs: [], checks: [{ kind: "dir", subject: hfHome, why, fatal: true, atPlan: true }], filled: false };
 }
 
 /** Where a container path is on the node, through the mounts (the longest mount target that holds it). */

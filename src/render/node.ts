@@ -68,6 +68,34 @@ export function endpoint(host: string, port: number): ApiEndpoint {
   return { host, port, url: `http://${host}:${port}` };
 }
 
+/** The engine's own pin, `--revision X` (vLLM and SGLang read it), so that cache and engine agree. */
+export function revisionOf(args: readonly string[]): string | undefined {
+  for (const [i, a] of args.entries()) {
+    if (a === "--revision") return args[i + 1];
+    if (a.startsWith("--revision=")) return a.slice("--revision=".length);
+  }
+  return undefined;
+}
+
+/**
+ * The HF-cache check of a model on a node: its revision complete in the cache under `hfHome`
+ * (serve/probe matches the snapshot against its index, as the model cache does). Fatal, and made
+ * by every plan, when nothing in the up brings the model; the fix names the download command for
+ * that node and sm121:modelCache.
+ */
+export function hfCacheCheck(node: string, hfHome: string, repo: string, revision: string, o: { fatal: boolean; why: string }): PreflightCheck {
+  const fix = `fix: on ${node} run \`HF_HOME=${hfHome} hf download ${repo} --revision ${revision}\`, ` +
+    "or set sm121:modelCache: keep and the up brings it";
+  return {
+    kind: "hf-cache",
+    subject: hfCacheDir(hfHome, repo),
+    why: `${o.why}; ${fix}`,
+    fatal: o.fatal,
+    ...(o.fatal && { atPlan: true }),
+    model: { repo, revision },
+  };
+}
+
 /** Hugging Face cache directory of a repo id, as the hub lays it out. */
 export function hfCacheDir(hfHome: string, model: string): string {
   return `${hfHome.replace(/\/+$/, "")}/hub/models--${model.replace(/\//g, "--")}`;

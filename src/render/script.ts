@@ -8,7 +8,7 @@ import type { LaunchSpec } from "../targets/types";
 import { siteError } from "./checks";
 import { mountTarget, pairsFromTokens, tokenizeLine, type LocatedPair } from "./dockerargs";
 import { renderEnv } from "./envfile";
-import { endpoint, hfCacheDir, nodeBundle } from "./node";
+import { endpoint, hfCacheCheck, nodeBundle } from "./node";
 import { MANIFEST_FILE, loadOverlay, type Overlay } from "./overlay";
 import { readProfileFile, type Profile } from "./profile";
 import type { NodeBundle, PreflightCheck } from "./types";
@@ -102,7 +102,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       scripts: scriptTarget(spec, nodeRecipe, env.text),
       extraFiles: manifest,
       mkdirs: env.mkdirs,
-      preflight: [...scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs), ...hfCacheChecks(node, env.keys)],
+      preflight: [...scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs), ...hfCacheChecks(node, env.keys, site.modelCache !== "off")],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       api: endpoint(bind, port),
       envKeys: env.keys,
@@ -140,15 +140,22 @@ const CONTAINER_HF_CACHE = "/root/.cache/huggingface";
 /**
  * Seed 001: the model's files in the HF cache under each mount whose target is the cache: the
  * node's HF_HOME that start.sh mounts (its default ~/.cache/huggingface), and any -v of
- * EXTRA_DOCKER_ARGS onto it. A warning, as for the engine targets: the engine downloads it at start.
+ * EXTRA_DOCKER_ARGS onto it. A preflight failure stops the up before anything stops, unless
+ * sm121:modelCache brings the model into HF_HOME first.
  */
-function hfCacheChecks(node: SiteNode, keys: Record<string, string>): PreflightCheck[] {
+function hfCacheChecks(node: SiteNode, keys: Record<string, string>, modelCache: boolean): PreflightCheck[] {
   const model = keys["MODEL"];
   if (model === undefined || model === "" || model.startsWith("/") || !model.includes("/")) return [];
   const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
   const mounted = words.flatMap((w, i) => (words[i - 1] === "-v" && mountTarget(w) === CONTAINER_HF_CACHE ? [w.split(":")[0] ?? ""] : []));
-  const caches = [...new Set([node.env.HF_HOME ?? "~/.cache/huggingface", ...mounted])];
-  return caches.map((c) => ({ kind: "hf-cache", subject: hfCacheDir(c, model), why: `MODEL of the profile, in the HF cache mounted at ${CONTAINER_HF_CACHE}; without it the engine downloads it at start`, fatal: false }));
+  const home = node.env.HF_HOME ?? "~/.cache/huggingface";
+  const caches = [...new Set([home, ...mounted])];
+  return caches.map((c) => {
+    const brought = modelCache && c === home;
+    const why = `MODEL of the profile, which start.sh mounts from this cache at ${CONTAINER_HF_CACHE}` +
+      (brought ? "; sm121:modelCache brings it before the start" : "");
+    return hfCacheCheck(node.name, c, model, "main", { fatal: !brought, why });
+  });
 }
 
 /** Seed 001's preflight: the recipe, its scripts, the chat template, the draft vocab, every mount source. */

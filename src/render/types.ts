@@ -29,6 +29,8 @@ export interface PreflightCheck {
    * what the engine itself would refuse at start, so the plan refuses it before anything stops.
    */
   atPlan?: boolean;
+  /** "hf-cache": the model (a hub repo id) and the revision that must be complete in the cache. */
+  model?: { repo: string; revision: string };
 }
 
 export interface RenderedFile extends BundleFile {

@@ -4,6 +4,7 @@ import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
 import { diffKeys, parseEnvFile } from "../render/envreader";
 import { addModelFact } from "./modelprobe";
+import { completeness, parseManifest } from "./hfcache";
 import { parseTime } from "./outcome";
 import { ownerOf, type Holder } from "./owner";
 import { curlFunction, oneToken } from "./readiness";
@@ -15,6 +16,24 @@ export interface FailedCheck {
   subject: string;
   why: string;
   fatal: boolean;
+  /** "hf-cache": the model, and what its revision lacks in the cache (the first few). */
+  model?: { repo: string; revision: string };
+  missing?: string[];
+}
+
+/** How many of an incomplete checkpoint's missing files a message names. */
+const FIRST_MISSING = 3;
+
+/**
+ * An HF-cache check's record: the listing of the repo dir matched against the revision, by the
+ * model cache's own rule (serve/hfcache): its snapshot, every link's blob, every indexed shard.
+ */
+function hfCacheFinding(r: Readonly<Record<string, unknown>>): FailedCheck | undefined {
+  const c = r["hfCache"] as FailedCheck;
+  if (c.model === undefined) return undefined;
+  const listing = Buffer.from(String(r["listing"] ?? ""), "base64").toString("utf8");
+  const missing = completeness(parseManifest(listing), c.model.revision).missing;
+  return missing.length === 0 ? undefined : { ...c, missing };
 }
 
 export interface NodeState {
@@ -82,8 +101,13 @@ export function describeCheck(f: FailedCheck): string {
       return `another vLLM container runs on the node: ${f.subject} (${f.why})`;
     case "docker":
       return f.why;
-    case "hf-cache":
-      return `not in the HF cache: ${f.subject} (${f.why})`;
+    case "hf-cache": {
+      const m = f.missing ?? [];
+      const first = m.slice(0, FIRST_MISSING).join("; ");
+      const more = m.length > FIRST_MISSING ? ` and ${m.length - FIRST_MISSING} more` : "";
+      const what = f.model === undefined ? "the model" : `${f.model.repo}@${f.model.revision}`;
+      return `${what} is not complete in the HF cache ${f.subject}: ${first || "not there"}${more} (${f.why})`;
+    }
     default:
       return `missing ${f.subject} (${f.why})`;
   }
@@ -132,7 +156,10 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
       }
       continue;
     }
-    if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
+    if (typeof r["hfCache"] === "object" && r["hfCache"] !== null) {
+      const f = hfCacheFinding(r);
+      if (f !== undefined) st.failed.push(f);
+    } else if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
     else if (typeof r["other"] === "string") st.others.push(r["other"]);
     else if ("state" in r) {
       const s = r["state"] as { identity?: unknown; files?: unknown } | null;

@@ -5,6 +5,7 @@
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { manifestScript } from "./hfcache";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
@@ -25,7 +26,20 @@ function sha256Into(file: string): string {
   return `if [ -r ${file} ]; then sum=$(sha256sum -- ${file}) || sum=; sum=\${sum#\\\\}; sum=\${sum:0:64}; else sum=; fi`;
 }
 
+/**
+ * The HF-cache check: the repo dir's listing (serve/hfcache's manifest, which the model cache reads
+ * too) as one record; serve/probe matches the snapshot against its index there.
+ */
+function hfCacheLine(c: PreflightCheck): string {
+  const msg = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal, model: c.model });
+  return [
+    `hl=$( ( ${manifestScript(c.subject)} ) 2>/dev/null | base64 -w0 ) || hl=`,
+    `printf '@sm121 {"hfCache":%s,"listing":"%s"}\\n' ${quote(msg)} "$hl"`,
+  ].join("\n");
+}
+
 function checkLine(c: PreflightCheck): string {
+  if (c.kind === "hf-cache" && c.model !== undefined) return hfCacheLine(c);
   const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" || c.kind === "roce" ? quote(c.subject) : nodePath(c.subject);
   const test: Record<PreflightCheck["kind"], string> = {
     dir: `[ -d ${s} ]`,

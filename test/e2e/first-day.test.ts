@@ -138,7 +138,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     const text = readFileSync(stackFile, "utf8");
     // vLLM reads --config while it parses (here through the HF cache mount); an offline engine fills no HF cache.
     writeFileSync(join(dir, "recipes", "with-config.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nargs = ["--config", "/root/.cache/huggingface/serve.yaml"]\n');
-    writeFileSync(join(dir, "recipes", "offline.toml"), 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[env]\nHF_HUB_OFFLINE = "1"\n');
+    writeFileSync(join(dir, "recipes", "offline.toml"), 'model = "sm121-test/tiny-qwen3"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[env]\nHF_HUB_OFFLINE = "1"\n');
     // spark2's RDMA devices are where the simulated site keeps them (a Spark's are in /dev/infiniband).
     const devices = text.replace("fabric: { interface: enp1s0f1np1, rdma: auto }", `fabric: { interface: enp1s0f1np1, rdma: auto, devices: ${devicesDir(n2)} }`);
     writeFileSync(stackFile, devices.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }"));
@@ -148,9 +148,23 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       expect(refused.all).toContain("sm121: the engines would refuse to start (nothing was stopped):");
       expect(refused.all).toContain(`with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config /root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it (/root/.cache/huggingface/serve.yaml in the container); put the file there, or change the path in recipes/with-config.toml)`);
       expect(refused.all).toContain(`offline: spark2: missing ${n2.home}/.cache/huggingface (the HF cache (HF_HOME) of spark2, which nothing in this up fills`);
-      // With the file there and the cache made, the same preview passes.
+      // With the file there and the cache made, the model is still not in it: the plan and doctor say so, with the fix.
       await sshOk(site, n1, "printf 'max-model-len: 16384\\n' > ~/.cache/huggingface/serve.yaml");
       await sshOk(site, n2, "mkdir -p ~/.cache/huggingface");
+      const cache = `${n2.home}/.cache/huggingface`;
+      const fix = `HF_HOME=${cache} hf download sm121-test/tiny-qwen3 --revision main`;
+      const missing = `offline: spark2: sm121-test/tiny-qwen3@main is not complete in the HF cache ${cache}/hub/models--sm121-test--tiny-qwen3: ` +
+        "no refs/main: the revision was never downloaded here (the checkpoint in the node's HF cache, which nothing in this up fills";
+      const noModel = await pulumiRun(["preview"]);
+      expect(noModel.code).not.toBe(0);
+      expect(noModel.all).toContain(missing);
+      expect(noModel.all).toContain(`fix: on spark2 run \`${fix}\`, or set sm121:modelCache: keep and the up brings it`);
+      const doctor = await run(["doctor", "--json"]);
+      const report = JSON.parse(doctor.stdout) as { nodes: Array<{ node: string; checks: Array<{ check: string; detail: string | null }> }> };
+      const details = report.nodes.find((n) => n.node === "spark2")?.checks.map((c) => c.detail ?? "").join("\n") ?? "";
+      expect(details).toContain(missing.slice("offline: spark2: ".length));
+      // The fix the message names, run on the node, is all it takes.
+      await sshOk(site, n2, fix);
       const passes = await pulumiRun(["preview"]);
       expect(passes.code, passes.all).toBe(0);
     } finally {

@@ -3,7 +3,7 @@
  * A profile change is named key by key in the preview and applied with a backup; a hand edit is
  * found by refresh and repaired by up; HF_TOKEN in the old .env is carried over, never printed.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
@@ -71,6 +71,25 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(up.all).toMatch(/4 unchanged/);
     expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
     expect(readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"))).toHaveLength(1);
+  });
+
+  it("stops an up before anything stops when the model is not complete in the node's HF cache (seed 001's preflight)", async () => {
+    const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
+    const repo = join(node.home, ".cache", "huggingface", "hub", "models--Qwen--Qwen3.8-Flash-Next");
+    const blob = readdirSync(join(repo, "blobs"))[0] ?? "";
+    renameSync(join(repo, "blobs", blob), join(repo, "blobs", `${blob}.incomplete`));
+    try {
+      // The file check of every plan: the node, the directory, the first missing files, the fix.
+      const refused = await e.up({ SM121_RESTART: "1" });
+      expect(refused.code).not.toBe(0);
+      expect(refused.all).toContain("sm121: the engines would refuse to start (nothing was stopped):");
+      expect(refused.all).toContain(`flash: spark1: Qwen/Qwen3.8-Flash-Next@main is not complete in the HF cache ${repo}: snapshots/`);
+      expect(refused.all).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
+      expect(refused.all).toContain("fix: on spark1 run `HF_HOME=");
+      expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
+    } finally {
+      renameSync(join(repo, "blobs", `${blob}.incomplete`), join(repo, "blobs", blob));
+    }
   });
 
   it("names the changed .env keys in the preview and applies a profile change with a backup", async () => {

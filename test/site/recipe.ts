@@ -5,10 +5,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { siteSourceDir } from "./paths";
 import type { SimNode } from "./site";
+import { placeCheckpoint } from "./hfcache";
+
+/** The model the recipe's profiles serve (MODEL): in the node's HF cache, as on a Spark that runs it. */
+export const SCRIPT_MODEL = "Qwen/Qwen3.8-Flash-Next";
 
 /**
  * Writes the qwen38-flash recipe into `dir` on `node` (absolute, or relative to
- * the node's home). Returns the absolute directory.
+ * the node's home), and its model into the node's HF cache (seed 001's preflight
+ * refuses an up without it). Returns the absolute directory.
  */
 export function makeScriptRecipe(node: SimNode, dir: string): string {
   const target = path.isAbsolute(dir) ? dir : path.join(node.home, dir);
@@ -17,5 +22,6 @@ export function makeScriptRecipe(node: SimNode, dir: string): string {
   fs.chmodSync(path.join(target, "start.sh"), 0o755);
   fs.chmodSync(path.join(target, "stop.sh"), 0o755);
   fs.mkdirSync(path.join(target, "logs"), { recursive: true });
+  placeCheckpoint(path.join(node.home, ".cache", "huggingface"), SCRIPT_MODEL);
   return target;
 }
