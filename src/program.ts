@@ -64,7 +64,7 @@ for (const d of down) {
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 const config = new Config("sm121");
 
-/** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB (seed 001's --timeout-s, --min-mem-gib), refused before any node is looked at. */
+/** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB (seed 001's --timeout-s, --min-mem-gib), refused before any node is seen. */
 function overrides(): RunOverrides {
   try {
     return readOverrides(process.env);

@@ -81,8 +81,10 @@ describe("what an up does with a deployment", () => {
     expect(d.held?.already).toBe(true);
     const retry = decide(olds(held), news({ ...hung, allow: { ...allow, restart: true } }), NOW);
     expect(retry).toMatchObject({ restart: ["SM121_RESTART=1", HUNG, "the last up left it failed"], force: true });
-    const changed = { ...b, identity: "another" };
-    expect(decide(olds(held), news({ bundle: changed }), NOW).restart).toEqual(["the rendered bundle changed"]);
+    const nodes = b.nodes.map((n) => ({ ...n, argv: [...n.argv, "--seed", "1"] }));
+    const changed = { ...b, identity: "another", nodes };
+    const restart = ["the rendered bundle changed (the launch on vllm-1, vllm-2)"];
+    expect(decide(olds(held), news({ bundle: changed }), NOW).restart).toEqual(restart);
   });
 
   it("restarts for other drift whatever the bound (an edited file is the operator's act, not the engine's)", () => {
@@ -116,7 +118,8 @@ describe("a deployment the look could not see", () => {
     __run: { allow, preflight: false, findings: { fatal: [], warnings: [] } },
     ...over,
   });
-  const guarded = { ...b, identity: "new", nodes: b.nodes.map((n) => ({ ...n, protected: true })) };
+  const guardedNodes = b.nodes.map((n) => ({ ...n, protected: true, env: { ...n.env, X: "1" } }));
+  const guarded = { ...b, identity: "new", nodes: guardedNodes };
   const unknown = ["Pulumi.s.yaml:14:7: sm121:nodes.vllm-1.ssh: vllm-1 unreachable: connect ETIMEDOUT; check ..."];
 
   it("is refused nothing and changes nothing, where the same change on a reachable node is refused", async () => {

@@ -4,11 +4,10 @@
  * time by serve/observe). One rule for check, diff and update.
  *
  * The diff key is the bundle identity (render/deployment.ts): the sha256 over every node's argv,
- * env, image, mounts, written files and start/stop scripts. It is broader than seed 001's .env
- * identity (body sha256 + profile + overlay line) because a docker or tmux deployment has no .env
- * of its own, and a changed launch line must restart the engine just as a changed key does; for
- * a script recipe the .env is one of the bundle's files, so a changed seed-001 identity always
- * changes the bundle identity too.
+ * env, image, mounts, written files and start/stop scripts, and the readiness. What it decides is
+ * seed 001's .env identity, for every target (render/launch): a new bundle whose launch is the
+ * same on every node (only proofs, readiness settings or sm121's own scripts changed) updates the
+ * state and checks the running engine; a changed launch restarts it.
  */
 import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
@@ -16,6 +15,7 @@ import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 import { protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
+import { checkFields, launchChanged } from "../render/launch";
 
 /**
  * What the decision reads; `drift` is what the plan-time look at the nodes found, in words, and
@@ -64,8 +64,11 @@ export function changedSettings(olds: Partial<EngineProps>, news: EngineProps): 
 
 /** Why an update restarts nothing: these only bring the stored state up to date. */
 export interface Touch {
-  /** `setting`: a per-node safety setting; nothing on the node is asked or changed for it. */
-  kind: "connection" | "provider" | "compact" | "setting";
+  /**
+   * `setting`: a per-node safety setting; nothing on the node is asked or changed for it.
+   * `checks`: a new bundle with the same launch; readiness and verify run on the running engine.
+   */
+  kind: "connection" | "provider" | "compact" | "setting" | "checks";
   words: string;
 }
 
@@ -106,7 +109,16 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
   const touch: Touch[] = [];
   const heldBefore = olds.outcome?.held === true && !news.allow.restart;
   if (news.allow.restart) restart.push("SM121_RESTART=1");
-  if (olds.bundle?.identity !== news.bundle.identity) restart.push(olds.bundle === undefined ? "new deployment" : "the rendered bundle changed");
+  if (olds.bundle === undefined) restart.push("new deployment");
+  else if (olds.bundle.identity !== news.bundle.identity) {
+    // Seed 001's .env identity: a bundle whose launch is the same is checked on the running engine.
+    const moved = launchChanged(olds.bundle, news.bundle);
+    if (moved.length > 0) restart.push(`the rendered bundle changed (the launch on ${moved.join(", ")})`);
+    else {
+      const fields = checkFields(olds.bundle, news.bundle).join(", ");
+      touch.push({ kind: "checks", words: `checks, does not restart: ${fields}` });
+    }
+  }
   const health = news.health ?? [];
   restart.push(...(news.drift ?? []).filter((d) => !health.includes(d)));
   const rotated = rotatedSecrets(olds, news);

@@ -126,7 +126,10 @@ export class EngineDeployment extends ShimResource {
     // secret on its own, so that a rotation names the key (`API_KEY: [secret] => [secret]`).
     const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> & Pick<EngineDeploymentInputs, "secrets"> = {
       deployment: args.deployment,
-      plan: all([bundle, args.allow]).apply(([b, allow]) => deploymentPlan(b, { restart: allow.restart, ...(allow.overrides !== undefined && { overrides: allow.overrides }) })),
+      plan: all([bundle, args.allow]).apply(([b, allow]) => {
+        const overrides = allow.overrides !== undefined ? { overrides: allow.overrides } : {};
+        return deploymentPlan(b, { restart: allow.restart, ...overrides });
+      }),
       drift: args.drift,
       secrets: args.secrets,
       connection: args.connection,

@@ -61,7 +61,11 @@ export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): 
     const what = d.held.already ? "left alone, failed" : "marks it failed, no restart";
     log(`${what}: ${heldWords(news.deployment, d.held)}`);
   }
-  else if (d.touch.length > 0) log(`restarts nothing: ${d.touch.map((t) => t.words).join("; ")}`);
+  else if (d.touch.length > 0) {
+    const checks = d.touch.filter((t) => t.kind === "checks").map((t) => t.words);
+    const rest = d.touch.filter((t) => t.kind !== "checks").map((t) => t.words);
+    log([...checks, ...(rest.length > 0 ? [`restarts nothing: ${rest.join("; ")}`] : [])].join("; "));
+  }
   const newlyHeld = d.held !== undefined && !d.held.already;
   return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
 }
@@ -157,7 +161,13 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // A failed or drifted deployment, a hung engine, or a rotated secret restarts even when its
     // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
     // probe finds.
-    const settings = { ...serveSettings(news), forceRestart: d.force, goBack: goBack(olds, news), log };
+    const settings = {
+      ...serveSettings(news),
+      forceRestart: d.force,
+      goBack: goBack(olds, news),
+      log,
+      ...(olds?.bundle !== undefined && { previous: olds.bundle }),
+    };
     // SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's serve only; the state keeps the declared bundle.
     const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
     if (held !== undefined) await release(held, log);

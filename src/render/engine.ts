@@ -8,7 +8,7 @@ import { tmuxTarget } from "../targets/tmux";
 import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";
 import { containerAccess, fabricEnv, fabricFacts } from "./fabric";
-import { identityOf } from "./identity";
+import { containerLabel } from "./launch";
 import { endpoint, hfCacheCheck, nodeBundle, revisionOf } from "./node";
 import type { NodeBundle, PreflightCheck } from "./types";
 
@@ -70,7 +70,8 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       scripts = dgppNativeTarget(spec, paths.dir, paths.config, { host: apiHost, port }, releaseOf(recipe));
       spec.argv = serves ? ["scripts/dgpp-cluster", "up", "--config", paths.config] : [];
     } else if (recipe.deploy === "docker") {
-      scripts = dockerTarget(spec, identityOf({ argv, env, mounts, image: recipe.image }).slice(0, 16));
+      const image = recipe.image !== undefined ? { image: recipe.image } : {};
+      scripts = dockerTarget(spec, containerLabel({ argv, env, mounts, ...image }));
     } else if (recipe.deploy === "tmux") {
       scripts = tmuxTarget(spec);
     } else {
@@ -83,7 +84,9 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       extraFiles,
       mkdirs: hf.mkdirs,
       preflight: [
-        ...enginePreflight(recipe, node, spec, { headCoordinated, hint: driver.installHint, made: hf.mkdirs, hfFilled: hf.filled }),
+        ...enginePreflight(recipe, node, spec, {
+          headCoordinated, hint: driver.installHint, made: hf.mkdirs, hfFilled: hf.filled,
+        }),
         ...hf.checks,
         ...startFileChecks(recipe, spec),
       ],
@@ -138,8 +141,10 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
       ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
       : o.hfFilled
         ? "the checkpoint in the node's HF cache; without it the engine downloads it at start"
-        : "the checkpoint in the node's HF cache, which nothing in this up fills (the engine runs offline or loads a local path, and sm121:modelCache is off)";
-    checks.push(hfCacheCheck(node.name, hfHome, recipe.model, revision, { fatal: !headCoordinated && !o.hfFilled, why }));
+        : "the checkpoint in the node's HF cache, which nothing in this up fills " +
+          "(the engine runs offline or loads a local path, and sm121:modelCache is off)";
+    const fatal = !headCoordinated && !o.hfFilled;
+    checks.push(hfCacheCheck(node.name, hfHome, recipe.model, revision, { fatal, why }));
   }
   if (headCoordinated) {
     if (recipe.dgpp?.roceDevices === undefined) {
@@ -162,11 +167,18 @@ function engineDownloads(recipe: Recipe): boolean {
  * it, or sm121:modelCache copies the model), else checked at plan time: a missing cache that
  * nothing fills would stop the engine (docker refuses the mount, the engine finds no model).
  */
-function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): { mkdirs: string[]; checks: PreflightCheck[]; filled: boolean } {
+function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): {
+  mkdirs: string[];
+  checks: PreflightCheck[];
+  /** Something in the up fills the cache: the engine's own download or sm121:modelCache. */
+  filled: boolean;
+} {
   const hfHome = node.env.HF_HOME;
   if (hfHome === undefined || recipe.model === undefined) return { mkdirs: [], checks: [], filled: false };
   const perNode = driverFor(recipe.engine).shape === "per-node";
-  if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) return { mkdirs: [hfHome], checks: [], filled: true };
+  if (site.modelCache !== "off" || (engineDownloads(recipe) && perNode)) {
+    return { mkdirs: [hfHome], checks: [], filled: true };
+  }
   const reads = perNode
     ? "the engine runs offline or loads a local path"
     : "the head-coordinated engine reads it from the cache and downloads nothing";

@@ -60,6 +60,11 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     ...(p.api !== undefined && { api: p.api }),
     ...(p.envKeys !== undefined && { envKeys: p.envKeys }),
     ...(p.fabric !== undefined && p.fabric.length > 0 && { fabric: p.fabric }),
+    container: p.spec.deploy === "docker" ? {
+      mounts: p.spec.mounts,
+      ...(p.spec.access !== undefined && { access: p.spec.access }),
+      ...(p.spec.keyFile !== undefined && { keyFile: p.spec.keyFile }),
+    } : null,
     identity,
   };
 }
@@ -83,7 +88,13 @@ export function revisionOf(args: readonly string[]): string | undefined {
  * by every plan, when nothing in the up brings the model; the fix names the download command for
  * that node and sm121:modelCache.
  */
-export function hfCacheCheck(node: string, hfHome: string, repo: string, revision: string, o: { fatal: boolean; why: string }): PreflightCheck {
+export function hfCacheCheck(
+  node: string,
+  hfHome: string,
+  repo: string,
+  revision: string,
+  o: { fatal: boolean; why: string },
+): PreflightCheck {
   const fix = `fix: on ${node} run \`HF_HOME=${hfHome} hf download ${repo} --revision ${revision}\`, ` +
     "or set sm121:modelCache: keep and the up brings it";
   return {

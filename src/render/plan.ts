@@ -73,12 +73,15 @@ export interface PlanOptions {
 function overrideLines(b: DeploymentBundle, o: RunOverrides): string[] {
   const lines: string[] = [];
   if (o.timeoutS !== undefined) {
-    lines.push(`SM121_TIMEOUT_S=${o.timeoutS}: this run waits ${o.timeoutS} s for /v1/models (not ${waitWords(b.readiness)})`);
+    const declared = waitWords(b.readiness);
+    lines.push(`SM121_TIMEOUT_S=${o.timeoutS}: this run waits ${o.timeoutS} s for /v1/models (not ${declared})`);
   }
   if (o.minMemGiB !== undefined) {
     const gates = [...new Set(b.nodes.map((n) => n.memGateGiB))];
-    const declared = gates.length === 1 ? `${gates[0]} GiB` : b.nodes.map((n) => `${n.node} ${n.memGateGiB} GiB`).join(", ");
-    lines.push(`SM121_MIN_MEM_GIB=${o.minMemGiB}: this run's memory gate is ${o.minMemGiB} GiB on every node (not ${declared})`);
+    const each = b.nodes.map((n) => `${n.node} ${n.memGateGiB} GiB`).join(", ");
+    const declared = gates.length === 1 ? `${gates[0]} GiB` : each;
+    const gate = `${o.minMemGiB} GiB on every node`;
+    lines.push(`SM121_MIN_MEM_GIB=${o.minMemGiB}: this run's memory gate is ${gate} (not ${declared})`);
   }
   return lines;
 }

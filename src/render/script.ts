@@ -102,7 +102,10 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       scripts: scriptTarget(spec, nodeRecipe, env.text),
       extraFiles: manifest,
       mkdirs: env.mkdirs,
-      preflight: [...scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs), ...hfCacheChecks(node, env.keys, site.modelCache !== "off")],
+      preflight: [
+        ...scriptPreflight(nodeRecipe.dir, nodeRecipe.start, nodeRecipe.stop, env.keys, env.mkdirs),
+        ...hfCacheChecks(node, env.keys, site.modelCache !== "off"),
+      ],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
       api: endpoint(bind, port),
       envKeys: env.keys,

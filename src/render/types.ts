@@ -1,7 +1,7 @@
 /** A rendered deployment: everything a node needs, decided at plan time. */
 import type { DeployTarget, EngineName, RollbackMode } from "../recipe/types";
 import type { LaunchShape } from "../engines/driver";
-import type { BundleFile, TargetScripts } from "../targets/types";
+import type { BundleFile, ContainerAccess, TargetScripts } from "../targets/types";
 
 export interface NodeConn {
   kind: "local" | "ssh";
@@ -62,7 +62,20 @@ export interface NodeBundle extends Omit<TargetScripts, "files"> {
   fabric?: string[];
   /** Other deployments the site puts on this node: they share it, and serving this one leaves them running. */
   neighbors?: string[];
+  /**
+   * A docker container's launch fields beyond argv, env and image (render/launch); null for the
+   * other targets. Absent in a bundle an older release stored.
+   */
+  container?: ContainerLaunch | null;
   identity: string;
+}
+
+/** What a docker container is started with besides argv, env and image. */
+export interface ContainerLaunch {
+  mounts: string[];
+  access?: ContainerAccess;
+  /** The engine's API key file and where the container sees it (mounted read-only). */
+  keyFile?: { path: string; seenAs: string };
 }
 
 export interface Readiness {

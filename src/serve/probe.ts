@@ -4,6 +4,7 @@ import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
 import { diffKeys, parseEnvFile } from "../render/envreader";
 import { addModelFact } from "./modelprobe";
+import { isOwnFile, launchIdentityOf, sameLaunch } from "../render/launch";
 import { completeness, parseManifest } from "./hfcache";
 import { parseTime } from "./outcome";
 import { ownerOf, type Holder } from "./owner";
@@ -46,8 +47,11 @@ export interface NodeState {
   others: string[];
   /** Every deployment directory on the node (this one's too), with its owner and displacement. */
   holders: Holder[];
-  /** sm121's record on the node: identity and the sha256 of each file as written. */
-  recorded?: { identity: string; files: Record<string, string> };
+  /**
+   * sm121's record on the node: identity, launch identity (none in an older record) and the
+   * sha256 of each file as written.
+   */
+  recorded?: { identity: string; launch?: string; files: Record<string, string> };
   files: Record<string, { sha256: string; ctime: number }>;
   clients?: number;
   /** The current .env without secret lines (script recipes). */
@@ -78,10 +82,18 @@ export interface LiveCheck {
   progress?: { before: number; after: number } | null;
 }
 
-/** Files whose change needs a restart even when the identity is the same (seed 001). */
-export function watchedPaths(nb: NodeBundle): string[] {
+/**
+ * Files whose change after the engine's start needs a restart even when the identity is the same
+ * (seed 001): the files the engine reads and every mount source; not sm121's own (render/launch).
+ */
+export function mountedPaths(nb: NodeBundle): string[] {
   const mounts = nb.preflight.filter((c) => c.kind === "file" && c.why.startsWith("mount source")).map((c) => c.subject);
-  return [...new Set([...nb.files.map((f) => f.path), ...mounts])];
+  return [...new Set([...nb.files.filter((f) => !isOwnFile(nb, f.path)).map((f) => f.path), ...mounts])];
+}
+
+/** Files the look reads (sha256 and change time): every file sm121 wrote, and the mounted ones. */
+export function watchedPaths(nb: NodeBundle): string[] {
+  return [...new Set([...nb.files.map((f) => f.path), ...mountedPaths(nb)])];
 }
 
 export function envPathOf(nb: NodeBundle): string | undefined {
@@ -162,8 +174,11 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
     } else if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
     else if (typeof r["other"] === "string") st.others.push(r["other"]);
     else if ("state" in r) {
-      const s = r["state"] as { identity?: unknown; files?: unknown } | null;
-      if (s !== null && typeof s.identity === "string") st.recorded = { identity: s.identity, files: (s.files ?? {}) as Record<string, string> };
+      const s = r["state"] as { identity?: unknown; launch?: unknown; files?: unknown } | null;
+      if (s !== null && typeof s.identity === "string") {
+        const files = (s.files ?? {}) as Record<string, string>;
+        st.recorded = { identity: s.identity, files, ...(typeof s.launch === "string" && { launch: s.launch }) };
+      }
     } else if (typeof r["running"] === "boolean") {
       st.running = r["running"];
       if (typeof r["startedAt"] === "string") st.startedAt = r["startedAt"];
@@ -268,13 +283,32 @@ export async function probeLiveness(host: Host, nb: NodeBundle, timeoutS: number
  */
 export function alreadyServing(nb: NodeBundle, st: NodeState): boolean {
   if (!nb.runs) return st.recorded?.identity === nb.identity && sameFiles(st);
-  if (!st.running || st.recorded?.identity !== nb.identity || !sameFiles(st)) return false;
+  return st.running && st.recorded?.identity === nb.identity && sameFiles(st) && startedAfter(nb, st);
+}
+
+/** The engine started after the last change of every file it reads or mounts. */
+function startedAfter(nb: NodeBundle, st: NodeState): boolean {
   const started = parseTime(st.startedAt);
   if (started === undefined) return false;
-  return watchedPaths(nb).every((p) => {
+  return mountedPaths(nb).every((p) => {
     const f = st.files[p];
     return f === undefined || f.ctime * 1000 <= started + 999;
   });
+}
+
+/**
+ * Seed 001's .env identity: the node runs what this bundle would start (render/launch), as its
+ * record says (the launch identity; for a record an older sm121 wrote, the identity of `previous`,
+ * the bundle the state holds, whose launch is this one), the files are as written, and the engine
+ * started after every file it reads. Then the up checks it and restarts nothing.
+ */
+export function runsThisLaunch(nb: NodeBundle, st: NodeState, previous?: NodeBundle): boolean {
+  const rec = st.recorded;
+  if (rec === undefined || !sameFiles(st)) return false;
+  if (nb.runs && (!st.running || !startedAfter(nb, st))) return false;
+  const want = launchIdentityOf(nb);
+  if (rec.launch !== undefined) return rec.launch === want;
+  return previous !== undefined && rec.identity === previous.identity && sameLaunch(previous, nb);
 }
 
 function sameFiles(st: NodeState): boolean {
@@ -320,7 +354,8 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
   }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const started = parseTime(st.startedAt);
-    const newer = watchedPaths(nb).filter((p) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999);
+    const after = (p: string) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999;
+    const newer = mountedPaths(nb).filter(after);
     if (newer.length > 0) out.push({ kind: "newer-mount", files: newer, words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)` });
   }
   return out;

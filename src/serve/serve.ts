@@ -7,7 +7,7 @@
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { linkTestText, runLinkTest } from "./linkrun";
-import { alreadyServing, describeCheck, envKeyDiff, probeNode, type NodeState } from "./probe";
+import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
 import { verifyScript } from "./readiness";
 import { foreignHolders, movedFrom, takeoverRefusal, type Owner } from "./owner";
@@ -32,6 +32,8 @@ export interface ServeOptions {
   allowTakeover?: readonly string[];
   /** sm121:keepBackups. */
   keepBackups?: number;
+  /** The bundle the state holds: a node record an older sm121 wrote is compared through it (render/launch). */
+  previous?: DeploymentBundle;
 }
 
 export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions): Promise<DeploymentOutcome> {
@@ -101,6 +103,11 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const neighbors = (i: number) => b.nodes[i]?.neighbors ?? [];
   const strangers = (i: number) => (states[i] as NodeState).others.filter((o) => !neighbors(i).includes(o));
   const same = b.nodes.every((nb, i) => alreadyServing(nb, states[i] as NodeState) && strangers(i).length === 0);
+  // Seed 001's .env identity: a new bundle whose launch every node runs already is checked, not restarted.
+  const previous = (nb: NodeBundle) => o.previous?.nodes.find((p) => p.node === nb.node);
+  const launched = (nb: NodeBundle, i: number) =>
+    runsThisLaunch(nb, states[i] as NodeState, previous(nb)) && strangers(i).length === 0;
+  const checksOnly = !same && !o.forceRestart && b.nodes.every(launched);
   let step = "stop";
   // Every step's script, rendered once for this run (the write step carries its UTC stamp).
   const stamp = utcStamp();
@@ -116,8 +123,29 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops;
   // its failure is a preflight's: the deployment stays as it was.
   if ((!same || o.forceRestart) && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
+  /** The files the write step reports, as the node's record of this bundle. */
+  const recordWrites = (i: number, nb: NodeBundle, records: ReadonlyArray<Record<string, unknown>>) => {
+    const out = outcomes[i] as NodeOutcome;
+    addTimings(out, records);
+    const written: Record<string, string> = {};
+    for (const r of records) {
+      if (typeof r["file"] !== "string") continue;
+      written[r["file"]] = String(r["sha256"]);
+      if (typeof r["backup"] === "string") out.backups.push(r["backup"]);
+    }
+    (states[i] as NodeState).recorded = { identity: nb.identity, files: written };
+  };
   try {
-    if (!same || o.forceRestart) {
+    if (checksOnly) {
+      // Only what is no launch field changed: sm121's own files are brought up to date, the engine runs on.
+      o.log(`${b.deployment}: every node runs this launch already; checks, does not restart`);
+      step = "write";
+      await Promise.all(b.nodes.map(async (nb, i) => {
+        const write = timed("write", (scripts[i] as Record<Step, string>).write);
+        const res = await host(hosts, nb).run(write, { step: "write", onLine: say(nb) });
+        recordWrites(i, nb, res.records);
+      }));
+    } else if (!same || o.forceRestart) {
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
       const st = (i: number) => states[i] as NodeState;
@@ -138,18 +166,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
           const s = scripts[i] as Record<Step, string>;
           const script = [timed("memory-gate", s["memory-gate"]), timed("write", s.write), timed("start", s.start)].join("\n");
           const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: say(nb) });
+          recordWrites(i, nb, res.records);
           const out = outcomes[i] as NodeOutcome;
-          addTimings(out, res.records);
-          const written: Record<string, string> = {};
-          for (const r of res.records) {
-            if (typeof r["file"] === "string") {
-              written[r["file"]] = String(r["sha256"]);
-              if (typeof r["backup"] === "string") out.backups.push(r["backup"]);
-            }
-          }
           out.restarted = nb.runs;
           out.status = nb.runs ? "failed" : "standby";
-          (states[i] as NodeState).recorded = { identity: nb.identity, files: written };
         }),
       );
     } else {

@@ -5,6 +5,7 @@
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { launchIdentityOf } from "../render/launch";
 import { manifestScript } from "./hfcache";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
@@ -240,8 +241,13 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
   return lines.join("\n");
 }
 
-/** Records what was written, so that refresh can tell a hand edit from our own render. */
+/**
+ * Records what was written, so that refresh can tell a hand edit from our own render, and what the
+ * engine was started with (render/launch), so that a later bundle with the same launch checks it
+ * instead of restarting it.
+ */
 export function stateScript(nb: NodeBundle, identity: string, written: Record<string, string>): string {
-  const state = JSON.stringify({ identity, deployment: nb.stateDir.split("/").pop(), files: written });
+  const launch = launchIdentityOf(nb);
+  const state = JSON.stringify({ identity, launch, deployment: nb.stateDir.split("/").pop(), files: written });
   return `printf '%s\\n' ${quote(state)} > ${nodePath(joinNode(nb.stateDir, "state.json"))}`;
 }

@@ -2,22 +2,29 @@
  * Per-run overrides through the real Pulumi CLI on the simulated site: SM121_TIMEOUT_S and
  * SM121_MIN_MEM_GIB are refused with their name and range when bad, shown in the plan, reach this
  * run's serve (a short wait fails a slow start, a high gate stops before the start), and restart
- * nothing by themselves: they are no part of the bundle's identity.
+ * nothing by themselves: they are no part of the bundle's identity. Seed 001's .env identity: a
+ * new bundle whose launch is the same (proofs, the readiness wait) is checked on the running
+ * engine, the state updated, nothing restarted; a changed launch restarts.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
-const RECIPE = `engine = "vllm"
+const recipe = (o: { timeoutS?: number; proofs?: string[]; args?: string[] } = {}) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
 image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
+args = ${JSON.stringify(o.args ?? [])}
 [readiness]
-timeout_s = 600
+timeout_s = ${o.timeoutS ?? 600}
+proofs = ${JSON.stringify(o.proofs ?? [])}
 `;
+const RECIPE = recipe();
 const CONFIG = "  sm121:deployments:\n    - { name: chat, recipe: chat, nodes: [spark1] }";
 
 describe.sequential("per-run overrides", () => {
@@ -72,5 +79,35 @@ describe.sequential("per-run overrides", () => {
     expect(up.all).toContain("below the gate of 1024 GiB");
     const back = await e.up();
     expect(back.code, back.all).toBe(0);
+  });
+
+  it("checks a new bundle with the same launch on the running engine: the state updated, no restart", async () => {
+    const before = await started();
+    writeFileSync(join(e.dir, "recipes", "chat.toml"), recipe({ timeoutS: 900, proofs: ["Loading weights took"] }));
+    const plan = await e.preview();
+    expect(plan.code, plan.all).toBe(0);
+    expect(plan.all).toContain("sm121: chat: checks, does not restart: the readiness wait, the proofs");
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    // Readiness and verify ran on the running engine, with the new wait.
+    expect(up.all).toContain("chat: every node already runs this bundle; checking readiness only");
+    expect(up.all).toContain("waiting up to 900 s for http://");
+    expect(up.all).toMatch(/spark1: ready in [\d.]+ s; first token in \d+ ms/);
+    expect(await started()).toBe(before);
+    // The state holds the new bundle: the next up has nothing to do.
+    const again = await e.up();
+    expect(again.code, again.all).toBe(0);
+    expect(again.all).not.toContain("checks, does not restart");
+    expect(await started()).toBe(before);
+  });
+
+  it("restarts for a changed launch", async () => {
+    const before = await started();
+    const args = ["--max-num-seqs", "4"];
+    writeFileSync(join(e.dir, "recipes", "chat.toml"), recipe({ timeoutS: 900, proofs: ["Loading weights took"], args }));
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain("restarts spark1: the rendered bundle changed (the launch on spark1)");
+    expect(await started()).not.toBe(before);
   });
 });

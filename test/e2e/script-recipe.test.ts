@@ -73,6 +73,25 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"))).toHaveLength(1);
   });
 
+  it("checks a new proof text on the running engine, restarting nothing (seed 001's .env identity)", async () => {
+    const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
+    const profile = join(e.dir, "recipes", "qwen38-flash", "profiles", "best.env");
+    const text = readFileSync(profile, "utf8");
+    writeFileSync(profile, text.replace("# sm121-proof: ", "# sm121-proof: MTP K=7 engaged\n# sm121-proof: "));
+    try {
+      const up = await e.up();
+      expect(up.code, up.all).toBe(0);
+      expect(up.all).toContain("sm121: flash: checks, does not restart: the proofs");
+      // Verify ran on the running engine: the new proof was looked for in its log.
+      expect(up.all).toContain('spark1: proof not found in the log: "MTP K=7 engaged"');
+      expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
+    } finally {
+      writeFileSync(profile, text);
+    }
+    expect((await e.up()).code).toBe(0);
+    expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
+  });
+
   it("stops an up before anything stops when the model is not complete in the node's HF cache (seed 001's preflight)", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
     const repo = join(node.home, ".cache", "huggingface", "hub", "models--Qwen--Qwen3.8-Flash-Next");

@@ -6,7 +6,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 /** Writes `files` of `repo` complete into the cache under `hfHome`; returns the repo dir. */
-export function placeCheckpoint(hfHome: string, repo: string, files: Record<string, string> = { "README.md": `# ${repo}\n` }): string {
+export function placeCheckpoint(
+  hfHome: string,
+  repo: string,
+  files: Record<string, string> = { "README.md": `# ${repo}\n` },
+): string {
   const dir = path.join(hfHome, "hub", `models--${repo.replace(/\//g, "--")}`);
   const commit = createHash("sha1").update(repo).digest("hex");
   const snap = path.join(dir, "snapshots", commit);
