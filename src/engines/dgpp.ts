@@ -1,6 +1,23 @@
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "./rules";
+import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
+
+/** DGPP's fit knobs from the recipe's `[dgpp.engine]` table; every launch node holds a share of the weights. */
+function dgppKnobs(src: KnobSource): FitKnobs {
+  const e = src.recipe?.dgpp?.engine ?? {};
+  const str = (k: string) => (typeof e[k] === "number" || typeof e[k] === "string" ? String(e[k]) : undefined);
+  const at = (k: string) => `[dgpp.engine] ${k}`;
+  const util = sourced(positive(str("gpu_memory_utilization")), at("gpu_memory_utilization"));
+  return {
+    ...withDefined("maxModelLen", sourced(positive(str("max_model_len")), at("max_model_len")) ?? readinessLen(src)),
+    ...withDefined("maxNumSeqs", sourced(positive(str("max_num_seqs")), at("max_num_seqs"))),
+    util: util ?? { value: 0.9, from: ENGINE_DEFAULT },
+    kvDtype: sourced(str("kv_cache_dtype"), at("kv_cache_dtype")) ?? { value: "auto", from: ENGINE_DEFAULT },
+    tp: src.nodes,
+    pp: 1,
+  };
+}
 
 function dgppRecipeProblems(r: RecipeFields): FieldProblem[] {
   const out = servedOnFixedPort("dgpp", "[dgpp].http_port", r);
@@ -38,4 +55,11 @@ export const dgpp: EngineDriver = {
   // (HawkBearPig/dgpp docs/openai-compatibility.md, "Metrics and prefill progress").
   metrics: undefined,
   installHint: "clone DGPP into [dgpp].dir on every node, or set [dgpp].repo and rev so sm121 provisions it",
+  memory: {
+    utilName: "gpu_memory_utilization",
+    utilDefault: 0.9,
+    overheadGiB: 4,
+    overheadInBudget: true,
+    knobs: dgppKnobs,
+  },
 };

@@ -7,6 +7,7 @@ import type { EngineName, Recipe } from "../recipe/types";
 import type { ArgProblem } from "./options/check";
 import type { OptionTable } from "./options/table";
 import type { FieldProblem, RecipeFields } from "./rules";
+import type { EngineMemory } from "./memory";
 
 /** How the processes of a deployment relate: every node runs the engine, or rank 0 runs a manager. */
 export type LaunchShape = "per-node" | "head-coordinated";
@@ -83,6 +84,8 @@ export interface EngineDriver {
   startFiles(recipe: Recipe): Array<{ path: string; why: string }>;
   /** What doctor prints when the engine binary is missing. */
   readonly installHint: string;
+  /** What the memory fit needs: the utilization setting and its default, the overhead, the knobs. */
+  readonly memory: EngineMemory;
   /** A regular expression (source) for the KV cache line of the engine's log, with the size as group 1. */
   readonly kvCachePattern: string | undefined;
   /**

@@ -2,6 +2,14 @@ import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { vllm } from "./vllm";
 import { modelNeeded, noDgppBlock, servedOnFixedPort } from "./rules";
+import { ENGINE_DEFAULT, readinessLen, withDefined, type FitKnobs, type KnobSource } from "./memory";
+
+/** gr8 takes none of the fit's settings: its budget is fixed. */
+function gr8Knobs(src: KnobSource): FitKnobs {
+  const fixed = { value: 0.9, from: ENGINE_DEFAULT };
+  const kvDtype = { value: "auto", from: ENGINE_DEFAULT };
+  return { ...withDefined("maxModelLen", readinessLen(src)), util: fixed, kvDtype, tp: src.recipe?.tp ?? 1, pp: 1 };
+}
 
 /** gr8 (kindlingai/gr8): per-node containers; rank 0 (the first peer) serves the API on :8100. */
 export const gr8: EngineDriver = {
@@ -35,4 +43,11 @@ export const gr8: EngineDriver = {
   // the same `glm53 up`) is vLLM, which serves its /metrics beside the API on the head.
   metrics: vllm.metrics,
   installHint: "docker pull ghcr.io/kindlingai/gr8 on every node",
+  memory: {
+    utilName: "gr8's fixed budget",
+    utilDefault: 0.9,
+    overheadGiB: 4,
+    overheadInBudget: true,
+    knobs: gr8Knobs,
+  },
 };

@@ -2,7 +2,8 @@ import type { EngineDriver } from "./driver";
 import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
-import { optionAt } from "./options/values";
+import { optionAt, optionValues } from "./options/values";
+import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -22,6 +23,23 @@ const OWNED: Readonly<Record<string, string>> = {
 };
 
 const owned = (o: OptionSpec): Owned | undefined => (Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? "" } : undefined);
+
+/** SGLang computes its own mem_fraction_static from the GPU's memory; 0.88 is near what it picks on a 128 GB device. */
+const UTIL_DEFAULT = 0.88;
+
+/** SGLang's fit knobs from the recipe's args, as its parser reads them. */
+function sglangKnobs(src: KnobSource): FitKnobs {
+  const v = optionValues(SGLANG_OPTIONS, src.recipe?.args ?? []);
+  const util = sourced(positive(v.get("mem_fraction_static")), "--mem-fraction-static");
+  return {
+    ...withDefined("maxModelLen", sourced(positive(v.get("context_length")), "--context-length") ?? readinessLen(src)),
+    ...withDefined("maxNumSeqs", sourced(positive(v.get("max_running_requests")), "--max-running-requests")),
+    util: util ?? { value: UTIL_DEFAULT, from: `${ENGINE_DEFAULT} (about)` },
+    kvDtype: sourced(v.get("kv_cache_dtype"), "--kv-cache-dtype") ?? { value: "auto", from: ENGINE_DEFAULT },
+    tp: src.recipe?.tp ?? 1,
+    pp: positive(v.get("pp_size")) ?? 1,
+  };
+}
 
 export const sglang: EngineDriver = {
   name: "sglang",
@@ -66,4 +84,12 @@ export const sglang: EngineDriver = {
     },
   },
   installHint: 'pip install "sglang[all]" (or run the lmsysorg/sglang image with deploy = "docker")',
+  // mem_fraction_static covers weights and the KV pool; the rest of the memory holds its activations.
+  memory: {
+    utilName: "--mem-fraction-static",
+    utilDefault: UTIL_DEFAULT,
+    overheadGiB: 4,
+    overheadInBudget: false,
+    knobs: sglangKnobs,
+  },
 };

@@ -3,7 +3,9 @@ import type { EngineDriver, LaunchLayout, LaunchProblem } from "./driver";
 import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { ENGINE_TABLES, VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
-import { optionAt } from "./options/values";
+import { optionAt, optionValues } from "./options/values";
+import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined } from "./memory";
+import type { FitKnobs, KnobSource, Sourced } from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -100,6 +102,38 @@ export function headlessApiServerLimit(version: string): number {
 /** `vllm serve MODEL` takes it positionally; the older api_server module takes --model. */
 const isServe = (entrypoint: readonly string[]): boolean => entrypoint[entrypoint.length - 1] === "serve";
 
+/** vLLM's default --gpu-memory-utilization. */
+const UTIL_DEFAULT = 0.9;
+
+/**
+ * vLLM's fit knobs from its flags as its parser reads them (any spelling), from the recipe's args;
+ * a script recipe's from its profile's keys and EXTRA_VLLM_ARGS, the flag winning over the key.
+ */
+function vllmKnobs(src: KnobSource): FitKnobs {
+  const keys = src.keys ?? {};
+  const extra = (keys["EXTRA_VLLM_ARGS"] ?? "").split(/\s+/).filter((s) => s !== "");
+  const v = optionValues(VLLM_OPTIONS, src.keys !== undefined ? extra : (src.recipe?.args ?? []));
+  const fromKey = (key: string, dest: string, flag: string): Sourced<string> | undefined => {
+    if (v.has(dest)) return { value: v.get(dest) ?? "", from: flag };
+    const k = keys[key];
+    return k !== undefined && k !== "" ? { value: k, from: key } : undefined;
+  };
+  const num = (key: string, dest: string, flag: string) => {
+    const s = fromKey(key, dest, flag);
+    return s === undefined ? undefined : sourced(positive(s.value), s.from);
+  };
+  const util = num("GPU_MEMORY_UTILIZATION", "gpu_memory_utilization", "--gpu-memory-utilization");
+  return {
+    ...withDefined("maxModelLen", num("MAX_MODEL_LEN", "max_model_len", "--max-model-len") ?? readinessLen(src)),
+    ...withDefined("maxNumSeqs", num("MAX_NUM_SEQS", "max_num_seqs", "--max-num-seqs")),
+    util: util ?? { value: UTIL_DEFAULT, from: ENGINE_DEFAULT },
+    kvDtype: fromKey("KV_CACHE_DTYPE", "kv_cache_dtype", "--kv-cache-dtype") ?? { value: "auto", from: ENGINE_DEFAULT },
+    // A script recipe's start.sh serves one node's share; an engine recipe says its tp.
+    tp: src.keys !== undefined ? src.nodes : (src.recipe?.tp ?? 1),
+    pp: positive(v.get("pipeline_parallel_size")) ?? 1,
+  };
+}
+
 export const vllm: EngineDriver = {
   name: "vllm",
   shape: "per-node",
@@ -171,4 +205,12 @@ export const vllm: EngineDriver = {
     },
   },
   installHint: "pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = \"docker\")",
+  // The utilization covers everything vLLM allocates: weights, KV cache, activations, CUDA graphs.
+  memory: {
+    utilName: "--gpu-memory-utilization",
+    utilDefault: UTIL_DEFAULT,
+    overheadGiB: 4,
+    overheadInBudget: true,
+    knobs: vllmKnobs,
+  },
 };

@@ -13,7 +13,8 @@
  * (or doctor), and render, which touches no node, takes a GB10's memory.
  */
 import type { EngineName, Recipe } from "../recipe/types";
-import { ENGINE_FIT, knobsOf, type FitKnobs } from "./memknobs";
+import { driverFor } from "../engines";
+import { knobsOf, type FitKnobs } from "./memknobs";
 import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
 import type { DeploymentBundle } from "./types";
 
@@ -112,7 +113,7 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
   const perRank = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
   const perToken = perRank === undefined ? undefined : perRank * ranks;
   const seqs = knobs.maxNumSeqs?.value ?? 1;
-  const engine = ENGINE_FIT[b.engine];
+  const engine = driverFor(b.engine).memory;
   const overhead = recipe?.memory?.overheadGiB ?? engine.overheadGiB;
   const nodes = b.nodes.map((nb): NodeFit => {
     const mem = seen[nb.node]?.memTotalBytes;
@@ -170,7 +171,7 @@ export function fitHeader(fit: Fit): string[] {
   return [
     `memory fit of ${fit.deployment}: ${fit.model ?? "(no model)"} on ${fit.engine}, tp ${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}, ${len}, ${seqs}`,
     `  weights: ${fit.weightsFrom}; KV dtype ${k.kvDtype.value} (${k.kvDtype.from}); KV cache: ${kv}`,
-    `  budget: ${k.util.value} of each node's memory (${k.util.from})${ENGINE_FIT[fit.engine].overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
+    `  budget: ${k.util.value} of each node's memory (${k.util.from})${driverFor(fit.engine).memory.overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
   ];
 }
 
@@ -216,10 +217,10 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
   const k = fit.knobs;
   const parts = bad.map((n) => {
     const kv = n.kvOneGiB === undefined ? "" : ` + KV cache ${gib(n.kvOneGiB)} (one sequence of ${k.maxModelLen?.value ?? "?"} tokens, ${k.kvDtype.value})`;
-    const over = ENGINE_FIT[fit.engine].overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
+    const over = driverFor(fit.engine).memory.overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
     return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
   });
-  const util = k.util.from.startsWith("the engine's default") ? ENGINE_FIT[fit.engine].utilName : k.util.from;
+  const util = k.util.from.startsWith("the engine's default") ? driverFor(fit.engine).memory.utilName : k.util.from;
   const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, ` +
     `or spread the model over more nodes (tp) in ${recipeFile}; ` +
     "when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), " +

@@ -7,7 +7,7 @@
  * weights and KV pool only). Each deployment alone is checked by ./memfit; a node shared by two or
  * more is refused when their claims add up to more than NODE_SHARE of its memory.
  */
-import { ENGINE_FIT } from "./memknobs";
+import { driverFor } from "../engines";
 import { gib, type Fit, type FitRefusal } from "./memfit";
 import type { DeploymentBundle } from "./types";
 
@@ -40,7 +40,7 @@ export function nodeBudgets(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit 
   const by = new Map<string, NodeBudget>();
   for (const { b, fit } of fits) {
     const util = fit.knobs.util;
-    const outside = !ENGINE_FIT[fit.engine].overheadInBudget;
+    const outside = !driverFor(fit.engine).memory.overheadInBudget;
     for (const n of fit.nodes) {
       const claimGiB = n.budgetGiB + (outside ? n.overheadGiB : 0);
       const over = outside ? ` + ${gib(n.overheadGiB)} overhead outside it` : "";

@@ -1,0 +1,71 @@
+/**
+ * What the memory fit needs of an engine, as its driver knows it: the setting that bounds the
+ * memory it takes (name and default), its overhead beside weights and KV cache, and the fit knobs
+ * read the way the engine reads them (EngineDriver.memory). The shared types and readers live
+ * here; each driver says which of its own options they are.
+ */
+import type { Recipe } from "../recipe/types";
+
+/** A value and where it came from (`--max-model-len`, `MAX_NUM_SEQS`, `the engine's default`). */
+export interface Sourced<T> {
+  value: T;
+  from: string;
+}
+
+export interface FitKnobs {
+  maxModelLen?: Sourced<number>;
+  /** Unset: the engine admits what its KV cache holds; the fit then asks for one full sequence. */
+  maxNumSeqs?: Sourced<number>;
+  util: Sourced<number>;
+  kvDtype: Sourced<string>;
+  /** How many nodes share the weights: tensor parallel x pipeline parallel. */
+  tp: number;
+  pp: number;
+}
+
+/** What a driver reads its knobs from: the recipe, and for a script recipe its profile's keys. */
+export interface KnobSource {
+  recipe?: Recipe;
+  /** A script recipe's rendered .env keys (MAX_MODEL_LEN, EXTRA_VLLM_ARGS, ...). */
+  keys?: Readonly<Record<string, string>>;
+  /** The deployment's launch nodes. */
+  nodes: number;
+  /** readiness.max_model_len: the context length when the engine's own settings name none. */
+  readinessMaxLen?: number;
+}
+
+export interface EngineMemory {
+  /** The setting that bounds the engine's memory, as the operator raises it. */
+  utilName: string;
+  utilDefault: number;
+  /** GiB the engine takes beside weights and KV cache: activations, CUDA graphs, NCCL and cuBLAS buffers. */
+  overheadGiB: number;
+  /**
+   * Whether the utilization covers everything the engine allocates (vLLM: weights, KV cache,
+   * activations, CUDA graphs) or only weights and the KV pool (SGLang's mem_fraction_static).
+   */
+  overheadInBudget: boolean;
+  /** The knobs of a deployment, read the way the engine reads them. */
+  knobs(src: KnobSource): FitKnobs;
+}
+
+export const ENGINE_DEFAULT = "the engine's default";
+
+export function positive(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v.replace(/^"|"$/g, ""));
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+export function sourced<T>(value: T | undefined, from: string): Sourced<T> | undefined {
+  return value === undefined ? undefined : { value, from };
+}
+
+export function withDefined<K extends string, T>(key: K, v: T | undefined): Partial<Record<K, T>> {
+  return v === undefined ? {} : ({ [key]: v } as Record<K, T>);
+}
+
+/** readiness.max_model_len, as a knob's source. */
+export function readinessLen(src: KnobSource): Sourced<number> | undefined {
+  return sourced(src.readinessMaxLen, "readiness.max_model_len");
+}
