@@ -54,6 +54,7 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     statusAsksApi: p.scripts.statusAsksApi,
     logs: p.scripts.logs,
     launch: p.scripts.launch,
+    ...(p.scripts.containerName !== undefined && { containerName: p.scripts.containerName }),
     mkdirs: p.mkdirs,
     preflight: p.preflight,
     memGateGiB: p.memGateGiB,

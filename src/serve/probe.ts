@@ -53,6 +53,8 @@ export interface NodeState {
    */
   recorded?: { identity: string; launch?: string; files: Record<string, string> };
   files: Record<string, { sha256: string; ctime: number }>;
+  /** The running container's bind-mounted files (`docker inspect`), by host path, with their change time. */
+  containerMounts?: Record<string, number>;
   clients?: number;
   /** The current .env without secret lines (script recipes). */
   envText?: string;
@@ -183,6 +185,9 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
       st.running = r["running"];
       if (typeof r["startedAt"] === "string") st.startedAt = r["startedAt"];
       if (typeof r["detail"] === "string") st.detail = r["detail"];
+    } else if (typeof r["mount64"] === "string") {
+      const at = Buffer.from(r["mount64"], "base64").toString("utf8");
+      st.containerMounts = { ...st.containerMounts, [at]: Number(r["ctime"]) };
     } else if (typeof r["file"] === "string") {
       st.files[r["file"]] = { sha256: String(r["sha256"]), ctime: Number(r["ctime"]) };
     } else if (typeof r["clients"] === "number") st.clients = r["clients"];
@@ -288,12 +293,24 @@ export function alreadyServing(nb: NodeBundle, st: NodeState): boolean {
 
 /** The engine started after the last change of every file it reads or mounts. */
 function startedAfter(nb: NodeBundle, st: NodeState): boolean {
+  return parseTime(st.startedAt) !== undefined && changedSinceStart(nb, st).length === 0;
+}
+
+/**
+ * The files the engine reads or mounts that changed after it started: those sm121 renders and
+ * watches, and every file the running container has bind-mounted (start.sh's own mounts too).
+ */
+function changedSinceStart(nb: NodeBundle, st: NodeState): string[] {
   const started = parseTime(st.startedAt);
-  if (started === undefined) return false;
-  return mountedPaths(nb).every((p) => {
-    const f = st.files[p];
-    return f === undefined || f.ctime * 1000 <= started + 999;
-  });
+  if (started === undefined) return [];
+  const ctimes: Array<[string, number]> = [
+    ...mountedPaths(nb).flatMap((p): Array<[string, number]> => {
+      const f = st.files[p];
+      return f === undefined ? [] : [[p, f.ctime]];
+    }),
+    ...Object.entries(st.containerMounts ?? {}),
+  ];
+  return [...new Set(ctimes.filter(([, c]) => c * 1000 > started + 999).map(([p]) => p))];
 }
 
 /**
@@ -353,9 +370,7 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
     out.push({ kind: "hung", files: [], words: liveWords(st.live) });
   }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
-    const started = parseTime(st.startedAt);
-    const after = (p: string) => started !== undefined && (st.files[p]?.ctime ?? 0) * 1000 > started + 999;
-    const newer = mountedPaths(nb).filter(after);
+    const newer = changedSinceStart(nb, st);
     if (newer.length > 0) out.push({ kind: "newer-mount", files: newer, words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)` });
   }
   return out;

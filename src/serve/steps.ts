@@ -94,6 +94,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
     (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
     modelFactsScript(nb),
     watchedFilesScript(watch),
+    containerMountsScript(nb),
   ];
   const port = (o.clients ?? true) ? nb.api?.port : undefined;
   if (port !== undefined) {
@@ -129,6 +130,25 @@ function watchedFilesScript(watch: string[]): string {
     `  if [ -z "$sum" ] && [ -f "$f" ]; then ${sha256Into('"$f"')}; fi`,
     `  printf '@sm121 {"file":"%s","sha256":"%s","ctime":%s}\\n' "\${wn[i]}" "$sum" "$c"`,
     "done",
+  ].join("\n");
+}
+
+/**
+ * Seed 001's newer-mount rule over every bind mount of the running container, as the container
+ * itself has them (`docker inspect`'s Mounts: Type and Source), so that the files a script
+ * recipe's start.sh mounts count as well as those sm121 renders: the change time of each regular
+ * file mounted, its path base64 (a name may hold any character). A directory is seen live through
+ * its mount, and a container that is gone has none.
+ */
+function containerMountsScript(nb: NodeBundle): string {
+  if (nb.containerName === undefined) return ":";
+  const tpl = "{{range .Mounts}}{{println .Type .Source}}{{end}}";
+  return [
+    `cm=$(docker inspect -f ${quote(tpl)} ${quote(nb.containerName)} 2>/dev/null) || cm=`,
+    'while IFS=" " read -r mt ms; do',
+    '  [ "$mt" = bind ] && [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
+    `  printf '@sm121 {"mount64":"%s","ctime":%s}\\n' "$(printf '%s' "$ms" | base64 -w0)" "$mc"`,
+    'done <<< "$cm"',
   ].join("\n");
 }
 

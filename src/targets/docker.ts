@@ -76,6 +76,7 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     launch: runArgv.replace('"${secrets[@]}"', `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from `
       + `${d}/secrets.env when it holds it]`),
     statusAsksApi: false,
+    containerName: name,
   };
 }
 

@@ -44,5 +44,6 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     logs: containerLogs(nodeRecipe.container),
     launch: `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} > logs/sm121-up-<UTC>.log 2>&1 &`,
     statusAsksApi: false,
+    containerName: nodeRecipe.container,
   };
 }

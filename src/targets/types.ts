@@ -62,4 +62,6 @@ export interface TargetScripts {
   logs: string;
   /** The exact launch command, for the plan and `sm121 render`. */
   launch: string;
+  /** The container the engine runs in (docker; a script recipe's start.sh), read by `docker inspect`. */
+  containerName?: string;
 }

@@ -4,22 +4,25 @@
  * run's serve (a short wait fails a slow start, a high gate stops before the start), and restart
  * nothing by themselves: they are no part of the bundle's identity. Seed 001's .env identity: a
  * new bundle whose launch is the same (proofs, the readiness wait) is checked on the running
- * engine, the state updated, nothing restarted; a changed launch restarts.
+ * engine, the state updated, nothing restarted; a changed launch restarts, and so does a file the
+ * recipe mounts that was rebuilt after the engine started.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
+import { waitFor } from "../site/faults";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
-const recipe = (o: { timeoutS?: number; proofs?: string[]; args?: string[] } = {}) => `engine = "vllm"
+const recipe = (o: { timeoutS?: number; proofs?: string[]; args?: string[]; mounts?: string[] } = {}) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
 image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
 args = ${JSON.stringify(o.args ?? [])}
+mounts = ${JSON.stringify(o.mounts ?? [])}
 [readiness]
 timeout_s = ${o.timeoutS ?? 600}
 proofs = ${JSON.stringify(o.proofs ?? [])}
@@ -108,6 +111,24 @@ describe.sequential("per-run overrides", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("restarts spark1: the rendered bundle changed (the launch on spark1)");
+    expect(await started()).not.toBe(before);
+  });
+
+  it("restarts when a file its recipe mounts is rebuilt by rename after the engine started", async () => {
+    const file = join(n.home, "prompt.txt");
+    writeFileSync(file, "v1\n");
+    const mounts = [`${file}:/prompt.txt:ro`];
+    writeFileSync(join(e.dir, "recipes", "chat.toml"), recipe({ timeoutS: 900, args: ["--max-num-seqs", "4"], mounts }));
+    expect((await e.up()).code).toBe(0);
+    const before = await started();
+    // Change times count in whole seconds (the rule allows the start's own second): the rebuild
+    // comes in a second after that.
+    await waitFor("the second after the engine's start", () => Date.now() >= Date.parse(before.trim()) + 2000);
+    writeFileSync(`${file}.new`, "v2\n");
+    renameSync(`${file}.new`, file);
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain(`restarts spark1: spark1: changed after the engine started: ${file}`);
     expect(await started()).not.toBe(before);
   });
 });

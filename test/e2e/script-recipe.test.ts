@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
+import { waitFor } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 
@@ -90,6 +91,23 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     }
     expect((await e.up()).code).toBe(0);
     expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
+  });
+
+  it("restarts when a file start.sh mounts itself is rebuilt by rename (docker inspect's Mounts)", async () => {
+    const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
+    const patch = join(node.home, RECIPE_DIR, "patches", "mtp.py");
+    // Change times count in whole seconds (the rule allows the start's own second).
+    await waitFor("the second after the engine's start", () => Date.now() >= Date.parse(started.trim()) + 2000);
+    // A rebuild writes a new file and renames it over the old one: the container keeps the old inode.
+    writeFileSync(`${patch}.new`, `${readFileSync(patch, "utf8")}# rebuilt\n`);
+    renameSync(`${patch}.new`, patch);
+    const plan = await e.preview();
+    expect(plan.code, plan.all).toBe(0);
+    expect(plan.all).toContain(`spark1: changed after the engine started: ${patch} (a running engine keeps the old file)`);
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain("sm121: flash: restarts spark1: spark1: changed after the engine started");
+    expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).not.toBe(started);
   });
 
   it("stops an up before anything stops when the model is not complete in the node's HF cache (seed 001's preflight)", async () => {
