@@ -79,12 +79,13 @@ describe("a node recipe's dockerArgs", () => {
 });
 
 describe("the HF cache check of a script recipe", () => {
-  it("looks for MODEL under the node's HF_HOME and under every -v onto the container's cache: fatal, at every plan", () => {
+  it("looks for MODEL under HF_HOME and under every -v onto the container's cache: fatal, at every plan", () => {
     const { nb } = best(withArgs("-v /data/hf:/root/.cache/huggingface"));
     const checks = nb.preflight.filter((c) => c.kind === "hf-cache");
     expect(checks.map((c) => c.subject)).toEqual(["/home/ops/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next", "/data/hf/hub/models--Qwen--Qwen3.8-Flash-Next"]);
     expect(checks.every((c) => c.fatal && c.atPlan === true)).toBe(true);
-    expect(checks[1]?.why).toContain("fix: on flash-best run `HF_HOME=/data/hf hf download Qwen/Qwen3.8-Flash-Next --revision main`, or set sm121:modelCache: keep");
+    const fix = "fix: on flash-best run `HF_HOME=/data/hf hf download Qwen/Qwen3.8-Flash-Next --revision main`";
+    expect(checks[1]?.why).toContain(`${fix}, or set sm121:modelCache: keep`);
   });
 
   it("leaves HF_HOME to sm121:modelCache when it brings the model: a check of the up, not of the plan", () => {
@@ -213,27 +214,32 @@ describe("the HF-cache preflight on a node", () => {
     const node = { ...nb, preflight: [check], status: ":", stateDir: join(home, "state") };
     const script = preflightScript(node, [], undefined, { clients: false });
     const res = spawnSync("bash", ["-c", script], { encoding: "utf8" });
-    const records = res.stdout.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const records = res.stdout.split("\n").filter((l) => l.startsWith("@sm121 "))
+      .map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
     return parseProbe(records, res.stdout).failed;
   };
 
   it("names what a missing checkpoint lacks, the directory and the fix", () => {
     const f = failed();
     expect(f).toHaveLength(1);
-    expect(describeCheck(f[0] as FailedCheck)).toBe(`org/tiny@main is not complete in the HF cache ${home}/hub/models--org--tiny: ` +
-      `no refs/main: the revision was never downloaded here (MODEL of the profile; fix: on flash-best run \`HF_HOME=${home} hf download org/tiny --revision main\`, ` +
+    expect(describeCheck(f[0] as FailedCheck)).toBe("org/tiny@main is not complete in the HF cache " +
+      `${home}/hub/models--org--tiny: ` +
+      "no refs/main: the revision was never downloaded here (MODEL of the profile; " +
+      `fix: on flash-best run \`HF_HOME=${home} hf download org/tiny --revision main\`, ` +
       "or set sm121:modelCache: keep and the up brings it)");
   });
 
   it("matches the snapshot against its index, as the model cache does: a shard the index names is missing", () => {
-    const dir = placeCheckpoint(home, repo, { "model.safetensors.index.json": index, "model-1.safetensors": "1", "config.json": "{}" });
-    expect(describeCheck(failed()[0] as FailedCheck)).toContain(`${home}/hub/models--org--tiny: snapshots/`);
-    expect(describeCheck(failed()[0] as FailedCheck)).toContain("/model-2.safetensors: named by model.safetensors.index.json, not in the snapshot");
+    const files = { "model.safetensors.index.json": index, "model-1.safetensors": "1", "config.json": "{}" };
+    const dir = placeCheckpoint(home, repo, files);
+    const said = () => describeCheck(failed()[0] as FailedCheck);
+    expect(said()).toContain(`${home}/hub/models--org--tiny: snapshots/`);
+    expect(said()).toContain("/model-2.safetensors: named by model.safetensors.index.json, not in the snapshot");
     placeCheckpoint(home, repo, { "model-2.safetensors": "2" });
     expect(failed()).toEqual([]);
     // A blob cut short (a download stopped half-way) is no checkpoint.
     const blob = createHash("sha256").update("2").digest("hex");
     renameSync(join(dir, "blobs", blob), join(dir, "blobs", `${blob}.incomplete`));
-    expect(describeCheck(failed()[0] as FailedCheck)).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
+    expect(said()).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
   });
 });

@@ -15,7 +15,8 @@ import { sshOk } from "../site/exec";
 import { waitFor } from "../site/faults";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
-const recipe = (o: { timeoutS?: number; proofs?: string[]; args?: string[]; mounts?: string[] } = {}) => `engine = "vllm"
+interface RecipeOptions { timeoutS?: number; proofs?: string[]; args?: string[]; mounts?: string[] }
+const recipe = (o: RecipeOptions = {}) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
@@ -35,7 +36,9 @@ describe.sequential("per-run overrides", () => {
   let n: SimNode;
   const started = () => sshOk(e.site, n, "docker inspect -f '{{.State.StartedAt}}' sm121-chat-0");
   beforeAll(async () => {
-    e = await e2eProject({ name: "overrides", nodes: ["spark1"], firstIp: 126, sshPort: 2326, recipes: { "chat.toml": RECIPE }, config: () => CONFIG });
+    const chat = { "chat.toml": RECIPE };
+    const at = { firstIp: 126, sshPort: 2326 };
+    e = await e2eProject({ name: "overrides", nodes: ["spark1"], ...at, recipes: chat, config: () => CONFIG });
     n = e.site.nodes[0] as SimNode;
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
@@ -107,7 +110,8 @@ describe.sequential("per-run overrides", () => {
   it("restarts for a changed launch", async () => {
     const before = await started();
     const args = ["--max-num-seqs", "4"];
-    writeFileSync(join(e.dir, "recipes", "chat.toml"), recipe({ timeoutS: 900, proofs: ["Loading weights took"], args }));
+    const text = recipe({ timeoutS: 900, proofs: ["Loading weights took"], args });
+    writeFileSync(join(e.dir, "recipes", "chat.toml"), text);
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("restarts spark1: the rendered bundle changed (the launch on spark1)");
@@ -118,7 +122,8 @@ describe.sequential("per-run overrides", () => {
     const file = join(n.home, "prompt.txt");
     writeFileSync(file, "v1\n");
     const mounts = [`${file}:/prompt.txt:ro`];
-    writeFileSync(join(e.dir, "recipes", "chat.toml"), recipe({ timeoutS: 900, args: ["--max-num-seqs", "4"], mounts }));
+    const text = recipe({ timeoutS: 900, args: ["--max-num-seqs", "4"], mounts });
+    writeFileSync(join(e.dir, "recipes", "chat.toml"), text);
     expect((await e.up()).code).toBe(0);
     const before = await started();
     // Change times count in whole seconds (the rule allows the start's own second): the rebuild

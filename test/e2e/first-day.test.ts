@@ -153,14 +153,17 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       await sshOk(site, n2, "mkdir -p ~/.cache/huggingface");
       const cache = `${n2.home}/.cache/huggingface`;
       const fix = `HF_HOME=${cache} hf download sm121-test/tiny-qwen3 --revision main`;
-      const missing = `offline: spark2: sm121-test/tiny-qwen3@main is not complete in the HF cache ${cache}/hub/models--sm121-test--tiny-qwen3: ` +
-        "no refs/main: the revision was never downloaded here (the checkpoint in the node's HF cache, which nothing in this up fills";
+      const missing = "offline: spark2: sm121-test/tiny-qwen3@main is not complete in the HF cache " +
+        `${cache}/hub/models--sm121-test--tiny-qwen3: no refs/main: the revision was never downloaded here ` +
+        "(the checkpoint in the node's HF cache, which nothing in this up fills";
       const noModel = await pulumiRun(["preview"]);
       expect(noModel.code).not.toBe(0);
       expect(noModel.all).toContain(missing);
-      expect(noModel.all).toContain(`fix: on spark2 run \`${fix}\`, or set sm121:modelCache: keep and the up brings it`);
+      const fixWords = `fix: on spark2 run \`${fix}\`, or set sm121:modelCache: keep and the up brings it`;
+      expect(noModel.all).toContain(fixWords);
       const doctor = await run(["doctor", "--json"]);
-      const report = JSON.parse(doctor.stdout) as { nodes: Array<{ node: string; checks: Array<{ check: string; detail: string | null }> }> };
+      type Report = { nodes: Array<{ node: string; checks: Array<{ check: string; detail: string | null }> }> };
+      const report = JSON.parse(doctor.stdout) as Report;
       const details = report.nodes.find((n) => n.node === "spark2")?.checks.map((c) => c.detail ?? "").join("\n") ?? "";
       expect(details).toContain(missing.slice("offline: spark2: ".length));
       // The fix the message names, run on the node, is all it takes.

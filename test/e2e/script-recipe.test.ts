@@ -103,14 +103,15 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     renameSync(`${patch}.new`, patch);
     const plan = await e.preview();
     expect(plan.code, plan.all).toBe(0);
-    expect(plan.all).toContain(`spark1: changed after the engine started: ${patch} (a running engine keeps the old file)`);
+    const words = `spark1: changed after the engine started: ${patch} (a running engine keeps the old file)`;
+    expect(plan.all).toContain(words);
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("sm121: flash: restarts spark1: spark1: changed after the engine started");
     expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).not.toBe(started);
   });
 
-  it("stops an up before anything stops when the model is not complete in the node's HF cache (seed 001's preflight)", async () => {
+  it("stops an up before anything stops when the model is incomplete in the HF cache (seed 001's preflight)", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
     const repo = join(node.home, ".cache", "huggingface", "hub", "models--Qwen--Qwen3.8-Flash-Next");
     const blob = readdirSync(join(repo, "blobs"))[0] ?? "";
@@ -120,7 +121,8 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
       const refused = await e.up({ SM121_RESTART: "1" });
       expect(refused.code).not.toBe(0);
       expect(refused.all).toContain("sm121: the engines would refuse to start (nothing was stopped):");
-      expect(refused.all).toContain(`flash: spark1: Qwen/Qwen3.8-Flash-Next@main is not complete in the HF cache ${repo}: snapshots/`);
+      const words = `flash: spark1: Qwen/Qwen3.8-Flash-Next@main is not complete in the HF cache ${repo}: snapshots/`;
+      expect(refused.all).toContain(words);
       expect(refused.all).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
       expect(refused.all).toContain("fix: on spark1 run `HF_HOME=");
       expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
