@@ -124,7 +124,7 @@ describe("sm121 render", () => {
     // On the node: sm121's record of small, the file up wrote with the sha256 render shows, the engine running.
     const file = node?.files[0];
     expect(file?.path).toBe("~/.sm121/deployments/small/run.sh");
-    expect(pre).toMatch(/@sm121 \{"state":\{"identity":"[0-9a-f]{64}","deployment":"small"/);
+    expect(pre).toMatch(/@sm121 \{"state":\{"identity":"[0-9a-f]{64}","launch":"[0-9a-f]{64}","deployment":"small"/);
     expect(pre).toContain(`@sm121 {"file":"${file?.path ?? ""}","sha256":"${file?.sha256 ?? ""}","ctime":`);
     expect(pre).toMatch(/@sm121 \{"running":true,/);
     const ready = await sh(s.nodes[2], `${node?.steps.readiness ?? ""}\n${node?.steps.verify ?? ""}`);
