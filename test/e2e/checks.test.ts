@@ -37,7 +37,7 @@ describe.sequential("per-run overrides", () => {
   const started = () => sshOk(e.site, n, "docker inspect -f '{{.State.StartedAt}}' sm121-chat-0");
   beforeAll(async () => {
     const chat = { "chat.toml": RECIPE };
-    const at = { firstIp: 126, sshPort: 2326 };
+    const at = { firstIp: 211, sshPort: 2511 };
     e = await e2eProject({ name: "overrides", nodes: ["spark1"], ...at, recipes: chat, config: () => CONFIG });
     n = e.site.nodes[0] as SimNode;
     const up = await e.up();
