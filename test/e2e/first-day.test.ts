@@ -173,7 +173,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     } finally {
       writeFileSync(stackFile, text);
     }
-  });
+  }, 300_000);
 
   it("doctor reads the engine version of an image no table knows, on the node, and says where to write it", async () => {
     const stackFile = join(dir, "Pulumi.sim.yaml");
