@@ -122,7 +122,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
   // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops;
   // its failure is a preflight's: the deployment stays as it was.
-  if ((!same || o.forceRestart) && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
+  if ((!same || o.forceRestart) && !checksOnly && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
   /** The files the write step reports, as the node's record of this bundle. */
   const recordWrites = (i: number, nb: NodeBundle, records: ReadonlyArray<Record<string, unknown>>) => {
     const out = outcomes[i] as NodeOutcome;
