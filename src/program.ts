@@ -116,6 +116,31 @@ const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName]
 const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
 const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
+/**
+ * Runs `register` with one frame per stack trace, until the engine has answered every
+ * registration it made (its `registered`; a failed run ends with the limit still low). The SDK
+ * gives every output property four promises, and every registration and log call a few more, and
+ * captures and formats a stack trace for each at once (for its promise-leak report alone): some
+ * 40 traces a resource, more CPU than the resources' own work (0.8 ms a trace when the run
+ * harness's source-map-support maps them, with SM121_DEBUG=1; see ./debugMode). The leak report
+ * still names each promise and its property.
+ */
+function withShortStacks<T>(register: () => { value: T; registered: Promise<unknown> }): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 1;
+  let registered: Promise<unknown> = Promise.resolve();
+  try {
+    const r = register();
+    registered = r.registered;
+    return r.value;
+  } finally {
+    const back = () => {
+      Error.stackTraceLimit = limit;
+    };
+    void registered.then(back, back);
+  }
+}
+
 /** The value of an output that is known at plan time (the stack's config), as a promise. */
 function known<T>(o: Output<T>): Promise<T> {
   return new Promise((resolve) => {
@@ -163,7 +188,7 @@ export async function main(): Promise<Record<string, unknown>> {
   void looked.then(() => dial.close(), () => dial.close());
   const [seen, scrapeFound, gatewayFound] = await looked;
   for (const u of seen.unreachable) log.warn(`${u} (no deployment uses it)`);
-  const r = register(seen, scrapeFound, gatewayFound).value;
+  const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
   const unknown = Object.entries(seen.unknown);
   if (unknown.length === 0) return r;
   // Every other deployment has gone on; the run fails for the ones the look could not see.

@@ -75,6 +75,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 interface MockRun {
   registered: Registered[];
   loaded: string[];
+  stacks: { deep: number; deepRegistrations: number; short: number };
+  formatter: "kept" | "removed";
   /** The program's error, when it failed after registering (a deployment the look could not see). */
   error?: string;
 }
@@ -157,6 +159,20 @@ describe("the Recipe component under Pulumi's mocks", () => {
       const dynamic = r.registered.filter((x) => x.type.startsWith("pulumi-nodejs:dynamic/"));
       expect(dynamic.length).toBe(4);
       for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
+    });
+
+    it("registers its resources with one-frame stack traces (the SDK formats one per promise of every output property and registration)", () => {
+      expect(r.stacks.deep).toBe(0);
+      // Each registration's own promises too, until the engine has answered (about three a
+      // resource without): only the provider host's, registered before the look, stay deep.
+      expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
+      // four promises per output property, every property of every resource
+      expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
+    });
+
+    it("drops the run harness's stack trace formatter (source maps) unless SM121_DEBUG=1", () => {
+      expect(r.formatter).toBe("removed");
+      expect(run({ "sm121:deployments": DEPLOYMENTS }, { SM121_DEBUG: "1" }).formatter).toBe("kept");
     });
 
     it("makes the DGPP engine wait for its provisioning, and a plain engine for nothing", () => {
