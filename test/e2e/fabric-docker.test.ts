@@ -10,21 +10,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
-import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
+import { devicesDir, PAIR_RECIPE as RECIPE, setFabric, sparkFabric } from "../site/fabric";
 import type { SimNode } from "../site/site";
 
-const RECIPE = `engine = "vllm"
-deploy = "docker"
-model = "Qwen/Qwen3-32B"
-served_model_name = "qwen3-32b"
-image = "nvcr.io/nvidia/vllm:26.01-py3"
-tp = 2
-port = 8000
-args = ["--max-model-len", "32768"]
-[readiness]
-timeout_s = 60
-max_model_len = 32768
-`;
 
 const fabric = (n: SimNode) =>
   `      fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;

@@ -55,3 +55,17 @@ export function setFabric(node: SimNode, f: SimFabric): void {
     }
   }
 }
+
+/** The two-Spark vLLM pair (tp 2, docker) the fabric tests serve over RDMA. */
+export const PAIR_RECIPE = `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-32B"
+served_model_name = "qwen3-32b"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+tp = 2
+port = 8000
+args = ["--max-model-len", "32768"]
+[readiness]
+timeout_s = 60
+max_model_len = 32768
+`;
