@@ -1,5 +1,7 @@
 /**
- * Imported by the program before anything registers. Unless SM121_DEBUG=1, the program drops two
+ * Every change of the SDK's behaviour the program makes, behind one switch (SM121_DEBUG=1 turns each
+ * off), with tests in recipe-component.test.ts. Imported by the program before anything registers.
+ * Unless SM121_DEBUG=1, the program drops two
  * things that the Pulumi SDK and its run harness do for debugging alone, and that every preview
  * and up pays:
  * - the SDK's own debug lines: it sends each to the engine as a Log RPC, one after the other,
@@ -17,8 +19,35 @@
  */
 import * as log from "@pulumi/pulumi/log";
 
-if (process.env["SM121_DEBUG"] !== "1") {
+const DEBUG = process.env["SM121_DEBUG"] === "1";
+
+if (!DEBUG) {
   const sdk: { debug: typeof log.debug } = log;
   sdk.debug = () => Promise.resolve();
   Reflect.deleteProperty(Error, "prepareStackTrace");
+}
+
+/**
+ * Runs `register` with one frame per stack trace, until the engine has answered every
+ * registration it made (its `registered`; a failed run ends with the limit still low). The SDK
+ * gives every output property four promises, and every registration and log call a few more, and
+ * captures and formats a stack trace for each at once (for its promise-leak report alone): some
+ * 40 traces a resource, more CPU than the resources' own work (measured in bench/README.md). The
+ * leak report still names each promise and its property. With SM121_DEBUG=1 the stacks stay whole.
+ */
+export function withShortStacks<T>(register: () => { value: T; registered: Promise<unknown> }): T {
+  if (DEBUG) return register().value;
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 1;
+  let registered: Promise<unknown> = Promise.resolve();
+  try {
+    const r = register();
+    registered = r.registered;
+    return r.value;
+  } finally {
+    const back = () => {
+      Error.stackTraceLimit = limit;
+    };
+    void registered.then(back, back);
+  }
 }

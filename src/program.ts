@@ -17,6 +17,7 @@ import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
 import { Deployment } from "./components/recipe";
+import { withShortStacks } from "./debugMode";
 import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
 import { loadProject } from "./project";
@@ -115,31 +116,6 @@ const gwNodeName = site.gateway?.node;
 const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName];
 const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
 const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
-
-/**
- * Runs `register` with one frame per stack trace, until the engine has answered every
- * registration it made (its `registered`; a failed run ends with the limit still low). The SDK
- * gives every output property four promises, and every registration and log call a few more, and
- * captures and formats a stack trace for each at once (for its promise-leak report alone): some
- * 40 traces a resource, more CPU than the resources' own work (0.8 ms a trace when the run
- * harness's source-map-support maps them, with SM121_DEBUG=1; see ./debugMode). The leak report
- * still names each promise and its property.
- */
-function withShortStacks<T>(register: () => { value: T; registered: Promise<unknown> }): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 1;
-  let registered: Promise<unknown> = Promise.resolve();
-  try {
-    const r = register();
-    registered = r.registered;
-    return r.value;
-  } finally {
-    const back = () => {
-      Error.stackTraceLimit = limit;
-    };
-    void registered.then(back, back);
-  }
-}
 
 /** The value of an output that is known at plan time (the stack's config), as a promise. */
 function known<T>(o: Output<T>): Promise<T> {

@@ -18,6 +18,8 @@ import os
 import sys
 import tempfile
 
+from extract import assume_cpu_platform  # the same platform rule as the option tables
+
 CASES = [
     ["--headless"],
     ["--headless", "--api-server-count", "0"],
@@ -37,23 +39,6 @@ CASES = [
 
 class Starts(Exception):
     pass
-
-
-def assume_cpu_platform() -> None:
-    """With SM121_ASSUME_CPU=1: a CUDA build of vLLM before 0.11 infers its platform from a GPU
-    ("Failed to infer device type") while it builds the parser; its CPU platform is chosen when its
-    version names cpu. The options argparse knows are the same; nothing here runs a model."""
-    if os.environ.get("SM121_ASSUME_CPU") != "1":
-        return
-    import importlib.metadata as md
-
-    real = md.version
-
-    def version(name: str) -> str:
-        v = real(name)
-        return f"{v}+cpu" if name == "vllm" and "cpu" not in v else v
-
-    md.version = version
 
 
 def starts(*_args, **_kwargs):

@@ -8,29 +8,22 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { e2eProject, type E2E } from "../helpers/project";
+import { pairProject } from "../helpers/fabric";
+import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
-import { devicesDir, PAIR_RECIPE as RECIPE, setFabric, sparkFabric } from "../site/fabric";
+import { devicesDir } from "../site/fabric";
 import type { SimNode } from "../site/site";
 
-
-const fabric = (n: SimNode) =>
-  `      fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
 
 describe.sequential("RDMA in real containers through pulumi up", () => {
   let e: E2E;
   beforeAll(async () => {
-    e = await e2eProject({
+    e = await pairProject({
       name: "fabricdocker",
       nodes: ["fd1", "fd2"],
       firstIp: 246,
       sshPort: 2646,
-      nodeExtra: fabric,
-      prepare: (site) => {
-        for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
-      },
-      config: () => "  sm121:deployments:\n    - { name: pair, recipe: pair, nodes: [fd1, fd2] }",
-      recipes: { "pair.toml": RECIPE },
+      rdma: "[{ hca: rocep1s0f1, gidIndex: 3 }]",
     });
   });
   afterAll(async () => {

@@ -9,31 +9,24 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeCliSnapshot, sm121 } from "../cli-helpers";
-import { e2eProject, type E2E } from "../helpers/project";
+import { pairDeployment, pairProject } from "../helpers/fabric";
+import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
-import { devicesDir, PAIR_RECIPE as RECIPE, setFabric, sparkFabric } from "../site/fabric";
+import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
 import type { SimNode } from "../site/site";
 
-
-const RDMA = "rdma: [{ hca: rocep1s0f1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]";
-const fabric = (n: SimNode) => `      fabric: { interface: enp1s0f1np1, ${RDMA}, devices: ${devicesDir(n)} }`;
-const deployments = "  sm121:deployments:\n    - { name: pair, recipe: pair, nodes: [lt1, lt2] }";
 
 describe.sequential("the link test between two docker nodes", () => {
   let e: E2E;
   const nodes = () => e.site.nodes as SimNode[];
   beforeAll(async () => {
-    e = await e2eProject({
+    e = await pairProject({
       name: "linktest",
       nodes: ["lt1", "lt2"],
       firstIp: 226,
       sshPort: 2626,
-      nodeExtra: fabric,
-      prepare: (site) => {
-        for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
-      },
-      config: () => `  sm121:fabric: { minBusBandwidthGBps: 0.5 }\n${deployments}`,
-      recipes: { "pair.toml": RECIPE },
+      rdma: "[{ hca: rocep1s0f1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]",
+      config: "  sm121:fabric: { minBusBandwidthGBps: 0.5 }",
     });
   });
   afterAll(async () => {
@@ -102,7 +95,7 @@ describe.sequential("the link test between two docker nodes", () => {
         nodes().map((n, rank) => sshOk(e.site, n, `docker inspect -f '{{.State.StartedAt}}' sm121-pair-${rank}`)),
       );
     const before = await started();
-    e.reconfigure(`  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${deployments}`);
+    e.reconfigure(`  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${pairDeployment(["lt1", "lt2"])}`);
     const preview = await e.preview({ SM121_RESTART: "1" });
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toContain(
