@@ -11,7 +11,7 @@ import type { PulumiEnv } from "../test/helpers/pulumi";
 import { naiveSite, project } from "./floor";
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
-import { medianRatio, ok, say, summary, timed } from "./lib/util";
+import { median, medianRatio, ok, round, say, summary, timed } from "./lib/util";
 
 export interface ScaleResult {
   small: number;
@@ -25,6 +25,13 @@ export interface ScaleResult {
   naiveSmallMs: number[];
   naiveLargeMs: number[];
   naiveRatio: number;
+  /**
+   * sm121's cost per extra deployment over the naive program's, measured in the same rounds: the
+   * median of the per-round ((large - small) / (LARGE - SMALL)) of sm121 over that of the naive.
+   */
+  perExtraRatio: number;
+  perExtraMs: number;
+  naivePerExtraMs: number;
 }
 
 const SMALL = 5;
@@ -64,7 +71,20 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());
-      return { small: SMALL, large: LARGE, ...r, ratio: medianRatio(r.largeMs, r.smallMs), largeSummary, naiveRatio: medianRatio(r.naiveLargeMs, r.naiveSmallMs) };
+      const extra = (large: number[], small: number[]) => large.map((x, i) => (x - (small[i] ?? Number.NaN)) / (LARGE - SMALL));
+      const perExtra = extra(r.largeMs, r.smallMs);
+      const naivePerExtra = extra(r.naiveLargeMs, r.naiveSmallMs);
+      return {
+        small: SMALL,
+        large: LARGE,
+        ...r,
+        ratio: medianRatio(r.largeMs, r.smallMs),
+        largeSummary,
+        naiveRatio: medianRatio(r.naiveLargeMs, r.naiveSmallMs),
+        perExtraRatio: medianRatio(perExtra, naivePerExtra),
+        perExtraMs: round(median(perExtra), 1),
+        naivePerExtraMs: round(median(naivePerExtra), 1),
+      };
     } finally {
       await large.stop();
     }
