@@ -3,9 +3,10 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   diffKeys,
-  envIdentity,
+  envIdentityOf,
   fillRenderedAt,
   parseEnvFile,
+  type ParsedEnvFile,
   RENDERED_AT_SLOT,
   renderEnv,
   RenderEnvInput,
@@ -14,6 +15,9 @@ import { sha256 } from "../src/render/identity";
 import { parseOverlay } from "../src/render/overlay";
 import { parseProfile, readProfileFile } from "../src/render/profile";
 import { errorsOf as messages } from "./helpers/spec";
+
+/** The formula of renderEnv's identity, applied to a file read back: body sha256, profile, overlay line. */
+const identityOf = (p: ParsedEnvFile) => envIdentityOf(p.bodySha256, p.header.profile ?? "", p.header.overlay ?? "");
 
 const FIXTURES = path.join(__dirname, "fixtures/profiles");
 const R = "# sm121-recipe: qwen38-flash\n";
@@ -255,7 +259,7 @@ describe("identity", () => {
     expect(written).not.toContain(RENDERED_AT_SLOT);
     const parsed = parseEnvFile(written);
     expect(parsed.header.rendered).toBe("2026-09-23T10:15:00Z");
-    expect(envIdentity(parsed)).toBe(r.identity);
+    expect(identityOf(parsed)).toBe(r.identity);
   });
 });
 
@@ -267,7 +271,7 @@ describe("parseEnvFile", () => {
       expect(p.keys).toEqual(r.keys);
       expect(p.body).toBe(r.body);
       expect(p.bodySha256).toBe(r.bodySha256);
-      expect(envIdentity(p)).toBe(r.identity);
+      expect(identityOf(p)).toBe(r.identity);
       expect(p.header).toMatchObject({ profile: "best", node: "spark2", recipe: "qwen38-flash", overlay: r.overlayLine, sha256: r.bodySha256 });
       expect(p.edited).toBe(false);
       expect(p.secretLines).toEqual([]);
@@ -281,7 +285,7 @@ describe("parseEnvFile", () => {
     expect(p.secretLines).toEqual(["HF_TOKEN=hf_secret123", 'export API_KEY="sk-secret123"']);
     expect(p.keys).toEqual(r.keys);
     expect(p.bodySha256).toBe(r.bodySha256);
-    expect(envIdentity(p)).toBe(r.identity);
+    expect(identityOf(p)).toBe(r.identity);
     expect(JSON.stringify({ ...p, secretLines: [] })).not.toMatch(/secret123/);
   });
 
@@ -333,14 +337,14 @@ describe("parseEnvFile", () => {
     const p = parseEnvFile(r.text.replace('MAX_NUM_SEQS="4"', 'MAX_NUM_SEQS="6"'));
     expect(p.header.sha256).toBe(r.bodySha256);
     expect(p.edited).toBe(true);
-    expect(envIdentity(p)).not.toBe(r.identity);
+    expect(identityOf(p)).not.toBe(r.identity);
     expect(diffKeys(p.keys, r.keys)).toEqual({ added: [], removed: [], changed: ["MAX_NUM_SEQS"] });
   });
 
   it("reads the header of an older pulse render", () => {
     const p = parseEnvFile("# pulse-profile: best\n# pulse-node: spark1\n# pulse-overlay: none\n# pulse-sha256: abc\nA=\"1\"\n");
     expect(p.header).toEqual({ profile: "best", node: "spark1", overlay: "none", sha256: "abc" });
-    expect(envIdentity(p)).toBe(sha256(`${sha256('A="1"\n')}\nbest\nnone`));
+    expect(identityOf(p)).toBe(sha256(`${sha256('A="1"\n')}\nbest\nnone`));
   });
 });
 

@@ -15,7 +15,7 @@ import { inEngineContainer } from "./site/procs";
 import { makeScriptRecipe } from "./site/recipe";
 
 // One fixed dir for this file: startSite() first ends what a crashed earlier run left there.
-const DIR = path.join(os.tmpdir(), "sm121-site-selftest");
+const DIR = fs.mkdtempSync(path.join(os.tmpdir(), "sm121-site-selftest-"));
 let site: SimSite;
 let spark1: SimNode;
 let spark2: SimNode;
@@ -150,10 +150,12 @@ describe("simulated site", () => {
   it("makes a two-node vLLM head ready only after its headless worker joined, and ends it when the worker goes", async () => {
     const common = "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 --master-addr 127.0.0.201 --master-port 29611";
     await sh(spark1, `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port 18003`);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Once the head says it waits for its worker, it must not answer yet.
+    const waiting = "Waiting for 1 worker node(s) to join at 127.0.0.201:29611";
+    await sh(spark1, `for i in $(seq 100); do docker logs head 2>&1 | grep -qF ${JSON.stringify(waiting)} && break; sleep 0.1; done`);
+    expect(await sh(spark1, "docker logs head 2>&1")).toContain(waiting);
     expect(await get(`http://${spark1.ip}:18003/health`)).toBeNull();
-    expect(await sh(spark1, "docker logs head 2>&1")).toContain("Waiting for 1 worker node(s) to join at 127.0.0.201:29611");
-    const noIp = await sh(spark2, `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; sleep 1; docker logs w0 2>&1; docker rm -f w0 >/dev/null`);
+    const noIp = await sh(spark2, `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; docker logs w0 2>&1; docker rm -f w0 >/dev/null`);
     expect(noIp).toContain("VLLM_HOST_IP=(unset) is not this node's address (127.0.0.202)");
     await sh(spark2, `docker run -d --name worker -e VLLM_HOST_IP=${spark2.ip} ${common} --node-rank 1 --headless`);
     expect(models(await waitFor(`http://${spark1.ip}:18003/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
@@ -166,7 +168,7 @@ describe("simulated site", () => {
 
   it("refuses gr8 until vm.compaction_proactiveness is 0 (set with sudo -n sysctl)", async () => {
     const run = "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
-    await sh(spark1, `${run} >/dev/null; sleep 1; docker logs g8 2>&1; docker rm -f g8 >/dev/null`).then((out) => {
+    await sh(spark1, `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`).then((out) => {
       expect(out).toContain("gr8: vm.compaction_proactiveness must be 0 (got 20)");
     });
     const denied = await sshScript(site, spark1, "sysctl -w vm.compaction_proactiveness=0");

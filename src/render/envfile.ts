@@ -25,7 +25,7 @@ import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
 
-export { diffKeys, envIdentity, parseEnvFile } from "./envreader";
+export { diffKeys, parseEnvFile } from "./envreader";
 export { envIdentityOf } from "./envidentity";
 export type { KeyDiff, ParsedEnvFile } from "./envreader";
 
@@ -64,7 +64,7 @@ export interface RenderedEnv {
   replacements: string[];
 }
 
-/** Fills the rendered-at slot at write time (the node script does the same with sed). */
+/** Fills the rendered-at slot: the serve's write step does it as it writes the file. */
 export function fillRenderedAt(text: string, isoTime: string): string {
   return text.replace(`# sm121-rendered: ${RENDERED_AT_SLOT}\n`, `# sm121-rendered: ${isoTime}\n`);
 }

@@ -5,7 +5,6 @@
  * blank lines. Secrets (HF_TOKEN=, API_KEY=) are kept apart, verbatim, so that the writer can
  * carry them over; they are not in `keys`, not in `body` and not in any message.
  */
-import { envIdentityOf } from "./envidentity";
 import { sha256 } from "./identity";
 import { isSecretKey } from "./keys";
 
@@ -74,15 +73,6 @@ export function parseEnvFile(text: string): ParsedEnvFile {
   const body = bodyLines.map((l) => `${l}\n`).join("");
   const bodySha256 = sha256(body);
   return { header, keys, body, bodySha256, secretLines, edited: header.sha256 !== bodySha256, problems };
-}
-
-/**
- * The identity of a parsed file, with the formula of renderEnv: the body sha256, the profile and
- * the overlay line of its header. It uses the sha256 of the body as it is, not the header's
- * sha256 line, so that a file edited after its render never looks like the render.
- */
-export function envIdentity(parsed: ParsedEnvFile): string {
-  return envIdentityOf(parsed.bodySha256, parsed.header.profile ?? "", parsed.header.overlay ?? "");
 }
 
 export interface KeyDiff {

@@ -5,14 +5,13 @@
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { fillRenderedAt, RENDERED_AT_SLOT } from "../render/envfile";
 import { launchIdentityOf } from "../render/launch";
 import { manifestScript } from "./hfcache";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS, secretsEnvScript } from "./secretfiles";
-
-const RENDERED_SLOT = "@SM121_RENDERED_AT@";
 
 function rec(json: string): string {
   return `printf '@sm121 %s\\n' ${json}`;
@@ -240,8 +239,8 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
   const lines = [`mkdir -p ${d}`, "umask 077"];
   for (const f of nb.files) {
     const p = nodePath(f.path);
-    const isEnv = f.path.endsWith("/.env") && f.content.includes(RENDERED_SLOT);
-    const content = isEnv ? f.content.replace(RENDERED_SLOT, o.renderedAt) : f.content;
+    const isEnv = f.path.endsWith("/.env") && f.content.includes(RENDERED_AT_SLOT);
+    const content = isEnv ? fillRenderedAt(f.content, o.renderedAt) : f.content;
     const b64 = Buffer.from(content).toString("base64");
     lines.push(
       `f=${p}; mkdir -p "$(dirname "$f")"; tmp="$f.sm121-tmp"`,
