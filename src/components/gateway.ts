@@ -9,7 +9,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { all } from "@pulumi/pulumi/output";
 import type { ProviderResource } from "@pulumi/pulumi/resource";
 import { GatewayFragment } from "../providers/gatewayFragment";
-import type { ConnectionSettings } from "../providers/engineDeployment";
+import type { ConnectionSettings } from "../providers/settings";
 import type { Site } from "../recipe/types";
 import { isLoopback, type GatewayModel } from "../render/gateway";
 import { modelOf } from "../render/replicas";

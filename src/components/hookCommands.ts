@@ -24,7 +24,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { pinnedHostKey } from "../remote/knownhosts";
-import type { ConnectionSettings } from "../providers/engineDeployment";
+import type { ConnectionSettings } from "../providers/settings";
 import type { DeploymentBundle } from "../render/types";
 import { hookLines } from "../serve/registry";
 import { quote } from "../text/shell";

@@ -14,7 +14,7 @@ import { DgppProvision } from "../providers/dgppProvision";
 import { ImageSync } from "../providers/imageSync";
 import { ModelCache } from "../providers/modelCache";
 import { EngineDeployment, HELD_INPUTS } from "../providers/engineDeployment";
-import type { Allowances, ConnectionSettings, GatewaySettings } from "../providers/engineDeployment";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "../providers/settings";
 import type { DgppPaths } from "../render/dgpp";
 import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";

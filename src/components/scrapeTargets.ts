@@ -10,7 +10,7 @@ import { nodeConn } from "../render/node";
 import { scrapeFile } from "../render/scrapeTargets";
 import type { DeploymentBundle } from "../render/types";
 import { lookPlaced, type FileLook, type Placed } from "../serve/sitefile";
-import type { ConnectionSettings } from "../providers/engineDeployment";
+import type { ConnectionSettings } from "../providers/settings";
 import { ScrapeTargets } from "../providers/scrapeTargets";
 
 function placeOf(site: Site): Placed | undefined {

@@ -3,7 +3,7 @@ import "./cancel";
 import { fstatSync } from "node:fs";
 import { runName, type SshAuth } from "../remote";
 import { expandHome } from "../text/home";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 /**
  * Progress from a provider: the engine shows a provider's stderr lines under the resource. The

@@ -5,7 +5,7 @@ import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
 import { hostFor, withHosts } from "../remote";
 import { nodePath } from "../text/shell";
 import { authOf, providerLog } from "./common";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
 
 interface Props extends ProvisionSettings {

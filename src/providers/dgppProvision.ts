@@ -16,7 +16,7 @@ import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import type { DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 import { pack } from "./packed";
 
 export interface DgppProvisionInputs {

@@ -34,44 +34,13 @@ import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
-import type { DeploymentBundle, NodeConn } from "../render/types";
-import type { RunOverrides } from "../render/overrides";
+import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
 import type { EngineWire } from "./engineWire";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { pack } from "./packed";
-
-export interface ConnectionSettings {
-  /** The stack: who holds the node locks this operation takes. */
-  owner?: string;
-  /** How long to wait for a node another operation holds. */
-  lockWaitS?: number;
-  knownHosts: string;
-  hostKeys: "strict" | "accept-new";
-  privateKey?: string;
-  passphrase?: string;
-  dialTimeoutMs?: number;
-}
-
-export interface Allowances {
-  /** Protected nodes this run may change. */
-  protected: string[];
-  experimental: boolean;
-  /** Restart even when nothing changed. */
-  restart: boolean;
-  /** SM121_ALLOW_TAKEOVER: nodes where this run may stop another stack's deployment. */
-  takeover?: string[];
-  /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's readiness wait and memory gate, no part of the bundle. */
-  overrides?: RunOverrides;
-}
-
-/** Where the gateway file is, so that a failed serve can disable its endpoints at once. */
-export interface GatewaySettings {
-  path: string;
-  format: "sm121" | "litellm" | "llama-swap";
-  node?: { name: string; conn: NodeConn };
-}
 
 export interface EngineDeploymentInputs {
   /** The deployment's name: what plan-time refusals are reported against. */

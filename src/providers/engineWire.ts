@@ -12,7 +12,7 @@
 import type { DeploymentBundle } from "../render/types";
 import type { ReplicaPlace } from "../render/replicas";
 import type { DeploymentOutcome } from "../serve/outcome";
-import type { Allowances, ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { unpack } from "./packed";
 import type { Owner } from "../serve/owner";
 

@@ -27,7 +27,7 @@ import type { GatewayModel } from "../render/gateway";
 import { gatewayPlan } from "../render/gatewayPlan";
 import type { NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 export interface GatewayFragmentInputs {
   path: pulumi.Input<string>;

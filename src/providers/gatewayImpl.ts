@@ -10,7 +10,7 @@ import type { NodeConn } from "../render/types";
 import { sha256 as sha } from "../render/identity";
 import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog } from "./common";
-import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { ConnectionSettings, GatewaySettings } from "./settings";
 import type { GatewayWire } from "./gatewayFragment";
 
 /** Where the file is, and how to reach it. */

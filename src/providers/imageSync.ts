@@ -13,7 +13,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ShimResource } from "./shim";
 import type { ImageNode } from "../serve/imagesync";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 export interface ImageSyncInputs {
   deployment: pulumi.Input<string>;

@@ -3,7 +3,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { imageIds, syncImage, type ImageNode, type ImageSpec } from "../serve/imagesync";
 import { authOf, providerLog } from "./common";
 import { allowedHere } from "./engineDecide";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 interface Props {
   deployment: string;

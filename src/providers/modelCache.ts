@@ -18,7 +18,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ShimResource } from "./shim";
 import type { CacheNode } from "../serve/modelcache";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 export interface ModelCacheInputs {
   deployment: pulumi.Input<string>;

@@ -3,7 +3,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { hfCacheDir } from "../render/node";
 import { checkModel, removeModel, syncModel, type CacheNode, type ModelSpec } from "../serve/modelcache";
 import { authOf, providerLog } from "./common";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 
 interface Props {
   deployment: string;

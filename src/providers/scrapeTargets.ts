@@ -19,7 +19,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
 import type { NodeConn } from "../render/types";
 import type { FileLook } from "../serve/sitefile";
-import type { ConnectionSettings } from "./engineDeployment";
+import type { ConnectionSettings } from "./settings";
 import { ShimResource } from "./shim";
 
 export interface ScrapeTargetsInputs {
