@@ -176,6 +176,14 @@ describe("the dynamic provider launcher", () => {
     expect(more.stdout).toBe('index loaded;{"other":2,"has":true,"keys":["grpcChannelOptions","other"]}');
   });
 
+  it("loads the runtime's index as upstream does with SM121_PLAIN_PROVIDER_HOST=1", () => {
+    const project = fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify({ ...r.grpcChannelOptions }));\n");
+    const env = { ...process.env, PATH: `${NODE_DIR}:${SYSTEM}`, SM121_PLAIN_PROVIDER_HOST: "1" };
+    const r = spawnSync(launcher, ["--version-probe"], { cwd: project, encoding: "utf8", env });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe('index loaded;{"grpc.max_receive_message_length":7}');
+  });
+
   it("gives the host the runtime's index itself when the SDK has no settings module", () => {
     const project = fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify(r.grpcChannelOptions));\n");
     rmSync(join(realpathSync(join(project, "node_modules")), "@pulumi", "pulumi", "runtime", "settings.js"));
