@@ -1,7 +1,7 @@
 /** The printed report: one table per section, then the targets. */
 import type { RenderResult } from "./render";
 import type { OpCount, ServeResult } from "./serve";
-import type { SiteOp } from "./siteops";
+import { WORKAROUNDS, type SiteOp } from "./siteops";
 import type { Results, Target } from "./targets";
 import type { NodeCount } from "./lib/sessions";
 import type { TimelineRow } from "./lib/timeline";
@@ -74,7 +74,13 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
     out.push("", `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources}); the nodes' CPU: ${r.site.nodeCpu}`);
     out.push(...table(["operation", "runs s", "paired floor s", "median s", "/floor", "per node: c/ch/d = connections/channels/docker calls"], siteRows([r.site.firstUp, r.site.noChangeUp, r.site.preview, r.site.refresh, r.site.destroy], floor)));
     out.push("", "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, the site's no-change up and preview (the nodes in a CPU group of a tenth of the weight, see bench/lib/nodecpu.ts), and the up again with the nodes out of it");
-    out.push(...table(["round", "empty s", "one dynamic s", "site up s", "site preview s", "up / dynamic", "preview / up", "up, nodes ungrouped s", "/ dynamic"], r.site.rounds.map((x, i) => [String(i + 1), s(x.floorMs), s(x.dynamicMs), s(x.upMs), s(x.previewMs), `${round(x.upMs / x.dynamicMs, 2)}x`, `${round(x.previewMs / x.upMs, 2)}x`, s(x.upSharedMs), `${round(x.upSharedMs / x.dynamicMs, 2)}x`])));
+    const head = ["round", "empty s", "one dynamic s", "site up s", "site preview s", "up / dynamic", "preview / up",
+      "up, nodes ungrouped s", "/ dynamic", ...WORKAROUNDS.map((w) => `up, ${w}=1 s`)];
+    out.push(...table(head, r.site.rounds.map((x, i) => [
+      String(i + 1), s(x.floorMs), s(x.dynamicMs), s(x.upMs), s(x.previewMs), `${round(x.upMs / x.dynamicMs, 2)}x`,
+      `${round(x.previewMs / x.upMs, 2)}x`, s(x.upSharedMs), `${round(x.upSharedMs / x.dynamicMs, 2)}x`,
+      ...WORKAROUNDS.map((w) => s(x.workaroundsOffMs[w])),
+    ])));
   }
   if (r.scale !== undefined) {
     const c = r.scale;

@@ -3,7 +3,7 @@ import type { ChatResult } from "./chat";
 import type { FloorResult } from "./floor";
 import type { ReadinessResult, ServeResult } from "./serve";
 import type { ScaleResult } from "./scale";
-import type { SiteResult } from "./siteops";
+import { WORKAROUNDS, type SiteResult } from "./siteops";
 import type { SshCost } from "./sshcost";
 import { median, round } from "./lib/util";
 
@@ -77,6 +77,17 @@ export function targets(r: Results): Target[] {
     const measured = `${site.upPerDynamic}x (median of ${site.rounds.length} rounds; ${s(site.noChangeUp.medianMs)} vs ${s(dyn)}; `
       + `empty program ${floor}; nodes out of their CPU group: ${site.upSharedPerDynamic}x)`;
     out.push(atMost("no-change up of the 10-node site <= 1.2x the naive one-dynamic-resource program", site.upPerDynamic, 1.2, measured, "1.2x"));
+    for (const w of WORKAROUNDS) {
+      const gains = site.rounds.map((x) => x.workaroundsOffMs[w] - x.upMs);
+      const gain = median(gains);
+      out.push({
+        target: `the workaround that ${w}=1 turns off gains >= 0.3 s per no-change up`,
+        measured: `${s(gain)} (median of ${gains.length} rounds: ${gains.map((g) => s(g)).join(", ")})`,
+        limit: ">= 0.30 s",
+        ratio: round(300 / Math.max(gain, 0.001), 2),
+        pass: gain >= 300,
+      });
+    }
     out.push(atMost("pulumi preview of the site <= its no-change up", site.previewPerUp, 1.0, `${site.previewPerUp}x (${s(site.preview.medianMs)} vs ${s(site.noChangeUp.medianMs)})`, "1.0x"));
   }
   if (r.scale !== undefined) {
