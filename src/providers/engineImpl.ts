@@ -1,7 +1,7 @@
 /**
  * The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. Check and
  * diff run at every plan and are pure: the modules that reach the nodes (ssh2 and the serve
- * sequence, ~80 ms to load) are loaded by the operations that need them, not by the first check.
+ * sequence) are loaded by the operations that need them, not by the first check.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
