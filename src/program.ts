@@ -17,6 +17,8 @@ import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
 import { Deployment } from "./components/recipe";
+import { Site } from "./components/site";
+import { DEPLOYMENT_TYPES_BEFORE } from "./components/tokens";
 import { withShortStacks } from "./debugMode";
 import { imageSyncOf, modelSyncOf } from "./components/sync";
 import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
@@ -239,6 +241,7 @@ function register(
   const sets = replicaSets(site, bundles, roll === "all");
   if (sets.length > 0) log.info(sets.map(rollWords).join("\n"));
   const places = replicaPlaces(sets);
+  const component = new Site(stack);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
@@ -265,7 +268,7 @@ function register(
       ...(image !== undefined && { image }),
       owner: me,
       keepBackups: site.keepBackups,
-    }, { providers: [provider] });
+    }, component.childOptions({ providers: [provider] }, DEPLOYMENT_TYPES_BEFORE));
   };
   // Deployments on protected nodes come after the others, so that a destroy meets their refusal
   // before it stops anything else; deployments the look could not see come last, after every
@@ -297,11 +300,11 @@ function register(
     apiKey: apiKey !== undefined,
     lingering: seen.lingering,
     ...(gatewayFound !== undefined && { found: gatewayFound }),
-    provider,
+    opts: component.childOptions({ provider }),
   });
   if (gateway !== undefined) urns.push(gateway.urn);
 
-  const scrape = scrapeTargetsOf(site, bundles, scrapeFound, connection, provider);
+  const scrape = scrapeTargetsOf(site, bundles, scrapeFound, connection, component.childOptions({ provider }));
   if (scrape !== undefined) urns.push(scrape.urn);
 
   registered = known(all(urns));

@@ -141,17 +141,18 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
     it("registers one component per deployment with its children named from it", () => {
       expect(r.registered.map((x) => [x.type, x.name, x.parent ?? null])).toEqual(expect.arrayContaining([
-        ["sm121:index:Deployment", "hooked", null],
+        ["sm121:index:Site", "mocks", null],
+        ["sm121:index:Deployment", "hooked", "mocks"],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "hooked-engine", "hooked"],
-        ["sm121:index:Deployment", "dg", null],
+        ["sm121:index:Deployment", "dg", "mocks"],
         ["pulumi-nodejs:dynamic/sm121:DgppProvision", "dg-dgpp", "dg"],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "dg-engine", "dg"],
-        ["sm121:index:Deployment", "plain", null],
+        ["sm121:index:Deployment", "plain", "mocks"],
         ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "plain-engine", "plain"],
         ["pulumi:providers:pulumi-nodejs", "sm121", null],
       ]));
       // Nothing else: no gateway (the site has none), no hook resource.
-      expect(r.registered).toHaveLength(8);
+      expect(r.registered).toHaveLength(9);
     });
 
     it("registers the dynamic provider host first and serves every sm121 resource with it", () => {

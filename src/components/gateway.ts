@@ -7,7 +7,6 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all } from "@pulumi/pulumi/output";
-import type { ProviderResource } from "@pulumi/pulumi/resource";
 import { GatewayFragment } from "../providers/gatewayFragment";
 import type { ConnectionSettings } from "../providers/settings";
 import type { Site } from "../recipe/types";
@@ -28,7 +27,8 @@ export interface GatewayWiring {
   lingering: string[];
   /** The file as the plan-time look found it (its sha256, none, or why it could not look). */
   found?: FileLook;
-  provider: ProviderResource;
+  /** Its provider and its place (the Site component). */
+  opts: pulumi.CustomResourceOptions;
 }
 
 export function gatewayResource(w: GatewayWiring): GatewayFragment | undefined {
@@ -65,5 +65,5 @@ export function gatewayResource(w: GatewayWiring): GatewayFragment | undefined {
     served: outcomes,
     connection: w.connection,
     ...(w.node !== undefined && { node: w.node }),
-  }, { provider: w.provider });
+  }, w.opts);
 }

@@ -3,7 +3,7 @@
  * it, and the ScrapeTargets resource of the deployments this run serves.
  */
 import type { Input, Output } from "@pulumi/pulumi/output";
-import type { ProviderResource } from "@pulumi/pulumi/resource";
+import type { CustomResourceOptions } from "@pulumi/pulumi/resource";
 import type { Dialer } from "../remote";
 import type { Site } from "../recipe/types";
 import { nodeConn } from "../render/node";
@@ -34,7 +34,7 @@ export function scrapeTargetsOf(
   bundles: readonly DeploymentBundle[],
   found: FileLook | undefined,
   connection: Input<ConnectionSettings> | Output<ConnectionSettings>,
-  provider: ProviderResource,
+  opts: CustomResourceOptions,
 ): ScrapeTargets | undefined {
   const place = placeOf(site);
   if (place === undefined) return undefined;
@@ -50,6 +50,6 @@ export function scrapeTargetsOf(
       connection,
       ...(place.node !== undefined && { node: place.node }),
     },
-    { provider },
+    opts,
   );
 }

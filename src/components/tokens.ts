@@ -6,3 +6,10 @@
  */
 export const DEPLOYMENT_TYPE = "sm121:index:Deployment";
 export const DEPLOYMENT_TYPES_BEFORE = ["sm121:index:Recipe"] as const;
+
+/**
+ * The component of the whole site (./site): every deployment, the gateway file and the scrape
+ * targets are its children. Earlier releases registered them under the stack itself; each carries
+ * the alias of that place (ROOT_ALIAS), so that an older stack keeps its resources.
+ */
+export const SITE_TYPE = "sm121:index:Site";

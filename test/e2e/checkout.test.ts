@@ -27,6 +27,7 @@ const RELEASES: Array<[string, (dir: string, impl: string) => string]> = [
 interface StateResource {
   urn: string;
   type: string;
+  parent?: string;
   provider?: string;
   inputs?: Record<string, unknown>;
   outputs?: Record<string, unknown>;
@@ -80,9 +81,15 @@ describe.sequential("any checkout, any path", () => {
       if (r.type === "pulumi:providers:pulumi-nodejs") r.urn = r.urn.replace(/::sm121$/, "::default");
       if (r.provider !== undefined) r.provider = r.provider.replace("pulumi:providers:pulumi-nodejs::sm121::", "pulumi:providers:pulumi-nodejs::default::");
     }
+    // Earlier releases had no Site component: the deployments were the stack's own children.
+    const site = exported.deployment.resources.find((r) => r.type === "sm121:index:Site");
+    const stackUrn = exported.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
+    expect(site?.parent).toBe(stackUrn);
+    exported.deployment.resources = exported.deployment.resources.filter((r) => r !== site);
     // Earlier releases named the component sm121:index:Recipe (its children's URNs too).
     const file = join(e.dir, "..", "legacy-state.json");
-    writeFileSync(file, JSON.stringify(exported).replaceAll("sm121:index:Deployment", "sm121:index:Recipe"));
+    const text = JSON.stringify(exported).replaceAll(`"${site?.urn ?? ""}"`, `"${stackUrn ?? ""}"`);
+    writeFileSync(file, text.replaceAll("sm121:index:Site$", "").replaceAll("sm121:index:Deployment", "sm121:index:Recipe"));
     const imported = await e.pulumi.run(["stack", "import", "--file", file]);
     expect(imported.code, imported.all).toBe(0);
     const before = await started();
@@ -92,13 +99,22 @@ describe.sequential("any checkout, any path", () => {
     expect(await started()).toBe(before);
     expect(await providerTexts(e)).toEqual(current);
     expect(up.all).not.toMatch(/replace/);
-    // Only the provider changes hands (earlier releases used the default one); nothing else comes or goes.
-    const comeOrGo = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(created|deleted)\b/.test(l));
-    expect(comeOrGo.filter((l) => !l.includes("pulumi:providers:pulumi-nodejs")), up.all).toEqual([]);
+    // Only the provider changes hands (earlier releases used the default one), and the Site
+    // component comes; nothing else comes or goes.
+    const comeOrGo = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(creat|delet)(ing|ed)\b/.test(l));
+    const others = comeOrGo.filter((l) => !l.includes("pulumi:providers:pulumi-nodejs"));
+    const what = [...new Set(others.map((l) => l.trim().split(/\s+/).slice(0, 3).join(" ")))];
+    expect(what, up.all).toEqual([`+ sm121:index:Site ${e.stack}`]);
     const after = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
     // The aliases carried the component and its children over to the type's new name.
     const types = after.deployment.resources.map((r) => r.type);
     expect(types).toContain("sm121:index:Deployment");
+    const parents = new Map(after.deployment.resources.map((r) => [r.urn, r.parent]));
+    const siteUrn = after.deployment.resources.find((r) => r.type === "sm121:index:Site")?.urn;
+    const deployment = after.deployment.resources.find((r) => r.type === "sm121:index:Deployment");
+    expect(deployment?.parent).toBe(siteUrn);
+    expect(deployment?.urn).toContain("::sm121:index:Site$sm121:index:Deployment::solo");
+    expect(parents.size).toBe(after.deployment.resources.length);
     expect(JSON.stringify(after)).not.toContain("sm121:index:Recipe");
     expect(after.deployment.resources.filter((r) => r.type === "pulumi:providers:pulumi-nodejs").map((r) => r.urn.split("::").pop())).toEqual(["sm121"]);
   });

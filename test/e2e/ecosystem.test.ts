@@ -98,7 +98,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     writeFileSync(join(e.dir, "Pulumi.yaml"), `${projectYaml()}config:\n  sm121:deployments:\n    value:\n      - { name: from-project, recipe: small, nodes: [spark1] }\n`);
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toContain("::sm121:index:Deployment::from-project]");
+    expect(preview.all).toContain("::sm121:index:Site$sm121:index:Deployment::from-project]");
     const validate = await cli(["validate"], operator({ SM121_STACK: e.stack }));
     expect(validate.stdout + validate.stderr).toMatch(/deployments? \(from-project\)/);
   });
@@ -139,7 +139,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     writeFileSync(file, salt + site.join("\n") + key);
     const preview = await e.pulumi.run(["preview", "--diff", "--config-file", file]);
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toContain("::sm121:index:Deployment::from-config-file]");
+    expect(preview.all).toContain("::sm121:index:Site$sm121:index:Deployment::from-config-file]");
   });
 
   it("the CLI follows pulumi stack select; $SM121_STACK still wins", async () => {
