@@ -1,5 +1,6 @@
-// Lint: typescript-eslint's recommended rules on the sources and tests; the simulated site's
-// shims are plain CommonJS scripts and get the JavaScript rules.
+// Lint: typescript-eslint's recommended type-checked rules on the sources, tests and bench (each
+// file checked with the types of its own tsconfig); the simulated site's shims are plain CommonJS
+// scripts and get the JavaScript rules.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -7,6 +8,11 @@ export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "test/golden/**", "toolchain/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    extends: [tseslint.configs.recommendedTypeCheckedOnly],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
   {
     files: ["**/*.ts", "**/*.mts"],
     rules: {

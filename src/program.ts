@@ -37,7 +37,7 @@ import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
 import { protectedRefusal } from "./text/protected";
-import { replicaPlaces, replicaSets, rollWords, type ReplicaPlace } from "./render/replicas";
+import { replicaPlaces, replicaSets, rollWords } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
 
 const stack = getStack();
@@ -165,7 +165,7 @@ export async function main(): Promise<Record<string, unknown>> {
   const looked = lookAll(dial);
   void looked.then(() => dial.close(), () => dial.close());
   const [seen, scrapeFound, gatewayFound] = await looked;
-  for (const u of seen.unreachable) log.warn(`${u} (no deployment uses it)`);
+  for (const u of seen.unreachable) void log.warn(`${u} (no deployment uses it)`);
   const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
   const unknown = Object.entries(seen.unknown);
   if (unknown.length === 0) return r;
@@ -190,14 +190,14 @@ function memoryFit(seen: SiteObservation): void {
   const tables = fits.map(({ fit }) => fitLines(fit).join("\n"));
   if (bundles.length > 0) tables.push(nodeLines(budgets).join("\n"));
   // One message for the whole site: each log call is a round trip to the engine.
-  if (tables.length > 0) log.info(tables.join("\n"));
+  if (tables.length > 0) void log.info(tables.join("\n"));
   const allowed = list(process.env["SM121_ALLOW_UNFIT"]);
   const refusals = [...deploymentRefusals(fits), ...nodeRefusals(budgets)];
   const ok = (r: FitRefusal) => allowed.includes("1") || r.nodes.every((n) => allowed.includes(n));
   const refused = refusals.filter((r) => !ok(r));
   if (refused.length > 0) throw new RunError(refused.map((r) => r.text).join("\n"));
-  for (const r of refusals) log.warn(`SM121_ALLOW_UNFIT=${allowed.join(",")}: going on although ${r.text}`);
-  for (const w of fitWarnings(fits)) log.warn(w);
+  for (const r of refusals) void log.warn(`SM121_ALLOW_UNFIT=${allowed.join(",")}: going on although ${r.text}`);
+  for (const w of fitWarnings(fits)) void log.warn(w);
 }
 
 /** Deployments of other stacks that this run would stop, where SM121_ALLOW_TAKEOVER does not allow it. */
@@ -222,7 +222,7 @@ function register(
   if (leaving.length > 0) {
     throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
   }
-  for (const l of seen.leaving) log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  for (const l of seen.leaving) void log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
   const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
@@ -239,7 +239,7 @@ function register(
       "or leave it unset to roll them one at a time");
   }
   const sets = replicaSets(site, bundles, roll === "all");
-  if (sets.length > 0) log.info(sets.map(rollWords).join("\n"));
+  if (sets.length > 0) void log.info(sets.map(rollWords).join("\n"));
   const places = replicaPlaces(sets);
   const component = new Site(stack);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
@@ -259,7 +259,7 @@ function register(
       liveness: { maxRestarts: site.liveness.maxRestarts, windowS: site.liveness.windowS },
       findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
       after,
-      ...(places.has(bundle.deployment) && { replica: places.get(bundle.deployment) as ReplicaPlace }),
+      ...(places.has(bundle.deployment) && { replica: places.get(bundle.deployment) }),
       ...(unknown !== undefined && { unknown }),
       ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
       ...(dgpp !== undefined && { dgpp }),

@@ -11,6 +11,7 @@ import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
 import { json, servedSite, sm121, stackYaml, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
+import { containing, matching } from "./helpers/json";
 
 let s: CliSite;
 
@@ -48,7 +49,7 @@ describe("sm121 smoke", () => {
     expect(r.stderr).toMatch(/node spark1 is protected \(it serves live traffic\): smoke refuses it without --yes/);
     expect(await chats()).toBe(before);
     const yes = smokeSchema().parse(json(await sm121(s.e, ["smoke", "--node", "spark1", "--yes", "--json"])));
-    expect(yes.results[0]).toMatchObject({ deployment: "solo", ok: true, answer: expect.stringContaining("qwen3-8b on spark1") });
+    expect(yes.results[0]).toMatchObject({ deployment: "solo", ok: true, answer: containing("qwen3-8b on spark1") });
     expect(Number(await chats())).toBe(Number(before) + 1);
   });
 
@@ -171,7 +172,7 @@ describe("sm121 doctor", () => {
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(false);
     for (const n of d.nodes) {
-      expect(n).toMatchObject({ reachable: false, problems: 1, connect: { kind: "host-key", fingerprint: expect.stringMatching(/^SHA256:[A-Za-z0-9+/]{43}$/) } });
+      expect(n).toMatchObject({ reachable: false, problems: 1, connect: { kind: "host-key", fingerprint: matching(/^SHA256:[A-Za-z0-9+/]{43}$/) } });
       const node = s.e.site.nodes.find((x) => x.name === n.node) as SimNode;
       expect(n.connect?.fix).toBe(`ssh-keyscan -p ${node.sshPort} ${node.ip} >> ${empty}`);
     }
@@ -196,7 +197,7 @@ describe("sm121 doctor", () => {
       ok: false,
       severity: "problem",
       detail: "missing",
-      hint: expect.stringContaining('pip install "sglang[all]"'),
+      hint: containing('pip install "sglang[all]"'),
       deployments: ["sg"],
     });
     expect(d.nodes.filter((n) => n.node !== "spark3").every((n) => n.problems === 0)).toBe(true);

@@ -11,6 +11,7 @@ import { cells } from "../src/cli/table";
 import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
+import { containing, matching } from "./helpers/json";
 
 let s: CliSite;
 
@@ -88,7 +89,7 @@ describe("sm121 status", () => {
     expect(en.stdout).toMatch(/NODE +RANK +STATE +DRIFT +HEALTH +KV CACHE/);
     // The first table is solo's; what its cells say, however they wrapped to fit 100 columns.
     const [solo] = tableRows(en.stdout, "NODE");
-    expect(solo).toEqual({ NODE: "spark1 (protected)", RANK: "0", STATE: expect.stringMatching(/^running sm121-solo-0 since \S+$/), DRIFT: "none", HEALTH: "not asked: protected node (--yes)", "KV CACHE": "1,234,567 tokens (from the log)" });
+    expect(solo).toEqual({ NODE: "spark1 (protected)", RANK: "0", STATE: matching(/^running sm121-solo-0 since \S+$/), DRIFT: "none", HEALTH: "not asked: protected node (--yes)", "KV CACHE": "1,234,567 tokens (from the log)" });
     const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
     expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
     expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
@@ -143,7 +144,7 @@ describe("sm121 status", () => {
 
     const other = await status(["--gpu-probe", "--node", "spark2"]);
     expect(other.report.nodes).toHaveLength(1);
-    expect(other.report.nodes[0]?.gpuProbe).toMatchObject({ ran: true, code: 0, output: expect.stringContaining("NVIDIA GB10") });
+    expect(other.report.nodes[0]?.gpuProbe).toMatchObject({ ran: true, code: 0, output: containing("NVIDIA GB10") });
     expect(existsSync(probeMark(n2))).toBe(true);
     expect(existsSync(probeMark(n1))).toBe(false);
 
@@ -175,7 +176,7 @@ describe("sm121 status", () => {
     await sh(s.nodes[0], 'for f in "$SIM_NODE_ROOT"/docker/data/containers/*/*-json.log; do : > "$f"; done');
     expect(await sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'KV cache' || true")).toBe("0\n");
     const { report } = await status(["--node", "spark1"]);
-    expect(entry(report, "solo").kvCache).toEqual({ line: expect.stringContaining("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });
+    expect(entry(report, "solo").kvCache).toEqual({ line: containing("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });
     const text = await sm121(s.e, ["status", "--node", "spark1"]);
     expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(squash("1,234,567 tokens (saved at up; the log has rotated)"));
   });

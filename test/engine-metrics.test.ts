@@ -95,10 +95,10 @@ describe("the drivers' metrics", () => {
 describe("the fake engines' exporter", () => {
   // The test site's own module (plain CommonJS, as the shims run it).
   const { createExporter } = require(join(__dirname, "site", "shims", "engine", "exporter.js")) as {
-    createExporter(
+    createExporter: (
       plan: { engine: string; served: string[] },
       limits: { maxRunning: number; kvTokens: number },
-    ): Exporter;
+    ) => Exporter;
   };
   /** name{labels} -> value of a text exposition. */
   const samples = (text: string) =>
@@ -183,7 +183,10 @@ describe("dashboards/sm121.json", () => {
 
   it("asks only for series the drivers name, per deployment", () => {
     const named = new Set(
-      Object.values(DRIVERS).flatMap((d) => (d.metrics === undefined ? [] : Object.values(d.metrics.series))),
+      Object.values(DRIVERS).flatMap((d): string[] => {
+        const series = d.metrics?.series;
+        return series === undefined ? [] : (Object.keys(series) as Array<keyof MetricSeries>).map((k) => series[k]);
+      }),
     );
     for (const p of dashboardPanels()) {
       for (const q of p.queries) {

@@ -98,7 +98,7 @@ describe.each(recorded.map((r) => [r.version, r] as const))("vLLM %s", (version,
       if (nb === undefined) throw new Error("no bundle");
       // The look every plan takes, without sm121:preflight: only the checks made at plan time.
       const out = spawnSync("bash", ["-c", preflightScript(nb, [], undefined, { checks: false, runStatus: false, clients: false })], { encoding: "utf8", env: { ...process.env, HOME: work } });
-      refusedOnNode = out.stdout.split("\n").some((l) => l.startsWith("@sm121 ") && JSON.parse(l.slice(7)).check === "file");
+      refusedOnNode = out.stdout.split("\n").some((l) => l.startsWith("@sm121 ") && (JSON.parse(l.slice(7)) as { check?: unknown }).check === "file");
     }
     expect(refusedByValidate || refusedOnNode).toBe(c.outcome === "error");
     if (c.error?.startsWith("ValueError")) expect(errors[0]).toContain("takes only YAML");

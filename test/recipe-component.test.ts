@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unpack } from "../src/providers/packed";
 import { pinnedHostKey } from "../src/remote/knownhosts";
 import { testNet } from "./site/site";
+import { containing } from "./helpers/json";
 
 const REPO = resolve(__dirname, "..");
 const NET = testNet();
@@ -194,7 +195,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
     it("passes the connection and the secrets as secrets", () => {
       const e = byName(r, "hooked-engine").inputs;
-      expect(e["connection"]).toMatchObject({ secret: { privateKey: expect.stringContaining("not-a-real-key") } });
+      expect(e["connection"]).toMatchObject({ secret: { privateKey: containing("not-a-real-key") } });
       expect(JSON.stringify(unpack(e["__bundle"] as string))).not.toContain("not-a-real-key");
     });
   });
@@ -215,7 +216,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
     it("connects with the node's address, user, the key as a secret and the host key pinned from known_hosts", () => {
       const c = byName(r, "hooked-hooks-spark1").inputs["connection"];
       // dialErrorLimit and perDialTimeout are @pulumi/command's own defaults.
-      expect(c).toEqual({ secret: { host: IP1, port: PORT, user: "ops", hostKey: `ssh-ed25519 ${KEY1}`, privateKey: expect.stringContaining("not-a-real-key"), dialErrorLimit: 10, perDialTimeout: 15 } });
+      expect(c).toEqual({ secret: { host: IP1, port: PORT, user: "ops", hostKey: `ssh-ed25519 ${KEY1}`, privateKey: containing("not-a-real-key"), dialErrorLimit: 10, perDialTimeout: 15 } });
     });
 
     it("runs before_serve on create and after_stop on delete, each hook through bash with its failure named", () => {

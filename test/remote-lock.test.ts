@@ -52,7 +52,7 @@ describe("the lock channel over ssh", () => {
       const said: string[] = [];
       const log = (m: string) => said.push(m);
       const second = { ...auth(), owner: "other", lockWaitS: 1 };
-      const other = withHosts(s1(), second, async () => undefined, { lock: true, log });
+      const other = withHosts(s1(), second, () => Promise.resolve(undefined), { lock: true, log });
       await expect(other).rejects.toBeInstanceOf(NodeBusyError);
       await expect(other).rejects.toThrow(/^node s1 is busy: held by lock test since \d{4}-/);
       const since = String.raw`since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
@@ -75,7 +75,7 @@ describe("the lock channel over ssh", () => {
     const { step: stepPid, sleep } = await pids;
     h.close();
     await expect(step).rejects.toBeInstanceOf(TransportError);
-    const taken = await withHosts(s1(), { ...auth(), lockWaitS: 20 }, async () => "taken", { lock: true });
+    const taken = await withHosts(s1(), { ...auth(), lockWaitS: 20 }, () => Promise.resolve("taken"), { lock: true });
     expect(taken).toBe("taken");
     expect([alive(stepPid), alive(sleep)]).toEqual([false, false]);
     expect(readFileSync(join(node.home, ".sm121", "node.lock.holder"), "utf8")).toMatch(/^lock test since /);

@@ -15,6 +15,7 @@ import { CommandError, TransportError, type Host } from "../src/remote";
 import { transportFix } from "../src/remote/errors";
 import { connectSsh } from "../src/remote/ssh";
 import { startSite, type SimNode, type SimSite } from "./site/site";
+import { matching } from "./helpers/json";
 
 describe("the ssh transport", () => {
   let site: SimSite;
@@ -161,7 +162,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
     const notAKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-key\n-----END OPENSSH PRIVATE KEY-----\n";
     const bad = await failure({}, { privateKey: notAKey });
     const unusable = /^the private key cannot be used \(Cannot parse privateKey/;
-    expect(bad).toMatchObject({ kind: "key", detail: expect.stringMatching(unusable) });
+    expect(bad).toMatchObject({ kind: "key", detail: matching(unusable) });
     expect(bad.fix).toContain("set sm121:sshPrivateKey to an OpenSSH or PEM private key");
   });
 });

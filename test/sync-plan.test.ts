@@ -11,6 +11,7 @@ import { revisionOf } from "../src/render/node";
 import { loadProject } from "../src/project";
 import { meter, rateText } from "../src/serve/fanout";
 import { protectedReplacements } from "../src/serve/imagesync";
+import { matching } from "./helpers/json";
 
 const REPO = resolve(__dirname, "..");
 
@@ -42,7 +43,7 @@ describe("the model and image of a deployment", () => {
     const of = project("  sm121:modelCache: remove\n  sm121:imageSync: true\n", (t) => t.replace('"--enable-prefix-caching"]', '"--enable-prefix-caching", "--revision", "v1.1"]'));
     const { model, image, b } = of("qwen3-32b-vllm-tp2");
     expect(model).toMatchObject({ repo: "Qwen/Qwen3-32B", revision: "v1.1", onDelete: "remove", protectedNodes: [] });
-    expect(model?.nodes.map((n) => [n.node, n.hfHome, n.ip])).toEqual(b.nodes.map((n) => [n.node, expect.stringMatching(/^\//), n.ip]));
+    expect(model?.nodes.map((n) => [n.node, n.hfHome, n.ip])).toEqual(b.nodes.map((n) => [n.node, matching(/^\//), n.ip]));
     expect(image).toEqual({ image: "nvcr.io/nvidia/vllm:26.01-py3", nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) });
     // A tmux recipe has no image to carry; its model still goes to every node, unpinned.
     const sglang = of("qwen3-30b-sglang-tmux");

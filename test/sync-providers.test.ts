@@ -28,7 +28,7 @@ describe("ModelCache", () => {
   it("records a node's new address and the delete mode without reaching a node", async () => {
     const moved = { ...inputs, nodes: nodes("192.0.2.22"), onDelete: "remove" as const };
     expect((await model.diff("d-model", modelState, moved)).changes).toBe(true);
-    const { outs } = await model.update("d-model", modelState, moved);
+    const outs: unknown = (await model.update("d-model", modelState, moved)).outs;
     expect(outs).toMatchObject({ commit: modelState.commit, bytes: 1000, onDelete: "remove", nodes: moved.nodes });
   });
 });

@@ -23,6 +23,7 @@ import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
 import { parseJson } from "./smoke";
 import { keyFiles } from "../serve/readiness";
+import { stringOf } from "../text/unknown";
 
 function count(p: Parsed, flag: string, fallback: number): number {
   const v = num(p, flag, fallback);
@@ -41,7 +42,7 @@ export function getModels(base: string, apiKey: string | undefined): Promise<{ c
       res.on("data", (s: string) => (text += s));
       res.on("end", () => {
         const j = parseJson(text) as { data?: Array<{ id?: unknown }> } | undefined;
-        resolve({ code: res.statusCode ?? 0, ids: (j?.data ?? []).map((m) => String(m.id ?? "")), ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }) });
+        resolve({ code: res.statusCode ?? 0, ids: (j?.data ?? []).map((m) => stringOf(m.id)), ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }) });
       });
     });
     req.on("timeout", () => req.destroy(new Error("no answer within 10 s")));
@@ -55,7 +56,7 @@ async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: C
     Promise.all(nodes.map(async (nb) => {
       const script = `${readApiKeyLines(keyFiles(nb))}\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
       const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
-      const k = Buffer.from(String(res.records.find((r) => "key" in r)?.["key"] ?? ""), "base64").toString("utf8");
+      const k = Buffer.from(stringOf(res.records.find((r) => "key" in r)?.["key"]), "base64").toString("utf8");
       return k === "" ? undefined : k;
     })),
   );
@@ -71,7 +72,7 @@ interface Target {
   keyFrom?: () => Promise<string | undefined>;
 }
 
-async function resolveTarget(ctx: CliContext, p: Parsed): Promise<Target | number> {
+function resolveTarget(ctx: CliContext, p: Parsed): Target | number {
   const envKey = process.env["SM121_API_KEY"] || undefined;
   const model = str(p, "model");
   const url = str(p, "url");
@@ -159,7 +160,7 @@ function text(b: BenchReport): string[] {
 export async function benchCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const cfg = { concurrency: count(p, "concurrency", 8), requests: count(p, "requests", 100), promptTokens: count(p, "prompt-tokens", 128), maxTokens: count(p, "max-tokens", 128) };
   const rate = str(p, "rate") === undefined ? undefined : count(p, "rate", 1);
-  const target = await resolveTarget(ctx, p);
+  const target = resolveTarget(ctx, p);
   if (typeof target === "number") return target;
   let first = await getModels(target.urls[0] ?? "", target.apiKey);
   // No ssh unless the endpoint wants a key: then it is read where the engine reads it.

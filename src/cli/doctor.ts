@@ -28,6 +28,7 @@ import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
+import { stringOf } from "../text/unknown";
 
 interface Need {
   check: Exclude<DoctorCheck["check"], "memory" | "memory-fit" | "preflight" | "engine-version">;
@@ -128,7 +129,7 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     if (typeof rec["need"] === "number") met.set(rec["need"], rec["ok"] === true);
     else if ("memKiB" in rec) {
       if (typeof rec["memKiB"] === "number") memKiB = rec["memKiB"];
-      wsf = String(rec["wsf"] ?? "");
+      wsf = stringOf(rec["wsf"]);
     } else if (rec["engineRunning"] === true) running = true;
   }
   const checks: DoctorCheck[] = needs.map((n, i) => {

@@ -5,6 +5,7 @@
  */
 import { imageVersion } from "../engines/options/versions";
 import type { Host } from "../remote";
+import { stringOf } from "../text/unknown";
 
 export interface NodeFacts {
   name: string;
@@ -70,8 +71,8 @@ export async function nodeFacts(
   const memTotalGiB = gib(mem["memTotal"]);
   const kib = mem["memAvailableKiB"];
   const memAvailableGiB = gib(typeof kib === "number" ? kib * 1024 : undefined);
-  const dev = String(nic["nic"] ?? "");
-  const addr = String(nic["addr"] ?? "");
+  const dev = stringOf(nic["nic"]);
+  const addr = stringOf(nic["addr"]);
   return {
     ...base,
     home: b64(home["home"]),

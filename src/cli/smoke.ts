@@ -16,6 +16,7 @@ import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "./i18n";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
+import { stringOf } from "../text/unknown";
 
 export interface CurlRequest {
   method: "GET" | "POST";
@@ -55,7 +56,7 @@ export function curlResult(records: Record<string, unknown>[]): CurlResult | und
   if (r === undefined) return undefined;
   const [code = "0", ttfb = "0", total = "0"] = String(r["http"]).trim().split(/\s+/);
   const ms = (s: string) => Math.max(0, Math.round(Number(s) * 1000 * 10) / 10) || 0;
-  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(String(r["body"] ?? ""), "base64").toString("utf8") };
+  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(stringOf(r["body"]), "base64").toString("utf8") };
 }
 
 export function parseJson(text: string): unknown {

@@ -29,6 +29,7 @@ import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, 
 import { statusText } from "./table";
 import { entryLoad, loadText } from "./load";
 import { loadOptions, watchLoad } from "./watch";
+import { stringOf } from "../text/unknown";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
@@ -104,7 +105,7 @@ function healthOf(code: number, latencyMs: number, body: string): Health {
   const models = parseJson(body) as { data?: Array<{ id?: unknown; max_model_len?: unknown }> } | undefined;
   const data = Array.isArray(models?.data) ? models.data : [];
   const first = data[0]?.max_model_len;
-  return { checked: true, ok: code === 200, httpCode: code, latencyMs, models: data.map((m) => String(m.id ?? "")), maxModelLen: typeof first === "number" ? first : null };
+  return { checked: true, ok: code === 200, httpCode: code, latencyMs, models: data.map((m) => stringOf(m.id)), maxModelLen: typeof first === "number" ? first : null };
 }
 
 type Entry = Omit<StatusEntry, "load">;

@@ -9,6 +9,14 @@ import type { ConnectionSettings } from "./settings";
  * Progress from a provider: the engine shows a provider's stderr lines under the resource. The
  * first one also ties this provider process to its run (endWithRun).
  */
+/**
+ * The provider interface asks every operation for a promise; a pure one (check, diff, a delete that
+ * only says what stays) computes its answer at once, and a throw becomes the promise's rejection.
+ */
+export function settled<T>(compute: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(compute()));
+}
+
 export function providerLog(subject: string): (message: string) => void {
   endWithRun();
   return (message) => {

@@ -4,7 +4,7 @@ import type { DeploymentBundle } from "../render/types";
 import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
 import { hostFor, withHosts } from "../remote";
 import { nodePath } from "../text/shell";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
 
@@ -28,7 +28,11 @@ function stagedIdentity(p: Props): string {
   return JSON.stringify(p.bundle.nodes.map((n) => [n.node, n.files.filter((f) => f.path.startsWith(`${p.paths.dir}/`)).map((f) => f.sha256)]));
 }
 
-export async function diff(_id: string, oldWire: Stored, wire: Stored): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: Stored, wire: Stored): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
+}
+
+function diffNow(_id: string, oldWire: Stored, wire: Stored): pulumi.dynamic.DiffResult {
   const olds = fromWire(oldWire);
   const news = fromWire(wire);
   const changed = olds.rev !== news.rev || stagedIdentity(olds) !== stagedIdentity(news) || (news.rev !== undefined && olds.marker !== news.rev);
@@ -51,7 +55,11 @@ export async function update(_id: string, _olds: Stored, news: Stored): Promise<
   return { outs: await run(news) };
 }
 
-export async function remove(_id: string, stored: Stored): Promise<void> {
+export function remove(_id: string, stored: Stored): Promise<void> {
+  return settled(() => removeNow(_id, stored));
+}
+
+function removeNow(_id: string, stored: Stored): void {
   const props = fromWire(stored);
   providerLog(`${props.bundle.deployment} dgpp`)(`the installed DGPP release${props.marker === undefined ? "" : ` ${props.marker}`} stays in ${props.paths.dir} on ${props.bundle.nodes.map((n) => n.node).join(", ")}; remove it there with scripts/dgpp-cluster if you no longer need it`);
 }

@@ -8,14 +8,18 @@ import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } fr
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { withOverrides } from "../render/overrides";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
 import type { Held } from "./gatewayImpl";
 import { ROLL_SETTLE_S } from "../render/gatewayRoll";
 import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
 
-export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
+export function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
+  return settled(() => checkNow(oldWire, wire));
+}
+
+function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckResult {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   // During a preview an input may still be unknown (a sentinel string): nothing to check yet.
   if (typeof wire.__bundle !== "string" || typeof wire.__run !== "object" || wire.__run === null) return { inputs: wire };
@@ -37,7 +41,11 @@ export async function check(oldWire: StoredWire, wire: EngineWire): Promise<pulu
 }
 
 /** Says why, under the resource: the plan shows what changes, this line what it does on the nodes. */
-export async function diff(_id: string, oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
+}
+
+function diffNow(_id: string, oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.DiffResult {
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const log = providerLog(news.deployment);
@@ -278,8 +286,8 @@ export function create(inputs: EngineWire): Promise<pulumi.dynamic.CreateResult>
 }
 
 export async function update(id: string, olds: StoredWire, news: EngineWire): Promise<pulumi.dynamic.UpdateResult> {
-  const r = await run(id, olds, news);
-  return { outs: r.outs };
+  const outs: unknown = (await run(id, olds, news)).outs;
+  return { outs };
 }
 
 export async function remove(_id: string, wire: EngineWire | LegacyWire): Promise<void> {

@@ -105,7 +105,7 @@ export function fromWire(w: EngineWire | LegacyWire): EngineProps {
     const { __bundle, __run, plan: _plan, ...rest } = w;
     return { ...rest, ...__run, bundle: unpack<DeploymentBundle>(__bundle), compact: true };
   }
-  const l = w as LegacyWire;
+  const l = w;
   return {
     deployment: l.deployment ?? l.bundle.deployment,
     bundle: l.bundle,

@@ -9,7 +9,7 @@ import { disableEndpoints, gatewayFile, type GatewayModel } from "../render/gate
 import type { NodeConn } from "../render/types";
 import { sha256 as sha } from "../render/identity";
 import { readPlaced, writePlaced } from "../serve/sitefile";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
 import type { GatewayWire } from "./gatewayFragment";
 
@@ -88,7 +88,11 @@ async function current(p: Place): Promise<string> {
 let said = false;
 
 /** Pure: the new content, the file as the look found it, and the engines' starts, against what was written. */
-export async function diff(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, olds, news));
+}
+
+function diffNow(_id: string, olds: Stored, news: GatewayWire): pulumi.dynamic.DiffResult {
   if (olds.path !== news.path || nodeName(olds) !== nodeName(news)) return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
   const log = providerLog("gateway");
   const f: unknown = news.__file;
@@ -141,7 +145,7 @@ export async function remove(_id: string, stored: Stored): Promise<void> {
 }
 
 export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
-  if (!isWire(stored)) return { id, props: stored as unknown as Record<string, unknown> };
+  if (!isWire(stored)) return { id, props: stored };
   return { id, props: { ...stored, sha256: sha(await current(placeOf(stored))) } };
 }
 

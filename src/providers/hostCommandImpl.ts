@@ -11,18 +11,20 @@ interface Props {
   node: string;
 }
 
-export async function diff(): Promise<pulumi.dynamic.DiffResult> {
-  return { changes: false };
+export function diff(): Promise<pulumi.dynamic.DiffResult> {
+  return Promise.resolve({ changes: false });
 }
 
-export async function create(): Promise<pulumi.dynamic.CreateResult> {
-  throw new Error("HostCommand is no longer created: hooks run with the engine (EngineDeployment)");
+export function create(): Promise<pulumi.dynamic.CreateResult> {
+  return Promise.reject(new Error("HostCommand is no longer created: hooks run with the engine (EngineDeployment)"));
 }
 
-export async function update(_id: string, _olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-  return { outs: news };
+export function update(_id: string, _olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  return Promise.resolve({ outs: news });
 }
 
-export async function remove(_id: string, props: Props): Promise<void> {
-  providerLog(props.node)("the old hook resource is dropped from the state; hooks now run with the engine (nothing runs on the node for this)");
+export function remove(_id: string, props: Props): Promise<void> {
+  const what = "the old hook resource is dropped from the state; hooks now run with the engine (nothing runs on the node for this)";
+  providerLog(props.node)(what);
+  return Promise.resolve();
 }

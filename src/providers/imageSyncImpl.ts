@@ -1,7 +1,7 @@
 /** The work of ImageSync, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
 import { imageIds, syncImage, type ImageNode, type ImageSpec } from "../serve/imagesync";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import { allowedHere } from "./engineDecide";
 import type { ConnectionSettings } from "./settings";
 
@@ -31,8 +31,8 @@ const stored = (ids: Record<string, string | undefined>): Record<string, string 
 /** How to reach the nodes: recorded without touching a node. */
 const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
 
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
+export function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return Promise.resolve({ changes: reaches(olds, news) || recorded(olds) !== recorded(news) });
 }
 
 async function run(news: Props): Promise<Props> {
@@ -49,7 +49,11 @@ export async function update(_id: string, olds: Props, news: Props): Promise<pul
   return { outs: await run(news) };
 }
 
-export async function remove(_id: string, props: Props): Promise<void> {
+export function remove(_id: string, props: Props): Promise<void> {
+  return settled(() => removeNow(_id, props));
+}
+
+function removeNow(_id: string, props: Props): void {
   providerLog(`${props.deployment} image`)(`${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`);
 }
 

@@ -36,8 +36,8 @@ function recorded(p: Props): string {
   return JSON.stringify([p.nodes, p.protectedNodes, p.onDelete, p.connection]);
 }
 
-export async function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  return { changes: reaches(olds, news) || recorded(olds) !== recorded(news) };
+export function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+  return Promise.resolve({ changes: reaches(olds, news) || recorded(olds) !== recorded(news) });
 }
 
 async function run(news: Props): Promise<Props> {

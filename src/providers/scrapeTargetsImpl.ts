@@ -5,7 +5,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import type { ScrapeTargetsWire } from "./scrapeTargets";
 
 const placed = (p: ScrapeTargetsWire): Placed => ({
@@ -26,11 +26,19 @@ export function lookDrift(olds: ScrapeTargetsWire, news: ScrapeTargetsWire): str
 /** Whether this provider process has said why the file is rewritten (Pulumi may diff it more than once). */
 let said = false;
 
-export async function diff(
+export function diff(
   _id: string,
   olds: ScrapeTargetsWire,
   news: ScrapeTargetsWire,
 ): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, olds, news));
+}
+
+function diffNow(
+  _id: string,
+  olds: ScrapeTargetsWire,
+  news: ScrapeTargetsWire,
+): pulumi.dynamic.DiffResult {
   if (olds.path !== news.path || olds.node !== news.node)
     return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
   const drift = lookDrift(olds, news);

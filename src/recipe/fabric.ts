@@ -26,7 +26,8 @@ export interface RdmaPort {
 
 /** A node's fabric as the site declares it. `auto` parts are found by the plan-time look. */
 export interface NodeFabric {
-  interface: string | "auto";
+  /** The interface's name, or `auto`. */
+  interface: string;
   /** The RDMA ports, `auto`, or none (the engines talk over sockets on the interface). */
   rdma: RdmaPort[] | "auto";
   /** Where the node's RDMA character devices are (uverbs*, rdma_cm); a container sees them at /dev/infiniband. */

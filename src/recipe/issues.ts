@@ -96,5 +96,6 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return "an array";
   if (v === null) return "null";
   if (typeof v === "object") return "a table";
-  return String(v);
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  return typeof v;
 }

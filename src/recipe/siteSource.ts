@@ -22,7 +22,7 @@ export interface SiteSource {
   /** The sm121: keys without the prefix (secrets left out), with no prototype. */
   raw: Record<string, unknown>;
   /** The place of a field of the site (a path below the sm121: keys). */
-  locate(path: FieldPath): Place;
+  locate: (path: FieldPath) => Place;
 }
 
 /** A YAML file of Pulumi's (a stack file or Pulumi.yaml): its name and text. */
@@ -64,7 +64,7 @@ function configOf(doc: ConfigDoc): unknown {
     const pos = lines.linePos(at);
     throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: `YAML: ${e instanceof Error ? e.message : String(e)}`, fix: "write the values out instead of aliases" });
   }
-  return typeof root === "object" && root !== null && "config" in root ? (root as { config: unknown }).config : {};
+  return typeof root === "object" && root !== null && "config" in root ? root.config : {};
 }
 
 /** The sm121: entries of a config map, without the prefix and the secrets, on a null prototype. */

@@ -11,6 +11,7 @@
  */
 import { LITELLM_ROUTER } from "./gatewayRoll";
 import { Document, isMap, isNode, isScalar, isSeq, parseDocument, Scalar, stringify, type Pair, type YAMLMap } from "yaml";
+import { stringOf } from "../text/unknown";
 
 export interface GatewayEndpoint {
   node: string;
@@ -193,7 +194,7 @@ export function disableYaml(
       const value: unknown = isNode(pair.value) ? pair.value.toJSON() : pair.value;
       const entry = value as { proxy?: unknown; models?: unknown } | null;
       const models = Array.isArray(entry?.models) ? entry.models.map(String).join(", ") : "";
-      gone.push(disabledLine(models, node, String(entry?.proxy ?? ""), why), ...commented({ [peer]: entry }));
+      gone.push(disabledLine(models, node, stringOf(entry?.proxy), why), ...commented({ [peer]: entry }));
       return false;
     });
   }

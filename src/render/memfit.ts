@@ -79,7 +79,7 @@ function modelOf(b: DeploymentBundle, recipe: Recipe | undefined): string | unde
 function firstWith<K extends keyof NodeModelFacts>(b: DeploymentBundle, seen: Readonly<Record<string, NodeModelFacts>>, key: K): { node: string; value: NonNullable<NodeModelFacts[K]> } | undefined {
   for (const nb of b.nodes) {
     const v = seen[nb.node]?.[key];
-    if (v !== undefined && v !== null) return { node: nb.node, value: v as NonNullable<NodeModelFacts[K]> };
+    if (v !== undefined && v !== null) return { node: nb.node, value: v };
   }
   return undefined;
 }

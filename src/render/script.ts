@@ -69,7 +69,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       profile,
       node: node.name,
       recipe: target,
-      nodeEnv: node.env as Record<string, string>,
+      nodeEnv: node.env,
       vars: { ...node.vars, ...nodeRecipe.vars },
       recipeDir: nodeRecipe.dir,
       ...(overlay !== undefined && { overlay }),

@@ -11,6 +11,7 @@ import { ownerOf, type Holder } from "./owner";
 import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
+import { stringOf } from "../text/unknown";
 
 export interface FailedCheck {
   check: string;
@@ -32,7 +33,7 @@ const FIRST_MISSING = 3;
 function hfCacheFinding(r: Readonly<Record<string, unknown>>): FailedCheck | undefined {
   const c = r["hfCache"] as FailedCheck;
   if (c.model === undefined) return undefined;
-  const listing = Buffer.from(String(r["listing"] ?? ""), "base64").toString("utf8");
+  const listing = Buffer.from(stringOf(r["listing"]), "base64").toString("utf8");
   const missing = completeness(parseManifest(listing), c.model.revision).missing;
   return missing.length === 0 ? undefined : { ...c, missing };
 }
@@ -193,7 +194,7 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
     } else if (typeof r["clients"] === "number") st.clients = r["clients"];
     else if (typeof r["stopFailed"] === "object" && r["stopFailed"] !== null) {
       const f = r["stopFailed"] as { at?: unknown; lines?: unknown };
-      st.stopFailed = { at: String(f.at ?? ""), lines: String(f.lines ?? "") };
+      st.stopFailed = { at: stringOf(f.at), lines: stringOf(f.lines) };
     }
   }
   const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(stdout);

@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import type { SimNode } from "../site/site";
+import { modelsIn } from "../helpers/json";
 
 const deployments = `  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark1 }
   sm121:deployments:
@@ -48,9 +49,9 @@ describe.sequential("docker vLLM through pulumi up", () => {
     // The node scripts' raw records stay out of the log unless the run is verbose (SM121_VERBOSE=1).
     expect(up.all).not.toContain("@sm121");
     const models = await sh(e, n1, `curl -s http://${n1.ip}:8000/v1/models`);
-    expect(JSON.parse(models).data[0].id).toBe("qwen3-8b");
+    expect(modelsIn(models)[0]?.id).toBe("qwen3-8b");
     const tp = await sh(e, n2, `curl -s http://${n2.ip}:8000/v1/models`);
-    expect(JSON.parse(tp).data[0]).toMatchObject({ id: "qwen3-32b", max_model_len: 32768 });
+    expect(modelsIn(tp)[0]).toMatchObject({ id: "qwen3-32b", max_model_len: 32768 });
     expect(await sh(e, n3, "docker ps --format '{{.Names}}'")).toBe("sm121-qwen3-32b-vllm-tp2-1\n");
     const worker = await sh(e, n3, "docker inspect -f '{{json .Args}}' sm121-qwen3-32b-vllm-tp2-1");
     expect(JSON.parse(worker)).toEqual(expect.arrayContaining(["--headless", "--node-rank", "1"]));

@@ -13,6 +13,7 @@ import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { devicesDir } from "../site/fabric";
 import type { SimNode } from "../site/site";
+import { modelsIn } from "../helpers/json";
 
 
 describe.sequential("RDMA in real containers through pulumi up", () => {
@@ -33,7 +34,7 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
   it("serves with the devices, IPC_LOCK and the limits in each container", async () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    for (const [rank, n] of (e.site.nodes as SimNode[]).entries()) {
+    for (const [rank, n] of (e.site.nodes).entries()) {
       const name = `sm121-pair-${rank}`;
       const host = await sshOk(
         e.site,
@@ -69,13 +70,13 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
       expect(await sshOk(e.site, n, `docker logs ${name} 2>&1 | grep -c 'lowered to soft' || true`)).not.toBe("0\n");
     }
     const models = await sshOk(e.site, e.site.nodes[0] as SimNode, "curl -s http://127.0.0.246:8000/v1/models");
-    expect(JSON.parse(models).data[0].id).toBe("qwen3-32b");
+    expect(modelsIn(models)[0]?.id).toBe("qwen3-32b");
   });
 
   it("looks at each node over one SSH connection in a preview: the fabric, the deployment, its files", async () => {
     const log = (n: SimNode) => readFileSync(join(n.root, "var", "log", "sshd.log"), "utf8").split("\n");
     const accepted = (n: SimNode) => log(n).filter((l) => l.includes("Accepted publickey")).length;
-    const nodes = e.site.nodes as SimNode[];
+    const nodes = e.site.nodes;
     const before = nodes.map(accepted);
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);

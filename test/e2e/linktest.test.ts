@@ -13,12 +13,11 @@ import { pairDeployment, pairProject } from "../helpers/fabric";
 import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
-import type { SimNode } from "../site/site";
 
 
 describe.sequential("the link test between two docker nodes", () => {
   let e: E2E;
-  const nodes = () => e.site.nodes as SimNode[];
+  const nodes = () => e.site.nodes;
   beforeAll(async () => {
     e = await pairProject({
       name: "linktest",

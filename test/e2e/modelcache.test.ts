@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, type E2E } from "../helpers/project";
 import { buildImage, sshOk } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
+import { modelsIn } from "../helpers/json";
 
 const REPO = "sm121-test/tiny-qwen3";
 const IMAGE = "registry.example/sm121/vllm-tiny:1";
@@ -84,7 +85,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(await listing(e, m2)).toBe(await listing(e, m1));
     expect(await listing(e, m2)).toMatch(/^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m);
     expect(await imageId(e, m2)).toBe(`${imageOnM1}\n`);
-    expect(JSON.parse(await sh(e, m1, `curl -s http://${m1.ip}:8000/v1/models`)).data[0].id).toBe("tiny");
+    expect(modelsIn(await sh(e, m1, `curl -s http://${m1.ip}:8000/v1/models`))[0]?.id).toBe("tiny");
     // The operation's key is gone from the peer; the token is nowhere in the output or the state.
     expect(await sh(e, m2, "cat ~/.ssh/authorized_keys 2>/dev/null || true")).not.toContain("sm121-fanout-");
     expect(up.all).not.toContain(TOKEN);

@@ -59,7 +59,7 @@ describe.sequential("two stacks, one site", () => {
     await e?.stop();
   });
 
-  it("records the owner of each deployment on its node", async () => {
+  it("records the owner of each deployment on its node", () => {
     expect(ownerOn(o1)).toEqual({ project: "sm121", stack: "sim", backend: e.pulumi.env["PULUMI_BACKEND_URL"] });
   });
 

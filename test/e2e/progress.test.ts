@@ -98,7 +98,7 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     expect((engine?.outputs?.outcome?.nodes[0]?.timings ?? []).map((t) => t.step)).toEqual(["memory-gate", "write", "start", "readiness", "verify"]);
   }, 240_000);
 
-  it("applies the node recipe's dockerArgs after the overlay's and keeps the overlay manifest with the deployment's state", async () => {
+  it("applies the node recipe's dockerArgs after the overlay's and keeps the overlay manifest with the deployment's state", () => {
     const env = readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8");
     expect(env).toMatch(/^EXTRA_DOCKER_ARGS=".*-e SM121_OVERLAY=progress -e SM121_NODE_ARG=spark"$/m);
     expect(readFileSync(join(node.home, ".sm121", "deployments", "cap", "manifest.json"), "utf8")).toBe(OVERLAY_MANIFEST);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
+import { modelsIn } from "../helpers/json";
 
 const recipe = (maxLen: number, timeoutS: number) => `engine = "vllm"
 deploy = "docker"
@@ -81,7 +82,7 @@ describe.sequential("safety of pulumi up", () => {
     const retry = await e.up();
     expect(retry.code, retry.all).toBe(0);
     expect(retry.all).toMatch(/2 updated/);
-    expect(JSON.parse(await sh(`curl -s http://${n.ip}:8000/v1/models`)).data[0].max_model_len).toBe(16384);
+    expect(modelsIn(await sh(`curl -s http://${n.ip}:8000/v1/models`))[0]?.max_model_len).toBe(16384);
     const healed = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ name: string; status: string; endpoints: Array<{ url: string; enabled: boolean }> }> };
     expect(healed.models).toEqual([{ name: "qwen3-8b", deployment: "guarded", status: "serving", endpoints: [{ node: "spark1", url: `http://${n.ip}:8000`, enabled: true }] }]);
   });

@@ -11,6 +11,7 @@ import { sshScript } from "../site/exec";
 import { waitFor } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
+import { modelsIn } from "../helpers/json";
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
 const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 18432\n';
@@ -147,7 +148,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
     expect(backups).toHaveLength(2);
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[1] ?? ""), "utf8")).toBe(before);
-    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")).data[0].max_model_len).toBe(262144);
+    expect(modelsIn(await sh("curl -s http://127.0.0.1:18431/v1/models"))[0]?.max_model_len).toBe(262144);
   });
 
   it("finds a hand edit with refresh and repairs it with up", async () => {
@@ -195,7 +196,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     await sh("docker rm -f busy >/dev/null");
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
-    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")).data[0].id).toBe("qwen38");
+    expect(modelsIn(await sh("curl -s http://127.0.0.1:18431/v1/models"))[0]?.id).toBe("qwen38");
   });
 
   it("refuses the render-only tp2 profile before touching the node", async () => {
@@ -215,7 +216,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     expect(await sh("docker ps --format '{{.Names}}'")).toBe("sm121-solo-0\n");
     // The node's BIND (127.0.0.1) holds for every deployment on it.
-    expect(JSON.parse(await sh("curl -s http://127.0.0.1:18432/v1/models")).data[0].id).toBe("solo");
+    expect(modelsIn(await sh("curl -s http://127.0.0.1:18432/v1/models"))[0]?.id).toBe("solo");
   });
 
   it("destroys: the container is gone, the .env stays", async () => {

@@ -16,6 +16,7 @@ import { sshScript } from "../site/exec";
 import { nodeProcesses } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
+import { matching } from "../helpers/json";
 
 const MEMORY = [
   "[memory]",
@@ -180,7 +181,7 @@ describe.sequential("the operator's week, part two", () => {
     expect(nodeProcesses(g2, /fake-engine/)).toEqual(engines);
     const failedStop = await sh(g2, "cat ~/.sm121/deployments/flash/stop-failed.json");
     const record = JSON.parse(failedStop) as { at: string; lines: string };
-    expect(record).toEqual({ at: expect.stringMatching(/^\S+Z$/), lines: `exit code 1 | ${busy}` });
+    expect(record).toEqual({ at: matching(/^\S+Z$/), lines: `exit code 1 | ${busy}` });
     // The gateway went first and stayed: every endpoint disabled, the file in place.
     const file = await gateway();
     expect(file).toContain("the stack was destroyed");

@@ -82,7 +82,7 @@ export async function rollUnderLoad(
   const before = served();
   const load = sm121(e, args, { env: { SM121_API_KEY: proxy.key }, timeoutMs });
   // The up starts once the load runs through the proxy (the proxy's own access log says so).
-  await eventually("the load through the proxy", async () => served(), (n) => n > before);
+  await eventually("the load through the proxy", () => Promise.resolve(served()), (n) => n > before);
   const up = await e.up(o.env);
   const b = await load;
   const to = Date.now();

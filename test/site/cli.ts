@@ -19,10 +19,9 @@ class CliError extends Error {}
 
 /** The flags of one command, through Node's strict util.parseArgs; `--name` keys, booleans as "true". */
 function parse(argv: string[], valued: string[], flags: string[]): Map<string, string> {
-  const options = Object.fromEntries([
-    ...valued.map((v) => [v.slice(2), { type: "string" as const }]),
-    ...flags.map((f) => [f.slice(2), { type: "boolean" as const }]),
-  ]);
+  const options: Record<string, { type: "string" | "boolean" }> = {};
+  for (const v of valued) options[v.slice(2)] = { type: "string" };
+  for (const f of flags) options[f.slice(2)] = { type: "boolean" };
   try {
     const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
     const out = new Map<string, string>();
