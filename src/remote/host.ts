@@ -6,7 +6,6 @@
  */
 import { cancelled } from "./cancel";
 import { CommandError, TransportError, type Exit } from "./errors";
-import type { LockChannel } from "./lock";
 import { OutputStream } from "./output";
 
 export interface RunOptions {
@@ -31,6 +30,15 @@ export interface RunResult {
   stderr: string;
   /** The `@sm121 {...}` records the script printed, in order. */
   records: Record<string, unknown>[];
+}
+
+/** The node lock, held on a channel of its own (./lock), and the steps that run under it (./held). */
+export interface LockChannel {
+  /** Resolves when the lock is held; rejects with NodeBusyError or a TransportError. */
+  acquired: Promise<void>;
+  /** Runs a step on the lock channel, after the lock is held (see ./held). */
+  run(script: string, opts: RunOptions): Promise<RunResult>;
+  release(): void;
 }
 
 export interface Host {

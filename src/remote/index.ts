@@ -1,8 +1,8 @@
 /** Connecting to a node of a bundle: local or ssh, with the operation's auth settings. */
 import type { NodeConn } from "../render/types";
-import type { Host } from "./host";
+import type { Host, LockChannel } from "./host";
 import { LocalHost } from "./local";
-import { runName, waitingMessage, type LockChannel } from "./lock";
+import { runName, waitingMessage } from "./lock";
 import { connectSsh, type SshAuth } from "./ssh";
 
 export type { Host, RunOptions, RunResult } from "./host";

@@ -1,7 +1,7 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { Collector, interruptedBefore, stepScript, type Host, type RunOptions, type RunResult } from "./host";
-import { driveLock, type LockChannel } from "./lock";
+import { Collector, interruptedBefore, stepScript, type Host, type LockChannel, type RunOptions, type RunResult } from "./host";
+import { driveLock } from "./lock";
 
 export class LocalHost implements Host {
   /** Scripts still running; close() ends them as closing an ssh connection ends its channels. */

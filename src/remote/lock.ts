@@ -14,7 +14,7 @@ import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
 import { cancelled } from "./cancel";
 import { HeldChannel, stepLoop, type LockIo } from "./held";
-import { interruptedBefore, type RunOptions, type RunResult } from "./host";
+import { interruptedBefore, type LockChannel } from "./host";
 
 export type { LockIo } from "./held";
 
@@ -64,14 +64,6 @@ export function lockScript(owner: string, waitS: number, end: string): string {
     stepLoop(end),
     "",
   ].join("\n");
-}
-
-export interface LockChannel {
-  /** Resolves when the lock is held; rejects with NodeBusyError or a TransportError. */
-  acquired: Promise<void>;
-  /** Runs a step on the lock channel, after the lock is held (see ./held). */
-  run(script: string, opts: RunOptions): Promise<RunResult>;
-  release(): void;
 }
 
 const LOCKED = "@sm121-locked\n";

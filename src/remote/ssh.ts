@@ -4,9 +4,9 @@
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { dialFailure, FINAL_KINDS, TransportError } from "./errors";
-import { Collector, interruptedBefore, stepScript, type Host, type RunOptions, type RunResult } from "./host";
+import { Collector, interruptedBefore, stepScript, type Host, type LockChannel, type RunOptions, type RunResult } from "./host";
 import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
-import { driveLock, type LockChannel, type LockIo } from "./lock";
+import { driveLock, type LockIo } from "./lock";
 
 export interface SshTarget {
   node: string;
