@@ -92,8 +92,8 @@ describe.sequential("DGPP through pulumi up", () => {
     const before = calls().length;
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    // The stack, the provider host, the Recipe, its DGPP provisioning and its engine.
-    expect(up.all).toMatch(/5 unchanged/);
+    // The stack, the provider host, the Site, the Deployment, its DGPP provisioning and its engine.
+    expect(up.all).toMatch(/\b6 unchanged\b/);
     expect(calls().length).toBe(before);
   });
 

@@ -55,8 +55,8 @@ describe.sequential("safety of pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
-    // The stack, the provider host, the Recipe, its engine and the gateway file.
-    expect(again.all).toMatch(/5 unchanged/);
+    // The stack, the provider host, the Site, the Deployment, its engine and the gateway file.
+    expect(again.all).toMatch(/\b6 unchanged\b/);
   });
 
   it("fails an engine that never becomes ready within its timeout, marked failed, with the way back", async () => {

@@ -69,8 +69,8 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    // The stack, the provider host, the Recipe and its engine.
-    expect(up.all).toMatch(/4 unchanged/);
+    // The stack, the provider host, the Site, the Deployment and its engine.
+    expect(up.all).toMatch(/\b5 unchanged\b/);
     expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).toBe(started);
     expect(readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"))).toHaveLength(1);
   });
