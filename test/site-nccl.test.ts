@@ -2,11 +2,15 @@
  * The simulated site's NCCL stand-in (test/site/shims/nccl/allreduce.js) on its own: two ranks
  * meet over TCP and rank 0 prints nccl-tests' table, which sm121's parser reads as it reads the
  * real runs; a rank whose peer never comes fails as torch's rendezvous does; without the RDMA
- * devices (this machine has none) NCCL is on sockets.
+ * devices (this machine has none) NCCL is on sockets; each rank decides IB or Socket from what its
+ * own node has (its HCAs, its uverbs devices, NCCL_IB_HCA, NCCL_IB_DISABLE), and ranks that decide
+ * differently never finish, as with NCCL.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { parseLinkTest } from "../src/serve/linktest";
 
 const STANDIN = join(__dirname, "site", "shims", "nccl", "allreduce.js");
@@ -58,5 +62,89 @@ describe("the NCCL stand-in", () => {
       "torch.distributed.DistNetworkError: The client socket has timed out after 1s " +
         "while trying to connect to (127.0.0.1, 29613).",
     );
+  });
+});
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+/** A node root as test/site/fabric.ts makes one: two active RoCE HCAs and one down; `devices`: their uverbs nodes. */
+function node(devices: boolean): string {
+  const root = mkdtempSync(join(tmpdir(), "sm121-nccl-node-"));
+  roots.push(root);
+  mkdirSync(join(root, "etc"));
+  const hcas = [
+    { name: "rocep1s0f0", netdev: "enp1s0f0np0", state: "DOWN", physical: "DISABLED" },
+    { name: "rocep1s0f1", netdev: "enp1s0f1np1", state: "ACTIVE", physical: "LINK_UP" },
+    { name: "roceP2p1s0f1", netdev: "enP2p1s0f1np1", state: "ACTIVE", physical: "LINK_UP" },
+  ];
+  writeFileSync(join(root, "etc", "fabric.json"), JSON.stringify({ interfaces: [], hcas }));
+  if (devices) {
+    mkdirSync(join(root, "dev", "infiniband"), { recursive: true });
+    for (const i of [0, 1, 2]) execFileSync("mknod", [join(root, "dev", "infiniband", `uverbs${i}`), "c", "231", String(192 + i)]);
+  }
+  return root;
+}
+
+// Character devices need mknod, which needs root (as the simulated site does).
+const root = process.getuid?.() === 0;
+
+describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its own node", () => {
+  const pair = (port: number, a: Record<string, string>, b: Record<string, string>) =>
+    Promise.all([rank(0, { ...base, MASTER_PORT: String(port), ...a }), rank(1, { ...base, MASTER_PORT: String(port), ...b })]);
+
+  it("uses IB on nodes whose HCAs NCCL_IB_HCA names and whose uverbs devices are there", async () => {
+    const env = { NCCL_IB_HCA: "rocep1s0f1:1,roceP2p1s0f1:1" };
+    const [r0, r1] = await pair(29614, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
+    expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
+    expect(r0.out).toContain("NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>");
+    const out = parseLinkTest(`${r0.out}\n${r1.out}`);
+    expect(out.transport).toEqual({ kind: "ib", name: "IB", from: "channel" });
+    expect(out.rows.map((r) => r.busbw)).toEqual([0.23, 0.52, 0.83, 0.96]);
+  });
+
+  it("filters the HCAs as NCCL_IB_HCA does: prefixes, =exact, ^excluded, unset all; a down port never", async () => {
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
+      ["roce", "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
+      ["^rocep1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
+      ["=roceP2p1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
+    ];
+    let port = 29620;
+    for (const [hca, using] of cases) {
+      const env: Record<string, string> = { SIM_NODE_ROOT: node(true), ...(hca !== undefined && { NCCL_IB_HCA: hca }) };
+      const envB: Record<string, string> = { ...env, SIM_NODE_ROOT: node(true) };
+      if (hca === undefined) {
+        env["NCCL_IB_HCA"] = "";
+        envB["NCCL_IB_HCA"] = "";
+      }
+      const [r0, r1] = await pair(port++, env, envB);
+      expect([r0.code, r1.code], `${hca}: ${r0.out}${r1.out}`).toEqual([0, 0]);
+      expect(r0.out, String(hca)).toContain(`NCCL INFO NET/IB : Using ${using} [RO]`);
+    }
+    // An exact name that is only a prefix, a down port, or IB disabled: no device, sockets.
+    for (const env of [{ NCCL_IB_HCA: "=rocep1s0f" }, { NCCL_IB_HCA: "rocep1s0f0:1" }, { NCCL_IB_DISABLE: "1" }]) {
+      const [r0, r1] = await pair(port++, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
+      expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
+      expect(parseLinkTest(`${r0.out}\n${r1.out}`).transport?.name, JSON.stringify(env)).toBe("Socket");
+    }
+  });
+
+  it("a node without its uverbs devices is on sockets, and the pair never finishes, as NCCL hangs", async () => {
+    const env = { NCCL_IB_HCA: "rocep1s0f1:1", SM121_LINKTEST_TIMEOUT_S: "3" };
+    const [r0, r1] = await pair(29630, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(false) });
+    expect(r1.out).toContain("NCCL WARN NET/IB : Unable to open device rocep1s0f1");
+    expect(r1.out).toContain("NCCL INFO NET/IB : No device found.");
+    expect(r1.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>");
+    expect(r1.out).toContain("NCCL WARN socketFinalizeAccept: wrong type 4 != 3");
+    expect(r0.out).toContain("NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE");
+    // torch's watchdog ends both; no size was measured, and sm121 reads Socket (one rank is enough).
+    expect([r0.code, r1.code]).toEqual([1, 1]);
+    expect(r0.out).toContain("Watchdog caught collective operation timeout");
+    const out = parseLinkTest(`${r0.out}\n${r1.out}`);
+    expect(out.rows).toEqual([]);
+    expect(out.transport).toEqual({ kind: "socket", name: "Socket", from: "network" });
   });
 });

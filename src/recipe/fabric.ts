@@ -11,7 +11,7 @@
  *         interface: enp1s0f1np1
  *         rdma: [{ hca: rocep1s0f1, port: 1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]
  *     spark2: { ip: 192.168.100.12, fabric: auto }
- *   sm121:fabric: { privileged: false, nofile: 1048576, minBusBandwidthGBps: 10 }
+ *   sm121:fabric: { privileged: false, nofile: 1048576, minBusBandwidthGBps: 10, linkTestTimeoutS: 120 }
  *   sm121:fabricCheck: true
  */
 import { z } from "zod";
@@ -44,6 +44,8 @@ export interface SiteFabric {
   nofile: number;
   /** The link test fails below this bus bandwidth (GB/s, nccl-tests' busbw at the largest size). */
   minBusBandwidthGBps?: number;
+  /** How long a rank of the link test waits for its peers and for each collective (s). */
+  linkTestTimeoutS: number;
   /** `pulumi up` runs the link test before the first start of a multi-node deployment. */
   check: boolean;
 }
@@ -51,6 +53,8 @@ export interface SiteFabric {
 export const DEFAULT_DEVICES = "/dev/infiniband";
 /** eugr/spark-vllm-docker's default (VLLM_SPARK_NOFILE_LIMIT). */
 export const DEFAULT_NOFILE = 1048576;
+/** torch.distributed's rendezvous wait is the link test's default too. */
+export const DEFAULT_LINK_TEST_TIMEOUT_S = 120;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const DEVICES = /^\/[A-Za-z0-9_./+@-]*$/;
@@ -97,5 +101,6 @@ export function siteFabricSchema() {
     privileged: flag.default(false),
     nofile: int().pipe(z.int().min(1024)).default(DEFAULT_NOFILE),
     minBusBandwidthGBps: num.optional(),
-  }).default({ privileged: false, nofile: DEFAULT_NOFILE });
+    linkTestTimeoutS: int().pipe(z.int().min(5).max(3600)).default(DEFAULT_LINK_TEST_TIMEOUT_S),
+  }).default({ privileged: false, nofile: DEFAULT_NOFILE, linkTestTimeoutS: DEFAULT_LINK_TEST_TIMEOUT_S });
 }

@@ -19,11 +19,9 @@ export interface LinkTestOptions {
   port: number;
   minBytes: number;
   maxBytes: number;
-  /** How long a rank waits for its peers (the process group's timeout). */
-  timeoutS: number;
 }
 
-export const LINK_TEST_DEFAULTS: LinkTestOptions = { port: 29517, minBytes: 8, maxBytes: 1 << 30, timeoutS: 120 };
+export const LINK_TEST_DEFAULTS: LinkTestOptions = { port: 29517, minBytes: 8, maxBytes: 1 << 30 };
 
 /** Where the script is, in the container. */
 const MOUNTED = "/run/sm121-linktest";
@@ -52,7 +50,7 @@ function linkTestScript(site: Site, b: Group, nb: NodeBundle, o: LinkTestOptions
     LOCAL_RANK: "0",
     SM121_LINKTEST_MIN_BYTES: String(o.minBytes),
     SM121_LINKTEST_MAX_BYTES: String(o.maxBytes),
-    SM121_LINKTEST_TIMEOUT_S: String(o.timeoutS),
+    SM121_LINKTEST_TIMEOUT_S: String(site.fabric.linkTestTimeoutS),
   };
   const env = { ...nb.env, ...run };
   const dir = joinNode(nb.stateDir, "linktest");
@@ -80,7 +78,7 @@ export function linkTestPlan(site: Site, b: Group, o: LinkTestOptions = LINK_TES
   return {
     rdma: b.nodes.every((nb) => usesRdma(site.nodes[nb.node]?.fabric)),
     ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
-    timeoutS: o.timeoutS,
+    timeoutS: site.fabric.linkTestTimeoutS,
     scripts: b.nodes.map((nb) => linkTestScript(site, b, nb, o)),
   };
 }

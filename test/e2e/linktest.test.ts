@@ -25,7 +25,7 @@ describe.sequential("the link test between two docker nodes", () => {
       firstIp: 226,
       sshPort: 2626,
       rdma: "[{ hca: rocep1s0f1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]",
-      config: "  sm121:fabric: { minBusBandwidthGBps: 0.5 }",
+      config: "  sm121:fabric: { minBusBandwidthGBps: 0.5, linkTestTimeoutS: 20 }",
     });
   });
   afterAll(async () => {
@@ -83,6 +83,24 @@ describe.sequential("the link test between two docker nodes", () => {
       expect(r.stdout).toContain("  - bus bandwidth 0.00 GB/s at 8 is under sm121:fabric.minBusBandwidthGBps 0.5.");
     } finally {
       for (const n of nodes()) setFabric(n, sparkFabric(n.ip));
+    }
+  });
+
+  it("fails on NET/Socket where one node lost its devices: that rank's NCCL is on sockets, the pair never meets", async () => {
+    const lt2 = nodes()[1];
+    if (lt2 === undefined) throw new Error("no lt2");
+    for (const d of readdirSync(devicesDir(lt2)).filter((f) => f.startsWith("uverbs"))) rmSync(join(devicesDir(lt2), d));
+    try {
+      const r = await sm121(e, ["doctor", "--fabric", "pair"]);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      // lt1's rank is on IB, lt2's on sockets: one socket rank makes the all-reduce a socket one.
+      expect(r.stdout).toContain("  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:127.0.0.227<0>)");
+      expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2)");
+      expect(r.stdout).toContain("  - the all-reduce printed no result table");
+      expect(r.stdout).toContain("NCCL WARN NET/IB : Unable to open device rocep1s0f1");
+      expect(r.stdout).toContain("Watchdog caught collective operation timeout");
+    } finally {
+      setFabric(lt2, sparkFabric(lt2.ip));
     }
   });
 

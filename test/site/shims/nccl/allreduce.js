@@ -4,17 +4,14 @@
 // allreduce.py, runs): `python3 .../allreduce.py` comes here (shims/python3). One process per
 // rank, met at MASTER_ADDR:MASTER_PORT over TCP as torch's env:// rendezvous does: rank 0
 // listens, the others connect; a peer that never comes fails the rank after
-// SM121_LINKTEST_TIMEOUT_S, as torch's store does. Each size moves real bytes between the
-// ranks over that TCP link. Which network "NCCL" uses is decided as NCCL's own: IB when
-// NCCL_IB_DISABLE is not 1, NCCL_IB_HCA names ports, /dev/infiniband holds uverbs character
-// devices and the process has CAP_IPC_LOCK (the RDMA access sm121 renders); Socket otherwise.
-// Its NCCL_DEBUG=INFO lines are NCCL's format, and rank 0's table is nccl-tests' with the
-// numbers of real runs (test/fixtures/fabric: the GB10 RoCE run for IB, the IB-disabled run
-// for Socket), printed for the fixture's sizes within -b/-e.
-const fs = require("node:fs");
+// SM121_LINKTEST_TIMEOUT_S, as torch's store does. NCCL's part (./comm.js) decides each rank's
+// network from what its node has, as NCCL does (./net.js), prints NCCL's INFO lines and moves
+// each size's bytes over that TCP link; rank 0 prints the script's table (nccl-tests' columns)
+// with the numbers of real runs (test/fixtures/fabric), for the fixture's sizes within -b/-e.
+// Ranks on different networks never finish, as with NCCL: torch's watchdog ends them after
+// the process group's timeout.
 const net = require("node:net");
-const os = require("node:os");
-const path = require("node:path");
+const { allReduce } = require("./comm.js");
 
 const env = process.env;
 const rank = Number(env.RANK);
@@ -24,44 +21,6 @@ const hi = Number(env.SM121_LINKTEST_MAX_BYTES ?? "1073741824");
 const timeoutMs = Number(env.SM121_LINKTEST_TIMEOUT_S ?? "120") * 1000;
 const master = env.MASTER_ADDR ?? "";
 const port = Number(env.MASTER_PORT);
-const info = (env.NCCL_DEBUG ?? "").toUpperCase() === "INFO";
-const prefix = `${os.hostname()}:${process.pid}:${process.pid} [0]`;
-const say = (l) => info && process.stdout.write(`${prefix} NCCL INFO ${l}\n`);
-
-function fixturesDir() {
-  const inImage = path.join(__dirname, "fixtures");
-  return fs.existsSync(inImage) ? inImage : path.join(__dirname, "..", "..", "..", "fixtures", "fabric");
-}
-
-/** The fixture's table rows: the columns after size, count, type (redop and root where it has them). */
-function rows(file) {
-  const out = [];
-  for (const line of fs.readFileSync(path.join(fixturesDir(), file), "utf8").split("\n")) {
-    const t = line.trim().split(/\s+/);
-    if (!/^\d+$/.test(t[0] ?? "") || t.length < 11) continue;
-    const last = t.slice(-8);
-    out.push({ bytes: Number(t[0]), half: [last.slice(0, 4), last.slice(4)] });
-  }
-  return out;
-}
-
-function ipcLock() {
-  const m = /^CapEff:\s*([0-9a-f]+)/m.exec(fs.readFileSync("/proc/self/status", "utf8"));
-  return m !== null && ((BigInt(`0x${m[1]}`) >> 14n) & 1n) === 1n;
-}
-
-function rdmaDevices() {
-  try {
-    return fs
-      .readdirSync("/dev/infiniband")
-      .filter((d) => d.startsWith("uverbs") && fs.statSync(`/dev/infiniband/${d}`).isCharacterDevice());
-  } catch {
-    return [];
-  }
-}
-
-const hcas = (env.NCCL_IB_HCA ?? "").split(",").filter((h) => h !== "" && h !== "auto");
-const ib = env.NCCL_IB_DISABLE !== "1" && hcas.length > 0 && rdmaDevices().length > 0 && ipcLock();
 const ifname = (env.NCCL_SOCKET_IFNAME ?? "eth0").split(",")[0];
 const own = env.VLLM_HOST_IP ?? env.SGLANG_HOST_IP ?? master;
 const oob = `${ifname}:${rank === 0 ? master : own}<0>`;
@@ -69,36 +28,6 @@ const oob = `${ifname}:${rank === 0 ? master : own}<0>`;
 function fail(message) {
   process.stderr.write(`${message}\n`);
   process.exit(1);
-}
-
-/** Counts what a socket received; `until(n)` resolves once n more bytes than before came. */
-function counted(sock) {
-  let got = 0;
-  let want = 0;
-  let wake = () => undefined;
-  let broken;
-  sock.on("data", (chunk) => {
-    got += chunk.length;
-    if (got >= want) wake();
-  });
-  sock.on("error", (e) => {
-    broken = e;
-    wake();
-  });
-  sock.on("close", () => {
-    broken ??= new Error("the peer closed the connection");
-    wake();
-  });
-  return {
-    sock,
-    until: (n) => {
-      want += n;
-      return new Promise((resolve, reject) => {
-        wake = () => (got >= want ? resolve() : broken !== undefined ? reject(broken) : undefined);
-        wake();
-      });
-    },
-  };
 }
 
 async function rendezvous() {
@@ -153,7 +82,7 @@ async function main() {
         "environment variable RANK, WORLD_SIZE, MASTER_ADDR or MASTER_PORT expected, but not set",
     );
   }
-  const peers = (await rendezvous()).map(counted);
+  const sockets = await rendezvous();
   if (rank === 0) {
     process.stdout.write(
       `# nThread 1 nGpus 1 minBytes ${lo} maxBytes ${hi} step: 2(factor) warmup iters: 5 iters: 20 ` +
@@ -169,40 +98,35 @@ async function main() {
         "             (us)  (GB/s)  (GB/s)\n",
     );
   }
-  say(`Bootstrap : Using ${oob}`);
-  say("NET/Plugin : No plugin found (libnccl-net.so), using internal implementation");
-  if (ib)
-    say(
-      `NET/IB : Using ${hcas.map((h, i) => `[${i}]${h.split(":")[0]}:${h.split(":")[1] ?? "1"}/RoCE`).join(" ")} ` +
-        `[RO]; OOB ${oob}`,
-    );
-  else say(`NET/Socket : Using [0]${oob}`);
-  say(`Using network ${ib ? "IB" : "Socket"}`);
-  if (rank === 0) process.stdout.write("NCCL version 2.31.2+cuda13.0\n");
-  say(`Channel 00/0 : ${rank}[0] -> ${(rank + 1) % world}[0] [send] via NET/${ib ? "IB" : "Socket"}/0`);
-  const table = rows(ib ? "nccl-tests-gb10-roce.txt" : "nccl-tests-socket-broadcast.txt").filter(
-    (r) => r.bytes >= lo && r.bytes <= hi,
+  const row = (h) =>
+    `${h[0].padStart(9)}  ${h[1].padStart(6)}  ${h[2].padStart(6)}  ${(h[3] === "N/A" ? "0" : h[3]).padStart(6)}`;
+  // The first collective creates NCCL's communicator; torch's watchdog ends a collective that
+  // outlives the process group's timeout.
+  const watchdog = setTimeout(
+    () =>
+      fail(
+        `[rank${rank}]:[E ProcessGroupNCCL.cpp:616] [Rank ${rank}] Watchdog caught collective operation timeout: ` +
+          `WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=2, NumelOut=2, Timeout(ms)=${timeoutMs}) ` +
+          `ran for ${timeoutMs + 10} milliseconds before timing out.`,
+      ),
+    timeoutMs,
   );
-  for (const r of table) {
-    const n = Math.min(r.bytes, 1 << 20);
-    // The reduce's bytes go to rank 0 and back, over the TCP link the ranks met on.
-    if (rank === 0) {
-      await Promise.all(peers.map((p) => p.until(n)));
-      for (const p of peers) p.sock.write(Buffer.alloc(n, 1));
-      const [a, b] = r.half;
-      const row = (h) =>
-        `${h[0].padStart(9)}  ${h[1].padStart(6)}  ${h[2].padStart(6)}  ${(h[3] === "N/A" ? "0" : h[3]).padStart(6)}`;
+  await allReduce({
+    rank,
+    world,
+    sockets,
+    env,
+    oob,
+    lo,
+    hi,
+    version: "2.31.2+cuda13.0",
+    row: (r) =>
       process.stdout.write(
         `${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ` +
-          `${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}  ${row(a)}  ${row(b)}\n`,
-      );
-    } else {
-      const p = peers[0];
-      p.sock.write(Buffer.alloc(n, 1));
-      await p.until(n);
-    }
-  }
-  for (const p of peers) p.sock.end();
+          `${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}  ${row(r.half[0])}  ${row(r.half[1])}\n`,
+      ),
+  });
+  clearTimeout(watchdog);
 }
 
 main().catch((e) => fail(`RuntimeError: ${e.message}`));
