@@ -361,3 +361,24 @@ describe("diffKeys", () => {
     expect(diffKeys({ A: "1" }, { A: "1" })).toEqual({ added: [], removed: [], changed: [] });
   });
 });
+
+describe("the node's fabric in a script recipe's .env", () => {
+  const fabric = { NCCL_SOCKET_IFNAME: "enp1s0f1np1", NCCL_IB_HCA: "rocep1s0f1:1", VLLM_HOST_IP: "192.0.2.31" };
+
+  it("adds -e pairs after the profile's, and makes EXTRA_DOCKER_ARGS when the profile has none", () => {
+    const r = renderEnv(input("MAX_NUM_SEQS=4\n", { fabricEnv: fabric }));
+    expect(r.keys["EXTRA_DOCKER_ARGS"]).toBe(
+      "-e NCCL_SOCKET_IFNAME=enp1s0f1np1 -e NCCL_IB_HCA=rocep1s0f1:1 -e VLLM_HOST_IP=192.0.2.31",
+    );
+    expect(r.fabricOwn).toEqual([]);
+    expect(renderEnv(input("MAX_NUM_SEQS=4\n")).keys["EXTRA_DOCKER_ARGS"]).toBeUndefined();
+  });
+
+  it("keeps a variable the profile sets itself, and names it", () => {
+    const r = renderEnv(input('EXTRA_DOCKER_ARGS="-e NCCL_SOCKET_IFNAME=enp1s0f0np0"\n', { fabricEnv: fabric }));
+    expect(r.keys["EXTRA_DOCKER_ARGS"]).toBe(
+      "-e NCCL_SOCKET_IFNAME=enp1s0f0np0 -e NCCL_IB_HCA=rocep1s0f1:1 -e VLLM_HOST_IP=192.0.2.31",
+    );
+    expect(r.fabricOwn).toEqual(["NCCL_SOCKET_IFNAME"]);
+  });
+});

@@ -125,7 +125,8 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
       expect(r0.out, String(hca)).toContain(`NCCL INFO NET/IB : Using ${using} [RO]`);
     }
     // An exact name that is only a prefix, a down port, or IB disabled: no device, sockets.
-    for (const env of [{ NCCL_IB_HCA: "=rocep1s0f" }, { NCCL_IB_HCA: "rocep1s0f0:1" }, { NCCL_IB_DISABLE: "1" }]) {
+    const noIb: Array<Record<string, string>> = [{ NCCL_IB_HCA: "=rocep1s0f" }, { NCCL_IB_HCA: "rocep1s0f0:1" }, { NCCL_IB_DISABLE: "1" }];
+    for (const env of noIb) {
       const [r0, r1] = await pair(port++, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
       expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
       expect(parseLinkTest(`${r0.out}\n${r1.out}`).transport?.name, JSON.stringify(env)).toBe("Socket");

@@ -16,7 +16,7 @@
  * neither. The identity (body sha256, profile, overlay line) decides whether `up` writes a file.
  */
 import { SpecError, throwIfAny } from "../recipe/errors";
-import { LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
+import { envName, LocatedPair, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 import { envIdentityOf } from "./envidentity";
 import { sha256 } from "./identity";
 import { NODE_ENV_KEYS } from "../recipe/types";
@@ -48,6 +48,11 @@ export interface RenderEnvInput {
   nodeDockerArgs?: LocatedPair[];
   /** Container paths that start.sh mounts itself. */
   ownedMounts?: string[];
+  /**
+   * The node's fabric variables (render/fabric.ts) for start.sh's container: -e pairs added to
+   * EXTRA_DOCKER_ARGS last, except a name the profile, overlay or node recipe sets itself.
+   */
+  fabricEnv?: Record<string, string>;
   /** Names the site in messages about nodeEnv (default "site"). */
   siteFile?: string;
 }
@@ -62,6 +67,8 @@ export interface RenderedEnv {
   mkdirs: string[];
   proofs: string[];
   replacements: string[];
+  /** Fabric variables the profile, overlay or node recipe set themselves (theirs stays). */
+  fabricOwn: string[];
 }
 
 /** Fills the rendered-at slot: the serve's write step does it as it writes the file. */
@@ -91,8 +98,13 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     { profile: profilePairs, overlay: input.overlay, overlayWins: input.overlayWins === true, ownedMounts: input.ownedMounts ?? [], node: input.nodeDockerArgs ?? [] },
     errors,
   );
-  if (input.overlay !== undefined || (input.nodeDockerArgs ?? []).length > 0 || order.includes("EXTRA_DOCKER_ARGS")) {
-    keys.EXTRA_DOCKER_ARGS = merged.pairs.map((p) => `${p.flag} ${p.value}`).join(" ");
+  const taken = new Set(merged.pairs.filter((p) => p.flag === "-e").map((p) => envName(p.value)));
+  const fabric = Object.entries(input.fabricEnv ?? {});
+  const fabricOwn = fabric.filter(([k]) => taken.has(k)).map(([k]) => k);
+  const fabricPairs = fabric.filter(([k]) => !taken.has(k)).map(([k, v]) => `-e ${k}=${v}`);
+  const extra = input.overlay !== undefined || (input.nodeDockerArgs ?? []).length > 0 || fabricPairs.length > 0;
+  if (extra || order.includes("EXTRA_DOCKER_ARGS")) {
+    keys.EXTRA_DOCKER_ARGS = [...merged.pairs.map((p) => `${p.flag} ${p.value}`), ...fabricPairs].join(" ");
     if (!order.includes("EXTRA_DOCKER_ARGS")) order.push("EXTRA_DOCKER_ARGS");
   }
   for (const k of NODE_ENV_KEYS) {
@@ -135,6 +147,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     mkdirs,
     proofs: [...profile.directives.proofs],
     replacements: merged.replacements,
+    fabricOwn,
   };
 }
 

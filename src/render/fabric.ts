@@ -58,8 +58,16 @@ export function containerAccess(node: SiteNode, nnodes: number, site: SiteFabric
   return { privileged: false, devices: [dev === CONTAINER_DEVICES ? dev : `${dev}:${CONTAINER_DEVICES}`], capAdd: ["IPC_LOCK"], ulimits: limits };
 }
 
-/** The plan's facts of the node's fabric: what it declares or the look found, and the container flags. */
-export function fabricFacts(node: SiteNode, recipe: Recipe, access: ContainerAccess | undefined): string[] {
+/**
+ * The plan's facts of the node's fabric: what it declares or the look found, and the container flags.
+ * `own`: the fabric variables the recipe sets itself (default: its [env]; a script recipe's profile).
+ */
+export function fabricFacts(
+  node: SiteNode,
+  recipe: Recipe,
+  access: ContainerAccess | undefined,
+  set: { own: string[]; ownedBy: string } = { own: [], ownedBy: recipe.file },
+): string[] {
   const f = node.fabric;
   if (f === undefined) return [];
   const found = f.found === undefined ? "" : ` (${f.found})`;
@@ -67,9 +75,11 @@ export function fabricFacts(node: SiteNode, recipe: Recipe, access: ContainerAcc
   if (f.rdma === "auto") facts.push("fabric rdma auto (the plan-time look finds the ports; sm121 render reads no node)");
   else if (f.rdma.length === 0) facts.push("fabric rdma none (NCCL uses sockets on the interface)");
   else facts.push(`fabric rdma ${f.rdma.map((p) => `${p.hca}:${p.port}${p.gidIndex === undefined ? "" : ` gid ${p.gidIndex}`}`).join(", ")}, devices ${f.devices}`);
-  const own = Object.keys(fabricEnv(f)).filter((k) => Object.hasOwn(recipe.env, k));
-  if (own.length > 0) facts.push(`fabric variables the recipe sets itself (${recipe.file}): ${own.join(", ")}`);
+  const own = [...set.own, ...Object.keys(fabricEnv(f)).filter((k) => Object.hasOwn(recipe.env, k))];
+  if (own.length > 0) facts.push(`fabric variables the recipe sets itself (${set.ownedBy}): ${own.join(", ")}`);
   for (const flag of access === undefined ? [] : accessFlags(access)) facts.push(`container ${flag}`);
   if (usesRdma(f) && recipe.deploy !== "docker") facts.push("fabric memlock: the preflight refuses a node whose `ulimit -l` is not unlimited");
+  if (recipe.deploy === "script")
+    facts.push("fabric variables reach start.sh's container as -e pairs of EXTRA_DOCKER_ARGS; its RDMA devices and limits are start.sh's own docker run flags");
   return facts;
 }

@@ -5,9 +5,11 @@ import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { scriptTarget } from "../targets/script";
 import { joinNode } from "../text/shell";
 import type { LaunchSpec } from "../targets/types";
+import { driverFor } from "../engines";
 import { siteError } from "./checks";
 import { mountTarget, pairsFromTokens, tokenizeLine, type LocatedPair } from "./dockerargs";
 import { renderEnv } from "./envfile";
+import { fabricEnv, fabricFacts } from "./fabric";
 import { endpoint, hfCacheCheck, nodeBundle } from "./node";
 import { MANIFEST_FILE, loadOverlay, type Overlay } from "./overlay";
 import { readProfileFile, type Profile } from "./profile";
@@ -65,6 +67,9 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     const before = errors.length;
     const nodeDockerArgs = nodeRecipeDockerArgs(site, node.name, target, nodeRecipe.dockerArgs, errors);
     if (errors.length > before) return undefined;
+    // The node's fabric reaches start.sh's container as the engines' variables reach theirs, with the
+    // engine's host-IP variable: -e pairs of EXTRA_DOCKER_ARGS, the one channel a profile has into it.
+    const fabric = node.fabric === undefined ? undefined : { ...fabricEnv(node.fabric), ...driverFor(recipe.engine).engineEnv(recipe, node.ip) };
     const env = renderEnv({
       profile,
       node: node.name,
@@ -77,6 +82,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       ownedMounts: nodeRecipe.ownedMounts,
       siteFile: site.file,
       nodeDockerArgs,
+      ...(fabric !== undefined && { fabricEnv: fabric }),
     });
     replacements.push(...env.replacements.map((r) => `${node.name}: ${r}`));
     proofs = env.proofs;
@@ -100,6 +106,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       node,
       spec,
       scripts: scriptTarget(spec, nodeRecipe, env.text),
+      fabric: fabricFacts(node, recipe, undefined, { own: env.fabricOwn, ownedBy: profile.file }),
       extraFiles: manifest,
       mkdirs: env.mkdirs,
       preflight: [

@@ -97,7 +97,8 @@ describe.sequential("the link test between two docker nodes", () => {
       expect(r.stdout).toContain("  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:127.0.0.227<0>)");
       expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2)");
       expect(r.stdout).toContain("  - the all-reduce printed no result table");
-      expect(r.stdout).toContain("NCCL WARN NET/IB : Unable to open device rocep1s0f1");
+      expect(r.stdout).toContain("NCCL INFO NET/IB : No device found.");
+      expect(r.stdout).toContain("NCCL WARN socketFinalizeAccept: wrong type 4 != 3");
       expect(r.stdout).toContain("Watchdog caught collective operation timeout");
     } finally {
       setFabric(lt2, sparkFabric(lt2.ip));
