@@ -25,6 +25,8 @@ function jsonReport(stack: string, r: LinkTestReport): z.infer<ReturnType<typeof
     ok: r.ok,
     rdma: r.rdma,
     minBusBandwidthGBps: r.minimum ?? null,
+    tool: { kind: r.tool.kind, path: r.tool.kind === "all_reduce_perf" ? r.tool.path : null, why: r.tool.why },
+    avgBusBandwidthGBps: r.output.avgBusBandwidth ?? null,
     transport: t === undefined ? null : { kind: t.kind, name: t.name },
     devices: r.output.devices,
     rows: r.output.rows.map((x) => ({ bytes: x.bytes, busbw: x.busbw, busbwInPlace: x.busbwInPlace, algbw: x.algbw })),

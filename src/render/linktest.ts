@@ -4,7 +4,8 @@
  * of its image with the flags the engine's container gets (targets/docker.ts `containerFlags`, the
  * RDMA access of ./fabric) and the node's engine environment (the per-node fabric variables); a
  * tmux or native deployment's rank runs on the node with that environment. The program is
- * sm121's torch script (./allreducepy), which prints nccl-tests' table. Pure: `sm121 doctor
+ * nccl-tests' all_reduce_perf under mpirun where a docker deployment's image has them
+ * (./linkmpi), else sm121's torch script (./allreducepy), which prints nccl-tests' table. Pure: `sm121 doctor
  * --fabric` renders them, and with sm121:fabricCheck the bundle carries them for `pulumi up`.
  */
 import type { Site } from "../recipe/types";
@@ -12,6 +13,7 @@ import { containerFlags } from "../targets/docker";
 import { joinNode, nodePath, quote } from "../text/shell";
 import { ALLREDUCE_PY } from "./allreducepy";
 import { containerAccess, usesRdma } from "./fabric";
+import { linkTestMpi } from "./linkmpi";
 import type { LinkTestPlan, NodeBundle } from "./types";
 
 export interface LinkTestOptions {
@@ -75,10 +77,14 @@ function linkTestScript(site: Site, b: Group, nb: NodeBundle, o: LinkTestOptions
 /** The link test of a deployment that spans nodes: its scripts, and what it is judged against. */
 export function linkTestPlan(site: Site, b: Group, o: LinkTestOptions = LINK_TEST_DEFAULTS): LinkTestPlan {
   const minimum = site.fabric.minBusBandwidthGBps;
+  const image = b.nodes[0]?.image;
   return {
     rdma: b.nodes.every((nb) => usesRdma(site.nodes[nb.node]?.fabric)),
     ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
     timeoutS: site.fabric.linkTestTimeoutS,
     scripts: b.nodes.map((nb) => linkTestScript(site, b, nb, o)),
+    ...(b.deploy === "docker" && image !== undefined && {
+      mpi: linkTestMpi(site, b, image, (nb) => linkTestContainer(b.deployment, nb)),
+    }),
   };
 }

@@ -119,6 +119,10 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
     const between = b.nodes.map((n) => n.node).join(", ");
     lines.push(`link test before a start (sm121:fabricCheck), all-reduce between ${between}`
       + (fails.length > 0 ? `: fails ${fails.join(", ")}` : ""));
+    lines.push(b.linkTest.mpi === undefined
+      ? "link test tool: sm121's torch all-reduce script (no image to look in for nccl-tests)"
+      : "link test tool: nccl-tests' all_reduce_perf under mpirun where the image has it, mpirun and ssh " +
+        "(the up looks), else sm121's torch all-reduce script");
   }
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");

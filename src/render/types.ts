@@ -97,7 +97,26 @@ export interface LinkTestPlan {
   minBusBandwidthGBps?: number;
   /** How long a rank waits for its peers. */
   timeoutS: number;
+  /** sm121's torch script, one a rank (render/allreducepy.ts): the test where the image has no nccl-tests. */
   scripts: string[];
+  /** A docker deployment: nccl-tests' all_reduce_perf under mpirun, where its image has them. */
+  mpi?: LinkTestMpi;
+}
+
+/** The nccl-tests run of the link test (render/linkmpi.ts). */
+export interface LinkTestMpi {
+  /** Run on rank 0's node: what the image has (`@sm121 {"tool","path"}` lines). */
+  probe: string;
+  /** Per rank: its container, sleeping until mpirun's agent comes. */
+  start: string[];
+  /** On rank 0's node: mpirun in rank 0's container (the tool's path in TOOL_SLOT). */
+  run: string;
+  /** Per rank: removes its container. */
+  stop: string[];
+  /** The forced command of the test's key on the peers: into the node's link-test container. */
+  receiver: string;
+  /** Rank 0's link-test directory: the agent, its key and known_hosts go there. */
+  agentDir: string;
 }
 
 export interface DeploymentBundle {

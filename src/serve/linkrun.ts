@@ -1,10 +1,12 @@
 /**
- * The link test of a deployment (render/linktest.ts renders its scripts): every rank at once, on
- * its node, over one connection each; then what rank 0 and NCCL printed, judged (./linktest).
+ * The link test of a deployment (render/linktest.ts renders its scripts): nccl-tests'
+ * all_reduce_perf under mpirun where the image has them (./linkmpi), else sm121's torch script,
+ * every rank at once on its node over one connection each; then what NCCL printed, judged (./linktest).
  * Used by `sm121 doctor --fabric` and, with sm121:fabricCheck, by `pulumi up` before a start.
  */
 import type { Host } from "../remote";
 import type { LinkTestPlan, NodeBundle } from "../render/types";
+import { chooseTool, runMpi, type LinkTool } from "./linkmpi";
 import { judgeLinkTest, largestRow, parseLinkTest, sizeText, type LinkFailure, type LinkTestOutput } from "./linktest";
 
 export interface RankRun {
@@ -17,6 +19,8 @@ export interface RankRun {
 export interface LinkTestReport {
   deployment: string;
   nodes: string[];
+  /** The program that ran, and why that one. */
+  tool: LinkTool;
   /** Whether every node of the deployment declares RDMA (then Socket fails the test). */
   rdma: boolean;
   minimum?: number;
@@ -30,12 +34,52 @@ export interface LinkTestReport {
 
 /** Runs every rank at once (they meet each other) and judges what rank 0 and NCCL printed. */
 export async function runLinkTest(
-  b: { deployment: string; nodes: readonly NodeBundle[] },
+  b: { deployment: string; deploy: string; nodes: readonly NodeBundle[] },
   plan: LinkTestPlan,
   hostOf: (nb: NodeBundle) => Host,
   say: (line: string) => void = () => undefined,
 ): Promise<LinkTestReport> {
-  const ranks = await Promise.all(
+  const first = b.nodes[0];
+  const tool = first === undefined ? { kind: "torch" as const, why: "no nodes" } : await chooseTool(b.deploy, plan.mpi, hostOf(first));
+  say(`${b.deployment}: link test with ${toolName(tool)}: ${tool.why}`);
+  const ranks =
+    tool.kind === "all_reduce_perf" && plan.mpi !== undefined
+      ? await runMpi(b, plan.mpi, tool.path, plan.timeoutS, hostOf, say)
+      : await torchRanks(b, plan, hostOf, say);
+  const output = parseLinkTest(ranks.map((r) => r.output).join("\n"));
+  const minimum = plan.minBusBandwidthGBps;
+  const failures = judgeLinkTest(output, {
+    rdma: plan.rdma,
+    ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
+  });
+  const failedRanks = ranks.filter((r) => r.code !== 0);
+  return {
+    deployment: b.deployment,
+    nodes: b.nodes.map((n) => n.node),
+    tool,
+    rdma: plan.rdma,
+    ...(minimum !== undefined && { minimum }),
+    ranks,
+    output,
+    failures,
+    failedRanks,
+    ok: failures.length === 0 && failedRanks.length === 0,
+  };
+}
+
+/** How the report names the program. */
+export function toolName(t: LinkTool): string {
+  return t.kind === "all_reduce_perf" ? `nccl-tests' all_reduce_perf under mpirun (${t.path})` : "sm121's torch all-reduce script";
+}
+
+/** sm121's torch script: one rank a node, all at once. */
+async function torchRanks(
+  b: { nodes: readonly NodeBundle[] },
+  plan: LinkTestPlan,
+  hostOf: (nb: NodeBundle) => Host,
+  say: (line: string) => void,
+): Promise<RankRun[]> {
+  return Promise.all(
     b.nodes.map(async (nb, i): Promise<RankRun> => {
       const script = plan.scripts[i] ?? "exit 1";
       const res = await hostOf(nb).run(script, {
@@ -47,24 +91,6 @@ export async function runLinkTest(
       return { node: nb.node, rank: nb.rank, code: res.code, output: `${res.stdout}${res.stderr}` };
     }),
   );
-  const output = parseLinkTest(ranks.map((r) => r.output).join("\n"));
-  const minimum = plan.minBusBandwidthGBps;
-  const failures = judgeLinkTest(output, {
-    rdma: plan.rdma,
-    ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
-  });
-  const failedRanks = ranks.filter((r) => r.code !== 0);
-  return {
-    deployment: b.deployment,
-    nodes: b.nodes.map((n) => n.node),
-    rdma: plan.rdma,
-    ...(minimum !== undefined && { minimum }),
-    ranks,
-    output,
-    failures,
-    failedRanks,
-    ok: failures.length === 0 && failedRanks.length === 0,
-  };
 }
 
 const gb = (v: number) => `${v.toFixed(2)} GB/s`;
@@ -102,7 +128,8 @@ export function failureText(f: LinkFailure, r: LinkTestReport): string {
 export function linkTestText(r: LinkTestReport): string[] {
   const t = r.output.transport;
   const ports = r.output.devices.length > 0 ? ` (${r.output.devices.join(" ")})` : "";
-  const lines = [`link test of ${r.deployment} on ${r.nodes.join(", ")}: NCCL all-reduce, ${r.ranks.length} ranks`];
+  const lines = [`link test of ${r.deployment} on ${r.nodes.join(", ")}: NCCL all-reduce, ${r.nodes.length} ranks`];
+  lines.push(`  tool        ${toolName(r.tool)}: ${r.tool.why}`);
   lines.push(
     `  transport   ${t === undefined ? "unknown" : `NET/${t.name}`}${ports}${r.rdma ? ", fabric declared RDMA" : ""}`,
   );
@@ -111,6 +138,8 @@ export function linkTestText(r: LinkTestReport): string[] {
     const [size, out, inPlace] = [sizeText(row.bytes), row.busbw.toFixed(2), row.busbwInPlace.toFixed(2)];
     lines.push(`  ${size.padStart(10)}   ${out.padStart(12)}   ${inPlace.padStart(8)}`);
   }
+  if (r.output.avgBusBandwidth !== undefined)
+    lines.push(`  avg busbw   ${gb(r.output.avgBusBandwidth)} (nccl-tests' "# Avg bus bandwidth")`);
   const last = largestRow(r.output);
   const min = r.minimum === undefined ? "" : `, minimum ${r.minimum} GB/s`;
   if (r.ok && last !== undefined)
@@ -119,7 +148,8 @@ export function linkTestText(r: LinkTestReport): string[] {
     lines.push(`  FAILED${last === undefined ? "" : ` (busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min})`}:`);
     for (const f of r.failures) lines.push(`  - ${failureText(f, r)}`);
     for (const k of r.failedRanks) {
-      lines.push(`  - ${k.node} (rank ${k.rank}) exited ${k.code ?? "(timed out)"}; its last lines:`);
+      const who = r.tool.kind === "all_reduce_perf" ? `mpirun on ${k.node}` : `${k.node} (rank ${k.rank})`;
+      lines.push(`  - ${who} exited ${k.code ?? "(timed out)"}; its last lines:`);
       for (const l of k.output.trimEnd().split("\n").slice(-5)) lines.push(`      ${l}`);
     }
   }
