@@ -5,7 +5,7 @@
  * does), and sm121:fabricCheck stopping an up before the old engine stops. Addresses
  * 127.0.0.226-227, sshd port 2626.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeCliSnapshot, sm121 } from "../cli-helpers";
@@ -37,6 +37,9 @@ describe.sequential("the link test between two docker nodes", () => {
     const r = await sm121(e, ["doctor", "--fabric", "pair"]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("link test of pair on lt1, lt2: NCCL all-reduce, 2 ranks\n");
+    expect(r.stdout).toContain(
+      "  tool        sm121's torch all-reduce script: the image has no nccl-tests all_reduce_perf\n",
+    );
     expect(r.stdout).toContain("  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n");
     // The GB10 RoCE run's numbers (test/fixtures/fabric/nccl-tests-gb10-roce.txt), per size.
     expect(r.stdout).toContain(
@@ -102,6 +105,32 @@ describe.sequential("the link test between two docker nodes", () => {
       expect(r.stdout).toContain("Watchdog caught collective operation timeout");
     } finally {
       setFabric(lt2, sparkFabric(lt2.ip));
+    }
+  });
+
+  it("runs nccl-tests' all_reduce_perf under mpirun where the image has it, mpirun and ssh", async () => {
+    const recipe = join(e.dir, "recipes", "pair.toml");
+    const before = readFileSync(recipe, "utf8");
+    writeFileSync(recipe, before.replace("nvcr.io/nvidia/vllm:26.01-py3", "registry.example/spark/vllm-nccl-tests:26.01"));
+    try {
+      const r = await sm121(e, ["doctor", "--fabric", "pair"]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const bin = "/opt/nccl-tests/build/all_reduce_perf";
+      expect(r.stdout).toContain(
+        `  tool        nccl-tests' all_reduce_perf under mpirun (${bin}): the image has nccl-tests' ${bin}, mpirun and ssh\n`,
+      );
+      expect(r.stdout).toContain("  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n");
+      expect(r.stdout).toContain("         64K           0.96       1.01\n");
+      // nccl-tests' own summary: the mean busbw of the four sizes.
+      expect(r.stdout).toContain(`  avg busbw   0.64 GB/s (nccl-tests' "# Avg bus bandwidth")\n`);
+      expect(r.stdout).toContain("  ok: NET/IB, busbw 0.96 GB/s at 64K, minimum 0.5 GB/s\n");
+      // The ranks' containers are gone, and so is the run's key on the peer.
+      for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
+      const lt2 = nodes()[1];
+      if (lt2 === undefined) throw new Error("no lt2");
+      expect(await sshOk(e.site, lt2, "cat ~/.ssh/authorized_keys 2>/dev/null || true")).not.toContain("sm121-fanout-");
+    } finally {
+      writeFileSync(recipe, before);
     }
   });
 

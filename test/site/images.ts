@@ -13,6 +13,8 @@ import { engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from ".
 export interface SiteImage {
   entrypoint?: string[];
   cmd?: string[];
+  /** A RUN line of the image's own layer (what the image adds to the shared root filesystem). */
+  run?: string;
 }
 
 /** Every image the site's registry has; each node has them when the site starts. */
@@ -25,6 +27,14 @@ export const SITE_IMAGES = {
   "ghcr.io/kindlingai/gr8:latest": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
   "ghcr.io/kindlingai/gr8:0.9.2": { entrypoint: ["/opt/gr8/gr8"], cmd: ["--help"] },
   "ubuntu:24.04": { cmd: ["bash"] },
+  // A vLLM image with nccl-tests (built with MPI=1 in /opt/nccl-tests/build) and OpenMPI's
+  // mpirun, as an operator builds one for the link test: the stand-ins of shims/nccl/.
+  "registry.example/spark/vllm-nccl-tests:26.01": {
+    cmd: ["bash"],
+    run:
+      "mkdir -p /opt/nccl-tests/build && ln -s /opt/sm121-sim/nccl/all_reduce_perf /opt/nccl-tests/build/all_reduce_perf" +
+      " && ln -s /opt/sm121-sim/nccl/mpirun /usr/local/bin/mpirun && ln -s /opt/sm121-sim/nccl/orted /usr/local/bin/orted",
+  },
 } satisfies Record<string, SiteImage>;
 
 export type SiteImageName = keyof typeof SITE_IMAGES;
@@ -99,11 +109,14 @@ function libraries(program: string): string[] {
 export function inputs(): Input[] {
   const shims = path.join(siteSourceDir(), "shims");
   const node = fs.realpathSync(path.join(nodeBinDir(), "node"));
-  const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox())];
+  // OpenSSH's client (Debian's openssh-client): mpirun's agent in an image with nccl-tests dials the peers with it.
+  const ssh = fs.realpathSync("/usr/bin/ssh");
+  const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox()), ssh];
   const system: Input[] = [
     { src: node, dest: "system/usr/local/bin/node", ours: false },
     { src: fs.realpathSync("/bin/bash"), dest: "system/bin/bash", ours: false },
     { src: fs.realpathSync(busybox()), dest: "system/bin/busybox", ours: false },
+    { src: ssh, dest: "system/usr/bin/ssh", ours: false },
     ...[...new Set(programs.flatMap(libraries))]
       .sort()
       .map((lib) => ({ src: fs.realpathSync(lib), dest: `system${lib}`, ours: false })),
@@ -158,6 +171,7 @@ export function variant(base: string, ref: string, image: SiteImage): string {
     `LABEL org.opencontainers.image.ref.name=${JSON.stringify(ref)}`,
     ...(image.entrypoint === undefined ? [] : [`ENTRYPOINT ${JSON.stringify(image.entrypoint)}`]),
     ...(image.cmd === undefined ? [] : [`CMD ${JSON.stringify(image.cmd)}`]),
+    ...(image.run === undefined ? [] : [`RUN ${image.run}`]),
     "",
   ].join("\n");
 }
