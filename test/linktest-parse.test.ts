@@ -74,6 +74,11 @@ describe("judgeLinkTest", () => {
   it("fails a run whose NCCL named no network on an RDMA fabric, and a run without a table", () => {
     expect(judgeLinkTest(parseLinkTest(table), { rdma: true })).toEqual([{ kind: "no-transport" }]);
     expect(judgeLinkTest(parseLinkTest(fx("nccl-info-ib-roce.txt")), { rdma: true })).toEqual([{ kind: "no-result" }]);
+    // A pair that never finished still names its network: a rank on sockets fails RDMA, no table or not.
+    expect(judgeLinkTest(parseLinkTest(fx("nccl-socket-t4.txt")), { rdma: true })).toEqual([
+      { kind: "no-result" },
+      { kind: "socket-on-rdma", transport: { kind: "socket", name: "Socket", from: "network" } },
+    ]);
   });
 
   it("fails wrong results", () => {

@@ -149,3 +149,54 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
     expect(out.transport).toEqual({ kind: "socket", name: "Socket", from: "network" });
   });
 });
+
+describe("the nccl-tests and OpenMPI stand-ins", () => {
+  const NCCL = join(__dirname, "site", "shims", "nccl");
+  const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+      const c = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      c.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      c.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      c.on("error", reject);
+      c.on("close", (code) => resolve({ code, out, err }));
+    });
+
+  it("runs all_reduce_perf on two ranks through mpirun's rsh agent and prints nccl-tests' output", async () => {
+    // An agent that runs the daemon's command here, as ssh to the other node would there.
+    const dir = mkdtempSync(join(tmpdir(), "sm121-mpi-"));
+    roots.push(dir);
+    writeFileSync(join(dir, "agent"), '#!/bin/sh\nh=$1; shift\nexport VLLM_HOST_IP=$h\nexec sh -c "$*"\n', { mode: 0o755 });
+    const r = await run(join(NCCL, "mpirun"), [
+      "--allow-run-as-root", "-np", "2", "-H", "localhost:1,127.0.0.2:1", "--bind-to", "none",
+      "--mca", "plm_rsh_agent", join(dir, "agent"), join(NCCL, "all_reduce_perf"), "-b", "8", "-e", "1G", "-f", "2", "-g", "1",
+    ], { PATH: `${NCCL}:${process.env["PATH"] ?? ""}`, NCCL_DEBUG: "INFO", NCCL_SOCKET_IFNAME: "lo" });
+    expect(r.code, r.out + r.err).toBe(0);
+    // nccl-tests' header (src/util.cu), as the real two-Spark run prints it.
+    expect(r.out).toMatch(/^# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2\(factor\) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0$/m);
+    expect(r.out).toMatch(/^# {2}Rank {2}0 Group {2}0 Pid +\d+ on +\S+ device {2}0 \[000f:01:00\] NVIDIA GB10$/m);
+    expect(r.out).toMatch(/^# {2}Rank {2}1 Group {2}0 Pid +\d+ on +\S+ device {2}0 \[000f:01:00\] NVIDIA GB10$/m);
+    expect(r.out).toContain("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n# Collective test concluded: all_reduce_perf\n");
+    // Both ranks' NCCL lines come out of mpirun; this machine has no RDMA devices: sockets.
+    expect(r.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.2<0>");
+    const out = parseLinkTest(r.out);
+    expect(out.rows).toEqual([{ bytes: 8, busbw: 0, busbwInPlace: 0, algbw: 0, wrong: ["0", "0"] }]);
+    expect(out.avgBusBandwidth).toBe(0);
+    expect(out.transport?.name).toBe("Socket");
+  });
+
+  it("refuses what the real ones refuse", async () => {
+    const bad = await run(join(NCCL, "all_reduce_perf"), ["--bogus"]);
+    expect(bad.err).toContain("all_reduce_perf: unrecognized option '--bogus'");
+    expect(bad.out).toContain("USAGE: all_reduce_perf");
+    const mpi = await run(join(NCCL, "mpirun"), ["--bogus", "x"]);
+    expect(mpi.code).toBe(1);
+    expect(mpi.err).toContain('mpirun: Error: unknown option "--bogus"');
+    if (process.getuid?.() === 0) {
+      const root = await run(join(NCCL, "mpirun"), ["-np", "1", "true"]);
+      expect(root.code).toBe(1);
+      expect(root.err).toContain("mpirun has detected an attempt to run as root.");
+    }
+  });
+});

@@ -80,6 +80,9 @@ export function fabricFacts(
   for (const flag of access === undefined ? [] : accessFlags(access)) facts.push(`container ${flag}`);
   if (usesRdma(f) && recipe.deploy !== "docker") facts.push("fabric memlock: the preflight refuses a node whose `ulimit -l` is not unlimited");
   if (recipe.deploy === "script")
-    facts.push("fabric variables reach start.sh's container as -e pairs of EXTRA_DOCKER_ARGS; its RDMA devices and limits are start.sh's own docker run flags");
+    facts.push(
+      "fabric variables reach start.sh's container as -e pairs of EXTRA_DOCKER_ARGS; " +
+        "its RDMA devices and limits are start.sh's own docker run flags",
+    );
   return facts;
 }

@@ -39,7 +39,9 @@ function probeScript(image: string): string {
   const inImage = [
     "for t in all_reduce_perf mpirun ssh; do",
     '  p=$(command -v "$t" 2>/dev/null || true)',
-    `  if [ -z "$p" ] && [ "$t" = all_reduce_perf ]; then for d in ${dirs}; do [ -x "$d/$t" ] && p="$d/$t" && break; done; fi`,
+    `  if [ -z "$p" ] && [ "$t" = all_reduce_perf ]; then`,
+    `    for d in ${dirs}; do [ -x "$d/$t" ] && p="$d/$t" && break; done`,
+    "  fi",
     `  printf '@sm121 {"tool":"%s","path":"%s"}\\n' "$t" "$p"`,
     "done",
   ].join("\n");
@@ -62,7 +64,11 @@ function startScript(site: Site, g: Group, nb: NodeBundle, name: string, image: 
     `-v ${nodePath(dirOf(nb))}:${MPI_MOUNT}:ro`,
     `--entrypoint sleep ${quote(image)} infinity`,
   ].join(" \\\n  ");
-  return [`mkdir -p ${nodePath(dirOf(nb))}`, `docker rm -f ${quote(name)} >/dev/null 2>&1 || true`, `${argv} >/dev/null`].join("\n");
+  return [
+    `mkdir -p ${nodePath(dirOf(nb))}`,
+    `docker rm -f ${quote(name)} >/dev/null 2>&1 || true`,
+    `${argv} >/dev/null`,
+  ].join("\n");
 }
 
 /** mpirun in rank 0's container, one rank a node at each node's fabric address, bounded by the test's timeout. */
@@ -86,7 +92,9 @@ function runScript(site: Site, g: Group, name: string): string {
 function receiverScript(deployment: string): string {
   return [
     `c=$(docker ps -q --filter ${quote(`label=${label(deployment)}`)} --filter status=running | head -n 1)`,
-    `if [ -z "$c" ]; then echo ${quote(`sm121 link test: no link-test container of ${deployment} runs on this node`)} >&2; exit 1; fi`,
+    'if [ -z "$c" ]; then',
+    `  echo ${quote(`sm121 link test: no link-test container of ${deployment} runs on this node`)} >&2; exit 1`,
+    "fi",
     'exec docker exec -i "$c" sh -c "$SSH_ORIGINAL_COMMAND"',
     "",
   ].join("\n");

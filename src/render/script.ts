@@ -69,7 +69,9 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     if (errors.length > before) return undefined;
     // The node's fabric reaches start.sh's container as the engines' variables reach theirs, with the
     // engine's host-IP variable: -e pairs of EXTRA_DOCKER_ARGS, the one channel a profile has into it.
-    const fabric = node.fabric === undefined ? undefined : { ...fabricEnv(node.fabric), ...driverFor(recipe.engine).engineEnv(recipe, node.ip) };
+    const fabric = node.fabric === undefined
+      ? undefined
+      : { ...fabricEnv(node.fabric), ...driverFor(recipe.engine).engineEnv(recipe, node.ip) };
     const env = renderEnv({
       profile,
       node: node.name,

@@ -24,9 +24,12 @@ export interface MpiRun {
 /** Looks in the image on rank 0's node: nccl-tests where it has all_reduce_perf, mpirun and ssh. */
 export async function chooseTool(deploy: string, mpi: LinkTestMpi | undefined, rank0: Host): Promise<LinkTool> {
   if (mpi === undefined) return { kind: "torch", why: `a ${deploy} deployment has no image to look in` };
-  const res = await rank0.run(mpi.probe, { step: "link test: look in the image", allowFailure: true, timeoutMs: 120_000 });
+  const step = "link test: look in the image";
+  const res = await rank0.run(mpi.probe, { step, allowFailure: true, timeoutMs: 120_000 });
   const found = new Map<string, string>();
-  for (const r of res.records) if (typeof r["tool"] === "string" && typeof r["path"] === "string") found.set(r["tool"], r["path"]);
+  for (const r of res.records) {
+    if (typeof r["tool"] === "string" && typeof r["path"] === "string") found.set(r["tool"], r["path"]);
+  }
   if (res.code !== 0 || found.size === 0) {
     const last = `${res.stdout}${res.stderr}`.trim().split("\n").slice(-1)[0] ?? "";
     return { kind: "torch", why: `the image did not run its shell on ${rank0.node} (${last})` };
@@ -43,7 +46,8 @@ export async function chooseTool(deploy: string, mpi: LinkTestMpi | undefined, r
 /** mpirun's rsh agent: `<agent> <host> <command>` becomes ssh to that node's fabric address, as the key allows. */
 function agentText(deployment: string, peers: readonly Peer[]): string {
   const cases = peers.map(
-    (p) => `  ${p.ip}) set -- -p ${p.port} -o HostKeyAlias=sm121-peer-${p.host.node} ${quote(`${p.user}@${p.ip}`)} "$@" ;;`,
+    (p) =>
+      `  ${p.ip}) set -- -p ${p.port} -o HostKeyAlias=sm121-peer-${p.host.node} ${quote(`${p.user}@${p.ip}`)} "$@" ;;`,
   );
   return [
     "#!/bin/sh",
@@ -54,7 +58,8 @@ function agentText(deployment: string, peers: readonly Peer[]): string {
     `  *) echo "sm121 link test: mpirun asked for $h, which is no node of ${deployment}" >&2; exit 1 ;;`,
     "esac",
     `exec ssh -F /dev/null -i ${MPI_MOUNT}/id -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes \\`,
-    `  -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${MPI_MOUNT}/known_hosts -o GlobalKnownHostsFile=/dev/null \\`,
+    `  -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${MPI_MOUNT}/known_hosts \\`,
+    "  -o GlobalKnownHostsFile=/dev/null \\",
     '  -o ConnectTimeout=15 "$@"',
     "",
   ].join("\n");
@@ -91,13 +96,21 @@ export async function runMpi(
 ): Promise<MpiRun[]> {
   const [first, ...rest] = g.nodes;
   if (first === undefined) return [];
-  const peers: Peer[] = rest.map((nb) => ({ host: hostOf(nb), ip: nb.ip, port: nb.conn.port, user: nb.conn.user, stateDir: nb.stateDir }));
+  const peers: Peer[] = rest.map((nb) => ({
+    host: hostOf(nb),
+    ip: nb.ip,
+    port: nb.conn.port,
+    user: nb.conn.user,
+    stateDir: nb.stateDir,
+  }));
   try {
     return await withPeerAccess(peers, mpi.receiver, async (a) => {
-      await hostOf(first).run(agentFilesScript(mpi.agentDir, g.deployment, a, peers), { step: "link test: mpirun's agent" });
+      const agent = agentFilesScript(mpi.agentDir, g.deployment, a, peers);
+      await hostOf(first).run(agent, { step: "link test: mpirun's agent" });
       const started = await Promise.all(
         g.nodes.map(async (nb, i) => {
-          const res = await hostOf(nb).run(mpi.start[i] ?? "exit 1", { step: "link test: start the rank's container", allowFailure: true });
+          const step = "link test: start the rank's container";
+          const res = await hostOf(nb).run(mpi.start[i] ?? "exit 1", { step, allowFailure: true });
           return { node: nb.node, rank: nb.rank, code: res.code, output: `${res.stdout}${res.stderr}` };
         }),
       );

@@ -40,7 +40,8 @@ export async function runLinkTest(
   say: (line: string) => void = () => undefined,
 ): Promise<LinkTestReport> {
   const first = b.nodes[0];
-  const tool = first === undefined ? { kind: "torch" as const, why: "no nodes" } : await chooseTool(b.deploy, plan.mpi, hostOf(first));
+  const tool: LinkTool =
+    first === undefined ? { kind: "torch", why: "no nodes" } : await chooseTool(b.deploy, plan.mpi, hostOf(first));
   say(`${b.deployment}: link test with ${toolName(tool)}: ${tool.why}`);
   const ranks =
     tool.kind === "all_reduce_perf" && plan.mpi !== undefined
@@ -69,7 +70,9 @@ export async function runLinkTest(
 
 /** How the report names the program. */
 export function toolName(t: LinkTool): string {
-  return t.kind === "all_reduce_perf" ? `nccl-tests' all_reduce_perf under mpirun (${t.path})` : "sm121's torch all-reduce script";
+  return t.kind === "all_reduce_perf"
+    ? `nccl-tests' all_reduce_perf under mpirun (${t.path})`
+    : "sm121's torch all-reduce script";
 }
 
 /** sm121's torch script: one rank a node, all at once. */
@@ -150,7 +153,9 @@ export function linkTestText(r: LinkTestReport): string[] {
     for (const k of r.failedRanks) {
       const who = r.tool.kind === "all_reduce_perf" ? `mpirun on ${k.node}` : `${k.node} (rank ${k.rank})`;
       lines.push(`  - ${who} exited ${k.code ?? "(timed out)"}; its last lines:`);
-      for (const l of k.output.trimEnd().split("\n").slice(-5)) lines.push(`      ${l}`);
+      // mpirun's output holds every rank's and its own account of the failure: more of it.
+      const tail = r.tool.kind === "all_reduce_perf" ? -15 : -5;
+      for (const l of k.output.trimEnd().split("\n").slice(tail)) lines.push(`      ${l}`);
     }
   }
   return lines;

@@ -89,15 +89,18 @@ describe.sequential("the link test between two docker nodes", () => {
     }
   });
 
-  it("fails on NET/Socket where one node lost its devices: that rank's NCCL is on sockets, the pair never meets", async () => {
+  it("fails on NET/Socket where one node lost its devices: its rank is on sockets, the pair never meets", async () => {
     const lt2 = nodes()[1];
     if (lt2 === undefined) throw new Error("no lt2");
-    for (const d of readdirSync(devicesDir(lt2)).filter((f) => f.startsWith("uverbs"))) rmSync(join(devicesDir(lt2), d));
+    const verbs = readdirSync(devicesDir(lt2)).filter((f) => f.startsWith("uverbs"));
+    for (const d of verbs) rmSync(join(devicesDir(lt2), d));
     try {
       const r = await sm121(e, ["doctor", "--fabric", "pair"]);
       expect(r.code, r.stdout + r.stderr).toBe(1);
       // lt1's rank is on IB, lt2's on sockets: one socket rank makes the all-reduce a socket one.
-      expect(r.stdout).toContain("  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:127.0.0.227<0>)");
+      expect(r.stdout).toContain(
+        "  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:127.0.0.227<0>)",
+      );
       expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2)");
       expect(r.stdout).toContain("  - the all-reduce printed no result table");
       expect(r.stdout).toContain("NCCL INFO NET/IB : No device found.");
@@ -111,15 +114,19 @@ describe.sequential("the link test between two docker nodes", () => {
   it("runs nccl-tests' all_reduce_perf under mpirun where the image has it, mpirun and ssh", async () => {
     const recipe = join(e.dir, "recipes", "pair.toml");
     const before = readFileSync(recipe, "utf8");
-    writeFileSync(recipe, before.replace("nvcr.io/nvidia/vllm:26.01-py3", "registry.example/spark/vllm-nccl-tests:26.01"));
+    const image = "registry.example/spark/vllm-nccl-tests:26.01";
+    writeFileSync(recipe, before.replace("nvcr.io/nvidia/vllm:26.01-py3", image));
     try {
       const r = await sm121(e, ["doctor", "--fabric", "pair"]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
       const bin = "/opt/nccl-tests/build/all_reduce_perf";
       expect(r.stdout).toContain(
-        `  tool        nccl-tests' all_reduce_perf under mpirun (${bin}): the image has nccl-tests' ${bin}, mpirun and ssh\n`,
+        `  tool        nccl-tests' all_reduce_perf under mpirun (${bin}): ` +
+          `the image has nccl-tests' ${bin}, mpirun and ssh\n`,
       );
-      expect(r.stdout).toContain("  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n");
+      expect(r.stdout).toContain(
+        "  transport   NET/IB (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE), fabric declared RDMA\n",
+      );
       expect(r.stdout).toContain("         64K           0.96       1.01\n");
       // nccl-tests' own summary: the mean busbw of the four sizes.
       expect(r.stdout).toContain(`  avg busbw   0.64 GB/s (nccl-tests' "# Avg bus bandwidth")\n`);

@@ -55,7 +55,9 @@ export function sshdConfig(c: SshdConfigInput): string {
     "MaxSessions 100",
     "LogLevel INFO",
     `Subsystem sftp ${SFTP_SERVER}`,
-    // sessions start in the node's $HOME, not the passwd home (see shims/sim-login)
+    // sessions start in the node's $HOME, not the passwd home (see shims/sim-login); the key that
+    // logged in is named to it, so that it runs that key's command= as sshd would
+    "ExposeAuthInfo yes",
     `ForceCommand ${c.root}/bin/sim-login`,
     `SetEnv ${setEnv}`,
     "",
