@@ -50,6 +50,32 @@ describe("the link test's scripts", () => {
     expect(plan.scripts[1]).toContain("NCCL_IB_HCA=rocep1s0f0:1");
   });
 
+  it("with nccl-tests: sleeping rank containers as the engine's, mpirun in rank 0's over the fabric addresses", () => {
+    const b = find(site, "two-docker");
+    const mpi = linkTestPlan(site, b).mpi;
+    if (mpi === undefined) throw new Error("a docker deployment's plan has an nccl-tests run");
+    expect(mpi.probe).toContain(`docker run --rm --entrypoint /bin/sh ${b.nodes[0]?.image ?? "none"} -c`);
+    b.nodes.forEach((nb, i) => {
+      const start = mpi.start[i] ?? "";
+      const flags = /--network host .*?(?= \\\n {2}--env-file)/s.exec(nb.launch)?.[0];
+      expect(start).toContain(flags ?? "none");
+      // Each rank's own node's variables: mpirun forwards none.
+      for (const [k, v] of Object.entries(nb.env)) expect(start).toContain(`-e ${quote(`${k}=${v}`)}`);
+      expect(start).toContain(`--label sm121.linktest=two-docker`);
+      expect(start).toContain(`--entrypoint sleep ${nb.image ?? "none"} infinity`);
+      expect(mpi.stop[i]).toBe(`docker rm -f sm121-two-docker-linktest-${nb.rank} >/dev/null 2>&1 || true`);
+    });
+    expect(mpi.run).toBe(
+      "timeout --kill-after=10 120 docker exec sm121-two-docker-linktest-0 mpirun --allow-run-as-root " +
+        "-np 2 -H 192.0.2.11:1,192.0.2.12:1 --bind-to none --mca plm_rsh_agent /run/sm121-linktest/rsh " +
+        "@SM121_ALL_REDUCE_PERF@ -b 8 -e 1G -f 2 -g 1 2>&1",
+    );
+    // A peer's key reaches only the deployment's link-test container there.
+    expect(mpi.receiver).toContain('exec docker exec -i "$c" sh -c "$SSH_ORIGINAL_COMMAND"');
+    expect(mpi.receiver).toContain("--filter label=sm121.linktest=two-docker");
+    expect(linkTestPlan(site, find(site, "two-tmux")).mpi).toBeUndefined();
+  });
+
   it("runs a tmux rank on the node with the engine's environment", () => {
     const b = find(site, "two-tmux");
     const script = linkTestPlan(site, b).scripts[1] ?? "";
