@@ -2,7 +2,8 @@
  * The fabric's goldens: the plan of each deployment (every variable and container flag the fabric
  * adds, per node), then per node the exact `docker run` / tmux launch and the engine's env file.
  * Sites: test/fixtures/sites/fabric.yaml (one node; two nodes with RDMA on docker; two nodes on
- * tmux; a script recipe on two nodes, whose .env carries the fabric) and fabric-privileged.yaml. Update with UPDATE_GOLDEN=1 and review the diff.
+ * tmux; a script recipe on two nodes, whose .env carries the fabric) and fabric-privileged.yaml.
+ * Update with UPDATE_GOLDEN=1 and review the diff.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,7 +41,8 @@ function goldenText(b: DeploymentBundle): string {
   const parts = [`# plan of ${b.deployment}`, deploymentPlan(b)];
   for (const n of b.nodes) {
     parts.push(`# ${n.node} (rank ${n.rank}): launch`, n.launch, "");
-    for (const f of n.files.filter((x) => x.path.endsWith("engine.env") || x.path.endsWith("run.sh") || x.path.endsWith("/.env"))) {
+    const shown = (x: { path: string }) => ["engine.env", "run.sh", "/.env"].some((end) => x.path.endsWith(end));
+    for (const f of n.files.filter(shown)) {
       parts.push(`# ${n.node}: ${f.path}`, f.content);
     }
   }
@@ -79,12 +81,16 @@ describe("fabric goldens", () => {
   it("a script recipe's start.sh container gets each node's fabric as -e pairs of EXTRA_DOCKER_ARGS", () => {
     const s = all.find((b) => b.deployment === "two-script");
     const extra = s?.nodes.map((n) => n.envKeys?.["EXTRA_DOCKER_ARGS"]);
+    const profilePairs =
+      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache " +
+      "-v /home/ops/.cache/triton-qwen38:/triton-cache ";
     expect(extra).toEqual([
-      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v /home/ops/.cache/triton-qwen38:/triton-cache " +
+      profilePairs +
         "-e NCCL_SOCKET_IFNAME=enp1s0f1np1 -e GLOO_SOCKET_IFNAME=enp1s0f1np1 -e TP_SOCKET_IFNAME=enp1s0f1np1 " +
         "-e UCX_NET_DEVICES=enp1s0f1np1 -e OMPI_MCA_btl_tcp_if_include=enp1s0f1np1 " +
-        "-e NCCL_IB_HCA=rocep1s0f1:1,roceP2p1s0f1:1 -e NCCL_IB_GID_INDEX=3 -e NCCL_IB_DISABLE=0 -e VLLM_HOST_IP=192.0.2.31",
-      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v /home/ops/.cache/triton-qwen38:/triton-cache " +
+        "-e NCCL_IB_HCA=rocep1s0f1:1,roceP2p1s0f1:1 -e NCCL_IB_GID_INDEX=3 -e NCCL_IB_DISABLE=0 " +
+        "-e VLLM_HOST_IP=192.0.2.31",
+      profilePairs +
         "-e NCCL_SOCKET_IFNAME=enp1s0f0np0 -e GLOO_SOCKET_IFNAME=enp1s0f0np0 -e TP_SOCKET_IFNAME=enp1s0f0np0 " +
         "-e UCX_NET_DEVICES=enp1s0f0np0 -e OMPI_MCA_btl_tcp_if_include=enp1s0f0np0 " +
         "-e NCCL_IB_HCA=rocep1s0f0:1 -e NCCL_IB_GID_INDEX=3 -e NCCL_IB_DISABLE=0 -e VLLM_HOST_IP=192.0.2.32",

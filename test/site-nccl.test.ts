@@ -83,7 +83,8 @@ function node(devices: boolean): string {
   writeFileSync(join(root, "etc", "fabric.json"), JSON.stringify({ interfaces: [], hcas }));
   if (devices) {
     mkdirSync(join(root, "dev", "infiniband"), { recursive: true });
-    for (const i of [0, 1, 2]) execFileSync("mknod", [join(root, "dev", "infiniband", `uverbs${i}`), "c", "231", String(192 + i)]);
+    for (const i of [0, 1, 2])
+      execFileSync("mknod", [join(root, "dev", "infiniband", `uverbs${i}`), "c", "231", String(192 + i)]);
   }
   return root;
 }
@@ -93,13 +94,18 @@ const root = process.getuid?.() === 0;
 
 describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its own node", () => {
   const pair = (port: number, a: Record<string, string>, b: Record<string, string>) =>
-    Promise.all([rank(0, { ...base, MASTER_PORT: String(port), ...a }), rank(1, { ...base, MASTER_PORT: String(port), ...b })]);
+    Promise.all([
+      rank(0, { ...base, MASTER_PORT: String(port), ...a }),
+      rank(1, { ...base, MASTER_PORT: String(port), ...b }),
+    ]);
 
   it("uses IB on nodes whose HCAs NCCL_IB_HCA names and whose uverbs devices are there", async () => {
     const env = { NCCL_IB_HCA: "rocep1s0f1:1,roceP2p1s0f1:1" };
     const [r0, r1] = await pair(29614, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
     expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
-    expect(r0.out).toContain("NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>");
+    expect(r0.out).toContain(
+      "NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>",
+    );
     const out = parseLinkTest(`${r0.out}\n${r1.out}`);
     expect(out.transport).toEqual({ kind: "ib", name: "IB", from: "channel" });
     expect(out.rows.map((r) => r.busbw)).toEqual([0.23, 0.52, 0.83, 0.96]);
@@ -125,7 +131,11 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
       expect(r0.out, String(hca)).toContain(`NCCL INFO NET/IB : Using ${using} [RO]`);
     }
     // An exact name that is only a prefix, a down port, or IB disabled: no device, sockets.
-    const noIb: Array<Record<string, string>> = [{ NCCL_IB_HCA: "=rocep1s0f" }, { NCCL_IB_HCA: "rocep1s0f0:1" }, { NCCL_IB_DISABLE: "1" }];
+    const noIb: Array<Record<string, string>> = [
+      { NCCL_IB_HCA: "=rocep1s0f" },
+      { NCCL_IB_HCA: "rocep1s0f0:1" },
+      { NCCL_IB_DISABLE: "1" },
+    ];
     for (const env of noIb) {
       const [r0, r1] = await pair(port++, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
       expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
@@ -167,17 +177,24 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
     // An agent that runs the daemon's command here, as ssh to the other node would there.
     const dir = mkdtempSync(join(tmpdir(), "sm121-mpi-"));
     roots.push(dir);
-    writeFileSync(join(dir, "agent"), '#!/bin/sh\nh=$1; shift\nexport VLLM_HOST_IP=$h\nexec sh -c "$*"\n', { mode: 0o755 });
+    const agent = '#!/bin/sh\nh=$1; shift\nexport VLLM_HOST_IP=$h\nexec sh -c "$*"\n';
+    writeFileSync(join(dir, "agent"), agent, { mode: 0o755 });
     const r = await run(join(NCCL, "mpirun"), [
       "--allow-run-as-root", "-np", "2", "-H", "localhost:1,127.0.0.2:1", "--bind-to", "none",
-      "--mca", "plm_rsh_agent", join(dir, "agent"), join(NCCL, "all_reduce_perf"), "-b", "8", "-e", "1G", "-f", "2", "-g", "1",
+      "--mca", "plm_rsh_agent", join(dir, "agent"),
+      join(NCCL, "all_reduce_perf"), "-b", "8", "-e", "1G", "-f", "2", "-g", "1",
     ], { PATH: `${NCCL}:${process.env["PATH"] ?? ""}`, NCCL_DEBUG: "INFO", NCCL_SOCKET_IFNAME: "lo" });
     expect(r.code, r.out + r.err).toBe(0);
     // nccl-tests' header (src/util.cu), as the real two-Spark run prints it.
-    expect(r.out).toMatch(/^# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2\(factor\) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0$/m);
+    expect(r.out).toContain(
+      "\n# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 1 iters: 20 " +
+        "agg iters: 1 validation: 1 graph: 0 unalign: 0\n",
+    );
     expect(r.out).toMatch(/^# {2}Rank {2}0 Group {2}0 Pid +\d+ on +\S+ device {2}0 \[000f:01:00\] NVIDIA GB10$/m);
     expect(r.out).toMatch(/^# {2}Rank {2}1 Group {2}0 Pid +\d+ on +\S+ device {2}0 \[000f:01:00\] NVIDIA GB10$/m);
-    expect(r.out).toContain("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n# Collective test concluded: all_reduce_perf\n");
+    expect(r.out).toContain(
+      "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n# Collective test concluded: all_reduce_perf\n",
+    );
     // Both ranks' NCCL lines come out of mpirun; this machine has no RDMA devices: sockets.
     expect(r.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.2<0>");
     const out = parseLinkTest(r.out);

@@ -40,7 +40,13 @@ describe.sequential("a script recipe across two nodes gets the fabric", () => {
   let e: E2E;
   const nodes = () => e.site.nodes as SimNode[];
   beforeAll(async () => {
-    e = await e2eProject({ name: "scriptfabric", nodes: ["sf1", "sf2"], firstIp: 191, sshPort: 2691, config: () => "" });
+    e = await e2eProject({
+      name: "scriptfabric",
+      nodes: ["sf1", "sf2"],
+      firstIp: 191,
+      sshPort: 2691,
+      config: () => "",
+    });
     for (const n of nodes()) {
       makeScriptRecipe(n, RECIPE_DIR);
       mkdirSync(join(n.home, "models"), { recursive: true });
@@ -56,7 +62,9 @@ describe.sequential("a script recipe across two nodes gets the fabric", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     for (const n of ["sf1", "sf2"])
-      expect(up.all).toContain(`${n}: \`ulimit -l\` is 8192 KiB for a script launch of flash; RDMA pins the engine's buffers`);
+      expect(up.all).toContain(
+        `${n}: \`ulimit -l\` is 8192 KiB for a script launch of flash; RDMA pins the engine's buffers`,
+      );
     for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
   });
 
@@ -71,7 +79,8 @@ describe.sequential("a script recipe across two nodes gets the fabric", () => {
           `-v ${n.home}/.cache/triton-qwen38:/triton-cache -e NCCL_SOCKET_IFNAME=enp1s0f1np1 `,
       );
       const env = await sshOk(e.site, n, "docker inspect -f '{{range .Config.Env}}{{println .}}{{end}}' qwen38-flash");
-      const got = Object.fromEntries(env.trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+      const pair = (l: string) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)];
+      const got = Object.fromEntries(env.trim().split("\n").map(pair));
       expect(got).toMatchObject({
         NCCL_SOCKET_IFNAME: "enp1s0f1np1",
         GLOO_SOCKET_IFNAME: "enp1s0f1np1",

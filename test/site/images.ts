@@ -31,9 +31,12 @@ export const SITE_IMAGES = {
   // mpirun, as an operator builds one for the link test: the stand-ins of shims/nccl/.
   "registry.example/spark/vllm-nccl-tests:26.01": {
     cmd: ["bash"],
-    run:
-      "mkdir -p /opt/nccl-tests/build && ln -s /opt/sm121-sim/nccl/all_reduce_perf /opt/nccl-tests/build/all_reduce_perf" +
-      " && ln -s /opt/sm121-sim/nccl/mpirun /usr/local/bin/mpirun && ln -s /opt/sm121-sim/nccl/orted /usr/local/bin/orted",
+    run: [
+      "mkdir -p /opt/nccl-tests/build",
+      "ln -s /opt/sm121-sim/nccl/all_reduce_perf /opt/nccl-tests/build/all_reduce_perf",
+      "ln -s /opt/sm121-sim/nccl/mpirun /usr/local/bin/mpirun",
+      "ln -s /opt/sm121-sim/nccl/orted /usr/local/bin/orted",
+    ].join(" && "),
   },
 } satisfies Record<string, SiteImage>;
 

@@ -28,8 +28,9 @@ const prog = "all_reduce_perf";
 function usage(bad) {
   if (bad) process.stderr.write(`${prog}: ${bad}\n`);
   process.stdout.write(`USAGE: ${prog} \n\t[-t,--nthreads <num threads>] \n\t[-g,--ngpus <gpus per thread>] \n\t` +
-    "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t[-i,--stepbytes <increment size>] \n\t" +
-    "[-f,--stepfactor <increment factor>] \n\t[-n,--iters <iteration count>] \n\t[-w,--warmup_iters <warmup iteration count>] \n\t" +
+    "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t" +
+    "[-i,--stepbytes <increment size>] \n\t[-f,--stepfactor <increment factor>] \n\t" +
+    "[-n,--iters <iteration count>] \n\t[-w,--warmup_iters <warmup iteration count>] \n\t" +
     "[-c,--check <check iteration count>] \n\t[-o,--op <sum/prod/min/max/avg/mulsum/all>] \n\t[-h,--help]\n");
   process.exit(0);
 }
@@ -104,23 +105,28 @@ async function main() {
   const ifname = (env.NCCL_SOCKET_IFNAME ?? "eth0").split(",")[0];
   const devices = await mpi.gather(
     "devices",
-    `#  Rank ${String(rank).padStart(2)} Group  0 Pid ${String(process.pid).padStart(6)} on ${os.hostname().padStart(10)} ` +
+    `#  Rank ${String(rank).padStart(2)} Group  0 Pid ${String(process.pid).padStart(6)} ` +
+      `on ${os.hostname().padStart(10)} ` +
       "device  0 [000f:01:00] NVIDIA GB10\n",
   );
   print("# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n");
   print(`# Collective test starting: ${prog}\n`);
   print(
     `# nThread 1 nGpus 1 minBytes ${minBytes} maxBytes ${maxBytes} step: ${factor > 1 ? factor : 1048576}` +
-      `(${factor > 1 ? "factor" : "bytes"}) warmup iters: ${warmup} iters: ${iters} agg iters: 1 validation: ${check} ` +
+      `(${factor > 1 ? "factor" : "bytes"}) warmup iters: ${warmup} iters: ${iters} agg iters: 1 ` +
+      `validation: ${check} ` +
       "graph: 0 unalign: 0\n#\n# Using devices\n",
   );
   if (devices !== undefined) print(devices.join(""));
   print("#\n");
-  const col = (a) => `# ${a[0].padStart(10)}  ${a[1].padStart(12)}  ${a[2].padStart(8)}  ${a[3].padStart(6)}  ${a[4].padStart(6)}`;
+  const col = (a) =>
+    `# ${a[0].padStart(10)}  ${a[1].padStart(12)}  ${a[2].padStart(8)}  ${a[3].padStart(6)}  ${a[4].padStart(6)}`;
   print(`${col(["", "", "", "", ""])}           out-of-place                       in-place          \n`);
   const half = (t) => `  ${t[0].padStart(7)}  ${t[1].padStart(6)}  ${t[2].padStart(6)}  ${t[3].padStart(6)}`;
-  print(`${col(["size", "count", "type", "redop", "root"])}${half(["time", "algbw", "busbw", "#wrong"])}${half(["time", "algbw", "busbw", "#wrong"])} \n`);
-  print(`${col(["(B)", "(elements)", "", "", ""])}${half(["(us)", "(GB/s)", "(GB/s)", ""])}${half(["(us)", "(GB/s)", "(GB/s)", ""])} \n`);
+  const names = half(["time", "algbw", "busbw", "#wrong"]);
+  const units = half(["(us)", "(GB/s)", "(GB/s)", ""]);
+  print(`${col(["size", "count", "type", "redop", "root"])}${names}${names} \n`);
+  print(`${col(["(B)", "(elements)", "", "", ""])}${units}${units} \n`);
   // NCCL's bootstrap: rank 0 listens (ncclGetUniqueId), MPI_Bcast hands the others its address.
   let sockets;
   if (rank === 0) {
@@ -134,19 +140,27 @@ async function main() {
     sockets = peers;
   } else {
     const [host, port] = (await mpi.bcast("ncclUniqueId")).split(":");
-    sockets = [await new Promise((res, rej) => { const c = net.connect(Number(port), host, () => res(c)); c.on("error", rej); })];
+    const c = await new Promise((res, rej) => {
+      const s = net.connect(Number(port), host, () => res(s));
+      s.on("error", rej);
+    });
+    sockets = [c];
   }
   const bws = [];
   const table = await allReduce({
     rank, world, sockets, env, oob: `${ifname}:${own}<0>`, lo: minBytes, hi: maxBytes, version: "2.31.2+cuda13.0",
     row: (r) => {
-      const body = (h) => `  ${fmt(Number(h[0]), 7)}  ${fmt(Number(h[1]), 6)}  ${fmt(Number(h[2]), 6)}  ${String(h[3] === "N/A" ? 0 : Number(h[3])).padStart(6)}`;
+      const wrong = (w) => String(w === "N/A" ? 0 : Number(w)).padStart(6);
+      const body = (h) => `  ${fmt(Number(h[0]), 7)}  ${fmt(Number(h[1]), 6)}  ${fmt(Number(h[2]), 6)}  ${wrong(h[3])}`;
       bws.push(Number(r.half[0][2]));
-      print(`${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}${body(r.half[0])}${body(r.half[1])}\n`);
+      const head = `${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ` +
+        `${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}`;
+      print(`${head}${body(r.half[0])}${body(r.half[1])}\n`);
     },
   });
   const avg = bws.length === 0 ? 0 : bws.reduce((a, b) => a + b, 0) / bws.length;
-  print(`# ${"Out of bounds values".padEnd(20)} : 0 OK\n# ${"Avg bus bandwidth".padEnd(20)} : ${Number(avg.toPrecision(6))} \n#\n`);
+  print(`# ${"Out of bounds values".padEnd(20)} : 0 OK\n`);
+  print(`# ${"Avg bus bandwidth".padEnd(20)} : ${Number(avg.toPrecision(6))} \n#\n`);
   print(`# Collective test concluded: ${prog}\n`);
   void table;
   await mpi.finalize();

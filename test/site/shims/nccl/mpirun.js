@@ -15,7 +15,9 @@ const { spawn } = require("node:child_process");
 const { nodeIp } = require("../lib/node.js");
 const { lines } = require("./mpiwire.js");
 
-const FLAGS = new Set(["--allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output", "--report-bindings"]);
+const FLAGS = new Set([
+  "--allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output", "--report-bindings",
+]);
 const VALUED = { "-np": "np", "-n": "np", "--np": "np", "-c": "np", "-H": "host", "--host": "host", "-host": "host",
   "--bind-to": "bind", "-bind-to": "bind", "--map-by": "map", "-map-by": "map" };
 
@@ -41,7 +43,8 @@ for (; i < argv.length && argv[i].startsWith("-"); i++) {
 const app = argv.slice(i);
 if (app.length === 0) die(box("No executable was specified on the mpirun command line.\n\nAborting."));
 if (process.getuid?.() === 0 && !o.flags.has("allow-run-as-root") && process.env.OMPI_ALLOW_RUN_AS_ROOT !== "1")
-  die(box("mpirun has detected an attempt to run as root.\n\nRunning as root is *strongly* discouraged as any mistake " +
+  die(box("mpirun has detected an attempt to run as root.\n\nRunning as root is *strongly* discouraged " +
+    "as any mistake " +
     "(e.g., in defining TMPDIR) or bug can result in catastrophic damage to the OS\nfile system, leaving your system " +
     "in an unusable state.\n\nWe strongly suggest that you run mpirun as a non-root user.\n\nYou can override this " +
     "protection by adding the --allow-run-as-root option\nto the cmd line or by setting two environment variables in " +
@@ -57,12 +60,16 @@ const slots = hosts.flatMap((h) => Array.from({ length: h.slots }, () => h.name)
 const np = Number(o.np ?? slots.length);
 if (np > slots.length)
   die(box(`There are not enough slots available in the system to satisfy the ${np}\nslots that were requested by ` +
-    `the application:\n\n  ${app[0]}\n\nEither request fewer slots for your application, or make more slots\navailable for use.`));
+    `the application:\n\n  ${app[0]}\n\nEither request fewer slots for your application, ` +
+    "or make more slots\navailable for use."));
 
 const me = nodeIp();
 const local = (h) => h === "localhost" || h === "127.0.0.1" || h === me || h === os.hostname();
-const forwarded = Object.fromEntries(o.x.map((x) => (x.includes("=") ? x.split(/=(.*)/s).slice(0, 2) : [x, process.env[x] ?? ""])));
-const agent = (o.mca.plm_rsh_agent ?? process.env.OMPI_MCA_plm_rsh_agent ?? "ssh : rsh").split(":")[0].trim().split(/\s+/);
+const forwarded = Object.fromEntries(
+  o.x.map((x) => (x.includes("=") ? x.split(/=(.*)/s).slice(0, 2) : [x, process.env[x] ?? ""])),
+);
+const agentText = o.mca.plm_rsh_agent ?? process.env.OMPI_MCA_plm_rsh_agent ?? "ssh : rsh";
+const agent = agentText.split(":")[0].trim().split(/\s+/);
 const job = 1000 + Math.floor(Math.random() * 60000);
 const exits = new Map();
 const procs = [];
@@ -80,7 +87,8 @@ function exited(rank, code) {
     process.stderr.write(box("Primary job  terminated normally, but 1 process returned\na non-zero exit code. Per " +
       "user-direction, the job has been aborted."));
     process.stderr.write(box("mpirun detected that one or more processes exited with non-zero status, thus causing\n" +
-      `the job to be terminated. The first process to do so was:\n\n  Process name: [[${job},1],${rank}]\n  Exit code:    ${code}`));
+      "the job to be terminated. The first process to do so was:\n\n" +
+      `  Process name: [[${job},1],${rank}]\n  Exit code:    ${code}`));
     for (const p of procs) p.kill("SIGTERM");
     finish(code);
     return;
@@ -135,8 +143,12 @@ server.listen(0, "0.0.0.0", () => {
   uri = `${job * 65536}.0;tcp://${me || "127.0.0.1"}:${server.address().port}`;
   slots.slice(0, np).forEach((host, rank) => {
     if (local(host)) {
-      const p = spawn(app[0], app.slice(1), { env: { ...process.env, ...rankEnv(rank) }, stdio: ["ignore", "inherit", "inherit"] });
-      p.on("error", (e) => die(box(`mpirun was unable to launch the specified application as it could not access\nor execute an executable:\n\nExecutable: ${app[0]}\nNode: ${os.hostname()}\n\nwhile attempting to start process rank ${rank}.\n(${e.message})`)));
+      const env = { ...process.env, ...rankEnv(rank) };
+      const p = spawn(app[0], app.slice(1), { env, stdio: ["ignore", "inherit", "inherit"] });
+      p.on("error", (e) =>
+        die(box("mpirun was unable to launch the specified application as it could not access\n" +
+          `or execute an executable:\n\nExecutable: ${app[0]}\nNode: ${os.hostname()}\n\n` +
+          `while attempting to start process rank ${rank}.\n(${e.message})`)));
       p.on("exit", (code) => exited(rank, code ?? 1));
       procs.push(p);
       return;
@@ -148,9 +160,11 @@ server.listen(0, "0.0.0.0", () => {
     p.on("error", (e) => die(`mpirun: could not run the rsh agent ${agent[0]}: ${e.message}`));
     p.on("exit", (code) => {
       if (started.has(rank)) return;
-      process.stderr.write(box("ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n\n" +
+      process.stderr.write(box("ORTE was unable to reliably start one or more daemons.\n" +
+        "This usually is caused by:\n\n" +
         "* not finding the required libraries and/or binaries on\n  one or more nodes. Please check your PATH and " +
-        "LD_LIBRARY_PATH\n  settings, or configure OMPI with --enable-orterun-prefix-by-default\n\n* lack of authority " +
+        "LD_LIBRARY_PATH\n  settings, or configure OMPI with --enable-orterun-prefix-by-default\n\n" +
+        "* lack of authority " +
         "to execute on one or more specified nodes.\n  Please verify your allocation and authorities.\n\n* the " +
         "inability to write startup files into /tmp (--tmpdir/orte_tmpdir_base).\n  Please check with your sys admin " +
         `to determine the correct location to use.\n\n(the agent for ${host} exited ${code})`));

@@ -19,7 +19,8 @@ if (mca.orte_hnp_uri === undefined || !Number.isInteger(vpid)) {
 connect(mca.orte_hnp_uri).then((c) => {
   c.on((m) => {
     if (m.kind !== "launch") return;
-    const p = spawn(m.argv[0], m.argv.slice(1), { env: { ...process.env, ...m.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const env = { ...process.env, ...m.env };
+    const p = spawn(m.argv[0], m.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
     p.stdout.on("data", (d) => c.send({ kind: "out", text: d.toString() }));
     p.stderr.on("data", (d) => c.send({ kind: "err", text: d.toString() }));
     p.on("error", (e) => {
