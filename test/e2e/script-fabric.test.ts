@@ -38,7 +38,7 @@ function stackYaml(site: SimSite, rdma: string): string {
 
 describe.sequential("a script recipe across two nodes gets the fabric", () => {
   let e: E2E;
-  const nodes = () => e.site.nodes as SimNode[];
+  const nodes = () => e.site.nodes;
   beforeAll(async () => {
     e = await e2eProject({
       name: "scriptfabric",
@@ -79,7 +79,7 @@ describe.sequential("a script recipe across two nodes gets the fabric", () => {
           `-v ${n.home}/.cache/triton-qwen38:/triton-cache -e NCCL_SOCKET_IFNAME=enp1s0f1np1 `,
       );
       const env = await sshOk(e.site, n, "docker inspect -f '{{range .Config.Env}}{{println .}}{{end}}' qwen38-flash");
-      const pair = (l: string) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)];
+      const pair = (l: string): [string, string] => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)];
       const got = Object.fromEntries(env.trim().split("\n").map(pair));
       expect(got).toMatchObject({
         NCCL_SOCKET_IFNAME: "enp1s0f1np1",
