@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
-import { translator } from "../src/cli/i18n";
+import { translator } from "../src/text/messages";
 import { cells } from "../src/cli/table";
 import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { CATALOGUES, LOCALES, checkCatalogue, detectLocale, format, localeOf, placeholders, translator, type Message, type MessageKey } from "../src/cli/i18n";
+import { CATALOGUES, LOCALES, checkCatalogue, detectLocale, format, localeOf, placeholders, translator, type Message, type MessageKey } from "../src/text/messages";
 
 /** Every text of a message: the one string, or each plural form. */
 function texts(m: Message): string[] {

@@ -18,7 +18,7 @@ import { runLoad, type LoadResult } from "./bench-client";
 import { summarize } from "./bench-stats";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
 import { parseJson } from "./smoke";

@@ -15,7 +15,7 @@ import { connect, hostFor, TransportError, type Host, type SshAuth } from "../re
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
 import { UsageError, str, type Parsed } from "./args";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import type { PulumiStack } from "./pulumi";
 
 export type KeySource = "stack" | "identity" | "env" | "agent" | "default" | "none";

@@ -25,7 +25,7 @@ import { bool, str, type Parsed } from "./args";
 import { doctorFabric } from "./doctorfabric";
 import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
 import { stringOf } from "../text/unknown";

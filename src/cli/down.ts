@@ -18,7 +18,7 @@ import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../components/tokens";
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { pulumiRunEnv } from "./pulumi";
 
 /** The type tokens of the component each deployment is, now and before (src/components/tokens.ts). */

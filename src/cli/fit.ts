@@ -4,7 +4,7 @@
  * numbers and verdicts come from render/memfit.ts, the same the preview uses.
  */
 import { fitCells, fitHeader, fitNotes, gib, type Fit } from "../render/memfit";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import type { DoctorCheck } from "./schemas";
 import { table } from "./table";
 

@@ -20,7 +20,7 @@ import { expandHome } from "../text/home";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { cliAuth } from "./connect";
 import type { CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { nodeFacts, PAIR_RECIPE, SOLO_RECIPE, stackYaml, type NodeFacts } from "./initsite";
 
 const IDENT = /^[a-z][a-z0-9-]{0,47}$/;

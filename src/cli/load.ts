@@ -11,7 +11,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { z } from "zod";
 import { quote } from "../text/shell";
 import type { Reached } from "./connect";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import type { Load, StatusReport } from "./schemas";
 import { table, TABLE_COLUMNS } from "./table";
 

@@ -12,7 +12,7 @@ import type { NodeBundle } from "../render/types";
 import { UsageError, bool, num, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { pad } from "./table";
 
 const HEARTBEAT = "@sm121-heartbeat";

@@ -6,7 +6,7 @@ import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
 import { downCommand } from "./down";
 import { initCommand } from "./init";
-import { LOCALES, localeOf, useLocale } from "./i18n";
+import { LOCALES, localeOf, useLocale } from "../text/messages";
 import { logsCommand } from "./logs";
 import { profilesCommand } from "./profiles";
 import { renderCommand } from "./render";

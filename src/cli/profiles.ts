@@ -9,7 +9,7 @@ import { nodeConn } from "../render/node";
 import type { Parsed } from "./args";
 import { UsageError, bool } from "./args";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { repoProfiles } from "./repo-profiles";
 import { jsonOut, profilesSchema, type ProfilesReport } from "./schemas";
 import { table } from "./table";

@@ -2,7 +2,7 @@
  * A one-line progress bar, redrawn at most ten times a second, only on a terminal: piped output
  * and --json stay clean.
  */
-import { t } from "./i18n";
+import { t } from "../text/messages";
 
 export interface ProgressStream {
   isTTY?: boolean;

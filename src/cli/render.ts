@@ -16,7 +16,7 @@ import { UsageError, bool, str, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
 import { fitTable } from "./fit";
 import { renderSchema } from "./schemas";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { STEPS, isStep, stepScripts as serveSteps, type Step } from "../serve/sequence";
 
 /** The run's UTC time, which the up fills in. */

@@ -14,7 +14,7 @@ import { keyFiles } from "../serve/readiness";
 import { UsageError, bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
 import { stringOf } from "../text/unknown";
 

@@ -23,7 +23,7 @@ import { bool, type Parsed } from "./args";
 import type { RunResult } from "../remote";
 import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { curlResult, nodeCurlScript, parseJson } from "./smoke";
 import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, type StatusReport } from "./schemas";
 import { statusText } from "./table";

@@ -5,7 +5,7 @@
  * the row's next lines, so that nothing an operator needs is cut off.
  */
 import stringWidth from "string-width";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
 
 /** Terminal columns a table may use. */

@@ -4,7 +4,7 @@
  * so the usage cannot name a flag the parser refuses, or miss one it takes.
  */
 import type { FlagKind, FlagSpec } from "./args";
-import { LOCALES } from "./i18n";
+import { LOCALES } from "../text/messages";
 
 export interface FlagHelp {
   kind: FlagKind;

@@ -14,7 +14,7 @@ import type { Recipe, Site } from "../recipe/types";
 import { stackFile, type Project } from "../project";
 import { bool, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { repoProfiles, specErrorsOf } from "./repo-profiles";
 import { jsonOut, validateSchema, type ValidateReport } from "./schemas";
 

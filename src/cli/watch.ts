@@ -5,7 +5,7 @@
  */
 import { UsageError, bool, num, type Parsed } from "./args";
 import type { CliContext } from "./context";
-import { t } from "./i18n";
+import { t } from "../text/messages";
 import { loadText, type LoadOptions } from "./load";
 import type { StatusReport } from "./schemas";
 import { cells } from "./table";
