@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { collectErrors, type SpecError, throwIfAny } from "./recipe/errors";
+import { msg } from "./text/messages";
 import { loadRecipes } from "./recipe/recipe";
 import { siteFrom } from "./recipe/site";
 import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
@@ -47,7 +48,7 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
     if (!isDirectory(join(root, dir))) {
       // Without a valid site, which directory was meant is unknown: its own errors are reported.
       if (site === undefined) return undefined;
-      throw siteError(site, ["recipesDir"], `${dir}/ is not a directory of ${root}`, `create ${dir}/ with a recipe in it (${dir}/<name>.toml, see docs/recipes.md), or set sm121:recipesDir to the project's directory of *.toml recipes`);
+      throw siteError(site, ["recipesDir"], msg("spec.project.noRecipes", { dir, root }), msg("spec.project.noRecipesFix", { dir }));
     }
     return loadRecipes(join(root, dir), dir);
   });

@@ -30,7 +30,7 @@ function ownedDests(engine: "vllm" | "sglang", table: OptionTable): Map<string, 
   for (const o of table.options) {
     const name = canonical(o);
     const args = o.nargs === 0 ? [name] : [name, o.choices?.find((c) => c !== "mp") ?? "1"];
-    if ([...DRIVERS[engine].checkArgs(args)].some((p) => p.index === 0 && p.problem.endsWith("is set by sm121"))) out.set(o.dest, name);
+    if ([...DRIVERS[engine].checkArgs(args)].some((p) => p.index === 0 && p.problem.key === "spec.args.owned")) out.set(o.dest, name);
   }
   return out;
 }

@@ -14,7 +14,7 @@ import type { Recipe, Site } from "../recipe/types";
 import { stackFile, type Project } from "../project";
 import { bool, type Parsed } from "./args";
 import { contextProject, type CliContext } from "./context";
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
 import { repoProfiles, specErrorsOf } from "./repo-profiles";
 import { jsonOut, validateSchema, type ValidateReport } from "./schemas";
 
@@ -54,7 +54,7 @@ export function validateReport(ctx: CliContext): ValidateReport {
       }
     }
   }
-  for (const r of project?.recipes.values() ?? []) warnings.push(...r.warnings);
+  for (const r of project?.recipes.values() ?? []) warnings.push(...r.warnings.map((w) => say(w)));
   for (const b of project?.bundles ?? []) warnings.push(...b.warnings.map((w) => `${b.deployment}: ${w}`));
   // A deployed profile's errors come both from its render and from the repository's list.
   const unique = [...new Map(errors.map((e) => [e.message, e])).values()];
@@ -65,7 +65,7 @@ export function validateReport(ctx: CliContext): ValidateReport {
     profiles,
     nodes: Object.keys(site?.nodes ?? {}).length,
     deployments: project?.bundles.map((b) => b.deployment) ?? [],
-    errors: unique.map((e) => ({ file: e.file, line: e.line, col: e.col, field: e.field, problem: e.problem, fix: e.fix, message: e.message })),
+    errors: unique.map((e) => ({ file: e.file, line: e.line, col: e.col, field: e.field, problem: say(e.problem), fix: say(e.fix), message: e.message })),
     warnings,
   };
 }

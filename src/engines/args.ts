@@ -1,3 +1,4 @@
+import { msg, type Msg } from "../text/messages";
 import type { EngineDriver, EngineFlagsCtx } from "./driver";
 import type { ArgProblem } from "./options/check";
 
@@ -25,24 +26,24 @@ export function engineArgv(driver: EngineDriver, ctx: EngineFlagsCtx): string[] 
 }
 
 /** Flags that sm121 derives from the recipe's fields and the site, by their usual spelling. */
-const OWNED_AS_WRITTEN: Readonly<Record<string, string>> = {
-  "--host": "sm121 sets it from the node's BIND/ip",
-  "--port": "set `port` instead",
-  "--tensor-parallel-size": "set `tp` instead",
-  "-tp": "set `tp` instead",
-  "--tp": "set `tp` instead",
-  "--tp-size": "set `tp` instead",
-  "--served-model-name": "set `served_model_name` instead",
-  "--model": "set `model` instead",
-  "--model-path": "set `model` instead",
-  "--nnodes": "sm121 derives it from the deployment's nodes",
-  "--node-rank": "sm121 derives it from the deployment's nodes",
-  "--master-addr": "sm121 derives it from rank 0's ip",
-  "--master-port": "sm121 derives it from `port`",
-  "--dist-init-addr": "sm121 derives it from rank 0's ip",
-  "--headless": "sm121 adds it on vLLM ranks above 0",
-  "--peers": "sm121 derives it from the deployment's nodes",
-  "--api-key": "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
+const OWNED_AS_WRITTEN: Readonly<Record<string, Msg>> = {
+  "--host": msg("spec.why.host"),
+  "--port": msg("spec.why.port"),
+  "--tensor-parallel-size": msg("spec.why.tp"),
+  "-tp": msg("spec.why.tp"),
+  "--tp": msg("spec.why.tp"),
+  "--tp-size": msg("spec.why.tp"),
+  "--served-model-name": msg("spec.why.served"),
+  "--model": msg("spec.why.model"),
+  "--model-path": msg("spec.why.model"),
+  "--nnodes": msg("spec.why.nodes"),
+  "--node-rank": msg("spec.why.nodes"),
+  "--master-addr": msg("spec.why.rank0"),
+  "--master-port": msg("spec.why.masterPort"),
+  "--dist-init-addr": msg("spec.why.rank0"),
+  "--headless": msg("spec.why.headless"),
+  "--peers": msg("spec.why.nodes"),
+  "--api-key": msg("spec.why.apiKey"),
 };
 
 /**
@@ -53,6 +54,6 @@ export function ownedFlagsAsWritten(args: readonly string[]): Iterable<ArgProble
   return args.flatMap((a, index) => {
     const flag = a.split("=")[0] ?? "";
     const why = Object.hasOwn(OWNED_AS_WRITTEN, flag) ? OWNED_AS_WRITTEN[flag] : undefined;
-    return why === undefined ? [] : [{ index, problem: `${flag} is set by sm121`, fix: `remove it (${why})` }];
+    return why === undefined ? [] : [{ index, problem: msg("spec.args.owned", { flag }), fix: msg("spec.args.ownedFix", { why }) }];
   });
 }

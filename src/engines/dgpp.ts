@@ -1,3 +1,4 @@
+import { msg } from "../text/messages";
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "./rules";
@@ -21,10 +22,10 @@ function dgppKnobs(src: KnobSource): FitKnobs {
 
 function dgppRecipeProblems(r: RecipeFields): FieldProblem[] {
   const out = servedOnFixedPort("dgpp", "[dgpp].http_port", r);
-  if (r.deploy !== "native") out.push({ field: ["deploy"], problem: `dgpp is head-coordinated and runs as deploy = "native", not "${r.deploy}"`, fix: 'set deploy = "native"' });
-  if (r.dgpp === undefined) out.push({ field: ["dgpp"], problem: "a dgpp recipe needs a [dgpp] block", fix: "add [dgpp] with dir (and repo + rev to provision)" });
+  if (r.deploy !== "native") out.push({ field: ["deploy"], problem: msg("spec.dgpp.native", { deploy: r.deploy }), fix: msg("spec.dgpp.nativeFix") });
+  if (r.dgpp === undefined) out.push({ field: ["dgpp"], problem: msg("spec.dgpp.block"), fix: msg("spec.dgpp.blockFix") });
   if (r.dgpp !== undefined && (r.dgpp.repo === undefined) !== (r.dgpp.rev === undefined)) {
-    out.push({ field: ["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"], problem: "repo and rev go together", fix: "set both to provision DGPP, or neither when it is pre-installed" });
+    out.push({ field: ["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"], problem: msg("spec.dgpp.repoRev"), fix: msg("spec.dgpp.repoRevFix") });
   }
   return out;
 }

@@ -3,6 +3,7 @@
  * in one place, so that no other code branches on the engine name.
  */
 import type { FieldPath } from "../recipe/locate";
+import { msg, type Msg } from "../text/messages";
 import type { EngineName, Recipe } from "../recipe/types";
 import type { ArgProblem } from "./options/check";
 import type { OptionTable } from "./options/table";
@@ -29,8 +30,8 @@ export interface EngineFlagsCtx {
 
 /** Why a deployment's launch cannot work, and what to change. */
 export interface LaunchProblem {
-  problem: string;
-  fix: string;
+  problem: Msg;
+  fix: Msg;
   /** The recipe field the problem is at (`["tp"]`, `["args", 3]`); none: the deployment's nodes. */
   field?: FieldPath;
 }
@@ -42,7 +43,7 @@ export interface LaunchLayout {
   /** The option table the recipe's args are read with (engines that have one). */
   table?: OptionTable;
   /** How messages name the deployment, e.g. "deployment pair (Pulumi.prod.yaml:14)". */
-  deployment?: string;
+  deployment?: Msg;
 }
 
 export interface EngineDriver {
@@ -135,7 +136,6 @@ export function collectivesEnv(recipe: Recipe): Record<string, string> {
   return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
 }
 
-const plural = (n: number, one: string, many: string = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /**
  * One rank per GPU: tp x pp ranks must be exactly the deployment's GPUs, its nodes x the GPUs of
@@ -147,17 +147,15 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   const gpus = layout.nodes * layout.gpusPerNode;
   const ranks = recipe.tp * pp;
   if (ranks === gpus) return undefined;
-  const each = layout.gpusPerNode === 1 ? "1 GPU" : `${layout.gpusPerNode} GPUs each`;
-  const made = `tp = ${recipe.tp}${pp === 1 ? "" : ` x pp ${pp}`} starts ${plural(ranks, "rank")}`;
-  const shape = `${plural(layout.nodes, "node")} x ${each}; a DGX Spark has one GB10 unless the node sets gpus`;
-  const stops = ranks > gpus
-    ? `: the engine would stop at start with "World size (${ranks}) is larger than the number of available GPUs"`
-    : "";
-  const whose = layout.deployment ?? "the deployment";
-  const problem = `${made}, one per GPU, but ${whose} has ${plural(gpus, "GPU")} (${shape})${stops}`;
-  const fixes: string[] = [];
-  if (gpus % pp === 0) fixes.push(`set tp = ${gpus / pp} in ${recipe.file}`);
+  const each = layout.gpusPerNode === 1 ? msg("spec.gpus.one") : msg("spec.gpus.each", { count: layout.gpusPerNode });
+  const made = pp === 1 ? msg("spec.gpus.tp", { tp: recipe.tp, count: ranks }) : msg("spec.gpus.tpPp", { tp: recipe.tp, pp, count: ranks });
+  const shape = msg("spec.gpus.shape", { nodes: msg("spec.count.nodes", { count: layout.nodes }), each });
+  const whose = layout.deployment ?? msg("spec.gpus.theDeployment");
+  const args = { made, whose, gpus: msg("spec.count.gpus", { count: gpus }), shape, ranks };
+  const problem = msg(ranks > gpus ? "spec.gpus.tooMany" : "spec.gpus.tooFew", args);
+  const tp = gpus % pp === 0 ? msg("spec.gpus.setTp", { tp: gpus / pp, file: recipe.file }) : undefined;
   const nodes = ranks / layout.gpusPerNode;
-  if (Number.isInteger(nodes)) fixes.push(`list ${plural(nodes, "node")} in the deployment`);
-  return { problem, fix: fixes.length > 0 ? fixes.join(", or ") : `make tp x pp equal ${gpus}`, field: ["tp"] };
+  const list = Number.isInteger(nodes) ? msg("spec.gpus.listNodes", { nodes: msg("spec.count.nodes", { count: nodes }) }) : undefined;
+  const fix = tp !== undefined && list !== undefined ? msg("spec.or", { a: tp, b: list }) : (tp ?? list ?? msg("spec.gpus.equal", { gpus }));
+  return { problem, fix, field: ["tp"] };
 }

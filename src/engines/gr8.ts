@@ -1,3 +1,4 @@
+import { msg } from "../text/messages";
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { vllm } from "./vllm";
@@ -29,13 +30,13 @@ export const gr8: EngineDriver = {
     ...servedOnFixedPort("gr8", "8100 on the first peer", r),
     ...noDgppBlock("gr8", r),
     ...modelNeeded(r),
-    ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: `gr8 ships as a container image, not "${r.deploy}"`, fix: 'set deploy = "docker"' }]),
+    ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: msg("spec.gr8.docker", { deploy: r.deploy }), fix: msg("spec.gr8.dockerFix") }]),
   ],
   checkArgs: ownedFlagsAsWritten,
   launchProblem: (recipe, { nodes: n }) => {
     if (recipe.tp === n) return undefined;
-    const problem = `gr8 runs one rank per peer: tp = ${recipe.tp} in ${recipe.file} but ${n} nodes are listed`;
-    return { problem, fix: `list ${recipe.tp} nodes or set tp = ${n}`, field: ["tp"] };
+    const problem = msg("spec.gr8.ranks", { tp: recipe.tp, file: recipe.file, nodes: n });
+    return { problem, fix: msg("spec.gr8.ranksFix", { tp: recipe.tp, nodes: n }), field: ["tp"] };
   },
   startFiles: () => [],
   kvCachePattern: undefined,

@@ -1,3 +1,4 @@
+import { msg, type Msg } from "../text/messages";
 import type { EngineDriver } from "./driver";
 import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
@@ -8,21 +9,21 @@ import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
 /** SGLang's server options that sm121 derives, by dest, with what to set instead. */
-const OWNED: Readonly<Record<string, string>> = {
-  model_path: "set `model` instead",
-  served_model_name: "set `served_model_name` instead",
-  host: "sm121 sets it from the node's BIND/ip",
-  port: "set `port` instead",
-  tp_size: "set `tp` instead",
-  nnodes: "sm121 derives it from the deployment's nodes",
-  node_rank: "sm121 derives it from the deployment's nodes",
-  dist_init_addr: "sm121 derives it from rank 0's ip and `port`",
-  api_key: "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
-  config: "sm121 passes its own --config file (the API key); put the options in `args`",
-  dp_size: "sm121 runs one tensor-parallel group across the deployment's nodes; data parallelism would change that layout",
+const OWNED: Readonly<Record<string, Msg>> = {
+  model_path: msg("spec.why.model"),
+  served_model_name: msg("spec.why.served"),
+  host: msg("spec.why.host"),
+  port: msg("spec.why.port"),
+  tp_size: msg("spec.why.tp"),
+  nnodes: msg("spec.why.nodes"),
+  node_rank: msg("spec.why.nodes"),
+  dist_init_addr: msg("spec.why.distInit"),
+  api_key: msg("spec.why.apiKey"),
+  config: msg("spec.why.config"),
+  dp_size: msg("spec.why.dpSglang"),
 };
 
-const owned = (o: OptionSpec): Owned | undefined => (Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? "" } : undefined);
+const owned = (o: OptionSpec): Owned | undefined => (Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? msg("spec.why.model") } : undefined);
 
 /** SGLang computes its own mem_fraction_static from the GPU's memory; 0.88 is near what it picks on a 128 GB device. */
 const UTIL_DEFAULT = 0.88;

@@ -1,4 +1,5 @@
 import type { Recipe } from "../recipe/types";
+import { msg, type Msg } from "../text/messages";
 import type { EngineDriver, LaunchLayout, LaunchProblem } from "./driver";
 import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
@@ -10,28 +11,29 @@ import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
 /** `vllm serve`'s options that sm121 derives, by dest, with what to set instead. */
-const OWNED: Readonly<Record<string, string>> = {
-  model: "set `model` instead",
-  served_model_name: "set `served_model_name` instead",
-  host: "sm121 sets it from the node's BIND/ip",
-  port: "set `port` instead",
-  tensor_parallel_size: "set `tp` instead",
-  nnodes: "sm121 derives it from the deployment's nodes",
-  node_rank: "sm121 derives it from the deployment's nodes",
-  master_addr: "sm121 derives it from rank 0's ip",
-  master_port: "sm121 derives it from `port`",
-  headless: "sm121 adds it on vLLM ranks above 0",
-  api_key: "put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv",
+const OWNED: Readonly<Record<string, Msg>> = {
+  model: msg("spec.why.model"),
+  served_model_name: msg("spec.why.served"),
+  host: msg("spec.why.host"),
+  port: msg("spec.why.port"),
+  tensor_parallel_size: msg("spec.why.tp"),
+  nnodes: msg("spec.why.nodes"),
+  node_rank: msg("spec.why.nodes"),
+  master_addr: msg("spec.why.rank0"),
+  master_port: msg("spec.why.masterPort"),
+  headless: msg("spec.why.headless"),
+  api_key: msg("spec.why.apiKey"),
 };
 
-const LAYOUT = "sm121 runs one tensor-parallel group across the deployment's nodes, with the API on rank 0; data parallelism would change that layout";
+const LAYOUT = msg("spec.why.dpVllm");
 
 function owned(o: OptionSpec): Owned | undefined {
-  if (Object.hasOwn(OWNED, o.dest)) return { why: OWNED[o.dest] ?? "" };
+  const why = Object.hasOwn(OWNED, o.dest) ? OWNED[o.dest] : undefined;
+  if (why !== undefined) return { why };
   if (o.dest.startsWith("data_parallel")) return { why: LAYOUT };
   // sm121's multi-node launch (--nnodes/--node-rank/--master-addr, one process per node) is the
   // multiprocessing executor's; ray or an external launcher would need a cluster sm121 does not start.
-  if (o.dest === "distributed_executor_backend") return { why: "sm121's multi-node launch works with the mp backend only", unless: ["mp"] };
+  if (o.dest === "distributed_executor_backend") return { why: msg("spec.why.mp"), unless: ["mp"] };
   return undefined;
 }
 
@@ -53,10 +55,8 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
     const flags = missing.map((d) => `--${d.replace(/_/g, "-")}`).join(", ");
     const field = recipe.image === undefined ? "engine_version" : "image";
     return {
-      problem: `vLLM ${table.version} has no ${flags}, which sm121's launch on ${layout.nodes} nodes passes: ` +
-        'it would stop at start with "unrecognized arguments"',
-      fix: `serve it on one node, or use an image with vLLM ${newer[0] ?? "0.33.0"} or newer ` +
-        `(${field} in ${recipe.file})`,
+      problem: msg("spec.vllm.noMultiNode", { version: table.version, flags, nodes: layout.nodes }),
+      fix: msg("spec.vllm.noMultiNodeFix", { version: newer[0] ?? "0.33.0", field, file: recipe.file }),
       field: [field],
     };
   }
@@ -67,13 +67,10 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
     const said = limit === 0
       ? `--api-server-count=${count.value} cannot be used with --headless`
       : "api_server_count can't be set in headless mode";
-    const headless = layout.nodes === 2 ? "rank 1 runs" : `ranks 1 to ${layout.nodes - 1} run`;
+    const headless = layout.nodes === 2 ? msg("spec.vllm.rank1") : msg("spec.vllm.ranks", { last: layout.nodes - 1 });
     return {
-      problem: `--api-server-count ${count.value} reaches the headless ranks too ` +
-        `(${headless} \`vllm serve --headless\`, which starts no API server), ` +
-        `and vLLM ${table.version} stops there: "${said}"`,
-      fix: `remove --api-server-count from args${limit === 0 ? "" : ", or set it to 1"} (rank 0 serves the API), ` +
-        "or serve this recipe on one node",
+      problem: msg("spec.vllm.apiServers", { count: count.value, headless, version: table.version, said }),
+      fix: msg(limit === 0 ? "spec.vllm.apiServersFix" : "spec.vllm.apiServersFix1"),
       field: ["args", count.index],
     };
   }
@@ -81,9 +78,8 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
   const file = config < 0 ? undefined : recipe.args[config + 1];
   if (file !== undefined && !/\.ya?ml$/.test(file)) {
     return {
-      problem: `--config ${file}: vLLM reads the config file while it parses its arguments, and takes only YAML ` +
-        '("Config file must be of a yaml/yml type")',
-      fix: "name a .yaml or .yml file",
+      problem: msg("spec.vllm.config", { file }),
+      fix: msg("spec.vllm.configFix"),
       field: ["args", config + 1],
     };
   }
@@ -163,11 +159,8 @@ export const vllm: EngineDriver = {
     // worker rank would start a second API server instead of joining rank 0's engine.
     if (n > 1 && !isServe(entry)) {
       return {
-        problem: `vLLM's entrypoint ${JSON.stringify(entry.join(" "))} (${recipe.file}) ` +
-          "runs an API server on every rank; " +
-          `it ignores --headless, so the ${n - 1} worker rank(s) would not join rank 0`,
-        fix: 'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], ' +
-          "or serve this recipe on one node",
+        problem: msg("spec.vllm.entrypoint", { entry: JSON.stringify(entry.join(" ")), file: recipe.file, count: n - 1 }),
+        fix: msg("spec.vllm.entrypointFix"),
         field: ["entrypoint"],
       };
     }

@@ -2,14 +2,18 @@
  * Errors in operator input (recipes, profiles, overlays, the site). Every one names the file, the
  * line and column, the dotted field, what is wrong and the fix, so that it reads like
  * `recipes/glm53.toml:12:3: tp: 3 does not divide the 4 launch nodes; use 1, 2 or 4`.
+ * The problem and the fix are messages (a key and its arguments): the message text is in the
+ * locale of the process that made the error.
  */
+import { msg, say, type Msg } from "../text/messages";
+
 export interface SpecErrorInit {
   file: string;
   line: number;
   col: number;
   field: string;
-  problem: string;
-  fix: string;
+  problem: Msg;
+  fix: Msg;
 }
 
 export class SpecError extends Error {
@@ -17,8 +21,8 @@ export class SpecError extends Error {
   readonly line: number;
   readonly col: number;
   readonly field: string;
-  readonly problem: string;
-  readonly fix: string;
+  readonly problem: Msg;
+  readonly fix: Msg;
 
   constructor(init: SpecErrorInit) {
     super(formatSpecError(init));
@@ -47,7 +51,7 @@ export function formatSpecError(e: SpecErrorInit): string {
   // Line 0: a value with no line of its own (from Pulumi's configuration, not a file sm121 reads).
   const where = e.line > 0 ? `${e.file}:${e.line}:${e.col}` : e.file;
   const field = e.field === "" ? "" : `${e.field}: `;
-  return printable(`${where}: ${field}${e.problem}; ${e.fix}`);
+  return printable(`${where}: ${field}${say(msg("spec.problemFix", { problem: e.problem, fix: e.fix }))}`);
 }
 
 /**
@@ -69,7 +73,7 @@ export const MAX_ERRORS = 100;
 export function capErrors(errors: SpecError[]): SpecError[] {
   const next = errors[MAX_ERRORS];
   if (next === undefined) return errors;
-  const more = new SpecError({ file: next.file, line: next.line, col: next.col, field: "", problem: `more than ${MAX_ERRORS} errors; the first ${MAX_ERRORS} are listed`, fix: "fix them and run again" });
+  const more = new SpecError({ file: next.file, line: next.line, col: next.col, field: "", problem: msg("spec.tooMany", { count: MAX_ERRORS }), fix: msg("spec.tooManyFix") });
   return [...errors.slice(0, MAX_ERRORS), more];
 }
 

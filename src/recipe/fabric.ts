@@ -15,6 +15,8 @@
  *   sm121:fabricCheck: true
  */
 import { z } from "zod";
+import { msg, type Msg } from "../text/messages";
+import { zodMsg } from "./issues";
 
 /** One RDMA device (HCA) port, as NCCL_IB_HCA names it (`rocep1s0f1:1`). */
 export interface RdmaPort {
@@ -65,23 +67,23 @@ function int() {
 
 /** The zod schema of a node's `fabric` block (site.ts puts it in the node's schema). */
 export function nodeFabricSchema() {
-  const name = (what: string, example: string) =>
-    z.string().regex(NAME, { error: `${what} may hold only letters, digits and _ . : -; write e.g. ${example}` });
+  const name = (what: Msg | string, example: Msg) =>
+    z.string().regex(NAME, { error: zodMsg(msg("spec.fabric.name", { what }), example) });
   const port = z.strictObject({
-    hca: name("an HCA name", "rocep1s0f1 (ibdev2netdev shows them)"),
+    hca: name(msg("spec.what.hca"), msg("spec.fabric.hcaFix")),
     port: int().pipe(z.int().min(1).max(255)).default(1),
     gidIndex: int().pipe(z.int().min(0).max(255)).optional(),
   });
   const block = z.strictObject({
-    interface: z.union([z.literal("auto"), name("interface", "enp1s0f1np1 (ibdev2netdev: the one that is Up)")]),
+    interface: z.union([z.literal("auto"), name("interface", msg("spec.fabric.interfaceFix"))]),
     rdma: z.union([
       z.literal("auto"),
       z.literal("none"),
-      z.array(port).min(1, { error: "list at least one HCA, or write rdma: none" }),
+      z.array(port).min(1, { error: zodMsg(msg("spec.fabric.noHca"), msg("spec.fabric.noHcaFix")) }),
     ]).default("none"),
     devices: z.string()
-      .regex(DEVICES, { error: "is not an absolute path of letters, digits and _ . / + @ -; write e.g. /dev/infiniband" })
-      .refine((s) => !s.split("/").includes(".."), { error: "contains a \"..\" segment; write the path without .." })
+      .regex(DEVICES, { error: zodMsg(msg("spec.fabric.devices"), msg("spec.writeEg", { example: "/dev/infiniband" })) })
+      .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotFix")) })
       .default(DEFAULT_DEVICES),
   });
   return z.union([z.literal("auto"), block]).transform((f): NodeFabric => {

@@ -1,12 +1,29 @@
 /** Turning zod issues into SpecErrors with a place in the file, a field, a problem and a fix. */
 import { z } from "zod";
+import { msg, type Msg } from "../text/messages";
 import { MAX_ERRORS, SpecError } from "./errors";
 import { didYouMean, dotted, type FieldPath, type Place, type Position } from "./locate";
 
 /**
- * Messages written in schemas as "problem; fix" keep their fix. zod's own messages get a fix
- * derived from the issue.
+ * A schema's own message: its problem and its fix as messages (keys and arguments), carried through
+ * zod's message string (zod passes a check's message on as a string) and read back by
+ * issueToSpecError. The mark keeps it apart from zod's own messages.
  */
+export function zodMsg(problem: Msg, fix: Msg): string {
+  return MARK + JSON.stringify({ problem, fix });
+}
+
+const MARK = "\u0000sm121-msg:";
+
+/** The problem and fix zodMsg wrote, or undefined for a message of zod's own. */
+function ownMessage(message: string): { problem: Msg; fix: Msg } | undefined {
+  if (!message.startsWith(MARK)) return undefined;
+  const v: unknown = JSON.parse(message.slice(MARK.length));
+  if (typeof v === "object" && v !== null && "problem" in v && "fix" in v) return v as { problem: Msg; fix: Msg };
+  throw new Error(`unreachable: a zodMsg without a problem and a fix: ${message}`);
+}
+
+/** Schemas' messages (zodMsg) keep their fix. zod's own messages get a problem and a fix from the issue. */
 export function issueToSpecError(
   issue: z.core.$ZodIssue,
   file: string,
@@ -24,8 +41,8 @@ export function issueToSpecError(
         file,
         ...at,
         field: fieldPrefix + dotted([...path, key]),
-        problem: "unknown key",
-        fix: guess === undefined ? `remove it (known keys: ${knownKeys(path).join(", ")})` : `did you mean ${guess}?`,
+        problem: msg("spec.unknownKey"),
+        fix: guess === undefined ? msg("spec.unknownKeyFix", { keys: knownKeys(path).join(", ") }) : msg("spec.didYouMean", { guess }),
       });
     });
   }
@@ -65,37 +82,46 @@ function childOf(s: z.ZodType, step: string | number): z.ZodType | undefined {
   return undefined;
 }
 
-function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [string, string] {
-  const msg = issue.message ?? "";
-  const cut = msg.indexOf("; ");
-  if (cut > 0) return [msg.slice(0, cut), msg.slice(cut + 2)];
+function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg] {
+  const own = ownMessage(issue.message ?? "");
+  if (own !== undefined) return [own.problem, own.fix];
   switch (issue.code) {
-    case "invalid_type":
-      if (/received undefined/.test(msg)) return ["is required", `add it (${issue.expected})`];
-      return [`expected ${issue.expected}${receivedOf(msg)}`, `write ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`];
+    case "invalid_type": {
+      // reportInput: the issue carries the value it refused.
+      const got = kindOf(issue.input);
+      if (got === undefined) return [msg("spec.required"), msg("spec.requiredFix", { expected: issue.expected })];
+      return [msg("spec.expected", { expected: issue.expected, got }), msg("spec.expectedFix", { expected: issue.expected })];
+    }
     case "invalid_value":
-      return [`${describe(issue.input)} is not allowed`, `use one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`];
+      return [msg("spec.notAllowed", { value: describe(issue.input) }), msg("spec.useOneOf", { values: issue.values.map((v) => JSON.stringify(v)).join(", ") })];
     case "too_small":
-      return [msg, issue.inclusive === false ? `use a number above ${String(issue.minimum)}` : `use at least ${String(issue.minimum)}`];
+      return issue.origin === "array" || issue.origin === "string"
+        ? [msg(issue.origin === "array" ? "spec.tooFewItems" : "spec.tooShort", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
+        : issue.inclusive === false
+          ? [msg("spec.notAbove", { minimum: String(issue.minimum) }), msg("spec.aboveFix", { minimum: String(issue.minimum) })]
+          : [msg("spec.tooSmall", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })];
     case "too_big":
-      return [msg, `use at most ${String(issue.maximum)}`];
+      return [msg(issue.origin === "array" ? "spec.tooManyItems" : issue.origin === "string" ? "spec.tooLong" : "spec.tooBig", { maximum: String(issue.maximum) }), msg("spec.atMostFix", { maximum: String(issue.maximum) })];
     case "invalid_format":
-      return [msg, "fix the value to match the format"];
+      return [msg("spec.badFormat", { format: issue.format }), msg("spec.badFormatFix")];
     default:
-      return [msg, "fix the value"];
+      return [msg("spec.invalid"), msg("spec.fixValue")];
   }
 }
 
-function receivedOf(msg: string): string {
-  const m = /received (\w+)/.exec(msg);
-  return m === null ? "" : `, got ${m[1] ?? ""}`;
+/** What a value is, in TOML's and YAML's words; undefined when it is missing. */
+function kindOf(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (Array.isArray(v)) return "array";
+  if (v === null) return "null";
+  return typeof v === "object" ? "table" : typeof v;
 }
 
-function describe(v: unknown): string {
+function describe(v: unknown): string | Msg {
   if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
-  if (Array.isArray(v)) return "an array";
+  if (Array.isArray(v)) return msg("spec.anArray");
   if (v === null) return "null";
-  if (typeof v === "object") return "a table";
+  if (typeof v === "object") return msg("spec.aTable");
   if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
   return typeof v;
 }

@@ -10,7 +10,8 @@ import { z } from "zod";
 import { driverFor } from "../engines";
 import { tableFor } from "../engines/options/versions";
 import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
-import { issueToSpecError, keysAt } from "./issues";
+import { msg, type Msg } from "../text/messages";
+import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import type { OptionTable } from "../engines/options/table";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
@@ -23,51 +24,49 @@ const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const TILDE_USER = /^~[^/]/;
 
 function recipeSchema() {
-  const line = (what: string) =>
+  const line = (what: Msg) =>
     z.string()
-      .regex(SAFE_LINE, { error: `${what} contains a newline or NUL; write it on one line` })
-      .refine((s) => !unseen(s), { error: `${what} contains a control character or an invisible format character; remove it: the plan would not show it` });
+      .regex(SAFE_LINE, { error: zodMsg(msg("spec.lineBreak", { what }), msg("spec.lineBreakFix")) })
+      .refine((s) => !unseen(s), { error: zodMsg(msg("spec.unseenChar", { what }), msg("spec.unseenCharFix")) });
   const pathLike = (what: string) =>
     z
       .string()
-      .regex(/^[A-Za-z0-9~@:/._+-]+$/, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
-      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` })
-      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` })
-      .refine((s) => !TILDE_USER.test(s), { error: `${what} starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path` });
+      .regex(/^[A-Za-z0-9~@:/._+-]+$/, { error: zodMsg(msg("spec.pathChars", { what }), msg("spec.pathCharsFix")) })
+      .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")) })
+      .refine((s) => !s.startsWith("-"), { error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")) })
+      .refine((s) => !TILDE_USER.test(s), { error: zodMsg(msg("spec.tildeUser", { what }), msg("spec.tildeUserFix")) });
   return z.strictObject({
-    name: z.string().regex(IDENT, { error: "must be lower-case letters, digits and -, at most 48; rename it, e.g. qwen3-8b-tp2" }).optional(),
-    engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: "must be an engine name; use one of vllm, sglang, gr8, dgpp" }).default("vllm"),
+    name: z.string().regex(IDENT, { error: zodMsg(msg("spec.recipe.name"), msg("spec.recipe.nameFix")) }).optional(),
+    engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: zodMsg(msg("spec.recipe.engine"), msg("spec.useOneOf", { values: ENGINE_NAMES.join(", ") })) }).default("vllm"),
     deploy: z.enum(DEPLOY_TARGETS).default("docker"),
     model: pathLike("model").optional(),
-    served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; rename it" }).optional(),
-    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: "is not a docker image reference; write e.g. nvcr.io/nvidia/vllm:26.01-py3" }).optional(),
-    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, {
-      error: "is not a version; write the engine's version, e.g. 0.10.2 (`sm121 doctor` reads it from the image)",
-    }).optional(),
-    entrypoint: z.array(line("the entrypoint element")).min(1).optional(),
+    served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: zodMsg(msg("spec.servedChars"), msg("spec.renameIt")) }).optional(),
+    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: zodMsg(msg("spec.recipe.image"), msg("spec.recipe.imageFix")) }).optional(),
+    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, { error: zodMsg(msg("spec.recipe.version"), msg("spec.recipe.versionFix")) }).optional(),
+    entrypoint: z.array(line(msg("spec.what.entrypoint"))).min(1).optional(),
     tp: z.int().min(1).max(64).default(1),
-    port: z.int().min(1024, { error: "must be 1024 or above; pick an unprivileged port such as 8000" }).max(65535).optional(),
-    args: z.array(line("the argument")).default([]),
-    env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: "env keys are upper-case shell names; rename it" }), line("the env value")).default({}),
-    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: "is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro" })
-      .refine((m) => !m.split(/[:/]/).includes(".."), { error: 'contains a ".." segment; use paths without ..' })
-      .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), { error: "starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path" })).default([]),
-    hooks: z.strictObject({ before_serve: z.array(line("a hook").min(1)).default([]), after_stop: z.array(line("a hook").min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
+    port: z.int().min(1024, { error: zodMsg(msg("spec.recipe.port"), msg("spec.recipe.portFix")) }).max(65535).optional(),
+    args: z.array(line(msg("spec.what.argument"))).default([]),
+    env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: zodMsg(msg("spec.recipe.envKey"), msg("spec.renameIt")) }), line(msg("spec.what.envValue"))).default({}),
+    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: zodMsg(msg("spec.recipe.mount"), msg("spec.recipe.mountFix")) })
+      .refine((m) => !m.split(/[:/]/).includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotFix")) })
+      .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), { error: zodMsg(msg("spec.tildeUserIn"), msg("spec.tildeUserFix")) })).default([]),
+    hooks: z.strictObject({ before_serve: z.array(line(msg("spec.what.hook")).min(1)).default([]), after_stop: z.array(line(msg("spec.what.hook")).min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
     readiness: z.strictObject({
       timeout_s: z.int().min(1).max(86400).default(1800),
       max_model_len: z.int().min(1).optional(),
-      proofs: z.array(line("the proof text").min(1)).default([]),
+      proofs: z.array(line(msg("spec.what.proof")).min(1)).default([]),
     }).default({ timeout_s: 1800, proofs: [] }),
     dgpp: z.strictObject({
-      repo: pathLike("repo").refine((s) => !/^[A-Za-z][A-Za-z0-9+.-]*::/.test(s), { error: 'repo uses git\'s "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL' }).optional(),
-      rev: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, { error: "is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1" }).optional(),
+      repo: pathLike("repo").refine((s) => !/^[A-Za-z][A-Za-z0-9+.-]*::/.test(s), { error: zodMsg(msg("spec.recipe.repoTransport"), msg("spec.recipe.repoTransportFix")) }).optional(),
+      rev: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, { error: zodMsg(msg("spec.recipe.rev"), msg("spec.recipe.revFix")) }).optional(),
       dir: pathLike("dir").default("~/dgpp"),
       http_port: z.int().min(1024).max(65535).default(18080),
       release: pathLike("release").optional(),
-      roce_devices: z.string().regex(/^[A-Za-z0-9_,-]+$/, { error: "is a comma-separated list of RoCE device names; write e.g. rocep1s0f0,rocep1s0f1" }).optional(),
+      roce_devices: z.string().regex(/^[A-Za-z0-9_,-]+$/, { error: zodMsg(msg("spec.recipe.roce"), msg("spec.recipe.roceFix")) }).optional(),
       engine: z.record(z.string(), z.unknown()).default({}),
     }).optional(),
-    profiles_dir: pathLike("profiles_dir").refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: "profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles" }).optional(),
+    profiles_dir: pathLike("profiles_dir").refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: zodMsg(msg("spec.recipe.profilesDir"), msg("spec.recipe.profilesDirFix")) }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     memory: memorySchema().optional(),
   });
@@ -79,16 +78,16 @@ function recipeSchema() {
  * values can be copied from the model's page.
  */
 function memorySchema() {
-  const count = (what: string) => z.int({ error: `${what} is a whole number; copy it from the model's config.json` }).min(1).max(1_000_000);
+  const count = (what: string) => z.int({ error: zodMsg(msg("spec.memory.count", { what }), msg("spec.memory.countFix")) }).min(1).max(1_000_000);
   return z.strictObject({
-    weights_gb: z.number({ error: "weights_gb is the checkpoint's size in GB (10^9 bytes); write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)" }).positive().max(10_000).optional(),
-    torch_dtype: z.enum(["bfloat16", "float16", "float32"], { error: "torch_dtype is the model's dtype as config.json writes it; use bfloat16, float16 or float32" }).optional(),
+    weights_gb: z.number({ error: zodMsg(msg("spec.memory.weights"), msg("spec.memory.weightsFix")) }).positive().max(10_000).optional(),
+    torch_dtype: z.enum(["bfloat16", "float16", "float32"], { error: zodMsg(msg("spec.memory.dtype"), msg("spec.useOneOf", { values: "bfloat16, float16, float32" })) }).optional(),
     num_hidden_layers: count("num_hidden_layers").optional(),
     num_key_value_heads: count("num_key_value_heads").optional(),
     head_dim: count("head_dim").optional(),
     kv_lora_rank: count("kv_lora_rank").optional(),
     qk_rope_head_dim: count("qk_rope_head_dim").optional(),
-    overhead_gib: z.number({ error: "overhead_gib is the engine's memory beside weights and KV cache, in GiB; write e.g. 4" }).min(0).max(1000).optional(),
+    overhead_gib: z.number({ error: zodMsg(msg("spec.memory.overhead"), msg("spec.memory.overheadFix")) }).min(0).max(1000).optional(),
   });
 }
 
@@ -102,12 +101,12 @@ export function parseRecipe(file: string, text: string): Recipe {
   } catch (e) {
     if (e instanceof TomlError) {
       const problem = e.message.split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "invalid TOML";
-      throw new SpecError({ file, line: e.line, col: e.column, field: "", problem: `TOML syntax: ${problem}`, fix: "fix the syntax at this spot" });
+      throw new SpecError({ file, line: e.line, col: e.column, field: "", problem: msg("spec.tomlSyntax", { problem }), fix: msg("spec.syntaxFix") });
     }
     throw e;
   }
   const locate = (p: FieldPath) => locateToml(text, p);
-  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
+  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: msg("spec.proto"), fix: msg("spec.protoFix") })));
   const schema = (builtSchema ??= recipeSchema());
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
@@ -116,16 +115,16 @@ export function parseRecipe(file: string, text: string): Recipe {
   }
   const r = parsed.data;
   const errors: SpecError[] = [];
-  const err = (path: FieldPath, problem: string, fix: string) => {
+  const err = (path: FieldPath, problem: Msg, fix: Msg) => {
     if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
   };
-  const warnings: string[] = [];
+  const warnings: Msg[] = [];
   const known = (ENGINE_NAMES as readonly string[]).includes(r.engine);
   const engine: EngineName = known ? (r.engine as EngineName) : "vllm";
-  if (!known) warnings.push(`${file}: engine "${r.engine}" is unknown; using the vLLM driver (known: ${ENGINE_NAMES.join(", ")})`);
+  if (!known) warnings.push(msg("spec.warn.engine", { file, engine: r.engine, known: ENGINE_NAMES.join(", ") }));
   const stem = basename(file).replace(/\.toml$/, "");
   if (r.name === undefined && !IDENT.test(stem)) {
-    err(["name"], `the recipe is named after its file, and "${stem.length > 60 ? `${stem.slice(0, 57)}...` : stem}" is not a recipe name`, 'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"');
+    err(["name"], msg("spec.recipe.stem", { stem: stem.length > 60 ? `${stem.slice(0, 57)}...` : stem }), msg("spec.recipe.stemFix"));
   }
   // A script recipe has no args of its own: its profiles' EXTRA_VLLM_ARGS are checked where they are rendered.
   const table = r.deploy === "script"
@@ -185,20 +184,20 @@ function memoryOf(m: NonNullable<Raw["memory"]>): RecipeMemory {
   };
   return { ...(m.weights_gb !== undefined && { weightsBytes: Math.round(m.weights_gb * 1e9) }), shape, ...(m.overhead_gib !== undefined && { overheadGiB: m.overhead_gib }) };
 }
-type Err = (path: FieldPath, problem: string, fix: string) => void;
+type Err = (path: FieldPath, problem: Msg, fix: Msg) => void;
 
 /** Rules across fields: which engine goes with which target and which fields each needs. */
 function checkShape(r: Raw, engine: EngineName, err: Err, table: OptionTable | undefined): void {
   const driver = driverFor(engine);
   for (const p of driver.recipeProblems(r)) err(p.field, p.problem, p.fix);
-  if (r.deploy === "docker" && r.image === undefined) err(["image"], 'deploy = "docker" needs an image', 'add image = "<registry>/<name>:<tag>"');
+  if (r.deploy === "docker" && r.image === undefined) err(["image"], msg("spec.recipe.needsImage"), msg("spec.recipe.needsImageFix"));
   const program = r.entrypoint?.[0];
   if (program !== undefined && (program === "" || program.startsWith("-"))) {
-    err(["entrypoint", 0], program === "" ? "the program is empty" : `the program "${program}" starts with "-", so docker and exec would read it as an option`, 'start the entrypoint with the program, e.g. ["vllm", "serve"]');
+    err(["entrypoint", 0], program === "" ? msg("spec.recipe.programEmpty") : msg("spec.recipe.programDash", { program }), msg("spec.recipe.programFix"));
   }
-  if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], 'deploy = "script" needs its profiles', 'add profiles_dir = "<recipe>/profiles"');
-  if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], 'profiles belong to deploy = "script" recipes', "remove profiles_dir");
-  if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], `mounts apply to container targets, not "${r.deploy}"`, "remove mounts");
+  if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], msg("spec.recipe.needsProfiles"), msg("spec.recipe.needsProfilesFix"));
+  if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], msg("spec.recipe.profilesScript"), msg("spec.removeField", { field: "profiles_dir" }));
+  if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], msg("spec.recipe.mountsTarget", { deploy: r.deploy }), msg("spec.removeField", { field: "mounts" }));
   // The check computes its problems lazily: past the error cap, stop reading (10,000 typos cost nothing).
   let shown = 0;
   for (const p of driver.checkArgs(r.args, table)) {
@@ -206,7 +205,7 @@ function checkShape(r: Raw, engine: EngineName, err: Err, table: OptionTable | u
     err(["args", p.index], p.problem, p.fix);
   }
   for (const k of ["HF_TOKEN", "API_KEY"]) {
-    if (k in r.env) err(["env", k], `${k} is a secret and a recipe is plain text`, `set it with \`pulumi config set --secret sm121:${k === "HF_TOKEN" ? "hfToken" : "apiKey"}\` or keep it in the node .env`);
+    if (k in r.env) err(["env", k], msg("spec.recipe.secretEnv", { key: k }), msg("spec.recipe.secretEnvFix", { name: k === "HF_TOKEN" ? "hfToken" : "apiKey" }));
   }
 }
 
@@ -219,7 +218,7 @@ export function loadRecipes(dir: string, display: string = dir): Map<string, Rec
       const text = readFileSync(join(dir, f), "utf8");
       const r = parseRecipe(join(display, f), text);
       const first = out.get(r.name);
-      if (first !== undefined) throw new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: `recipe name "${r.name}" is already used by ${first.file}`, fix: "give each recipe its own name" });
+      if (first !== undefined) throw new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: msg("spec.recipe.nameTaken", { name: r.name, file: first.file }), fix: msg("spec.recipe.nameTakenFix") });
       out.set(r.name, r);
     });
   }

@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { nodeFabricSchema, siteFabricSchema } from "./fabric";
-import { issueToSpecError, keysAt } from "./issues";
+import { msg, type Msg } from "../text/messages";
+import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
 import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode } from "./types";
@@ -32,57 +33,51 @@ function flag() {
 }
 
 function siteSchema() {
-  const ident = (what: string) => z.string().regex(IDENT, { error: `${what} must be lower-case letters, digits and -, at most 48; rename it` });
-  const path = (what: string) =>
-    z.string().regex(PATH, { error: `${what} may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters` })
-      .refine((s) => !s.split("/").includes(".."), { error: `${what} contains a ".." segment; use a path without ..` })
-      .refine((s) => !s.startsWith("-"), { error: `${what} starts with "-"; a leading dash would be read as a flag` })
-      .refine((s) => !/^~[^/]/.test(s), { error: `${what} starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path` });
-  const relative = (what: string, base: string, example: string) =>
-    path(what).refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: `${what} is relative to ${base}; write e.g. ${example}` });
-  const value = (what: string) => z.union([z.string(), z.number(), z.boolean()]).transform(String)
-    .refine((s) => SAFE_VALUE.test(s), { error: `${what} may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters` });
-  const vars = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "a var name is letters, digits and _; rename it" }), value("a var value")).default({});
+  const ident = (what: string | Msg) => z.string().regex(IDENT, { error: zodMsg(msg("spec.site.ident", { what }), msg("spec.renameIt")) });
+  const path = (what: string | Msg) =>
+    z.string().regex(PATH, { error: zodMsg(msg("spec.pathChars", { what }), msg("spec.pathCharsFix")) })
+      .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")) })
+      .refine((s) => !s.startsWith("-"), { error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")) })
+      .refine((s) => !/^~[^/]/.test(s), { error: zodMsg(msg("spec.tildeUser", { what }), msg("spec.tildeUserFix")) });
+  const relative = (what: string, base: Msg, example: string) =>
+    path(what).refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: zodMsg(msg("spec.site.relative", { what, base }), msg("spec.writeEg", { example })) });
+  const value = (what: Msg) => z.union([z.string(), z.number(), z.boolean()]).transform(String)
+    .refine((s) => SAFE_VALUE.test(s), { error: zodMsg(msg("spec.site.valueChars", { what }), msg("spec.pathCharsFix")) });
+  const vars = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: zodMsg(msg("spec.site.varName"), msg("spec.renameIt")) }), value(msg("spec.what.varValue"))).default({});
   const nodeRecipe = z.strictObject({
     dir: path("dir"),
-    start: relative("start", "the recipe dir", "start.sh").default("start.sh"),
-    stop: relative("stop", "the recipe dir", "stop.sh").default("stop.sh"),
-    container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, { error: "is not a container name; use letters, digits, _ . -" }),
-    dockerArgs: z.string().regex(/^[A-Za-z0-9_./:=,@+% -]*$/, { error: "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; remove quotes and shell characters (docker arguments reach a generated bash script unquoted)" }).optional(),
+    start: relative("start", msg("spec.what.recipeDir"), "start.sh").default("start.sh"),
+    stop: relative("stop", msg("spec.what.recipeDir"), "stop.sh").default("stop.sh"),
+    container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, { error: zodMsg(msg("spec.site.container"), msg("spec.site.containerFix")) }),
+    dockerArgs: z.string().regex(/^[A-Za-z0-9_./:=,@+% -]*$/, { error: zodMsg(msg("spec.site.dockerArgs"), msg("spec.site.dockerArgsFix")) }).optional(),
     vars,
-    ownedMounts: z.array(path("an owned mount").refine((s) => s.startsWith("/"), { error: "an owned mount is a container path; write an absolute path such as /workspace/mtp.py" })).default([]),
+    ownedMounts: z.array(path(msg("spec.what.ownedMount")).refine((s) => s.startsWith("/"), { error: zodMsg(msg("spec.site.ownedMount"), msg("spec.site.ownedMountFix")) })).default([]),
   });
   const node = z.strictObject({
     host: z.enum(["local", "ssh"]).default("ssh"),
     ssh: z.strictObject({
-      host: z.string().regex(HOSTNAME, { error: "is not a host name or address; write e.g. spark2 or 203.0.113.12" }),
+      host: z.string().regex(HOSTNAME, { error: zodMsg(msg("spec.site.host"), msg("spec.site.hostFix")) }),
       port: int().pipe(z.int().min(1).max(65535)).default(22),
-      user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: "is not a user name; write e.g. ops" }),
+      user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: zodMsg(msg("spec.site.user"), msg("spec.writeEg", { example: "ops" })) }),
     }).optional(),
-    ip: z.string().regex(IPV4, { error: "is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12" }),
+    ip: z.string().regex(IPV4, { error: zodMsg(msg("spec.site.ip"), msg("spec.site.ipFix")) }),
     protected: flag().default(false),
     env: z.strictObject({
       // A node path: `~/` is the node user's home, expanded on the node.
       HF_HOME: z.union([z.string(), z.number(), z.boolean()]).transform(String)
-        .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), {
-          error: "HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; " +
-            "remove spaces, quotes and shell characters",
-        })
-        .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), {
-          error: "HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, " +
-            "e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface",
-        }),
-      BIND: value("a node env value").refine((s) => IPV4.test(s), { error: "BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0" }),
-      PORT: value("a node env value").refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: "PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000" }),
-      REQUIRE_IDLE_GPU: value("a node env value"),
+        .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), { error: zodMsg(msg("spec.site.hfHomeChars"), msg("spec.pathCharsFix")) })
+        .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), { error: zodMsg(msg("spec.site.hfHomePath"), msg("spec.site.hfHomePathFix")) }),
+      BIND: value(msg("spec.what.nodeEnv")).refine((s) => IPV4.test(s), { error: zodMsg(msg("spec.site.bind"), msg("spec.site.bindFix")) }),
+      PORT: value(msg("spec.what.nodeEnv")).refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: zodMsg(msg("spec.site.port"), msg("spec.site.portFix")) }),
+      REQUIRE_IDLE_GPU: value(msg("spec.what.nodeEnv")),
     } satisfies Record<NodeEnvKey, z.ZodType>).partial().default({}),
     vars,
     // The printable check comes first: z.url() drops a newline from what it returns instead of refusing it.
-    gatewayUrl: z.string().regex(/^[\x21-\x7e]+$/, { error: "contains white space, a control character or a non-ASCII character; write the URL without them (e.g. http://203.0.113.12:8000)" })
-      .pipe(z.url({ protocol: /^https?$/, error: "is not a URL; write e.g. http://203.0.113.12:8000" })).optional(),
-    gpuProbe: z.string().min(1).refine(commandLine, { error: "is one command line; remove line breaks, NUL and other control or invisible characters" }).optional(),
+    gatewayUrl: z.string().regex(/^[\x21-\x7e]+$/, { error: zodMsg(msg("spec.site.urlChars"), msg("spec.site.urlCharsFix")) })
+      .pipe(z.url({ protocol: /^https?$/, error: zodMsg(msg("spec.site.url"), msg("spec.writeEg", { example: "http://203.0.113.12:8000" })) })).optional(),
+    gpuProbe: z.string().min(1).refine(commandLine, { error: zodMsg(msg("spec.site.gpuProbe"), msg("spec.site.gpuProbeFix")) }).optional(),
     minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
-    recipes: z.record(ident("a node recipe name"), nodeRecipe).default({}),
+    recipes: z.record(ident(msg("spec.what.nodeRecipe")), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
     fabric: nodeFabricSchema().optional(),
     gpus: int().pipe(z.int().min(1).max(64)).default(1),
@@ -91,15 +86,15 @@ function siteSchema() {
     name: ident("name").optional(),
     recipe: ident("recipe"),
     profile: ident("profile").optional(),
-    nodes: z.array(ident("a node name"))
-      .min(1, { error: "a deployment needs at least one node; list the nodes, rank 0 first" }).optional(),
+    nodes: z.array(ident(msg("spec.what.nodeName")))
+      .min(1, { error: zodMsg(msg("spec.site.noNodes"), msg("spec.site.noNodesFix")) }).optional(),
     // One node group per replica: rendered as one deployment per group, named <name>-1, <name>-2, ...
-    replicas: z.array(z.array(ident("a node name"))
-      .min(1, { error: "a replica needs at least one node; list its nodes, rank 0 first" }))
-      .min(1, { error: "replicas needs at least one node group; write e.g. replicas: [[spark1], [spark2]]" })
+    replicas: z.array(z.array(ident(msg("spec.what.nodeName")))
+      .min(1, { error: zodMsg(msg("spec.site.emptyReplica"), msg("spec.site.emptyReplicaFix")) }))
+      .min(1, { error: zodMsg(msg("spec.site.noReplicas"), msg("spec.writeEg", { example: "replicas: [[spark1], [spark2]]" })) })
       .optional(),
     roll: z.enum(["one", "all"]).optional(),
-    overlay: relative("overlay", "the project directory", "overlays/qwen38/mtp-r3").optional(),
+    overlay: relative("overlay", msg("spec.what.projectDir"), "overlays/qwen38/mtp-r3").optional(),
     overlayWins: flag().default(false),
   }).superRefine((d, ctx) => {
     // Either form names the nodes; without both, the missing key is nodes, reported as zod reports one.
@@ -107,40 +102,37 @@ function siteSchema() {
     ctx.addIssue({ code: "invalid_type", expected: "array", input: undefined, path: ["nodes"] });
   });
   // A bad value names its range: "sm121:liveness.timeout: 0 is out of range; use 1 to 600 s".
-  const ranged = (what: string, min: number, max: number, unit: string) => {
-    const range = `use ${min} to ${max}${unit}`;
-    const wholeNumber = z.int({ error: `${what} is not a whole number; ${range}` });
+  const ranged = (what: string, min: number, max: number, unit: "seconds" | "restarts" | "week") => {
+    const range = msg(`spec.range.${unit}`, { min, max });
+    const wholeNumber = z.int({ error: zodMsg(msg("spec.site.notWhole", { what }), range) });
     const asNumber = (v: unknown) => (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v);
     const inRange = wholeNumber
-      .min(min, { error: `${what} is below ${min}; ${range}` })
-      .max(max, { error: `${what} is above ${max}; ${range}` });
+      .min(min, { error: zodMsg(msg("spec.site.below", { what, min }), range) })
+      .max(max, { error: zodMsg(msg("spec.site.above", { what, max }), range) });
     return z.preprocess(asNumber, inRange);
   };
   const liveness = z.strictObject({
-    timeout: ranged("timeout", 1, 600, " s").default(LIVENESS_DEFAULTS.timeoutS),
-    maxRestarts: ranged("maxRestarts", 0, 100, " restarts").default(LIVENESS_DEFAULTS.maxRestarts),
-    windowS: ranged("windowS", 60, 604_800, " s (one week)").default(LIVENESS_DEFAULTS.windowS),
+    timeout: ranged("timeout", 1, 600, "seconds").default(LIVENESS_DEFAULTS.timeoutS),
+    maxRestarts: ranged("maxRestarts", 0, 100, "restarts").default(LIVENESS_DEFAULTS.maxRestarts),
+    windowS: ranged("windowS", 60, 604_800, "week").default(LIVENESS_DEFAULTS.windowS),
   });
   return z.strictObject({
-    nodes: z.record(ident("a node name"), node),
+    nodes: z.record(ident(msg("spec.what.nodeName")), node),
     deployments: z.array(deployment).default([]),
     minMemAvailableGiB: num().pipe(z.number().positive()).default(100),
     memTimeoutS: int().pipe(z.int().positive()).default(600),
     readyGraceS: int().pipe(z.int().min(0)).default(300),
-    recipesDir: relative("recipesDir", "the project directory", "recipes").default("recipes"),
+    recipesDir: relative("recipesDir", msg("spec.what.projectDir"), "recipes").default("recipes"),
     knownHosts: path("knownHosts").default("~/.ssh/known_hosts"),
     hostKeys: z.enum(["strict", "accept-new"]).default("strict"),
     gateway: z.strictObject({
       path: path("path"),
       format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
-      model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: "may contain only letters, digits and . _ / : -; write the served model name, e.g. qwen38" }).optional(),
+      model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: zodMsg(msg("spec.servedChars"), msg("spec.site.modelFix")) }).optional(),
       node: ident("node").optional(),
     }).optional(),
     scrapeTargets: z.strictObject({
-      path: path("path").refine((s) => s.endsWith(".json"), {
-        error: "path does not end in .json: Prometheus' file_sd reads a file by its extension, and sm121 writes "
-          + "JSON; write e.g. ~/prometheus/sm121.json",
-      }),
+      path: path("path").refine((s) => s.endsWith(".json"), { error: zodMsg(msg("spec.site.scrapeJson"), msg("spec.writeEg", { example: "~/prometheus/sm121.json" })) }),
       node: ident("node").optional(),
     }).optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
@@ -169,7 +161,7 @@ export function parseSite(file: string, stack: string, text: string): Site {
 /** The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws SpecError or SpecErrors. */
 export function siteFrom(source: SiteSource, stack: string): Site {
   const { file, raw, locate } = source;
-  throwIfAny(protoKeys(raw).map((p) => new SpecError({ ...locate(p), field: `sm121:${dotted(p)}`, problem: "__proto__ is not a name sm121 accepts", fix: "rename the key" })));
+  throwIfAny(protoKeys(raw).map((p) => new SpecError({ ...locate(p), field: `sm121:${dotted(p)}`, problem: msg("spec.proto"), fix: msg("spec.protoFix") })));
   const schema = siteSchema();
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
@@ -180,12 +172,12 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   }
   const s = parsed.data;
   const errors: SpecError[] = [];
-  const err = (path: FieldPath, problem: string, fix: string) => {
+  const err = (path: FieldPath, problem: Msg, fix: Msg) => {
     if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
   };
   const nodes: Record<string, SiteNode> = {};
   for (const [name, n] of Object.entries(s.nodes)) {
-    if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], "host: ssh needs an ssh block", "add ssh: {host: <name or address>, user: <user>}");
+    if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], msg("spec.site.needsSsh"), msg("spec.site.needsSshFix"));
     nodes[name] = {
       name,
       host: n.host,
@@ -206,9 +198,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   const deployments = s.deployments.flatMap((d, i) => {
     const base = d.name ?? (d.profile === undefined ? d.recipe : `${d.recipe}-${d.profile}`);
     if (d.nodes !== undefined && d.replicas !== undefined) {
-      const fix = "write nodes: [spark1] for one serving group, " +
-        "or replicas: [[spark1], [spark2]] for one per node group";
-      err(["deployments", i], "a deployment has either nodes or replicas, not both", fix);
+      err(["deployments", i], msg("spec.site.nodesAndReplicas"), msg("spec.site.nodesAndReplicasFix"));
       return [];
     }
     const groups = d.replicas ?? [d.nodes ?? []];
@@ -217,13 +207,12 @@ export function siteFrom(source: SiteSource, stack: string): Site {
       const nodesAt = d.replicas === undefined ? ["deployments", i, "nodes"] : ["deployments", i, "replicas", r];
       for (const [j, n] of nodeList.entries()) {
         const at = [...nodesAt, j];
-        const known = `add it to sm121:nodes or use one of ${Object.keys(nodes).join(", ")}`;
-        if (!Object.hasOwn(nodes, n)) err(at, `node "${n}" is not in sm121:nodes`, known);
-        if (nodeList.indexOf(n) !== j) err(at, `node "${n}" is listed twice`, "list each node once, rank 0 first");
+        const known = msg("spec.site.unknownNodeFix", { nodes: Object.keys(nodes).join(", ") });
+        if (!Object.hasOwn(nodes, n)) err(at, msg("spec.site.unknownNode", { node: n }), known);
+        if (nodeList.indexOf(n) !== j) err(at, msg("spec.site.nodeTwice", { node: n }), msg("spec.site.nodeTwiceFix"));
         const other = owner.get(n);
         if (other !== undefined && other !== r) {
-          const fix = "put each replica on nodes of its own: a replica that shares a node with another stops with it";
-          err(at, `node "${n}" is in replicas ${other + 1} and ${r + 1} of ${base}`, fix);
+          err(at, msg("spec.site.sharedReplica", { node: n, a: other + 1, b: r + 1, deployment: base }), msg("spec.site.sharedReplicaFix"));
         }
         owner.set(n, r);
       }
@@ -242,15 +231,14 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   for (const d of deployments) {
     const i = Number(d.at.entry[1]);
     const prev = seen.get(d.name);
-    const used = `deployment name "${d.name}" is already used by deployments[${prev ?? 0}]`;
-    if (prev !== undefined) err(d.at.entry, used, "set name: on one of them to a distinct name");
+    const used = msg("spec.site.nameTaken", { name: d.name, index: prev ?? 0 });
+    if (prev !== undefined) err(d.at.entry, used, msg("spec.site.nameTakenFix"));
     seen.set(d.name, i);
   }
-  if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], `node "${s.gateway.node}" is not in sm121:nodes`, "name a node of the site, or remove node to write the file on the machine that runs Pulumi");
+  if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], msg("spec.site.unknownNode", { node: s.gateway.node }), msg("spec.site.fileNodeFix"));
   const scrapeNode = s.scrapeTargets?.node;
   if (scrapeNode !== undefined && !Object.hasOwn(nodes, scrapeNode)) {
-    const fix = "name a node of the site, or remove node to write the file on the machine that runs Pulumi";
-    err(["scrapeTargets", "node"], `node "${scrapeNode}" is not in sm121:nodes`, fix);
+    err(["scrapeTargets", "node"], msg("spec.site.unknownNode", { node: scrapeNode }), msg("spec.site.fileNodeFix"));
   }
   throwIfAny(errors);
   const site: Site = {

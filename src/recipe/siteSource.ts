@@ -11,6 +11,7 @@
  */
 import { LineCounter, parseDocument, visit } from "yaml";
 import { SpecError } from "./errors";
+import { msg } from "../text/messages";
 import { yamlLocator, type FieldPath, type Place, type Position } from "./locate";
 
 /** Config keys holding secrets; they are read through Pulumi, never as site values. */
@@ -43,8 +44,9 @@ function configOf(doc: ConfigDoc): unknown {
   const { file, text } = doc;
   const lineCount = text.split("\n").length;
   if (lineCount > MAX_SITE_LINES || text.length > MAX_SITE_BYTES) {
-    const size = lineCount > MAX_SITE_LINES ? `${lineCount} lines` : `${(text.length / (1 << 20)).toFixed(1)} MB`;
-    throw new SpecError({ file, line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1, col: 1, field: "", problem: `the stack config has ${size}; sm121 reads at most ${MAX_SITE_LINES} lines and 1 MB`, fix: "keep the site to its nodes and deployments" });
+    const size = lineCount > MAX_SITE_LINES ? msg("spec.site.sizeLines", { count: lineCount }) : msg("spec.site.sizeMb", { size: (text.length / (1 << 20)).toFixed(1) });
+    const problem = msg("spec.site.tooBig", { size, max: MAX_SITE_LINES });
+    throw new SpecError({ file, line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1, col: 1, field: "", problem, fix: msg("spec.site.tooBigFix") });
   }
   // prettyErrors: false leaves linePos unset, so the position comes from a LineCounter.
   const lines = new LineCounter();
@@ -52,7 +54,7 @@ function configOf(doc: ConfigDoc): unknown {
   const yamlErr = parsed.errors[0];
   if (yamlErr !== undefined) {
     const at = lines.linePos(yamlErr.pos[0]);
-    throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: `YAML syntax: ${yamlErr.message.split("\n")[0] ?? ""}`, fix: "fix the syntax at this spot" });
+    throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: msg("spec.yamlSyntax", { problem: yamlErr.message.split("\n")[0] ?? "" }), fix: msg("spec.syntaxFix") });
   }
   let root: unknown;
   try {
@@ -62,7 +64,7 @@ function configOf(doc: ConfigDoc): unknown {
     let at = 0;
     visit(parsed, { Alias: (_, n) => { at = n.range?.[0] ?? 0; return visit.BREAK; } });
     const pos = lines.linePos(at);
-    throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: `YAML: ${e instanceof Error ? e.message : String(e)}`, fix: "write the values out instead of aliases" });
+    throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: msg("spec.yaml", { problem: e instanceof Error ? e.message : String(e) }), fix: msg("spec.yamlAliasFix") });
   }
   return typeof root === "object" && root !== null && "config" in root ? root.config : {};
 }

@@ -1,6 +1,7 @@
 /** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
 import type { NodeFabric, SiteFabric } from "./fabric";
 import type { FieldPath, Place, Position } from "./locate";
+import type { Msg } from "../text/messages";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -55,7 +56,8 @@ export interface Recipe {
   rollback: RollbackMode;
   /** `[memory]`: the model's size and shape for the memory fit, until the node has its files. */
   memory?: RecipeMemory;
-  warnings: string[];
+  /** Said to the operator by `sm121 validate` and `render`; a bundle keeps them in English (state). */
+  warnings: Msg[];
 }
 
 /** A recipe's `[memory]` block: the checkpoint's size and the config.json fields the KV cache needs. */

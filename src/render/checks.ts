@@ -4,14 +4,15 @@ import { MAX_ERRORS, SpecError } from "../recipe/errors";
 import { tableFor } from "../engines/options/versions";
 import { dotted, type FieldPath } from "../recipe/locate";
 import type { Deployment, Recipe, Site } from "../recipe/types";
+import { msg, type Msg } from "../text/messages";
 import type { DeploymentBundle } from "./types";
 
-export function siteError(site: Site, path: FieldPath, problem: string, fix: string): SpecError {
+export function siteError(site: Site, path: FieldPath, problem: Msg, fix: Msg): SpecError {
   return siteErrorsOf(site)(path, problem, fix);
 }
 
 /** siteError for many errors of one site (the site's locator parses its files once). */
-export function siteErrorsOf(site: Site): (path: FieldPath, problem: string, fix: string) => SpecError {
+export function siteErrorsOf(site: Site): (path: FieldPath, problem: Msg, fix: Msg) => SpecError {
   return (path, problem, fix) => new SpecError({ ...site.locate(path), field: `sm121:${dotted(path)}`, problem, fix });
 }
 
@@ -30,8 +31,8 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     const { entry, nodes: nodesAt } = placesOf(d, i);
     const recipe = recipes.get(d.recipe);
     if (recipe === undefined) {
-      const fix = `use one of ${[...recipes.keys()].join(", ")} or add ${site.recipesDir}/${d.recipe}.toml`;
-      errors.push(siteErr([...entry, "recipe"], `recipe "${d.recipe}" is not in ${site.recipesDir}/`, fix));
+      const fix = msg("spec.check.unknownRecipeFix", { recipes: [...recipes.keys()].join(", "), file: `${site.recipesDir}/${d.recipe}.toml` });
+      errors.push(siteErr([...entry, "recipe"], msg("spec.check.unknownRecipe", { recipe: d.recipe, dir: `${site.recipesDir}/` }), fix));
       return;
     }
     d.nodes.forEach((n, j) => {
@@ -44,31 +45,28 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
         const script = shared.every((x) => x.recipe.deploy === "script" && x.recipe.name === recipe.name);
         const dgpp = shared.find((x) => x.recipe.engine === "dgpp");
         const at = [...nodesAt, j];
-        const also = `node "${n}" also serves deployment ${prev.name}`;
-        const remove = `remove ${n} from one of them`;
+        const also = { node: n, other: prev.name };
+        const remove = msg("spec.check.removeNode", { node: n });
         if (multi !== undefined) {
-          const problem = `${also}, and ${multi.name} runs on ${multi.nodes} nodes; ` +
-            "a node shared by deployments serves one-node deployments only (the ranks of a group meet on fixed ports)";
-          errors.push(siteErr(at, problem, `give ${multi.name} nodes of its own, or ${remove}`));
+          const problem = msg("spec.check.sharedMulti", { ...also, deployment: multi.name, count: multi.nodes });
+          errors.push(siteErr(at, problem, msg("spec.check.sharedMultiFix", { deployment: multi.name, node: n })));
         } else if (dgpp !== undefined) {
-          const problem = `${also}, and ${dgpp.name} is a DGPP deployment, which takes its node whole`;
-          errors.push(siteErr(at, problem, remove));
+          errors.push(siteErr(at, msg("spec.check.sharedDgpp", { ...also, deployment: dgpp.name }), remove));
         } else if (script) {
-          const problem = `${also} of the same script recipe ${recipe.name} (one recipe dir, one container)`;
-          errors.push(siteErr(at, problem, remove));
+          errors.push(siteErr(at, msg("spec.check.sharedScript", { ...also, recipe: recipe.name }), remove));
         }
       } else owner.set(n, { name: d.name, recipe, nodes: d.nodes.length });
     });
     if (recipe.deploy === "script") {
-      const addProfile = `add profile: <name> (a file in ${recipe.profilesDir ?? "its profiles_dir"})`;
+      const addProfile = msg("spec.check.addProfile", { dir: recipe.profilesDir ?? "profiles_dir" });
       if (d.profile === undefined) {
-        errors.push(siteErr(entry, `recipe ${recipe.name} is a script recipe and needs a profile`, addProfile));
+        errors.push(siteErr(entry, msg("spec.check.needsProfile", { recipe: recipe.name }), addProfile));
       }
     } else {
-      const notScript = `profiles belong to script recipes; ${recipe.name} is deploy = "${recipe.deploy}"`;
-      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], notScript, "remove profile"));
-      const overlay = "overlays apply to script recipes";
-      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], overlay, "remove overlay"));
+      const notScript = msg("spec.check.notScript", { recipe: recipe.name, deploy: recipe.deploy });
+      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], notScript, msg("spec.removeField", { field: "profile" })));
+      const overlay = msg("spec.check.overlay");
+      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], overlay, msg("spec.removeField", { field: "overlay" })));
       const launch = launchOf(site, d, recipe);
       if (launch !== undefined) errors.push(launch);
     }
@@ -76,7 +74,7 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       const node = Object.hasOwn(site.nodes, nodeName) ? site.nodes[nodeName] : undefined;
       if (node === undefined) continue;
       if (node.host === "ssh" && node.ssh === undefined) {
-        errors.push(siteErr([...nodesAt, j], `node ${nodeName} has no ssh block`, "add ssh: {host, user} to the node"));
+        errors.push(siteErr([...nodesAt, j], msg("spec.check.noSsh", { node: nodeName }), msg("spec.check.noSshFix")));
       }
     }
   });
@@ -95,13 +93,12 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
   const gpus = [...new Set(nodes.map((n) => n.gpus))];
   if (gpus.length > 1) {
     const each = nodes.map((n) => `${n.name} ${n.gpus}`).join(", ");
-    const problem = `the nodes of deployment ${d.name} have different numbers of GPUs (${each}); ` +
-      "the engine runs the same number of ranks on every node";
-    return siteError(site, nodesAt, problem, "serve it on nodes with the same number of GPUs");
+    const problem = msg("spec.check.gpusDiffer", { deployment: d.name, each });
+    return siteError(site, nodesAt, problem, msg("spec.check.gpusDifferFix"));
   }
   const table = tableFor(recipe.engine, recipe)?.table;
   const at = site.locate(entry);
-  const deployment = `deployment ${d.name} (${at.line > 0 ? `${at.file}:${at.line}` : at.file})`;
+  const deployment = msg("spec.check.deploymentAt", { deployment: d.name, at: at.line > 0 ? `${at.file}:${at.line}` : at.file });
   const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table && { table }) };
   const p = driverFor(recipe.engine).launchProblem(recipe, layout);
   if (p === undefined) return undefined;
@@ -136,10 +133,8 @@ export function shareNodes(site: Site, bundles: DeploymentBundle[]): SpecError[]
       const i = site.deployments.findIndex((d) => d.name === x.b.deployment);
       const d = site.deployments[i];
       const j = d?.nodes.indexOf(node) ?? 0;
-      const both = `${clash.b.deployment} and ${x.b.deployment}`;
-      const problem = `node "${node}" serves deployments ${both}, both on port ${x.port ?? ""}`;
-      const fix = `give ${x.b.deployment} another port ` +
-        `(port in ${x.b.recipeFile}, or the node's PORT for a script recipe)`;
+      const problem = msg("spec.check.portClash", { node, a: clash.b.deployment, b: x.b.deployment, port: x.port ?? "" });
+      const fix = msg("spec.check.portClashFix", { deployment: x.b.deployment, file: x.b.recipeFile });
       const nodesAt = d === undefined ? ["deployments", i, "nodes"] : placesOf(d, i).nodes;
       errors.push(siteErr([...nodesAt, j], problem, fix));
     });

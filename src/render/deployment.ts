@@ -11,6 +11,7 @@ import { engineNodeBundles } from "./engine";
 import { identityOf } from "./identity";
 import { scriptNodeBundles } from "./script";
 import type { DeploymentBundle } from "./types";
+import { say } from "../text/messages";
 
 export interface RenderOptions {
   /** The project directory: recipesDir, profiles and overlays resolve against it. */
@@ -44,7 +45,8 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
     memTimeoutS: site.memTimeoutS,
     rollback: recipe.rollback === "auto" || site.rollback === "auto" ? ("auto" as const) : ("off" as const),
     hooks: recipe.hooks,
-    warnings: [...recipe.warnings],
+    // The bundle is state: its words stay English whatever the locale, or a change of LANG would show as a change.
+    warnings: recipe.warnings.map((w) => say(w, "en")),
     ...(recipe.optionsChecked !== undefined && { optionsChecked: recipe.optionsChecked }),
   };
   if (recipe.deploy === "script") {

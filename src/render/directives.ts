@@ -5,6 +5,7 @@
 import { SpecError } from "../recipe/errors";
 import { editDistance } from "../text/distance";
 import { NAME_PATTERN } from "./keys";
+import { msg, type Msg } from "../text/messages";
 import { describeChar, Span, valueFault } from "./values";
 
 export const DIRECTIVE_NAMES = ["recipe", "status", "runnable", "description", "mkdir", "proof", "client"] as const;
@@ -55,7 +56,7 @@ export function readDirective(
   const prefix = prefixText === "pulse" ? "pulse" : "sm121";
   const col = comment.col + hash.length;
   const field = `directive ${prefix}-${name}`;
-  const fail = (c: number, problem: string, fix: string): null => {
+  const fail = (c: number, problem: Msg, fix: Msg): null => {
     errors.push(new SpecError({ file, line: comment.line, col: c, field, problem, fix }));
     return null;
   };
@@ -63,46 +64,46 @@ export function readDirective(
   if (known === undefined) {
     const near = suggest(name);
     const list = DIRECTIVE_NAMES.map((d) => `${prefix}-${d}`).join(", ");
-    const hint = near === undefined ? "" : `did you mean ${prefix}-${near}? `;
-    return fail(col, "is not a directive", `${hint}the directives are ${list}`);
+    const fix = near === undefined ? msg("spec.directive.listFix", { list }) : msg("spec.directive.nearFix", { near: `${prefix}-${near}`, list });
+    return fail(col, msg("spec.directive.unknown"), fix);
   }
   if (!rest.startsWith(":")) {
-    return fail(col + prefix.length + 1 + name.length, "has no colon after its name", `write \`# ${prefix}-${name}: value\``);
+    return fail(col + prefix.length + 1 + name.length, msg("spec.directive.noColon"), msg("spec.directive.noColonFix", { directive: `${prefix}-${name}` }));
   }
   const raw = rest.slice(1);
   const value = raw.trim();
   const valueCol = col + prefix.length + 1 + name.length + 1 + (raw.length - raw.trimStart().length);
   const first = seen.find((d) => d.name === known);
   if (first !== undefined && !REPEATABLE[known]) {
-    return fail(col, `occurs a second time (first on line ${first.line})`, "keep one of them");
+    return fail(col, msg("spec.profile.twice", { line: first.line }), msg("spec.directive.twiceFix"));
   }
   const problem = valueProblem(known, value);
   if (problem !== undefined) return fail(valueCol + problem.index, problem.problem, problem.fix);
   return { name: known, prefix, value, line: comment.line, col, valueCol };
 }
 
-function valueProblem(name: DirectiveName, value: string): { index: number; problem: string; fix: string } | undefined {
+function valueProblem(name: DirectiveName, value: string): { index: number; problem: Msg; fix: Msg } | undefined {
   const unseen = textFault(value);
   if (unseen !== undefined) return unseen;
   if (value === "" && name !== "description") {
-    return { index: 0, problem: "has no value", fix: `write \`# sm121-${name}: ${EXAMPLES[name]}\`` };
+    return { index: 0, problem: msg("spec.directive.noValue"), fix: msg("spec.directive.noValueFix", { line: `# sm121-${name}: ${EXAMPLES[name]}` }) };
   }
   switch (name) {
     case "recipe":
       if (NAME_PATTERN.test(value)) return undefined;
-      return { index: 0, problem: `\`${value}\` is not a recipe name`, fix: "use letters, digits, . _ and -, as in the site's recipes" };
+      return { index: 0, problem: msg("spec.directive.recipe", { value }), fix: msg("spec.directive.recipeFix") };
     case "status":
       if (value === "stable" || value === "experimental") return undefined;
-      return { index: 0, problem: `\`${value}\` is not a status`, fix: "use stable or experimental" };
+      return { index: 0, problem: msg("spec.directive.status", { value }), fix: msg("spec.directive.statusFix") };
     case "runnable":
       if (value === "true" || value === "false") return undefined;
-      return { index: 0, problem: `\`${value}\` is not true or false`, fix: "use true, or false for a render-only profile" };
+      return { index: 0, problem: msg("spec.directive.bool", { value }), fix: msg("spec.directive.boolFix") };
     case "mkdir": {
       const fault = valueFault(value, "unquoted");
       if (fault !== undefined) return fault;
-      if (value.split("/").includes("..")) return { index: value.indexOf(".."), problem: `\`${value}\` has a ".." segment`, fix: "give the directory without .." };
+      if (value.split("/").includes("..")) return { index: value.indexOf(".."), problem: msg("spec.directive.dotDot", { value }), fix: msg("spec.directive.dotDotFix") };
       if (value.startsWith("/") || value.startsWith("{{")) return undefined;
-      return { index: 0, problem: `\`${value}\` is not an absolute path`, fix: "give an absolute path on the node, or start with a {{variable}}" };
+      return { index: 0, problem: msg("spec.directive.relative", { value }), fix: msg("spec.directive.relativeFix") };
     }
     case "description":
     case "proof":
@@ -112,10 +113,10 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
 }
 
 /** Free text (descriptions, proofs, client notes) may hold anything but control characters. */
-function textFault(value: string): { index: number; problem: string; fix: string } | undefined {
+function textFault(value: string): { index: number; problem: Msg; fix: Msg } | undefined {
   let index = 0;
   for (const c of value) {
-    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f" || /\p{Cf}/u.test(c)) return { index, problem: `contains ${describeChar(c)}`, fix: "remove it" };
+    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f" || /\p{Cf}/u.test(c)) return { index, problem: msg("spec.value.contains", { char: describeChar(c) }), fix: msg("spec.removeIt") };
     index += c.length;
   }
   return undefined;

@@ -7,6 +7,7 @@
  */
 import * as path from "node:path";
 import { MAX_ERRORS, SpecError } from "../recipe/errors";
+import { msg, type Msg } from "../text/messages";
 import { describeChar, hasPlaceholder, Span, valueFault } from "./values";
 import { isSecretKey } from "./keys";
 
@@ -30,8 +31,6 @@ export interface Token extends Span {
   vars?: string[];
 }
 
-const WHY = "start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
-const PAIRS = "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed";
 const ENV_VALUE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
 
 /** Splits one line of text into words with their columns; `col` is the column of text[0]. */
@@ -76,9 +75,10 @@ export function pairsFromTokens(
   placeholders: boolean,
 ): LocatedPair[] {
   const pairs: LocatedPair[] = [];
-  const fail = (t: Token, problem: string, fix: string): void => {
-    const after = t.vars !== undefined && t.vars.length > 0 ? ` (after substituting ${t.vars.map((v) => `{{${v}}}`).join(", ")})` : "";
-    errors.push(new SpecError({ file, line: t.line, col: t.col, field, problem: problem + after, fix }));
+  const fail = (t: Token, problem: Msg, fix: Msg): void => {
+    const vars = t.vars?.map((v) => `{{${v}}}`).join(", ") ?? "";
+    const said = vars === "" ? problem : msg("spec.docker.substituted", { problem, vars });
+    errors.push(new SpecError({ file, line: t.line, col: t.col, field, problem: said, fix }));
   };
   let i = 0;
   while (i < tokens.length && errors.length <= MAX_ERRORS) {
@@ -93,16 +93,16 @@ export function pairsFromTokens(
     const word = tokens[i + 1];
     if (word === undefined || word.text === "-e" || word.text === "-v") {
       const shape = flag.text === "-e" ? "-e NAME=VALUE" : "-v SRC:DST[:ro|rw]";
-      fail(flag, `${flag.text} has no value`, `write ${shape}`);
+      fail(flag, msg("spec.docker.noValue", { flag: flag.text }), msg("spec.docker.writeFix", { shape }));
       i += 1;
       continue;
     }
     i += 2;
     const fault = valueFault(word.text, "unquoted");
     if (fault !== undefined) {
-      const problem = fault.char === undefined ? fault.problem : `contains ${describeChar(fault.char)}`;
-      const fix = fault.char === undefined ? fault.fix : `a word here may hold only letters, digits and _ . / : = , @ + % -, because ${WHY}`;
-      fail({ ...word, col: word.col + fault.index }, `${flag.text} ${showWord(word.text)} ${problem}`, fix);
+      const problem = fault.char === undefined ? fault.problem : msg("spec.value.contains", { char: describeChar(fault.char) });
+      const fix = fault.char === undefined ? fault.fix : msg("spec.docker.wordFix");
+      fail({ ...word, col: word.col + fault.index }, msg("spec.docker.word", { flag: flag.text, word: showWord(word.text), problem }), fix);
       continue;
     }
     const problem = flag.text === "-e" ? envProblem(word.text) : mountProblem(word.text, placeholders);
@@ -115,42 +115,30 @@ export function pairsFromTokens(
   return pairs;
 }
 
-function notAPair(word: string): { problem: string; fix: string } {
-  const shown = showWord(word);
-  const problem = `\`${shown}\` is not part of a -e or -v pair: ${PAIRS}, because ${WHY}`;
-  if (/^-[ev]./.test(word)) return { problem, fix: `write ${word.slice(0, 2)} and its value as two words` };
-  if (/^--(env|volume|mount)\b/.test(word)) return { problem, fix: "use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]" };
-  return { problem, fix: "remove it, or set what it does through a -e or -v pair or a recipe key" };
+function notAPair(word: string): { problem: Msg; fix: Msg } {
+  const problem = msg("spec.docker.notAPair", { word: showWord(word) });
+  if (/^-[ev]./.test(word)) return { problem, fix: msg("spec.docker.twoWordsFix", { flag: word.slice(0, 2) }) };
+  if (/^--(env|volume|mount)\b/.test(word)) return { problem, fix: msg("spec.docker.shortFix") };
+  return { problem, fix: msg("spec.docker.notAPairFix") };
 }
 
-function envProblem(value: string): { problem: string; fix: string } | undefined {
+function envProblem(value: string): { problem: Msg; fix: Msg } | undefined {
   const m = ENV_VALUE.exec(value);
-  if (m === null) {
-    return { problem: `-e ${showWord(value)} is not NAME=VALUE`, fix: "write -e NAME=VALUE with a name of letters, digits and _" };
-  }
+  if (m === null) return { problem: msg("spec.docker.notEnv", { word: showWord(value) }), fix: msg("spec.docker.notEnvFix") };
   const name = m[1] ?? "";
-  if (isSecretKey(name)) {
-    return {
-      problem: `-e ${name} puts a secret into EXTRA_DOCKER_ARGS`,
-      fix: `remove it; ${name} belongs in the node .env or a Pulumi secret`,
-    };
-  }
+  if (isSecretKey(name)) return { problem: msg("spec.docker.secret", { name }), fix: msg("spec.docker.secretFix", { name }) };
   return undefined;
 }
 
-function mountProblem(value: string, placeholders: boolean): { problem: string; fix: string } | undefined {
+function mountProblem(value: string, placeholders: boolean): { problem: Msg; fix: Msg } | undefined {
   const parts = value.split(":");
   const [src = "", dst = "", mode] = parts;
-  const fix = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
-  if (parts.length < 2 || parts.length > 3 || src === "" || dst === "") {
-    return { problem: `-v ${value} is not SRC:DST[:ro|rw]`, fix };
-  }
-  if (mode !== undefined && mode !== "ro" && mode !== "rw") {
-    return { problem: `-v ${value} has mode \`${mode}\``, fix: "use :ro or :rw, or no mode" };
-  }
+  const fix = msg("spec.docker.mountFix");
+  if (parts.length < 2 || parts.length > 3 || src === "" || dst === "") return { problem: msg("spec.docker.notMount", { value }), fix };
+  if (mode !== undefined && mode !== "ro" && mode !== "rw") return { problem: msg("spec.docker.mode", { value, mode }), fix: msg("spec.docker.modeFix") };
   const absolute = (p: string): boolean => p.startsWith("/") || (placeholders && hasPlaceholder(p) && p.startsWith("{{"));
-  if (!absolute(src)) return { problem: `-v ${value}: source ${src} is not an absolute path`, fix: `${fix}; the source is a path on the node` };
-  if (!absolute(dst)) return { problem: `-v ${value}: target ${dst} is not an absolute path`, fix };
-  if ([...src.split("/"), ...dst.split("/")].includes("..")) return { problem: `-v ${value} has a ".." segment`, fix: `${fix}, without ..` };
+  if (!absolute(src)) return { problem: msg("spec.docker.source", { value, src }), fix: msg("spec.docker.sourceFix") };
+  if (!absolute(dst)) return { problem: msg("spec.docker.target", { value, dst }), fix };
+  if ([...src.split("/"), ...dst.split("/")].includes("..")) return { problem: msg("spec.docker.dotDot", { value }), fix: msg("spec.docker.dotDotFix") };
   return undefined;
 }

@@ -24,6 +24,7 @@ import { isNodeKey, NAME_PATTERN } from "./keys";
 import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
+import { msg } from "../text/messages";
 
 export { diffKeys, parseEnvFile } from "./envreader";
 export { envIdentityOf } from "./envidentity";
@@ -84,7 +85,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     vars: { ...input.vars, recipeDir: input.recipeDir },
     file: profile.file,
     field: "",
-    source: `the site (nodes.${input.node}.vars or the recipe's vars)`,
+    source: msg("spec.env.source", { node: input.node }),
   };
   const keys: Record<string, string> = {};
   const order: string[] = [];
@@ -119,8 +120,8 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
       const field = `directive ${d.prefix}-mkdir`;
       const out = substitute({ text: d.value, line: d.line, col: d.valueCol }, "unquoted", { ...scope, field }, errors);
       if (out.ok && !out.text.startsWith("/")) {
-        const problem = `${out.text} (after substituting ${out.used.map((v) => `{{${v}}}`).join(", ")}) is not an absolute path`;
-        errors.push(new SpecError({ file: profile.file, line: d.line, col: d.valueCol, field, problem, fix: `give the variable an absolute path in ${scope.source}` }));
+        const problem = msg("spec.env.mkdirRelative", { path: out.text, vars: out.used.map((v) => `{{${v}}}`).join(", ") });
+        errors.push(new SpecError({ file: profile.file, line: d.line, col: d.valueCol, field, problem, fix: msg("spec.env.mkdirFix", { source: scope.source }) }));
       }
       return out.text;
     });
@@ -155,7 +156,7 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
   const site = { file: input.siteFile ?? "site", line: 1, col: 1 };
   const { profile } = input;
   if (!NAME_PATTERN.test(input.node)) {
-    errors.push(new SpecError({ ...site, field: "node", problem: `\`${input.node}\` is not a node name`, fix: "use letters, digits, . _ and -" }));
+    errors.push(new SpecError({ ...site, field: "node", problem: msg("spec.env.nodeName", { node: input.node }), fix: msg("spec.env.nameFix") }));
   }
   if (input.recipe !== profile.directives.recipe) {
     const d = profile.directiveList.find((x) => x.name === "recipe");
@@ -165,21 +166,21 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
         line: d?.line ?? 1,
         col: d?.valueCol ?? 1,
         field: `directive ${d?.prefix ?? "sm121"}-recipe`,
-        problem: `the profile is for recipe ${profile.directives.recipe}, but node ${input.node} runs recipe ${input.recipe}`,
-        fix: `deploy profile ${profile.name} with recipe ${profile.directives.recipe}, or choose a profile of ${input.recipe}`,
+        problem: msg("spec.env.otherRecipe", { recipe: profile.directives.recipe, node: input.node, runs: input.recipe }),
+        fix: msg("spec.env.otherRecipeFix", { profile: profile.name, recipe: profile.directives.recipe, runs: input.recipe }),
       }),
     );
   }
   for (const [k, v] of Object.entries(input.nodeEnv)) {
     const field = `nodes.${input.node}.env.${k}`;
     if (!isNodeKey(k)) {
-      errors.push(new SpecError({ ...site, field, problem: "is not a node key", fix: `the node env holds only ${NODE_ENV_KEYS.join(", ")}` }));
+      errors.push(new SpecError({ ...site, field, problem: msg("spec.env.notNodeKey"), fix: msg("spec.env.notNodeKeyFix", { keys: NODE_ENV_KEYS.join(", ") }) }));
       continue;
     }
     for (const c of v) {
       const fault = charFault(c, "quoted");
       if (fault === undefined) continue;
-      errors.push(new SpecError({ ...site, field, problem: `the value ${fault.problem}`, fix: fault.fix }));
+      errors.push(new SpecError({ ...site, field, problem: msg("spec.value.the", { problem: fault.problem }), fix: fault.fix }));
       break;
     }
   }
@@ -190,7 +191,7 @@ function renderValue(e: ProfileEntry, scope: VarScope, errors: SpecError[]): str
   const parts = e.segments.map((s) => ({ ...substitute(s, e.quoted ? "quoted" : "unquoted", scope, errors), line: s.line, col: s.col }));
   if (e.key === "EXTRA_VLLM_ARGS" && parts.every((p) => p.ok) && parts.some((p) => p.used.length > 0)) {
     const tokens = parts.flatMap((p) => tokenizeLine(p.text, p.line, p.col));
-    checkVllmArgs(scope.file, e.key, tokens, errors, " (after substituting variables)");
+    checkVllmArgs(scope.file, e.key, tokens, errors, true);
   }
   if (e.segments.length === 1) return parts[0]?.text ?? "";
   return parts

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
+import { msg, type Msg } from "../text/messages";
 import { sha256 } from "./identity";
 import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
 
@@ -56,7 +57,7 @@ export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint
   const manifestFile = path.join(dir, MANIFEST_FILE);
   if ([...dir].some((c) => /\s/.test(c) || (c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f")) {
     errors.push(
-      new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: "the directory name contains white space or a control character", fix: "use a directory path without them: it goes into the .env header" }),
+      new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: msg("spec.overlay.dirName"), fix: msg("spec.overlay.dirNameFix") }),
     );
   }
   const pairs: LocatedPair[] = collectErrors(errors, () => parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"))) ?? [];
@@ -79,7 +80,7 @@ function jsonError(file: string, text: string, message: string): SpecError {
   const lines = before.split("\n");
   const line = lines.length;
   const col = (lines[lines.length - 1] ?? "").length + 1;
-  return new SpecError({ file, line, col, field: "", problem: `is not valid JSON (${why})`, fix: "rebuild the overlay: the builder writes valid JSON" });
+  return new SpecError({ file, line, col, field: "", problem: msg("spec.overlay.json", { why }), fix: msg("spec.overlay.jsonFix") });
 }
 
 /** Reads DIR/docker-args.txt and DIR/manifest.json; both are required. */
@@ -91,8 +92,8 @@ export function loadOverlay(dir: string): Overlay {
       return readFileSync(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "read error";
-      const problem = code === "ENOENT" ? `the overlay has no ${name}` : `cannot read ${name} (${code})`;
-      const fix = `an overlay directory holds ${DOCKER_ARGS_FILE} and ${MANIFEST_FILE}; build it with the overlay builder (--out ${dir}) or give the right directory`;
+      const problem = code === "ENOENT" ? msg("spec.overlay.missing", { name }) : msg("spec.overlay.unreadable", { name, code });
+      const fix = msg("spec.overlay.missingFix", { args: DOCKER_ARGS_FILE, manifest: MANIFEST_FILE, dir });
       errors.push(new SpecError({ file, line: 1, col: 1, field: "overlay", problem, fix }));
       return undefined;
     }
@@ -128,25 +129,25 @@ export interface MergeResult {
  */
 export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeResult {
   const owned = new Set(input.ownedMounts.map(containerPath));
-  const byKey = (pairs: LocatedPair[], who: string): Map<string, LocatedPair> => {
+  const byKey = (pairs: LocatedPair[], who: Msg): Map<string, LocatedPair> => {
     const seen = new Map<string, LocatedPair>();
     for (const p of pairs) {
       const k = pairKey(p);
       const first = seen.get(k);
       if (first !== undefined) {
-        errors.push(at(p, `${describe(p)} ${what(p)} a second time in the ${who} (first on line ${first.line})`, "keep one of them"));
+        errors.push(at(p, msg("spec.overlay.twice", { pair: describe(p), what: what(p), who, line: first.line }), msg("spec.directive.twiceFix")));
         continue;
       }
       seen.set(k, p);
       if (p.flag === "-v" && owned.has(mountTarget(p.value))) {
-        errors.push(at(p, `${describe(p)} mounts ${mountTarget(p.value)}, which start.sh mounts itself`, `remove this mount; start.sh owns ${mountTarget(p.value)}`));
+        errors.push(at(p, msg("spec.overlay.owned", { pair: describe(p), path: mountTarget(p.value) }), msg("spec.overlay.ownedFix", { path: mountTarget(p.value) })));
       }
     }
     return seen;
   };
-  const profile = byKey(input.profile, "profile");
+  const profile = byKey(input.profile, msg("spec.overlay.inProfile"));
   const overlayPairs = input.overlay?.dockerArgs ?? [];
-  byKey(overlayPairs, "overlay");
+  byKey(overlayPairs, msg("spec.overlay.inOverlay"));
   const replaced = new Set<LocatedPair>();
   const replacements: string[] = [];
   for (const o of overlayPairs) {
@@ -160,22 +161,21 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
     errors.push(
       at(
         o,
-        `${describe(o)} ${what(o)}, which the profile also ${o.flag === "-v" ? "mounts" : "sets"} (${describe(p)}, ${p.file}:${p.line}:${p.col})`,
-        o.flag === "-v"
-          ? "remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)"
-          : "remove one of the two, or let the overlay replace the profile value (--overlay-wins)",
+        msg(o.flag === "-v" ? "spec.overlay.profileMounts" : "spec.overlay.profileSets", { pair: describe(o), what: what(o), other: describe(p), at: `${p.file}:${p.line}:${p.col}` }),
+        msg(o.flag === "-v" ? "spec.overlay.mountWinsFix" : "spec.overlay.valueWinsFix"),
       ),
     );
   }
   const kept = [...input.profile.filter((p) => !replaced.has(p)), ...overlayPairs];
   const nodePairs = input.node ?? [];
-  byKey(nodePairs, "node recipe's dockerArgs");
+  byKey(nodePairs, msg("spec.overlay.inNode"));
   const taken = new Map(kept.map((p) => [pairKey(p), p]));
   for (const n of nodePairs) {
     const p = taken.get(pairKey(n));
     if (p === undefined) continue;
-    const who = overlayPairs.includes(p) ? "the overlay" : "the profile";
-    errors.push(at(n, `${describe(n)} ${what(n)}, which ${who} also ${n.flag === "-v" ? "mounts" : "sets"} (${describe(p)}, ${p.file}:${p.line}:${p.col})`, `remove one of the two: the node recipe's dockerArgs add to EXTRA_DOCKER_ARGS and never replace a pair of ${who}`));
+    const who = msg(overlayPairs.includes(p) ? "spec.overlay.theOverlay" : "spec.overlay.theProfile");
+    const args = { pair: describe(n), what: what(n), who, other: describe(p), at: `${p.file}:${p.line}:${p.col}` };
+    errors.push(at(n, msg(n.flag === "-v" ? "spec.overlay.alsoMounts" : "spec.overlay.alsoSets", args), msg("spec.overlay.nodeFix", { who })));
   }
   return { pairs: [...kept, ...nodePairs], replacements };
 }
@@ -188,10 +188,10 @@ function describe(p: DockerArgPair): string {
   return `${p.flag} ${p.value}`;
 }
 
-function what(p: DockerArgPair): string {
-  return p.flag === "-v" ? `mounts ${mountTarget(p.value)}` : `sets ${envName(p.value)}`;
+function what(p: DockerArgPair): Msg {
+  return p.flag === "-v" ? msg("spec.overlay.mounts", { path: mountTarget(p.value) }) : msg("spec.overlay.sets", { name: envName(p.value) });
 }
 
-function at(p: LocatedPair, problem: string, fix: string): SpecError {
+function at(p: LocatedPair, problem: Msg, fix: Msg): SpecError {
   return new SpecError({ file: p.file, line: p.line, col: p.col, field: p.field, problem, fix });
 }

@@ -13,6 +13,7 @@ import { pairsFromTokens, tokenizeLine } from "./dockerargs";
 import { DirectiveName, ProfileDirective, readDirective } from "./directives";
 import { isForbiddenKey, isMultilineKey, isNodeKey, KEY_PATTERN, NAME_PATTERN } from "./keys";
 import { Span, valueFault, ValueForm } from "./values";
+import { msg, type Msg } from "../text/messages";
 
 export { FORBIDDEN_KEYS, SECRET_KEYS } from "./keys";
 export type { ProfileDirective } from "./directives";
@@ -53,17 +54,17 @@ export interface Profile {
 /** Parses a profile; `file` names it in messages and its stem is the profile name. */
 export function parseProfile(file: string, text: string): Profile {
   const errors: SpecError[] = [];
-  const fail = (line: number, col: number, field: string, problem: string, fix: string): void => {
+  const fail = (line: number, col: number, field: string, problem: Msg, fix: Msg): void => {
     errors.push(new SpecError({ file, line, col, field, problem, fix }));
   };
   const name = path.basename(file).replace(/\.[^.]*$/, "");
   if (!NAME_PATTERN.test(name)) {
-    fail(1, 1, "profile name", `\`${name}\` (the file name) is not a profile name`, "name the file with letters, digits, . _ and -, e.g. best.env");
+    fail(1, 1, "profile name", msg("spec.profile.name", { name }), msg("spec.profile.nameFix"));
   }
   const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   if (lines[0]?.startsWith("\ufeff")) {
-    fail(1, 1, "", "the file starts with a byte order mark", "save it as UTF-8 without a BOM");
+    fail(1, 1, "", msg("spec.profile.bom"), msg("spec.profile.bomFix"));
     lines[0] = lines[0].slice(1);
   }
   const directiveList: ProfileDirective[] = [];
@@ -83,7 +84,7 @@ export function parseProfile(file: string, text: string): Profile {
       continue;
     }
     if (trimmed !== lineText) {
-      fail(line, 1, "", "the line is indented", "start KEY=value lines in column 1");
+      fail(line, 1, "", msg("spec.profile.indented"), msg("spec.profile.indentedFix"));
       continue;
     }
     const read = readAssignment(file, lines, i, errors);
@@ -92,7 +93,7 @@ export function parseProfile(file: string, text: string): Profile {
     const entry = read.entry;
     const first = firstLine.get(entry.key);
     if (first !== undefined) {
-      fail(line, 1, entry.key, `occurs a second time (first on line ${first})`, "a key may occur once: keep one assignment");
+      fail(line, 1, entry.key, msg("spec.profile.twice", { line: first }), msg("spec.profile.twiceFix"));
       continue;
     }
     firstLine.set(entry.key, line);
@@ -100,7 +101,7 @@ export function parseProfile(file: string, text: string): Profile {
   }
   const directives = collectDirectives(directiveList);
   if (!directiveList.some((d) => d.name === "recipe")) {
-    fail(1, 1, "directive sm121-recipe", "is missing", "add `# sm121-recipe: <recipe>` with the recipe that the profile is for");
+    fail(1, 1, "directive sm121-recipe", msg("spec.profile.missing"), msg("spec.profile.noRecipeFix"));
   }
   throwIfAny(errors);
   return { name, file, directives, entries, directiveList };
@@ -114,7 +115,7 @@ export function readProfileFile(filePath: string, displayPath?: string): Profile
     text = readFileSync(filePath, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? "read error";
-    throw new SpecError({ file: shown, line: 1, col: 1, field: "", problem: `cannot read the profile (${code})`, fix: "check the path" });
+    throw new SpecError({ file: shown, line: 1, col: 1, field: "", problem: msg("spec.profile.unreadable", { code }), fix: msg("spec.profile.unreadableFix") });
   }
   return parseProfile(shown, text);
 }
@@ -142,18 +143,18 @@ function readAssignment(
 ): { entry?: ProfileEntry; last: number } {
   const lineText = lines[start] ?? "";
   const line = start + 1;
-  const fail = (col: number, field: string, problem: string, fix: string): { last: number } => {
+  const fail = (col: number, field: string, problem: Msg, fix: Msg): { last: number } => {
     errors.push(new SpecError({ file, line, col, field, problem, fix }));
     return { last: start };
   };
   const eq = lineText.indexOf("=");
-  if (eq < 0) return fail(1, "", "the line is not KEY=value, a # comment or a blank line", "write KEY=value");
+  if (eq < 0) return fail(1, "", msg("spec.profile.notKeyValue"), msg("spec.profile.notKeyValueFix"));
   const key = lineText.slice(0, eq);
-  if (!KEY_PATTERN.test(key)) return fail(1, key.trim(), "is not a key", keyFix(key));
+  if (!KEY_PATTERN.test(key)) return fail(1, key.trim(), msg("spec.profile.notKey"), keyFix(key));
   const rest = lineText.slice(eq + 1);
   const valueCol = eq + 2;
   if (rest.startsWith("'")) {
-    return fail(valueCol, key, "single quotes are not part of the profile format", "use double quotes");
+    return fail(valueCol, key, msg("spec.profile.singleQuotes"), msg("spec.profile.singleQuotesFix"));
   }
   if (!rest.startsWith('"')) {
     return { entry: { key, value: rest, line, col: 1, quoted: false, segments: [{ text: rest, line, col: valueCol }] }, last: start };
@@ -162,13 +163,13 @@ function readAssignment(
   if (close >= 0) {
     const after = rest.slice(close + 1);
     if (after.trim() !== "") {
-      return fail(valueCol + close + 1 + leading(after), key, "has text after the closing quote", "end the line at the closing quote; put a comment on its own line");
+      return fail(valueCol + close + 1 + leading(after), key, msg("spec.profile.afterQuote"), msg("spec.profile.afterQuoteFix"));
     }
     const segments = [{ text: rest.slice(1, close), line, col: valueCol + 1 }];
     return { entry: { key, value: rest.slice(1, close), line, col: 1, quoted: true, segments }, last: start };
   }
   if (!isMultilineKey(key)) {
-    return fail(valueCol, key, "has no closing quote on its line", "only EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS may span lines; close the quote on this line");
+    return fail(valueCol, key, msg("spec.profile.unclosedLine"), msg("spec.profile.unclosedLineFix"));
   }
   const segments: Span[] = [{ text: rest.slice(1), line, col: valueCol + 1 }];
   for (let j = start + 1; j < lines.length; j++) {
@@ -181,7 +182,7 @@ function readAssignment(
     segments.push({ text: text.slice(0, q), line: j + 1, col: 1 });
     if (text.slice(q + 1).trim() !== "") {
       errors.push(
-        new SpecError({ file, line: j + 1, col: q + 2 + leading(text.slice(q + 1)), field: key, problem: "has text after the closing quote", fix: "end the line at the closing quote; put a comment on its own line" }),
+        new SpecError({ file, line: j + 1, col: q + 2 + leading(text.slice(q + 1)), field: key, problem: msg("spec.profile.afterQuote"), fix: msg("spec.profile.afterQuoteFix") }),
       );
       return { last: j };
     }
@@ -189,7 +190,7 @@ function readAssignment(
     return { entry: { key, value, line, col: 1, quoted: true, segments }, last: j };
   }
   errors.push(
-    new SpecError({ file, line, col: valueCol, field: key, problem: "has no closing quote", fix: 'close the value with a " on a later line' }),
+    new SpecError({ file, line, col: valueCol, field: key, problem: msg("spec.profile.unclosed"), fix: msg("spec.profile.unclosedFix") }),
   );
   return { last: lines.length - 1 };
 }
@@ -198,33 +199,30 @@ function leading(text: string): number {
   return text.length - text.trimStart().length;
 }
 
-function keyFix(key: string): string {
-  if (/^export\s/.test(key)) return "remove `export`: a profile holds plain KEY=value lines";
-  if (/\s$/.test(key) || /^\S+\s/.test(key)) return "write KEY=value without white space around =";
-  if (/[a-z]/.test(key)) return "a key is upper case: A-Z, 0-9 and _, not starting with a digit";
-  return "a key is A-Z, 0-9 and _, not starting with a digit";
+function keyFix(key: string): Msg {
+  if (/^export\s/.test(key)) return msg("spec.profile.exportFix");
+  if (/\s$/.test(key) || /^\S+\s/.test(key)) return msg("spec.profile.spaceFix");
+  if (/[a-z]/.test(key)) return msg("spec.profile.upperFix");
+  return msg("spec.profile.keyFix");
 }
 
 /** Checks the key's own rules and the value rules; returns whether the entry is usable. */
 function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boolean {
   const at = { file, line: entry.line, col: entry.col, field: entry.key };
   if (isForbiddenKey(entry.key)) {
-    const fix =
-      entry.key === "TP1_CONTAINER_NAME"
-        ? "remove it: sm121 finds the server by the recipe's container name in the site"
-        : `remove it: ${entry.key} belongs in the node .env or a Pulumi secret`;
-    errors.push(new SpecError({ ...at, problem: "is not allowed in a profile", fix }));
+    const fix = entry.key === "TP1_CONTAINER_NAME" ? msg("spec.profile.containerFix") : msg("spec.profile.secretFix", { key: entry.key });
+    errors.push(new SpecError({ ...at, problem: msg("spec.profile.forbidden"), fix }));
     return false;
   }
   if (isNodeKey(entry.key)) {
-    errors.push(new SpecError({ ...at, problem: "is a node key, which a profile cannot set", fix: "set it in the site's node env (nodes.<node>.env)" }));
+    errors.push(new SpecError({ ...at, problem: msg("spec.profile.nodeKey"), fix: msg("spec.profile.nodeKeyFix") }));
     return false;
   }
   const form: ValueForm = entry.quoted ? "quoted" : "unquoted";
   for (const s of entry.segments) {
     const fault = valueFault(s.text, form);
     if (fault !== undefined) {
-      errors.push(new SpecError({ ...at, line: s.line, col: s.col + fault.index, problem: `the value ${fault.problem}`, fix: fault.fix }));
+      errors.push(new SpecError({ ...at, line: s.line, col: s.col + fault.index, problem: msg("spec.value.the", { problem: fault.problem }), fix: fault.fix }));
       return false;
     }
   }
@@ -236,7 +234,7 @@ function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boole
 }
 
 /** vLLM reads its key from API_KEY in the node .env (start.sh adds --api-key); never from a profile. */
-export function checkVllmArgs(file: string, field: string, tokens: Span[], errors: SpecError[], note = ""): void {
+export function checkVllmArgs(file: string, field: string, tokens: Span[], errors: SpecError[], substituted = false): void {
   for (const t of tokens) {
     if (t.text !== "--api-key" && !t.text.startsWith("--api-key=")) continue;
     errors.push(
@@ -245,8 +243,8 @@ export function checkVllmArgs(file: string, field: string, tokens: Span[], error
         line: t.line,
         col: t.col,
         field,
-        problem: `--api-key is not allowed in EXTRA_VLLM_ARGS${note}`,
-        fix: "put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+        problem: msg(substituted ? "spec.profile.apiKeySubstituted" : "spec.profile.apiKey"),
+        fix: msg("spec.profile.apiKeyFix"),
       }),
     );
   }

@@ -1,6 +1,7 @@
 /** Bundles of script recipes (seed 001): the profile rendered into the node recipe's .env. */
 import { join } from "node:path";
 import { SpecError, throwIfAny } from "../recipe/errors";
+import { msg } from "../text/messages";
 import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { scriptTarget } from "../targets/script";
 import { joinNode } from "../text/shell";
@@ -46,22 +47,21 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
   const bundles = nodes.map((node, rank) => {
     const nodeRecipe = Object.hasOwn(node.recipes, target) ? node.recipes[target] : undefined;
     if (nodeRecipe === undefined) {
-      errors.push(siteError(site, ["nodes", node.name, "recipes"], `profile ${profile.name} needs the node recipe "${target}" on ${node.name}`, `add recipes.${target}: {dir, container} to node ${node.name}`));
+      const needs = msg("spec.script.nodeRecipe", { profile: profile.name, recipe: target, node: node.name });
+      errors.push(siteError(site, ["nodes", node.name, "recipes"], needs, msg("spec.script.nodeRecipeFix", { recipe: target, node: node.name })));
       return undefined;
     }
     // The endpoint sm121 probes must be the one start.sh binds, so BIND and PORT are the node's.
     const bind = node.env.BIND;
     const port = Number(node.env.PORT);
     if (bind === undefined || node.env.PORT === undefined) {
-      errors.push(siteError(site, ["nodes", node.name, "env"], `node ${node.name} runs the script recipe ${target}, whose start.sh binds BIND:PORT from the .env`, "set env: {BIND: 127.0.0.1, PORT: 8000} (start.sh checks readiness on localhost, so a BIND other than 127.0.0.1 or 0.0.0.0 times out there; seed 001)"));
+      errors.push(siteError(site, ["nodes", node.name, "env"], msg("spec.script.bind", { node: node.name, recipe: target }), msg("spec.script.bindFix")));
       return undefined;
     }
     // start.sh sources the .env, where a quoted ~ stays a ~: the node's home must be written out.
     if (node.env.HF_HOME?.startsWith("~") === true) {
-      const problem = `node ${node.name} runs the script recipe ${target}, whose start.sh reads HF_HOME from the .env ` +
-        "as written, where ~ is not expanded";
-      const fix = "write the absolute path, e.g. /home/<user>/.cache/huggingface (sm121 init writes each node's)";
-      errors.push(siteError(site, ["nodes", node.name, "env", "HF_HOME"], problem, fix));
+      const problem = msg("spec.script.hfHome", { node: node.name, recipe: target });
+      errors.push(siteError(site, ["nodes", node.name, "env", "HF_HOME"], problem, msg("spec.script.hfHomeFix")));
       return undefined;
     }
     const before = errors.length;

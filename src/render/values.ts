@@ -8,6 +8,7 @@
  * into a generated bash script.
  */
 import { SpecError } from "../recipe/errors";
+import { msg, type Msg } from "../text/messages";
 
 /** "quoted": the text between double quotes. "unquoted": a bare value or one shell word. */
 export type ValueForm = "quoted" | "unquoted";
@@ -21,8 +22,8 @@ export interface Span {
 
 export interface ValueFault {
   index: number;
-  problem: string;
-  fix: string;
+  problem: Msg;
+  fix: Msg;
   /** The offending character, when the fault is one character (not a malformed placeholder). */
   char?: string;
 }
@@ -30,59 +31,53 @@ export interface ValueFault {
 const UNQUOTED_CHAR = /^[A-Za-z0-9_./:=,@+%-]$/;
 const PLACEHOLDER_AT = /^\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/;
 const PLACEHOLDER_ALL = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
-const NEVER = "a profile value must not contain $, a backtick, a backslash or a double quote";
-const UNQUOTED_FIX =
-  "without quotes a value may hold only letters, digits and _ . / : = , @ + % -; put it in double quotes";
 
 const NEVER_CHARS = ["$", "`", "\\", '"', "\r"];
-const HERE = "in this place a value may hold only letters, digits and _ . / : = , @ + % -";
+const HERE = msg("spec.value.here");
 
-export const PLACEHOLDER_FIX = "write a variable as {{name}} (letters, digits and _)";
+export const PLACEHOLDER_FIX = msg("spec.value.placeholderFix");
 
 /** Names a character for a message without echoing anything around it. */
-export function describeChar(c: string): string {
+export function describeChar(c: string): Msg {
   switch (c) {
     case "$":
-      return "`$`";
+      return msg("spec.char.quoted", { char: "$" });
     case "`":
-      return "a backtick";
+      return msg("spec.char.backtick");
     case "\\":
-      return "a backslash";
+      return msg("spec.char.backslash");
     case '"':
-      return "a double quote";
+      return msg("spec.char.doubleQuote");
     case "'":
-      return "a single quote";
+      return msg("spec.char.singleQuote");
     case " ":
-      return "a space";
+      return msg("spec.char.space");
     case "\t":
-      return "a tab";
+      return msg("spec.char.tab");
     case "\r":
-      return "a carriage return";
+      return msg("spec.char.cr");
     default: {
       const code = c.codePointAt(0) ?? 0;
-      if (code < 0x20 || code === 0x7f) return `control character U+${code.toString(16).padStart(4, "0")}`;
-      if (/\p{Cf}/u.test(c)) return `invisible format character U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-      return `\`${c}\``;
+      if (code < 0x20 || code === 0x7f) return msg("spec.char.control", { code: code.toString(16).padStart(4, "0") });
+      if (/\p{Cf}/u.test(c)) return msg("spec.char.format", { code: code.toString(16).toUpperCase().padStart(4, "0") });
+      return msg("spec.char.quoted", { char: c });
     }
   }
 }
 
 /** Why one character breaks the rules of `form`, or undefined when it is fine. */
-export function charFault(c: string, form: ValueForm): { problem: string; fix: string } | undefined {
+export function charFault(c: string, form: ValueForm): { problem: Msg; fix: Msg } | undefined {
   const code = c.codePointAt(0) ?? 0;
-  if (c === "$" || c === "`" || c === "\\" || c === '"') {
-    return { problem: `contains ${describeChar(c)}`, fix: `${NEVER}: write the literal value, nothing expands it` };
-  }
-  if (c === "\r") return { problem: "contains a carriage return", fix: "save the file with LF line endings" };
+  const contains = msg("spec.value.contains", { char: describeChar(c) });
+  if (c === "$" || c === "`" || c === "\\" || c === '"') return { problem: contains, fix: msg("spec.value.neverFix") };
+  if (c === "\r") return { problem: contains, fix: msg("spec.value.crFix") };
   if (form === "quoted") {
-    if ((code < 0x20 && c !== "\t") || code === 0x7f || /\p{Cf}/u.test(c)) {
-      return { problem: `contains ${describeChar(c)}`, fix: "remove it" };
-    }
+    if ((code < 0x20 && c !== "\t") || code === 0x7f || /\p{Cf}/u.test(c)) return { problem: contains, fix: msg("spec.removeIt") };
     return undefined;
   }
   if (UNQUOTED_CHAR.test(c)) return undefined;
-  if (c === "'") return { problem: "contains a single quote", fix: "single quotes are not part of the profile format; use double quotes" };
-  return { problem: `contains ${describeChar(c)} outside double quotes`, fix: UNQUOTED_FIX };
+  if (c === "'") return { problem: contains, fix: msg("spec.value.singleQuoteFix") };
+  return { problem: msg("spec.value.outsideQuotes", { char: describeChar(c) }), fix: msg("spec.value.unquotedFix") };
 }
 
 /** The first rule broken by `text` (placeholders count as fine), or undefined. */
@@ -91,7 +86,7 @@ export function valueFault(text: string, form: ValueForm): ValueFault | undefine
   while (i < text.length) {
     if (text.startsWith("{{", i)) {
       const m = PLACEHOLDER_AT.exec(text.slice(i));
-      if (m === null) return { index: i, problem: "has a malformed placeholder", fix: PLACEHOLDER_FIX };
+      if (m === null) return { index: i, problem: msg("spec.value.badPlaceholder"), fix: PLACEHOLDER_FIX };
       i += m[0].length;
       continue;
     }
@@ -109,7 +104,7 @@ export interface VarScope {
   file: string;
   field: string;
   /** Appended to the fix of a bad variable value: where to change it. */
-  source: string;
+  source: Msg;
 }
 
 /**
@@ -133,8 +128,8 @@ export function substitute(
       errors.push(
         new SpecError({
           ...at,
-          problem: `unknown variable {{${name}}}`,
-          fix: `the known variables are ${known === "" ? "(none)" : known}; or define ${name} in ${scope.source}`,
+          problem: msg("spec.value.unknownVar", { name }),
+          fix: msg("spec.value.unknownVarFix", { known: known === "" ? msg("spec.none") : known, name, source: scope.source }),
         }),
       );
       return whole;
@@ -148,8 +143,8 @@ export function substitute(
       errors.push(
         new SpecError({
           ...at,
-          problem: `{{${name}}} expands to a value that ${fault.problem}`,
-          fix: `${rule}; change the variable ${name} in ${scope.source}`,
+          problem: msg("spec.value.expands", { name, problem: fault.problem }),
+          fix: msg("spec.value.expandsFix", { rule, name, source: scope.source }),
         }),
       );
       break;

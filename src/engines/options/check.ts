@@ -6,19 +6,20 @@
  * with the nearest real option.
  */
 import { didYouMean } from "../../recipe/locate";
+import { msg, type Msg } from "../../text/messages";
 import { OptionIndex, type Selected } from "./argparse";
 import { canonical, type OptionSpec, type OptionTable } from "./table";
 
 export interface ArgProblem {
   /** Index of the offending token in `args`. */
   index: number;
-  problem: string;
-  fix: string;
+  problem: Msg;
+  fix: Msg;
 }
 
 /** Why sm121 owns an option and what to set instead; `unless` lists values that are allowed. */
 export interface Owned {
-  why: string;
+  why: Msg;
   unless?: readonly string[];
 }
 
@@ -56,42 +57,42 @@ export function* checkArgs(rules: ArgRules, args: readonly string[]): Generator<
   for (let i = 0; i < args.length; i++) {
     const tok = args[i] ?? "";
     if (tok === "--") {
-      for (let j = i + 1; j < args.length; j++) yield { index: j, problem: `"${args[j] ?? ""}" follows "--", so ${engine} reads it as a positional argument it does not take`, fix: "remove it and the \"--\"" };
+      for (let j = i + 1; j < args.length; j++) yield { index: j, problem: msg("spec.args.afterDashes", { arg: args[j] ?? "", engine }), fix: msg("spec.args.afterDashesFix") };
       return;
     }
     const c = index.classify(tok);
     if (c.kind === "positional") {
-      yield { index: i, problem: `"${tok}" is not an option and belongs to no option before it; ${engine} would stop with "unrecognized arguments"`, fix: "remove it, or put it after the option it is the value of" };
+      yield { index: i, problem: msg("spec.args.positional", { arg: tok, engine }), fix: msg("spec.args.positionalFix") };
       continue;
     }
     if (c.kind === "unknown") {
       const near = didYouMean(c.key, spellings);
-      yield { index: i, problem: `${c.key} is not an option of ${engine}`, fix: near === undefined ? `remove it (\`${table.prog} --help\` lists the options)` : `did you mean ${near}?` };
+      yield { index: i, problem: msg("spec.args.unknown", { flag: c.key, engine }), fix: near === undefined ? msg("spec.args.unknownFix", { prog: table.prog }) : msg("spec.didYouMean", { guess: near }) };
       // The arguments after it are its values to the reader (argparse lists them as unrecognized too).
       while (takes(i + 1)) i++;
       continue;
     }
     if (c.kind === "ambiguous") {
-      yield { index: i, problem: `${tok} is ambiguous for ${engine}: it could match ${list(c.matches)}`, fix: "write the option in full" };
+      yield { index: i, problem: msg("spec.args.ambiguous", { flag: tok, engine, matches: list(c.matches) }), fix: msg("spec.args.ambiguousFix") };
       while (takes(i + 1)) i++;
       continue;
     }
     if (c.sel.option.action === "_HelpAction" || c.sel.option.action === "_VersionAction") {
-      yield { index: i, problem: `${tok} makes ${engine} print ${c.sel.option.action === "_HelpAction" ? "its help" : "its version"} and exit`, fix: "remove it" };
+      yield { index: i, problem: msg(c.sel.option.action === "_HelpAction" ? "spec.args.help" : "spec.args.version", { flag: tok, engine }), fix: msg("spec.removeIt") };
       continue;
     }
     const values = valuesOf(c.sel, tok, args, i, takes);
     const taken = typeof values === "string" ? [] : values.taken;
     const own = rules.owned(c.sel.option);
     const name = canonical(c.sel.option);
-    const as = tok === name || tok.startsWith(`${name}=`) ? name : `${tok.split("=")[0] ?? tok} (${table.engine} reads it as ${name})`;
+    const as = tok === name || tok.startsWith(`${name}=`) ? name : msg("spec.args.readAs", { flag: tok.split("=")[0] ?? tok, engine: table.engine, name });
     if (own !== undefined && !(own.unless !== undefined && taken.length === 1 && own.unless.includes(taken[0] ?? ""))) {
-      yield { index: i, problem: `${as} is set by sm121`, fix: `remove it (${own.why})` };
+      yield { index: i, problem: msg("spec.args.owned", { flag: as }), fix: msg("spec.args.ownedFix", { why: own.why }) };
     } else if (typeof values === "string") {
-      yield { index: i, problem: `${as}: ${values}`, fix: c.sel.option.nargs === 0 ? `write ${name} alone` : `give it a value, e.g. ${name} <value>` };
+      yield { index: i, problem: msg("spec.args.parser", { flag: as, said: values }), fix: c.sel.option.nargs === 0 ? msg("spec.args.aloneFix", { name }) : msg("spec.args.valueFix", { name }) };
     } else if (c.sel.option.choices !== null && !c.sel.dotted) {
       const bad = values.taken.find((v) => !(c.sel.option.choices ?? []).includes(v));
-      if (bad !== undefined) yield { index: i, problem: `${as}: invalid choice: '${bad}'`, fix: `use one of ${list(c.sel.option.choices)}` };
+      if (bad !== undefined) yield { index: i, problem: msg("spec.args.parser", { flag: as, said: `invalid choice: '${bad}'` }), fix: msg("spec.useOneOf", { values: list(c.sel.option.choices) }) };
     }
     if (typeof values !== "string") i += values.consumed;
   }

@@ -5,6 +5,7 @@
  * name), else unknown. An unknown version is checked against the nearest table there is, with a
  * warning that says how to name it (`sm121 doctor` reads it from the image on the node).
  */
+import { msg, type Msg } from "../../text/messages";
 import { ENGINE_TABLES, type OptionTable } from "./table";
 
 export type TabledEngine = keyof typeof ENGINE_TABLES;
@@ -39,7 +40,7 @@ export interface TableChoice {
   /** What the plan says: the table and why it is that one. */
   said: string;
   /** Set when the version is unknown or has no table: the table is the nearest one. */
-  warning?: string;
+  warning?: Msg;
 }
 
 /** A version as numbers, for "nearest": 0.10.2 -> [0, 10, 2]; a suffix (`.post1`, `rc1`) is ignored. */
@@ -101,10 +102,7 @@ export function tableFor(
     return {
       table,
       said: `${said}: the ${name} version of ${o.image} is not known`,
-      warning:
-        `${o.file}: the ${name} version of image ${o.image} is not known, so its args are checked against ` +
-        `${table.prog} ${table.version}, the newest table; set engine_version = "<version>" in ${o.file} ` +
-        "(`sm121 doctor` reads it from the image on the node)",
+      warning: msg("spec.warn.imageVersion", { file: o.file, engine: name, image: o.image, table: `${table.prog} ${table.version}` }),
     };
   }
   const table = nearestTable(engine, from.version);
@@ -113,10 +111,7 @@ export function tableFor(
   return {
     table,
     said: `${table.prog} ${table.version}, the nearest table to ${name} ${from.version} (${from.why})`,
-    warning:
-      `${o.file}: no option table for ${name} ${from.version} (${from.why}); its args are checked against ` +
-      `${table.prog} ${table.version}, the nearest (tables: ${have}); ` +
-      "scripts/engine-options/README.md says how to add one",
+    warning: msg("spec.warn.noTable", { file: o.file, engine: name, version: from.version, why: from.why, table: `${table.prog} ${table.version}`, have }),
   };
 }
 

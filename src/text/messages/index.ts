@@ -1,50 +1,57 @@
 /**
- * The CLI's messages in six locales, as data: `<locale>.json` beside this file. English is the
- * reference catalogue: its keys are the MessageKey type, and CATALOGUES is checked against
- * `Record<MessageKey, Message>`, so a catalogue that lacks a key fails to compile. At run time one
- * zod schema (exactly the English keys, each a non-empty text or its plural forms) validates the
- * catalogue a translator uses. Placeholders are `{name}`; test/i18n.test.ts checks that every
- * locale uses the same ones.
+ * sm121's messages in six locales. A message is a key of the catalogues (./catalogues) and its
+ * arguments (`Msg`), so what sm121 finds carries no wording of its own: the words are chosen where
+ * the message is printed, in the locale of the process that prints it. At run time one zod schema
+ * (exactly the English keys of the area, each a non-empty text or its plural forms) validates every
+ * catalogue. Placeholders are `{name}`; test/i18n.test.ts checks that every locale uses the same
+ * ones.
  *
- * The locale: $SM121_LANG, else the POSIX variables in their order of precedence ($LC_ALL,
- * $LC_MESSAGES, $LANG), e.g. `ru_RU.UTF-8`; English when none names a known language.
+ * The locale: --lang (useLocale), else $SM121_LANG, else the POSIX variables in their order of
+ * precedence ($LC_ALL, $LC_MESSAGES, $LANG), e.g. `ru_RU.UTF-8`; English when none names a known
+ * language. The provider processes Pulumi starts inherit the environment, so they speak the same.
  */
 import { z } from "zod";
-import de from "./de.json";
-import en from "./en.json";
-import es from "./es.json";
-import ja from "./ja.json";
+import { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 import type { Message } from "./message";
-import ru from "./ru.json";
-import zh from "./zh.json";
 
+export { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 export type { Message, PluralForms } from "./message";
 
-export type MessageKey = keyof typeof en;
+/** Every key of every area, in one catalogue per locale. */
+export const CATALOGUES = Object.fromEntries(
+  LOCALES.map((l) => [l, Object.assign({}, ...Object.values(AREAS).map((a) => a[l])) as Record<MessageKey, Message>]),
+) as Record<Locale, Record<MessageKey, Message>>;
 
-export const LOCALES = ["en", "ru", "zh", "ja", "de", "es"] as const;
-export type Locale = (typeof LOCALES)[number];
-
-export const CATALOGUES = { en, ru, zh, ja, de, es } satisfies Record<Locale, Record<MessageKey, Message>>;
-
-/** The one schema of every catalogue: the English keys, no other, each a text or its plural forms. */
-function catalogueSchema() {
+/** The one schema of every catalogue: the English keys of its area, no other, each a text or its plural forms. */
+function catalogueSchema(area: AreaName) {
   const text = z.string().refine((s) => s.trim() !== "", { error: "is empty; write the message" });
   const plural = z.strictObject({ zero: text.optional(), one: text.optional(), two: text.optional(), few: text.optional(), many: text.optional(), other: text });
   const message = z.union([text, plural]);
-  return z.strictObject(Object.fromEntries(Object.keys(en).map((k) => [k, message])));
+  return z.strictObject(Object.fromEntries(Object.keys(AREAS[area].en).map((k) => [k, message])));
 }
 
-/** Throws, naming the file and the key, when a locale's catalogue is not a valid catalogue. */
-export function checkCatalogue(locale: Locale, data: unknown = CATALOGUES[locale]): void {
-  const r = catalogueSchema().safeParse(data);
+/** Throws, naming the file and the key, when a catalogue is not a valid catalogue of its area. */
+export function checkCatalogue(area: AreaName, locale: Locale, data: unknown = AREAS[area][locale]): void {
+  const r = catalogueSchema(area).safeParse(data);
   if (!r.success) {
     const where = (p: PropertyKey[]) => p.map(String).join(".") || "(top level)";
-    throw new Error(r.error.issues.map((i) => `src/cli/i18n/${locale}.json: ${where(i.path)}: ${i.message}`).join("\n"));
+    const file = `src/text/messages/${area}/${locale}.json`;
+    throw new Error(r.error.issues.map((i) => `${file}: ${where(i.path)}: ${i.message}`).join("\n"));
   }
 }
 
 export type Params = Record<string, string | number>;
+
+/** A message: its key and its arguments; an argument may be a message itself (a noun, a clause). */
+export interface Msg {
+  key: MessageKey;
+  args?: MsgArgs;
+}
+export type MsgArgs = { [name: string]: string | number | Msg };
+
+export function msg(key: MessageKey, args?: MsgArgs): Msg {
+  return args === undefined ? { key } : { key, args };
+}
 
 /** The language part of a locale name: `ru_RU.UTF-8` -> ru, `zh-Hans` -> zh, `C` -> undefined. */
 export function localeOf(name: string | undefined): Locale | undefined {
@@ -77,8 +84,8 @@ export function format(message: string, params: Params = {}): string {
 export type Translate = (key: MessageKey, params?: Params) => string;
 
 export function translator(locale: Locale): Translate {
-  checkCatalogue(locale);
-  const cat: Record<MessageKey, Message> = CATALOGUES[locale];
+  for (const area of Object.keys(AREAS) as AreaName[]) checkCatalogue(area, locale);
+  const cat = CATALOGUES[locale];
   const rules = new Intl.PluralRules(locale);
   return (key, params) => {
     const m = cat[key];
@@ -87,15 +94,43 @@ export function translator(locale: Locale): Translate {
   };
 }
 
-let current: Translate | undefined;
+const made = new Map<Locale, Translate>();
+
+function translatorOf(locale: Locale): Translate {
+  let tr = made.get(locale);
+  if (tr === undefined) made.set(locale, (tr = translator(locale)));
+  return tr;
+}
+
+let current: { locale: Locale; t: Translate } | undefined;
 
 /** --lang: the locale of this run, over the environment's. */
 export function useLocale(locale: Locale): void {
-  current = translator(locale);
+  current = { locale, t: translatorOf(locale) };
+}
+
+function here(): { locale: Locale; t: Translate } {
+  if (current === undefined) {
+    const locale = detectLocale();
+    current = { locale, t: translatorOf(locale) };
+  }
+  return current;
+}
+
+/** The locale of this process. */
+export function currentLocale(): Locale {
+  return here().locale;
 }
 
 /** The message `key` in the locale of this process. */
 export function t(key: MessageKey, params?: Params): string {
-  current ??= translator(detectLocale());
-  return current(key, params);
+  return here().t(key, params);
+}
+
+/** A message in the locale of this process (or in `locale`), its message arguments first. */
+export function say(m: Msg, locale?: Locale): string {
+  const tr = locale === undefined ? here().t : translatorOf(locale);
+  const params: Params = {};
+  for (const [k, v] of Object.entries(m.args ?? {})) params[k] = typeof v === "object" ? say(v, locale) : v;
+  return tr(m.key, params);
 }
