@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { said } from "./helpers/said";
 import { DRIVERS } from "../src/engines";
 import { canonical, SGLANG_OPTIONS, VLLM_OPTIONS, type OptionTable } from "../src/engines/options/table";
 import { SpecErrors } from "../src/recipe/errors";
@@ -106,8 +107,8 @@ describe.each(ENGINES)("$engine: every spelling the real parser maps onto an own
       const dest = c.dests?.find((d) => owned.has(d)) ?? "";
       const problems = [...DRIVERS[engine].checkArgs(c.args)];
       expect(problems[0]?.index, c.args.join(" ")).toBe(0);
-      expect(problems[0]?.problem, c.args.join(" ")).toContain(`${owned.get(dest) ?? "?"}`);
-      expect(problems[0]?.problem, c.args.join(" ")).toContain("is set by sm121");
+      expect(said(problems[0]?.problem), c.args.join(" ")).toContain(`${owned.get(dest) ?? "?"}`);
+      expect(said(problems[0]?.problem), c.args.join(" ")).toContain("is set by sm121");
     }
   });
 
@@ -123,22 +124,22 @@ describe.each(ENGINES)("$engine: every spelling the real parser maps onto an own
 
 describe("what the engines would refuse is refused before it reaches a node", () => {
   it("an unknown option, with the nearest real one", () => {
-    expect([...DRIVERS.vllm.checkArgs(["--max-model-length", "4096"])]).toEqual([{ index: 0, problem: "--max-model-length is not an option of vllm serve 0.33.0", fix: "did you mean --max-model-len?" }]);
-    expect([...DRIVERS.sglang.checkArgs(["--context-lenght", "4096"])][0]?.fix).toBe("did you mean --context-length?");
+    expect([...DRIVERS.vllm.checkArgs(["--max-model-length", "4096"])].map((p) => ({ index: p.index, problem: said(p.problem), fix: said(p.fix) }))).toEqual([{ index: 0, problem: "--max-model-length is not an option of vllm serve 0.33.0", fix: "did you mean --max-model-len?" }]);
+    expect(said([...DRIVERS.sglang.checkArgs(["--context-lenght", "4096"])][0]?.fix)).toBe("did you mean --context-length?");
   });
 
   it("an ambiguous abbreviation, with what it could match", () => {
     const [p, ...more] = DRIVERS.vllm.checkArgs(["--max-num", "8"]);
     expect(more).toEqual([]);
-    expect(p?.problem).toBe("--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, --max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, --max-num-queued-tokens");
-    expect(p?.fix).toBe("write the option in full");
+    expect(said(p?.problem)).toBe("--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, --max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, --max-num-queued-tokens");
+    expect(said(p?.fix)).toBe("write the option in full");
   });
 
   it("a missing value, and an invalid choice with the choices", () => {
-    expect([...DRIVERS.vllm.checkArgs(["--max-model-len"])][0]?.problem).toBe("--max-model-len: expected one argument");
+    expect(said([...DRIVERS.vllm.checkArgs(["--max-model-len"])][0]?.problem)).toBe("--max-model-len: expected one argument");
     const [bad] = DRIVERS.vllm.checkArgs(["--dtype", "fp9"]);
-    expect(bad?.problem).toBe("--dtype: invalid choice: 'fp9'");
-    expect(bad?.fix).toBe("use one of auto, bfloat16, float, float16, float32, half");
+    expect(said(bad?.problem)).toBe("--dtype: invalid choice: 'fp9'");
+    expect(said(bad?.fix)).toBe("use one of auto, bfloat16, float, float16, float32, half");
   });
 
   it("a stray positional argument", () => {

@@ -6,6 +6,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { said } from "./helpers/said";
 import { imageVersion, KNOWN_IMAGES, nearestTable, tableFor } from "../src/engines/options/versions";
 import { ENGINE_TABLES } from "../src/engines/options/table";
 import { parseRecipe } from "../src/recipe/recipe";
@@ -45,7 +46,7 @@ describe("the table a recipe is checked against", () => {
   it("an unknown image: the newest table, with a warning that says how to name the version", () => {
     const c = tableFor("vllm", { image: "vllm/vllm-openai:latest", file: "recipes/r.toml" });
     expect(c?.table).toBe(ENGINE_TABLES.vllm.at(-1));
-    expect(c?.warning).toBe(`recipes/r.toml: the vLLM version of image vllm/vllm-openai:latest is not known, so its args are checked against vllm serve ${ENGINE_TABLES.vllm.at(-1)?.version ?? ""}, the newest table; set engine_version = "<version>" in recipes/r.toml (\`sm121 doctor\` reads it from the image on the node)`);
+    expect(said(c?.warning)).toBe(`recipes/r.toml: the vLLM version of image vllm/vllm-openai:latest is not known, so its args are checked against vllm serve ${ENGINE_TABLES.vllm.at(-1)?.version ?? ""}, the newest table; set engine_version = "<version>" in recipes/r.toml (\`sm121 doctor\` reads it from the image on the node)`);
   });
 
   it("a version without a table: the nearest, with a warning", () => {
@@ -53,7 +54,7 @@ describe("the table a recipe is checked against", () => {
     expect(nearestTable("vllm", "0.32.0").version).toBe("0.33.0");
     const c = tableFor("vllm", { image: "vllm/vllm-openai:v0.12.0", file: "recipes/r.toml" });
     expect(c?.table.version).toBe("0.11.1");
-    expect(c?.warning).toMatch(/^recipes\/r\.toml: no option table for vLLM 0\.12\.0 \(vllm\/vllm-openai:v0\.12\.0: its tag names vllm 0\.12\.0\); its args are checked against vllm serve 0\.11\.1, the nearest/);
+    expect(said(c?.warning)).toMatch(/^recipes\/r\.toml: no option table for vLLM 0\.12\.0 \(vllm\/vllm-openai:v0\.12\.0: its tag names vllm 0\.12\.0\); its args are checked against vllm serve 0\.11\.1, the nearest/);
   });
 
   it("a flag the image's vLLM does not have is refused, naming that version", () => {

@@ -3,6 +3,7 @@
  * properties that the targets and renders rely on.
  */
 import { describe, expect, it } from "vitest";
+import { said } from "./helpers/said";
 import { DRIVERS, driverFor, engineArgv, type EngineFlagsCtx } from "../src/engines";
 import { rendezvousPort } from "../src/engines/driver";
 import { parseRecipe } from "../src/recipe/recipe";
@@ -81,25 +82,25 @@ describe("launch rules of the engines", () => {
   it("vLLM's old api_server module serves one node, and is refused for worker ranks (it ignores --headless)", () => {
     expect(DRIVERS.vllm.launchProblem(OLD, on(1))).toBeUndefined();
     const p = DRIVERS.vllm.launchProblem(OLD, on(2));
-    expect(p?.problem).toContain("ignores --headless");
-    expect(p?.fix).toContain('entrypoint = ["vllm", "serve"]');
+    expect(said(p?.problem)).toContain("ignores --headless");
+    expect(said(p?.fix)).toContain('entrypoint = ["vllm", "serve"]');
     expect(p?.field).toEqual(["entrypoint"]);
   });
 
   it("tp x pp must be the deployment's GPUs, one GB10 per Spark (vLLM, SGLang); gr8 runs one rank per peer", () => {
     expect(DRIVERS.vllm.launchProblem(VLLM, on(2))).toBeUndefined();
     const one = DRIVERS.vllm.launchProblem(VLLM, on(1));
-    expect(one?.problem).toBe('tp = 2 starts 2 ranks, one per GPU, but the deployment has 1 GPU (1 node x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with "World size (2) is larger than the number of available GPUs"');
-    expect(one?.fix).toBe("set tp = 1 in recipes/t.toml, or list 2 nodes in the deployment");
+    expect(said(one?.problem)).toBe('tp = 2 starts 2 ranks, one per GPU, but the deployment has 1 GPU (1 node x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with "World size (2) is larger than the number of available GPUs"');
+    expect(said(one?.fix)).toBe("set tp = 1 in recipes/t.toml, or list 2 nodes in the deployment");
     expect(one?.field).toEqual(["tp"]);
     expect(DRIVERS.vllm.launchProblem(VLLM, on(1, 2))).toBeUndefined();
-    expect(DRIVERS.vllm.launchProblem({ ...VLLM, tp: 1 }, on(2))?.fix).toBe("set tp = 2 in recipes/t.toml, or list 1 node in the deployment");
+    expect(said(DRIVERS.vllm.launchProblem({ ...VLLM, tp: 1 }, on(2))?.fix)).toBe("set tp = 2 in recipes/t.toml, or list 1 node in the deployment");
     const pp = recipe('model = "Q/q"\nimage = "i/v:1"\nport = 8000\ntp = 2\nargs = ["-pp", "2"]\n');
     expect(DRIVERS.vllm.launchProblem(pp, on(4))).toBeUndefined();
-    expect(DRIVERS.vllm.launchProblem(pp, on(2))?.problem).toMatch(/^tp = 2 x pp 2 starts 4 ranks/);
+    expect(said(DRIVERS.vllm.launchProblem(pp, on(2))?.problem)).toMatch(/^tp = 2 x pp 2 starts 4 ranks/);
     expect(DRIVERS.sglang.launchProblem(SGLANG, on(2))).toBeUndefined();
-    expect(DRIVERS.sglang.launchProblem(SGLANG, on(4))?.fix).toBe("set tp = 4 in recipes/t.toml, or list 2 nodes in the deployment");
-    expect(DRIVERS.gr8.launchProblem(GR8, on(2))?.fix).toBe("list 4 nodes or set tp = 2");
+    expect(said(DRIVERS.sglang.launchProblem(SGLANG, on(4))?.fix)).toBe("set tp = 4 in recipes/t.toml, or list 2 nodes in the deployment");
+    expect(said(DRIVERS.gr8.launchProblem(GR8, on(2))?.fix)).toBe("list 4 nodes or set tp = 2");
     expect(DRIVERS.dgpp.launchProblem(DGPP, on(3))).toBeUndefined();
   });
 });

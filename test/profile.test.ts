@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { said } from "./helpers/said";
 import { SpecErrors } from "../src/recipe/errors";
 import { NODE_ENV_KEYS } from "../src/recipe/types";
 import { FORBIDDEN_KEYS, parseProfile, readProfileFile, SECRET_KEYS } from "../src/render/profile";
@@ -165,7 +166,7 @@ describe("parseProfile: invalid profiles, one exact message each", () => {
       [3, 1, "HF_TOKEN"],
       [1, 1, "directive sm121-recipe"],
     ]);
-    expect(errors[0]?.fix).toBe(UNQUOTED);
+    expect(said(errors[0]?.fix)).toBe(UNQUOTED);
   });
 
   it("never puts a secret value into a message", () => {

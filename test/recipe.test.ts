@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { said } from "./helpers/said";
 import { loadRecipes, parseRecipe } from "../src/recipe/recipe";
 import type { Recipe } from "../src/recipe/types";
 
@@ -114,7 +115,7 @@ describe("parseRecipe: an unknown engine", () => {
     const r = parseRecipe("recipes/trt.toml", `engine = "tensorrt-llm"\n${VLLM}`);
     expect(r.engine).toBe("vllm");
     expect(r.engineAsWritten).toBe("tensorrt-llm");
-    expect(r.warnings).toEqual(['recipes/trt.toml: engine "tensorrt-llm" is unknown; using the vLLM driver (known: vllm, sglang, gr8, dgpp)']);
+    expect(r.warnings.map(said)).toEqual(['recipes/trt.toml: engine "tensorrt-llm" is unknown; using the vLLM driver (known: vllm, sglang, gr8, dgpp)']);
   });
 
   it("applies the vLLM rules to the fallback (port is required)", () => {

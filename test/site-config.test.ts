@@ -97,7 +97,7 @@ describe("nodes", () => {
     ["host: ssh without an ssh block", "config:\n  sm121:nodes:\n    spark1:\n      host: ssh\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`],
     ["an ssh block without host", "config:\n  sm121:nodes:\n    spark1:\n      ssh: { user: ops }\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.ssh.host: is required; add it (string)`],
     ["an ssh host with a space", ONE.replace("host: 203.0.113.1", 'host: "a b"'), `${F}:4:14: sm121:nodes.spark1.ssh.host: is not a host name or address; write e.g. spark2 or 203.0.113.12`],
-    ["ssh port 0", ONE.replace("user: ops }", "user: ops, port: 0 }"), `${F}:4:44: sm121:nodes.spark1.ssh.port: Too small: expected number to be >=1; use at least 1`],
+    ["ssh port 0", ONE.replace("user: ops }", "user: ops, port: 0 }"), `${F}:4:44: sm121:nodes.spark1.ssh.port: is below 1; use at least 1`],
     ["an unknown host kind", "config:\n  sm121:nodes:\n    spark1:\n      host: remote\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.host: "remote" is not allowed; use one of "local", "ssh"`],
     ["a node name with capitals", "config:\n  sm121:nodes:\n    Spark1:\n      host: local\n      ip: 203.0.113.1\n", `${F}:3:5: sm121:nodes.Spark1: a node name must be lower-case letters, digits and -, at most 48; rename it`],
     ["an env key that is not a node key", `${ONE}      env: { FOO: bar }\n`, `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)`],
@@ -158,7 +158,7 @@ describe("top-level keys", () => {
     ["an unknown top-level key", `${ONE}  sm121:gatway: { path: x }\n`, `${F}:6:3: sm121:gatway: unknown key; did you mean gateway?`],
     ["hostKeys not strict or accept-new", `${ONE}  sm121:hostKeys: ask\n`, `${F}:6:3: sm121:hostKeys: "ask" is not allowed; use one of "strict", "accept-new"`],
     ["an unknown gateway format", `${ONE}  sm121:gateway: { path: x, format: nginx }\n`, `${F}:6:29: sm121:gateway.format: "nginx" is not allowed; use one of "sm121", "litellm", "llama-swap"`],
-    ["a negative memory gate", `${ONE}  sm121:minMemAvailableGiB: -1\n`, `${F}:6:3: sm121:minMemAvailableGiB: Too small: expected number to be >0; use a number above 0`],
+    ["a negative memory gate", `${ONE}  sm121:minMemAvailableGiB: -1\n`, `${F}:6:3: sm121:minMemAvailableGiB: must be above 0; use a number above 0`],
     [
       "a liveness timeout of 0",
       `${ONE}  sm121:liveness: { timeout: 0 }\n`,

@@ -54,7 +54,7 @@ describe("the site from Pulumi's resolved configuration", () => {
     ]);
     // Pulumi.yaml's default (`default:` form) and short form.
     expect(rejected(() => siteFrom(pulumiConfigSource({ ...resolved, "sm121:lockWaitS": "-1" }, "Pulumi.s.yaml", { ...docs, project: { file: "Pulumi.yaml", text: PROJECT.replace("default: 20", "default: -1") } }), "s"))).toEqual([
-      "Pulumi.yaml:4:5: sm121:lockWaitS: Too small: expected number to be >=0; use at least 0",
+      "Pulumi.yaml:4:5: sm121:lockWaitS: is below 0; use at least 0",
     ]);
     expect(rejected(() => siteFrom(pulumiConfigSource({ ...resolved, "sm121:rollback": "sideways" }, "Pulumi.s.yaml", { ...docs, project: { file: "Pulumi.yaml", text: PROJECT.replace("rollback: auto", "rollback: sideways") } }), "s"))).toEqual([
       'Pulumi.yaml:5:3: sm121:rollback: "sideways" is not allowed; use one of "off", "auto"',

@@ -87,21 +87,28 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
   if (own !== undefined) return [own.problem, own.fix];
   switch (issue.code) {
     case "invalid_type": {
-      // reportInput: the issue carries the value it refused.
-      const got = kindOf(issue.input);
-      if (got === undefined) return [msg("spec.required"), msg("spec.requiredFix", { expected: issue.expected })];
-      return [msg("spec.expected", { expected: issue.expected, got }), msg("spec.expectedFix", { expected: issue.expected })];
+      const text = issue.message ?? "";
+      if (/received undefined/.test(text)) return [msg("spec.required"), msg("spec.requiredFix", { expected: issue.expected })];
+      // zod names what it got (TomlDate, NaN, Buffer) only in its message.
+      const got = /received (\w+)/.exec(text)?.[1];
+      const fix = msg(/^[aeiou]/.test(issue.expected) ? "spec.expectedFixAn" : "spec.expectedFix", { expected: issue.expected });
+      return [got === undefined ? msg("spec.expectedOnly", { expected: issue.expected }) : msg("spec.expected", { expected: issue.expected, got }), fix];
     }
     case "invalid_value":
       return [msg("spec.notAllowed", { value: describe(issue.input) }), msg("spec.useOneOf", { values: issue.values.map((v) => JSON.stringify(v)).join(", ") })];
     case "too_small":
       return issue.origin === "array" || issue.origin === "string"
-        ? [msg(issue.origin === "array" ? "spec.tooFewItems" : "spec.tooShort", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
+        ? [fewer(issue.origin, Number(issue.minimum)), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
         : issue.inclusive === false
           ? [msg("spec.notAbove", { minimum: String(issue.minimum) }), msg("spec.aboveFix", { minimum: String(issue.minimum) })]
           : [msg("spec.tooSmall", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })];
     case "too_big":
-      return [msg(issue.origin === "array" ? "spec.tooManyItems" : issue.origin === "string" ? "spec.tooLong" : "spec.tooBig", { maximum: String(issue.maximum) }), msg("spec.atMostFix", { maximum: String(issue.maximum) })];
+      return [
+        issue.origin === "array" || issue.origin === "string"
+          ? msg(issue.origin === "array" ? "spec.tooManyItems" : "spec.tooLong", { count: Number(issue.maximum) })
+          : msg("spec.tooBig", { maximum: String(issue.maximum) }),
+        msg("spec.atMostFix", { maximum: String(issue.maximum) }),
+      ];
     case "invalid_format":
       return [msg("spec.badFormat", { format: issue.format }), msg("spec.badFormatFix")];
     default:
@@ -109,12 +116,10 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
   }
 }
 
-/** What a value is, in TOML's and YAML's words; undefined when it is missing. */
-function kindOf(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (Array.isArray(v)) return "array";
-  if (v === null) return "null";
-  return typeof v === "object" ? "table" : typeof v;
+/** A string or an array shorter than its minimum: empty, or fewer than so many. */
+function fewer(origin: "array" | "string", minimum: number): Msg {
+  if (minimum === 1) return msg("spec.empty");
+  return msg(origin === "array" ? "spec.tooFewItems" : "spec.tooShort", { count: minimum });
 }
 
 function describe(v: unknown): string | Msg {

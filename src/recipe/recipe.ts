@@ -49,7 +49,7 @@ function recipeSchema() {
     args: z.array(line(msg("spec.what.argument"))).default([]),
     env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: zodMsg(msg("spec.recipe.envKey"), msg("spec.renameIt")) }), line(msg("spec.what.envValue"))).default({}),
     mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: zodMsg(msg("spec.recipe.mount"), msg("spec.recipe.mountFix")) })
-      .refine((m) => !m.split(/[:/]/).includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotFix")) })
+      .refine((m) => !m.split(/[:/]/).includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotPathsFix")) })
       .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), { error: zodMsg(msg("spec.tildeUserIn"), msg("spec.tildeUserFix")) })).default([]),
     hooks: z.strictObject({ before_serve: z.array(line(msg("spec.what.hook")).min(1)).default([]), after_stop: z.array(line(msg("spec.what.hook")).min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
     readiness: z.strictObject({

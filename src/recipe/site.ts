@@ -103,7 +103,8 @@ function siteSchema() {
   });
   // A bad value names its range: "sm121:liveness.timeout: 0 is out of range; use 1 to 600 s".
   const ranged = (what: string, min: number, max: number, unit: "seconds" | "restarts" | "week") => {
-    const range = msg(`spec.range.${unit}`, { min, max });
+    const keys = { seconds: "spec.range.seconds", restarts: "spec.range.restarts", week: "spec.range.week" } as const;
+    const range = msg(keys[unit], { min, max });
     const wholeNumber = z.int({ error: zodMsg(msg("spec.site.notWhole", { what }), range) });
     const asNumber = (v: unknown) => (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v);
     const inRange = wholeNumber

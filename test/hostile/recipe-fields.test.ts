@@ -113,7 +113,7 @@ describe("a hook is operator shell by design", () => {
   it("refuses a NUL that bash would drop silently, and an empty hook", () => {
     expect(rejected(() => parse(lines(...VLLM, "[hooks]", 'before_serve = ["sysctl -w a=0\\u0000; reboot", ""]')), F)).toEqual([
       `${F}:6:17: hooks.before_serve[0]: a hook ${BREAKS_LINE}`,
-      `${F}:6:48: hooks.before_serve[1]: Too small: expected string to have >=1 characters; use at least 1`,
+      `${F}:6:48: hooks.before_serve[1]: is empty; use at least 1`,
     ]);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The catalogues, as data: `<area>/<locale>.json` beside this file, one area per part of sm121 that
- * speaks to the operator (cli: the commands' reports; spec: the validation problems and fixes;
- * usage: the help; serve: what the providers and serve/ say in Pulumi's output). English is the
- * reference: its keys are the MessageKey type, and each area's locales are checked against
- * `Record<keys of its English file, Message>`, so a catalogue that lacks a key fails to compile.
+ * speaks to the operator (cli: the commands' reports; spec: the validation problems and fixes of
+ * recipes and the site; profile: those of profiles, their values, directives, docker args and
+ * overlays; usage: the help; serve: what the providers and serve/ say in Pulumi's output). The
+ * areas only keep the files short: a key is unique across them. English is the reference: its
+ * keys are the MessageKey type, and each area's locales are checked against `Record<keys of its
+ * English file, Message>`, so a catalogue that lacks a key fails to compile.
  */
 import cliDe from "./cli/de.json";
 import cliEn from "./cli/en.json";
@@ -11,6 +13,12 @@ import cliEs from "./cli/es.json";
 import cliJa from "./cli/ja.json";
 import cliRu from "./cli/ru.json";
 import cliZh from "./cli/zh.json";
+import profileDe from "./profile/de.json";
+import profileEn from "./profile/en.json";
+import profileEs from "./profile/es.json";
+import profileJa from "./profile/ja.json";
+import profileRu from "./profile/ru.json";
+import profileZh from "./profile/zh.json";
 import serveDe from "./serve/de.json";
 import serveEn from "./serve/en.json";
 import serveEs from "./serve/es.json";
@@ -39,9 +47,10 @@ type Area<E> = Record<Locale, Record<keyof E, Message>>;
 export const AREAS = {
   cli: { en: cliEn, ru: cliRu, zh: cliZh, ja: cliJa, de: cliDe, es: cliEs } satisfies Area<typeof cliEn>,
   spec: { en: specEn, ru: specRu, zh: specZh, ja: specJa, de: specDe, es: specEs } satisfies Area<typeof specEn>,
+  profile: { en: profileEn, ru: profileRu, zh: profileZh, ja: profileJa, de: profileDe, es: profileEs } satisfies Area<typeof profileEn>,
   usage: { en: usageEn, ru: usageRu, zh: usageZh, ja: usageJa, de: usageDe, es: usageEs } satisfies Area<typeof usageEn>,
   serve: { en: serveEn, ru: serveRu, zh: serveZh, ja: serveJa, de: serveDe, es: serveEs } satisfies Area<typeof serveEn>,
 };
 
 export type AreaName = keyof typeof AREAS;
-export type MessageKey = keyof typeof cliEn | keyof typeof specEn | keyof typeof usageEn | keyof typeof serveEn;
+export type MessageKey = keyof typeof cliEn | keyof typeof specEn | keyof typeof profileEn | keyof typeof usageEn | keyof typeof serveEn;
