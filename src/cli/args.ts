@@ -4,6 +4,7 @@
  * the flag; the caller adds the verb's usage.
  */
 import { parseArgs as nodeParseArgs } from "node:util";
+import { t } from "../text/messages";
 
 export type FlagKind = "bool" | "string" | "number";
 
@@ -35,10 +36,10 @@ function usageErrorOf(e: unknown, spec: FlagSpec): UsageError | undefined {
   if (!(e instanceof Error)) return undefined;
   const code = (e as NodeJS.ErrnoException).code;
   const flag = flagIn(e.message);
-  const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || "none";
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(`unknown option ${flag} (known: ${known})`);
+  const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || t("usage.none");
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(t("usage.unknownOption", { flag, known }));
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    return /does not take an argument/.test(e.message) ? new UsageError(`${flag} takes no value`) : new UsageError(`${flag} needs a value`);
+    return new UsageError(t(/does not take an argument/.test(e.message) ? "usage.noValue" : "usage.needsValue", { flag }));
   }
   return undefined;
 }
@@ -54,7 +55,7 @@ export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
   const flags: Record<string, string | boolean> = {};
   for (const [name, value] of Object.entries(parsed.values)) {
     if (value === undefined) continue;
-    if (spec[name] === "number" && (typeof value !== "string" || !NUMBER.test(value))) throw new UsageError(`--${name} needs a number, got "${String(value)}"`);
+    if (spec[name] === "number" && (typeof value !== "string" || !NUMBER.test(value))) throw new UsageError(t("usage.needsNumber", { name, value: String(value) }));
     flags[name] = value;
   }
   return { positional: parsed.positionals, flags };

@@ -6,7 +6,7 @@ import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
 import { downCommand } from "./down";
 import { initCommand } from "./init";
-import { LOCALES, localeOf, useLocale } from "../text/messages";
+import { LOCALES, localeOf, t, useLocale } from "../text/messages";
 import { logsCommand } from "./logs";
 import { profilesCommand } from "./profiles";
 import { renderCommand } from "./render";
@@ -31,12 +31,21 @@ const COMMANDS: Record<Verb, Run> = {
   down: downCommand,
 };
 
-/** --lang L: a usage error lists the languages there are. */
-function applyLang(p: Parsed): void {
-  const lang = str(p, "lang");
+/**
+ * --lang L (or --lang=L) anywhere before `--`: read before anything is said, so that the usage,
+ * the usage errors and `sm121 --help` are in that language too. It wins over $SM121_LANG and the
+ * locale; an unknown language is a usage error that lists the languages there are.
+ */
+function applyLang(argv: readonly string[]): void {
+  let lang: string | undefined;
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const a = argv[i] ?? "";
+    if (a === "--lang") lang = argv[i + 1] ?? "";
+    else if (a.startsWith("--lang=")) lang = a.slice("--lang=".length);
+  }
   if (lang === undefined) return;
   const locale = localeOf(lang);
-  if (locale === undefined) throw new UsageError(`--lang ${lang}: not a language of sm121; use one of ${LOCALES.join(", ")}`);
+  if (locale === undefined) throw new UsageError(t("usage.badLang", { lang, locales: LOCALES.join(", ") }));
   useLocale(locale);
 }
 
@@ -52,19 +61,26 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     if (piped) process.stdout.write(`${l}\n`);
   };
   const err = (l: string) => process.stderr.write(`${l}\n`);
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+  try {
+    applyLang(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`sm121${name !== undefined && isVerb(name) ? ` ${name}` : ""}: ${e.message}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (name === undefined || name === "help" || name === "--help" || name === "-h" || name === "--lang" || name.startsWith("--lang=")) {
     out(usage());
     return;
   }
   if (!isVerb(name)) {
-    err(`sm121: unknown command "${name}"\n\n${usage()}`);
+    err(`${t("usage.unknownCommand", { name })}\n\n${usage()}`);
     process.exitCode = 2;
     return;
   }
   let parsed: Parsed;
   try {
     parsed = parseArgs(rest, flagSpec(name));
-    applyLang(parsed);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     // A flag the verb does not take: say which, and show what it takes.

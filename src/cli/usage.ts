@@ -1,32 +1,34 @@
 /**
  * The verbs' flags and their usage text, from one table: the parser's spec and the help that
  * `sm121 --help`, `sm121 <verb> --help` and every usage error print come from the same entries,
- * so the usage cannot name a flag the parser refuses, or miss one it takes.
+ * so the usage cannot name a flag the parser refuses, or miss one it takes. The texts are message
+ * keys, said in the locale of the run (--lang, SM121_LANG, the locale).
  */
 import type { FlagKind, FlagSpec } from "./args";
-import { LOCALES } from "../text/messages";
+import { LOCALES, t, type MessageKey } from "../text/messages";
 
 export interface FlagHelp {
   kind: FlagKind;
   /** The value's name in the usage (`--node N`). */
   value?: string;
-  help: string;
+  /** The flag's help, said in the locale of the run. */
+  help: MessageKey;
 }
 
 export interface VerbHelp {
   /** Positional arguments, as the usage shows them (`<deployment>`, `[recipe]`). */
   args: string;
-  summary: string;
+  summary: MessageKey;
   flags: Record<string, FlagHelp>;
 }
 
-const stack: FlagHelp = { kind: "string", value: "S", help: "the stack (default: $SM121_STACK, else $PULUMI_STACK, else the stack selected with `pulumi stack select`, else spark-site); its configuration as the Pulumi CLI resolves it, else Pulumi.<S>.yaml when there is no Pulumi CLI" };
-const lang: FlagHelp = { kind: "string", value: "L", help: `the language of messages: ${LOCALES.join(", ")} (default: $SM121_LANG, else $LC_ALL / $LC_MESSAGES / $LANG)` };
-const help: FlagHelp = { kind: "bool", help: "print this verb's usage" };
-const identity: FlagHelp = { kind: "string", value: "FILE", help: "the private key (default: $SM121_SSH_KEY, else ssh-agent, else ~/.ssh/id_ed25519 or id_rsa)" };
-const json: FlagHelp = { kind: "bool", help: "print the report as JSON (schemas in src/cli/schemas.ts)" };
-const node: FlagHelp = { kind: "string", value: "N", help: "only this node" };
-const yes: FlagHelp = { kind: "bool", help: "allow a protected node: an HTTP request (status, smoke, bench) or a GPU probe" };
+const stack: FlagHelp = { kind: "string", value: "S", help: "usage.flag.stack" };
+const lang: FlagHelp = { kind: "string", value: "L", help: "usage.flag.lang" };
+const help: FlagHelp = { kind: "bool", help: "usage.flag.help" };
+const identity: FlagHelp = { kind: "string", value: "FILE", help: "usage.flag.identity" };
+const json: FlagHelp = { kind: "bool", help: "usage.flag.json" };
+const node: FlagHelp = { kind: "string", value: "N", help: "usage.flag.node" };
+const yes: FlagHelp = { kind: "bool", help: "usage.flag.yes" };
 
 /** Flags every verb takes. */
 const COMMON = { stack, lang, help };
@@ -36,93 +38,71 @@ const SSH = { ...COMMON, identity };
 export const VERBS = {
   init: {
     args: "",
-    summary: "write Pulumi.<stack>.yaml for your own nodes: host keys shown and confirmed, " +
-      "each node looked at over ssh; never overwrites",
+    summary: "usage.init.summary",
     flags: {
-      nodes: { kind: "string", value: "H1,H2", help: "the nodes' host names or addresses, comma-separated" },
-      user: { kind: "string", value: "U", help: "the ssh user on every node (default: your user name)" },
-      port: { kind: "number", value: "P", help: "the ssh port of every node (default 22)" },
-      yes: { kind: "bool", help: "record the host keys without asking (scripts: check the fingerprints it prints)" },
-      "known-hosts": {
-        kind: "string",
-        value: "FILE",
-        help: "where the host keys go, and what sm121:knownHosts names (default ~/.ssh/known_hosts)",
-      },
-      gateway: { kind: "bool", help: "also write a gateway file (sm121:gateway, LiteLLM format); off by default" },
-      stack: { kind: "string", value: "S", help: "the stack to write, Pulumi.<S>.yaml (default: sparks)" },
+      nodes: { kind: "string", value: "H1,H2", help: "usage.init.nodes" },
+      user: { kind: "string", value: "U", help: "usage.init.user" },
+      port: { kind: "number", value: "P", help: "usage.init.port" },
+      yes: { kind: "bool", help: "usage.init.yes" },
+      "known-hosts": { kind: "string", value: "FILE", help: "usage.init.knownHosts" },
+      gateway: { kind: "bool", help: "usage.init.gateway" },
+      stack: { kind: "string", value: "S", help: "usage.init.stack" },
       identity,
       lang,
       help,
     },
   },
-  validate: {
-    args: "",
-    summary: "check every recipe, every profile (deployed or not) and the site; exit 1 on any error",
-    flags: { ...COMMON, json },
-  },
-  profiles: {
-    args: "[recipe]",
-    summary: "the profiles of the script recipes (status, runnable, description) and the nodes",
-    flags: { ...COMMON, json },
-  },
+  validate: { args: "", summary: "usage.validate.summary", flags: { ...COMMON, json } },
+  profiles: { args: "[recipe]", summary: "usage.profiles.summary", flags: { ...COMMON, json } },
   render: {
     args: "<deployment>",
-    summary: "each node's bundle and every script `pulumi up` runs there, without touching a node",
+    summary: "usage.render.summary",
     flags: {
       ...COMMON,
       node,
-      step: { kind: "string", value: "NAME", help: "only this step: preflight, stop, memory-gate, write, start, readiness or verify" },
+      step: { kind: "string", value: "NAME", help: "usage.render.step" },
       json,
-      out: { kind: "string", value: "DIR", help: "write a publishable bundle under DIR instead" },
+      out: { kind: "string", value: "DIR", help: "usage.render.out" },
     },
   },
   status: {
     args: "",
-    summary:
-      "per node of every deployment: state, profile, drift, health (/v1/models), KV cache, load (/metrics), " +
-      "memory, GPU apps",
+    summary: "usage.status.summary",
     flags: {
       ...SSH,
       node,
       json,
-      watch: {
-        kind: "bool",
-        help: "draw the load table again after every interval, in the terminal's width, until Ctrl-C",
-      },
-      interval: {
-        kind: "number",
-        value: "S",
-        help: "seconds between the two reads of each engine's /metrics that tokens/s is measured over (default 2)",
-      },
-      "no-http": { kind: "bool", help: "send no request to any engine's API" },
-      "gpu-probe": { kind: "bool", help: "also run each node's gpuProbe command (a protected node needs --yes)" },
+      watch: { kind: "bool", help: "usage.status.watch" },
+      interval: { kind: "number", value: "S", help: "usage.status.interval" },
+      "no-http": { kind: "bool", help: "usage.status.noHttp" },
+      "gpu-probe": { kind: "bool", help: "usage.status.gpuProbe" },
       yes,
-      verbose: { kind: "bool", help: "also print the raw @sm121 records of the node scripts (on stderr)" },
+      verbose: { kind: "bool", help: "usage.status.verbose" },
     },
   },
-  smoke: {
-    args: "[deployment]",
-    summary: "one short chat completion on the deployment's endpoint (curl on its node); " +
-      "the only deployment's API node unless named",
-    flags: { ...SSH, node, yes, json },
-  },
+  smoke: { args: "[deployment]", summary: "usage.smoke.summary", flags: { ...SSH, node, yes, json } },
   logs: {
     args: "<deployment>",
-    summary: "the engine log of every node, each line prefixed with the node",
-    flags: { ...SSH, node, lines: { kind: "number", value: "N", help: "the last N lines (default 100)" }, follow: { kind: "bool", help: "stream until Ctrl-C" } },
+    summary: "usage.logs.summary",
+    flags: {
+      ...SSH,
+      node,
+      lines: { kind: "number", value: "N", help: "usage.logs.lines" },
+      follow: { kind: "bool", help: "usage.logs.follow" },
+    },
   },
   bench: {
     args: "[deployment]",
-    summary: "a streaming chat load from this machine: TTFT, ITL, tokens/s, req/s",
+    summary: "usage.bench.summary",
     flags: {
       ...SSH,
-      concurrency: { kind: "number", value: "C", help: "requests in flight (default 8)" },
-      requests: { kind: "number", value: "N", help: "requests in all (default 100)" },
-      rate: { kind: "number", value: "R", help: "start at most R requests a second (default: each worker at once)" },
-      "prompt-tokens": { kind: "number", value: "P", help: "prompt length in tokens, about (default 128)" },
-      "max-tokens": { kind: "number", value: "M", help: "max_tokens of each request (default 128)" },
-      model: { kind: "string", value: "NAME", help: "the model to ask for (default: the served name, else the first of /v1/models)" },
-      url: { kind: "string", value: "URL[,URL]", help: "OpenAI endpoints instead of a deployment" },
+      concurrency: { kind: "number", value: "C", help: "usage.bench.concurrency" },
+      requests: { kind: "number", value: "N", help: "usage.bench.requests" },
+      rate: { kind: "number", value: "R", help: "usage.bench.rate" },
+      "prompt-tokens": { kind: "number", value: "P", help: "usage.bench.promptTokens" },
+      "max-tokens": { kind: "number", value: "M", help: "usage.bench.maxTokens" },
+      model: { kind: "string", value: "NAME", help: "usage.bench.model" },
+      url: { kind: "string", value: "URL[,URL]", help: "usage.bench.url" },
       node,
       yes,
       json,
@@ -130,25 +110,10 @@ export const VERBS = {
   },
   doctor: {
     args: "",
-    summary: "what each node needs for its deployments; exit 1 on any problem",
-    flags: {
-      ...SSH,
-      node,
-      fabric: {
-        kind: "string",
-        value: "DEPLOYMENT",
-        help: "instead: the link test, an NCCL all-reduce between the deployment's nodes in its own image; " +
-          "transport and bus bandwidth, exit 1 on Socket where RDMA is declared " +
-          "or under sm121:fabric.minBusBandwidthGBps",
-      },
-      json,
-    },
+    summary: "usage.doctor.summary",
+    flags: { ...SSH, node, fabric: { kind: "string", value: "DEPLOYMENT", help: "usage.doctor.fabric" }, json },
   },
-  down: {
-    args: "<deployment>",
-    summary: "stop one deployment on all its nodes (a targeted `pulumi destroy`); a protected node needs SM121_ALLOW_PROTECTED=<node>",
-    flags: { ...COMMON },
-  },
+  down: { args: "<deployment>", summary: "usage.down.summary", flags: { ...COMMON } },
 } satisfies Record<string, VerbHelp>;
 
 export type Verb = keyof typeof VERBS;
@@ -165,25 +130,29 @@ export function flagSpec(verb: Verb): FlagSpec {
 
 const flagWord = (name: string, f: FlagHelp) => `--${name}${f.value === undefined ? "" : ` ${f.value}`}`;
 
+/** A flag's help in the locale of the run. */
+const helpOf = (f: FlagHelp): string => t(f.help, { locales: LOCALES.join(", ") });
+
 /** `sm121 <verb> --help`, and what a usage error of the verb shows. */
 export function verbUsage(verb: Verb): string {
   const v: VerbHelp = VERBS[verb];
-  const rows = Object.entries(v.flags).map(([k, f]) => [flagWord(k, f), f.help] as const);
+  const rows = Object.entries(v.flags).map(([k, f]) => [flagWord(k, f), helpOf(f)] as const);
   const width = Math.max(...rows.map(([w]) => w.length));
-  return [`usage: sm121 ${verb}${v.args === "" ? "" : ` ${v.args}`} [options]`, `  ${v.summary}`, "", "options:", ...rows.map(([w, h]) => `  ${w.padEnd(width)}  ${h}`), ""].join("\n");
+  const head = t("usage.verbUsage", { verb: `${verb}${v.args === "" ? "" : ` ${v.args}`}` });
+  return [head, `  ${t(v.summary)}`, "", t("usage.options"), ...rows.map(([w, h]) => `  ${w.padEnd(width)}  ${h}`), ""].join("\n");
 }
 
 /** `sm121 --help`: every verb with its own flags (the common ones once, at the end). */
 export function usage(): string {
   const common = new Set(Object.keys(SSH));
-  const lines = ["usage: sm121 <command> [options]", "", "commands:"];
+  const lines = [t("usage.usage"), "", t("usage.commands")];
   for (const [name, v] of Object.entries(VERBS) as Array<[Verb, VerbHelp]>) {
-    lines.push(`  ${`${name} ${v.args}`.trimEnd().padEnd(28)} ${v.summary}`);
+    lines.push(`  ${`${name} ${v.args}`.trimEnd().padEnd(28)} ${t(v.summary)}`);
     const own = Object.entries(v.flags).filter(([k]) => !common.has(k)).map(([k, f]) => flagWord(k, f));
     if (own.length > 0) lines.push(`      ${own.join("  ")}`);
   }
-  lines.push("", "common options:");
-  for (const [k, f] of Object.entries(SSH)) lines.push(`  ${flagWord(k, f).padEnd(28)} ${f.help}${k === "identity" ? " (verbs that reach the nodes)" : ""}`);
-  lines.push("", "`sm121 <command> --help` shows a command's options.", "");
+  lines.push("", t("usage.commonOptions"));
+  for (const [k, f] of Object.entries(SSH)) lines.push(`  ${flagWord(k, f).padEnd(28)} ${helpOf(f)}${k === "identity" ? ` ${t("usage.sshOnly")}` : ""}`);
+  lines.push("", t("usage.more"), "");
   return lines.join("\n");
 }

@@ -27,7 +27,7 @@ export const gr8: EngineDriver = {
   apiPort: () => 8100,
   entrypointDefault: () => ["/opt/gr8/gr8", "glm53", "up"],
   recipeProblems: (r) => [
-    ...servedOnFixedPort("gr8", "8100 on the first peer", r),
+    ...servedOnFixedPort("gr8", msg("spec.rules.gr8Port"), r),
     ...noDgppBlock("gr8", r),
     ...modelNeeded(r),
     ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: msg("spec.gr8.docker", { deploy: r.deploy }), fix: msg("spec.gr8.dockerFix") }]),

@@ -27,7 +27,7 @@ export function servedOnRecipePort(engine: EngineName, r: RecipeFields): FieldPr
 }
 
 /** gr8 and DGPP serve on a port of their own and under the model's repo id. */
-export function servedOnFixedPort(engine: EngineName, where: string, r: RecipeFields): FieldProblem[] {
+export function servedOnFixedPort(engine: EngineName, where: string | Msg, r: RecipeFields): FieldProblem[] {
   const out: FieldProblem[] = [];
   if (r.port !== undefined) out.push({ field: ["port"], problem: msg("spec.rules.fixedPort", { engine, where }), fix: msg("spec.removeField", { field: "port" }) });
   if (r.served_model_name !== undefined) {

@@ -98,7 +98,7 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
       return [msg("spec.notAllowed", { value: describe(issue.input) }), msg("spec.useOneOf", { values: issue.values.map((v) => JSON.stringify(v)).join(", ") })];
     case "too_small":
       return issue.origin === "array" || issue.origin === "string"
-        ? [fewer(issue.origin, Number(issue.minimum)), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
+        ? [fewer(issue.origin === "array" ? "array" : "string", Number(issue.minimum)), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
         : issue.inclusive === false
           ? [msg("spec.notAbove", { minimum: String(issue.minimum) }), msg("spec.aboveFix", { minimum: String(issue.minimum) })]
           : [msg("spec.tooSmall", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })];
