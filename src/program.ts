@@ -36,6 +36,7 @@ import { fabricStep } from "./serve/fabricstep";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
+import { msg, t } from "./text/messages";
 import { protectedRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets, rollWords } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
@@ -62,7 +63,7 @@ const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()
 // `sm121 down <deployment>`: this run leaves the deployment out, as if the site did not list it.
 const down = list(process.env["SM121_DOWN"]);
 for (const d of down) {
-  if (!declared.some((b) => b.deployment === d)) throw new RunError(`SM121_DOWN names ${d}, which the site does not deploy; deployments: ${declared.map((b) => b.deployment).join(", ")}`);
+  if (!declared.some((b) => b.deployment === d)) throw new RunError(t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }));
 }
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 const config = new Config("sm121");
@@ -165,7 +166,7 @@ export async function main(): Promise<Record<string, unknown>> {
   const looked = lookAll(dial);
   void looked.then(() => dial.close(), () => dial.close());
   const [seen, scrapeFound, gatewayFound] = await looked;
-  for (const u of seen.unreachable) void log.warn(`${u} (no deployment uses it)`);
+  for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: u }));
   const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
   const unknown = Object.entries(seen.unknown);
   if (unknown.length === 0) return r;
@@ -196,7 +197,7 @@ function memoryFit(seen: SiteObservation): void {
   const ok = (r: FitRefusal) => allowed.includes("1") || r.nodes.every((n) => allowed.includes(n));
   const refused = refusals.filter((r) => !ok(r));
   if (refused.length > 0) throw new RunError(refused.map((r) => r.text).join("\n"));
-  for (const r of refusals) void log.warn(`SM121_ALLOW_UNFIT=${allowed.join(",")}: going on although ${r.text}`);
+  for (const r of refusals) void log.warn(t("serve.unfitAllowed", { allowed: allowed.join(","), why: r.text }));
   for (const w of fitWarnings(fits)) void log.warn(w);
 }
 
@@ -220,14 +221,15 @@ function register(
   if (taken.length > 0) throw new RunError(taken.join("\n"));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new RunError(leaving.map((l) => protectedRefusal(l.node, `this run would stop deployment ${l.deployment} on it (${down.includes(l.deployment) ? "sm121 down" : "the site no longer puts it there"})`)).join("\n"));
+    const why = (d: string) => msg(down.includes(d) ? "serve.wouldStopDown" : "serve.wouldStopGone", { deployment: d });
+    throw new RunError(leaving.map((l) => protectedRefusal(l.node, why(l.deployment))).join("\n"));
   }
-  for (const l of seen.leaving) void log.info(`${l.node}: deployment ${l.deployment} is no longer declared there; this up stops it`);
+  for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
   const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
   const said = refused.map((r) => `  ${r}`).join("\n");
-  if (refused.length > 0) throw new RunError(`sm121: the engines would refuse to start (nothing was stopped):\n${said}`);
+  if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
   memoryFit(seen);
 

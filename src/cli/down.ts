@@ -18,7 +18,7 @@ import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../components/tokens";
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "../text/messages";
+import { CATALOGUES, currentLocale, LOCALES, t, type Message } from "../text/messages";
 import { pulumiRunEnv } from "./pulumi";
 
 /** The type tokens of the component each deployment is, now and before (src/components/tokens.ts). */
@@ -68,10 +68,20 @@ export function otherChanges(previewJson: string, deployment: string): string[] 
   return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
 }
 
-/** The lines of a failed run that say a protected node was refused. */
+/**
+ * The lines of a failed run that say a protected node was refused, in the language the provider
+ * spoke: the shape of the refusal (serve.protected) in each catalogue, the node and the situation
+ * left open. Plain lines, or inside the JSON of `pulumi preview --json`.
+ */
 export function refusals(output: string): string[] {
-  // Plain lines, or inside the JSON of `pulumi preview --json`: the refusal ends with its fix.
-  return [...new Set([...output.matchAll(/node \S+ is protected and this run would stop .*?to allow it/g)].map((m) => m[0]))];
+  const found = LOCALES.flatMap((l) => [...output.matchAll(refusalShape(CATALOGUES[l]["serve.protected"]))].map((m) => m[0]));
+  return [...new Set(found)];
+}
+
+function refusalShape(message: Message): RegExp {
+  const text = typeof message === "string" ? message : message.other;
+  const escaped = text.replace(/[.*+?^$()|[\]\\]/g, "\\$&");
+  return new RegExp(escaped.replace("{situation}", ".*?").replace(/\{node\}/g, "\\S+"), "g");
 }
 
 export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
@@ -88,7 +98,8 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
   }
   // Deployments that an earlier down stopped stay down: this up must not serve them again.
   const alreadyDown = project.bundles.map((x) => x.deployment).filter((d) => d !== b.deployment && componentUrn(exported.stdout, d) === undefined);
-  const env = { ...process.env, SM121_DOWN: [b.deployment, ...alreadyDown].join(",") };
+  // The provider speaks the language of this run (--lang wins over the environment's).
+  const env = { ...process.env, SM121_DOWN: [b.deployment, ...alreadyDown].join(","), SM121_LANG: currentLocale() };
   const fail = (run: Run): number => {
     for (const l of run.stderr.trim().split("\n").filter((x) => x !== "")) ctx.err(`  ${l}`);
     const refused = refusals(`${run.stdout}\n${run.stderr}`);

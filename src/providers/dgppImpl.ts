@@ -7,6 +7,7 @@ import { nodePath } from "../text/shell";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
+import { t } from "../text/messages";
 
 interface Props extends ProvisionSettings {
   bundle: DeploymentBundle;
@@ -43,7 +44,7 @@ async function run(wire: Stored): Promise<Stored> {
   const news = fromWire(wire);
   const log = providerLog(`${news.bundle.deployment} dgpp`);
   const o = await provisionDgpp(news.bundle, news, authOf(news.connection), log);
-  if (o.backups.length > 0) log(`staged files replaced; the old ones are backed up: ${o.backups.join(", ")}`);
+  if (o.backups.length > 0) log(t("serve.dgppBackups", { files: o.backups.join(", ") }));
   return { ...wire, ...(o.marker !== undefined && { marker: o.marker }) };
 }
 

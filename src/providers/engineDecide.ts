@@ -13,6 +13,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
+import { msg } from "../text/messages";
 import { protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 import { checkFields, launchChanged } from "../render/launch";
@@ -164,10 +165,11 @@ export function heldWords(deployment: string, h: Held): string {
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */
-export function refusedProtected(b: DeploymentBundle, allowed: readonly string[], what: string): string[] {
+export function refusedProtected(b: DeploymentBundle, allowed: readonly string[], what: "stop" | "restart"): string[] {
+  const situation = msg(what === "stop" ? "serve.wouldStop" : "serve.wouldRestart", { deployment: b.deployment });
   return b.nodes
     .filter((n) => n.protected && !allowed.includes(n.node))
-    .map((n) => protectedRefusal(n.node, `this run would ${what} ${b.deployment} on it`));
+    .map((n) => protectedRefusal(n.node, situation));
 }
 
 /** SM121_ALLOW_PROTECTED of this process (destroy runs no program, so the provider reads it). */

@@ -8,6 +8,7 @@ import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } fr
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { withOverrides } from "../render/overrides";
+import { t } from "../text/messages";
 import { authOf, providerLog, settled } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
@@ -28,14 +29,15 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
   const b = news.bundle;
   // A deployment the look could not see: nothing happens to it in this run, so nothing to refuse.
   if ((news.unknown ?? []).length > 0) return { inputs: wire };
-  if (!b.runnable) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is render-only (sm121-runnable: false); see it with \`sm121 render ${b.deployment}\`, or remove the deployment` });
-  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: `profile ${b.profile ?? ""} of ${b.deployment} is experimental; run with SM121_EXPERIMENTAL=1 to serve it` });
+  const profile = { profile: b.profile ?? "", deployment: b.deployment };
+  if (!b.runnable) failures.push({ property: "deployment", reason: t("serve.renderOnly", profile) });
+  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: t("serve.experimental", profile) });
   // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
   if (decide(olds, news).restart.length > 0) for (const reason of refusedProtected(b, news.allow.protected, "restart")) failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
-    for (const n of news.findings?.notes ?? []) providerLog(b.deployment)(`preflight: ${n}`);
-    for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(`warning: ${w}`);
-    for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: `preflight: ${f}` });
+    for (const n of news.findings?.notes ?? []) providerLog(b.deployment)(t("serve.preflight", { finding: n }));
+    for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(t("serve.warning", { warning: w }));
+    for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: t("serve.preflight", { finding: f }) });
   }
   return { inputs: wire, failures };
 }
@@ -51,28 +53,28 @@ function diffNow(_id: string, oldWire: StoredWire, wire: EngineWire): pulumi.dyn
   const log = providerLog(news.deployment);
   const unknown = news.unknown ?? [];
   if (unknown.length > 0) {
-    log(`unknown: ${unknown.join("; ")}; this run leaves ${news.deployment} as it is (no restart, no stop)`);
+    log(t("serve.unknown", { why: unknown.join("; "), deployment: news.deployment }));
     return { changes: false };
   }
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
     const refused = [...refusedProtected(olds.bundle, news.allow.protected, "stop"), ...refusedProtected(news.bundle, news.allow.protected, "restart")];
     if (refused.length > 0) throw new Error(refused.join("\n"));
-    log(`replaced: stops ${olds.bundle.nodes.map((n) => n.node).join(", ")}, then starts ${news.bundle.nodes.map((n) => n.node).join(", ")} (the node list, rank order or target changed)`);
+    log(t("serve.replaced", { from: olds.bundle.nodes.map((n) => n.node).join(", "), to: news.bundle.nodes.map((n) => n.node).join(", ") }));
     return { changes: true, replaces: ["plan"], deleteBeforeReplace: true };
   }
   const d = decide(olds, news);
   const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
   const nodes = news.bundle.nodes.map((n) => n.node).join(", ");
-  if (d.restart.length > 0) log(`restarts ${nodes}: ${d.restart.join("; ")}${rollPlace(news)}`);
+  // The reasons are the decision's own words (the look's drift among them, an input): they stay as found.
+  if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: d.restart.join("; ") }) + rollPlace(news));
   else if (d.held !== undefined) {
-    const what = d.held.already ? "left alone, failed" : "marks it failed, no restart";
-    log(`${what}: ${heldWords(news.deployment, d.held)}`);
+    log(t(d.held.already ? "serve.heldAlready" : "serve.heldNow", { words: heldWords(news.deployment, d.held) }));
   }
   else if (d.touch.length > 0) {
-    const checks = d.touch.filter((t) => t.kind === "checks").map((t) => t.words);
-    const rest = d.touch.filter((t) => t.kind !== "checks").map((t) => t.words);
-    log([...checks, ...(rest.length > 0 ? [`restarts nothing: ${rest.join("; ")}`] : [])].join("; "));
+    const checks = d.touch.filter((x) => x.kind === "checks").map((x) => x.words);
+    const rest = d.touch.filter((x) => x.kind !== "checks").map((x) => x.words);
+    log([...checks, ...(rest.length > 0 ? [t("serve.restartsNothing", { words: rest.join("; ") })] : [])].join("; "));
   }
   const newlyHeld = d.held !== undefined && !d.held.already;
   return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
@@ -82,9 +84,9 @@ function diffNow(_id: string, oldWire: StoredWire, wire: EngineWire): pulumi.dyn
 function rollPlace(news: Props): string {
   const r = news.replica;
   if (r === undefined) return "";
-  if (r.roll === "all") return `; replica ${r.index} of ${r.of} of ${r.model}, restarted with the others at once`;
-  const when = r.after === undefined ? "first" : `after ${r.after} answers`;
-  return `; replica ${r.index} of ${r.of} of ${r.model}, rolled ${when}, disabled in the gateway until it answers`;
+  const place = { index: r.index, of: r.of, model: r.model };
+  if (r.roll === "all") return t("serve.rollAll", place);
+  return r.after === undefined ? t("serve.rollFirst", place) : t("serve.rollAfter", { ...place, after: r.after });
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -179,9 +181,9 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     // SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's serve only; the state keeps the declared bundle.
     const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
     if (held !== undefined) await release(held, log);
-    for (const w of outcome.warnings) log(`warning: ${w}`);
-    for (const n of outcome.nodes) if (n.timings !== undefined) log(`step timings on ${n.node}: ${timingLine(n.timings)}`);
-    for (const c of b.clientNotes) log(`client note (sm121-client): ${c}`);
+    for (const w of outcome.warnings) log(t("serve.warning", { warning: w }));
+    for (const n of outcome.nodes) if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
+    for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));
     // Repaired: what the plan-time look found is no longer true.
     return { id: rid, outs: { ...wire, drift: [], outcome: counted(outcome, restarts) } };
   } catch (e) {
@@ -197,7 +199,7 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
         const nodes = b.nodes.map((n) => n.node);
         await disableInGateway(news.gateway, news.connection, b.deployment, nodes).catch((err: unknown) => {
           const why = err instanceof Error ? err.message : String(err);
-          log(`warning: could not disable ${b.deployment} in the gateway file: ${why}`);
+          log(t("serve.gatewayDisableFailed", { deployment: b.deployment, why }));
         });
       }
       throw failedWith(rollStopped(news, e.message), rid, wire, counted(e.outcome, restarts), e);
@@ -221,17 +223,15 @@ async function holdForRoll(
   if (olds?.outcome?.status !== "serving") return undefined;
   const settle = ROLL_SETTLE_S[news.gateway.format];
   if (r.after !== undefined && settle > 0) {
-    log(`replica ${r.index} of ${r.of} of ${r.model}: waits ${settle} s before it stops, ` +
-      `until the gateway (${news.gateway.format}) ` +
-      `routes to ${r.after} again (its cooldown of the replica that restarted ends)`);
+    log(t("serve.rollWait", { index: r.index, of: r.of, model: r.model, settle, format: news.gateway.format, after: r.after }));
     await new Promise((resolve) => setTimeout(resolve, settle * 1000));
   }
-  log(`replica ${r.index} of ${r.of} of ${r.model}: disabled in the gateway file while it restarts; the others serve`);
+  log(t("serve.rollDisabled", { index: r.index, of: r.of, model: r.model }));
   const { holdInGateway } = await import("./gatewayImpl");
   const nodes = news.bundle.nodes.map((n) => n.node);
   return holdInGateway(news.gateway, news.connection, news.bundle.deployment, nodes).catch((err: unknown) => {
     const why = err instanceof Error ? err.message : String(err);
-    log(`warning: could not disable ${news.bundle.deployment} in the gateway file: ${why}`);
+    log(t("serve.gatewayDisableFailed", { deployment: news.bundle.deployment, why }));
     return undefined;
   });
 }
@@ -240,7 +240,7 @@ async function release(h: Held, log: (m: string) => void): Promise<void> {
   const { releaseInGateway } = await import("./gatewayImpl");
   await releaseInGateway(h).catch((err: unknown) => {
     const why = err instanceof Error ? err.message : String(err);
-    log(`warning: could not enable ${h.deployment} again in the gateway file: ${why}`);
+    log(t("serve.gatewayEnableFailed", { deployment: h.deployment, why }));
   });
 }
 
@@ -294,7 +294,7 @@ export async function remove(_id: string, wire: EngineWire | LegacyWire): Promis
   const props = fromWire(wire);
   // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
-  if (refused.length > 0) throw new Error(`${refused.join("\n")}\nNothing was stopped on ${props.bundle.deployment}'s nodes.`);
+  if (refused.length > 0) throw new Error(`${refused.join("\n")}\n${t("serve.nothingStopped", { deployment: props.bundle.deployment })}`);
   const { stopDeployment } = await import("../serve/stop");
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment), props.secrets);
 }

@@ -12,6 +12,7 @@ import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
 import type { GatewayWire } from "./gatewayFragment";
+import { t } from "../text/messages";
 
 /** Where the file is, and how to reach it. */
 interface Place {
@@ -75,7 +76,7 @@ async function write(p: Place, c: Content, wrote: ReadonlyArray<string | undefin
   // A different old file is kept as a backup (what the gateway ran with until it restarts).
   const known = [sha(c.text), ...wrote.filter((x): x is string => x !== undefined)];
   await writePlaced(p, authOf(p.connection), c.text, known, "write the gateway file");
-  log(`wrote ${p.format} backends to ${where(p)}; ${c.restartNote}`);
+  log(t("serve.gatewayWrote", { format: p.format, where: where(p), note: c.restartNote }));
   return sha(c.text);
 }
 
@@ -97,7 +98,7 @@ function diffNow(_id: string, olds: Stored, news: GatewayWire): pulumi.dynamic.D
   const log = providerLog("gateway");
   const f: unknown = news.__file;
   if (typeof f !== "object" || f === null || !Array.isArray((f as GatewayWire["__file"]).models)) {
-    if (!said) log("rewritten once the deployments it lists are served (their served model and status go into it)");
+    if (!said) log(t("serve.gatewayLater"));
     said = true;
     return { changes: true };
   }
@@ -201,7 +202,7 @@ export async function releaseInGateway(h: Held): Promise<void> {
   const now = await current(h.place);
   const log = providerLog(h.deployment);
   if (sha(now) !== sha(h.written)) {
-    log(`the gateway file ${where(h.place)} changed during the restart; the up writes it whole at its end`);
+    log(t("serve.gatewayChanged", { where: where(h.place) }));
     return;
   }
   const restartNote = `${h.deployment} answers again: its endpoints are enabled`;

@@ -7,6 +7,7 @@ import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
 import type { ScrapeTargetsWire } from "./scrapeTargets";
+import { t } from "../text/messages";
 
 const placed = (p: ScrapeTargetsWire): Placed => ({
   path: p.path,
@@ -53,9 +54,9 @@ async function write(p: ScrapeTargetsWire, written: string | undefined): Promise
   const content = p.__file.content;
   const known = [sha(content), ...(written === undefined ? [] : [written])];
   const kept = await writePlaced(placed(p), authOf(p.connection), content, known, "write the scrape targets");
-  if (kept !== undefined) log(`kept the file sm121 had not written as ${placeName({ ...placed(p), path: kept })}`);
+  if (kept !== undefined) log(t("serve.scrapeKept", { where: placeName({ ...placed(p), path: kept }) }));
   const groups = (JSON.parse(content) as unknown[]).length;
-  log(`wrote ${groups} target group(s) to ${placeName(placed(p))}; Prometheus reads it again by itself`);
+  log(t("serve.scrapeWrote", { count: groups, where: placeName(placed(p)) }));
   return sha(content);
 }
 

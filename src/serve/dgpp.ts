@@ -9,6 +9,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
 import { writeScript } from "./steps";
+import { t } from "../text/messages";
 
 export interface ProvisionSettings {
   recipe: string;
@@ -49,10 +50,10 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     const h = hostFor(hosts, head.node);
     const marker = (await h.run(`cat ${nodePath(paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
     if (marker === s.rev) {
-      log(`DGPP ${s.rev} is already installed on ${head.node} (marker ${paths.marker}); nothing to build`);
+      log(t("serve.dgppInstalled", { rev: s.rev, node: head.node, marker: paths.marker }));
       return { ...out, marker };
     }
-    log(`building DGPP ${s.rev} on ${head.node} in tmux session ${paths.session}, waiting up to ${s.capS} s; log ${paths.buildLog}`);
+    log(t("serve.dgppBuilding", { rev: s.rev, node: head.node, session: paths.session, cap: s.capS, log: paths.buildLog }));
     await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
     await waitBuild(h, paths, s, log);
     return { ...out, marker: s.rev };
@@ -88,13 +89,14 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
     const [state = "", last = ""] = (await h.run(check, { step: "poll the DGPP build" })).stdout.split("\n");
     if (state === "running" && Date.now() - said >= 10_000) {
       said = Date.now();
-      log(`waiting for the DGPP build on ${h.node}: ${Math.round((said - started) / 1000)} s of ${s.capS} s${last !== "" && last !== seen ? `; build log: ${last}` : ""}`);
+      const waited = { node: h.node, seconds: Math.round((said - started) / 1000), cap: s.capS };
+      log(last !== "" && last !== seen ? t("serve.dgppWaitingLog", { ...waited, last }) : t("serve.dgppWaiting", waited));
       seen = last;
     }
     if (state === "done") {
       const notes = await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`, { step: "end the DGPP build session" });
       for (const line of notes.stdout.split("\n").filter((l) => l !== "")) log(line.replace(/^sm121: /, ""));
-      log(`DGPP build done in ${Math.round((Date.now() - started) / 1000)} s`);
+      log(t("serve.dgppDone", { seconds: Math.round((Date.now() - started) / 1000) }));
       return;
     }
     if (state === "failed") {

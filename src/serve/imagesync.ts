@@ -6,6 +6,7 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { NodeConn } from "../render/types";
+import { msg, t } from "../text/messages";
 import { protectedRefusal } from "../text/protected";
 import { quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
@@ -34,7 +35,9 @@ export interface ImageSpec {
 export function protectedReplacements(spec: ImageSpec, ids: ReadonlyArray<string | undefined>, want: string): string | undefined {
   const refused = spec.nodes.filter((n, i) => n.protected === true && ids[i] !== undefined && ids[i] !== want && !spec.allowed.includes(n.node));
   if (refused.length === 0) return undefined;
-  return refused.map((n) => protectedRefusal(n.node, `holds another build of ${spec.image} (${(ids[spec.nodes.indexOf(n)] ?? "").slice(0, 19)}); this run would replace it with ${want.slice(0, 19)}`)).join("\n");
+  const situation = (n: ImageSpec["nodes"][number]) =>
+    msg("serve.otherBuild", { image: spec.image, id: (ids[spec.nodes.indexOf(n)] ?? "").slice(0, 19), want: want.slice(0, 19) });
+  return refused.map((n) => protectedRefusal(n.node, situation(n))).join("\n");
 }
 
 export interface ImageOutcome {
@@ -81,7 +84,7 @@ async function copyChain(spec: ImageSpec, source: Host, from: string, chain: Ima
       await source.run(`rm -f ${counter}`, { step: "remove the image copy's counter" }).catch(() => undefined);
     }
   });
-  log(`copied ${spec.image} to ${names} as a chain: ${rateText(size, Date.now() - t0)}; ${bytesText(sent)} left ${from}`);
+  log(t("serve.imageCopied", { image: spec.image, nodes: names, rate: rateText(size, Date.now() - t0), sent: bytesText(sent), from }));
   return sent;
 }
 
@@ -94,13 +97,14 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
     let pulled = false;
     if (srcIndex < 0) {
       srcIndex = 0;
-      log(`pulling ${spec.image} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
+      log(t(spec.nodes.length > 1 ? "serve.pullingOnce" : "serve.pulling", { image: spec.image, node: head.node }));
       const t0 = Date.now();
       await hostFor(hosts, head.node).run(`docker pull ${quote(spec.image)}`, { step: `docker pull ${spec.image}` });
       seen[0] = await inspect(hostFor(hosts, head.node), spec.image);
       if (seen[0] === undefined) throw new Error(`${head.node}: docker pull ${spec.image} succeeded but the image is not there`);
       pulled = true;
-      log(`pulled ${spec.image} (${seen[0].id.slice(0, 19)}, ${bytesText(seen[0].size)}) on ${head.node} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      const done = { image: spec.image, id: seen[0].id.slice(0, 19), size: bytesText(seen[0].size), node: head.node, seconds: ((Date.now() - t0) / 1000).toFixed(1) };
+      log(t("serve.pulled", done));
     }
     const src = spec.nodes[srcIndex] ?? head;
     const want = seen[srcIndex] as { id: string; size: number };
@@ -120,7 +124,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
       ids[n.node] = now?.id;
       if (now?.id !== want.id) throw new Error(`${n.node}: ${spec.image} is ${now?.id ?? "absent"} after the copy, not ${want.id}; run pulumi up again`);
     }));
-    if (peers.length === 0) log(`${spec.image} (${want.id.slice(0, 19)}) is on every node: nothing to copy`);
+    if (peers.length === 0) log(t("serve.imageEverywhere", { image: spec.image, id: want.id.slice(0, 19) }));
     return { id: want.id, source: src.node, pulled, copied: peers.map((p) => p.n.node), ids, sentFromSource };
   });
 }

@@ -9,6 +9,7 @@ import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
 import { chainPlan, completeness, copyPlan, manifestScript, parseManifest, type CopyItem, type CopyPlan, type Manifest } from "./hfcache";
+import { t } from "../text/messages";
 
 export interface CacheNode {
   node: string;
@@ -121,7 +122,7 @@ async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: 
   const plan = chainPlan(plans);
   const names = chain.map((n) => n.node).join(" -> ");
   const what = plan.present > 0 ? `${bytesText(plan.bytes)} (continuing: ${bytesText(plan.present)} already there)` : bytesText(plan.bytes);
-  log(`copying ${what} from ${from.node} over the cluster network as a chain: ${from.node} -> ${names}`);
+  log(t("serve.modelCopying", { what, from: from.node, nodes: names }));
   const last = chain[chain.length - 1] as CacheNode;
   const base = await bytesOn(host(last), dirOf(last));
   const t0 = Date.now();
@@ -136,7 +137,7 @@ async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: 
       stop();
     }
   });
-  log(`copied ${rateText(plan.bytes, Date.now() - t0)} to ${names}; ${bytesText(sent)} left ${from.node}`);
+  log(t("serve.modelCopied", { rate: rateText(plan.bytes, Date.now() - t0), nodes: names, sent: bytesText(sent), from: from.node }));
   return sent;
 }
 
@@ -151,7 +152,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     if (srcIndex < 0) {
       srcIndex = 0;
       const h = hostFor(hosts, head.node);
-      log(`downloading ${spec.repo}@${spec.revision} on ${head.node}${spec.nodes.length > 1 ? " (once; the other nodes get it from there)" : ""}`);
+      log(t(spec.nodes.length > 1 ? "serve.downloadingOnce" : "serve.downloading", { model: `${spec.repo}@${spec.revision}`, node: head.node }));
       const t0 = Date.now();
       const base = await bytesOn(h, dirOf(head));
       const stop = meter(`download on ${head.node}`, async () => (await bytesOn(h, dirOf(head))) - base, undefined, log);
@@ -162,7 +163,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       }
       seen[0] = await manifestOf(h, dirOf(head));
       downloaded = true;
-      log(`downloaded ${rateText((await bytesOn(h, dirOf(head))) - base, Date.now() - t0)} on ${head.node}`);
+      log(t("serve.downloaded", { rate: rateText((await bytesOn(h, dirOf(head))) - base, Date.now() - t0), node: head.node }));
     }
     const src = spec.nodes[srcIndex] ?? head;
     const srcM = seen[srcIndex] as Manifest;
@@ -171,7 +172,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       throw new Error(`${spec.repo}@${spec.revision} is not complete in ${dirOf(src)} on ${src.node} after the download: ${done.missing.join("; ")}`);
     }
     const commit = done.commit;
-    if (!downloaded) log(`${spec.repo}@${spec.revision} (${commit.slice(0, 12)}) is complete on ${src.node}: nothing to download`);
+    if (!downloaded) log(t("serve.modelComplete", { model: `${spec.repo}@${spec.revision}`, commit: commit.slice(0, 12), node: src.node }));
     const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => i !== srcIndex && copyPlan(srcM, commit, seen[i] as Manifest).items.length > 0);
     const copied: Record<string, number> = {};
     let sentFromSource = 0;
@@ -187,7 +188,7 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       if (left.items.length > 0) throw new Error(`${n.node}: the copy of ${spec.repo} is still short of ${left.items.length} entries (${bytesText(left.bytes)}) after the transfer; run pulumi up again to continue it`);
     }
     const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);
-    if (untouched.length > 0) log(`${untouched.join(", ")} already hold${untouched.length === 1 ? "s" : ""} the same files: nothing to copy`);
+    if (untouched.length > 0) log(t("serve.sameFiles", { nodes: untouched.join(", ") }));
     return { commit, files: done.files, bytes: done.bytes, source: src.node, downloaded, copied, incomplete: {}, sentFromSource };
   });
 }

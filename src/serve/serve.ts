@@ -16,6 +16,7 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
+import { t } from "../text/messages";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -73,7 +74,7 @@ async function fabricCheck(
   log: (m: string) => void,
 ): Promise<void> {
   const between = b.nodes.map((n) => n.node).join(", ");
-  log(`${b.deployment}: link test between ${between} (sm121:fabricCheck), before the start`);
+  log(t("serve.linkTest", { deployment: b.deployment, nodes: between }));
   const report = await runLinkTest(b, plan, (nb) => host(hosts, nb), log);
   const text = linkTestText(report);
   const failed = `the link test of ${b.deployment} failed; nothing was stopped`;
@@ -138,7 +139,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   try {
     if (checksOnly) {
       // Only what is no launch field changed: sm121's own files are brought up to date, the engine runs on.
-      o.log(`${b.deployment}: every node runs this launch already; checks, does not restart`);
+      o.log(t("serve.checksOnly", { deployment: b.deployment }));
       step = "write";
       await Promise.all(b.nodes.map(async (nb, i) => {
         const write = timed("write", (scripts[i] as Record<Step, string>).write);
@@ -151,7 +152,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const st = (i: number) => states[i] as NodeState;
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
-      if (stopping.length > 0) o.log(`${b.deployment}: stopping on ${stopping.join(", ")}`);
+      if (stopping.length > 0) o.log(t("serve.stopping", { deployment: b.deployment, nodes: stopping.join(", ") }));
       await Promise.all(b.nodes.map(async (nb, i) => {
         // Another deployment on the node (a node move) stops first, by its own stored stop.
         const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
@@ -173,7 +174,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
         }),
       );
     } else {
-      o.log(`${b.deployment}: every node already runs this bundle; checking readiness only`);
+      o.log(t("serve.readinessOnly", { deployment: b.deployment }));
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";

@@ -7,6 +7,7 @@ import { driftFindings, probeNode } from "./probe";
 import { ownStopScript } from "./registry";
 import { maskSecrets } from "./failure";
 import { forgetScript } from "./secretfiles";
+import { t } from "../text/messages";
 
 /**
  * A stop that failed on some node: the deployment stays (Pulumi keeps a resource whose delete
@@ -59,7 +60,7 @@ export async function stopDeployment(
 ): Promise<void> {
   const mask = (text: string) => maskSecrets(text, secrets);
   await withHosts(b.nodes, auth, async (hosts) => {
-    log(`${b.deployment}: stopping on ${b.nodes.map((n) => n.node).join(", ")}`);
+    log(t("serve.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));
     const host = (nb: NodeBundle): Host => hostFor(hosts, nb.node);
     const stop = (nb: NodeBundle) => {
       const onLine = (l: string) => log(`${nb.node}: ${mask(l)}`);
