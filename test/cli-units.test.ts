@@ -13,6 +13,7 @@ import { cliAuth, connectFailure, fingerprintIn } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
 import { componentUrn, otherChanges, refusals } from "../src/cli/down";
+import { LOCALES, msg, say } from "../src/text/messages";
 import { noEndpoint } from "../src/cli/smoke";
 import { renderCommand } from "../src/cli/render";
 import { renderSchema } from "../src/cli/schemas";
@@ -166,6 +167,13 @@ describe("down", () => {
     expect(refusals("error: update failed")).toEqual([]);
     const json = JSON.stringify({ diagnostics: [{ message: "error: node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it\n" }] });
     expect(refusals(json)).toEqual(["node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
+  });
+
+  it.each(LOCALES.map((l) => [l]))("picks out a refusal said in %s, as the provider says it in that locale", (locale) => {
+    const said = say(msg("serve.protected", { node: "spark1", situation: msg("serve.wouldStop", { deployment: "solo" }) }), locale);
+    expect(said).toContain("SM121_ALLOW_PROTECTED=spark1");
+    expect(refusals(`  sm121:index:EngineDeployment (solo-engine):\n    error: ${said}\n\nerror: update failed\n`)).toEqual([said]);
+    expect(refusals(JSON.stringify({ diagnostics: [{ message: `error: ${said}\n` }] }))).toEqual([said]);
   });
 
   it("finds what a down's preview would change besides the deployment and the gateway", () => {
