@@ -1,0 +1,99 @@
+/**
+ * sm121's words in the operator's language through the real Pulumi CLI: the provider process that
+ * Pulumi starts inherits SM121_LANG, so a refusal and the plan's reasons come in German while
+ * Pulumi's own words stay Pulumi's. The language is never part of what the plan compares: after an
+ * up under English, a preview under German plans no change, and an up under German changes nothing.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
+import { sshScript } from "../site/exec";
+import type { SimNode, SimSite } from "../site/site";
+
+const recipe = (maxLen: number) => `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-8B"
+served_model_name = "qwen3-8b"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+port = 8000
+args = ["--max-model-len", "${maxLen}"]
+[readiness]
+timeout_s = 30
+`;
+
+function stack(site: SimSite): string {
+  const gateway = `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`;
+  const nodes = nodesYaml(site, () => "      protected: true");
+  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", gateway, nodes, "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
+}
+
+const EN = { SM121_LANG: "en", LANG: "en_US.UTF-8" };
+const DE = { SM121_LANG: "de", LANG: "de_DE.UTF-8" };
+
+describe.sequential("the provider's words in German, Pulumi's in English", () => {
+  let e: E2E;
+  let n: SimNode;
+  /** What the plan compares and what the last up found, as stored (secrets are encrypted afresh each run). */
+  const engineState = async () => {
+    interface Stored { plan?: string; drift?: string[]; __bundle?: string; outcome?: unknown }
+    type Resource = { type: string; inputs?: Stored; outputs?: Stored };
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Resource[] } };
+    const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
+    return { plan: engine?.inputs?.plan, drift: engine?.inputs?.drift, bundle: engine?.inputs?.__bundle, outcome: engine?.outputs?.outcome };
+  };
+
+  beforeAll(async () => {
+    e = await e2eProject({ name: "lang", nodes: ["spark1"], firstIp: 67, sshPort: 2267, config: () => "", recipes: { "small.toml": recipe(8192) } });
+    n = e.site.nodes[0] as SimNode;
+    e.writeStack(stack(e.site));
+    const up = await e.up({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(up.code, up.all).toBe(0);
+  });
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("plans no change when only the language changes, and an up under German changes nothing", async () => {
+    const before = await engineState();
+    for (const env of [EN, DE]) {
+      const preview = await e.pulumi.run(["preview", "--diff", "--expect-no-changes"], { env });
+      expect(preview.code, preview.all).toBe(0);
+      expect(preview.all).toMatch(/5 unchanged/);
+    }
+    const up = await e.up(DE);
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toMatch(/5 unchanged/);
+    const after = await engineState();
+    expect(after.plan).toMatch(/^vllm on docker, recipe small/);
+    expect(after).toEqual(before);
+  });
+
+  it("refuses a restart on the protected node in German, inside Pulumi's English", async () => {
+    writeFileSync(join(e.dir, "recipes", "small.toml"), recipe(16384));
+    const started = (await sshScript(e.site, n, "docker inspect -f '{{.State.StartedAt}}' $(docker ps -q)")).stdout;
+    const up = await e.up(DE);
+    expect(up.code).not.toBe(0);
+    const refusal = "Knoten spark1 ist geschützt, und dieser Lauf würde guarded darauf neu starten; " +
+      "starten Sie mit SM121_ALLOW_PROTECTED=spark1, um es zu erlauben";
+    expect(up.all).toContain(refusal);
+    expect(up.all).not.toContain("is protected and this run would restart");
+    // Pulumi's own words: its diagnostics heading and its summary stay Pulumi's.
+    expect(up.all).toMatch(/Diagnostics:/);
+    expect(up.all).toMatch(/error: /);
+    expect((await sshScript(e.site, n, "docker inspect -f '{{.State.StartedAt}}' $(docker ps -q)")).stdout).toBe(started);
+  });
+
+  it("says the plan's reason in German, and the same change in English under English", async () => {
+    const de = await e.preview({ ...DE, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(de.code, de.all).toBe(0);
+    expect(de.all).toMatch(/startet spark1 neu: the rendered bundle changed \(the launch on spark1\)/);
+    // The change itself is the same bytes under either language: the plan's lines are English state.
+    expect(de.all).toMatch(/- --max-model-len 8192\n\s+\+ --max-model-len 16384\n/);
+    const en = await e.preview({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(en.all).toMatch(/restarts spark1: the rendered bundle changed \(the launch on spark1\)/);
+    const lines = (s: string) => s.split("\n").filter((l) => /^\s+[-+~] /.test(l)).join("\n");
+    expect(lines(de.stdout)).toBe(lines(en.stdout));
+    expect(readFileSync(join(e.dir, "recipes", "small.toml"), "utf8")).toContain("16384");
+  });
+});
