@@ -73,10 +73,10 @@ describe("sm121 validate --lang ru on broken recipes", () => {
   it("prints the usage and a verb's help in the language", () => {
     const ja = sm121(["--help", "--lang", "ja"]);
     expect(ja.code).toBe(0);
-    expect(ja.stdout).toMatch(/^使い方: sm121 <command> \[options\]\n\nコマンド:\n  init /);
+    expect(ja.stdout).toMatch(/^使い方: sm121 <command> \[options\]\n\nコマンド:\n {2}init /);
     expect(ja.stdout).toContain("\n共通オプション:\n  --stack S ");
     const es = sm121(["validate", "--help"], { LANG: "es_ES.UTF-8" }).stdout;
-    expect(es).toMatch(/^uso: sm121 validate \[options\]\n  comprueba cada receta, cada perfil \(desplegado o no\) y el sitio; sale con 1 ante cualquier error\n\nopciones:\n/);
+    expect(es).toMatch(/^uso: sm121 validate \[options\]\n {2}comprueba cada receta, cada perfil \(desplegado o no\) y el sitio; sale con 1 ante cualquier error\n\nopciones:\n/);
     expect(es).toContain("--lang L   el idioma de los mensajes: en, ru, zh, ja, de, es");
     const bad = sm121(["validate", "--jsn"], { SM121_LANG: "zh" });
     expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "sm121 validate: 未知选项 --jsn（已知：--stack, --lang, --help, --json）"]);

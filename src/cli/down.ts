@@ -74,7 +74,8 @@ export function otherChanges(previewJson: string, deployment: string): string[] 
  * left open. Plain lines, or inside the JSON of `pulumi preview --json`.
  */
 export function refusals(output: string): string[] {
-  const found = LOCALES.flatMap((l) => [...output.matchAll(refusalShape(CATALOGUES[l]["serve.protected"]))].map((m) => m[0]));
+  const shapes = LOCALES.map((l) => refusalShape(CATALOGUES[l]["serve.protected"]));
+  const found = shapes.flatMap((shape) => [...output.matchAll(shape)].map((m) => m[0]));
   return [...new Set(found)];
 }
 

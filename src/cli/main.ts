@@ -1,6 +1,6 @@
 /** The sm121 CLI: what Pulumi has no verb for. One main(), a usage text, process.exitCode. */
 import { SpecError, SpecErrors } from "../recipe/errors";
-import { UsageError, bool, parseArgs, str, type Parsed } from "./args";
+import { UsageError, bool, parseArgs, type Parsed } from "./args";
 import { projectRoot, stackContext, type CliContext } from "./context";
 import { benchCommand } from "./bench";
 import { doctorCommand } from "./doctor";
@@ -69,7 +69,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.exitCode = 2;
     return;
   }
-  if (name === undefined || name === "help" || name === "--help" || name === "-h" || name === "--lang" || name.startsWith("--lang=")) {
+  // `sm121 --lang ru` alone, like `sm121`, prints the usage.
+  const asksUsage = name === undefined || ["help", "--help", "-h", "--lang"].includes(name) || name.startsWith("--lang=");
+  if (asksUsage) {
     out(usage());
     return;
   }

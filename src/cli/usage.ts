@@ -139,7 +139,8 @@ export function verbUsage(verb: Verb): string {
   const rows = Object.entries(v.flags).map(([k, f]) => [flagWord(k, f), helpOf(f)] as const);
   const width = Math.max(...rows.map(([w]) => w.length));
   const head = t("usage.verbUsage", { verb: `${verb}${v.args === "" ? "" : ` ${v.args}`}` });
-  return [head, `  ${t(v.summary)}`, "", t("usage.options"), ...rows.map(([w, h]) => `  ${w.padEnd(width)}  ${h}`), ""].join("\n");
+  const options = rows.map(([w, h]) => `  ${w.padEnd(width)}  ${h}`);
+  return [head, `  ${t(v.summary)}`, "", t("usage.options"), ...options, ""].join("\n");
 }
 
 /** `sm121 --help`: every verb with its own flags (the common ones once, at the end). */
@@ -152,7 +153,9 @@ export function usage(): string {
     if (own.length > 0) lines.push(`      ${own.join("  ")}`);
   }
   lines.push("", t("usage.commonOptions"));
-  for (const [k, f] of Object.entries(SSH)) lines.push(`  ${flagWord(k, f).padEnd(28)} ${helpOf(f)}${k === "identity" ? ` ${t("usage.sshOnly")}` : ""}`);
+  for (const [k, f] of Object.entries(SSH)) {
+    lines.push(`  ${flagWord(k, f).padEnd(28)} ${helpOf(f)}${k === "identity" ? ` ${t("usage.sshOnly")}` : ""}`);
+  }
   lines.push("", t("usage.more"), "");
   return lines.join("\n");
 }

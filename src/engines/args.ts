@@ -54,6 +54,7 @@ export function ownedFlagsAsWritten(args: readonly string[]): Iterable<ArgProble
   return args.flatMap((a, index) => {
     const flag = a.split("=")[0] ?? "";
     const why = Object.hasOwn(OWNED_AS_WRITTEN, flag) ? OWNED_AS_WRITTEN[flag] : undefined;
-    return why === undefined ? [] : [{ index, problem: msg("spec.args.owned", { flag }), fix: msg("spec.args.ownedFix", { why }) }];
+    if (why === undefined) return [];
+    return [{ index, problem: msg("spec.args.owned", { flag }), fix: msg("spec.args.ownedFix", { why }) }];
   });
 }

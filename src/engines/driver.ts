@@ -148,14 +148,20 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   const ranks = recipe.tp * pp;
   if (ranks === gpus) return undefined;
   const each = layout.gpusPerNode === 1 ? msg("spec.gpus.one") : msg("spec.gpus.each", { count: layout.gpusPerNode });
-  const made = pp === 1 ? msg("spec.gpus.tp", { tp: recipe.tp, count: ranks }) : msg("spec.gpus.tpPp", { tp: recipe.tp, pp, count: ranks });
+  const made = pp === 1
+    ? msg("spec.gpus.tp", { tp: recipe.tp, count: ranks })
+    : msg("spec.gpus.tpPp", { tp: recipe.tp, pp, count: ranks });
   const shape = msg("spec.gpus.shape", { nodes: msg("spec.count.nodes", { count: layout.nodes }), each });
   const whose = layout.deployment ?? msg("spec.gpus.theDeployment");
   const args = { made, whose, gpus: msg("spec.count.gpus", { count: gpus }), shape, ranks };
   const problem = msg(ranks > gpus ? "spec.gpus.tooMany" : "spec.gpus.tooFew", args);
   const tp = gpus % pp === 0 ? msg("spec.gpus.setTp", { tp: gpus / pp, file: recipe.file }) : undefined;
   const nodes = ranks / layout.gpusPerNode;
-  const list = Number.isInteger(nodes) ? msg("spec.gpus.listNodes", { nodes: msg("spec.count.nodes", { count: nodes }) }) : undefined;
-  const fix = tp !== undefined && list !== undefined ? msg("spec.or", { a: tp, b: list }) : (tp ?? list ?? msg("spec.gpus.equal", { gpus }));
+  const list = Number.isInteger(nodes)
+    ? msg("spec.gpus.listNodes", { nodes: msg("spec.count.nodes", { count: nodes }) })
+    : undefined;
+  const fix = tp !== undefined && list !== undefined
+    ? msg("spec.or", { a: tp, b: list })
+    : (tp ?? list ?? msg("spec.gpus.equal", { gpus }));
   return { problem, fix, field: ["tp"] };
 }

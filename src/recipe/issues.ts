@@ -42,7 +42,9 @@ export function issueToSpecError(
         ...at,
         field: fieldPrefix + dotted([...path, key]),
         problem: msg("spec.unknownKey"),
-        fix: guess === undefined ? msg("spec.unknownKeyFix", { keys: knownKeys(path).join(", ") }) : msg("spec.didYouMean", { guess }),
+        fix: guess === undefined
+          ? msg("spec.unknownKeyFix", { keys: knownKeys(path).join(", ") })
+          : msg("spec.didYouMean", { guess }),
       });
     });
   }
@@ -88,20 +90,27 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
   switch (issue.code) {
     case "invalid_type": {
       const text = issue.message ?? "";
-      if (/received undefined/.test(text)) return [msg("spec.required"), msg("spec.requiredFix", { expected: issue.expected })];
+      const expected = { expected: issue.expected };
+      if (/received undefined/.test(text)) return [msg("spec.required"), msg("spec.requiredFix", expected)];
       // zod names what it got (TomlDate, NaN, Buffer) only in its message.
       const got = /received (\w+)/.exec(text)?.[1];
-      const fix = msg(/^[aeiou]/.test(issue.expected) ? "spec.expectedFixAn" : "spec.expectedFix", { expected: issue.expected });
-      return [got === undefined ? msg("spec.expectedOnly", { expected: issue.expected }) : msg("spec.expected", { expected: issue.expected, got }), fix];
+      const fix = msg(/^[aeiou]/.test(issue.expected) ? "spec.expectedFixAn" : "spec.expectedFix", expected);
+      return [got === undefined ? msg("spec.expectedOnly", expected) : msg("spec.expected", { ...expected, got }), fix];
     }
-    case "invalid_value":
-      return [msg("spec.notAllowed", { value: describe(issue.input) }), msg("spec.useOneOf", { values: issue.values.map((v) => JSON.stringify(v)).join(", ") })];
-    case "too_small":
-      return issue.origin === "array" || issue.origin === "string"
-        ? [fewer(issue.origin === "array" ? "array" : "string", Number(issue.minimum)), msg("spec.atLeastFix", { minimum: String(issue.minimum) })]
-        : issue.inclusive === false
-          ? [msg("spec.notAbove", { minimum: String(issue.minimum) }), msg("spec.aboveFix", { minimum: String(issue.minimum) })]
-          : [msg("spec.tooSmall", { minimum: String(issue.minimum) }), msg("spec.atLeastFix", { minimum: String(issue.minimum) })];
+    case "invalid_value": {
+      const values = issue.values.map((v) => JSON.stringify(v)).join(", ");
+      return [msg("spec.notAllowed", { value: describe(issue.input) }), msg("spec.useOneOf", { values })];
+    }
+    case "too_small": {
+      const minimum = { minimum: String(issue.minimum) };
+      if (issue.origin === "array" || issue.origin === "string") {
+        const problem = fewer(issue.origin === "array" ? "array" : "string", Number(issue.minimum));
+        return [problem, msg("spec.atLeastFix", minimum)];
+      }
+      return issue.inclusive === false
+        ? [msg("spec.notAbove", minimum), msg("spec.aboveFix", minimum)]
+        : [msg("spec.tooSmall", minimum), msg("spec.atLeastFix", minimum)];
+    }
     case "too_big":
       return [
         issue.origin === "array" || issue.origin === "string"

@@ -31,8 +31,10 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
     const { entry, nodes: nodesAt } = placesOf(d, i);
     const recipe = recipes.get(d.recipe);
     if (recipe === undefined) {
-      const fix = msg("spec.check.unknownRecipeFix", { recipes: [...recipes.keys()].join(", "), file: `${site.recipesDir}/${d.recipe}.toml` });
-      errors.push(siteErr([...entry, "recipe"], msg("spec.check.unknownRecipe", { recipe: d.recipe, dir: `${site.recipesDir}/` }), fix));
+      const file = `${site.recipesDir}/${d.recipe}.toml`;
+      const fix = msg("spec.check.unknownRecipeFix", { recipes: [...recipes.keys()].join(", "), file });
+      const problem = msg("spec.check.unknownRecipe", { recipe: d.recipe, dir: `${site.recipesDir}/` });
+      errors.push(siteErr([...entry, "recipe"], problem, fix));
       return;
     }
     d.nodes.forEach((n, j) => {
@@ -64,9 +66,10 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       }
     } else {
       const notScript = msg("spec.check.notScript", { recipe: recipe.name, deploy: recipe.deploy });
-      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], notScript, msg("spec.removeField", { field: "profile" })));
+      const remove = (field: string) => msg("spec.removeField", { field });
+      if (d.profile !== undefined) errors.push(siteErr([...entry, "profile"], notScript, remove("profile")));
       const overlay = msg("spec.check.overlay");
-      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], overlay, msg("spec.removeField", { field: "overlay" })));
+      if (d.overlay !== undefined) errors.push(siteErr([...entry, "overlay"], overlay, remove("overlay")));
       const launch = launchOf(site, d, recipe);
       if (launch !== undefined) errors.push(launch);
     }
@@ -98,7 +101,8 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
   }
   const table = tableFor(recipe.engine, recipe)?.table;
   const at = site.locate(entry);
-  const deployment = msg("spec.check.deploymentAt", { deployment: d.name, at: at.line > 0 ? `${at.file}:${at.line}` : at.file });
+  const where = at.line > 0 ? `${at.file}:${at.line}` : at.file;
+  const deployment = msg("spec.check.deploymentAt", { deployment: d.name, at: where });
   const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table && { table }) };
   const p = driverFor(recipe.engine).launchProblem(recipe, layout);
   if (p === undefined) return undefined;
@@ -133,7 +137,8 @@ export function shareNodes(site: Site, bundles: DeploymentBundle[]): SpecError[]
       const i = site.deployments.findIndex((d) => d.name === x.b.deployment);
       const d = site.deployments[i];
       const j = d?.nodes.indexOf(node) ?? 0;
-      const problem = msg("spec.check.portClash", { node, a: clash.b.deployment, b: x.b.deployment, port: x.port ?? "" });
+      const both = { a: clash.b.deployment, b: x.b.deployment };
+      const problem = msg("spec.check.portClash", { node, ...both, port: x.port ?? "" });
       const fix = msg("spec.check.portClashFix", { deployment: x.b.deployment, file: x.b.recipeFile });
       const nodesAt = d === undefined ? ["deployments", i, "nodes"] : placesOf(d, i).nodes;
       errors.push(siteErr([...nodesAt, j], problem, fix));

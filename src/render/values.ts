@@ -72,7 +72,8 @@ export function charFault(c: string, form: ValueForm): { problem: Msg; fix: Msg 
   if (c === "$" || c === "`" || c === "\\" || c === '"') return { problem: contains, fix: msg("spec.value.neverFix") };
   if (c === "\r") return { problem: contains, fix: msg("spec.value.crFix") };
   if (form === "quoted") {
-    if ((code < 0x20 && c !== "\t") || code === 0x7f || /\p{Cf}/u.test(c)) return { problem: contains, fix: msg("spec.removeIt") };
+    const unseen = (code < 0x20 && c !== "\t") || code === 0x7f || /\p{Cf}/u.test(c);
+    if (unseen) return { problem: contains, fix: msg("spec.removeIt") };
     return undefined;
   }
   if (UNQUOTED_CHAR.test(c)) return undefined;

@@ -102,7 +102,9 @@ export function tableFor(
     return {
       table,
       said: `${said}: the ${name} version of ${o.image} is not known`,
-      warning: msg("spec.warn.imageVersion", { file: o.file, engine: name, image: o.image, table: `${table.prog} ${table.version}` }),
+      warning: msg("spec.warn.imageVersion", {
+        file: o.file, engine: name, image: o.image, table: `${table.prog} ${table.version}`,
+      }),
     };
   }
   const table = nearestTable(engine, from.version);
@@ -111,7 +113,9 @@ export function tableFor(
   return {
     table,
     said: `${table.prog} ${table.version}, the nearest table to ${name} ${from.version} (${from.why})`,
-    warning: msg("spec.warn.noTable", { file: o.file, engine: name, version: from.version, why: from.why, table: `${table.prog} ${table.version}`, have }),
+    warning: msg("spec.warn.noTable", {
+      file: o.file, engine: name, version: from.version, why: from.why, table: `${table.prog} ${table.version}`, have,
+    }),
   };
 }
 

@@ -25,7 +25,8 @@ export const CATALOGUES = Object.fromEntries(
 /** The one schema of every catalogue: the English keys of its area, no other, each a text or its plural forms. */
 function catalogueSchema(area: AreaName) {
   const text = z.string().refine((s) => s.trim() !== "", { error: "is empty; write the message" });
-  const plural = z.strictObject({ zero: text.optional(), one: text.optional(), two: text.optional(), few: text.optional(), many: text.optional(), other: text });
+  const form = text.optional();
+  const plural = z.strictObject({ zero: form, one: form, two: form, few: form, many: form, other: text });
   const message = z.union([text, plural]);
   return z.strictObject(Object.fromEntries(Object.keys(AREAS[area].en).map((k) => [k, message])));
 }
