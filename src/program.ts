@@ -40,6 +40,8 @@ import { msg, t } from "./text/messages";
 import { protectedRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets, rollWords } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
+import { renderSite } from "./render/deployment";
+import { surgeEnd, surgePlans, surgeStart, type SurgePlan } from "./components/surge";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -66,6 +68,9 @@ for (const d of down) {
   if (!declared.some((b) => b.deployment === d)) throw new RunError(t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }));
 }
 let bundles = declared.filter((b) => !down.includes(b.deployment));
+/** What a surge serves on each spare group (recipe/spare): looked at with the deployments, never registered as one. */
+const surgeBundles = renderSite({ ...site, deployments: site.spares.map((s) => s.deployment) }, recipeDefs, { root });
+const surgeNames = new Set(surgeBundles.map((b) => b.deployment));
 const config = new Config("sm121");
 
 /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB (seed 001's --timeout-s, --min-mem-gib), refused before any node is seen. */
@@ -138,7 +143,7 @@ function known<T>(o: Output<T>): Promise<T> {
 async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undefined, FileLook | undefined]> {
   bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, dial, refuse: (m) => new RunError(m) });
   return Promise.all([
-    observeSite(site.nodes, bundles, dial, {
+    observeSite(site.nodes, [...bundles, ...surgeBundles], dial, {
       checks: preflight,
       livenessS: site.liveness.timeoutS,
       placeOf: (node) => {
@@ -168,7 +173,8 @@ export async function main(): Promise<Record<string, unknown>> {
   const [seen, scrapeFound, gatewayFound] = await looked;
   for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: u }));
   const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
-  const unknown = Object.entries(seen.unknown);
+  // A spare the look could not reach is the plan's reason not to surge, no failure of the run.
+  const unknown = Object.entries(seen.unknown).filter(([d]) => !surgeNames.has(d));
   if (unknown.length === 0) return r;
   // Every other deployment has gone on; the run fails for the ones the look could not see.
   await registered;
@@ -241,9 +247,17 @@ function register(
       "or leave it unset to roll them one at a time");
   }
   const sets = replicaSets(site, bundles, roll === "all");
-  if (sets.length > 0) void log.info(sets.map(rollWords).join("\n"));
-  const places = replicaPlaces(sets);
+  const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
+  for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
+  const words = (set: (typeof sets)[number]) => surges.find((p) => p.set === set)?.words ?? rollWords(set);
+  if (sets.length > 0) void log.info(sets.map(words).join("\n"));
+  const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack);
+  const surgeWiring = (plan: SurgePlan) => ({
+    site, plan, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me, provider,
+    ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
+  });
+  const starts = new Map(surges.map((p) => [p.set.members[0] ?? "", surgeStart(surgeWiring(p))]));
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
@@ -288,7 +302,13 @@ function register(
       const shares = other?.nodes.some((n) => b.nodes.some((m) => m.node === n.node)) ?? false;
       return unseen(b) || (guarded(b) && open) || shares || places.get(b.deployment)?.after === d;
     });
-    made.set(b.deployment, make(b, before.map(([, r]) => r.engine)));
+    const start = starts.get(b.deployment);
+    made.set(b.deployment, make(b, [...before.map(([, r]) => r.engine), ...(start === undefined ? [] : [start])]));
+  }
+  for (const p of surges) {
+    const start = starts.get(p.set.members[0] ?? "");
+    const engines = p.set.members.flatMap((d) => { const m = made.get(d); return m === undefined ? [] : [m.engine]; });
+    if (start !== undefined) surgeEnd(surgeWiring(p), start, engines);
   }
   const recipes = bundles.map((b) => made.get(b.deployment) as Deployment);
   const urns = recipes.map((r) => r.engine.urn);

@@ -87,7 +87,7 @@ describe("replica sets", () => {
     ].join("\n"));
     expect(found).toEqual([{ model: "qwen3-8b", members: ["on-a", "on-c"], roll: "one" }]);
     expect(found.map(rollWords)).toEqual(["rolls qwen3-8b: on-a, then on-c; at most 1 of 2 down"]);
-    expect([...replicaPlaces(found)]).toEqual([
+    expect([...replicaPlaces(found, [], 0)]).toEqual([
       ["on-a", { model: "qwen3-8b", index: 1, of: 2, roll: "one" }],
       ["on-c", { model: "qwen3-8b", index: 2, of: 2, roll: "one", after: "on-a" }],
     ]);
@@ -98,7 +98,7 @@ describe("replica sets", () => {
     const run = sets(two, true);
     const words = "restarts qwen3-8b all at once (SM121_ROLL=all): q8-1, q8-2; all 2 down together";
     expect(run.map(rollWords)).toEqual([words]);
-    expect([...replicaPlaces(run).values()].map((p) => p.after)).toEqual([undefined, undefined]);
+    expect([...replicaPlaces(run, [], 0).values()].map((p) => p.after)).toEqual([undefined, undefined]);
     const entry = sets("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], roll: all }\n");
     expect(entry.map((s) => s.allBecause)).toEqual(["roll: all on q8-1, q8-2"]);
   });

@@ -31,21 +31,26 @@ export interface GatewayWiring {
   opts: pulumi.CustomResourceOptions;
 }
 
+/** A deployment's entry in the gateway file, as declared: its model name and its nodes' endpoints. */
+export function gatewayModelOf(site: Site, b: DeploymentBundle): GatewayModel {
+  return {
+    deployment: b.deployment,
+    model: modelOf(site, b),
+    status: "serving",
+    endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
+      node: n.node,
+      url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+      // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+      reachable: n.api.host === n.ip || !isLoopback(n.api.host) || site.gateway?.node === n.node,
+    }])),
+  };
+}
+
 export function gatewayResource(w: GatewayWiring): GatewayFragment | undefined {
   const gw = w.site.gateway;
   if (gw === undefined) return undefined;
   // As declared (the plan, known before any engine is served); the file takes each served model and status.
-  const models: GatewayModel[] = w.bundles.map((b) => ({
-    deployment: b.deployment,
-    model: modelOf(w.site, b),
-    status: "serving",
-    endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
-      node: n.node,
-      url: w.site.nodes[n.node]?.gatewayUrl ?? n.api.url,
-      // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
-      reachable: n.api.host === n.ip || !isLoopback(n.api.host) || gw.node === n.node,
-    }])),
-  }));
+  const models: GatewayModel[] = w.bundles.map((b) => gatewayModelOf(w.site, b));
   const outcomes = all([...w.outcomes]);
   const current = outcomes.apply((outs) => models.map((m, i) => ({
     ...m,

@@ -86,7 +86,8 @@ function rollPlace(news: Props): string {
   if (r === undefined) return "";
   const place = { index: r.index, of: r.of, model: r.model };
   if (r.roll === "all") return t("serve.rollAll", place);
-  return r.after === undefined ? t("serve.rollFirst", place) : t("serve.rollAfter", { ...place, after: r.after });
+  if (r.after !== undefined) return t("serve.rollAfter", { ...place, after: r.after });
+  return r.surge === undefined ? t("serve.rollFirst", place) : t("serve.rollFirstAfterSurge", { ...place, surge: r.surge });
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -167,6 +168,14 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
   if (olds?.outcome !== undefined && settingsOnly) return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
   const held = await holdForRoll(olds, news, log);
+  // Its requests in flight finish before it stops (bounded by sm121:drainS).
+  const drain = news.replica?.drain;
+  if (drain !== undefined && d.restart.length > 0 && olds?.outcome?.status === "serving") {
+    const { drainEngine } = await import("../serve/drain");
+    await drainEngine(olds.bundle ?? b, authOf(news.connection), drain, log).catch((err: unknown) => {
+      log(`warning: could not read ${b.deployment}'s requests in flight: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
   try {
     // A failed or drifted deployment, a hung engine, or a rotated secret restarts even when its
     // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
@@ -250,7 +259,9 @@ function rollStopped(news: Props, message: string): string {
   if (r === undefined || r.roll !== "one") return message;
   const rest = r.of - r.index;
   const after = rest === 1 ? "the 1 replica after it keeps" : `the ${rest} replicas after it keep`;
-  const others = rest === 0 ? "" : `; ${after} the old recipe`;
+  const surge = r.surge === undefined ? "" : `; the surge ${r.surge} keeps serving the new recipe on its spare ` +
+    "until an up completes the roll";
+  const others = `${rest === 0 ? "" : `; ${after} the old recipe`}${surge}`;
   const which = `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model})`;
   return `${which} failed: the roll stops here${others}\n${message}`;
 }

@@ -208,3 +208,44 @@ export async function releaseInGateway(h: Held): Promise<void> {
   const restartNote = `${h.deployment} answers again: its endpoints are enabled`;
   await write(h.place, { text: h.before, warnings: [], restartNote }, [sha(h.written)]);
 }
+
+/** A surge's entries in the file (render/surge): the file before, and as written with them. */
+export interface SurgeFile {
+  before: string;
+  written: string;
+}
+
+/** The surge answers: its endpoints added to the file beside the replicas'. undefined: no file yet. */
+export async function surgeInGateway(
+  g: GatewaySettings,
+  connection: ConnectionSettings,
+  model: GatewayModel,
+  apiKey: boolean,
+): Promise<SurgeFile | undefined> {
+  const place: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
+  const before = await current(place);
+  if (before === "") return undefined;
+  const { addEndpoints } = await import("../render/gatewaySurge");
+  const written = addEndpoints(g.format, before, model, { apiKey });
+  const restartNote = `${model.deployment} serves ${model.model} on the spare during the roll`;
+  await write(place, { text: written, warnings: [], restartNote }, [sha(before)]);
+  return { before, written };
+}
+
+/**
+ * The roll is over: the file as it was before the surge, when nothing else wrote it since;
+ * otherwise the surge's endpoints disabled in it as it is.
+ */
+export async function endSurgeInGateway(
+  g: GatewaySettings,
+  connection: ConnectionSettings,
+  f: SurgeFile,
+  deployment: string,
+  nodes: readonly string[],
+): Promise<void> {
+  const place: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
+  const now = await current(place);
+  if (sha(now) !== sha(f.written)) return disableInGateway(g, connection, deployment, nodes);
+  const restartNote = `${deployment} leaves the spare: the roll is over`;
+  await write(place, { text: f.before, warnings: [], restartNote }, [sha(f.written)]);
+}

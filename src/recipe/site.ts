@@ -10,6 +10,7 @@ import { nodeFabricSchema, siteFabricSchema } from "./fabric";
 import { msg, type Msg } from "../text/messages";
 import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
+import { spareOf } from "./spare";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
 import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode } from "./types";
 
@@ -94,6 +95,9 @@ function siteSchema() {
       .min(1, { error: zodMsg(msg("spec.site.noReplicas"), msg("spec.writeEg", { example: "replicas: [[spark1], [spark2]]" })) })
       .optional(),
     roll: z.enum(["one", "all"]).optional(),
+    // A node group kept free for the replicas: a roll starts the new recipe there first (a surge).
+    spare: z.array(ident(msg("spec.what.nodeName")))
+      .min(1, { error: zodMsg(msg("spec.site.emptySpare"), msg("spec.writeEg", { example: "spare: [spark5]" })) }).optional(),
     overlay: relative("overlay", msg("spec.what.projectDir"), "overlays/qwen38/mtp-r3").optional(),
     overlayWins: flag().default(false),
   }).superRefine((d, ctx) => {
@@ -140,6 +144,7 @@ function siteSchema() {
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
     lockWaitS: int().pipe(z.int().min(0).max(3600)).default(60),
+    drainS: int().pipe(z.int().min(0).max(3600)).default(30),
     keepBackups: int().pipe(z.int().min(1).max(100)).default(3),
     hooks: z.enum(["engine", "pulumi-command"]).default("engine"),
     modelCache: z.enum(["off", "keep", "remove"]).default("off"),
@@ -228,8 +233,9 @@ export function siteFrom(source: SiteSource, stack: string): Site {
       };
     });
   });
+  const spares = s.deployments.flatMap((d, i) => spareOf(d, i, nodes, err));
   const seen = new Map<string, number>();
-  for (const d of deployments) {
+  for (const d of [...deployments, ...spares.map((x) => x.deployment)]) {
     const i = Number(d.at.entry[1]);
     const prev = seen.get(d.name);
     const used = msg("spec.site.nameTaken", { name: d.name, index: prev ?? 0 });
@@ -246,7 +252,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     file, locate, stack, nodes, deployments,
     minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
     recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
-    keepBackups: s.keepBackups,
+    keepBackups: s.keepBackups, drainS: s.drainS, spares,
     modelCache: s.modelCache, imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
     liveness: { timeoutS: s.liveness.timeout, maxRestarts: s.liveness.maxRestarts, windowS: s.liveness.windowS },

@@ -2,6 +2,7 @@
 import type { NodeFabric, SiteFabric } from "./fabric";
 import type { FieldPath, Place, Position } from "./locate";
 import type { Msg } from "../text/messages";
+import type { Spare } from "./spare";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -166,6 +167,10 @@ export interface Site {
   preflight: boolean;
   /** Seconds an operation waits for a node another operation holds. */
   lockWaitS: number;
+  /** Seconds a replica of a roll waits for its requests in flight before it stops (0: no wait). */
+  drainS: number;
+  /** The spare groups of replicas: entries (recipe/spare). */
+  spares: Spare[];
   /** Backups of a file sm121 replaces (a script recipe's .env), kept per file; at least 1. */
   keepBackups: number;
   /**

@@ -6,7 +6,19 @@
  * cannot mix versions).
  */
 import type { RollMode, Site } from "../recipe/types";
+import { driverFor } from "../engines";
 import type { DeploymentBundle } from "./types";
+
+/**
+ * How a replica of a roll waits for the requests it is answering once the gateway sends it no
+ * more: the engine's gauge of running requests on its /metrics, read until it is 0 or `boundS`
+ * has passed.
+ */
+export interface Drain {
+  path: string;
+  running: string;
+  boundS: number;
+}
 
 export interface ReplicaSet {
   /** The model name its replicas serve. */
@@ -16,6 +28,8 @@ export interface ReplicaSet {
   roll: RollMode;
   /** Why it restarts them all at once (the site entry or the run), when it does. */
   allBecause?: string;
+  /** The deployment a surge starts on the spare group first, when it does (render/surge). */
+  surge?: string;
 }
 
 /** What the engine of one replica knows of its set: its place in the roll. */
@@ -27,6 +41,10 @@ export interface ReplicaPlace {
   roll: RollMode;
   /** The replica restarted before it (one at a time), whose first token it waits for. */
   after?: string;
+  /** The surge that serves on the spare group during the roll (render/surge). */
+  surge?: string;
+  /** How it waits for its requests in flight before it stops; none: the engine exports no gauge of them. */
+  drain?: Drain;
 }
 
 /**
@@ -58,14 +76,33 @@ export function replicaSets(site: Site, bundles: readonly DeploymentBundle[], ru
   return sets;
 }
 
-/** Each replica's place in its set's roll, by deployment. */
-export function replicaPlaces(sets: readonly ReplicaSet[]): Map<string, ReplicaPlace> {
+/** How a deployment's engine drains (its driver's gauge of running requests), for `boundS` at most. */
+export function drainOf(b: DeploymentBundle, boundS: number): Drain | undefined {
+  const m = driverFor(b.engine).metrics;
+  const running = m?.series.running;
+  if (m === undefined || running === undefined || boundS <= 0) return undefined;
+  return { path: m.path, running, boundS };
+}
+
+/** Each replica's place in its set's roll, by deployment; `drainS`: sm121:drainS. */
+export function replicaPlaces(
+  sets: readonly ReplicaSet[],
+  bundles: readonly DeploymentBundle[],
+  drainS: number,
+): Map<string, ReplicaPlace> {
   const places = new Map<string, ReplicaPlace>();
   for (const s of sets) {
     s.members.forEach((d, i) => {
       const after = s.roll === "one" ? s.members[i - 1] : undefined;
+      const b = bundles.find((x) => x.deployment === d);
+      const drain = b === undefined ? undefined : drainOf(b, drainS);
       const place = { model: s.model, index: i + 1, of: s.members.length, roll: s.roll };
-      places.set(d, { ...place, ...(after !== undefined && { after }) });
+      places.set(d, {
+        ...place,
+        ...(after !== undefined && { after }),
+        ...(s.surge !== undefined && { surge: s.surge }),
+        ...(drain !== undefined && { drain }),
+      });
     });
   }
   return places;

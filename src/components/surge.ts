@@ -1,0 +1,130 @@
+/**
+ * The surges of a run (render/surge): for each set of replicas whose entry declares a spare group,
+ * what the plan-time look saw there decides whether the new recipe starts on the spare first, and
+ * two Surge resources wrap the set's roll (providers/surge): `start` before its first replica,
+ * `end` after its last.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { ProviderResource, Resource } from "@pulumi/pulumi/resource";
+import type { Spare } from "../recipe/spare";
+import type { Recipe, Site } from "../recipe/types";
+import { fitOf } from "../render/memfit";
+import { drainOf, type ReplicaSet } from "../render/replicas";
+import { surgeVerdict, surgeWords, type SurgeVerdict } from "../render/surge";
+import type { DeploymentBundle } from "../render/types";
+import type { SiteObservation } from "../serve/observe";
+import type { Owner } from "../serve/owner";
+import type { ConnectionSettings, GatewaySettings } from "../providers/engineDeployment";
+import { Surge } from "../providers/surge";
+import { gatewayModelOf } from "./gateway";
+
+/** A set with a spare group, and what the plan decided for it. */
+export interface SurgePlan {
+  set: ReplicaSet;
+  spare: Spare;
+  bundle: DeploymentBundle;
+  verdict: SurgeVerdict;
+  /** The plan's line. */
+  words: string;
+}
+
+/** The spare group of a set: the one its replicas: entry declares. */
+function spareOfSet(site: Site, set: ReplicaSet): Spare | undefined {
+  const entries = new Set(site.deployments.filter((d) => set.members.includes(d.name)).map((d) => d.replicaOf));
+  return site.spares.find((s) => entries.has(s.of));
+}
+
+/** What each set with a spare does in this run, from what the look saw on the spare's nodes. */
+export function surgePlans(
+  site: Site,
+  sets: readonly ReplicaSet[],
+  bundles: readonly DeploymentBundle[],
+  surgeBundles: readonly DeploymentBundle[],
+  recipes: ReadonlyMap<string, Recipe>,
+  seen: SiteObservation,
+): SurgePlan[] {
+  return sets.flatMap((set) => {
+    const spare = spareOfSet(site, set);
+    const bundle = surgeBundles.find((b) => b.deployment === spare?.deployment.name);
+    if (spare === undefined || bundle === undefined) return [];
+    const name = bundle.deployment;
+    const declared = bundles.flatMap((b) => b.nodes.filter((n) => spare.nodes.includes(n.node))
+      .map((n) => `${n.node} serves ${b.deployment} (the site puts it there)`));
+    const running = spare.nodes.flatMap((n) => (seen.holders[n] ?? [])
+      .filter((h) => h.held && h.deployment !== name && !bundles.some((b) => b.deployment === h.deployment))
+      .map((h) => `${n} runs ${h.deployment}`));
+    const verdict = surgeVerdict(set, {
+      spare,
+      bundle,
+      protectedNodes: spare.nodes.filter((n) => site.nodes[n]?.protected === true),
+      busy: [...declared, ...running],
+      unreachable: seen.unknown[name] ?? [],
+      fatal: seen.preflight[name]?.fatal ?? [],
+      fit: fitOf(bundle, recipes.get(bundle.recipe), seen.models),
+    });
+    return [{ set, spare, bundle, verdict, words: surgeWords(set, spare, verdict) }];
+  });
+}
+
+export interface SurgeWiring {
+  site: Site;
+  plan: SurgePlan;
+  bundles: readonly DeploymentBundle[];
+  secrets: Record<string, pulumi.Output<string>>;
+  connection: pulumi.Input<ConnectionSettings>;
+  gateway?: GatewaySettings;
+  apiKey: boolean;
+  owner: Owner;
+  provider: ProviderResource;
+}
+
+/** The set's bundle identities, by deployment: what `start` and `end` compare between ups. */
+function identities(set: ReplicaSet, bundles: readonly DeploymentBundle[]): Record<string, string> {
+  return Object.fromEntries(set.members.map((d) => [d, bundles.find((b) => b.deployment === d)?.identity ?? ""]));
+}
+
+/** The `start` resource of a set's surge; the replicas come after it. */
+export function surgeStart(w: SurgeWiring): Surge {
+  const { plan } = w;
+  const drain = drainOf(plan.bundle, w.site.drainS);
+  return new Surge(`${plan.bundle.deployment}-start`, {
+    phase: "start",
+    bundle: plan.bundle,
+    go: plan.verdict.go,
+    why: plan.verdict.go ? "" : plan.verdict.why,
+    set: identities(plan.set, w.bundles),
+    secrets: w.secrets,
+    connection: w.connection,
+    run: {
+      ...(w.gateway !== undefined && { gateway: w.gateway }),
+      model: gatewayModelOf(w.site, plan.bundle),
+      apiKey: w.apiKey,
+      owner: w.owner,
+      keepBackups: w.site.keepBackups,
+      ...(drain !== undefined && { drain }),
+    },
+  }, { provider: w.provider });
+}
+
+/** The `end` resource of a set's surge: after every replica (`after`), with what `start` did. */
+export function surgeEnd(w: SurgeWiring, start: Surge, after: Resource[]): Surge {
+  const { plan } = w;
+  const drain = drainOf(plan.bundle, w.site.drainS);
+  return new Surge(`${plan.bundle.deployment}-end`, {
+    phase: "end",
+    bundle: plan.bundle,
+    go: plan.verdict.go,
+    why: plan.verdict.go ? "" : plan.verdict.why,
+    set: identities(plan.set, w.bundles),
+    secrets: w.secrets,
+    connection: w.connection,
+    run: {
+      ...(w.gateway !== undefined && { gateway: w.gateway }),
+      model: gatewayModelOf(w.site, plan.bundle),
+      apiKey: w.apiKey,
+      owner: w.owner,
+      ...(drain !== undefined && { drain }),
+    },
+    start: start.started.apply((s) => s ?? { started: false }),
+  }, { provider: w.provider, dependsOn: after });
+}

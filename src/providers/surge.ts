@@ -1,0 +1,100 @@
+/**
+ * Surge: the two ends of a roll onto a spare group (render/surge), one resource each, around the
+ * replicas of the set: `start` comes before the first replica (each replica's engine depends on
+ * the one before it, the first on this), `end` after the last (it depends on them all).
+ *
+ * - diff:   pure: a change when the set's bundle identities changed since the last up (the change
+ *           that rolls the set); nothing else.
+ * - create: records the set (a first up serves nothing yet: nothing to surge for).
+ * - update: `start`, when the plan said the surge goes: serves the new recipe on the spare (the
+ *           up's own serve: preflight, gate, start, readiness by first token), then adds its
+ *           endpoints to the gateway file. A surge that fails is stopped again and the set rolls
+ *           one at a time: the up goes on. `end`, when `start` served it in this run: takes its
+ *           endpoints out of the gateway file, drains it, and stops it; the spare is free again.
+ * - delete, read: nothing on the nodes (the surge runs only during an up).
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { GatewayModel } from "../render/gateway";
+import type { Drain } from "../render/replicas";
+import type { DeploymentBundle } from "../render/types";
+import type { Owner } from "../serve/owner";
+import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { SurgeFile } from "./gatewayImpl";
+import { pack } from "./packed";
+import { ShimResource } from "./shim";
+
+export type SurgePhase = "start" | "end";
+
+/** What `start` did in this up, for `end`. */
+export interface SurgeStarted {
+  started: boolean;
+  /** The gateway file before and with the surge's endpoints. */
+  file?: SurgeFile;
+}
+
+/** What the provider needs besides the shown properties. */
+export interface SurgeRun {
+  gateway?: GatewaySettings;
+  /** The surge's entry in the gateway file. */
+  model: GatewayModel;
+  apiKey: boolean;
+  owner?: Owner;
+  keepBackups?: number;
+  drain?: Drain;
+}
+
+/** The stored and shown form. */
+export interface SurgeWire {
+  phase: SurgePhase;
+  deployment: string;
+  nodes: string[];
+  /** Whether the plan lets it surge, and why not. */
+  go: boolean;
+  why: string;
+  /** The set's bundle identities, by deployment: a change of them rolls the set. */
+  set: Record<string, string>;
+  secrets: Record<string, string>;
+  connection: ConnectionSettings;
+  __bundle: string;
+  __run: SurgeRun;
+  /** `end` only: what `start` did in this up. */
+  start?: SurgeStarted;
+  /** `start` only, an output: what it did. */
+  started?: SurgeStarted;
+}
+
+export interface SurgeInputs {
+  phase: SurgePhase;
+  bundle: DeploymentBundle;
+  go: boolean;
+  why: string;
+  set: Record<string, string>;
+  secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  connection: pulumi.Input<ConnectionSettings>;
+  run: SurgeRun;
+  start?: pulumi.Input<SurgeStarted>;
+}
+
+export class Surge extends ShimResource {
+  declare readonly started: pulumi.Output<SurgeStarted | undefined>;
+
+  constructor(name: string, args: SurgeInputs, opts?: pulumi.CustomResourceOptions) {
+    const props: Omit<{ [K in keyof SurgeWire]: pulumi.Input<SurgeWire[K]> | undefined }, "secrets"> &
+      Pick<SurgeInputs, "secrets"> = {
+      phase: args.phase,
+      deployment: args.bundle.deployment,
+      nodes: args.bundle.nodes.map((n) => n.node),
+      go: args.go,
+      why: args.why,
+      set: args.set,
+      secrets: args.secrets,
+      connection: args.connection,
+      __bundle: pack(args.bundle),
+      __run: args.run,
+      start: args.start,
+      started: undefined,
+    };
+    const secret = ["connection", "secrets", "started", "start"];
+    super("surgeImpl", "Surge", name, props, { ...opts, additionalSecretOutputs: secret });
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * A surge's entry in a gateway file as it is on disk (render/surge): added beside the replicas'
+ * when the surge answers, so that a gateway that reads its file again (llama-swap with
+ * -watch-config) routes to it while a replica restarts; every other entry, and the comments, stay
+ * as they are.
+ */
+import { isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
+import type { GatewayFormat } from "../recipe/types";
+import { gatewayFile, type GatewayModel, type GatewayOptions } from "./gateway";
+
+/** `text` with the endpoints of `model` added, each format its own way; `text` when it has no list to add to. */
+export function addEndpoints(format: GatewayFormat, text: string, model: GatewayModel, opts: GatewayOptions): string {
+  const entry = gatewayFile(format, [model], opts).text;
+  if (format === "sm121") {
+    const doc = JSON.parse(text) as { models?: unknown[] };
+    const add = JSON.parse(entry) as { models: unknown[] };
+    doc.models = [...(doc.models ?? []), ...add.models];
+    return `${JSON.stringify(doc, null, 2)}\n`;
+  }
+  const doc = parseDocument(text);
+  const add = parseDocument(entry);
+  const key = format === "litellm" ? "model_list" : "peers";
+  const into = doc.get(key, true);
+  const from = add.get(key, true);
+  if (format === "litellm") {
+    if (!isSeq(into) || !isSeq(from)) return text;
+    (into as YAMLSeq).items.push(...(from as YAMLSeq).items);
+  } else {
+    if (!isMap(into) || !isMap(from)) return text;
+    (into as YAMLMap).items.push(...(from as YAMLMap).items);
+  }
+  return doc.toString();
+}

@@ -1,0 +1,71 @@
+/**
+ * The drain of a replica before it stops in a roll: its gateway entries are disabled already, so
+ * the requests it still runs are the last it gets from a gateway that reads its file again. They
+ * finish before the stop (vLLM and SGLang abort whatever runs when they stop), bounded by
+ * sm121:drainS: the engine's gauge of running requests (its driver's, render/replicas drainOf),
+ * read on the API node over one connection until it is 0.
+ */
+import { quote } from "../text/shell";
+import { withHosts, type SshAuth } from "../remote";
+import type { Drain } from "../render/replicas";
+import type { DeploymentBundle } from "../render/types";
+
+/** One read of the gauge: `@sm121 {"inflight":N}`, or null when /metrics or the series is not there. */
+export function inflightScript(url: string, series: string): string {
+  return [
+    `out=$(curl -sf --max-time 3 ${quote(url)} 2>/dev/null) || { printf '@sm121 {"inflight":null}\\n'; exit 0; }`,
+    `printf '%s\\n' "$out" | awk -v re=${quote(`^${series}[{ ]`)} \\`,
+    `  '$0 ~ re { n++; s += $NF } END { if (n == 0) print "@sm121 {\\"inflight\\":null}"; ` +
+      `else printf "@sm121 {\\"inflight\\":%.0f}\\n", s }'`,
+  ].join("\n");
+}
+
+/** The count a read printed; undefined when the engine exports none. */
+export function inflightOf(records: ReadonlyArray<Record<string, unknown>>): number | undefined {
+  const r = records.find((x) => "inflight" in x);
+  const n = r?.["inflight"];
+  return typeof n === "number" ? n : undefined;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until the engine of `b` runs no request, or `d.boundS` has passed; says what it waits for.
+ * Returns how many still ran when it stopped waiting (0: drained; undefined: nothing to read).
+ */
+export async function drainEngine(
+  b: DeploymentBundle,
+  auth: SshAuth,
+  d: Drain,
+  log: (m: string) => void,
+): Promise<number | undefined> {
+  const nb = b.nodes.find((n) => n.api !== undefined);
+  if (nb?.api === undefined) return undefined;
+  const url = `http://${nb.api.host}:${nb.api.port}${d.path}`;
+  const script = inflightScript(url, d.running);
+  return withHosts([nb], auth, async (hosts) => {
+    const host = hosts.get(nb.node);
+    if (host === undefined) return undefined;
+    const t0 = Date.now();
+    let said = -1;
+    for (;;) {
+      const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records);
+      const waited = Math.round((Date.now() - t0) / 1000);
+      if (n === undefined) {
+        log(`${b.deployment}: ${url} does not answer with ${d.running}; stops without waiting for its requests`);
+        return undefined;
+      }
+      if (n === 0) {
+        if (said >= 0) log(`${b.deployment}: drained after ${waited} s: no request in flight`);
+        return 0;
+      }
+      if (Date.now() - t0 >= d.boundS * 1000) {
+        log(`${b.deployment}: ${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
+        return n;
+      }
+      if (n !== said) log(`${b.deployment}: waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
+      said = n;
+      await pause(500);
+    }
+  });
+}
