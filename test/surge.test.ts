@@ -1,0 +1,129 @@
+/**
+ * Surges (issue 31): the site's `spare:` (checked at its line, with the fix), the plan's decision
+ * from what the look saw on the spare (busy, protected, unreachable, the memory fit), its words,
+ * the surge's entry added to each gateway format as it is on disk, and the drain's reading of an
+ * engine's gauge of running requests.
+ */
+import { join } from "node:path";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { loadRecipes } from "../src/recipe/recipe";
+import { parseSite } from "../src/recipe/site";
+import { renderSite } from "../src/render/deployment";
+import { gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { addEndpoints } from "../src/render/gatewaySurge";
+import { fitOf } from "../src/render/memfit";
+import { replicaSets } from "../src/render/replicas";
+import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
+import { inflightOf } from "../src/serve/drain";
+import { errorsOf } from "./helpers/spec";
+
+const ROOT = join(__dirname, "..");
+const F = "Pulumi.s.yaml";
+/** Four local nodes on lines 3-6 (d protected); the deployments start on line 8. */
+const NODES = [
+  "config:",
+  "  sm121:nodes:",
+  "    a: { host: local, ip: 203.0.113.1 }",
+  "    b: { host: local, ip: 203.0.113.2 }",
+  "    c: { host: local, ip: 203.0.113.3 }",
+  "    d: { host: local, ip: 203.0.113.4, protected: true }",
+  "  sm121:deployments:",
+  "",
+].join("\n");
+const site = (deployments: string) => parseSite(F, "s", NODES + deployments);
+const bad = (deployments: string) => errorsOf(() => site(deployments));
+const recipes = loadRecipes(join(ROOT, "recipes"), "recipes");
+
+describe("the site's spare:", () => {
+  it("declares the surge's deployment on the spare's nodes, named <entry>-spare", () => {
+    const s = site("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c] }\n");
+    expect(s.spares.map((x) => [x.of, x.nodes, x.deployment.name, x.deployment.nodes])).toEqual([["q8", ["c"], "q8-spare", ["c"]]]);
+    expect(s.deployments.map((d) => d.name)).toEqual(["q8-1", "q8-2"]);
+    expect(s.drainS).toBe(30);
+  });
+
+  it("refuses a spare node that a replica uses, at the node's place, with the fix", () => {
+    expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [b] }\n")).toEqual([
+      `${F}:8:72: sm121:deployments[0].spare[0]: node "b" is in replica 2 of q8 and in its spare group; ` +
+        "name a node that no replica of q8 uses: the spare starts the new recipe while every replica still serves",
+    ]);
+  });
+
+  it("refuses a spare without replicas:, an unknown node, and a group of another size", () => {
+    expect(bad("    - { name: q8, recipe: qwen3-8b-solo, nodes: [a], spare: [c] }\n")[0]).toContain(
+      "sm121:deployments[0].spare: spare: needs replicas: on the same entry");
+    expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [z] }\n")[0]).toContain(
+      'sm121:deployments[0].spare[0]: node "z" is not in sm121:nodes; add it to sm121:nodes or use one of a, b, c, d');
+    expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c, d] }\n")).toEqual([
+      `${F}:8:64: sm121:deployments[0].spare: the spare group has 2 node(s) and each replica of q8 1 node; ` +
+        "name 1 node in spare: the new recipe starts there as it does on a replica",
+    ]);
+  });
+});
+
+describe("the plan's surge", () => {
+  const s = site("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c] }\n");
+  const bundles = renderSite(s, recipes, { root: ROOT });
+  const [surge] = renderSite({ ...s, deployments: s.spares.map((x) => x.deployment) }, recipes, { root: ROOT });
+  const [set] = replicaSets(s, bundles, false);
+  const spare = s.spares[0];
+  if (surge === undefined || set === undefined || spare === undefined) throw new Error("no set, spare or surge");
+  const fits = fitOf(surge, recipes.get(surge.recipe), {});
+  const look = (o: Partial<SpareLook> = {}): SpareLook => ({
+    spare, bundle: surge, protectedNodes: [], busy: [], unreachable: [], fatal: [], fit: fits, ...o,
+  });
+
+  it("surges when the spare is free and the recipe fits there, and says so", () => {
+    const v = surgeVerdict(set, look());
+    expect(v).toEqual({ go: true });
+    expect(surgeWords(set, spare, v)).toBe("surges qwen3-8b onto c first: q8-spare starts the new recipe there and " +
+      "answers, then q8-1, then q8-2, each stopped only once the one before it answers; q8-spare stops once q8-2 " +
+      "answers; none of 2 down");
+  });
+
+  it("rolls one at a time when the spare is busy, protected, unreachable or too small, and says why", () => {
+    const said = (o: Partial<SpareLook>) => {
+      const v = surgeVerdict(set, look(o));
+      return v.go ? "go" : surgeWords(set, spare, v);
+    };
+    const roll = `rolls ${set.model}: q8-1, then q8-2; at most 1 of 2 down; no surge onto c: `;
+    expect(said({ busy: ["c runs other"] })).toBe(`${roll}c is busy: c runs other`);
+    expect(said({ protectedNodes: ["c"] })).toBe(`${roll}c is protected`);
+    expect(said({ unreachable: ["c: connection refused"] })).toBe(`${roll}the look could not reach it (c: connection refused)`);
+    const small = fitOf(surge, recipes.get(surge.recipe), { c: { memTotalBytes: 4 * 1024 ** 3, weightsBytes: 16e9 } });
+    expect(said({ fit: small })).toMatch(new RegExp(`^${roll.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}the new recipe does ` +
+      "not fit there: deployment q8-spare cannot fit in memory"));
+    expect(surgeVerdict({ ...set, roll: "all", allBecause: "SM121_ROLL=all" }, look())).toEqual({
+      go: false, why: "the set restarts all at once (SM121_ROLL=all)",
+    });
+  });
+});
+
+describe("the surge's entry in a gateway file as it is", () => {
+  const model = (deployment: string, node: string, port: number): GatewayModel => ({
+    deployment, model: "q", status: "serving", endpoints: [{ node, url: `http://203.0.113.9:${port}`, reachable: true }],
+  });
+  const replicas = [model("q-1", "a", 8001), model("q-2", "b", 8002)];
+  const surge = model("q-spare", "c", 8003);
+
+  it("adds it beside the replicas in each format, leaving the rest as it was", () => {
+    const lite = addEndpoints("litellm", gatewayFile("litellm", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings: unknown };
+    const l = parse(lite) as Lite;
+    expect(l.model_list.map((m) => m.model_info.id)).toEqual(["q-1-a", "q-2-b", "q-spare-c"]);
+    expect(l.router_settings).toBeDefined();
+    const swap = addEndpoints("llama-swap", gatewayFile("llama-swap", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    expect(Object.keys((parse(swap) as { peers: object }).peers)).toEqual(["q-1-a", "q-2-b", "q-spare-c"]);
+    const own = addEndpoints("sm121", gatewayFile("sm121", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    expect((JSON.parse(own) as { models: Array<{ deployment: string }> }).models.map((m) => m.deployment))
+      .toEqual(["q-1", "q-2", "q-spare"]);
+  });
+});
+
+describe("the drain's reading", () => {
+  it("takes the count the node printed, and none when the engine exports no gauge", () => {
+    expect(inflightOf([{ inflight: 3 }])).toBe(3);
+    expect(inflightOf([{ inflight: null }])).toBeUndefined();
+  });
+});
