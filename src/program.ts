@@ -250,7 +250,8 @@ function register(
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
   const words = (set: (typeof sets)[number]) => surges.find((p) => p.set === set)?.words ?? rollWords(set);
-  if (sets.length > 0) void log.info(sets.map(words).join("\n"));
+  const spareFits = surges.map((p) => fitLines(p.fit).join("\n"));
+  if (sets.length > 0) void log.info([...spareFits, ...sets.map(words)].join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack);
   const surgeWiring = (plan: SurgePlan) => ({
@@ -305,11 +306,14 @@ function register(
     const start = starts.get(b.deployment);
     made.set(b.deployment, make(b, [...before.map(([, r]) => r.engine), ...(start === undefined ? [] : [start])]));
   }
-  for (const p of surges) {
+  const ends = surges.flatMap((p) => {
     const start = starts.get(p.set.members[0] ?? "");
-    const engines = p.set.members.flatMap((d) => { const m = made.get(d); return m === undefined ? [] : [m.engine]; });
-    if (start !== undefined) surgeEnd(surgeWiring(p), start, engines);
-  }
+    const engines = p.set.members.flatMap((d) => {
+      const m = made.get(d);
+      return m === undefined ? [] : [m.engine];
+    });
+    return start === undefined ? [] : [surgeEnd(surgeWiring(p), start, engines)];
+  });
   const recipes = bundles.map((b) => made.get(b.deployment) as Deployment);
   const urns = recipes.map((r) => r.engine.urn);
 
@@ -322,7 +326,7 @@ function register(
     apiKey: apiKey !== undefined,
     lingering: seen.lingering,
     ...(gatewayFound !== undefined && { found: gatewayFound }),
-    opts: component.childOptions({ provider }),
+    opts: component.childOptions({ provider, dependsOn: ends }),
   });
   if (gateway !== undefined) urns.push(gateway.urn);
 

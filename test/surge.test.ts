@@ -38,7 +38,8 @@ const recipes = loadRecipes(join(ROOT, "recipes"), "recipes");
 describe("the site's spare:", () => {
   it("declares the surge's deployment on the spare's nodes, named <entry>-spare", () => {
     const s = site("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c] }\n");
-    expect(s.spares.map((x) => [x.of, x.nodes, x.deployment.name, x.deployment.nodes])).toEqual([["q8", ["c"], "q8-spare", ["c"]]]);
+    const spares = s.spares.map((x) => [x.of, x.nodes, x.deployment.name, x.deployment.nodes]);
+    expect(spares).toEqual([["q8", ["c"], "q8-spare", ["c"]]]);
     expect(s.deployments.map((d) => d.name)).toEqual(["q8-1", "q8-2"]);
     expect(s.drainS).toBe(30);
   });
@@ -90,10 +91,12 @@ describe("the plan's surge", () => {
     const roll = `rolls ${set.model}: q8-1, then q8-2; at most 1 of 2 down; no surge onto c: `;
     expect(said({ busy: ["c runs other"] })).toBe(`${roll}c is busy: c runs other`);
     expect(said({ protectedNodes: ["c"] })).toBe(`${roll}c is protected`);
-    expect(said({ unreachable: ["c: connection refused"] })).toBe(`${roll}the look could not reach it (c: connection refused)`);
+    const unreachable = said({ unreachable: ["c: connection refused"] });
+    expect(unreachable).toBe(`${roll}the look could not reach it (c: connection refused)`);
     const small = fitOf(surge, recipes.get(surge.recipe), { c: { memTotalBytes: 4 * 1024 ** 3, weightsBytes: 16e9 } });
-    expect(said({ fit: small })).toMatch(new RegExp(`^${roll.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}the new recipe does ` +
-      "not fit there: deployment q8-spare cannot fit in memory"));
+    const tooSmall = said({ fit: small });
+    expect(tooSmall.startsWith(`${roll}the new recipe does not fit there: deployment q8-spare cannot fit in memory`),
+      tooSmall).toBe(true);
     expect(surgeVerdict({ ...set, roll: "all", allBecause: "SM121_ROLL=all" }, look())).toEqual({
       go: false, why: "the set restarts all at once (SM121_ROLL=all)",
     });
@@ -102,20 +105,24 @@ describe("the plan's surge", () => {
 
 describe("the surge's entry in a gateway file as it is", () => {
   const model = (deployment: string, node: string, port: number): GatewayModel => ({
-    deployment, model: "q", status: "serving", endpoints: [{ node, url: `http://203.0.113.9:${port}`, reachable: true }],
+    deployment, model: "q", status: "serving",
+    endpoints: [{ node, url: `http://203.0.113.9:${port}`, reachable: true }],
   });
   const replicas = [model("q-1", "a", 8001), model("q-2", "b", 8002)];
   const surge = model("q-spare", "c", 8003);
 
   it("adds it beside the replicas in each format, leaving the rest as it was", () => {
-    const lite = addEndpoints("litellm", gatewayFile("litellm", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    const added = (format: "litellm" | "llama-swap" | "sm121") => {
+      return addEndpoints(format, gatewayFile(format, replicas, { apiKey: false }).text, surge, { apiKey: false });
+    };
+    const lite = added("litellm");
     type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings: unknown };
     const l = parse(lite) as Lite;
     expect(l.model_list.map((m) => m.model_info.id)).toEqual(["q-1-a", "q-2-b", "q-spare-c"]);
     expect(l.router_settings).toBeDefined();
-    const swap = addEndpoints("llama-swap", gatewayFile("llama-swap", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    const swap = added("llama-swap");
     expect(Object.keys((parse(swap) as { peers: object }).peers)).toEqual(["q-1-a", "q-2-b", "q-spare-c"]);
-    const own = addEndpoints("sm121", gatewayFile("sm121", replicas, { apiKey: false }).text, surge, { apiKey: false });
+    const own = added("sm121");
     expect((JSON.parse(own) as { models: Array<{ deployment: string }> }).models.map((m) => m.deployment))
       .toEqual(["q-1", "q-2", "q-spare"]);
   });

@@ -8,7 +8,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { ProviderResource, Resource } from "@pulumi/pulumi/resource";
 import type { Spare } from "../recipe/spare";
 import type { Recipe, Site } from "../recipe/types";
-import { fitOf } from "../render/memfit";
+import { fitOf, type Fit } from "../render/memfit";
 import { drainOf, type ReplicaSet } from "../render/replicas";
 import { surgeVerdict, surgeWords, type SurgeVerdict } from "../render/surge";
 import type { DeploymentBundle } from "../render/types";
@@ -24,6 +24,8 @@ export interface SurgePlan {
   spare: Spare;
   bundle: DeploymentBundle;
   verdict: SurgeVerdict;
+  /** The memory fit of the new recipe on the spare. */
+  fit: Fit;
   /** The plan's line. */
   words: string;
 }
@@ -53,6 +55,7 @@ export function surgePlans(
     const running = spare.nodes.flatMap((n) => (seen.holders[n] ?? [])
       .filter((h) => h.held && h.deployment !== name && !bundles.some((b) => b.deployment === h.deployment))
       .map((h) => `${n} runs ${h.deployment}`));
+    const fit = fitOf(bundle, recipes.get(bundle.recipe), seen.models);
     const verdict = surgeVerdict(set, {
       spare,
       bundle,
@@ -60,9 +63,9 @@ export function surgePlans(
       busy: [...declared, ...running],
       unreachable: seen.unknown[name] ?? [],
       fatal: seen.preflight[name]?.fatal ?? [],
-      fit: fitOf(bundle, recipes.get(bundle.recipe), seen.models),
+      fit,
     });
-    return [{ set, spare, bundle, verdict, words: surgeWords(set, spare, verdict) }];
+    return [{ set, spare, bundle, fit, verdict, words: surgeWords(set, spare, verdict) }];
   });
 }
 

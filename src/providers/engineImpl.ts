@@ -173,7 +173,8 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
   if (drain !== undefined && d.restart.length > 0 && olds?.outcome?.status === "serving") {
     const { drainEngine } = await import("../serve/drain");
     await drainEngine(olds.bundle ?? b, authOf(news.connection), drain, log).catch((err: unknown) => {
-      log(`warning: could not read ${b.deployment}'s requests in flight: ${err instanceof Error ? err.message : String(err)}`);
+      const why = err instanceof Error ? err.message : String(err);
+      log(`warning: could not read ${b.deployment}'s requests in flight: ${why}`);
     });
   }
   try {

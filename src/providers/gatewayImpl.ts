@@ -245,7 +245,15 @@ export async function endSurgeInGateway(
 ): Promise<void> {
   const place: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
   const now = await current(place);
-  if (sha(now) !== sha(f.written)) return disableInGateway(g, connection, deployment, nodes);
+  if (sha(now) !== sha(f.written)) {
+    // Written since by another (a replica's hold restores what it found): the surge's entries, if
+    // still there, disabled.
+    const off = disableEndpoints(g.format, now, nodes.map((node) => ({ deployment, node })), "ended");
+    if (off.text === now) return;
+    const note = `${deployment} leaves the spare: its endpoints are disabled; restart the gateway to apply`;
+    await write(place, { text: off.text, warnings: off.warnings, restartNote: note }, [sha(now)]);
+    return;
+  }
   const restartNote = `${deployment} leaves the spare: the roll is over`;
   await write(place, { text: f.before, warnings: [], restartNote }, [sha(f.written)]);
 }

@@ -8,9 +8,10 @@
  * - create: records the set (a first up serves nothing yet: nothing to surge for).
  * - update: `start`, when the plan said the surge goes: serves the new recipe on the spare (the
  *           up's own serve: preflight, gate, start, readiness by first token), then adds its
- *           endpoints to the gateway file. A surge that fails is stopped again and the set rolls
- *           one at a time: the up goes on. `end`, when `start` served it in this run: takes its
- *           endpoints out of the gateway file, drains it, and stops it; the spare is free again.
+ *           endpoints to the gateway file. A surge that fails is stopped again, and the up fails
+ *           there, before any replica stopped (the replicas depend on it). `end`, when `start`
+ *           served it in this run: takes its endpoints out of the gateway file, drains it, and
+ *           stops it; the spare is free again.
  * - delete, read: nothing on the nodes (the surge runs only during an up).
  */
 import type * as pulumi from "@pulumi/pulumi";
@@ -51,8 +52,8 @@ export interface SurgeWire {
   /** Whether the plan lets it surge, and why not. */
   go: boolean;
   why: string;
-  /** The set's bundle identities, by deployment: a change of them rolls the set. */
-  set: Record<string, string>;
+  /** The set's bundle identities, by deployment: a change rolls the set (not shown: the replicas' plans say it). */
+  __set: Record<string, string>;
   secrets: Record<string, string>;
   connection: ConnectionSettings;
   __bundle: string;
@@ -86,7 +87,7 @@ export class Surge extends ShimResource {
       nodes: args.bundle.nodes.map((n) => n.node),
       go: args.go,
       why: args.why,
-      set: args.set,
+      __set: args.set,
       secrets: args.secrets,
       connection: args.connection,
       __bundle: pack(args.bundle),

@@ -11,24 +11,27 @@ export async function check(_olds: Stored, news: SurgeWire): Promise<pulumi.dyna
   return { inputs: news };
 }
 
-const same = (a: Record<string, string> | undefined, b: Record<string, string>) => JSON.stringify(a) === JSON.stringify(b);
+const same = (a: Record<string, string> | undefined, b: Record<string, string>) => {
+  return JSON.stringify(a) === JSON.stringify(b);
+};
 
 export async function diff(_id: string, olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.DiffResult> {
-  const changes = !same("set" in olds ? olds.set : undefined, news.set);
-  if (changes && news.phase === "start") {
-    const log = providerLog(news.deployment);
-    log(news.go
-      ? `starts the new recipe on ${news.nodes.join(", ")} before any replica of the set stops`
-      : `no surge: ${news.why}`);
+  const changes = !same("__set" in olds ? olds.__set : undefined, news.__set);
+  // Without a surge the plan's line for the set says why already.
+  if (changes && news.phase === "start" && news.go) {
+    const nodes = news.nodes.join(", ");
+    providerLog(news.deployment)(`starts the new recipe on ${nodes} before any replica of the set stops`);
   }
   if (changes && news.phase === "end" && news.go) {
-    providerLog(news.deployment)(`stops on ${news.nodes.join(", ")} once every replica answers; the spare is free again`);
+    const nodes = news.nodes.join(", ");
+    providerLog(news.deployment)(`stops on ${nodes} once every replica answers; the spare is free again`);
   }
   return { changes };
 }
 
 export async function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
-  return { id: `${news.deployment}-${news.phase}`, outs: { ...news, ...(news.phase === "start" && { started: { started: false } }) } };
+  const started = news.phase === "start" ? { started: { started: false } } : {};
+  return { id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } };
 }
 
 export async function update(_id: string, _olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.UpdateResult> {
@@ -40,7 +43,7 @@ export async function update(_id: string, _olds: Stored, news: SurgeWire): Promi
 async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
   const log = providerLog(w.deployment);
   if (!w.go) {
-    log(`no surge: ${w.why}; the replicas roll one at a time`);
+    log(`no surge onto ${w.nodes.join(", ")} (the plan says why); the replicas roll one at a time`);
     return { started: false };
   }
   const b = unpack<DeploymentBundle>(w.__bundle);
@@ -58,16 +61,20 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
     if (r.gateway === undefined) return { started: true };
     const { surgeInGateway } = await import("./gatewayImpl");
     const file = await surgeInGateway(r.gateway, w.connection, r.model, r.apiKey);
-    log(`surge: ${w.deployment} answers on ${w.nodes.join(", ")}${file === undefined ? "" : " and is in the gateway file"}`);
+    const listed = file === undefined ? "" : " and is in the gateway file";
+    log(`surge: ${w.deployment} answers on ${w.nodes.join(", ")}${listed}`);
     return { started: true, ...(file !== undefined && { file }) };
   } catch (e) {
+    // The new recipe failed on the spare before any replica stopped: a canary. The roll does not
+    // go on to fail on a replica; the set keeps serving the old recipe, whole.
     const why = e instanceof Error ? e.message : String(e);
-    log(`warning: the surge on ${w.nodes.join(", ")} failed; the replicas roll one at a time:\n${why}`);
     const { stopDeployment } = await import("../serve/stop");
-    await stopDeployment(b, auth, log, w.secrets).catch((err: unknown) => {
-      log(`warning: could not stop ${w.deployment} after its failed start: ${err instanceof Error ? err.message : String(err)}`);
+    const left = await stopDeployment(b, auth, log, w.secrets).then(() => "", (err: unknown) => {
+      return `\n${w.deployment} could not be stopped again: ${err instanceof Error ? err.message : String(err)}`;
     });
-    return { started: false };
+    throw new Error(`the surge ${w.deployment} on ${w.nodes.join(", ")} failed: no replica of the set was stopped, ` +
+      "they all serve the old recipe. Fix the recipe and run `pulumi up` again (the surge goes first again), or " +
+      `remove spare: from the entry to roll without a surge.\n${why}${left}`, { cause: e });
   }
 }
 
@@ -84,7 +91,8 @@ async function end(w: SurgeWire): Promise<void> {
   if (r.drain !== undefined) {
     const { drainEngine } = await import("../serve/drain");
     await drainEngine(b, auth, r.drain, log).catch((err: unknown) => {
-      log(`warning: could not read ${w.deployment}'s requests in flight: ${err instanceof Error ? err.message : String(err)}`);
+      const why = err instanceof Error ? err.message : String(err);
+      log(`warning: could not read ${w.deployment}'s requests in flight: ${why}`);
     });
   }
   const { stopDeployment } = await import("../serve/stop");

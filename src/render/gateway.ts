@@ -22,6 +22,7 @@ export function statusWhy(status: string): string {
   if (status === "removed") return "the deployment was removed from the site; sm121 stops it";
   if (status === "destroyed") return "the stack was destroyed";
   if (status === "restarting") return "the replica is restarting in a roll; sm121 enables it again when it answers";
+  if (status === "ended") return "the surge of a roll ended; the spare is free again";
   return `the deployment is ${status}`;
 }
 
@@ -97,7 +98,7 @@ export function disableEndpoints(
   format: GatewayFormat,
   text: string,
   which: EndpointSet,
-  status: "failed" | "destroyed" | "restarting",
+  status: "failed" | "destroyed" | "restarting" | "ended",
 ): { text: string; warnings: string[] } {
   const why = statusWhy(status);
   const nodeOf = new Map(which === "all" ? [] : which.map((e) => [peerId(e.deployment, e.node), e.node]));

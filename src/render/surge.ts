@@ -34,14 +34,15 @@ export type SurgeVerdict = { go: true } | { go: false; why: string };
 export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
   const nodes = look.spare.nodes.join(", ");
   if (set.roll === "all") return { go: false, why: `the set restarts all at once (${set.allBecause ?? "roll: all"})` };
-  if (look.unreachable.length > 0) return { go: false, why: `the look could not reach it (${look.unreachable.join("; ")})` };
+  const no = (why: string): SurgeVerdict => ({ go: false, why });
+  if (look.unreachable.length > 0) return no(`the look could not reach it (${look.unreachable.join("; ")})`);
   if (look.protectedNodes.length > 0) {
-    return { go: false, why: `${look.protectedNodes.join(", ")} ${look.protectedNodes.length === 1 ? "is" : "are"} protected` };
+    return no(`${look.protectedNodes.join(", ")} ${look.protectedNodes.length === 1 ? "is" : "are"} protected`);
   }
-  if (look.busy.length > 0) return { go: false, why: `${nodes} is busy: ${look.busy.join("; ")}` };
-  if (look.fatal.length > 0) return { go: false, why: `the engine would refuse to start there: ${look.fatal.join("; ")}` };
+  if (look.busy.length > 0) return no(`${nodes} is busy: ${look.busy.join("; ")}`);
+  if (look.fatal.length > 0) return no(`the engine would refuse to start there: ${look.fatal.join("; ")}`);
   const refused = fitRefusal(look.fit, look.bundle.recipeFile);
-  if (refused !== undefined) return { go: false, why: `the new recipe does not fit there: ${refused}` };
+  if (refused !== undefined) return no(`the new recipe does not fit there: ${refused}`);
   return { go: true };
 }
 

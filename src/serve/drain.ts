@@ -63,7 +63,8 @@ export async function drainEngine(
         log(`${b.deployment}: ${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
         return n;
       }
-      if (n !== said) log(`${b.deployment}: waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
+      const waits = `waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`;
+      if (n !== said) log(`${b.deployment}: ${waits}`);
       said = n;
       await pause(500);
     }

@@ -43,14 +43,19 @@ function events(n: SimNode, since: number): EngineEvent[] {
   })();
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as EngineEvent).filter((x) => x.at >= since);
 }
-const at = (n: SimNode, since: number, what: EngineEvent["event"]) => events(n, since).filter((x) => x.event === what).map((x) => x.at);
+const at = (n: SimNode, since: number, what: EngineEvent["event"]) => {
+  return events(n, since).filter((x) => x.event === what).map((x) => x.at);
+};
 
 /** A streamed chat straight at an engine: its text, whole or as far as it came. */
 async function stream(n: SimNode, tokens: number): Promise<{ text: string; error?: string }> {
   const res = await fetch(`http://${n.ip}:30000/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: ROLL_MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: tokens, stream: true, ignore_eos: true }),
+    body: JSON.stringify({
+      model: ROLL_MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: tokens,
+      stream: true, ignore_eos: true,
+    }),
   });
   let text = "";
   try {
@@ -80,7 +85,7 @@ describe.sequential("a surge onto a spare group", () => {
     gwFile = join(e.dir, "..", "gw", "litellm.yaml");
     e.reconfigure([
       `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
-      "  sm121:drainS: 120",
+      "  sm121:drainS: 60",
       "  sm121:deployments:",
       "    - { name: roll, recipe: roll, replicas: [[r1], [r2]], spare: [s1] }",
     ].join("\n"));
@@ -105,7 +110,7 @@ describe.sequential("a surge onto a spare group", () => {
 
   it("starts the new recipe on the spare first; a stream on the first replica finishes before it stops", async () => {
     const since = Date.now();
-    const long = stream(r1, 400);
+    const long = stream(r1, 200);
     const up = await e.up();
     const s = await long;
     expect(up.code, up.all).toBe(0);
@@ -131,6 +136,7 @@ describe.sequential("a surge onto a spare group", () => {
     // The spare is free again, and the gateway file lists the replicas as before.
     expect(up.all).toContain("roll-spare stopped, s1 is free again");
     expect(ids()).toEqual(["roll-1-r1", "roll-2-r2"]);
+    expect(readFileSync(gwFile, "utf8")).not.toContain("roll-spare");
   }, 400_000);
 
   it("rolls one at a time when the new recipe does not fit on the spare, and says why", async () => {
@@ -144,5 +150,20 @@ describe.sequential("a surge onto a spare group", () => {
     expect(at(s1, since, "serving")).toEqual([]);
     expect(downTimes([r1, r2], since).map((d) => d.node)).toEqual(["r1", "r2"]);
     expect(overlapping(downTimes([r1, r2], since))).toBe(false);
+  }, 400_000);
+
+  it("stops the up at a surge that fails on the spare, before any replica stops", async () => {
+    writeFileSync(join(s1.root, "etc", "memory.json"), JSON.stringify({ memTotalKiB: 127601452 }));
+    setEngineBehaviour(s1, { mode: "exit-now" });
+    writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(64));
+    const since = Date.now();
+    const up = await e.up();
+    console.log(`SURGE-FAILED\n${up.all}`);
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain("the surge roll-spare on s1 failed: no replica of the set was stopped, " +
+      "they all serve the old recipe");
+    expect(at(r1, since, "stopped")).toEqual([]);
+    expect(at(r2, since, "stopped")).toEqual([]);
+    setEngineBehaviour(s1, { startDelayS: 2, tokensPerSecond: 10 });
   }, 400_000);
 });
