@@ -16,6 +16,8 @@ import { fitOf } from "../src/render/memfit";
 import { replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
+import { create, diff } from "../src/providers/surgeImpl";
+import type { SurgeWire } from "../src/providers/surge";
 import { errorsOf } from "./helpers/spec";
 
 const ROOT = join(__dirname, "..");
@@ -132,5 +134,26 @@ describe("the drain's reading", () => {
   it("takes the count the node printed, and none when the engine exports no gauge", () => {
     expect(inflightOf([{ inflight: 3 }])).toBe(3);
     expect(inflightOf([{ inflight: null }])).toBeUndefined();
+  });
+});
+
+describe("the Surge resource's diff", () => {
+  const wire = (set: Record<string, string>, go = true): SurgeWire => ({
+    phase: "start", deployment: "q8-spare", nodes: ["c"], go, why: go ? "" : "c is protected", __set: set,
+    secrets: {}, connection: { knownHosts: "/dev/null", hostKeys: "strict" }, __bundle: "",
+    __run: { model: { deployment: "q8-spare", model: "q", status: "serving", endpoints: [] }, apiKey: false },
+  });
+
+  it("changes when the set's bundles change, whether or not it surges, and only then", async () => {
+    const before = wire({ "q8-1": "a1", "q8-2": "b1" });
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }))).toEqual({ changes: false });
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a2", "q8-2": "b2" }))).toEqual({ changes: true });
+    // Without a surge too: the stored set follows, so that a later surge is for a later change only.
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a2", "q8-2": "b1" }, false))).toEqual({ changes: true });
+  });
+
+  it("starts nothing at its creation: the replicas serve nothing yet to surge for", async () => {
+    const made = await create(wire({ "q8-1": "a1" }));
+    expect(made.outs).toMatchObject({ started: { started: false } });
   });
 });

@@ -53,7 +53,9 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
   const { serve } = await import("../serve/serve");
   try {
     const settings = {
-      secrets: w.secrets, forceRestart: false, goBack: "", log,
+      secrets: w.secrets, forceRestart: false, log,
+      goBack: "nothing to do: the surge is stopped again, and no replica stopped",
+      failedState: "did not start on the spare",
       ...(r.owner !== undefined && { owner: r.owner }),
       ...(r.keepBackups !== undefined && { keepBackups: r.keepBackups }),
     };

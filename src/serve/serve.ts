@@ -24,6 +24,8 @@ export interface ServeOptions {
   forceRestart: boolean;
   /** How to go back, for the failure message (e.g. the previous profile). */
   goBack: string;
+  /** What a failure leaves in the state (a surge has none: providers/surge). */
+  failedState?: string;
   log: (message: string) => void;
   /** Also log the raw @sm121 records of the node scripts (SM121_VERBOSE=1). */
   verbose?: boolean;
@@ -198,7 +200,10 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const failure = `${step} failed: ${msg}`;
     const back = backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
     const advice = failureAdvice(e, b);
-    throw new ServeFailure(`deployment ${b.deployment} is marked failed in the stack state; ${failure}${back}${advice === "" ? "" : `\n${advice}`}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure: failure.split("\n")[0] ?? failure });
+    const state = o.failedState ?? "is marked failed in the stack state";
+    const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
+    const first = failure.split("\n")[0] ?? failure;
+    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure: first });
   }
 }
 

@@ -158,10 +158,10 @@ describe.sequential("a surge onto a spare group", () => {
     writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(64));
     const since = Date.now();
     const up = await e.up();
-    console.log(`SURGE-FAILED\n${up.all}`);
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("the surge roll-spare on s1 failed: no replica of the set was stopped, " +
       "they all serve the old recipe");
+    expect(up.all).toContain("deployment roll-spare did not start on the spare; readiness failed");
     expect(at(r1, since, "stopped")).toEqual([]);
     expect(at(r2, since, "stopped")).toEqual([]);
     setEngineBehaviour(s1, { startDelayS: 2, tokensPerSecond: 10 });
