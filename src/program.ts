@@ -69,7 +69,7 @@ for (const d of down) {
 }
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 /** What a surge serves on each spare group (recipe/spare): looked at with the deployments, never registered as one. */
-const surgeBundles = renderSite({ ...site, deployments: site.spares.map((s) => s.deployment) }, recipeDefs, { root });
+let surgeBundles = renderSite({ ...site, deployments: site.spares.map((s) => s.deployment) }, recipeDefs, { root });
 const surgeNames = new Set(surgeBundles.map((b) => b.deployment));
 const config = new Config("sm121");
 
@@ -141,7 +141,13 @@ function known<T>(o: Output<T>): Promise<T> {
  * change), then the deployments on each node and the files sm121 keeps there.
  */
 async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undefined, FileLook | undefined]> {
-  bundles = await fabricStep({ site, recipes: recipeDefs, root, bundles, dial, refuse: (m) => new RunError(m) });
+  // The spares' nodes too: a surge on several nodes needs their fabric as much as a replica does.
+  const withSpares = { ...site, deployments: [...site.deployments, ...site.spares.map((s) => s.deployment)] };
+  const refuse = (m: string) => new RunError(m);
+  const every = [...bundles, ...surgeBundles];
+  const looked = await fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse });
+  bundles = looked.filter((b) => !surgeNames.has(b.deployment));
+  surgeBundles = looked.filter((b) => surgeNames.has(b.deployment));
   return Promise.all([
     observeSite(site.nodes, [...bundles, ...surgeBundles], dial, {
       checks: preflight,

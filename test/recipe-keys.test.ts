@@ -17,14 +17,16 @@ describe("known keys, from the schemas", () => {
   it("lists the site's keys at every level", () => {
     const siteKeys = [
       "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
-      "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, keepBackups, hooks, modelCache, imageSync, fabric, fabricCheck",
+      "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, drainS, keepBackups, hooks, modelCache, imageSync",
+      "fabric, fabricCheck",
       "liveness",
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);
     expect(known(site("      zzzz: 1"))).toEqual(["host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric, gpus"]);
     expect(known(site("      recipes: { r: { dir: /x, container: c, zzzz: 1 } }"))).toEqual(["dir, start, stop, container, dockerArgs, vars, ownedMounts"]);
-    expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual(["name, recipe, profile, nodes, replicas, roll, overlay, overlayWins"]);
+    const entryKeys = "name, recipe, profile, nodes, replicas, roll, spare, overlay, overlayWins";
+    expect(known(site("  sm121:deployments:", "    - { recipe: r, nodes: [spark1], zzzz: 1 }"))).toEqual([entryKeys]);
     expect(known(site("  sm121:gateway: { path: /g.json, zzzz: 1 }"))).toEqual(["path, format, model, node"]);
     expect(known(errorsOf(() => parseSite(F, "s", "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: h, user: ops, zzzz: 1 }\n      ip: 203.0.113.1\n")))).toEqual(["host, port, user"]);
   });
