@@ -261,7 +261,9 @@ function register(
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack);
   const surgeWiring = (plan: SurgePlan) => ({
-    site, plan, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me, provider,
+    site, plan, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me,
+    // A kind of resource no earlier release registered: no alias of a place before the Site.
+    opts: { provider, parent: component },
     ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
   });
   const starts = new Map(surges.map((p) => [p.set.members[0] ?? "", surgeStart(surgeWiring(p))]));

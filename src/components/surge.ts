@@ -5,7 +5,7 @@
  * `end` after its last.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { ProviderResource, Resource } from "@pulumi/pulumi/resource";
+import type { Resource } from "@pulumi/pulumi/resource";
 import type { Spare } from "../recipe/spare";
 import type { Recipe, Site } from "../recipe/types";
 import { fitOf, type Fit } from "../render/memfit";
@@ -14,7 +14,7 @@ import { surgeVerdict, surgeWords, type SurgeVerdict } from "../render/surge";
 import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
 import type { Owner } from "../serve/owner";
-import type { ConnectionSettings, GatewaySettings } from "../providers/engineDeployment";
+import type { ConnectionSettings, GatewaySettings } from "../providers/settings";
 import { Surge } from "../providers/surge";
 import { gatewayModelOf } from "./gateway";
 
@@ -78,7 +78,8 @@ export interface SurgeWiring {
   gateway?: GatewaySettings;
   apiKey: boolean;
   owner: Owner;
-  provider: ProviderResource;
+  /** Its provider and its place (the Site component); `end` adds what it comes after. */
+  opts: pulumi.CustomResourceOptions;
 }
 
 /** The set's bundle identities, by deployment: what `start` and `end` compare between ups. */
@@ -106,7 +107,7 @@ export function surgeStart(w: SurgeWiring): Surge {
       keepBackups: w.site.keepBackups,
       ...(drain !== undefined && { drain }),
     },
-  }, { provider: w.provider });
+  }, w.opts);
 }
 
 /** The `end` resource of a set's surge: after every replica (`after`), with what `start` did. */
@@ -129,5 +130,5 @@ export function surgeEnd(w: SurgeWiring, start: Surge, after: Resource[]): Surge
       ...(drain !== undefined && { drain }),
     },
     start: start.started.apply((s) => s ?? { started: false }),
-  }, { provider: w.provider, dependsOn: after });
+  }, { ...w.opts, dependsOn: after });
 }

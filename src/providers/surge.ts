@@ -19,7 +19,7 @@ import type { GatewayModel } from "../render/gateway";
 import type { Drain } from "../render/replicas";
 import type { DeploymentBundle } from "../render/types";
 import type { Owner } from "../serve/owner";
-import type { ConnectionSettings, GatewaySettings } from "./engineDeployment";
+import type { ConnectionSettings, GatewaySettings } from "./settings";
 import type { SurgeFile } from "./gatewayImpl";
 import { pack } from "./packed";
 import { ShimResource } from "./shim";

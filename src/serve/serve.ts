@@ -203,7 +203,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const state = o.failedState ?? "is marked failed in the stack state";
     const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
     const first = failure.split("\n")[0] ?? failure;
-    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, { status: "failed", nodes: outcomes, warnings, failure: first });
+    const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
+    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, outcome);
   }
 }
 
