@@ -38,10 +38,10 @@ import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner
 import { secretRefusals } from "./render/secrets";
 import { msg, t } from "./text/messages";
 import { protectedRefusal } from "./text/protected";
-import { replicaPlaces, replicaSets, rollWords } from "./render/replicas";
+import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
 import { renderSite } from "./render/deployment";
-import { surgeEnd, surgePlans, surgeStart, type SurgePlan } from "./components/surge";
+import { rollLines, surgeEnds, surgePlans, surgeStarts } from "./components/surge";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -255,18 +255,16 @@ function register(
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
-  const words = (set: (typeof sets)[number]) => surges.find((p) => p.set === set)?.words ?? rollWords(set);
-  const spareFits = surges.map((p) => fitLines(p.fit).join("\n"));
-  if (sets.length > 0) void log.info([...spareFits, ...sets.map(words)].join("\n"));
+  if (sets.length > 0) void log.info(rollLines(sets, surges).join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack);
-  const surgeWiring = (plan: SurgePlan) => ({
-    site, plan, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me,
+  const surgeWiring = {
+    site, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me,
     // A kind of resource no earlier release registered: no alias of a place before the Site.
     opts: { provider, parent: component },
     ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
-  });
-  const starts = new Map(surges.map((p) => [p.set.members[0] ?? "", surgeStart(surgeWiring(p))]));
+  };
+  const starts = surgeStarts(surgeWiring, surges);
   const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
     const dgpp = dgppOf(bundle.recipe);
     const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
@@ -314,14 +312,7 @@ function register(
     const start = starts.get(b.deployment);
     made.set(b.deployment, make(b, [...before.map(([, r]) => r.engine), ...(start === undefined ? [] : [start])]));
   }
-  const ends = surges.flatMap((p) => {
-    const start = starts.get(p.set.members[0] ?? "");
-    const engines = p.set.members.flatMap((d) => {
-      const m = made.get(d);
-      return m === undefined ? [] : [m.engine];
-    });
-    return start === undefined ? [] : [surgeEnd(surgeWiring(p), start, engines)];
-  });
+  const ends = surgeEnds(surgeWiring, surges, starts, (d) => made.get(d)?.engine);
   const recipes = bundles.map((b) => made.get(b.deployment) as Deployment);
   const urns = recipes.map((r) => r.engine.urn);
 

@@ -8,14 +8,14 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { Resource } from "@pulumi/pulumi/resource";
 import type { Spare } from "../recipe/spare";
 import type { Recipe, Site } from "../recipe/types";
-import { fitOf, type Fit } from "../render/memfit";
-import { drainOf, type ReplicaSet } from "../render/replicas";
+import { fitLines, fitOf, type Fit } from "../render/memfit";
+import { drainOf, rollWords, type ReplicaSet } from "../render/replicas";
 import { surgeVerdict, surgeWords, type SurgeVerdict } from "../render/surge";
 import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
 import type { Owner } from "../serve/owner";
 import type { ConnectionSettings, GatewaySettings } from "../providers/settings";
-import { Surge } from "../providers/surge";
+import { Surge, type SurgeInputs, type SurgePhase } from "../providers/surge";
 import { gatewayModelOf } from "./gateway";
 
 /** A set with a spare group, and what the plan decided for it. */
@@ -69,16 +69,21 @@ export function surgePlans(
   });
 }
 
+/** The plan's lines for the sets: the spares' memory fit, then each set's roll or surge. */
+export function rollLines(sets: readonly ReplicaSet[], plans: readonly SurgePlan[]): string[] {
+  const words = (set: ReplicaSet) => plans.find((p) => p.set === set)?.words ?? rollWords(set);
+  return [...plans.map((p) => fitLines(p.fit).join("\n")), ...sets.map(words)];
+}
+
 export interface SurgeWiring {
   site: Site;
-  plan: SurgePlan;
   bundles: readonly DeploymentBundle[];
   secrets: Record<string, pulumi.Output<string>>;
   connection: pulumi.Input<ConnectionSettings>;
   gateway?: GatewaySettings;
   apiKey: boolean;
   owner: Owner;
-  /** Its provider and its place (the Site component); `end` adds what it comes after. */
+  /** Their provider and their place (the Site component). */
   opts: pulumi.CustomResourceOptions;
 }
 
@@ -87,12 +92,11 @@ function identities(set: ReplicaSet, bundles: readonly DeploymentBundle[]): Reco
   return Object.fromEntries(set.members.map((d) => [d, bundles.find((b) => b.deployment === d)?.identity ?? ""]));
 }
 
-/** The `start` resource of a set's surge; the replicas come after it. */
-export function surgeStart(w: SurgeWiring): Surge {
-  const { plan } = w;
+/** One end of a surge. */
+function surge(w: SurgeWiring, plan: SurgePlan, phase: SurgePhase, extra: Partial<SurgeInputs>, after: Resource[]) {
   const drain = drainOf(plan.bundle, w.site.drainS);
-  return new Surge(`${plan.bundle.deployment}-start`, {
-    phase: "start",
+  return new Surge(`${plan.bundle.deployment}-${phase}`, {
+    phase,
     bundle: plan.bundle,
     go: plan.verdict.go,
     why: plan.verdict.go ? "" : plan.verdict.why,
@@ -107,28 +111,27 @@ export function surgeStart(w: SurgeWiring): Surge {
       keepBackups: w.site.keepBackups,
       ...(drain !== undefined && { drain }),
     },
-  }, w.opts);
+    ...extra,
+  }, { ...w.opts, ...(after.length > 0 && { dependsOn: after }) });
 }
 
-/** The `end` resource of a set's surge: after every replica (`after`), with what `start` did. */
-export function surgeEnd(w: SurgeWiring, start: Surge, after: Resource[]): Surge {
-  const { plan } = w;
-  const drain = drainOf(plan.bundle, w.site.drainS);
-  return new Surge(`${plan.bundle.deployment}-end`, {
-    phase: "end",
-    bundle: plan.bundle,
-    go: plan.verdict.go,
-    why: plan.verdict.go ? "" : plan.verdict.why,
-    set: identities(plan.set, w.bundles),
-    secrets: w.secrets,
-    connection: w.connection,
-    run: {
-      ...(w.gateway !== undefined && { gateway: w.gateway }),
-      model: gatewayModelOf(w.site, plan.bundle),
-      apiKey: w.apiKey,
-      owner: w.owner,
-      ...(drain !== undefined && { drain }),
-    },
-    start: start.started.apply((s) => s ?? { started: false }),
-  }, { ...w.opts, dependsOn: after });
+/** The `start` of each surge, by the first replica of its set: that replica's engine comes after it. */
+export function surgeStarts(w: SurgeWiring, plans: readonly SurgePlan[]): Map<string, Surge> {
+  return new Map(plans.map((p) => [p.set.members[0] ?? "", surge(w, p, "start", {}, [])]));
+}
+
+/** The `end` of each surge: after every replica of its set (`engineOf`), with what its start did. */
+export function surgeEnds(
+  w: SurgeWiring,
+  plans: readonly SurgePlan[],
+  starts: ReadonlyMap<string, Surge>,
+  engineOf: (deployment: string) => Resource | undefined,
+): Surge[] {
+  return plans.flatMap((p) => {
+    const start = starts.get(p.set.members[0] ?? "");
+    if (start === undefined) return [];
+    const engines = p.set.members.flatMap((d) => engineOf(d) ?? []);
+    const extra = { start: start.started.apply((s) => s ?? { started: false }) };
+    return [surge(w, p, "end", extra, engines)];
+  });
 }
