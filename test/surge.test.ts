@@ -13,7 +13,7 @@ import { renderSite } from "../src/render/deployment";
 import { gatewayFile, type GatewayModel } from "../src/render/gateway";
 import { addEndpoints } from "../src/render/gatewaySurge";
 import { fitOf } from "../src/render/memfit";
-import { replicaSets } from "../src/render/replicas";
+import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff } from "../src/providers/surgeImpl";
@@ -130,7 +130,21 @@ describe("the surge's entry in a gateway file as it is", () => {
   });
 });
 
-describe("the drain's reading", () => {
+describe("the drain", () => {
+  it("is for a replica that rolls on its own, by its engine's gauge, for sm121:drainS at most", () => {
+    const s = site("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }\n");
+    const bundles = renderSite(s, recipes, { root: ROOT });
+    const drains = (runAll: boolean, drainS: number) => {
+      return [...replicaPlaces(replicaSets(s, bundles, runAll), bundles, drainS).values()].map((p) => p.drain);
+    };
+    const drain = { path: "/metrics", running: "vllm:num_requests_running", boundS: 30 };
+    expect(drains(false, 30)).toEqual([drain, drain]);
+    // All at once: the gateway still sends them requests, nothing to wait for; 0 turns it off.
+    expect(drains(true, 30)).toEqual([undefined, undefined]);
+    expect(drains(false, 0)).toEqual([undefined, undefined]);
+  });
+
+
   it("takes the count the node printed, and none when the engine exports no gauge", () => {
     expect(inflightOf([{ inflight: 3 }])).toBe(3);
     expect(inflightOf([{ inflight: null }])).toBeUndefined();

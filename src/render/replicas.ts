@@ -95,7 +95,8 @@ export function replicaPlaces(
     s.members.forEach((d, i) => {
       const after = s.roll === "one" ? s.members[i - 1] : undefined;
       const b = bundles.find((x) => x.deployment === d);
-      const drain = b === undefined ? undefined : drainOf(b, drainS);
+      // Only a replica the gateway sends nothing new to drains: one that rolls on its own.
+      const drain = b === undefined || s.roll !== "one" ? undefined : drainOf(b, drainS);
       const place = { model: s.model, index: i + 1, of: s.members.length, roll: s.roll };
       places.set(d, {
         ...place,
