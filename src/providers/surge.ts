@@ -12,7 +12,9 @@
  *           there, before any replica stopped (the replicas depend on it). `end`, when `start`
  *           served it in this run: takes its endpoints out of the gateway file, drains it, and
  *           stops it; the spare is free again.
- * - delete, read: nothing on the nodes (the surge runs only during an up).
+ * - delete: `start` stops the surge on the spare when it started it (the end may not have run:
+ *           a failed replica, an interrupted up); nothing otherwise.
+ * - read:   nothing on the nodes.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { GatewayModel } from "../render/gateway";

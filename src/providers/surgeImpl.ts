@@ -102,8 +102,15 @@ async function end(w: SurgeWire): Promise<void> {
   log(`surge: every replica answers with the new recipe; ${w.deployment} stopped, ${w.nodes.join(", ")} is free again`);
 }
 
-export async function remove(): Promise<void> {
-  // The surge runs only during an up: nothing of it is left on the nodes to remove.
+/**
+ * A surge that started and whose end never ran (a replica failed, the up was interrupted) may still
+ * run on the spare: its `start` stops it there, so that nothing the state forgets still runs.
+ */
+export async function remove(_id: string, props: SurgeWire): Promise<void> {
+  if (props.phase !== "start" || props.started?.started !== true) return;
+  const log = providerLog(props.deployment);
+  const { stopDeployment } = await import("../serve/stop");
+  await stopDeployment(unpack<DeploymentBundle>(props.__bundle), authOf(props.connection), log, props.secrets);
 }
 
 export async function read(id: string, props: SurgeWire): Promise<pulumi.dynamic.ReadResult> {

@@ -166,4 +166,23 @@ describe.sequential("a surge onto a spare group", () => {
     expect(at(r2, since, "stopped")).toEqual([]);
     setEngineBehaviour(s1, { startDelayS: 2, tokensPerSecond: 10 });
   }, 400_000);
+
+  it("keeps the surge serving when a replica fails after it, and a destroy stops it", async () => {
+    setEngineBehaviour(r1, { mode: "exit-now" });
+    writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(128));
+    const since = Date.now();
+    const up = await e.up();
+    expect(up.code).not.toBe(0);
+    expect(up.all).toContain(`replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; the 1 replica ` +
+      "after it keeps the old recipe; the surge roll-spare keeps serving the new recipe on its spare until an up " +
+      "completes the roll");
+    // The surge answered and still serves; roll-2 was not touched.
+    expect(at(s1, since, "serving")).toHaveLength(1);
+    expect(at(s1, since, "stopped")).toEqual([]);
+    expect(at(r2, since, "stopped")).toEqual([]);
+    const destroy = await e.destroy();
+    expect(destroy.code, destroy.all).toBe(0);
+    expect(at(s1, since, "stopped")).toHaveLength(1);
+    setEngineBehaviour(r1, { startDelayS: 2, tokensPerSecond: 10 });
+  }, 400_000);
 });
