@@ -7,15 +7,15 @@ import type { SurgeWire } from "./surge";
 
 type Stored = SurgeWire | Record<string, never>;
 
-export async function check(_olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.CheckResult> {
-  return { inputs: news };
+export function check(_olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.CheckResult> {
+  return Promise.resolve({ inputs: news });
 }
 
 const same = (a: Record<string, string> | undefined, b: Record<string, string>) => {
   return JSON.stringify(a) === JSON.stringify(b);
 };
 
-export async function diff(_id: string, olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.DiffResult> {
   const changes = !same("__set" in olds ? olds.__set : undefined, news.__set);
   // Without a surge the plan's line for the set says why already.
   if (changes && news.phase === "start" && news.go) {
@@ -26,12 +26,12 @@ export async function diff(_id: string, olds: Stored, news: SurgeWire): Promise<
     const nodes = news.nodes.join(", ");
     providerLog(news.deployment)(`stops on ${nodes} once every replica answers; the spare is free again`);
   }
-  return { changes };
+  return Promise.resolve({ changes });
 }
 
-export async function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
+export function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
   const started = news.phase === "start" ? { started: { started: false } } : {};
-  return { id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } };
+  return Promise.resolve({ id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } });
 }
 
 export async function update(_id: string, _olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.UpdateResult> {
@@ -113,6 +113,6 @@ export async function remove(_id: string, props: SurgeWire): Promise<void> {
   await stopDeployment(unpack<DeploymentBundle>(props.__bundle), authOf(props.connection), log, props.secrets);
 }
 
-export async function read(id: string, props: SurgeWire): Promise<pulumi.dynamic.ReadResult> {
-  return { id, props: props as unknown as Record<string, unknown> };
+export function read(id: string, props: SurgeWire): Promise<pulumi.dynamic.ReadResult> {
+  return Promise.resolve({ id, props });
 }

@@ -4,7 +4,7 @@
  * -watch-config) routes to it while a replica restarts; every other entry, and the comments, stay
  * as they are.
  */
-import { isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isSeq, parseDocument } from "yaml";
 import type { GatewayFormat } from "../recipe/types";
 import { gatewayFile, type GatewayModel, type GatewayOptions } from "./gateway";
 
@@ -24,10 +24,10 @@ export function addEndpoints(format: GatewayFormat, text: string, model: Gateway
   const from = add.get(key, true);
   if (format === "litellm") {
     if (!isSeq(into) || !isSeq(from)) return text;
-    (into as YAMLSeq).items.push(...(from as YAMLSeq).items);
+    into.items.push(...from.items);
   } else {
     if (!isMap(into) || !isMap(from)) return text;
-    (into as YAMLMap).items.push(...(from as YAMLMap).items);
+    into.items.push(...from.items);
   }
   return doc.toString();
 }
