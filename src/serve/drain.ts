@@ -48,6 +48,7 @@ export async function drainEngine(
     if (host === undefined) return undefined;
     const t0 = Date.now();
     let said = -1;
+    let saidAt = 0;
     for (;;) {
       const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records);
       const waited = Math.round((Date.now() - t0) / 1000);
@@ -63,8 +64,11 @@ export async function drainEngine(
         log(`${b.deployment}: ${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
         return n;
       }
-      const waits = `waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`;
-      if (n !== said) log(`${b.deployment}: ${waits}`);
+      // A line when the count changes, and one every 10 s while it stands.
+      if (n !== said || Date.now() - saidAt >= 10_000) {
+        log(`${b.deployment}: waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
+        saidAt = Date.now();
+      }
       said = n;
       await pause(500);
     }

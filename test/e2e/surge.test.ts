@@ -124,6 +124,9 @@ describe.sequential("a surge onto a spare group", () => {
     const [r2Up] = at(r2, since, "serving");
     const times = JSON.stringify({ spareUp, spareDown, r1Down, r1Up, r2Down, r2Up });
     for (const t of [spareUp, spareDown, r1Down, r1Up, r2Down, r2Up]) expect(t, times).toBeDefined();
+    const ms = (a?: number, b?: number) => (a ?? 0) - (b ?? 0);
+    console.log(`surge: the spare answered ${ms(r1Down, spareUp)} ms before roll-1 stopped and stopped ` +
+      `${ms(spareDown, r2Up)} ms after roll-2 answered; the stream had ${s.text.split("data: ").length - 1} chunks`);
     expect(spareUp, times).toBeLessThan(r1Down as number);
     expect(r1Up, times).toBeLessThan(r2Down as number);
     expect(r2Up, times).toBeLessThan(spareDown as number);
