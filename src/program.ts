@@ -239,7 +239,9 @@ function register(
   for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
-  const refused = preflight ? [] : Object.entries(seen.preflight).flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
+  // A spare's are the plan's reason not to surge there (components/surge), no refusal of the run.
+  const engines = Object.entries(seen.preflight).filter(([d]) => !surgeNames.has(d));
+  const refused = preflight ? [] : engines.flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
   const said = refused.map((r) => `  ${r}`).join("\n");
   if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
