@@ -59,8 +59,8 @@ describe("the site's spare:", () => {
     expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [z] }\n")[0]).toContain(
       'sm121:deployments[0].spare[0]: node "z" is not in sm121:nodes; add it to sm121:nodes or use one of a, b, c, d');
     expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c, d] }\n")).toEqual([
-      `${F}:8:64: sm121:deployments[0].spare: the spare group has 2 node(s) and each replica of q8 1 node; ` +
-        "name 1 node in spare: the new recipe starts there as it does on a replica",
+      `${F}:8:64: sm121:deployments[0].spare: the spare group has 2 node(s) and each replica of q8 has 1; ` +
+        "name 1 node(s) in spare: the new recipe starts there as it does on a replica",
     ]);
   });
 });
