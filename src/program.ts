@@ -12,20 +12,15 @@ import * as log from "@pulumi/pulumi/log";
 import { getProject, getStack } from "@pulumi/pulumi/metadata";
 import { homedir } from "node:os";
 import { all, type Output } from "@pulumi/pulumi/output";
-import type { Resource } from "@pulumi/pulumi/resource";
 import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
-import { Deployment } from "./components/recipe";
+import type { Deployment } from "./components/recipe";
 import { Site } from "./components/site";
-import { DEPLOYMENT_TYPES_BEFORE } from "./components/tokens";
 import { withShortStacks } from "./debugMode";
-import { imageSyncOf, modelSyncOf } from "./components/sync";
-import { lookScrapeTargets, scrapeTargetsOf } from "./components/scrapeTargets";
+import { lookScrapeTargets } from "./components/scrapeTargets";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
-import { gatewayResource } from "./components/gateway";
-import { dgppBuildScript, dgppPaths } from "./render/dgpp";
 import { deploymentFits, deploymentRefusals, fitLines, fitWarnings, type FitRefusal } from "./render/memfit";
 import { nodeBudgets, nodeLines, nodeRefusals } from "./render/nodefit";
 import { nodeConn } from "./render/node";
@@ -41,7 +36,7 @@ import { protectedRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
 import { renderSite } from "./render/deployment";
-import { rollLines, surgeEnds, surgePlans, surgeStarts } from "./components/surge";
+import { rollLines, surgePlans } from "./components/surge";
 
 const stack = getStack();
 // The project directory (where Pulumi.yaml is), as the language host passes it; the working
@@ -110,20 +105,15 @@ if (apiKey !== undefined) secrets["API_KEY"] = apiKey;
 /** `sm121:preflight: true`: a preview also runs the read-only node checks (seed 001's --dry-run --preflight). */
 const preflight = site.preflight && isDryRun();
 
-/** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
-function dgppOf(recipeName: string) {
-  const r = recipeDefs.get(recipeName);
-  // A [dgpp] block is refused on any other engine's recipe (the dgpp driver's recipe rules).
-  if (r?.dgpp === undefined) return undefined;
-  const pinned = r.dgpp.repo !== undefined && r.dgpp.rev !== undefined;
-  return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...(pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) }) };
-}
-
 /** Where the gateway file goes: on a node of the site, or on the machine that runs Pulumi. */
 const gwNodeName = site.gateway?.node;
 const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName];
-const gwConn = gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
-const gatewaySettings = site.gateway === undefined ? undefined : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
+const gwConn = gwNodeName === undefined || gwNodeSite === undefined
+  ? undefined
+  : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
+const gatewaySettings = site.gateway === undefined
+  ? undefined
+  : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
 /** The value of an output that is known at plan time (the stack's config), as a promise. */
 function known<T>(o: Output<T>): Promise<T> {
@@ -259,84 +249,21 @@ function register(
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
   if (sets.length > 0) void log.info(rollLines(sets, surges).join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
-  const component = new Site(stack);
-  const surgeWiring = {
-    site, bundles, secrets, connection, apiKey: apiKey !== undefined, owner: me,
-    // A kind of resource no earlier release registered: no alias of a place before the Site.
-    opts: { provider, parent: component },
+  const component = new Site(stack, {
+    site, recipes: recipeDefs, bundles, seen, places, surges, connection, secrets, allow, preflight, owner: me,
+    found: {
+      ...(gatewayFound !== undefined && { gateway: gatewayFound }),
+      ...(scrapeFound !== undefined && { scrape: scrapeFound }),
+    },
+    provider,
+    ...(hf !== undefined && { hfToken: hf }),
     ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
-  };
-  const starts = surgeStarts(surgeWiring, surges);
-  const make = (bundle: (typeof bundles)[number], after: Resource[]) => {
-    const dgpp = dgppOf(bundle.recipe);
-    const model = modelSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
-    const image = imageSyncOf(site, recipeDefs.get(bundle.recipe), bundle);
-    const unknown = seen.unknown[bundle.deployment];
-    return new Deployment(bundle.deployment, {
-      bundle,
-      connection,
-      // Each value secret, the keys plain: the plan names a rotated secret, never its value.
-      secrets,
-      allow,
-      preflight,
-      drift: seen.drift[bundle.deployment] ?? [],
-      health: seen.health[bundle.deployment] ?? [],
-      liveness: { maxRestarts: site.liveness.maxRestarts, windowS: site.liveness.windowS },
-      findings: seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
-      after,
-      ...(places.has(bundle.deployment) && { replica: places.get(bundle.deployment) }),
-      ...(unknown !== undefined && { unknown }),
-      ...(gatewaySettings !== undefined && { gateway: gatewaySettings }),
-      ...(dgpp !== undefined && { dgpp }),
-      ...(site.hooks === "pulumi-command" && { hookCommands: { knownHosts: site.knownHosts } }),
-      ...(model !== undefined && { model, ...(hf !== undefined && { hfToken: hf }) }),
-      ...(image !== undefined && { image }),
-      owner: me,
-      keepBackups: site.keepBackups,
-    }, component.childOptions({ providers: [provider] }, DEPLOYMENT_TYPES_BEFORE));
-  };
-  // Deployments on protected nodes come after the others, so that a destroy meets their refusal
-  // before it stops anything else; deployments the look could not see come last, after every
-  // other one (nothing happens to them, and the run fails for them at the end); a deployment that
-  // shares a node with one made before comes after it (one serve at a time holds a node).
-  const guarded = (b: (typeof bundles)[number]) => b.nodes.some((n) => n.protected);
-  const unseen = (b: (typeof bundles)[number]) => seen.unknown[b.deployment] !== undefined;
-  const seenFirst = bundles.filter((b) => !unseen(b));
-  const order = [...seenFirst.filter((b) => !guarded(b)), ...seenFirst.filter(guarded), ...bundles.filter(unseen)];
-  const made = new Map<string, Deployment>();
-  for (const b of order) {
-    const before = [...made.entries()].filter(([d]) => {
-      const other = bundles.find((x) => x.deployment === d);
-      const open = other !== undefined && !guarded(other) && !unseen(other);
-      const shares = other?.nodes.some((n) => b.nodes.some((m) => m.node === n.node)) ?? false;
-      return unseen(b) || (guarded(b) && open) || shares || places.get(b.deployment)?.after === d;
-    });
-    const start = starts.get(b.deployment);
-    made.set(b.deployment, make(b, [...before.map(([, r]) => r.engine), ...(start === undefined ? [] : [start])]));
-  }
-  const ends = surgeEnds(surgeWiring, surges, starts, (d) => made.get(d)?.engine);
-  const recipes = bundles.map((b) => made.get(b.deployment) as Deployment);
-  const urns = recipes.map((r) => r.engine.urn);
-
-  const gateway = gatewayResource({
-    site,
-    bundles,
-    outcomes: recipes.map((r) => r.engine.outcome),
-    connection,
-    ...(gwConn !== undefined && { node: gwConn }),
-    apiKey: apiKey !== undefined,
-    lingering: seen.lingering,
-    ...(gatewayFound !== undefined && { found: gatewayFound }),
-    opts: component.childOptions({ provider, dependsOn: ends }),
+    ...(gwConn !== undefined && { gatewayNode: gwConn }),
   });
-  if (gateway !== undefined) urns.push(gateway.urn);
-
-  const scrape = scrapeTargetsOf(site, bundles, scrapeFound, connection, component.childOptions({ provider }));
-  if (scrape !== undefined) urns.push(scrape.urn);
-
-  registered = known(all(urns));
-  return {
-    value: { deployments: Object.fromEntries(recipes.map((r, i) => [bundles[i]?.deployment ?? String(i), { endpoints: r.endpoints, servedModel: r.servedModel, status: r.status, firstToken: r.firstToken }])) },
-    registered,
-  };
+  registered = component.registered;
+  const outputs = (d: Deployment) => ({
+    endpoints: d.endpoints, servedModel: d.servedModel, status: d.status, firstToken: d.firstToken,
+  });
+  const deployments = component.deployments.map((d, i) => [bundles[i]?.deployment ?? String(i), outputs(d)]);
+  return { value: { deployments: Object.fromEntries(deployments) }, registered };
 }
