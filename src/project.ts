@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { collectErrors, type SpecError, throwIfAny } from "./recipe/errors";
 import { msg } from "./text/messages";
-import { loadRecipes } from "./recipe/recipe";
+import { loadRecipes } from "./engines/recipes";
 import { siteFrom } from "./recipe/site";
 import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
 import type { Recipe, Site } from "./recipe/types";

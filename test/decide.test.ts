@@ -12,7 +12,7 @@ import type { EngineWire } from "../src/providers/engineWire";
 import { diff as gatewayDiff, listed } from "../src/providers/gatewayImpl";
 import type { GatewayWire } from "../src/providers/gatewayFragment";
 import { pack } from "../src/providers/packed";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { gatewayFile } from "../src/render/gateway";
 import { sha256 } from "../src/render/identity";

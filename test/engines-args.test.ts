@@ -11,7 +11,7 @@ import { said } from "./helpers/said";
 import { DRIVERS } from "../src/engines";
 import { canonical, SGLANG_OPTIONS, VLLM_OPTIONS, type OptionTable } from "../src/engines/options/table";
 import { SpecErrors } from "../src/recipe/errors";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 
 interface Outcome {
   args: string[];

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DRIVERS } from "../src/engines";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 
 const recipe = (engine: string, body: string) =>
   parseRecipe(`recipes/${engine}.toml`, `engine = "${engine}"\nmodel = "Qwen/Qwen3-32B"\nport = 8000\n${body}`);

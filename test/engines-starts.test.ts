@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ENGINE_TABLES } from "../src/engines/options/table";
 import { headlessApiServerLimit } from "../src/engines/vllm";
 import { SpecErrors } from "../src/recipe/errors";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { preflightScript } from "../src/serve/steps";

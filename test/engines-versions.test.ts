@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { said } from "./helpers/said";
 import { imageVersion, KNOWN_IMAGES, nearestTable, tableFor } from "../src/engines/options/versions";
 import { ENGINE_TABLES } from "../src/engines/options/table";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 
 describe("the tables", () => {
   it("are one file per version, oldest first, each saying its own version", () => {

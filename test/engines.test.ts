@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { said } from "./helpers/said";
 import { DRIVERS, driverFor, engineArgv, type EngineFlagsCtx } from "../src/engines";
 import { rendezvousPort } from "../src/engines/driver";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { ENGINE_NAMES, type Recipe } from "../src/recipe/types";
 
 const IPS = ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"];

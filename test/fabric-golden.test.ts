@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { deploymentPlan } from "../src/render/plan";

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide, type EngineProps } from "../src/providers/engineDecide";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { sha256 } from "../src/render/identity";

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import type { Site } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import type { Recipe } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";

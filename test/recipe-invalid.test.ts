@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SpecError } from "../src/recipe/errors";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";

@@ -4,7 +4,7 @@
  * recipe (a record's value), a deployment (an array's element), the gateway, and a recipe's tables.
  */
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { errorsOf } from "./helpers/spec";
 

@@ -3,7 +3,7 @@
  * secrets, mounts) and the path rules that keep recipe text out of the shell. Exact messages.
  */
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../src/recipe/recipe";
+import { parseRecipe } from "../src/engines/recipes";
 import { errorsOf } from "./helpers/spec";
 
 const F = "recipes/x.toml";

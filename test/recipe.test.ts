@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { said } from "./helpers/said";
-import { loadRecipes, parseRecipe } from "../src/recipe/recipe";
+import { loadRecipes, parseRecipe } from "../src/engines/recipes";
 import type { Recipe } from "../src/recipe/types";
 
 const ROOT = join(__dirname, "..");

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
 import { renderCommand, renderJson } from "../src/cli/render";
 import { flagSpec } from "../src/cli/usage";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { dgppBuildScript } from "../src/render/dgpp";

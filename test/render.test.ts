@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRecipes, parseRecipe } from "../src/recipe/recipe";
+import { loadRecipes, parseRecipe } from "../src/engines/recipes";
 import { parseSite, readSite } from "../src/recipe/site";
 import type { Recipe } from "../src/recipe/types";
 import { checkDeployments } from "../src/render/checks";

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRecipes, parseRecipe } from "../src/recipe/recipe";
+import { loadRecipes, parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { replicaPlaces, replicaSets, rollWords } from "../src/render/replicas";

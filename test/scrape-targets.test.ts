@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScrapeTargetsWire } from "../src/providers/scrapeTargets";
 import { create, diff, read, remove, update } from "../src/providers/scrapeTargetsImpl";
-import { loadRecipes } from "../src/recipe/recipe";
+import { loadRecipes } from "../src/engines/recipes";
 import { parseSite, readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { sha256 } from "../src/render/identity";

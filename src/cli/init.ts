@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { parseRecipe } from "../recipe/recipe";
+import { parseRecipe } from "../engines/recipes";
 import { connect } from "../remote";
 import { fingerprint, hostKeyStatus, hostPattern, keyTypeOf, verifyHostKey } from "../remote/knownhosts";
 import { scanHostKey } from "../remote/keyscan";

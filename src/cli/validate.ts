@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SpecError } from "../recipe/errors";
-import { loadRecipes } from "../recipe/recipe";
+import { loadRecipes } from "../engines/recipes";
 import { readSite } from "../recipe/site";
 import type { Recipe, Site } from "../recipe/types";
 import { stackFile, type Project } from "../project";

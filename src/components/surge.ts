@@ -6,7 +6,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { Resource } from "@pulumi/pulumi/resource";
-import type { Spare } from "../recipe/spare";
+import type { Spare } from "../recipe/types";
 import type { Recipe, Site } from "../recipe/types";
 import { fitLines, fitOf, type Fit } from "../render/memfit";
 import { drainOf, rollWords, type ReplicaSet } from "../render/replicas";

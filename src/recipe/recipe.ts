@@ -3,17 +3,13 @@
  * built once, by the first recipe read (zod takes milliseconds to build it, and a project reads
  * every recipe of its directory at each plan).
  */
-import { readFileSync, readdirSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
-import { driverFor } from "../engines";
-import { tableFor } from "../engines/options/versions";
-import { collectErrors, MAX_ERRORS, SpecError, throwIfAny } from "./errors";
+import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { msg, type Msg } from "../text/messages";
 import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
-import type { OptionTable } from "../engines/options/table";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
@@ -93,8 +89,13 @@ function memorySchema() {
 
 let builtSchema: ReturnType<typeof recipeSchema> | undefined;
 
-/** Parses and validates one recipe file's text. Throws SpecError or SpecErrors. */
-export function parseRecipe(file: string, text: string): Recipe {
+/**
+ * Reads one recipe file's text: TOML, the schema, and the rules across fields that hold for every
+ * engine. Throws SpecError or SpecErrors when the file is not a recipe at all; the problems of a
+ * recipe that is one come back with it, so that its engine's checks (engines/recipes) report theirs
+ * at the same time.
+ */
+export function readRecipe(file: string, text: string): { recipe: Recipe; problems: SpecError[] } {
   let raw: unknown;
   try {
     raw = parseToml(text);
@@ -126,20 +127,13 @@ export function parseRecipe(file: string, text: string): Recipe {
   if (r.name === undefined && !IDENT.test(stem)) {
     err(["name"], msg("spec.recipe.stem", { stem: stem.length > 60 ? `${stem.slice(0, 57)}...` : stem }), msg("spec.recipe.stemFix"));
   }
-  // A script recipe has no args of its own: its profiles' EXTRA_VLLM_ARGS are checked where they are rendered.
-  const table = r.deploy === "script"
-    ? undefined
-    : tableFor(engine, { engineVersion: r.engine_version, image: r.image, file });
-  if (table?.warning !== undefined) warnings.push(table.warning);
-  checkShape(r, engine, err, table?.table);
-  throwIfAny(errors);
-  return {
+  checkShape(r, err);
+  const recipe: Recipe = {
     name: r.name ?? stem,
     file,
     engine,
     engineAsWritten: r.engine,
     ...(r.engine_version !== undefined && { engineVersion: r.engine_version }),
-    ...(table !== undefined && { optionsChecked: table.said }),
     locate,
     deploy: r.deploy,
     ...(r.model !== undefined && { model: r.model }),
@@ -169,6 +163,7 @@ export function parseRecipe(file: string, text: string): Recipe {
     ...(r.memory !== undefined && { memory: memoryOf(r.memory) }),
     warnings,
   };
+  return { recipe, problems: errors };
 }
 
 type Raw = z.infer<ReturnType<typeof recipeSchema>>;
@@ -186,10 +181,8 @@ function memoryOf(m: NonNullable<Raw["memory"]>): RecipeMemory {
 }
 type Err = (path: FieldPath, problem: Msg, fix: Msg) => void;
 
-/** Rules across fields: which engine goes with which target and which fields each needs. */
-function checkShape(r: Raw, engine: EngineName, err: Err, table: OptionTable | undefined): void {
-  const driver = driverFor(engine);
-  for (const p of driver.recipeProblems(r)) err(p.field, p.problem, p.fix);
+/** Rules across fields that hold for every engine: which fields each target needs. */
+function checkShape(r: Raw, err: Err): void {
   if (r.deploy === "docker" && r.image === undefined) err(["image"], msg("spec.recipe.needsImage"), msg("spec.recipe.needsImageFix"));
   const program = r.entrypoint?.[0];
   if (program !== undefined && (program === "" || program.startsWith("-"))) {
@@ -198,30 +191,7 @@ function checkShape(r: Raw, engine: EngineName, err: Err, table: OptionTable | u
   if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], msg("spec.recipe.needsProfiles"), msg("spec.recipe.needsProfilesFix"));
   if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], msg("spec.recipe.profilesScript"), msg("spec.removeField", { field: "profiles_dir" }));
   if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], msg("spec.recipe.mountsTarget", { deploy: r.deploy }), msg("spec.removeField", { field: "mounts" }));
-  // The check computes its problems lazily: past the error cap, stop reading (10,000 typos cost nothing).
-  let shown = 0;
-  for (const p of driver.checkArgs(r.args, table)) {
-    if (++shown > MAX_ERRORS + 1) break;
-    err(["args", p.index], p.problem, p.fix);
-  }
   for (const k of ["HF_TOKEN", "API_KEY"]) {
     if (k in r.env) err(["env", k], msg("spec.recipe.secretEnv", { key: k }), msg("spec.recipe.secretEnvFix", { name: k === "HF_TOKEN" ? "hfToken" : "apiKey" }));
   }
-}
-
-/** Every `*.toml` of a recipes directory, by name; all errors of all files at once. */
-export function loadRecipes(dir: string, display: string = dir): Map<string, Recipe> {
-  const out = new Map<string, Recipe>();
-  const errors: SpecError[] = [];
-  for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
-    collectErrors(errors, () => {
-      const text = readFileSync(join(dir, f), "utf8");
-      const r = parseRecipe(join(display, f), text);
-      const first = out.get(r.name);
-      if (first !== undefined) throw new SpecError({ file: r.file, ...locateToml(text, ["name"]), field: "name", problem: msg("spec.recipe.nameTaken", { name: r.name, file: first.file }), fix: msg("spec.recipe.nameTakenFix") });
-      out.set(r.name, r);
-    });
-  }
-  throwIfAny(errors);
-  return out;
 }

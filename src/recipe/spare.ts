@@ -7,16 +7,7 @@
  */
 import { msg, type Msg } from "../text/messages";
 import type { FieldPath } from "./locate";
-import type { Deployment, SiteNode } from "./types";
-
-/** A spare group of a replicas: entry, and the deployment a surge starts there. */
-export interface Spare {
-  /** The entry's name: its replicas are <of>-1, <of>-2, ... */
-  of: string;
-  nodes: string[];
-  /** The deployment a surge serves on the spare: the entry's recipe on the spare's nodes, named <of>-spare. */
-  deployment: Deployment & Required<Pick<Deployment, "at">>;
-}
+import type { SiteNode, Spare } from "./types";
 
 /** The parts of a site entry the spare checks read. */
 interface Entry {

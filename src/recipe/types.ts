@@ -2,7 +2,6 @@
 import type { NodeFabric, SiteFabric } from "./fabric";
 import type { FieldPath, Place, Position } from "./locate";
 import type { Msg } from "../text/messages";
-import type { Spare } from "./spare";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -141,6 +140,15 @@ export interface Liveness {
  * of a load that takes many minutes within an hour means the engine does not stay up.
  */
 export const LIVENESS_DEFAULTS: Liveness = { timeoutS: 10, maxRestarts: 3, windowS: 3600 };
+
+/** A spare group of a replicas: entry, and the deployment a surge starts there. */
+export interface Spare {
+  /** The entry's name: its replicas are <of>-1, <of>-2, ... */
+  of: string;
+  nodes: string[];
+  /** The deployment a surge serves on the spare: the entry's recipe on the spare's nodes, named <of>-spare. */
+  deployment: Deployment & Required<Pick<Deployment, "at">>;
+}
 
 export interface Site {
   file: string;

@@ -6,7 +6,7 @@
  * keeps its room for the next roll. Decided at plan time, from what the look saw on the spare;
  * when it cannot be, the set rolls one at a time, and the plan says why.
  */
-import type { Spare } from "../recipe/spare";
+import type { Spare } from "../recipe/types";
 import { fitRefusal, type Fit } from "./memfit";
 import { rollWords, type ReplicaSet } from "./replicas";
 import type { DeploymentBundle } from "./types";

@@ -6,7 +6,7 @@
  * runs is for `npm run bench`; a test on a shared machine asserts no time.
  */
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../../src/recipe/recipe";
+import { parseRecipe } from "../../src/engines/recipes";
 import { parseSite } from "../../src/recipe/site";
 import { renderSite } from "../../src/render/deployment";
 import { parseDockerArgs } from "../../src/render/overlay";

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseRecipe } from "../../src/recipe/recipe";
+import { parseRecipe } from "../../src/engines/recipes";
 import { parseSite } from "../../src/recipe/site";
 import type { Recipe } from "../../src/recipe/types";
 import { renderSite } from "../../src/render/deployment";

@@ -5,7 +5,7 @@
  * invisible characters are refused there, and the rest is accepted exactly as written.
  */
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../../src/recipe/recipe";
+import { parseRecipe } from "../../src/engines/recipes";
 import { LINE_BREAKERS, PAYLOADS, rejected, tomlStr } from "./helpers";
 
 const F = "recipes/x.toml";

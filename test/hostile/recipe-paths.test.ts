@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadRecipes, parseRecipe } from "../../src/recipe/recipe";
+import { loadRecipes, parseRecipe } from "../../src/engines/recipes";
 import { cleanTemp, rejected, tempDir } from "./helpers";
 
 afterAll(cleanTemp);

@@ -3,7 +3,7 @@
  * with look-alike letters. Each is refused with the spot and the field, never with a TypeError.
  */
 import { describe, expect, it } from "vitest";
-import { parseRecipe } from "../../src/recipe/recipe";
+import { parseRecipe } from "../../src/engines/recipes";
 import { corpusFile, rejected } from "./helpers";
 
 const F = "recipes/x.toml";

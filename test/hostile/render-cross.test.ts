@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadProject } from "../../src/project";
-import { loadRecipes } from "../../src/recipe/recipe";
+import { loadRecipes } from "../../src/engines/recipes";
 import { parseSite } from "../../src/recipe/site";
 import { renderSite } from "../../src/render/deployment";
 import { cleanTemp, rejected, tempProject } from "./helpers";
