@@ -41,7 +41,8 @@ export function parseRecipe(file: string, text: string): Recipe {
     if (++shown > MAX_ERRORS + 1) break;
     err(["args", p.index], p.problem, p.fix);
   }
-  throwIfAny(errors);
+  // The file's problems in the order an operator reads the file.
+  throwIfAny(errors.sort((x, y) => x.line - y.line || x.col - y.col));
   if (table === undefined) return recipe;
   const warnings = table.warning === undefined ? recipe.warnings : [...recipe.warnings, table.warning];
   return { ...recipe, optionsChecked: table.said, warnings };
