@@ -6,7 +6,11 @@
 import { describe, expect, it } from "vitest";
 import type { Host, RunOptions, RunResult } from "../src/remote";
 import type { LinkTestMpi } from "../src/render/types";
-import { chooseTool } from "../src/serve/linkmpi";
+import { chooseTool, type LinkTool } from "../src/serve/linkmpi";
+import { say } from "../src/text/messages";
+
+/** The tool with its reason as the English report says it. */
+const inEnglish = (t: LinkTool) => ({ ...t, why: say(t.why, "en") });
 
 const mpi: LinkTestMpi = { probe: "probe", start: [], run: "", stop: [], receiver: "", agentDir: "/x" };
 
@@ -32,7 +36,7 @@ describe("the link test's tool", () => {
   it("is all_reduce_perf where the image has it, mpirun and ssh", async () => {
     const bin = "/opt/nccl-tests/build/all_reduce_perf";
     const t = await chooseTool("docker", mpi, node(found(bin, "/usr/bin/mpirun", "/usr/bin/ssh")));
-    expect(t).toEqual({
+    expect(inEnglish(t)).toEqual({
       kind: "all_reduce_perf",
       path: "/opt/nccl-tests/build/all_reduce_perf",
       why: "the image has nccl-tests' /opt/nccl-tests/build/all_reduce_perf, mpirun and ssh",
@@ -48,8 +52,8 @@ describe("the link test's tool", () => {
       [node(found(b, "/usr/bin/mpirun", "")), `the image has ${b} and mpirun but no ssh for mpirun's agent`],
       [node([], 125, noImage), `the image did not run its shell on s1 (${noImage})`],
     ];
-    for (const [h, why] of cases) expect(await chooseTool("docker", mpi, h)).toEqual({ kind: "torch", why });
+    for (const [h, why] of cases) expect(inEnglish(await chooseTool("docker", mpi, h))).toEqual({ kind: "torch", why });
     const tmux = await chooseTool("tmux", undefined, node([]));
-    expect(tmux).toEqual({ kind: "torch", why: "a tmux deployment has no image to look in" });
+    expect(inEnglish(tmux)).toEqual({ kind: "torch", why: "a tmux deployment has no image to look in" });
   });
 });

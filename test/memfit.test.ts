@@ -14,6 +14,7 @@ import { deploymentFits, fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, rank
 import type { NodeModelFacts } from "../src/render/memfit";
 import { nodeBudgets, nodeLines, nodeRefusals } from "../src/render/nodefit";
 import { kvBytesPerToken, kvElementBytes, shapeOf } from "../src/render/modelshape";
+import { say } from "../src/text/messages";
 import { errorsOf } from "./helpers/spec";
 
 const ROOT = join(__dirname, "..");
@@ -81,7 +82,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
     expect(n?.budgetGiB).toBeCloseTo((127_601_452 * 1024 * 0.85) / GIB, 6); // 103.4 GiB
     expect(n?.needGiB).toBeCloseTo(65_527_752_704 / 2 / GIB + 4 + 4, 6);
     expect(fit.verdict).toBe("fits");
-    expect(fit.weightsFrom).toBe("the safetensors index in spark1's HF cache");
+    expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("the safetensors index in spark1's HF cache");
     expect(fitRefusal(fit, "recipes/r.toml")).toBeUndefined();
   });
 
@@ -118,8 +119,8 @@ describe("the fit of a deployment on GB10 nodes", () => {
   it("without the checkpoint on a node, the recipe's [memory] block answers; render takes a GB10's memory", () => {
     const mem = '[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\ntorch_dtype = "bfloat16"\n';
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768"', mem), ["spark1", "spark2"], {});
-    expect(fit.weightsFrom).toBe("[memory] weights_gb in recipes/r.toml");
-    expect(fit.shapeFrom).toBe("[memory] in recipes/r.toml");
+    expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] weights_gb in recipes/r.toml");
+    expect(say(fit.shapeFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] in recipes/r.toml");
     expect(fit.nodes[0]?.memoryFrom).toBe("GB10");
     expect(fit.nodes[0]?.kvOneGiB).toBe(4);
     expect(fit.verdict).toBe("fits");
@@ -165,7 +166,7 @@ describe("the real split: a node holds its ranks' share", () => {
     expect(ranksPerNode(fit.knobs, 1)).toBe(2);
     expect(fit.nodes[0]?.weightsGiB).toBeCloseTo(65_527_752_704 / GIB, 6); // 61.0 GiB, not 30.5
     expect(fit.nodes[0]?.kvOneGiB).toBe(8); // 32768 tokens x 2 ranks x 128 KiB
-    expect(fit.kvFormula).toBe("64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes x 2 ranks on a node");
+    expect(say(fit.kvFormula, "en")).toBe("64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes x 2 ranks on a node");
     expect(fit.verdict).toBe("refused");
     // On its two nodes each holds one rank: half of each.
     const spread = fitOf(two, recipe, { spark1: QWEN32, spark2: QWEN32 });

@@ -10,6 +10,7 @@ import { linkTestPlan } from "../render/linktest";
 import { fabricStep } from "../serve/fabricstep";
 import type { z } from "zod";
 import { failureText, linkTestText, runLinkTest, type LinkTestReport } from "../serve/linkrun";
+import { say, t } from "../text/messages";
 import { bool, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
@@ -25,7 +26,7 @@ function jsonReport(stack: string, r: LinkTestReport): z.infer<ReturnType<typeof
     ok: r.ok,
     rdma: r.rdma,
     minBusBandwidthGBps: r.minimum ?? null,
-    tool: { kind: r.tool.kind, path: r.tool.kind === "all_reduce_perf" ? r.tool.path : null, why: r.tool.why },
+    tool: { kind: r.tool.kind, path: r.tool.kind === "all_reduce_perf" ? r.tool.path : null, why: say(r.tool.why) },
     avgBusBandwidthGBps: r.output.avgBusBandwidth ?? null,
     transport: t === undefined ? null : { kind: t.kind, name: t.name },
     devices: r.output.devices,
@@ -54,7 +55,7 @@ export async function doctorFabric(ctx: CliContext, p: Parsed, name: string): Pr
     if (!(e instanceof Refused)) throw e;
     // What `pulumi up` would refuse is said; the link test still runs, so the numbers show why.
     for (const l of e.message.split("\n")) ctx.out(l);
-    ctx.out("(pulumi up would stop there; the link test runs all the same)");
+    ctx.out(t("fabric.wouldStop"));
   } finally {
     dial.close();
   }

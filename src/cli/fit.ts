@@ -3,18 +3,13 @@
  * and `sm121 doctor` (the nodes' MemTotal and HF caches) print, and doctor's check per node. The
  * numbers and verdicts come from render/memfit.ts, the same the preview uses.
  */
-import { fitCells, fitHeader, fitNotes, gib, type Fit } from "../render/memfit";
-import { t } from "../text/messages";
+import { fitColumns, fitRows, fitHeader, fitNotes, gib, verdictText, type Fit } from "../render/memfit";
+import { say, t } from "../text/messages";
 import type { DoctorCheck } from "./schemas";
 import { table } from "./table";
 
 export function fitTable(fit: Fit): string[] {
-  const rows = fit.nodes.map((n) => {
-    const c = fitCells(n);
-    return [n.node, c.memory, c.budget, c.weights, c.kv, c.overhead, c.need, c.verdict];
-  });
-  const header = [t("status.colNode"), t("fit.colMemory"), t("fit.colBudget"), t("fit.colWeights"), t("fit.colKv"), t("fit.colOverhead"), t("fit.colNeed"), t("fit.colVerdict")];
-  return [...fitHeader(fit), ...table(header, rows), ...fitNotes(fit)];
+  return [...fitHeader(fit), ...table(fitColumns(), fitRows(fit)), ...fitNotes(fit)];
 }
 
 /** Doctor's memory-fit check of each node of the fit: a refusal is a problem, a tight or unknown fit a warning. */
@@ -28,7 +23,7 @@ export function fitChecks(fit: Fit, recipeFile: string): Map<string, DoctorCheck
       subject: fit.deployment,
       ok,
       severity: n.verdict === "refused" ? "problem" : "warning",
-      detail: `${need}${n.verdict}${n.why === undefined ? "" : `: ${n.why}`}`,
+      detail: `${need}${verdictText(n.verdict)}${n.why === undefined ? "" : `: ${say(n.why)}`}`,
       hint: ok ? null : t(n.verdict === "unknown" ? "fit.hintUnknown" : "fit.hint", { file: recipeFile }),
       deployments: [fit.deployment],
     }];

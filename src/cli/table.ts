@@ -4,8 +4,8 @@
  * Asian Width data) and fit in 100 columns: the widest column gives way, and its cells wrap onto
  * the row's next lines, so that nothing an operator needs is cut off.
  */
-import stringWidth from "string-width";
 import { t } from "../text/messages";
+import { cells, pad } from "../text/width";
 import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
 
 /** Terminal columns a table may use. */
@@ -13,14 +13,7 @@ export const TABLE_COLUMNS = 100;
 /** A column that gives way keeps at least this many cells (or its header's width). */
 const MIN_COLUMN = 12;
 
-/** Terminal cells of a string: East Asian wide and fullwidth characters take two. */
-export function cells(s: string): number {
-  return stringWidth(s);
-}
-
-export function pad(s: string, width: number): string {
-  return s + " ".repeat(Math.max(0, width - cells(s)));
-}
+export { cells, pad };
 
 /** The longest head of `s` (whole characters) that fits `width` cells, and the rest. */
 function cut(s: string, width: number): [string, string] {

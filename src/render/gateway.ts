@@ -8,6 +8,7 @@
  * a model_list entry, so the entry stays as a comment; a llama-swap peer stays with no models.
  */
 import type { GatewayFormat } from "../recipe/types";
+import { msg, say, t, type Msg } from "../text/messages";
 import { disableYaml, litellm, llamaSwap, peerId } from "./gatewayFormats";
 import type { GatewayFile, GatewayModel, GatewayOptions, Resolved, ResolvedEndpoint } from "./gatewayFormats";
 
@@ -18,12 +19,17 @@ export { GATEWAY_KEY_VAR, LITELLM_PLACEHOLDER_KEY, peerId } from "./gatewayForma
 const UNSERVED = new Set(["down", "failed", "starting", "stopped", "unknown", "removed", "destroyed"]);
 
 /** Why a deployment in this state gets no traffic. */
+export function statusReason(status: string): Msg {
+  if (status === "removed") return msg("gateway.whyRemoved");
+  if (status === "destroyed") return msg("gateway.whyDestroyed");
+  if (status === "restarting") return msg("gateway.whyRestarting");
+  if (status === "ended") return msg("gateway.whyEnded");
+  return msg("gateway.whyStatus", { status });
+}
+
+/** The reason as the file and the plan write it: English, so that a change of language changes neither. */
 export function statusWhy(status: string): string {
-  if (status === "removed") return "the deployment was removed from the site; sm121 stops it";
-  if (status === "destroyed") return "the stack was destroyed";
-  if (status === "restarting") return "the replica is restarting in a roll; sm121 enables it again when it answers";
-  if (status === "ended") return "the surge of a roll ended; the spare is free again";
-  return `the deployment is ${status}`;
+  return say(statusReason(status), "en");
 }
 
 /**
@@ -31,32 +37,41 @@ export function statusWhy(status: string): string {
  * model stays enabled, with a warning: it is enabled, not disabled. LiteLLM and llama-swap load a
  * file whose model has none, so theirs stay disabled.
  */
-function keepFirst<E extends { node: string; enabled: boolean; why?: string }>(model: string, endpoints: E[], warnings: string[]): void {
+function keepFirst<E extends { node: string; enabled: boolean; why?: string; reason?: Msg }>(
+  model: string,
+  endpoints: E[],
+  warnings: Msg[],
+): void {
   const first = endpoints[0];
   if (first === undefined || endpoints.some((e) => e.enabled)) return;
-  warnings.push(`model ${model}: no endpoint is usable (${first.why ?? "disabled"}); ${first.node} stays enabled so that the gateway accepts the config`);
+  // A reason read back from a file sm121 wrote earlier is its English text; it is quoted as it is.
+  const quoted = first.why === undefined ? msg("gateway.disabled") : msg("gateway.quoted", { text: first.why });
+  const why = first.reason ?? quoted;
+  warnings.push(msg("gateway.noUsable", { model, why, node: first.node }));
   first.enabled = true;
   delete first.why;
+  delete first.reason;
 }
 
-/** Which endpoints are enabled, and why the others are not. */
-export function resolveEndpoints(format: GatewayFormat, models: GatewayModel[], warnings: string[]): Resolved[] {
+/** Which endpoints are enabled, and why the others are not; `warnings` said where they are printed. */
+export function resolveEndpoints(format: GatewayFormat, models: GatewayModel[], warnings: Msg[]): Resolved[] {
   return models.map((m) => {
     const endpoints = m.endpoints.map((e): ResolvedEndpoint => {
-      const served = UNSERVED.has(m.status) ? statusWhy(m.status) : undefined;
-      const why = !e.reachable ? "the gateway cannot reach its bind address" : served;
-      return { ...e, enabled: why === undefined, ...(why !== undefined && { why }) };
+      const served = UNSERVED.has(m.status) ? statusReason(m.status) : undefined;
+      const reason = !e.reachable ? msg("gateway.whyUnreachable") : served;
+      if (reason === undefined) return { ...e, enabled: true };
+      return { ...e, enabled: false, why: say(reason, "en"), reason };
     });
     if (format === "sm121") keepFirst(m.model, endpoints, warnings);
     return { m, endpoints };
   });
 }
 
-const SM121_NOTE = "the gateway reads its config only at start: point it at this file (--config or PULSE_GATEWAY_CONFIG), make sure PULSE_QWEN_BACKENDS is not set (it replaces the file's endpoints), then restart it (e.g. systemctl --user restart pulse-qwen38)";
-
+/** The file, with its warnings and restart note in the locale of the process that writes it. */
 export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts: GatewayOptions): GatewayFile {
-  const warnings: string[] = [];
-  const resolved = resolveEndpoints(format, models, warnings);
+  const said: Msg[] = [];
+  const resolved = resolveEndpoints(format, models, said);
+  const warnings = said.map((w) => say(w));
   if (format === "litellm") return litellm(resolved, opts, warnings);
   if (format === "llama-swap") return llamaSwap(resolved, opts, warnings);
   const doc = {
@@ -67,7 +82,7 @@ export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts:
       endpoints: endpoints.map((e) => ({ node: e.node, url: e.url, enabled: e.enabled, ...(e.why !== undefined && { disabled: e.why }) })),
     })),
   };
-  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: SM121_NOTE };
+  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: t("gateway.sm121Note") };
 }
 
 /** Is `host` a loopback address, reachable only from the node itself? */
@@ -100,25 +115,27 @@ export function disableEndpoints(
   which: EndpointSet,
   status: "failed" | "destroyed" | "restarting" | "ended",
 ): { text: string; warnings: string[] } {
-  const why = statusWhy(status);
+  const reason = statusReason(status);
+  const why = say(reason, "en");
   const nodeOf = new Map(which === "all" ? [] : which.map((e) => [peerId(e.deployment, e.node), e.node]));
   const hit = (deployment: string, node: string) => which === "all" || nodeOf.has(peerId(deployment, node));
   // A peer of a file sm121 wrote is <deployment>-<node>; for "all" it names itself.
   if (format !== "sm121") {
     return { text: disableYaml(format, text, (id) => (which === "all" ? id : nodeOf.get(id)), why), warnings: [] };
   }
-  const warnings: string[] = [];
+  const warnings: Msg[] = [];
   const doc = JSON.parse(text) as Sm121Doc;
   for (const m of doc.models ?? []) {
     const d = m.deployment ?? "";
     if (!(m.endpoints ?? []).some((e) => hit(d, e.node))) continue;
     m.status = status;
-    const eps = (m.endpoints ?? []).map((e): { node: string; url: string; enabled: boolean; why?: string } => {
-      if (hit(d, e.node)) return { node: e.node, url: e.url, enabled: false, why };
+    type Endpoint = { node: string; url: string; enabled: boolean; why?: string; reason?: Msg };
+    const eps = (m.endpoints ?? []).map((e): Endpoint => {
+      if (hit(d, e.node)) return { node: e.node, url: e.url, enabled: false, why, reason };
       return { node: e.node, url: e.url, enabled: e.enabled, ...(e.disabled !== undefined && { why: e.disabled }) };
     });
     keepFirst(m.name ?? d, eps, warnings);
-    m.endpoints = eps.map(({ why: w, ...e }) => ({ ...e, ...(w !== undefined && { disabled: w }) }));
+    m.endpoints = eps.map(({ why: w, reason: _, ...e }) => ({ ...e, ...(w !== undefined && { disabled: w }) }));
   }
-  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings };
+  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings: warnings.map((w) => say(w)) };
 }

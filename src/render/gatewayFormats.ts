@@ -11,6 +11,7 @@
  */
 import { LITELLM_ROUTER } from "./gatewayRoll";
 import { Document, isMap, isNode, isScalar, isSeq, parseDocument, Scalar, stringify, type Pair, type YAMLMap } from "yaml";
+import { t, type Msg } from "../text/messages";
 import { stringOf } from "../text/unknown";
 
 export interface GatewayEndpoint {
@@ -49,7 +50,8 @@ export const GATEWAY_KEY_VAR = "SM121_API_KEY";
  */
 export const LITELLM_PLACEHOLDER_KEY = "sm121-no-key";
 
-export type ResolvedEndpoint = GatewayEndpoint & { enabled: boolean; why?: string };
+/** `why`: the reason as the file writes it (English); `reason`: the same, to be said in the operator's language. */
+export type ResolvedEndpoint = GatewayEndpoint & { enabled: boolean; why?: string; reason?: Msg };
 
 export interface Resolved {
   m: GatewayModel;
@@ -101,19 +103,14 @@ export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: st
   if (replicated) head.push(ROUTER_NOTE);
   const doc = new Document({ model_list: list, ...(replicated && { router_settings: LITELLM_ROUTER }) });
   doc.commentBefore = head.join("\n");
-  const load = "litellm --config <file> (or include: [<file>] in your proxy config)";
-  const restartNote = opts.apiKey
-    ? `LiteLLM reads its config at start: set ${GATEWAY_KEY_VAR} in the proxy's environment to the engines' key ` +
-      `(pulumi config get sm121:apiKey) and restart it: ${load}`
-    : `LiteLLM reads its config at start: restart the proxy: ${load}`;
+  const restartNote = t(opts.apiKey ? "gateway.litellmKeyNote" : "gateway.litellmNote", { var: GATEWAY_KEY_VAR });
   return { text: doc.toString(), warnings, restartNote };
 }
 
 /** The warning for a model that several llama-swap peers serve: its plain name does not route. */
 function plainNameWarning(model: string, ids: readonly string[]): string {
-  return `model ${model} is served by ${ids.length} llama-swap peers (${ids.join(", ")}): llama-swap does not route ` +
-    `the plain name "${model}" then; clients ask for ${ids.map((i) => `${i}/${model}`).join(" or ")}, ` +
-    "or give the deployments distinct served model names";
+  const names = ids.map((i) => `${i}/${model}`).join(t("gateway.or"));
+  return t("gateway.plainName", { model, count: ids.length, ids: ids.join(", "), names });
 }
 
 /**
@@ -149,11 +146,7 @@ export function llamaSwap(resolved: Resolved[], opts: GatewayOptions, warnings: 
   const head = [" Written by sm121. llama-swap peers: each serving node as a remote OpenAI upstream."];
   if (disabled.length > 0) head.push(` ${KEPT} (llama-swap has no switch for a peer):`, ...disabled);
   doc.commentBefore = head.join("\n");
-  const restartNote = opts.apiKey
-    ? `llama-swap loads this file with: ${GATEWAY_KEY_VAR}=<the engines' key, pulumi config get sm121:apiKey> ` +
-      `llama-swap -config <file> -watch-config (it refuses to load the file when ${GATEWAY_KEY_VAR} is unset)`
-    : "llama-swap loads this file with: llama-swap -config <file> -watch-config " +
-      "(-watch-config reloads it on every change; without it, restart llama-swap)";
+  const restartNote = t(opts.apiKey ? "gateway.llamaKeyNote" : "gateway.llamaNote", { var: GATEWAY_KEY_VAR });
   return { text: doc.toString(), warnings, restartNote };
 }
 

@@ -7,14 +7,16 @@
  * engines' served models.
  */
 import type { GatewayFormat } from "../recipe/types";
+import { say, type Msg } from "../text/messages";
 import { resolveEndpoints, type GatewayModel } from "./gateway";
 
 export function gatewayPlan(format: GatewayFormat, where: string, models: GatewayModel[]): string {
-  const warnings: string[] = [];
+  const warnings: Msg[] = [];
   const lines = [`${format} backends in ${where}`];
   for (const { m, endpoints } of resolveEndpoints(format, models, warnings)) {
     for (const e of endpoints) lines.push(`${m.model} from ${m.deployment} on ${e.node} ${e.url} ${e.enabled ? "enabled" : `disabled (${e.why ?? ""})`}`);
   }
-  for (const w of warnings) lines.push(`warning ${w}`);
+  // The plan is an input of the resource: English whatever the language, so that a change of it plans no change.
+  for (const w of warnings) lines.push(`warning ${say(w, "en")}`);
   return `${lines.join("\n")}\n`;
 }

@@ -14,6 +14,8 @@
  */
 import type { EngineName, Recipe } from "../recipe/types";
 import { driverFor } from "../engines";
+import { msg, say, t, type Msg } from "../text/messages";
+import { columns } from "../text/width";
 import { knobsOf, type FitKnobs } from "./memknobs";
 import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
 import type { DeploymentBundle } from "./types";
@@ -52,7 +54,7 @@ export interface NodeFit {
   sequences?: number;
   verdict: FitVerdict;
   /** Why, for tight, refused and unknown. */
-  why?: string;
+  why?: Msg;
 }
 
 export interface Fit {
@@ -60,10 +62,11 @@ export interface Fit {
   model?: string;
   engine: EngineName;
   knobs: FitKnobs;
-  weightsFrom: string;
-  shapeFrom: string;
+  /** Where the weights' size and the model's shape come from; undefined: unknown. */
+  weightsFrom?: Msg;
+  shapeFrom?: Msg;
   kvPerTokenBytes?: number;
-  kvFormula: string;
+  kvFormula: Msg;
   nodes: NodeFit[];
   verdict: FitVerdict;
 }
@@ -103,10 +106,16 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
   const share = (knobs.tp * knobs.pp) / ranks;
   const cfg = firstWith(b, seen, "config");
   const shape: ModelShape = cfg !== undefined ? shapeOf(cfg.value) : shapeOf(recipe?.memory?.shape ?? {});
-  const shapeFrom = cfg !== undefined ? `config.json in ${cfg.node}'s HF cache` : recipe?.memory !== undefined && shape.layers !== undefined ? `[memory] in ${recipe.file}` : "unknown";
+  const shapeFrom = cfg !== undefined
+    ? msg("fit.fromConfig", { node: cfg.node })
+    : recipe?.memory !== undefined && shape.layers !== undefined
+      ? msg("fit.fromMemory", { file: recipe.file })
+      : undefined;
   const w = firstWith(b, seen, "weightsBytes");
   const weightsBytes = w?.value ?? recipe?.memory?.weightsBytes;
-  const weightsFrom = w !== undefined ? `the safetensors index in ${w.node}'s HF cache` : weightsBytes !== undefined ? `[memory] weights_gb in ${recipe?.file ?? b.recipeFile}` : "unknown";
+  const weightsFrom = w !== undefined
+    ? msg("fit.fromIndex", { node: w.node })
+    : weightsBytes !== undefined ? msg("fit.fromWeightsGb", { file: recipe?.file ?? b.recipeFile }) : undefined;
   const maxLen = knobs.maxModelLen?.value ?? shape.maxPositions;
   if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = { value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)" };
   const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
@@ -121,14 +130,16 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     const budgetGiB = memoryGiB * knobs.util.value;
     const base = { node: nb.node, memoryGiB, memoryFrom: mem === undefined ? ("GB10" as const) : ("node" as const), budgetGiB, overheadGiB: overhead };
     if (weightsBytes === undefined) {
-      return { ...base, verdict: "unknown", why: `the weights' size is unknown: the checkpoint is in no node's HF cache and ${recipe?.file ?? b.recipeFile} has no [memory] weights_gb` };
+      return { ...base, verdict: "unknown", why: msg("fit.whyNoWeights", { file: recipe?.file ?? b.recipeFile }) };
     }
     const weightsGiB = weightsBytes / share / GIB;
     const inBudget = engine.overheadInBudget ? overhead : 0;
     if (perToken === undefined || maxLen === undefined) {
       const need = weightsGiB + inBudget;
-      const why = `the KV cache is unknown (${perToken === undefined ? "no config.json shape" : "no max_model_len"})`;
-      return { ...base, weightsGiB, needGiB: need, verdict: need > budgetGiB ? "refused" : "unknown", why: need > budgetGiB ? `the weights and overhead alone exceed the budget; ${why}` : why };
+      const why = msg("fit.whyKvUnknown", { what: msg(perToken === undefined ? "fit.noShape" : "fit.noMaxLen") });
+      const over = need > budgetGiB;
+      const verdict = over ? "refused" : "unknown";
+      return { ...base, weightsGiB, needGiB: need, verdict, why: over ? msg("fit.whyOverAlone", { why }) : why };
     }
     const kvOneGiB = (perToken * maxLen) / GIB;
     const kvAllGiB = kvOneGiB * seqs;
@@ -136,10 +147,17 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     const room = budgetGiB - weightsGiB - inBudget;
     const sequences = Math.max(0, Math.floor(room / kvOneGiB));
     const out = { ...base, weightsGiB, kvOneGiB, kvAllGiB, needGiB: need, sequences };
-    if (need > budgetGiB) return { ...out, verdict: "refused", why: `needs ${gib(need)}, over its budget of ${gib(budgetGiB)}` };
-    if (sequences < seqs) return { ...out, verdict: "tight", why: `the KV cache holds ${sequences} of the ${seqs} sequences of ${maxLen} tokens (${knobs.maxNumSeqs?.from ?? "max_num_seqs"})` };
+    if (need > budgetGiB) {
+      return { ...out, verdict: "refused", why: msg("fit.whyNeeds", { need: gib(need), budget: gib(budgetGiB) }) };
+    }
+    if (sequences < seqs) {
+      const from = knobs.maxNumSeqs?.from ?? "max_num_seqs";
+      return { ...out, verdict: "tight", why: msg("fit.whySequences", { sequences, count: seqs, len: maxLen, from }) };
+    }
     const spare = budgetGiB - (weightsGiB + inBudget + kvAllGiB);
-    if (spare < TIGHT_MARGIN * budgetGiB) return { ...out, verdict: "tight", why: `${gib(spare)} of its ${gib(budgetGiB)} budget to spare` };
+    if (spare < TIGHT_MARGIN * budgetGiB) {
+      return { ...out, verdict: "tight", why: msg("fit.whySpare", { spare: gib(spare), budget: gib(budgetGiB) }) };
+    }
     return { ...out, verdict: "fits" };
   });
   const verdict = WORST.find((v) => nodes.some((n) => n.verdict === v)) ?? "fits";
@@ -149,12 +167,14 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     ...(model !== undefined && { model }),
     engine: b.engine,
     knobs,
-    weightsFrom,
-    shapeFrom,
+    ...(weightsFrom !== undefined && { weightsFrom }),
+    ...(shapeFrom !== undefined && { shapeFrom }),
     ...(perToken !== undefined && { kvPerTokenBytes: perToken }),
     kvFormula: element === undefined
-      ? `unknown KV dtype "${knobs.kvDtype.value}"`
-      : `${kvFormula(shape, element, knobs.tp, knobs.pp)}${ranks > 1 ? ` x ${ranks} ranks on a node` : ""}`,
+      ? msg("fit.kvDtypeUnknown", { dtype: knobs.kvDtype.value })
+      : ranks > 1
+        ? msg("fit.ranksOnNode", { formula: kvFormula(shape, element, knobs.tp, knobs.pp), count: ranks })
+        : msg("fit.formula", { formula: kvFormula(shape, element, knobs.tp, knobs.pp) }),
     nodes,
     verdict,
   };
@@ -163,51 +183,83 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
 /** One line each for the deployment's inputs: what the numbers come from. */
 export function fitHeader(fit: Fit): string[] {
   const k = fit.knobs;
-  const len = k.maxModelLen === undefined ? "max_model_len unknown" : `max_model_len ${k.maxModelLen.value} (${k.maxModelLen.from})`;
-  const seqs = k.maxNumSeqs === undefined ? "max_num_seqs not set (one full sequence asked)" : `max_num_seqs ${k.maxNumSeqs.value} (${k.maxNumSeqs.from})`;
+  const len = k.maxModelLen === undefined
+    ? t("fit.maxLenUnknown")
+    : t("fit.maxLen", { value: k.maxModelLen.value, from: k.maxModelLen.from });
+  const seqs = k.maxNumSeqs === undefined
+    ? t("fit.seqsUnset")
+    : t("fit.seqs", { value: k.maxNumSeqs.value, from: k.maxNumSeqs.from });
+  const formula = say(fit.kvFormula);
   const kv = fit.kvPerTokenBytes === undefined
-    ? `unknown (${fit.shapeFrom === "unknown" ? "no config.json in a node's HF cache, no [memory] shape in the recipe" : fit.kvFormula})`
-    : `${Math.round(fit.kvPerTokenBytes / 1024)} KiB per token per node = ${fit.kvFormula}, shape from ${fit.shapeFrom}`;
+    ? fit.shapeFrom === undefined ? t("fit.kvUnknownShape") : t("fit.kvUnknown", { formula })
+    : t("fit.kvPerToken", {
+      kib: Math.round(fit.kvPerTokenBytes / 1024),
+      formula,
+      from: say(fit.shapeFrom ?? msg("fit.unknown")),
+    });
+  const model = fit.model ?? t("fit.noModel");
+  const tp = `${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}`;
+  const weights = say(fit.weightsFrom ?? msg("fit.unknown"));
+  const outside = driverFor(fit.engine).memory.overheadInBudget ? "" : t("fit.overheadOutside");
   return [
-    `memory fit of ${fit.deployment}: ${fit.model ?? "(no model)"} on ${fit.engine}, tp ${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}, ${len}, ${seqs}`,
-    `  weights: ${fit.weightsFrom}; KV dtype ${k.kvDtype.value} (${k.kvDtype.from}); KV cache: ${kv}`,
-    `  budget: ${k.util.value} of each node's memory (${k.util.from})${driverFor(fit.engine).memory.overheadInBudget ? "" : "; the engine's overhead lives outside it"}`,
+    t("fit.header", { deployment: fit.deployment, model, engine: fit.engine, tp, len, seqs }),
+    `  ${t("fit.inputs", { weights, dtype: k.kvDtype.value, from: k.kvDtype.from, kv })}`,
+    `  ${t("fit.budget", { util: k.util.value, from: k.util.from })}${outside}`,
   ];
 }
 
 /** A node's row: the numbers, then the verdict. */
 export function fitCells(n: NodeFit): { memory: string; budget: string; weights: string; kv: string; overhead: string; need: string; verdict: string } {
   const opt = (x: number | undefined) => (x === undefined ? "?" : gib(x));
+  const kvAll = n.kvAllGiB !== undefined && n.kvAllGiB !== n.kvOneGiB ? n.kvAllGiB : undefined;
+  const seq = n.sequences === undefined ? "" : ` (${t("fit.fullSeq", { count: n.sequences })})`;
   return {
     memory: `${gib(n.memoryGiB)}${n.memoryFrom === "GB10" ? " (GB10)" : ""}`,
     budget: gib(n.budgetGiB),
     weights: opt(n.weightsGiB),
-    kv: n.kvOneGiB === undefined ? "?" : n.kvAllGiB !== undefined && n.kvAllGiB !== n.kvOneGiB ? `${gib(n.kvOneGiB)} x1, ${gib(n.kvAllGiB)} all` : gib(n.kvOneGiB),
+    kv: n.kvOneGiB === undefined
+      ? "?"
+      : kvAll !== undefined ? t("fit.kvCell", { one: gib(n.kvOneGiB), all: gib(kvAll) }) : gib(n.kvOneGiB),
     overhead: gib(n.overheadGiB),
     need: opt(n.needGiB),
-    verdict: `${n.verdict}${n.sequences === undefined ? "" : ` (${n.sequences} full seq)`}`,
+    verdict: `${verdictText(n.verdict)}${seq}`,
   };
+}
+
+/** A verdict in words. */
+export function verdictText(v: FitVerdict): string {
+  return t(`fit.verdict.${v}`);
 }
 
 /** Why each node is tight, refused or unknown, under the table; one line when every node has the same reason. */
 export function fitNotes(fit: Fit): string[] {
-  const whys = fit.nodes.filter((n) => n.why !== undefined);
+  const whys = fit.nodes.flatMap((n) => (n.why === undefined ? [] : [{ n, why: say(n.why) }]));
   const first = whys[0];
   if (first === undefined) return [];
-  if (whys.length === fit.nodes.length && whys.every((n) => n.why === first.why && n.verdict === first.verdict)) return [`  ${first.verdict}: ${first.why ?? ""}`];
-  return whys.map((n) => `  ${n.node}: ${n.verdict}: ${n.why ?? ""}`);
+  const same = whys.every((w) => w.why === first.why && w.n.verdict === first.n.verdict);
+  if (whys.length === fit.nodes.length && same) return [`  ${verdictText(first.n.verdict)}: ${first.why}`];
+  return whys.map((w) => `  ${w.n.node}: ${verdictText(w.n.verdict)}: ${w.why}`);
 }
 
-/** The fit as plain lines (the Pulumi program's log: English, aligned). */
-export function fitLines(fit: Fit): string[] {
-  const header = ["NODE", "MEMORY", "BUDGET", "WEIGHTS", "KV CACHE", "OVERHEAD", "NEED", "VERDICT"];
-  const rows = fit.nodes.map((n) => {
+/** The column headers of the fit's table, in the locale of the process. */
+export function fitColumns(): string[] {
+  const keys = [
+    "fit.colMemory", "fit.colBudget", "fit.colWeights", "fit.colKv", "fit.colOverhead", "fit.colNeed",
+  ] as const;
+  return [t("status.colNode"), ...keys.map((k) => t(k)), t("fit.colVerdict")];
+}
+
+/** The table's rows, one a node, in the order of fitColumns. */
+export function fitRows(fit: Fit): string[][] {
+  return fit.nodes.map((n) => {
     const c = fitCells(n);
     return [n.node, c.memory, c.budget, c.weights, c.kv, c.overhead, c.need, c.verdict];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))));
-  const line = (r: string[]) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")}`.trimEnd();
-  return [...fitHeader(fit), line(header), ...rows.map(line), ...fitNotes(fit)];
+}
+
+/** The fit as plain lines (the Pulumi program's log), aligned in terminal cells in every language. */
+export function fitLines(fit: Fit): string[] {
+  return [...fitHeader(fit), ...columns(fitColumns(), fitRows(fit)), ...fitNotes(fit)];
 }
 
 /** Why the plan is refused, with the numbers and the fix; undefined when every node can fit. */
@@ -216,16 +268,18 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
   if (bad.length === 0) return undefined;
   const k = fit.knobs;
   const parts = bad.map((n) => {
-    const kv = n.kvOneGiB === undefined ? "" : ` + KV cache ${gib(n.kvOneGiB)} (one sequence of ${k.maxModelLen?.value ?? "?"} tokens, ${k.kvDtype.value})`;
-    const over = driverFor(fit.engine).memory.overheadInBudget ? ` + engine overhead ${gib(n.overheadGiB)}` : "";
-    return `${n.node}: weights ${gib(n.weightsGiB ?? 0)}${kv}${over} = ${gib(n.needGiB ?? 0)} per node > ${gib(n.budgetGiB)} (${k.util.value} x ${gib(n.memoryGiB)} MemTotal, ${k.util.from})`;
+    const len = k.maxModelLen?.value ?? "?";
+    const kv = n.kvOneGiB === undefined ? "" : t("fit.refusalKv", { kv: gib(n.kvOneGiB), len, dtype: k.kvDtype.value });
+    const inBudget = driverFor(fit.engine).memory.overheadInBudget;
+    const over = inBudget ? t("fit.refusalOverhead", { overhead: gib(n.overheadGiB) }) : "";
+    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: k.util.from };
+    const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
+    return t("fit.refusalNode", { node: n.node, ...need, ...budget });
   });
   const util = k.util.from.startsWith("the engine's default") ? driverFor(fit.engine).memory.utilName : k.util.from;
-  const fix = `raise ${util}, lower max_model_len, use a KV dtype of fp8, ` +
-    `or spread the model over more nodes (tp) in ${recipeFile}; ` +
-    "when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it), " +
-    `SM121_ALLOW_UNFIT=${bad.map((n) => n.node).join(",")} lets this run go on`;
-  return `deployment ${fit.deployment} cannot fit in memory (${fit.model ?? "its model"}): ${parts.join("; ")}; ${fix}`;
+  const fix = t("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
+  const model = fit.model ?? t("fit.itsModel");
+  return t("fit.refusal", { deployment: fit.deployment, model, parts: parts.join("; "), fix });
 }
 
 /** A refusal and the nodes it is about: SM121_ALLOW_UNFIT must name every one of them. */
@@ -256,6 +310,8 @@ export function deploymentRefusals(fits: ReadonlyArray<{ b: DeploymentBundle; fi
 export function fitWarnings(fits: ReadonlyArray<{ fit: Fit }>): string[] {
   const tight = (fit: Fit) => fit.nodes.filter((n) => n.verdict === "tight");
   return fits.flatMap(({ fit }) => {
-    return tight(fit).map((n) => `memory fit of ${fit.deployment} on ${n.node} is tight: ${n.why ?? ""}`);
+    return tight(fit).map((n) => {
+      return t("fit.tightWarning", { deployment: fit.deployment, node: n.node, why: say(n.why ?? msg("fit.unknown")) });
+    });
   });
 }

@@ -8,7 +8,9 @@
  * more is refused when their claims add up to more than NODE_SHARE of its memory.
  */
 import { driverFor } from "../engines";
-import { gib, type Fit, type FitRefusal } from "./memfit";
+import { msg, say, t, type Msg } from "../text/messages";
+import { columns } from "../text/width";
+import { gib, verdictText, type Fit, type FitRefusal } from "./memfit";
 import type { DeploymentBundle } from "./types";
 
 /**
@@ -20,8 +22,8 @@ export const NODE_SHARE = 0.9;
 export interface NodeClaim {
   deployment: string;
   claimGiB: number;
-  /** How the claim is made up, in words: "0.45 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)". */
-  how: string;
+  /** How the claim is made up: "0.45 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)". */
+  how: Msg;
 }
 
 export interface NodeBudget {
@@ -43,8 +45,9 @@ export function nodeBudgets(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit 
     const outside = !driverFor(fit.engine).memory.overheadInBudget;
     for (const n of fit.nodes) {
       const claimGiB = n.budgetGiB + (outside ? n.overheadGiB : 0);
-      const over = outside ? ` + ${gib(n.overheadGiB)} overhead outside it` : "";
-      const how = `${util.value} x ${gib(n.memoryGiB)} (${util.from} in ${b.recipeFile})${over}`;
+      const over = outside ? msg("fit.claimOutside", { overhead: gib(n.overheadGiB) }) : "";
+      const of = { util: util.value, memory: gib(n.memoryGiB) };
+      const how = msg("fit.claimHow", { ...of, from: util.from, file: b.recipeFile, over });
       const claim = { deployment: fit.deployment, claimGiB, how };
       const at = by.get(n.node) ?? {
         node: n.node,
@@ -72,25 +75,22 @@ export function nodeLines(budgets: readonly NodeBudget[]): string[] {
     `${gib(n.memoryGiB)}${n.memoryFrom === "GB10" ? " (GB10)" : ""}`,
     n.claims.map((c) => `${c.deployment} ${gib(c.claimGiB)}`).join(" + "),
     gib(n.totalGiB),
-    `${n.verdict === "over" ? "refused" : "fits"} (limit ${gib(n.limitGiB)})`,
+    t("fit.nodeVerdict", { verdict: verdictText(n.verdict === "over" ? "refused" : "fits"), limit: gib(n.limitGiB) }),
   ]);
-  const header = ["NODE", "MEMORY", "CLAIMS", "TOTAL", "VERDICT"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const cell = (c: string, i: number, r: string[]) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0));
-  const line = (r: string[]) => `  ${r.map((c, i) => cell(c, i, r)).join("  ")}`.trimEnd();
-  const title = "memory per node: each deployment's claim (its utilization x MemTotal), " +
-    `together at most ${NODE_SHARE} of MemTotal`;
-  return [title, line(header), ...rows.map(line)];
+  const header = [t("status.colNode"), t("fit.colMemory"), t("fit.colClaims"), t("fit.colTotal"), t("fit.colVerdict")];
+  return [t("fit.nodeTitle", { share: NODE_SHARE }), ...columns(header, rows)];
 }
 
 /** Why an over-committed node is refused: each deployment's share, the total, the limit and the fix. */
 export function nodeRefusals(budgets: readonly NodeBudget[]): FitRefusal[] {
   return budgets.filter((n) => n.verdict === "over").map((n) => {
-    const claims = n.claims.map((c) => `${c.deployment} claims ${gib(c.claimGiB)} (${c.how})`).join(" + ");
-    const limit = `${gib(n.limitGiB)} (${NODE_SHARE} x ${gib(n.memoryGiB)} MemTotal; the rest is the OS's)`;
-    const fix = `lower the deployments' utilization so that their shares add up to at most ${NODE_SHARE}, ` +
-      `or move one of them to another node; SM121_ALLOW_UNFIT=${n.node} lets this run go on`;
-    const text = `node ${n.node} is over-committed: ${claims} = ${gib(n.totalGiB)} > ${limit}; ${fix}`;
+    const claim = (c: NodeClaim) => {
+      return t("fit.claims", { deployment: c.deployment, claim: gib(c.claimGiB), how: say(c.how) });
+    };
+    const claims = n.claims.map(claim).join(" + ");
+    const limit = t("fit.limit", { limit: gib(n.limitGiB), share: NODE_SHARE, memory: gib(n.memoryGiB) });
+    const fix = t("fit.overFix", { share: NODE_SHARE, node: n.node });
+    const text = t("fit.overCommitted", { node: n.node, claims, total: gib(n.totalGiB), limit, fix });
     return { nodes: [n.node], text };
   });
 }

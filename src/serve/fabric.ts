@@ -12,6 +12,7 @@ import type { NodeFabric, RdmaPort } from "../recipe/fabric";
 import type { DeployTarget, Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { usesRdma } from "../render/fabric";
+import { t } from "../text/messages";
 import { fabricLookScript, parseFabricLook, type FabricFacts } from "./fabriclook";
 
 export interface FabricDeployment {
@@ -89,7 +90,7 @@ function resolve(node: SiteNode, fab: NodeFabric, f: FabricFacts): { fabric: Nod
   let nic = fab.interface;
   if (nic === "auto") {
     const a = f.addrs.find((x) => x.address === node.ip);
-    if (a === undefined) return { fabric: fab, refusals: [`${node.name}: fabric auto: no interface holds the node's address ${node.ip} (ip -o -4 addr show); name the interface in sm121:nodes.${node.name}.fabric.interface, or set ip to the fabric address`] };
+    if (a === undefined) return { fabric: fab, refusals: [t("fabric.autoNoIface", { node: node.name, ip: node.ip })] };
     nic = a.iface;
     found.push(`${nic} holds ${node.ip}`);
   }
@@ -110,21 +111,34 @@ function nodeRefusals(node: SiteNode, fab: NodeFabric, f: FabricFacts, d: Fabric
   const out: string[] = [];
   const n = node.name;
   const at = `sm121:nodes.${n}.fabric`;
+  const none = (xs: string[]) => xs.join(", ") || t("fabric.none");
   if (fab.interface !== "auto") {
-    const link = f.links.find((l) => l.iface === fab.interface);
-    if (link === undefined) out.push(`${n}: the fabric interface ${fab.interface} is not on the node (ip -o link show: ${f.links.map((l) => l.iface).join(", ") || "none"}); fix ${at}.interface`);
-    else if (!link.up) out.push(`${n}: the link of ${fab.interface} is down; plug the cable in, or \`sudo ip link set ${fab.interface} up\` on ${n}`);
-    else if (!f.addrs.some((a) => a.iface === fab.interface && a.address === node.ip)) out.push(`${n}: ${fab.interface} does not hold the node's address ${node.ip} (the rendezvous address); give it that address (netplan), or set sm121:nodes.${n}.ip to its address`);
+    const iface = fab.interface;
+    const link = f.links.find((l) => l.iface === iface);
+    const links = () => none(f.links.map((l) => l.iface));
+    if (link === undefined) out.push(t("fabric.noIface", { node: n, iface, links: links(), at }));
+    else if (!link.up) out.push(t("fabric.linkDown", { node: n, iface }));
+    else if (!f.addrs.some((a) => a.iface === iface && a.address === node.ip)) {
+      out.push(t("fabric.noAddress", { node: n, iface, ip: node.ip }));
+    }
   }
   if (!usesRdma(fab) || fab.rdma === "auto") return out;
-  if (f.devices === undefined || f.devices.length === 0) out.push(`${n}: RDMA is declared (${fab.rdma.map((p) => p.hca).join(", ")}) but ${fab.devices} ${f.devices === undefined ? "does not exist" : "is empty"} on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in ${at}`);
+  if (f.devices === undefined || f.devices.length === 0) {
+    const args = { node: n, hcas: fab.rdma.map((p) => p.hca).join(", "), dir: fab.devices, at };
+    out.push(t(f.devices === undefined ? "fabric.noDevicesDir" : "fabric.emptyDevicesDir", args));
+  }
   for (const p of fab.rdma) {
     const l = f.rdma.find((x) => x.hca === p.hca && x.port === p.port);
-    if (l === undefined) out.push(`${n}: the HCA ${p.hca} port ${p.port} is not on the node (rdma link show: ${f.rdma.map((x) => `${x.hca}/${x.port}`).join(", ") || "none"}); fix ${at}.rdma (ibdev2netdev lists the node's ports)`);
-    else if (!active(l)) out.push(`${n}: the link of ${p.hca}/${p.port}${l.netdev === undefined ? "" : ` (${l.netdev})`} is down (state ${l.state}, physical_state ${l.physical}); check the cable and \`sudo ip link set ${l.netdev ?? "<netdev>"} up\` on ${n}`);
+    const ports = () => none(f.rdma.map((x) => `${x.hca}/${x.port}`));
+    if (l === undefined) out.push(t("fabric.noPort", { node: n, hca: p.hca, port: p.port, ports: ports(), at }));
+    else if (!active(l)) {
+      const port = `${p.hca}/${p.port}${l.netdev === undefined ? "" : ` (${l.netdev})`}`;
+      const dev = l.netdev ?? "<netdev>";
+      out.push(t("fabric.portDown", { node: n, port, state: l.state, physical: l.physical, dev }));
+    }
   }
   if (d.deploy !== "docker" && f.memlock !== "unlimited") {
-    out.push(`${n}: \`ulimit -l\` is ${f.memlock} KiB for a ${d.deploy} launch of ${d.name}; RDMA pins the engine's buffers, so make it unlimited for the node's user (\`* - memlock unlimited\` in /etc/security/limits.conf, then log in again; LimitMEMLOCK=infinity for a service)`);
+    out.push(t("fabric.memlock", { node: n, memlock: f.memlock, deploy: d.deploy, deployment: d.name }));
   }
   return out;
 }
@@ -139,6 +153,7 @@ function network(address: string, prefix: number): string {
 function subnetRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts"], resolved: Record<string, NodeFabric>): string[] {
   if (d.nodes.length < 2) return [];
   const nets: string[] = [];
+  const subnets = new Set<string>();
   for (const n of d.nodes) {
     const node = site.nodes[n];
     const fab = resolved[n] ?? node?.fabric;
@@ -146,11 +161,12 @@ function subnetRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts
     if (node === undefined || fab === undefined || f === undefined || "error" in f) return [];
     const a = f.addrs.find((x) => x.iface === fab.interface && x.address === node.ip);
     if (a === undefined) return [];
-    nets.push(`${n} ${a.address}/${a.prefix} (${network(a.address, a.prefix)})`);
+    const net = network(a.address, a.prefix);
+    subnets.add(net);
+    nets.push(`${n} ${a.address}/${a.prefix} (${net})`);
   }
-  const distinct = new Set(nets.map((s) => /\(([^)]+)\)$/.exec(s)?.[1]));
-  if (distinct.size <= 1) return [];
-  return [`${d.name}: the fabric addresses of its nodes are not on one subnet: ${nets.join(", ")}; give the nodes' fabric interfaces addresses on one subnet (or name the interfaces that share one)`];
+  if (subnets.size <= 1) return [];
+  return [t("fabric.subnets", { deployment: d.name, nets: nets.join(", ") })];
 }
 
 function imageRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts"]): string[] {
@@ -161,5 +177,6 @@ function imageRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts"
   });
   const present = ids.filter((x): x is { n: string; id: string } => typeof x.id === "string");
   if (new Set(present.map((x) => x.id)).size <= 1) return [];
-  return [`${d.name}: the image ${d.image ?? ""} differs between its nodes: ${present.map((x) => `${x.n} ${x.id.slice(0, 19)}`).join(", ")}; set sm121:imageSync: true (rank 0's build is copied to the others), or load the same build on every node`];
+  const each = present.map((x) => `${x.n} ${x.id.slice(0, 19)}`).join(", ");
+  return [t("fabric.imageDiffers", { deployment: d.name, image: d.image ?? "", ids: each })];
 }

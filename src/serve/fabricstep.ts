@@ -7,6 +7,7 @@ import type { Dialer } from "../remote";
 import type { Recipe, Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
+import { t } from "../text/messages";
 import { lookFabric } from "./fabric";
 
 export interface FabricStepInput {
@@ -23,7 +24,9 @@ export interface FabricStepInput {
 export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
   const ds = i.bundles.map((b) => ({ name: b.deployment, deploy: b.deploy, nodes: b.nodes.map((n) => n.node), ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }) }));
   const look = await lookFabric(i.site, ds, i.dial);
-  if (look.refusals.length > 0) throw i.refuse(`sm121: the fabric refuses this run (nothing was stopped):\n${look.refusals.map((r) => `  ${r}`).join("\n")}`);
+  if (look.refusals.length > 0) {
+    throw i.refuse([t("fabric.refuses"), ...look.refusals.map((r) => `  ${r}`)].join("\n"));
+  }
   if (Object.keys(look.resolved).length === 0) return i.bundles;
   const nodes = { ...i.site.nodes };
   for (const [n, f] of Object.entries(look.resolved)) if (nodes[n] !== undefined) nodes[n] = { ...nodes[n], fabric: f };

@@ -60,7 +60,8 @@ async function inspect(h: Host, image: string): Promise<{ id: string; size: numb
     return { id, size: Number(size) };
   }
   if (/No such image/i.test(r.stderr)) return undefined;
-  throw new Error(`${h.node}: docker image inspect ${image} failed (exit ${String(r.code)}): ${r.stderr.trim().split("\n").slice(-3).join(" ")}; check that docker runs there and the user may use it`);
+  const tail = r.stderr.trim().split("\n").slice(-3).join(" ");
+  throw new Error(t("copy.inspectFailed", { node: h.node, image, code: String(r.code), tail }));
 }
 
 /**
@@ -75,7 +76,7 @@ async function copyChain(spec: ImageSpec, source: Host, from: string, chain: Ima
   const measure = async () => Number((await source.run(`tr '\\r' '\\n' 2>/dev/null < ${counter} | awk '$2 == "bytes" { b = $1 } END { print b + 0 }'`, { step: "measure the image copy" })).stdout.trim());
   const peers = chain.map((n) => ({ host: host(n), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }));
   const sent = await withChainAccess(peers, () => "exec docker load\n", async (a, first) => {
-    const stop = meter(`copy ${spec.image} to ${names}`, measure, size, log);
+    const stop = meter(t("copy.image", { image: spec.image, nodes: names }), measure, size, log);
     try {
       const save = `docker save ${quote(spec.image)} | dd bs=4M iflag=fullblock status=progress 2> ${counter}`;
       return sentBytes((await source.run(sendScript(a, first, save), { step: `copy the image to ${names}` })).records);
@@ -90,7 +91,7 @@ async function copyChain(spec: ImageSpec, source: Host, from: string, chain: Ima
 
 export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string) => void): Promise<ImageOutcome> {
   const head = spec.nodes[0];
-  if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
+  if (head === undefined) throw new Error(t("copy.noNodes", { deployment: spec.deployment }));
   return withHosts(spec.nodes, auth, async (hosts) => {
     const seen = await Promise.all(spec.nodes.map((n) => inspect(hostFor(hosts, n.node), spec.image)));
     let srcIndex = seen[0] !== undefined ? 0 : seen.findIndex((s) => s !== undefined);
@@ -101,7 +102,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
       const t0 = Date.now();
       await hostFor(hosts, head.node).run(`docker pull ${quote(spec.image)}`, { step: `docker pull ${spec.image}` });
       seen[0] = await inspect(hostFor(hosts, head.node), spec.image);
-      if (seen[0] === undefined) throw new Error(`${head.node}: docker pull ${spec.image} succeeded but the image is not there`);
+      if (seen[0] === undefined) throw new Error(t("copy.pulledAbsent", { node: head.node, image: spec.image }));
       pulled = true;
       const done = { image: spec.image, id: seen[0].id.slice(0, 19), size: bytesText(seen[0].size), node: head.node, seconds: ((Date.now() - t0) / 1000).toFixed(1) };
       log(t("serve.pulled", done));
@@ -109,20 +110,24 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
     const src = spec.nodes[srcIndex] ?? head;
     const want = seen[srcIndex] as { id: string; size: number };
     const refused = protectedReplacements(spec, seen.map((s) => s?.id), want.id);
-    if (refused !== undefined) throw new Error(`${refused}; nothing was copied`);
+    if (refused !== undefined) throw new Error(t("copy.refused", { refused }));
     const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => seen[i]?.id !== want.id);
     for (const { n, i } of peers) {
       const had = seen[i];
+      const about = { node: n.node, image: spec.image, from: src.node };
       log(had === undefined
-        ? `${n.node} lacks ${spec.image}: copying it from ${src.node} (${bytesText(want.size)}) over the cluster network`
-        : `${n.node} holds another build of ${spec.image} (${had.id.slice(0, 19)}): replacing it with ${src.node}'s ${want.id.slice(0, 19)}`);
+        ? t("copy.lacks", { ...about, size: bytesText(want.size) })
+        : t("copy.replacing", { ...about, had: had.id.slice(0, 19), want: want.id.slice(0, 19) }));
     }
     const sentFromSource = peers.length === 0 ? 0 : await copyChain(spec, hostFor(hosts, src.node), src.node, peers.map((p) => p.n), (n) => hostFor(hosts, n.node), want.size, log);
     const ids: Record<string, string | undefined> = {};
     await Promise.all(spec.nodes.map(async (n, i) => {
       const now = peers.some((p) => p.i === i) ? await inspect(hostFor(hosts, n.node), spec.image) : seen[i];
       ids[n.node] = now?.id;
-      if (now?.id !== want.id) throw new Error(`${n.node}: ${spec.image} is ${now?.id ?? "absent"} after the copy, not ${want.id}; run pulumi up again`);
+      if (now?.id !== want.id) {
+        const is = now?.id ?? t("copy.absent");
+        throw new Error(t("copy.wrongId", { node: n.node, image: spec.image, is, want: want.id }));
+      }
     }));
     if (peers.length === 0) log(t("serve.imageEverywhere", { image: spec.image, id: want.id.slice(0, 19) }));
     return { id: want.id, source: src.node, pulled, copied: peers.map((p) => p.n.node), ids, sentFromSource };

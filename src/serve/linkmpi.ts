@@ -8,11 +8,17 @@
 import type { Host } from "../remote";
 import { MPI_MOUNT, TOOL_SLOT } from "../render/linkmpi";
 import type { LinkTestMpi, NodeBundle } from "../render/types";
+import { msg, say as said, type Msg } from "../text/messages";
 import { nodePath, quote } from "../text/shell";
 import { withPeerAccess, type Access, type Peer } from "./fanout";
 
-/** The program of the link test, and why that one. */
-export type LinkTool = { kind: "all_reduce_perf"; path: string; why: string } | { kind: "torch"; why: string };
+/** An exit code as the report says it: the number, or that the run timed out. */
+export function exitText(code: number | null): string {
+  return code === null ? said(msg("link.timedOut")) : String(code);
+}
+
+/** The program of the link test, and why that one (said where the report is printed). */
+export type LinkTool = { kind: "all_reduce_perf"; path: string; why: Msg } | { kind: "torch"; why: Msg };
 
 export interface MpiRun {
   node: string;
@@ -23,7 +29,7 @@ export interface MpiRun {
 
 /** Looks in the image on rank 0's node: nccl-tests where it has all_reduce_perf, mpirun and ssh. */
 export async function chooseTool(deploy: string, mpi: LinkTestMpi | undefined, rank0: Host): Promise<LinkTool> {
-  if (mpi === undefined) return { kind: "torch", why: `a ${deploy} deployment has no image to look in` };
+  if (mpi === undefined) return { kind: "torch", why: msg("link.whyNoImage", { deploy }) };
   const step = "link test: look in the image";
   const res = await rank0.run(mpi.probe, { step, allowFailure: true, timeoutMs: 120_000 });
   const found = new Map<string, string>();
@@ -32,15 +38,13 @@ export async function chooseTool(deploy: string, mpi: LinkTestMpi | undefined, r
   }
   if (res.code !== 0 || found.size === 0) {
     const last = `${res.stdout}${res.stderr}`.trim().split("\n").slice(-1)[0] ?? "";
-    return { kind: "torch", why: `the image did not run its shell on ${rank0.node} (${last})` };
+    return { kind: "torch", why: msg("link.whyNoShell", { node: rank0.node, last }) };
   }
   const path = found.get("all_reduce_perf") ?? "";
-  if (path === "") return { kind: "torch", why: "the image has no nccl-tests all_reduce_perf" };
-  if ((found.get("mpirun") ?? "") === "")
-    return { kind: "torch", why: `the image has ${path} but no mpirun to start its ranks on the other nodes` };
-  if ((found.get("ssh") ?? "") === "")
-    return { kind: "torch", why: `the image has ${path} and mpirun but no ssh for mpirun's agent` };
-  return { kind: "all_reduce_perf", path, why: `the image has nccl-tests' ${path}, mpirun and ssh` };
+  if (path === "") return { kind: "torch", why: msg("link.whyNoTests") };
+  if ((found.get("mpirun") ?? "") === "") return { kind: "torch", why: msg("link.whyNoMpirun", { path }) };
+  if ((found.get("ssh") ?? "") === "") return { kind: "torch", why: msg("link.whyNoSsh", { path }) };
+  return { kind: "all_reduce_perf", path, why: msg("link.whyMpi", { path }) };
 }
 
 /** mpirun's rsh agent: `<agent> <host> <command>` becomes ssh to that node's fabric address, as the key allows. */
@@ -116,13 +120,16 @@ export async function runMpi(
       );
       const failed = started.filter((s) => s.code !== 0);
       if (failed.length > 0) return failed;
-      say(`${first.node}: mpirun ${path} on ${g.nodes.map((n) => n.node).join(", ")}`);
+      say(said(msg("link.mpirun", { node: first.node, path, nodes: g.nodes.map((n) => n.node).join(", ") })));
       const res = await hostOf(first).run(mpi.run.replace(TOOL_SLOT, quote(path)), {
         step: "link test",
         allowFailure: true,
         timeoutMs: (timeoutS + 60) * 1000,
       });
-      say(`${first.node}: mpirun ${res.code === 0 ? "done" : `exited ${res.code ?? "(timed out)"}`}`);
+      const ended = res.code === 0
+        ? msg("link.mpirunDone", { node: first.node })
+        : msg("link.mpirunExited", { node: first.node, code: exitText(res.code) });
+      say(said(ended));
       return [{ node: first.node, rank: first.rank, code: res.code, output: `${res.stdout}${res.stderr}` }];
     });
   } finally {

@@ -6,7 +6,9 @@
  */
 import type { Host } from "../remote";
 import type { LinkTestPlan, NodeBundle } from "../render/types";
-import { chooseTool, runMpi, type LinkTool } from "./linkmpi";
+import { msg, say as said, t } from "../text/messages";
+import { cells } from "../text/width";
+import { chooseTool, exitText, runMpi, type LinkTool } from "./linkmpi";
 import { judgeLinkTest, largestRow, parseLinkTest, sizeText, type LinkFailure, type LinkTestOutput } from "./linktest";
 
 export interface RankRun {
@@ -40,9 +42,10 @@ export async function runLinkTest(
   say: (line: string) => void = () => undefined,
 ): Promise<LinkTestReport> {
   const first = b.nodes[0];
-  const tool: LinkTool =
-    first === undefined ? { kind: "torch", why: "no nodes" } : await chooseTool(b.deploy, plan.mpi, hostOf(first));
-  say(`${b.deployment}: link test with ${toolName(tool)}: ${tool.why}`);
+  const tool: LinkTool = first === undefined
+    ? { kind: "torch", why: msg("link.whyNoNodes") }
+    : await chooseTool(b.deploy, plan.mpi, hostOf(first));
+  say(t("link.with", { deployment: b.deployment, tool: toolName(tool), why: said(tool.why) }));
   const ranks =
     tool.kind === "all_reduce_perf" && plan.mpi !== undefined
       ? await runMpi(b, plan.mpi, tool.path, plan.timeoutS, hostOf, say)
@@ -69,10 +72,8 @@ export async function runLinkTest(
 }
 
 /** How the report names the program. */
-export function toolName(t: LinkTool): string {
-  return t.kind === "all_reduce_perf"
-    ? `nccl-tests' all_reduce_perf under mpirun (${t.path})`
-    : "sm121's torch all-reduce script";
+export function toolName(tool: LinkTool): string {
+  return tool.kind === "all_reduce_perf" ? t("link.toolMpi", { path: tool.path }) : t("link.toolTorch");
 }
 
 /** sm121's torch script: one rank a node, all at once. */
@@ -90,7 +91,8 @@ async function torchRanks(
         allowFailure: true,
         timeoutMs: (plan.timeoutS + 120) * 1000,
       });
-      say(`${nb.node}: link test rank ${nb.rank} ${res.code === 0 ? "done" : `exited ${res.code ?? "(timed out)"}`}`);
+      const done = { node: nb.node, rank: nb.rank, code: exitText(res.code) };
+      say(t(res.code === 0 ? "link.rankDone" : "link.rankExited", done));
       return { node: nb.node, rank: nb.rank, code: res.code, output: `${res.stdout}${res.stderr}` };
     }),
   );
@@ -102,57 +104,52 @@ const gb = (v: number) => `${v.toFixed(2)} GB/s`;
 export function failureText(f: LinkFailure, r: LinkTestReport): string {
   switch (f.kind) {
     case "no-result":
-      return "the all-reduce printed no result table (see the ranks' last lines)";
+      return t("link.noResult");
     case "wrong":
-      return (
-        `wrong results at ${sizeText(f.bytes)}: #wrong ${f.wrong.join(" / ")}; the link corrupts data: ` +
-        "check the cables and the NICs' error counters (ethtool -S)"
-      );
+      return t("link.wrong", { size: sizeText(f.bytes), wrong: f.wrong.join(" / ") });
     case "no-transport":
-      return "NCCL named no network (no NCCL INFO line): the image's NCCL did not read NCCL_DEBUG=INFO";
+      return t("link.noTransport");
     case "socket-on-rdma":
-      return (
-        `NCCL chose NET/${f.transport.name} on a fabric declared RDMA (${r.nodes.join(", ")}): ` +
-        "the ranks reach no RDMA device. Fix: check /dev/infiniband and the HCA on each node (rdma link, " +
-        "ibdev2netdev), the --device and --cap-add IPC_LOCK flags `sm121 render` shows, " +
-        "and NCCL_IB_HCA / NCCL_IB_DISABLE in the recipe's env"
-      );
+      return t("link.socketOnRdma", { name: f.transport.name, nodes: r.nodes.join(", ") });
     case "below-minimum":
-      return (
-        `bus bandwidth ${gb(f.busbw)} at ${sizeText(f.bytes)} ` +
-        `is under sm121:fabric.minBusBandwidthGBps ${f.minimum}. ` +
-        "Fix: name both RoCE ports of the cable in the nodes' fabric.rdma, set MTU 9000 on the fabric interface, " +
-        "or lower the minimum"
-      );
+      return t("link.belowMinimum", { busbw: gb(f.busbw), size: sizeText(f.bytes), minimum: f.minimum });
   }
+}
+
+/** Rows right-aligned in columns three cells apart, each as wide as its widest cell and at least `least`. */
+function rightAligned(rows: readonly string[][], least: readonly number[]): string[] {
+  const widths = least.map((w, i) => Math.max(w, ...rows.map((r) => cells(r[i] ?? ""))));
+  return rows.map((r) => `  ${r.map((c, i) => " ".repeat(Math.max(0, (widths[i] ?? 0) - cells(c))) + c).join("   ")}`);
 }
 
 /** The report an operator reads: transport, busbw per size, and the verdict with its numbers. */
 export function linkTestText(r: LinkTestReport): string[] {
-  const t = r.output.transport;
+  const tr = r.output.transport;
   const ports = r.output.devices.length > 0 ? ` (${r.output.devices.join(" ")})` : "";
-  const lines = [`link test of ${r.deployment} on ${r.nodes.join(", ")}: NCCL all-reduce, ${r.nodes.length} ranks`];
-  lines.push(`  tool        ${toolName(r.tool)}: ${r.tool.why}`);
-  lines.push(
-    `  transport   ${t === undefined ? "unknown" : `NET/${t.name}`}${ports}${r.rdma ? ", fabric declared RDMA" : ""}`,
-  );
-  lines.push("        size   busbw (GB/s)   in-place");
-  for (const row of r.output.rows) {
-    const [size, out, inPlace] = [sizeText(row.bytes), row.busbw.toFixed(2), row.busbwInPlace.toFixed(2)];
-    lines.push(`  ${size.padStart(10)}   ${out.padStart(12)}   ${inPlace.padStart(8)}`);
-  }
+  const labels = { tool: t("link.labelTool"), transport: t("link.labelTransport"), avg: t("link.labelAvg") };
+  // The labels' column: as wide as the widest label in this language, at least the English 12 cells.
+  const width = Math.max(12, ...Object.values(labels).map((l) => cells(l) + 2));
+  const label = (l: string) => `  ${l}${" ".repeat(width - cells(l))}`;
+  const lines = [t("link.title", { deployment: r.deployment, nodes: r.nodes.join(", "), count: r.nodes.length })];
+  lines.push(`${label(labels.tool)}${toolName(r.tool)}: ${said(r.tool.why)}`);
+  const net = tr === undefined ? t("link.unknown") : `NET/${tr.name}`;
+  lines.push(`${label(labels.transport)}${net}${ports}${r.rdma ? t("link.declaredRdma") : ""}`);
+  const head = [t("link.colSize"), t("link.colBusbw"), t("link.colInPlace")];
+  const rows = r.output.rows.map((row) => [sizeText(row.bytes), row.busbw.toFixed(2), row.busbwInPlace.toFixed(2)]);
+  // nccl-tests' own widths (10, 12, 8) stay the least, so that the English table reads as before.
+  lines.push(...rightAligned([head, ...rows], [10, 12, 8]));
   if (r.output.avgBusBandwidth !== undefined)
-    lines.push(`  avg busbw   ${gb(r.output.avgBusBandwidth)} (nccl-tests' "# Avg bus bandwidth")`);
+    lines.push(`${label(labels.avg)}${t("link.avgFrom", { busbw: gb(r.output.avgBusBandwidth) })}`);
   const last = largestRow(r.output);
-  const min = r.minimum === undefined ? "" : `, minimum ${r.minimum} GB/s`;
-  if (r.ok && last !== undefined)
-    lines.push(`  ok: NET/${t?.name ?? "?"}, busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min}`);
+  const min = r.minimum === undefined ? "" : t("link.minimum", { minimum: r.minimum });
+  const at = last === undefined ? undefined : { busbw: gb(last.busbw), size: sizeText(last.bytes), min };
+  if (r.ok && at !== undefined) lines.push(`  ${t("link.ok", { name: tr?.name ?? "?", ...at })}`);
   else {
-    lines.push(`  FAILED${last === undefined ? "" : ` (busbw ${gb(last.busbw)} at ${sizeText(last.bytes)}${min})`}:`);
+    lines.push(`  ${at === undefined ? t("link.failed") : t("link.failedAt", at)}`);
     for (const f of r.failures) lines.push(`  - ${failureText(f, r)}`);
     for (const k of r.failedRanks) {
-      const who = r.tool.kind === "all_reduce_perf" ? `mpirun on ${k.node}` : `${k.node} (rank ${k.rank})`;
-      lines.push(`  - ${who} exited ${k.code ?? "(timed out)"}; its last lines:`);
+      const who = { node: k.node, rank: k.rank, code: exitText(k.code) };
+      lines.push(`  - ${t(r.tool.kind === "all_reduce_perf" ? "link.mpirunFailed" : "link.rankFailed", who)}`);
       // mpirun's output holds every rank's and its own account of the failure: more of it.
       const tail = r.tool.kind === "all_reduce_perf" ? -15 : -5;
       for (const l of k.output.trimEnd().split("\n").slice(tail)) lines.push(`      ${l}`);

@@ -65,7 +65,7 @@ function downloadScript(n: CacheNode, repo: string, revision: string, token: str
     `export HF_HUB_DISABLE_PROGRESS_BARS=1 PATH="$HOME/.local/bin:$PATH"`,
     `if command -v hf >/dev/null 2>&1; then hf ${args}`,
     `elif command -v huggingface-cli >/dev/null 2>&1; then huggingface-cli ${args}`,
-    `else echo ${quote(`sm121: neither hf nor huggingface-cli is on PATH on ${n.node}; install huggingface_hub there (pip install -U huggingface_hub) or put ${repo} in its HF cache (${n.hfHome}/hub)`)} >&2; exit 127; fi`,
+    `else echo ${quote(`sm121: ${t("copy.noHf", { node: n.node, repo, hub: `${n.hfHome}/hub` })}`)} >&2; exit 127; fi`,
   ].join("\n");
 }
 
@@ -121,7 +121,9 @@ export function receiverScript(dir: string): string {
 async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: CopyPlan[], host: (n: CacheNode) => Host, dirOf: (n: CacheNode) => string, log: (m: string) => void): Promise<number> {
   const plan = chainPlan(plans);
   const names = chain.map((n) => n.node).join(" -> ");
-  const what = plan.present > 0 ? `${bytesText(plan.bytes)} (continuing: ${bytesText(plan.present)} already there)` : bytesText(plan.bytes);
+  const what = plan.present > 0
+    ? t("copy.continuing", { bytes: bytesText(plan.bytes), present: bytesText(plan.present) })
+    : bytesText(plan.bytes);
   log(t("serve.modelCopying", { what, from: from.node, nodes: names }));
   const last = chain[chain.length - 1] as CacheNode;
   const base = await bytesOn(host(last), dirOf(last));
@@ -130,7 +132,8 @@ async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: 
   const byHost = new Map(chain.map((n, i) => [peers[i]?.host, n] as const));
   // The stream paths are relative to the repo dir, which may differ per node (HF_HOME).
   const sent = await withChainAccess(peers, (p) => receiverScript(dirOf(byHost.get(p.host) as CacheNode)), async (a, first) => {
-    const stop = meter(`copy to ${last.node}`, async () => (await bytesOn(host(last), dirOf(last))) - base, plans[plans.length - 1]?.bytes, log);
+    const progress = async () => (await bytesOn(host(last), dirOf(last))) - base;
+    const stop = meter(t("copy.to", { node: last.node }), progress, plans[plans.length - 1]?.bytes, log);
     try {
       return sentBytes((await src.run(sendScript(a, first, producer(dirOf(from), plan.items)), { step: `copy the model to ${names}` })).records);
     } finally {
@@ -143,7 +146,7 @@ async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: 
 
 export async function syncModel(spec: ModelSpec, token: string | undefined, auth: SshAuth, log: (m: string) => void): Promise<ModelOutcome> {
   const head = spec.nodes[0];
-  if (head === undefined) throw new Error(`${spec.deployment} has no nodes`);
+  if (head === undefined) throw new Error(t("copy.noNodes", { deployment: spec.deployment }));
   return withHosts(spec.nodes, auth, async (hosts) => {
     const dirOf = (n: CacheNode) => hfCacheDir(n.hfHome, spec.repo);
     const seen = await Promise.all(spec.nodes.map((n) => manifestOf(hostFor(hosts, n.node), dirOf(n))));
@@ -155,7 +158,8 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       log(t(spec.nodes.length > 1 ? "serve.downloadingOnce" : "serve.downloading", { model: `${spec.repo}@${spec.revision}`, node: head.node }));
       const t0 = Date.now();
       const base = await bytesOn(h, dirOf(head));
-      const stop = meter(`download on ${head.node}`, async () => (await bytesOn(h, dirOf(head))) - base, undefined, log);
+      const progress = async () => (await bytesOn(h, dirOf(head))) - base;
+      const stop = meter(t("copy.downloadOn", { node: head.node }), progress, undefined, log);
       try {
         await h.run(downloadScript(head, spec.repo, spec.revision, token), { step: `download ${spec.repo}` });
       } finally {
@@ -169,7 +173,8 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     const srcM = seen[srcIndex] as Manifest;
     const done = completeness(srcM, spec.revision);
     if (done.commit === undefined || done.missing.length > 0) {
-      throw new Error(`${spec.repo}@${spec.revision} is not complete in ${dirOf(src)} on ${src.node} after the download: ${done.missing.join("; ")}`);
+      const where = { model: `${spec.repo}@${spec.revision}`, dir: dirOf(src), node: src.node };
+      throw new Error(t("copy.incomplete", { ...where, missing: done.missing.join("; ") }));
     }
     const commit = done.commit;
     if (!downloaded) log(t("serve.modelComplete", { model: `${spec.repo}@${spec.revision}`, commit: commit.slice(0, 12), node: src.node }));
@@ -185,7 +190,10 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     const after = await Promise.all(peers.map(async ({ n }) => ({ n, m: await manifestOf(hostFor(hosts, n.node), dirOf(n)) })));
     for (const { n, m } of after) {
       const left = copyPlan(srcM, commit, m);
-      if (left.items.length > 0) throw new Error(`${n.node}: the copy of ${spec.repo} is still short of ${left.items.length} entries (${bytesText(left.bytes)}) after the transfer; run pulumi up again to continue it`);
+      if (left.items.length > 0) {
+        const short = { node: n.node, repo: spec.repo, count: left.items.length, bytes: bytesText(left.bytes) };
+        throw new Error(t("copy.stillShort", short));
+      }
     }
     const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);
     if (untouched.length > 0) log(t("serve.sameFiles", { nodes: untouched.join(", ") }));
