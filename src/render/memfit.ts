@@ -14,7 +14,7 @@
  */
 import type { EngineName, Recipe } from "../recipe/types";
 import { driverFor } from "../engines";
-import { msg, say, t, type Msg } from "../text/messages";
+import { msg, say, t, type MessageKey, type Msg } from "../text/messages";
 import { columns } from "../text/width";
 import { knobsOf, type FitKnobs } from "./memknobs";
 import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
@@ -226,9 +226,16 @@ export function fitCells(n: NodeFit): { memory: string; budget: string; weights:
   };
 }
 
+const VERDICTS = {
+  fits: "fit.verdict.fits",
+  tight: "fit.verdict.tight",
+  refused: "fit.verdict.refused",
+  unknown: "fit.verdict.unknown",
+} as const satisfies Record<FitVerdict, MessageKey>;
+
 /** A verdict in words. */
 export function verdictText(v: FitVerdict): string {
-  return t(`fit.verdict.${v}`);
+  return t(VERDICTS[v]);
 }
 
 /** Why each node is tight, refused or unknown, under the table; one line when every node has the same reason. */
