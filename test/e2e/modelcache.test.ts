@@ -138,11 +138,24 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     for (const n of [m1, m2]) expect(await sh(e, n, `docker image inspect --format '{{.Id}}' ${next}`)).toBe(`${id}\n`);
   });
 
+  it("says the copy in the operator's language (SM121_LANG=es reaches the provider process)", async () => {
+    const next = "registry.example/sm121/vllm-tiny:3";
+    // On rank 0 only: the up copies it to the peer.
+    const id = await buildImage(e.site, m1, next, dockerfile("3"));
+    writeFileSync(join(e.dir, "recipes", "tiny.toml"), recipe(next));
+    const up = await e.up({ SM121_LANG: "es" });
+    expect(up.code, up.all).toBe(0);
+    expect(up.all).toContain(`a m2 le falta ${next}: se copia desde m1 (`);
+    // The rate itself is fanout's (English: "in N s"), which another change holds for now.
+    expect(up.all).toMatch(/vllm-tiny:3 copiada a m2 en cadena: [\d.]+ [KMG]iB in [\d.]+ s/);
+    expect(await imageId(e, m2)).toBe(`${id}\n`);
+  });
+
   it("destroy stops the engine and leaves the model and the image, saying so", async () => {
     const d = await e.destroy();
     expect(d.code, d.all).toBe(0);
     expect(d.all).toContain(`the checkpoint ${REPO} stays in the HF cache on m1, m2`);
-    expect(d.all).toMatch(/registry\.example\/sm121\/vllm-tiny:2 stays on m1, m2/);
+    expect(d.all).toMatch(/registry\.example\/sm121\/vllm-tiny:3 stays on m1, m2/);
     expect(await listing(e, m2)).toBe(await listing(e, m1));
   });
 });
