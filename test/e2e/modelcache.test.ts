@@ -148,7 +148,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.all).toContain(`a m2 le falta ${next}: se copia desde m1 (`);
     // The rate itself is fanout's (English: "in N s"), which another change holds for now.
     expect(up.all).toMatch(/vllm-tiny:3 copiada a m2 en cadena: [\d.]+ [KMG]iB in [\d.]+ s/);
-    expect(await imageId(e, m2)).toBe(`${id}\n`);
+    expect(await sh(e, m2, `docker image inspect --format '{{.Id}}' ${next}`)).toBe(`${id}\n`);
   });
 
   it("destroy stops the engine and leaves the model and the image, saying so", async () => {
