@@ -69,6 +69,20 @@ describe.sequential("the link test between two docker nodes", () => {
     for (const n of nodes()) expect(await sshOk(e.site, n, "docker ps -aq")).toBe("");
   });
 
+  it("reports in the run's language with --lang de, the tool's table as it printed it", async () => {
+    const r = await sm121(e, ["doctor", "--fabric", "pair", "--lang", "de"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain("Verbindungstest von pair auf lt1, lt2: NCCL-All-Reduce, 2 Ranks\n");
+    expect(r.stdout).toContain(
+      "  Werkzeug      das torch-all-reduce-Skript von sm121: das Image hat kein all_reduce_perf von nccl-tests\n",
+    );
+    const ports = "(rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE)";
+    expect(r.stdout).toContain(`  Transport     NET/IB ${ports}, Fabric als RDMA deklariert\n`);
+    const table = ["       Größe   busbw (GB/s)   in-place", "          8K           0.23       0.27"];
+    expect(r.stdout).toContain(table.join("\n"));
+    expect(r.stdout).toContain("  ok: NET/IB, busbw 0.96 GB/s bei 64K, Minimum 0.5 GB/s\n");
+  });
+
   it("fails on NET/Socket, with the numbers, where the containers get no verbs device", async () => {
     // The nodes lost their uverbs devices (ib_uverbs not loaded): the containers get rdma_cm only.
     for (const n of nodes())
