@@ -43,6 +43,12 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
   nodeEnv?: (n: SimNode) => Record<string, string>;
   /** Called once the site runs, before the stack is written (node-side recipe dirs, models). */
   prepare?: (site: SimSite) => void;
+  /**
+   * A fixed directory instead of /tmp/sm121-e2e-<name>-<pid>: for a stack recorded as a fixture,
+   * whose node paths (and so its bundles' sha256) must be the same at every run. A site left
+   * there by an earlier run is stopped and removed first.
+   */
+  base?: string;
 }
 
 /** The sm121:nodes block for the simulated nodes. */
@@ -90,8 +96,12 @@ async function reapStale(name: string): Promise<void> {
 
 export async function e2eProject(o: E2EOptions): Promise<E2E> {
   await reapStale(o.name);
-  const base = `/tmp/sm121-e2e-${o.name}-${process.pid}`;
-  const { name: _n, config, recipes, nodeExtra, nodeEnv, prepare, ...siteOpts } = o;
+  const base = o.base ?? `/tmp/sm121-e2e-${o.name}-${process.pid}`;
+  if (o.base !== undefined && existsSync(base)) {
+    await stopStaleSite(join(base, "site"));
+    rmSync(base, { recursive: true, force: true });
+  }
+  const { name: _n, config, recipes, nodeExtra, nodeEnv, prepare, base: _b, ...siteOpts } = o;
   const site = await startSite({ ...siteOpts, dir: join(base, "site") });
   // Every real Spark has its HF cache; the docker target mounts it.
   for (const n of site.nodes) mkdirSync(join(n.home, ".cache", "huggingface"), { recursive: true });
