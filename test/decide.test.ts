@@ -4,6 +4,7 @@
  * changes (nothing), how the look's liveness check reads its record, and which gateway entries a
  * file keeps for a removed deployment.
  */
+import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide, heldWords, type EngineProps } from "../src/providers/engineDecide";
@@ -170,6 +171,7 @@ describe("the gateway file's entries", () => {
     endpoints: "",
     connection: { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" },
     __file: { models, apiKey: false, lingering, served: [], ...(found !== undefined && { found }) },
+    stateVersion: STATE_VERSIONS.GatewayFragment,
   });
 
   it("keeps a removed deployment, disabled, while the look still finds it on a node, and drops it after", () => {

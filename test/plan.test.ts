@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fromWire, oldsFromWire, type EngineWire } from "../src/providers/engineWire";
+import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { pack } from "../src/providers/packed";
 import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
@@ -67,12 +68,16 @@ describe("the stored form", () => {
 
   it("unpacks the bundle as it was packed", () => {
     const wire: EngineWire = { deployment: b.deployment, plan: deploymentPlan(b), drift: [], secrets: {}, connection, __bundle: pack(b), __run: run };
-    expect(fromWire(wire)).toEqual({ deployment: b.deployment, drift: [], secrets: {}, connection, bundle: b, ...run, compact: true });
+    expect(fromWire(wire)).toEqual({ deployment: b.deployment, drift: [], secrets: {}, connection, bundle: b, ...run });
+    // Stored at this build's version: nothing to upgrade.
+    expect(oldsFromWire({ ...wire, stateVersion: STATE_VERSIONS.EngineDeployment })).toEqual(fromWire(wire));
   });
 
   it("reads an earlier release's nested state, and nothing from a create's empty olds", () => {
     const nested = { deployment: b.deployment, bundle: b, connection, secrets: {}, drift: [], ...run };
-    expect(oldsFromWire(nested)).toMatchObject({ bundle: b, compact: false });
+    const olds = oldsFromWire(nested);
+    expect(olds).toMatchObject({ bundle: b, ...run });
+    expect(olds.upgrade).toMatch(/from the unversioned form of version 1 to version 2/);
     expect(oldsFromWire({})).toEqual({});
   });
 });

@@ -5,6 +5,7 @@
  * provider: a pure diff over the written sha256 and the plan-time look, and its writes, backups,
  * reads and removal on a local path.
  */
+import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -120,6 +121,7 @@ describe("ScrapeTargets' provider", () => {
     targets: "",
     connection: { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" },
     __file: { content: text, warnings: [], found },
+    stateVersion: STATE_VERSIONS.ScrapeTargets,
   });
   const written = { ...wire(content, { sha256: null }), sha256: sha256(content) };
 

@@ -3,6 +3,7 @@
  * (a node's new ssh address, what a delete does) is recorded without touching a node; the model,
  * the caches, an image ID that moved or what a refresh found missing reach the nodes.
  */
+import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { describe, expect, it } from "vitest";
 import * as image from "../src/providers/imageSyncImpl";
 import * as model from "../src/providers/modelCacheImpl";
@@ -14,8 +15,31 @@ const nodes = (host2: string) => [
   { node: "s1", conn: conn("192.0.2.1"), ip: "192.0.2.1", stateDir: "~/.sm121", hfHome: "/home/ops/.cache/huggingface" },
   { node: "s2", conn: conn(host2), ip: "192.0.2.2", stateDir: "~/.sm121", hfHome: "/home/ops/.cache/huggingface" },
 ];
-const modelState = { deployment: "d", repo: "Qwen/Qwen3-32B", revision: "main", nodes: nodes("192.0.2.2"), protectedNodes: [], onDelete: "keep" as const, connection, commit: "a".repeat(40), files: 6, bytes: 1000, source: "s1" };
-const inputs = { deployment: "d", repo: "Qwen/Qwen3-32B", revision: "main", nodes: nodes("192.0.2.2"), protectedNodes: [], onDelete: "keep" as const, connection };
+const v = { stateVersion: STATE_VERSIONS.ModelCache };
+const modelState = {
+  ...v,
+  deployment: "d",
+  repo: "Qwen/Qwen3-32B",
+  revision: "main",
+  nodes: nodes("192.0.2.2"),
+  protectedNodes: [],
+  onDelete: "keep" as const,
+  connection,
+  commit: "a".repeat(40),
+  files: 6,
+  bytes: 1000,
+  source: "s1",
+};
+const inputs = {
+  ...v,
+  deployment: "d",
+  repo: "Qwen/Qwen3-32B",
+  revision: "main",
+  nodes: nodes("192.0.2.2"),
+  protectedNodes: [],
+  onDelete: "keep" as const,
+  connection,
+};
 
 describe("ModelCache", () => {
   it("changes nothing when nothing changed; a new revision, a moved cache or a gap a refresh found reach the nodes", async () => {
@@ -35,7 +59,17 @@ describe("ModelCache", () => {
 
 describe("ImageSync", () => {
   const id = `sha256:${"c".repeat(64)}`;
-  const state = { deployment: "d", image: "nvcr.io/nvidia/vllm:26.01-py3", nodes: nodes("192.0.2.2").map(({ hfHome: _h, ...n }) => n), connection, imageId: id, ids: { s1: id, s2: id }, source: "s1" };
+  const at = { stateVersion: STATE_VERSIONS.ImageSync };
+  const state = {
+    ...at,
+    deployment: "d",
+    image: "nvcr.io/nvidia/vllm:26.01-py3",
+    nodes: nodes("192.0.2.2").map(({ hfHome: _h, ...n }) => n),
+    connection,
+    imageId: id,
+    ids: { s1: id, s2: id },
+    source: "s1",
+  };
   const { imageId: _i, ids: _ids, source: _s, ...args } = state;
 
   it("changes nothing when nothing changed; a new reference or an ID that moved on a node reach the nodes", async () => {

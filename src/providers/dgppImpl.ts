@@ -8,6 +8,8 @@ import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
 import { t } from "../text/messages";
+import type { DgppWire } from "./dgppProvision";
+import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 interface Props extends ProvisionSettings {
   bundle: DeploymentBundle;
@@ -15,32 +17,40 @@ interface Props extends ProvisionSettings {
   marker?: string;
 }
 
-/** As stored: the bundle packed under `__bundle`, or (earlier releases) nested as `bundle`. */
-type Stored = Omit<Props, "bundle"> & ({ __bundle: string; staged: string[] } | { bundle: DeploymentBundle });
-
-function fromWire(s: Stored): Props {
-  if (!("__bundle" in s)) return s;
-  const { __bundle, staged: _staged, ...rest } = s;
+/** The new inputs (this build's form) as the provider works with them. */
+function fromWire(s: DgppWire): Props {
+  const { __bundle, staged: _staged, stateVersion: _v, ...rest } = s;
   return { ...rest, bundle: unpack<DeploymentBundle>(__bundle) };
 }
+
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const stored = (s: object) => upgrade("DgppProvision", s);
 
 /** What the staged files are on each node: the diff key besides the rev. */
 function stagedIdentity(p: Props): string {
   return JSON.stringify(p.bundle.nodes.map((n) => [n.node, n.files.filter((f) => f.path.startsWith(`${p.paths.dir}/`)).map((f) => f.sha256)]));
 }
 
-export function diff(_id: string, oldWire: Stored, wire: Stored): Promise<pulumi.dynamic.DiffResult> {
+/** Whether the nodes are asked for anything: a new rev, other staged files, a marker that says another rev. */
+function reaches(olds: Props, news: Props): boolean {
+  const marker = news.rev !== undefined && olds.marker !== news.rev;
+  return olds.rev !== news.rev || stagedIdentity(olds) !== stagedIdentity(news) || marker;
+}
+
+/** Diff's two sides may both be stored outputs of an older version (a refresh diffs them against the stored inputs). */
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: Stored, wire: Stored): pulumi.dynamic.DiffResult {
-  const olds = fromWire(oldWire);
-  const news = fromWire(wire);
-  const changed = olds.rev !== news.rev || stagedIdentity(olds) !== stagedIdentity(news) || (news.rev !== undefined && olds.marker !== news.rev);
-  return { changes: changed };
+function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  const u = stored(oldWire);
+  const news = fromWire(stored(wire).state);
+  const changes = reaches(fromWire(u.state), news);
+  if (!changes && stale(u)) providerLog(`${news.bundle.deployment} dgpp`)(upgradeWords("DgppProvision", u));
+  return { changes: changes || stale(u) };
 }
 
-async function run(wire: Stored): Promise<Stored> {
+async function run(wire: DgppWire): Promise<DgppWire> {
   const news = fromWire(wire);
   const log = providerLog(`${news.bundle.deployment} dgpp`);
   const o = await provisionDgpp(news.bundle, news, authOf(news.connection), log);
@@ -48,31 +58,37 @@ async function run(wire: Stored): Promise<Stored> {
   return { ...wire, ...(o.marker !== undefined && { marker: o.marker }) };
 }
 
-export async function create(inputs: Stored): Promise<pulumi.dynamic.CreateResult> {
+export async function create(inputs: DgppWire): Promise<pulumi.dynamic.CreateResult> {
   return { id: `${fromWire(inputs).bundle.deployment}-dgpp`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, _olds: Stored, news: Stored): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: object, news: DgppWire): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = stored(oldWire).state;
+  // Only the state's version: rewritten, nothing staged or built.
+  if (!reaches(fromWire(olds), fromWire(news))) {
+    return { outs: { ...news, ...(olds.marker !== undefined && { marker: olds.marker }) } };
+  }
   return { outs: await run(news) };
 }
 
-export function remove(_id: string, stored: Stored): Promise<void> {
-  return settled(() => removeNow(_id, stored));
+export function remove(_id: string, wire: object): Promise<void> {
+  return settled(() => removeNow(_id, wire));
 }
 
-function removeNow(_id: string, stored: Stored): void {
-  const props = fromWire(stored);
+function removeNow(_id: string, wire: object): void {
+  const props = fromWire(stored(wire).state);
   providerLog(`${props.bundle.deployment} dgpp`)(`the installed DGPP release${props.marker === undefined ? "" : ` ${props.marker}`} stays in ${props.paths.dir} on ${props.bundle.nodes.map((n) => n.node).join(", ")}; remove it there with scripts/dgpp-cluster if you no longer need it`);
 }
 
-export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
-  const props = fromWire(stored);
+export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  const state = stored(wire).state;
+  const props = fromWire(state);
   const head = props.bundle.nodes[0];
-  if (head === undefined) return { id, props };
+  if (head === undefined) return { id, props: state };
   const marker = await withHosts([head], authOf(props.connection), async (hosts) => {
     const out = (await hostFor(hosts, head.node).run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
     return out === "" ? undefined : out;
   });
-  const { marker: _old, ...rest } = stored;
+  const { marker: _old, ...rest } = state;
   return { id, props: { ...rest, ...(marker !== undefined && { marker }) } };
 }

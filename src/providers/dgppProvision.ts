@@ -14,10 +14,11 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
-import type { DgppPaths } from "../render/dgpp";
+import { stagedLines, type DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./settings";
 import { pack } from "./packed";
+import type { ProvisionSettings } from "../serve/dgpp";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -32,13 +33,24 @@ export interface DgppProvisionInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
+/** The stored and shown form. */
+export interface DgppWire extends ProvisionSettings {
+  connection: ConnectionSettings;
+  /** The staged files, one line each (the plan); the bundle itself is packed under `__bundle`. */
+  staged: string[];
+  __bundle: string;
+  /** The rev the marker on rank 0 says (set by create, update and read). */
+  marker?: string;
+  stateVersion?: number;
+}
+
 export class DgppProvision extends ShimResource {
   declare readonly marker: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: DgppProvisionInputs, opts?: pulumi.CustomResourceOptions) {
     const { bundle, ...shown } = args;
     const b = output(bundle);
-    const staged = all([b, args.paths]).apply(([d, paths]) => d.nodes.flatMap((n) => n.files.filter((f) => f.path.startsWith(`${paths.dir}/`)).map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`)));
+    const staged = all([b, args.paths]).apply(([d, paths]) => stagedLines(d, paths));
     super("dgppImpl", "DgppProvision", name, { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

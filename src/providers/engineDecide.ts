@@ -23,7 +23,7 @@ import { checkFields, launchChanged } from "../render/launch";
  * `health` the part of it that is the engine's health (dead or hung), whose restarts are bounded.
  */
 export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider">
-  & Partial<Pick<AllProps, "secrets" | "drift" | "compact" | "health" | "liveness">>;
+  & Partial<Pick<AllProps, "secrets" | "drift" | "upgrade" | "health" | "liveness">>;
 
 /** The node list, rank order and target: a change of these stops the old group before the new starts. */
 export function shapeOf(b: DeploymentBundle): string {
@@ -68,8 +68,9 @@ export interface Touch {
   /**
    * `setting`: a per-node safety setting; nothing on the node is asked or changed for it.
    * `checks`: a new bundle with the same launch; readiness and verify run on the running engine.
+   * `state`: stored outputs of an older state version (./stateVersion), rewritten at this one.
    */
-  kind: "connection" | "provider" | "compact" | "setting" | "checks";
+  kind: "connection" | "provider" | "state" | "setting" | "checks";
   words: string;
 }
 
@@ -147,10 +148,7 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
   if (providerMoved(olds, news)) {
     touch.push({ kind: "provider", words: `sm121's provider code in the state is rewritten (portable form); ${none}` });
   }
-  if (olds.compact === false) {
-    const words = `the state is rewritten in the compact form (the plan shown, the bundle packed); ${none}`;
-    touch.push({ kind: "compact", words });
-  }
+  if (olds.upgrade !== undefined) touch.push({ kind: "state", words: olds.upgrade });
   const force = news.allow.restart || (failed && !heldBefore) || rotated.length > 0 || counted.length > 0;
   return { restart, touch, force, health: counted, ...(held !== undefined && { held }) };
 }

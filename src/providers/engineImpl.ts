@@ -1,7 +1,7 @@
 /**
  * The work of EngineDeployment, in the provider process. Inputs arrive as plain JSON. Check and
  * diff run at every plan and are pure: the modules that reach the nodes (ssh2 and the serve
- * sequence) are loaded by the operations that need them, not by the first check.
+ * sequence, ~80 ms to load) are loaded by the operations that need them, not by the first check.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
@@ -14,7 +14,9 @@ import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shape
 import type { Decision } from "./engineDecide";
 import type { Held } from "./gatewayImpl";
 import { ROLL_SETTLE_S } from "../render/gatewayRoll";
-import { fromWire, oldsFromWire as oldProps, type EngineProps as Props, type EngineWire, type LegacyWire, type StoredWire } from "./engineWire";
+import { fromStored, fromWire, oldsFromWire as oldProps } from "./engineWire";
+import type { EngineProps as Props, EngineWire, StoredWire } from "./engineWire";
+import { upgrade } from "./stateVersion";
 
 export function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
   return settled(() => checkNow(oldWire, wire));
@@ -43,13 +45,14 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
 }
 
 /** Says why, under the resource: the plan shows what changes, this line what it does on the nodes. */
-export function diff(_id: string, oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.DiffResult> {
+/** Both sides may be stored outputs of an older version: a refresh diffs what read found against the stored inputs. */
+export function diff(_id: string, oldWire: StoredWire, wire: StoredWire): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dynamic.DiffResult {
   const olds = oldProps(oldWire);
-  const news = fromWire(wire);
+  const news = fromWire(upgrade("EngineDeployment", wire).state);
   const log = providerLog(news.deployment);
   const unknown = news.unknown ?? [];
   if (unknown.length > 0) {
@@ -163,8 +166,10 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     const before = olds?.outcome ?? { status: "failed", nodes: [], warnings: [] };
     throw failedWith(message, rid, wire, { ...before, status: "failed", held: true, failure: message, restarts });
   }
-  // Only per-node settings changed: the state takes them; nothing on a node is asked or changed.
-  const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && d.touch.every((t) => t.kind === "setting");
+  // Only per-node settings or the state's version changed: the state takes them; nothing on a node
+  // is asked or changed.
+  const recordOnly = d.touch.every((t) => t.kind === "setting" || t.kind === "state");
+  const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && recordOnly;
   if (olds?.outcome !== undefined && settingsOnly) return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
   const held = await holdForRoll(olds, news, log);
@@ -302,8 +307,8 @@ export async function update(id: string, olds: StoredWire, news: EngineWire): Pr
   return { outs };
 }
 
-export async function remove(_id: string, wire: EngineWire | LegacyWire): Promise<void> {
-  const props = fromWire(wire);
+export async function remove(_id: string, wire: StoredWire): Promise<void> {
+  const props = fromStored(wire);
   // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
   if (refused.length > 0) throw new Error(`${refused.join("\n")}\n${t("serve.nothingStopped", { deployment: props.bundle.deployment })}`);
@@ -311,7 +316,8 @@ export async function remove(_id: string, wire: EngineWire | LegacyWire): Promis
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment), props.secrets);
 }
 
-export async function read(id: string, wire: EngineWire | LegacyWire): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, stored: StoredWire): Promise<pulumi.dynamic.ReadResult> {
+  const wire = upgrade("EngineDeployment", stored).state;
   const props = fromWire(wire);
   const { inspectDeployment } = await import("../serve/stop");
   const found = await inspectDeployment(props.bundle, authOf(props.connection));

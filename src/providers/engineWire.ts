@@ -5,15 +5,14 @@
  * `[secret]`). Carried but never shown: `__bundle`, the whole rendered bundle packed, and `__run`,
  * this run's allowances, preflight findings and gateway file.
  *
- * A stack written before (the bundle as a nested `bundle` object beside `allow`, `findings`,
- * `gateway`, `preflight`) is read as well; its first diff asks for one update that rewrites the
- * state in this form and restarts nothing (engineDecide).
+ * Stored outputs of any state version are read through ./stateVersion (`fromStored`).
  */
 import type { DeploymentBundle } from "../render/types";
 import type { ReplicaPlace } from "../render/replicas";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { unpack } from "./packed";
+import { stale, upgrade, upgradeWords, type Upgraded } from "./stateVersion";
 import type { Owner } from "../serve/owner";
 
 export interface Findings {
@@ -59,6 +58,8 @@ export interface EngineWire {
   unknown?: string[];
   outcome?: DeploymentOutcome;
   __provider?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
 }
 
 /** The form the provider works with. */
@@ -71,53 +72,27 @@ export interface EngineProps extends RunSettings {
   unknown?: string[];
   outcome?: DeploymentOutcome;
   __provider?: string;
-  /** false for a state written in the nested form of earlier releases. */
-  compact: boolean;
+  /** Stored outputs of an older state version: the words of their upgrade (the state is rewritten). */
+  upgrade?: string;
 }
 
-/** The nested form of earlier releases, as their state holds it. */
-export interface LegacyWire extends Partial<RunSettings> {
-  deployment?: string;
-  bundle: DeploymentBundle;
-  drift?: string[];
-  secrets?: Record<string, string>;
-  connection: ConnectionSettings;
-  outcome?: DeploymentOutcome;
-  __provider?: string;
-}
-
-const NO_FINDINGS: Findings = { fatal: [], warnings: [] };
-
-/** What Pulumi passes as olds: nothing yet (`{}` on a create), this form, or an earlier release's. */
-export type StoredWire = EngineWire | LegacyWire | Record<string, never>;
-
-export function isStored(w: StoredWire | undefined): w is EngineWire | LegacyWire {
-  return w !== undefined && (("__bundle" in w && typeof w.__bundle === "string") || ("bundle" in w && typeof w.bundle === "object" && w.bundle !== null));
-}
+/** What Pulumi passes as olds: nothing yet (`{}` on a create), or stored outputs of any state version. */
+export type StoredWire = object;
 
 /** The olds as the provider works with them; empty when there are none. */
 export function oldsFromWire(w: StoredWire | undefined): Partial<EngineProps> {
-  return isStored(w) ? fromWire(w) : {};
+  return w === undefined || Object.keys(w).length === 0 ? {} : fromStored(w);
 }
 
-export function fromWire(w: EngineWire | LegacyWire): EngineProps {
-  if ("__bundle" in w) {
-    const { __bundle, __run, plan: _plan, ...rest } = w;
-    return { ...rest, ...__run, bundle: unpack<DeploymentBundle>(__bundle), compact: true };
-  }
-  const l = w;
-  return {
-    deployment: l.deployment ?? l.bundle.deployment,
-    bundle: l.bundle,
-    drift: l.drift ?? [],
-    secrets: l.secrets ?? {},
-    connection: l.connection,
-    allow: l.allow ?? { protected: [], experimental: false, restart: false },
-    preflight: l.preflight ?? false,
-    findings: l.findings ?? NO_FINDINGS,
-    ...(l.gateway !== undefined && { gateway: l.gateway }),
-    ...(l.outcome !== undefined && { outcome: l.outcome }),
-    ...(l.__provider !== undefined && { __provider: l.__provider }),
-    compact: false,
-  };
+/** Stored outputs of any state version, in the form the provider works with. */
+export function fromStored(w: StoredWire): EngineProps {
+  const u: Upgraded<"EngineDeployment"> = upgrade("EngineDeployment", w);
+  const props = fromWire(u.state);
+  return stale(u) ? { ...props, upgrade: upgradeWords("EngineDeployment", u) } : props;
+}
+
+/** The current stored form (the new inputs, or upgraded outputs) as the provider works with it. */
+export function fromWire(w: EngineWire): EngineProps {
+  const { __bundle, __run, plan: _plan, stateVersion: _v, ...rest } = w;
+  return { ...rest, ...__run, bundle: unpack<DeploymentBundle>(__bundle) };
 }

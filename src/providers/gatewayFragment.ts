@@ -71,6 +71,8 @@ export interface GatewayWire {
   connection: ConnectionSettings;
   __file: GatewayFile;
   sha256?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
 }
 
 export class GatewayFragment extends ShimResource {

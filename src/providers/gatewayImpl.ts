@@ -13,6 +13,7 @@ import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
 import type { GatewayWire } from "./gatewayFragment";
 import { t } from "../text/messages";
+import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 /** Where the file is, and how to reach it. */
 interface Place {
@@ -29,19 +30,8 @@ interface Content {
   restartNote: string;
 }
 
-/** A state of an earlier release: the text was rendered in the program and stored as `content`. */
-interface Earlier {
-  __file?: { content?: unknown };
-  path: string;
-  format: string;
-  sha256?: string;
-}
-
-type Stored = GatewayWire | Earlier;
-
-function isWire(p: Stored): p is GatewayWire {
-  return typeof (p as GatewayWire).__file === "object" && Array.isArray((p as GatewayWire).__file.models);
-}
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const stored = (s: object) => upgrade("GatewayFragment", s);
 
 function placeOf(p: GatewayWire): Place {
   const f = p.__file;
@@ -49,22 +39,21 @@ function placeOf(p: GatewayWire): Place {
   return { path: p.path, format: p.format, connection: p.connection, ...(node !== undefined && { node }) };
 }
 
-const nodeName = (p: Stored): string | undefined => ("node" in p && typeof p.node === "string" ? p.node : undefined);
 const where = (p: Place): string => `${p.node === undefined ? "" : `${p.node.name}:`}${p.path}`;
 
 /**
  * The models the file lists: the deployments as served, and those the site no longer declares but
  * the look still found on their nodes, with their endpoints as the last file listed them, disabled.
  */
-export function listed(news: GatewayWire, olds: Stored | undefined): GatewayModel[] {
+export function listed(news: GatewayWire, olds: GatewayWire | undefined): GatewayModel[] {
   const current = news.__file.models;
-  const before = olds !== undefined && isWire(olds) ? olds.__file.models : [];
+  const before = olds?.__file.models ?? [];
   const declared = (d: string) => current.some((c) => c.deployment === d);
   const carried = before.filter((m) => news.__file.lingering.includes(m.deployment) && !declared(m.deployment));
   return [...current, ...carried.map((m) => ({ ...m, status: "removed" }))];
 }
 
-function render(news: GatewayWire, olds: Stored | undefined): Content & { models: GatewayModel[] } {
+function render(news: GatewayWire, olds: GatewayWire | undefined): Content & { models: GatewayModel[] } {
   const models = listed(news, olds);
   return { ...gatewayFile(news.format, models, { apiKey: news.__file.apiKey }), models };
 }
@@ -88,13 +77,38 @@ async function current(p: Place): Promise<string> {
 /** Whether this provider process has said why the file waits (Pulumi may diff it more than once). */
 let said = false;
 
-/** Pure: the new content, the file as the look found it, and the engines' starts, against what was written. */
-export function diff(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.DiffResult> {
-  return settled(() => diffNow(_id, olds, news));
+/**
+ * Pure: why the file is written again, against what was written: the file as the look found it,
+ * the engines' starts, the new content. undefined: it is as written. `say`: what the plan says.
+ */
+function rewrite(olds: GatewayWire, news: GatewayWire): { say?: string } | undefined {
+  const at = where(placeOf(news));
+  const found = news.__file.found;
+  if (found !== undefined && olds.sha256 !== undefined && found !== olds.sha256) {
+    const change = `sha256 ${olds.sha256.slice(0, 12)} -> ${found.slice(0, 12)}`;
+    return {
+      say: found === ""
+        ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
+        : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`,
+    };
+  }
+  const served = JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served);
+  return served || olds.sha256 !== sha(render(news, olds).text) ? {} : undefined;
 }
 
-function diffNow(_id: string, olds: Stored, news: GatewayWire): pulumi.dynamic.DiffResult {
-  if (olds.path !== news.path || nodeName(olds) !== nodeName(news)) return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
+/** Pure: the new content, the file as the look found it, and the engines' starts, against what was written. */
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
+}
+
+function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  const u = stored(oldWire);
+  const olds = u.state;
+  // Stored inputs of an older version too: a refresh diffs what read found against them.
+  const news = stored(wire).state;
+  if (olds.path !== news.path || olds.node !== news.node) {
+    return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
+  }
   const log = providerLog("gateway");
   const f: unknown = news.__file;
   if (typeof f !== "object" || f === null || !Array.isArray((f as GatewayWire["__file"]).models)) {
@@ -102,19 +116,10 @@ function diffNow(_id: string, olds: Stored, news: GatewayWire): pulumi.dynamic.D
     said = true;
     return { changes: true };
   }
-  // A state of an earlier release is rewritten once in this form.
-  if (!isWire(olds)) return { changes: true };
-  const at = where(placeOf(news));
-  const found = news.__file.found;
-  if (found !== undefined && olds.sha256 !== undefined && found !== olds.sha256) {
-    const change = `sha256 ${olds.sha256.slice(0, 12)} -> ${found.slice(0, 12)}`;
-    log(found === ""
-      ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
-      : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`);
-    return { changes: true };
-  }
-  const served = JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served);
-  return { changes: served || olds.sha256 !== sha(render(news, olds).text) };
+  const why = rewrite(olds, news);
+  if (why?.say !== undefined) log(why.say);
+  if (why === undefined && stale(u)) log(upgradeWords("GatewayFragment", u));
+  return { changes: why !== undefined || stale(u) };
 }
 
 export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.CreateResult> {
@@ -123,10 +128,14 @@ export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.Create
   return { id: inputs.path, outs: { ...inputs, __file: { ...inputs.__file, models: c.models }, sha256 } };
 }
 
-export async function update(_id: string, olds: Stored, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: object, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = stored(oldWire).state;
   const c = render(news, olds);
+  const file = { ...news.__file, models: c.models };
+  // Only the state's version: the file is as written.
+  if (rewrite(olds, news) === undefined) return { outs: { ...news, __file: file, sha256: olds.sha256 } };
   const sha256 = await write(placeOf(news), c, [olds.sha256]);
-  return { outs: { ...news, __file: { ...news.__file, models: c.models }, sha256 } };
+  return { outs: { ...news, __file: file, sha256 } };
 }
 
 /**
@@ -134,20 +143,20 @@ export async function update(_id: string, olds: Stored, news: GatewayWire): Prom
  * (seed 001). A destroy deletes this before the engines, so they stop after the gateway has left
  * them; an engine whose stop then fails keeps its endpoint, disabled.
  */
-export async function remove(_id: string, stored: Stored): Promise<void> {
-  if (!isWire(stored)) return;
-  const p = placeOf(stored);
-  const models = stored.__file.models.map((m) => ({ ...m, status: "destroyed" }));
+export async function remove(_id: string, wire: object): Promise<void> {
+  const state = stored(wire).state;
+  const p = placeOf(state);
+  const models = state.__file.models.map((m) => ({ ...m, status: "destroyed" }));
   const restartNote = "every endpoint is disabled: the stack was destroyed; restart the gateway to apply";
   const c: Content = models.length > 0
-    ? { ...gatewayFile(p.format, models, { apiKey: stored.__file.apiKey }), restartNote }
+    ? { ...gatewayFile(p.format, models, { apiKey: state.__file.apiKey }), restartNote }
     : { text: disableEndpoints(p.format, await current(p), "all", "destroyed").text, warnings: [], restartNote };
-  await write(p, c, [stored.sha256]);
+  await write(p, c, [state.sha256]);
 }
 
-export async function read(id: string, stored: Stored): Promise<pulumi.dynamic.ReadResult> {
-  if (!isWire(stored)) return { id, props: stored };
-  return { id, props: { ...stored, sha256: sha(await current(placeOf(stored))) } };
+export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  const state = stored(wire).state;
+  return { id, props: { ...state, sha256: sha(await current(placeOf(state))) } };
 }
 
 /** The failure path of a serve: the deployment's endpoints disabled in the file now. */

@@ -5,11 +5,8 @@
  * them: their delete must not run an after_stop hook while the engine keeps running.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { providerLog } from "./common";
-
-interface Props {
-  node: string;
-}
+import { providerLog, settled } from "./common";
+import { upgrade } from "./stateVersion";
 
 export function diff(): Promise<pulumi.dynamic.DiffResult> {
   return Promise.resolve({ changes: false });
@@ -19,12 +16,16 @@ export function create(): Promise<pulumi.dynamic.CreateResult> {
   return Promise.reject(new Error("HostCommand is no longer created: hooks run with the engine (EngineDeployment)"));
 }
 
-export function update(_id: string, _olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-  return Promise.resolve({ outs: news });
+export function update(_id: string, _olds: object, news: object): Promise<pulumi.dynamic.UpdateResult> {
+  return settled(() => ({ outs: upgrade("HostCommand", news).state }));
 }
 
-export function remove(_id: string, props: Props): Promise<void> {
-  const what = "the old hook resource is dropped from the state; hooks now run with the engine (nothing runs on the node for this)";
-  providerLog(props.node)(what);
-  return Promise.resolve();
+export function remove(_id: string, wire: object): Promise<void> {
+  return settled(() => {
+    const { node } = upgrade("HostCommand", wire).state;
+    providerLog(node)(
+      "the old hook resource is dropped from the state; " +
+        "hooks now run with the engine (nothing runs on the node for this)",
+    );
+  });
 }

@@ -1,20 +1,12 @@
 /** The work of ImageSync, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
-import { imageIds, syncImage, type ImageNode, type ImageSpec } from "../serve/imagesync";
+import { imageIds, syncImage, type ImageSpec } from "../serve/imagesync";
 import { authOf, providerLog, settled } from "./common";
 import { allowedHere } from "./engineDecide";
-import type { ConnectionSettings } from "./settings";
+import type { ImageSyncWire } from "./imageSync";
+import { stale, upgrade } from "./stateVersion";
 
-interface Props {
-  deployment: string;
-  image: string;
-  nodes: ImageNode[];
-  connection: ConnectionSettings;
-  imageId?: string;
-  /** Each node's image ID as last seen (undefined: absent). */
-  ids?: Record<string, string | null>;
-  source?: string;
-}
+type Props = ImageSyncWire;
 
 const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes, allowed: allowedHere() });
 const names = (p: Props) => p.nodes.map((n) => n.node).join(",");
@@ -31,8 +23,17 @@ const stored = (ids: Record<string, string | undefined>): Record<string, string 
 /** How to reach the nodes: recorded without touching a node. */
 const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
 
-export function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  return Promise.resolve({ changes: reaches(olds, news) || recorded(olds) !== recorded(news) });
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const upgraded = (s: object) => upgrade("ImageSync", s);
+
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
+}
+
+function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  const u = upgraded(oldWire);
+  const news = upgraded(wire).state;
+  return { changes: reaches(u.state, news) || recorded(u.state) !== recorded(news) || stale(u) };
 }
 
 async function run(news: Props): Promise<Props> {
@@ -44,20 +45,23 @@ export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult
   return { id: `${inputs.deployment}-image`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: object, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = upgraded(oldWire).state;
   if (!reaches(olds, news)) return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
   return { outs: await run(news) };
 }
 
-export function remove(_id: string, props: Props): Promise<void> {
-  return settled(() => removeNow(_id, props));
+export function remove(_id: string, wire: object): Promise<void> {
+  return settled(() => removeNow(_id, wire));
 }
 
-function removeNow(_id: string, props: Props): void {
+function removeNow(_id: string, wire: object): void {
+  const props = upgraded(wire).state;
   providerLog(`${props.deployment} image`)(`${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`);
 }
 
-export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  const props = upgraded(wire).state;
   if (props.imageId === undefined) return { id, props };
   const ids = await imageIds(spec(props), authOf(props.connection));
   return { id, props: { ...props, ids: stored(ids) } };

@@ -1,26 +1,12 @@
 /** The work of ModelCache, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
 import { hfCacheDir } from "../render/node";
-import { checkModel, removeModel, syncModel, type CacheNode, type ModelSpec } from "../serve/modelcache";
-import { authOf, providerLog } from "./common";
-import type { ConnectionSettings } from "./settings";
+import { checkModel, removeModel, syncModel, type ModelSpec } from "../serve/modelcache";
+import { authOf, providerLog, settled } from "./common";
+import type { ModelCacheWire } from "./modelCache";
+import { stale, upgrade } from "./stateVersion";
 
-interface Props {
-  deployment: string;
-  repo: string;
-  revision: string;
-  nodes: CacheNode[];
-  protectedNodes: string[];
-  onDelete: "keep" | "remove";
-  connection: ConnectionSettings;
-  hfToken?: string;
-  commit?: string;
-  files?: number;
-  bytes?: number;
-  source?: string;
-  /** What the last read found missing, per node. */
-  incomplete?: Record<string, string[]>;
-}
+type Props = ModelCacheWire;
 
 const spec = (p: Props): ModelSpec => ({ deployment: p.deployment, repo: p.repo, revision: p.revision, nodes: p.nodes });
 const where = (p: Props) => JSON.stringify(p.nodes.map((n) => [n.node, n.hfHome]));
@@ -36,8 +22,17 @@ function recorded(p: Props): string {
   return JSON.stringify([p.nodes, p.protectedNodes, p.onDelete, p.connection]);
 }
 
-export function diff(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  return Promise.resolve({ changes: reaches(olds, news) || recorded(olds) !== recorded(news) });
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const stored = (s: object) => upgrade("ModelCache", s);
+
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
+}
+
+function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  const u = stored(oldWire);
+  const news = stored(wire).state;
+  return { changes: reaches(u.state, news) || recorded(u.state) !== recorded(news) || stale(u) };
 }
 
 async function run(news: Props): Promise<Props> {
@@ -51,7 +46,8 @@ export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult
   return { id: `${inputs.deployment}-model`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: object, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = stored(oldWire).state;
   const log = providerLog(`${news.deployment} model`);
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
     log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
@@ -61,7 +57,8 @@ export async function update(_id: string, olds: Props, news: Props): Promise<pul
   return { outs: await run(news) };
 }
 
-export async function remove(_id: string, props: Props): Promise<void> {
+export async function remove(_id: string, wire: object): Promise<void> {
+  const props = stored(wire).state;
   const log = providerLog(`${props.deployment} model`);
   const nodes = props.nodes.map((n) => n.node).join(", ");
   if (props.onDelete !== "remove") {
@@ -72,7 +69,8 @@ export async function remove(_id: string, props: Props): Promise<void> {
   log(`removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${props.protectedNodes.length > 0 ? `; protected ${props.protectedNodes.join(", ")} keep${props.protectedNodes.length === 1 ? "s" : ""} it` : ""}`);
 }
 
-export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  const props = stored(wire).state;
   if (props.commit === undefined) return { id, props };
   const incomplete = await checkModel(spec(props), props.commit, authOf(props.connection));
   const { incomplete: _old, ...rest } = props;

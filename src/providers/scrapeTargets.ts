@@ -52,6 +52,8 @@ export interface ScrapeTargetsWire {
   connection: ConnectionSettings;
   __file: ScrapeFileWire;
   sha256?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
 }
 
 export class ScrapeTargets extends ShimResource {

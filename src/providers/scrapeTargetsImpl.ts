@@ -8,6 +8,10 @@ import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from ".
 import { authOf, providerLog, settled } from "./common";
 import type { ScrapeTargetsWire } from "./scrapeTargets";
 import { t } from "../text/messages";
+import { stale, upgrade, upgradeWords } from "./stateVersion";
+
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const stored = (s: object) => upgrade("ScrapeTargets", s);
 
 const placed = (p: ScrapeTargetsWire): Placed => ({
   path: p.path,
@@ -27,25 +31,26 @@ export function lookDrift(olds: ScrapeTargetsWire, news: ScrapeTargetsWire): str
 /** Whether this provider process has said why the file is rewritten (Pulumi may diff it more than once). */
 let said = false;
 
-export function diff(
-  _id: string,
-  olds: ScrapeTargetsWire,
-  news: ScrapeTargetsWire,
-): Promise<pulumi.dynamic.DiffResult> {
-  return settled(() => diffNow(_id, olds, news));
+/** Pure: whether the file is written again (edited or gone on its node, or new content). */
+const rewrite = (olds: ScrapeTargetsWire, news: ScrapeTargetsWire): boolean =>
+  lookDrift(olds, news) !== undefined || olds.sha256 !== sha(news.__file.content);
+
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(
-  _id: string,
-  olds: ScrapeTargetsWire,
-  news: ScrapeTargetsWire,
-): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  const u = stored(oldWire);
+  const olds = u.state;
+  const news = stored(wire).state;
   if (olds.path !== news.path || olds.node !== news.node)
     return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
   const drift = lookDrift(olds, news);
   if (drift !== undefined && !said) providerLog("scrape targets")(drift);
   said ||= drift !== undefined;
-  return { changes: drift !== undefined || olds.sha256 !== sha(news.__file.content) };
+  const changes = rewrite(olds, news);
+  if (!changes && stale(u)) providerLog("scrape targets")(upgradeWords("ScrapeTargets", u));
+  return { changes: changes || stale(u) };
 }
 
 async function write(p: ScrapeTargetsWire, written: string | undefined): Promise<string> {
@@ -66,17 +71,22 @@ export async function create(inputs: ScrapeTargetsWire): Promise<pulumi.dynamic.
 
 export async function update(
   _id: string,
-  olds: ScrapeTargetsWire,
+  oldWire: object,
   news: ScrapeTargetsWire,
 ): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = stored(oldWire).state;
+  // Only the state's version: the file is as written.
+  if (!rewrite(olds, news)) return { outs: { ...news, ...(olds.sha256 !== undefined && { sha256: olds.sha256 }) } };
   return { outs: { ...news, sha256: await write(news, olds.sha256) } };
 }
 
-export async function remove(_id: string, stored: ScrapeTargetsWire): Promise<void> {
-  await removePlaced(placed(stored), authOf(stored.connection), "remove the scrape targets");
+export async function remove(_id: string, wire: object): Promise<void> {
+  const state = stored(wire).state;
+  await removePlaced(placed(state), authOf(state.connection), "remove the scrape targets");
 }
 
-export async function read(id: string, stored: ScrapeTargetsWire): Promise<pulumi.dynamic.ReadResult> {
-  const text = await readPlaced(placed(stored), authOf(stored.connection), "read the scrape targets");
-  return { id, props: { ...stored, sha256: sha(text ?? "") } };
+export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  const state = stored(wire).state;
+  const text = await readPlaced(placed(state), authOf(state.connection), "read the scrape targets");
+  return { id, props: { ...state, sha256: sha(text ?? "") } };
 }

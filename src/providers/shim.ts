@@ -18,6 +18,7 @@ import type { Inputs } from "@pulumi/pulumi/output";
 import { CustomResource, type CustomResourceOptions } from "@pulumi/pulumi/resource";
 import * as NodePath from "node:path";
 import { PROVIDER_KEY, providerText } from "./providerText";
+import { STATE_VERSIONS, type StateKind } from "./stateVersion";
 
 /** The project directory of this build: this file is `<project>/dist/src/providers/shim.js`. */
 const PROJECT = NodePath.resolve(__dirname, "..", "..", "..");
@@ -30,11 +31,15 @@ function textFor(module: string): string {
 /**
  * A resource served by the dynamic provider host (`pulumi-nodejs:dynamic/sm121:<type>`), as
  * `pulumi.dynamic.Resource` registers it, with the provider text of `impl` (a module beside this
- * file that exports check/diff/create/update/remove/read).
+ * file that exports check/diff/create/update/remove/read). Its inputs, and so the outputs its
+ * provider writes from them, carry the kind's `stateVersion` (./stateVersion).
  */
 export class ShimResource extends CustomResource {
-  constructor(impl: string, type: string, name: string, props: Inputs, opts?: CustomResourceOptions) {
-    if (props[PROVIDER_KEY] !== undefined) throw new Error(`${type} ${name}: ${PROVIDER_KEY} is reserved for the provider text`);
-    super(`pulumi-nodejs:dynamic/sm121:${type}`, name, { ...props, [PROVIDER_KEY]: textFor(impl) }, opts);
+  constructor(impl: string, type: StateKind, name: string, props: Inputs, opts?: CustomResourceOptions) {
+    for (const key of [PROVIDER_KEY, "stateVersion"]) {
+      if (props[key] !== undefined) throw new Error(`${type} ${name}: ${key} is reserved for sm121's own use`);
+    }
+    const own = { [PROVIDER_KEY]: textFor(impl), stateVersion: STATE_VERSIONS[type] };
+    super(`pulumi-nodejs:dynamic/sm121:${type}`, name, { ...props, ...own }, opts);
   }
 }

@@ -3,6 +3,7 @@
  * builds and installs a pinned release on rank 0 (which installs on the peers itself).
  */
 import type { Recipe } from "../recipe/types";
+import type { DeploymentBundle } from "./types";
 import { joinNode, nodePath, quote } from "../text/shell";
 
 export interface DgppPaths {
@@ -13,6 +14,14 @@ export interface DgppPaths {
   buildScript: string;
   buildLog: string;
   session: string;
+}
+
+/** The files a DgppProvision stages in the DGPP directory, as the plan shows them: `<node> <path> sha256 <prefix>`. */
+export function stagedLines(b: DeploymentBundle, paths: DgppPaths): string[] {
+  return b.nodes.flatMap((n) =>
+    n.files
+      .filter((f) => f.path.startsWith(`${paths.dir}/`))
+      .map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`));
 }
 
 export function dgppPaths(recipe: Recipe): DgppPaths {

@@ -58,7 +58,10 @@ const LABEL = /--label sm121\.identity=([0-9a-f]{16})/;
  */
 export function sameLaunch(before: NodeBundle, after: NodeBundle): boolean {
   if (before.container !== undefined) return launchIdentityOf(before) === launchIdentityOf(after);
-  if (identityOf(common(before)) !== identityOf(common(after))) return false;
+  // Releases before the plan (9492e6f) kept no image on a node: a container's label below covers
+  // it, and no other target runs an image.
+  const shown = before.image === undefined ? { ...after, image: undefined } : after;
+  if (identityOf(common(before)) !== identityOf(common(shown))) return false;
   const c = after.container ?? null;
   if (c === null) return true;
   const label = LABEL.exec(before.start)?.[1];

@@ -25,7 +25,8 @@ export function releaseBuild(commit: string): string {
   execFileSync("tar", ["-xf", tar, "-C", tmp]);
   rmSync(tar);
   symlinkSync(join(REPO, "node_modules"), join(tmp, "node_modules"));
-  execFileSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", join(tmp, "tsconfig.json")], { stdio: "pipe" });
+  const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
+  execFileSync(process.execPath, [tsc, "-p", join(tmp, "tsconfig.json")], { stdio: "pipe" });
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;

@@ -67,7 +67,8 @@ export function toFixture(e: Exported, ctx: RecordContext): Exported {
   const key = ctx.privateKey.trimEnd();
   const scrubbed = mapSecrets(e, (plain) => replaceStrings(plain, [[key, "@SSH_PRIVATE_KEY@"]]));
   const moved = replaceStrings(scrubbed, [[ctx.buildDir, "@CHECKOUT@"]]);
-  const unpacked = mapDeep(moved, (x, key) => (key === "__bundle" && typeof x === "string" ? { "@packed": unpack(x) } : x));
+  const unpacked = mapDeep(moved, (x, key) =>
+    key === "__bundle" && typeof x === "string" ? { "@packed": unpack(x) } : x);
   const out = unpacked as Exported;
   const { secrets_providers: _s, ...deployment } = out.deployment;
   // Any line of the key's body left anywhere (a secret this scrub does not know) fails the recording.
@@ -81,7 +82,8 @@ export function toFixture(e: Exported, ctx: RecordContext): Exported {
 export function fromFixture(f: Exported, values: { checkout: string; privateKey: string }): Exported {
   const packed = mapDeep(f, (x) => (isObject(x) && "@packed" in x ? pack(x["@packed"]) : x));
   const placed = replaceStrings(packed, [["@CHECKOUT@", values.checkout]]);
-  return mapSecrets(placed, (plain) => replaceStrings(plain, [["@SSH_PRIVATE_KEY@", values.privateKey.trimEnd()]])) as Exported;
+  const key = values.privateKey.trimEnd();
+  return mapSecrets(placed, (plain) => replaceStrings(plain, [["@SSH_PRIVATE_KEY@", key]])) as Exported;
 }
 
 /** The releases whose stacks are recorded, oldest first. */

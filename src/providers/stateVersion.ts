@@ -1,0 +1,219 @@
+/**
+ * The state versions of sm121's dynamic resources: the one place that knows every shape each kind
+ * of resource has stored its outputs in, and turns any of them into the current one.
+ *
+ * Every output this build writes carries `stateVersion` (ShimResource sets it from
+ * STATE_VERSIONS). Each provider operation that reads stored outputs (check, diff, update,
+ * delete, read) reads them through `upgrade`, so a stack written by an earlier release is diffed,
+ * refreshed and destroyed by this release's code, and its first `pulumi up` rewrites it at the
+ * current version: the diff reports the upgrade as a change of its own, which touches no node.
+ * A version number is a shape; a state written by a newer sm121 is refused, never guessed at.
+ *
+ * States written before versions existed carry none: `unversioned` recognizes their release by the
+ * shape it wrote, once, here. test/fixtures/state holds a real stack of each release.
+ *
+ * | kind             | 1                                   | 2                             | 3          |
+ * | ---------------- | ----------------------------------- | ----------------------------- | ---------- |
+ * | EngineDeployment | 9492e6f: bundle nested as `bundle`  | 057f8f4, now: `__bundle`      |            |
+ * | DgppProvision    | 9492e6f: bundle nested as `bundle`  | 057f8f4, now: `__bundle`      |            |
+ * | GatewayFragment  | 9492e6f: the text as `content`      | 057f8f4: `__file.content`     | now: `__file.models` |
+ * | ModelCache       | 057f8f4, now                        |                               |            |
+ * | ImageSync        | 057f8f4, now                        |                               |            |
+ * | ScrapeTargets    | now                                 |                               |            |
+ * | HostCommand      | 9492e6f (since then only deleted)   |                               |            |
+ */
+import type { DgppPaths } from "../render/dgpp";
+import { stagedLines } from "../render/dgpp";
+import type { DeploymentBundle, NodeConn } from "../render/types";
+import type { DeploymentOutcome } from "../serve/outcome";
+import type { DgppWire } from "./dgppProvision";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
+import type { EngineWire } from "./engineWire";
+import type { GatewayWire } from "./gatewayFragment";
+import type { ImageSyncWire } from "./imageSync";
+import type { ModelCacheWire } from "./modelCache";
+import { pack } from "./packed";
+import type { ScrapeTargetsWire } from "./scrapeTargets";
+
+/** Each kind's current version: what this build writes. */
+export const STATE_VERSIONS = {
+  EngineDeployment: 2,
+  DgppProvision: 2,
+  GatewayFragment: 3,
+  ModelCache: 1,
+  ImageSync: 1,
+  ScrapeTargets: 1,
+  HostCommand: 1,
+} as const satisfies Record<string, number>;
+
+export type StateKind = keyof typeof STATE_VERSIONS;
+
+/** The hook resource of 9492e6f, as its state holds it: only its delete runs now. */
+export interface HostCommandWire {
+  node: string;
+  stateVersion?: number;
+}
+
+/** The current stored form of each kind. */
+export interface StateShapes {
+  EngineDeployment: EngineWire;
+  DgppProvision: DgppWire;
+  GatewayFragment: GatewayWire;
+  ModelCache: ModelCacheWire;
+  ImageSync: ImageSyncWire;
+  ScrapeTargets: ScrapeTargetsWire;
+  HostCommand: HostCommandWire;
+}
+
+type Props = Record<string, unknown>;
+
+/** EngineDeployment 1 (9492e6f): the bundle and this run's settings side by side. */
+interface EngineV1 {
+  deployment?: string;
+  bundle: DeploymentBundle;
+  drift?: string[];
+  secrets?: Record<string, string>;
+  connection: ConnectionSettings;
+  allow?: Allowances;
+  preflight?: boolean;
+  findings?: { fatal: string[]; warnings: string[] };
+  gateway?: GatewaySettings;
+  outcome?: DeploymentOutcome;
+  __provider?: string;
+}
+
+/** DgppProvision 1 (9492e6f): the bundle nested. */
+type DgppV1 = Omit<DgppWire, "__bundle" | "staged"> & { bundle: DeploymentBundle; paths: DgppPaths };
+
+/** GatewayFragment 1 (9492e6f): the text rendered in the program, the node as an object. */
+interface GatewayV1 {
+  path: string;
+  format: GatewayWire["format"];
+  content: string;
+  node?: { name: string; conn: NodeConn };
+  connection: ConnectionSettings;
+  sha256?: string;
+  __provider?: string;
+}
+
+/** GatewayFragment 2 (057f8f4): the text under `__file`, beside the engines' starts. */
+type GatewayV2 = Omit<GatewayWire, "__file"> & {
+  __file: { content: string; warnings: string[]; restartNote: string; served: string[]; conn?: NodeConn };
+};
+
+const has = (p: Props, key: string, type: "object" | "string"): boolean =>
+  typeof p[key] === type && p[key] !== null;
+
+/** The version of a state without `stateVersion`, from the shape its release wrote; undefined: none known. */
+const UNVERSIONED: { [K in StateKind]: (p: Props) => number | undefined } = {
+  EngineDeployment: (p) => (has(p, "__bundle", "string") ? 2 : has(p, "bundle", "object") ? 1 : undefined),
+  DgppProvision: (p) => (has(p, "__bundle", "string") ? 2 : has(p, "bundle", "object") ? 1 : undefined),
+  GatewayFragment: (p) => (has(p, "__file", "object") ? 2 : has(p, "content", "string") ? 1 : undefined),
+  ModelCache: (p) => (has(p, "repo", "string") ? 1 : undefined),
+  ImageSync: (p) => (has(p, "image", "string") ? 1 : undefined),
+  ScrapeTargets: (p) => (has(p, "__file", "object") ? 1 : undefined),
+  HostCommand: (p) => (has(p, "node", "string") ? 1 : undefined),
+};
+
+/** The upgrade from version n to n + 1, by n. */
+const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
+  EngineDeployment: {
+    1: (p) => {
+      const l = p as unknown as EngineV1;
+      const wire: Omit<EngineWire, "stateVersion"> = {
+        deployment: l.deployment ?? l.bundle.deployment,
+        // Shown by the plan only; the next up writes this build's.
+        plan: "",
+        drift: l.drift ?? [],
+        secrets: l.secrets ?? {},
+        connection: l.connection,
+        __bundle: pack(l.bundle),
+        __run: {
+          allow: l.allow ?? { protected: [], experimental: false, restart: false },
+          preflight: l.preflight ?? false,
+          findings: l.findings ?? { fatal: [], warnings: [] },
+          ...(l.gateway !== undefined && { gateway: l.gateway }),
+        },
+        ...(l.outcome !== undefined && { outcome: l.outcome }),
+        ...(l.__provider !== undefined && { __provider: l.__provider }),
+      };
+      return { ...wire };
+    },
+  },
+  DgppProvision: {
+    1: (p) => {
+      const { bundle, ...rest } = p as unknown as DgppV1;
+      return { ...rest, staged: stagedLines(bundle, rest.paths), __bundle: pack(bundle) };
+    },
+  },
+  GatewayFragment: {
+    1: (p) => {
+      const { content, node, ...rest } = p as unknown as GatewayV1;
+      const conn = node !== undefined ? { conn: node.conn } : {};
+      const file: GatewayV2["__file"] = { content, warnings: [], restartNote: "", served: [], ...conn };
+      return { ...rest, ...(node !== undefined && { node: node.name }), endpoints: "", __file: file };
+    },
+    // The text is on the node and its sha256 in the state; the models it was rendered from were
+    // never stored: none (a delete disables every endpoint of the file as it is).
+    2: (p) => {
+      const { __file: f, ...rest } = p as unknown as GatewayV2;
+      const conn = f.conn !== undefined ? { conn: f.conn } : {};
+      const file: GatewayWire["__file"] = { models: [], apiKey: false, lingering: [], served: f.served, ...conn };
+      return { ...rest, __file: file };
+    },
+  },
+  ModelCache: {},
+  ImageSync: {},
+  ScrapeTargets: {},
+  HostCommand: {},
+};
+
+export interface Upgraded<K extends StateKind> {
+  /** The stored outputs in the current form, carrying the current stateVersion. */
+  state: StateShapes[K];
+  /** The version they were stored in. */
+  from: number;
+  /** Whether they carried it (false: written before state versions). */
+  versioned: boolean;
+}
+
+/** Whether the state must be written again: an older version, or none recorded. */
+export const stale = (u: Upgraded<StateKind>): boolean => !u.versioned || u.from !== u.state.stateVersion;
+
+/** What the plan says of an upgrade, under the resource. */
+export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): string {
+  const was = u.versioned ? `version ${u.from}` : `the unversioned form of version ${u.from}`;
+  const to = STATE_VERSIONS[kind];
+  return `the ${kind} state is rewritten from ${was} to version ${to}; nothing on the node changes for it`;
+}
+
+/** The stored outputs of a `kind` resource, in the current form. */
+export function upgrade<K extends StateKind>(kind: K, stored: object): Upgraded<K> {
+  const props = stored as Props;
+  const current: number = STATE_VERSIONS[kind];
+  const v = props["stateVersion"];
+  const versioned = typeof v === "number";
+  const from = versioned ? v : UNVERSIONED[kind](props);
+  const keys = Object.keys(props).filter((k) => k !== "__provider").sort().join(", ");
+  if (from === undefined || !Number.isInteger(from) || from < 1) {
+    throw new Error(
+      `sm121 ${kind}: the stored outputs have a shape no sm121 release wrote (keys: ${keys}); ` +
+        "restore the stack's last good state (`pulumi stack history`, `pulumi stack export --version`) " +
+        "or remove the resource from it (`pulumi state delete <urn>`) and run `pulumi up`",
+    );
+  }
+  if (from > current) {
+    throw new Error(
+      `sm121 ${kind}: the state is at version ${from}, written by a newer sm121 than this checkout ` +
+        `(which knows up to ${current}); ` +
+        "update this checkout (`git pull && npm ci`) before running pulumi on this stack",
+    );
+  }
+  let state = props;
+  for (let n = from; n < current; n++) {
+    const step = STEPS[kind][n];
+    if (step === undefined) throw new Error(`sm121 ${kind}: no upgrade from state version ${n}`);
+    state = step(state);
+  }
+  return { state: { ...state, stateVersion: current } as unknown as StateShapes[K], from, versioned };
+}

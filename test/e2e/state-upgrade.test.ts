@@ -1,0 +1,161 @@
+/**
+ * A stack written by an earlier release is upgraded by one `pulumi up` of this one, which restarts
+ * no engine. For each recorded release: that release, built from this repository's history
+ * (test/helpers/release), serves a small site (a tmux and a docker deployment, a gateway file on
+ * a node, hooks or a model cache as the release had them), so the nodes are exactly as it left
+ * them; its own state is then replaced by the recorded fixture (test/fixtures/state/<release>.json,
+ * recorded from this same site, which sits at a fixed path so that its bundles hash the same), and
+ * the current build runs a refresh preview (read from the old state), one up and then a preview.
+ *
+ * `SM121_RECORD_STATE=1` writes the fixtures from the release's export instead of checking it
+ * against them; review `git diff test/fixtures/state` before committing.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STATE_VERSIONS } from "../../src/providers/stateVersion";
+import { e2eProject, REPO, type E2E } from "../helpers/project";
+import { releaseBuild, useBuild } from "../helpers/release";
+import { fixturePath, fromFixture, readFixture, toFixture, type Exported } from "../helpers/stateFixture";
+import { sshOk } from "../site/exec";
+
+const RECORD = process.env["SM121_RECORD_STATE"] === "1";
+
+const recipe = (deploy: string, name: string, extra = "") => `engine = "vllm"
+deploy = "${deploy}"
+model = "sm121-test/tiny-qwen3"
+served_model_name = "${name}"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+port = ${deploy === "tmux" ? 8100 : 8000}
+args = ["--max-model-len", "4096"]
+[readiness]
+timeout_s = 60
+max_model_len = 4096
+${extra}`;
+
+interface Release {
+  commit: string;
+  /** What the site asks of this release besides the two deployments. */
+  config: string;
+  /** More recipe text of the tmux deployment. */
+  tmuxExtra: string;
+  firstIp: number;
+  sshPort: number;
+}
+
+const DEPLOYMENTS = [
+  "  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: u1 }",
+  "  sm121:deployments:",
+  "    - { name: tm, recipe: tm, nodes: [u1] }",
+  "    - { name: dk, recipe: dk, nodes: [u2] }",
+].join("\n");
+
+const RELEASES: Release[] = [
+  // HostCommand resources carried the recipe's hooks then.
+  {
+    commit: "9492e6f",
+    config: DEPLOYMENTS,
+    tmuxExtra: '[hooks]\nbefore_serve = ["true"]\n',
+    firstIp: 4,
+    sshPort: 2870,
+  },
+  { commit: "057f8f4", config: `  sm121:modelCache: keep\n${DEPLOYMENTS}`, tmuxExtra: "", firstIp: 7, sshPort: 2873 },
+];
+
+type Resources = Exported["deployment"]["resources"];
+const exportOf = async (e: E2E): Promise<Exported> =>
+  JSON.parse((await e.pulumi.run(["stack", "export", "--show-secrets"])).stdout) as Exported;
+const sm121Kind = (type: string): string | undefined => /^pulumi-nodejs:dynamic\/sm121:(\w+)$/.exec(type)?.[1];
+
+/**
+ * Each node's engine starts: how many times an engine began to serve outside a container (the fake
+ * engine's own record), and each container with the time it started (a container's view of the
+ * node is read-only).
+ */
+async function starts(e: E2E): Promise<Record<string, string>> {
+  const each = await Promise.all(e.site.nodes.map(async (n) => {
+    const f = join(n.root, "run", "engine-events.jsonl");
+    const lines = existsSync(f) ? readFileSync(f, "utf8").split("\n") : [];
+    const served = lines.filter((l) => l.includes('"event":"serving"')).length;
+    const inspect = "docker ps -aq | xargs -r docker inspect -f '{{.Name}} {{.State.StartedAt}} {{.State.Running}}'";
+    const containers = (await sshOk(e.site, n, inspect)).trim().split("\n").filter((l) => l !== "");
+    return [n.name, [`${served} served`, ...containers].join("; ")] as const;
+  }));
+  return Object.fromEntries(each);
+}
+
+/** What the fixture and a fresh export of the same release must share: the resources and their properties. */
+const shape = (r: Resources) =>
+  r.map((x) => `${x.type} ${x.urn.split("::").pop() ?? ""} ${Object.keys(x.outputs ?? {}).sort().join(",")}`).sort();
+
+describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
+  let e: E2E;
+
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: `upgrade-${rel.commit}`,
+      base: `/tmp/sm121-e2e-upgrade-${rel.commit}`,
+      nodes: ["u1", "u2"],
+      firstIp: rel.firstIp,
+      sshPort: rel.sshPort,
+      recipes: { "tm.toml": recipe("tmux", "tm", rel.tmuxExtra), "dk.toml": recipe("docker", "dk") },
+      config: () => rel.config,
+    });
+    // Only this site's recipes: a release refuses the repository's newer ones.
+    for (const f of readdirSync(join(e.dir, "recipes"))) {
+      if (!["tm.toml", "dk.toml"].includes(f)) rmSync(join(e.dir, "recipes", f), { recursive: true });
+    }
+  }, 600_000);
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("is served by that release, and its state is the recorded fixture's", async () => {
+    const build = releaseBuild(rel.commit);
+    useBuild(e.dir, build);
+    const up = await e.up();
+    useBuild(e.dir, REPO);
+    expect(up.code, up.all).toBe(0);
+    const privateKey = readFileSync(e.site.clientKey, "utf8");
+    const fixture = toFixture(await exportOf(e), { buildDir: build, privateKey });
+    if (RECORD) writeFileSync(fixturePath(rel.commit), `${JSON.stringify(fixture, null, 1)}\n`);
+    expect(shape(fixture.deployment.resources)).toEqual(shape(readFixture(rel.commit).deployment.resources));
+    const served = Object.values(await starts(e)).map((s) => s.replace(/ \S+Z /, " "));
+    expect(served).toEqual(["1 served", "0 served; /sm121-dk-0 true"]);
+  }, 600_000);
+
+  it("is upgraded by one up of this release that restarts nothing, and a second changes nothing", async () => {
+    const own = await exportOf(e);
+    const privateKey = readFileSync(e.site.clientKey, "utf8");
+    const fixture = fromFixture(readFixture(rel.commit), { checkout: e.dir, privateKey });
+    const file = join(e.dir, "..", "fixture-state.json");
+    const secrets = own.deployment.secrets_providers;
+    const imported: Exported = { ...fixture, deployment: { ...fixture.deployment, secrets_providers: secrets } };
+    writeFileSync(file, JSON.stringify(imported));
+    const imp = await e.pulumi.run(["stack", "import", "--file", file]);
+    expect(imp.code, imp.all).toBe(0);
+    const before = await starts(e);
+    // Read (what refresh runs) works from the old state: every resource looked at on its node.
+    const look = await e.pulumi.run(["refresh", "--preview-only"]);
+    expect(look.code, look.all).toBe(0);
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(await starts(e)).toEqual(before);
+    expect(up.all).not.toMatch(/replace/);
+    // What goes: the package's default provider (taken over by sm121's own) and 9492e6f's hook
+    // resources (hooks run with the engine now); nothing of the nodes comes or goes.
+    const gone = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(created|deleted)\b/.test(l));
+    expect(gone.filter((l) => !/pulumi:providers:pulumi-nodejs|HostCommand/.test(l)), up.all).toEqual([]);
+    const after = (await exportOf(e)).deployment.resources;
+    const versions = after.flatMap((r) => {
+      const kind = sm121Kind(r.type);
+      return kind === undefined ? [] : [[kind, r.outputs?.["stateVersion"]]];
+    });
+    expect(versions.length).toBeGreaterThan(2);
+    for (const [kind, v] of versions) expect(v, String(kind)).toBe(STATE_VERSIONS[kind as keyof typeof STATE_VERSIONS]);
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.all).not.toMatch(/to update|to create|to delete|to replace/);
+    expect(await starts(e)).toEqual(before);
+  }, 600_000);
+});

@@ -1,0 +1,146 @@
+/**
+ * The state versions (src/providers/stateVersion) on the stacks earlier releases really wrote
+ * (test/fixtures/state, recorded by test/e2e/state-upgrade.test.ts): each resource's outputs are
+ * recognized at the version its release wrote, and each upgrade function turns them into the
+ * current form without losing what the provider reads back (the bundle, the connection, the
+ * outcome, the file's sha256, the model's commit).
+ */
+import { describe, expect, it } from "vitest";
+import { oldsFromWire } from "../src/providers/engineWire";
+import { remove as hostCommandRemove } from "../src/providers/hostCommandImpl";
+import { unpack } from "../src/providers/packed";
+import { STATE_VERSIONS, stale, upgrade, type StateKind } from "../src/providers/stateVersion";
+import type { DeploymentBundle } from "../src/render/types";
+import { fromFixture, readFixture, RECORDED_RELEASES, type StateResource } from "./helpers/stateFixture";
+
+const SECRET = "4dabf18193072939515e22adb298388d";
+
+/** A resource's outputs as the provider receives them: secrets as their plain values. */
+function plain(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plain);
+  if (typeof v !== "object" || v === null) return v;
+  const o = v as Record<string, unknown>;
+  if (SECRET in o && typeof o["plaintext"] === "string") return JSON.parse(o["plaintext"]) as unknown;
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, plain(x)]));
+}
+
+function resources(release: string): Array<{ kind: StateKind; name: string; outputs: Record<string, unknown> }> {
+  const f = fromFixture(readFixture(release), { checkout: "/checkout", privateKey: "key" });
+  return f.deployment.resources.flatMap((r: StateResource) => {
+    const kind = /^pulumi-nodejs:dynamic\/sm121:(\w+)$/.exec(r.type)?.[1] as StateKind | undefined;
+    const name = r.urn.split("::").pop() ?? "";
+    return kind === undefined ? [] : [{ kind, name, outputs: plain(r.outputs) as Record<string, unknown> }];
+  });
+}
+
+const of = (release: string, name: string) => {
+  const r = resources(release).find((x) => x.name === name);
+  if (r === undefined) throw new Error(`${release} has no resource ${name}`);
+  return r;
+};
+
+/** The version each release wrote, by resource kind. */
+const WRITTEN: Record<string, Partial<Record<StateKind, number>>> = {
+  "9492e6f": { EngineDeployment: 1, GatewayFragment: 1, HostCommand: 1 },
+  "057f8f4": { EngineDeployment: 2, GatewayFragment: 2, ModelCache: 1 },
+};
+
+describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
+  it("is recognized at the versions that release wrote, and upgraded to this build's", () => {
+    const found = resources(release);
+    expect(new Set(found.map((r) => r.kind))).toEqual(new Set(Object.keys(WRITTEN[release] ?? {})));
+    for (const r of found) {
+      const u = upgrade(r.kind, r.outputs);
+      expect([r.name, u.from, u.versioned]).toEqual([r.name, WRITTEN[release]?.[r.kind], false]);
+      expect(u.state.stateVersion).toBe(STATE_VERSIONS[r.kind]);
+      expect(stale(u)).toBe(true);
+      // Upgraded once, it is current: a second upgrade changes nothing.
+      const again = upgrade(r.kind, u.state);
+      expect([again.state, again.versioned, stale(again)]).toEqual([u.state, true, false]);
+    }
+  });
+
+  it("keeps each deployment's bundle, connection, secrets and outcome, which delete and read act on", () => {
+    for (const name of ["tm-engine", "dk-engine"]) {
+      const stored = of(release, name).outputs;
+      const bundle = "bundle" in stored
+        ? (stored["bundle"] as DeploymentBundle)
+        : unpack<DeploymentBundle>(stored["__bundle"] as string);
+      const { state } = upgrade("EngineDeployment", stored);
+      expect(unpack<DeploymentBundle>(state.__bundle)).toEqual(bundle);
+      expect(state.deployment).toBe(bundle.deployment);
+      const kept = [stored["connection"], stored["secrets"], stored["outcome"]];
+      expect([state.connection, state.secrets, state.outcome]).toEqual(kept);
+      expect(state.__run.gateway).toEqual(stored["gateway"] ?? (stored["__run"] as { gateway: unknown }).gateway);
+      expect(state.__run.allow).toEqual(stored["allow"] ?? (stored["__run"] as { allow: unknown }).allow);
+      // The provider's view says the state is rewritten, which restarts nothing (providers/engineDecide).
+      expect(oldsFromWire(stored).upgrade)
+        .toMatch(/^the EngineDeployment state is rewritten from the unversioned form of version \d to version 2/);
+    }
+  });
+
+  it("keeps the gateway file's place and sha256; the models it was rendered from were never stored", () => {
+    const stored = of(release, "gateway").outputs;
+    const { state } = upgrade("GatewayFragment", stored);
+    const place = [state.path, state.format, state.node, state.sha256];
+    expect(place).toEqual(["~/litellm/models.yaml", "litellm", "u1", stored["sha256"]]);
+    const conn = state.__file.conn;
+    expect(conn?.kind === "ssh" ? conn.host : "").toMatch(/^127\.0\.0\.\d+$/);
+    expect([state.__file.models, state.__file.lingering, state.__file.apiKey]).toEqual([[], [], false]);
+    const served = (stored["__file"] as { served?: string[] } | undefined)?.served ?? [];
+    expect(state.__file.served).toEqual(served);
+  });
+});
+
+describe("upgrades of kinds only one release had", () => {
+  it("ModelCache (057f8f4): every field kept, the version added", () => {
+    const stored = of("057f8f4", "dk-model").outputs;
+    const { state } = upgrade("ModelCache", stored);
+    expect(state).toEqual({ ...stored, stateVersion: 1 });
+    expect(state.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("HostCommand (9492e6f): its delete runs on nothing but the node's name, and says so", async () => {
+    const stored = of("9492e6f", "tm-hooks-u1").outputs;
+    expect(upgrade("HostCommand", stored).state.node).toBe("u1");
+    await expect(hostCommandRemove("id", stored)).resolves.toBeUndefined();
+  });
+
+  it("DgppProvision 1 (9492e6f's nested bundle): packed, and the staged files listed as the plan shows them", () => {
+    // The recorded site has no DGPP deployment: a 9492e6f-shaped state around one of its bundles.
+    const bundle = of("9492e6f", "tm-engine").outputs["bundle"] as DeploymentBundle;
+    const file = bundle.nodes[0]?.files[0];
+    const dir = file?.path.replace(/\/[^/]+$/, "") ?? "";
+    const paths = {
+      dir,
+      config: `${dir}/c.json`,
+      env: `${dir}/.env`,
+      marker: `${dir}/.rev`,
+      buildScript: "",
+      buildLog: "",
+      session: "s",
+    };
+    const v1 = { bundle, recipe: "tm", paths, rev: "abc", pollS: 30, capS: 5400, connection: {}, marker: "abc" };
+    const u = upgrade("DgppProvision", v1);
+    expect(u.from).toBe(1);
+    expect(unpack(u.state.__bundle)).toEqual(bundle);
+    expect(u.state.staged).toContain(`u1 ${file?.path ?? ""} sha256 ${file?.sha256.slice(0, 12) ?? ""}`);
+    expect([u.state.marker, u.state.rev, "bundle" in u.state]).toEqual(["abc", "abc", false]);
+  });
+});
+
+describe("states no release of this checkout can read", () => {
+  it("refuses a newer version, naming what to do", () => {
+    const { state } = upgrade("ModelCache", of("057f8f4", "dk-model").outputs);
+    expect(() => upgrade("ModelCache", { ...state, stateVersion: 2 })).toThrow(
+      "sm121 ModelCache: the state is at version 2, written by a newer sm121 than this checkout " +
+        "(which knows up to 1); " +
+        "update this checkout (`git pull && npm ci`) before running pulumi on this stack",
+    );
+  });
+
+  it("refuses a shape no release wrote, naming its keys", () => {
+    expect(() => upgrade("EngineDeployment", { deployment: "x", plan: "" }))
+      .toThrow(/no sm121 release wrote \(keys: deployment, plan\)/);
+  });
+});
