@@ -1,7 +1,8 @@
 /**
  * `sm121:hooks: pulumi-command`: a recipe's hooks as @pulumi/command resources, for operators who
- * have the command provider plugin installed. components/recipe loads this module only in that
- * mode, so the default program neither imports @pulumi/command nor needs its plugin.
+ * have the command provider plugin installed. The package is no dependency of sm121 (the default
+ * install and `pulumi about` involve no command plugin): `npm run hooks:install` adds it, and
+ * this module loads it only in that mode (commandPackage), failing the plan with how to install it.
  *
  * One Command per node of the deployment, `<name>-hooks-<node>` (`command:remote:Command`, or
  * `command:local:Command` for a `host: local` node), which the engine depends on:
@@ -22,7 +23,6 @@
  * the plan-time look at the nodes has just verified (and, with accept-new, recorded).
  */
 import * as pulumi from "@pulumi/pulumi";
-import * as command from "@pulumi/command";
 import { pinnedHostKey } from "../remote/knownhosts";
 import type { ConnectionSettings } from "../providers/settings";
 import type { DeploymentBundle } from "../render/types";
@@ -41,6 +41,48 @@ export interface HookCommandArgs {
   restart: boolean;
 }
 
+/** What sm121 uses of @pulumi/command 1.2.1 (the version `npm run hooks:install` installs). */
+interface CommandArgs {
+  create?: string;
+  delete?: string;
+  triggers: unknown[];
+}
+interface RemoteConnection {
+  host: string;
+  port: number;
+  user: string;
+  hostKey: string;
+  privateKey?: string;
+  privateKeyPassword?: string;
+}
+type CommandClass<A> = new (name: string, args: A, opts?: pulumi.CustomResourceOptions) => pulumi.CustomResource;
+interface CommandPackage {
+  local: { Command: CommandClass<CommandArgs> };
+  remote: { Command: CommandClass<CommandArgs & { connection: pulumi.Input<RemoteConnection> }> };
+}
+
+/** The error of the mode without its package: the key, and the command that installs it. */
+export const COMMAND_MISSING =
+  "sm121:hooks: pulumi-command runs the recipes' hooks as @pulumi/command resources, and the npm package " +
+  "@pulumi/command is not installed (sm121's default install leaves it out). Install it with " +
+  "`npm run hooks:install` (after every `npm ci`), or remove sm121:hooks from the stack config " +
+  "to run the hooks with the engine";
+
+let loaded: CommandPackage | undefined;
+
+/** @pulumi/command, loaded once; a RunError that says how to install it when it is missing. */
+export function commandPackage(): CommandPackage {
+  if (loaded !== undefined) return loaded;
+  try {
+    require.resolve("@pulumi/command");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new pulumi.RunError(COMMAND_MISSING);
+    throw e;
+  }
+  loaded = require("@pulumi/command") as CommandPackage;
+  return loaded;
+}
+
 /** A bash run of the hook lines (the node user's login shell may be another one). */
 function script(kind: "before_serve" | "after_stop", commands: readonly string[]): string | undefined {
   return commands.length === 0 ? undefined : `bash -c ${quote(hookLines(kind, commands))}`;
@@ -52,6 +94,7 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
   const create = script("before_serve", b.hooks.beforeServe);
   const remove = script("after_stop", b.hooks.afterStop);
   if (create === undefined && remove === undefined) return [];
+  const command = commandPackage();
   // The stamp changes only on a run that restarts the engine; a steady run keeps the stored one.
   const starts = a.restart || a.drift.length > 0;
   const stamp = starts ? `start ${new Date().toISOString()}` : "steady";

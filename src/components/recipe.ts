@@ -9,6 +9,7 @@
  * loaded only then: the default needs no plugin).
  */
 import type * as pulumi from "@pulumi/pulumi";
+import { hookCommands } from "./hookCommands";
 import { ComponentResource } from "@pulumi/pulumi/resource";
 import { DgppProvision } from "../providers/dgppProvision";
 import { ImageSync } from "../providers/imageSync";
@@ -107,8 +108,6 @@ export class Deployment extends ComponentResource {
       }, { parent: this, ...held }));
     }
     if (args.hookCommands !== undefined) {
-      // Required here, not imported: the default program must not load @pulumi/command at all.
-      const { hookCommands } = require("./hookCommands") as typeof import("./hookCommands");
       deps.push(...hookCommands(name, { bundle: b, connection: args.connection, secrets: args.secrets, knownHosts: args.hookCommands.knownHosts, drift: args.drift, restart: args.allow.restart }, this));
     }
     this.engine = new EngineDeployment(`${name}-engine`, {
