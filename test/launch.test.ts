@@ -86,6 +86,12 @@ describe("a bundle an older sm121 stored", () => {
     const checks = ["checks, does not restart: the readiness wait, sm121's start and stop scripts"];
     expect(decided(stored, tp2)).toEqual({ restart: [], checks });
   });
+  it("kept no image on a node before the plan (9492e6f): the container's label compares it", () => {
+    const imageless = { ...stored, nodes: stored.nodes.map(({ image: _image, ...n }) => n) };
+    expect(decided(imageless, tp2).restart).toEqual([]);
+    const another = edited(tp2, (n) => ({ ...n, image: "nvcr.io/nvidia/vllm:26.02-py3" }));
+    expect(decided(imageless, another).restart).toEqual(["the rendered bundle changed (the launch on vllm-1, vllm-2)"]);
+  });
   it("restarts when the launch differs from what it stored", () => {
     const more = (n: NodeBundle) => [...(n.container?.mounts ?? []), "/data:/data"];
     const mounts = edited(tp2, (n) => ({ ...n, container: { mounts: more(n) } }));
