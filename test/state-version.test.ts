@@ -41,8 +41,8 @@ const of = (release: string, name: string) => {
 
 /** The version each release wrote, by resource kind. */
 const WRITTEN: Record<string, Partial<Record<StateKind, number>>> = {
-  "9492e6f": { EngineDeployment: 1, GatewayFragment: 1, HostCommand: 1 },
-  "057f8f4": { EngineDeployment: 2, GatewayFragment: 2, ModelCache: 1 },
+  "9492e6f": { EngineDeployment: 1, DgppProvision: 1, GatewayFragment: 1, HostCommand: 1 },
+  "057f8f4": { EngineDeployment: 2, DgppProvision: 2, GatewayFragment: 2, ModelCache: 1 },
 };
 
 describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
@@ -61,7 +61,7 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
   });
 
   it("keeps each deployment's bundle, connection, secrets and outcome, which delete and read act on", () => {
-    for (const name of ["tm-engine", "dk-engine"]) {
+    for (const name of ["tm-engine", "dk-engine", "dg-engine"]) {
       const stored = of(release, name).outputs;
       const bundle = "bundle" in stored
         ? (stored["bundle"] as DeploymentBundle)
@@ -92,6 +92,24 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
   });
 });
 
+describe.each(RECORDED_RELEASES)("the DGPP provisioning release %s stored", (release) => {
+  it("keeps its bundle, rev, paths and marker, and lists the staged files as the plan shows them", () => {
+    const stored = of(release, "dg-dgpp").outputs;
+    const { state } = upgrade("DgppProvision", stored);
+    const bundle = "bundle" in stored
+      ? (stored["bundle"] as DeploymentBundle)
+      : unpack<DeploymentBundle>(stored["__bundle"] as string);
+    expect(unpack(state.__bundle)).toEqual(bundle);
+    const kept = [stored["rev"], stored["rev"], stored["paths"], false];
+    expect([state.rev, state.marker, state.paths, "bundle" in state]).toEqual(kept);
+    expect(state.staged).toEqual([
+      expect.stringMatching(/^u3 ~\/dgpp\/sm121-dg\.json sha256 [0-9a-f]{12}$/),
+      expect.stringMatching(/^u3 ~\/dgpp\/\.env sha256 [0-9a-f]{12}$/),
+    ]);
+    if ("staged" in stored) expect(state.staged).toEqual(stored["staged"]);
+  });
+});
+
 describe("upgrades of kinds only one release had", () => {
   it("ModelCache (057f8f4): every field kept, the version added", () => {
     const stored = of("057f8f4", "dk-model").outputs;
@@ -106,27 +124,6 @@ describe("upgrades of kinds only one release had", () => {
     await expect(hostCommandRemove("id", stored)).resolves.toBeUndefined();
   });
 
-  it("DgppProvision 1 (9492e6f's nested bundle): packed, and the staged files listed as the plan shows them", () => {
-    // The recorded site has no DGPP deployment: a 9492e6f-shaped state around one of its bundles.
-    const bundle = of("9492e6f", "tm-engine").outputs["bundle"] as DeploymentBundle;
-    const file = bundle.nodes[0]?.files[0];
-    const dir = file?.path.replace(/\/[^/]+$/, "") ?? "";
-    const paths = {
-      dir,
-      config: `${dir}/c.json`,
-      env: `${dir}/.env`,
-      marker: `${dir}/.rev`,
-      buildScript: "",
-      buildLog: "",
-      session: "s",
-    };
-    const v1 = { bundle, recipe: "tm", paths, rev: "abc", pollS: 30, capS: 5400, connection: {}, marker: "abc" };
-    const u = upgrade("DgppProvision", v1);
-    expect(u.from).toBe(1);
-    expect(unpack(u.state.__bundle)).toEqual(bundle);
-    expect(u.state.staged).toContain(`u1 ${file?.path ?? ""} sha256 ${file?.sha256.slice(0, 12) ?? ""}`);
-    expect([u.state.marker, u.state.rev, "bundle" in u.state]).toEqual(["abc", "abc", false]);
-  });
 });
 
 describe("states no release of this checkout can read", () => {

@@ -1,16 +1,16 @@
 /**
  * A stack written by an earlier release is upgraded by one `pulumi up` of this one, which restarts
  * no engine. For each recorded release: that release, built from this repository's history
- * (test/helpers/release), serves a small site (a tmux and a docker deployment, a gateway file on
- * a node, hooks or a model cache as the release had them), so the nodes are exactly as it left
- * them; its own state is then replaced by the recorded fixture (test/fixtures/state/<release>.json,
+ * (test/helpers/release), serves a small site (a tmux, a docker and a DGPP deployment, a gateway
+ * file on a node, hooks or a model cache as the release had them), so the nodes are exactly as it
+ * left them; its own state is then replaced by the recorded fixture (test/fixtures/state/<release>.json,
  * recorded from this same site, which sits at a fixed path so that its bundles hash the same), and
  * the current build runs a refresh preview (read from the old state), one up and then a preview.
  *
  * `SM121_RECORD_STATE=1` writes the fixtures from the release's export instead of checking it
  * against them; review `git diff test/fixtures/state` before committing.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATE_VERSIONS } from "../../src/providers/stateVersion";
@@ -18,6 +18,7 @@ import { e2eProject, REPO, type E2E } from "../helpers/project";
 import { releaseBuild, useBuild } from "../helpers/release";
 import { fixturePath, fromFixture, readFixture, toFixture, type Exported } from "../helpers/stateFixture";
 import { sshOk } from "../site/exec";
+import type { SimSite } from "../site/site";
 
 const RECORD = process.env["SM121_RECORD_STATE"] === "1";
 
@@ -43,11 +44,26 @@ interface Release {
   sshPort: number;
 }
 
+/** DGPP at the site's first rev (its commits have fixed dates: the same hash every run). */
+const dgppRecipe = (site: SimSite) => `engine = "dgpp"
+deploy = "native"
+model = "${DGPP_MODEL}"
+[dgpp]
+repo = "${site.dgppRepo}"
+rev = "${site.dgppRevs[0] ?? ""}"
+dir = "~/dgpp"
+http_port = 18080
+[readiness]
+timeout_s = 30
+`;
+const DGPP_MODEL = "sm121-test/tiny-qwen3";
+
 const DEPLOYMENTS = [
   "  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: u1 }",
   "  sm121:deployments:",
   "    - { name: tm, recipe: tm, nodes: [u1] }",
   "    - { name: dk, recipe: dk, nodes: [u2] }",
+  "    - { name: dg, recipe: dg, nodes: [u3] }",
 ].join("\n");
 
 const RELEASES: Release[] = [
@@ -95,16 +111,22 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     e = await e2eProject({
       name: `upgrade-${rel.commit}`,
       base: `/tmp/sm121-e2e-upgrade-${rel.commit}`,
-      nodes: ["u1", "u2"],
+      nodes: ["u1", "u2", "u3"],
       firstIp: rel.firstIp,
       sshPort: rel.sshPort,
       recipes: { "tm.toml": recipe("tmux", "tm", rel.tmuxExtra), "dk.toml": recipe("docker", "dk") },
       config: () => rel.config,
+      prepare: (site) => {
+        // DGPP's own prerequisite: the checkpoint in the head's HF cache.
+        const hub = join(site.nodes[2]?.home ?? "", ".cache", "huggingface", "hub");
+        mkdirSync(join(hub, `models--${DGPP_MODEL.replace("/", "--")}`, "snapshots"), { recursive: true });
+      },
     });
     // Only this site's recipes: a release refuses the repository's newer ones.
     for (const f of readdirSync(join(e.dir, "recipes"))) {
       if (!["tm.toml", "dk.toml"].includes(f)) rmSync(join(e.dir, "recipes", f), { recursive: true });
     }
+    writeFileSync(join(e.dir, "recipes", "dg.toml"), dgppRecipe(e.site));
   }, 600_000);
   afterAll(async () => {
     await e?.stop();
@@ -121,7 +143,7 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     if (RECORD) writeFileSync(fixturePath(rel.commit), `${JSON.stringify(fixture, null, 1)}\n`);
     expect(shape(fixture.deployment.resources)).toEqual(shape(readFixture(rel.commit).deployment.resources));
     const served = Object.values(await starts(e)).map((s) => s.replace(/ \S+Z /, " "));
-    expect(served).toEqual(["1 served", "0 served; /sm121-dk-0 true"]);
+    expect(served).toEqual(["1 served", "0 served; /sm121-dk-0 true", "1 served"]);
   }, 600_000);
 
   it("is upgraded by one up of this release that restarts nothing, and a second changes nothing", async () => {
@@ -135,6 +157,9 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     const imp = await e.pulumi.run(["stack", "import", "--file", file]);
     expect(imp.code, imp.all).toBe(0);
     const before = await starts(e);
+    // What DGPP's scripts were asked (install, up, down): nothing more after the upgrade.
+    const dgppCalls = () => readFileSync(join(e.site.dir, "dgpp-calls.log"), "utf8");
+    const calls = dgppCalls();
     // Read (what refresh runs) works from the old state: every resource looked at on its node.
     const look = await e.pulumi.run(["refresh", "--preview-only"]);
     expect(look.code, look.all).toBe(0);
@@ -157,5 +182,6 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).not.toMatch(/to update|to create|to delete|to replace/);
     expect(await starts(e)).toEqual(before);
+    expect(dgppCalls()).toBe(calls);
   }, 600_000);
 });
