@@ -146,7 +146,8 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     expect(served).toEqual(["1 served", "0 served; /sm121-dk-0 true", "1 served"]);
   }, 600_000);
 
-  it("is upgraded by one up of this release that restarts nothing, and a second changes nothing", async () => {
+  /** The stack's state replaced by the fixture: its provider text runs this checkout's code. */
+  async function importFixture(): Promise<void> {
     const own = await exportOf(e);
     const privateKey = readFileSync(e.site.clientKey, "utf8");
     const fixture = fromFixture(readFixture(rel.commit), { checkout: e.dir, privateKey });
@@ -156,6 +157,10 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     writeFileSync(file, JSON.stringify(imported));
     const imp = await e.pulumi.run(["stack", "import", "--file", file]);
     expect(imp.code, imp.all).toBe(0);
+  }
+
+  it("is upgraded by one up of this release that restarts nothing, and a second changes nothing", async () => {
+    await importFixture();
     const before = await starts(e);
     // What DGPP's scripts were asked (install, up, down): nothing more after the upgrade.
     const dgppCalls = () => readFileSync(join(e.site.dir, "dgpp-calls.log"), "utf8");
@@ -183,5 +188,16 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
     expect(preview.all).not.toMatch(/to update|to create|to delete|to replace/);
     expect(await starts(e)).toEqual(before);
     expect(dgppCalls()).toBe(calls);
+  }, 600_000);
+
+  it("is destroyed from the old state: every engine stopped, every gateway endpoint disabled", async () => {
+    await importFixture();
+    const destroy = await e.destroy();
+    expect(destroy.code, destroy.all).toBe(0);
+    const running = "docker ps -q; tmux ls 2>/dev/null || true";
+    const left = await Promise.all(e.site.nodes.map((n) => sshOk(e.site, n, running)));
+    expect(left.map((l) => l.trim())).toEqual(["", "", ""]);
+    const file = readFileSync(join(e.site.nodes[0]?.home ?? "", "litellm", "models.yaml"), "utf8");
+    expect(file).not.toMatch(/^ {2}- model_name:/m);
   }, 600_000);
 });
