@@ -4,7 +4,7 @@
  *
  * - The export is taken with `--show-secrets`, so every secret is a plaintext envelope; the SSH
  *   private key in it becomes `@SSH_PRIVATE_KEY@` (the site makes a new one every run).
- * - The directory of the release build (which 9492e6f's provider text names) becomes
+ * - The project directory the release ran in (which 9492e6f's provider text names) becomes
  *   `@CHECKOUT@`; an import puts the project directory there, so that delete and read of the old
  *   state run this checkout's code, as they would after a `git pull`.
  * - Packed bundles (`__bundle`, gzip+base64) are stored unpacked as `{ "@packed": ... }`, so a
@@ -57,7 +57,7 @@ function mapSecrets(v: unknown, f: (plain: unknown) => unknown): unknown {
 }
 
 export interface RecordContext {
-  /** The release build's directory, as its provider text names it. */
+  /** The project directory the release ran in, as its provider text names it. */
   buildDir: string;
   privateKey: string;
 }
