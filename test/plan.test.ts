@@ -5,7 +5,8 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fromWire, oldsFromWire, type EngineWire } from "../src/providers/engineWire";
+import { fromWire, oldsFromWire } from "../src/providers/engineWire";
+import type { EngineWire } from "../src/providers/wire";
 import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { pack } from "../src/providers/packed";
 import { loadRecipes } from "../src/engines/recipes";

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ScrapeTargetsWire } from "../src/providers/scrapeTargets";
+import type { ScrapeTargetsWire } from "../src/providers/wire";
 import { create, diff, read, remove, update } from "../src/providers/scrapeTargetsImpl";
 import { loadRecipes } from "../src/engines/recipes";
 import { parseSite, readSite } from "../src/recipe/site";

@@ -8,7 +8,7 @@ import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
 import { t } from "../text/messages";
-import type { DgppWire } from "./dgppProvision";
+import type { DgppWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 interface Props extends ProvisionSettings {

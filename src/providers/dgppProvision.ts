@@ -18,7 +18,6 @@ import { stagedLines, type DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./settings";
 import { pack } from "./packed";
-import type { ProvisionSettings } from "../serve/dgpp";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -31,17 +30,6 @@ export interface DgppProvisionInputs {
   /** The build's cap in seconds (90 minutes). */
   capS: pulumi.Input<number>;
   connection: pulumi.Input<ConnectionSettings>;
-}
-
-/** The stored and shown form. */
-export interface DgppWire extends ProvisionSettings {
-  connection: ConnectionSettings;
-  /** The staged files, one line each (the plan); the bundle itself is packed under `__bundle`. */
-  staged: string[];
-  __bundle: string;
-  /** The rev the marker on rank 0 says (set by create, update and read). */
-  marker?: string;
-  stateVersion?: number;
 }
 
 export class DgppProvision extends ShimResource {

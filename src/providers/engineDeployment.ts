@@ -38,7 +38,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
-import type { EngineWire } from "./engineWire";
+import type { EngineWire } from "./wire";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { pack } from "./packed";
 

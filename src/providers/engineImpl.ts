@@ -15,7 +15,8 @@ import type { Decision } from "./engineDecide";
 import type { Held } from "./gatewayImpl";
 import { ROLL_SETTLE_S } from "../render/gatewayRoll";
 import { fromStored, fromWire, oldsFromWire as oldProps } from "./engineWire";
-import type { EngineProps as Props, EngineWire, StoredWire } from "./engineWire";
+import type { EngineProps as Props, StoredWire } from "./engineWire";
+import type { EngineWire } from "./wire";
 import { upgrade } from "./stateVersion";
 
 export function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {

@@ -8,59 +8,11 @@
  * Stored outputs of any state version are read through ./stateVersion (`fromStored`).
  */
 import type { DeploymentBundle } from "../render/types";
-import type { ReplicaPlace } from "../render/replicas";
 import type { DeploymentOutcome } from "../serve/outcome";
-import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
+import type { ConnectionSettings } from "./settings";
+import type { EngineWire, RunSettings } from "./wire";
 import { unpack } from "./packed";
 import { stale, upgrade, upgradeWords, type Upgraded } from "./stateVersion";
-import type { Owner } from "../serve/owner";
-
-export interface Findings {
-  fatal: string[];
-  warnings: string[];
-  notes?: string[];
-}
-
-/** What the provider needs of this run that the plan does not show. */
-export interface RunSettings {
-  allow: Allowances;
-  /** `sm121:preflight` on a preview: report the plan-time look's preflight findings. */
-  preflight: boolean;
-  /** The plan-time look's preflight findings on the nodes of this deployment. */
-  findings: Findings;
-  gateway?: GatewaySettings;
-  /** The stack this run serves for (serve/owner): recorded on the nodes, checked before a stop. */
-  owner?: Owner;
-  /** sm121:keepBackups. */
-  keepBackups?: number;
-  /** The part of `drift` that is the engine's health (dead or hung): restarts for it are bounded. */
-  health?: string[];
-  /** sm121:liveness's bound on those restarts. */
-  liveness?: { maxRestarts: number; windowS: number };
-  /** Its place in its replica set's roll (render/replicas). */
-  replica?: ReplicaPlace;
-}
-
-/** The stored and shown form. */
-export interface EngineWire {
-  deployment: string;
-  plan: string;
-  drift: string[];
-  secrets: Record<string, string>;
-  connection: ConnectionSettings;
-  __bundle: string;
-  __run: RunSettings;
-  /**
-   * Set when the plan-time look could not reach a node of the deployment (or its look timed out),
-   * one line a node: this run leaves the deployment as it is. A property of its own, so that the
-   * program can keep every other input at its stored value (ignoreChanges) while this one says why.
-   */
-  unknown?: string[];
-  outcome?: DeploymentOutcome;
-  __provider?: string;
-  /** ./stateVersion; set by ShimResource. */
-  stateVersion?: number;
-}
 
 /** The form the provider works with. */
 export interface EngineProps extends RunSettings {

@@ -22,6 +22,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
+import type { GatewayWire } from "./wire";
 import type { GatewayFormat } from "../recipe/types";
 import type { GatewayModel } from "../render/gateway";
 import { gatewayPlan } from "../render/gatewayPlan";
@@ -47,32 +48,6 @@ export interface GatewayFragmentInputs {
   /** Write on this node instead of the machine that runs Pulumi. */
   node?: pulumi.Input<{ name: string; conn: NodeConn }>;
   connection: pulumi.Input<ConnectionSettings>;
-}
-
-/** What the provider needs besides the shown properties. */
-export interface GatewayFile {
-  /** The deployments as served; with the lingering ones added, what the file lists. */
-  models: GatewayModel[];
-  apiKey: boolean;
-  lingering: string[];
-  found?: string;
-  /** Per deployment, its status and each node's start: a new start rewrites the file. */
-  served: string[];
-  conn?: NodeConn;
-}
-
-/** The stored and shown form. */
-export interface GatewayWire {
-  path: string;
-  format: GatewayFormat;
-  /** The node it is written on; none: the machine that runs Pulumi. */
-  node?: string;
-  endpoints: string;
-  connection: ConnectionSettings;
-  __file: GatewayFile;
-  sha256?: string;
-  /** ./stateVersion; set by ShimResource. */
-  stateVersion?: number;
 }
 
 export class GatewayFragment extends ShimResource {

@@ -11,8 +11,8 @@ import { sha256 as sha } from "../render/identity";
 import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
-import type { GatewayWire } from "./gatewayFragment";
 import { t } from "../text/messages";
+import type { GatewayWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 /** Where the file is, and how to reach it. */

@@ -23,20 +23,6 @@ export interface ImageSyncInputs {
   connection: pulumi.Input<ConnectionSettings>;
 }
 
-/** The stored form. */
-export interface ImageSyncWire {
-  deployment: string;
-  image: string;
-  nodes: ImageNode[];
-  connection: ConnectionSettings;
-  imageId?: string;
-  /** Each node's image ID as last seen (undefined: absent). */
-  ids?: Record<string, string | null>;
-  source?: string;
-  /** ./stateVersion; set by ShimResource. */
-  stateVersion?: number;
-}
-
 export class ImageSync extends ShimResource {
   /** The image ID every node holds. */
   declare readonly imageId: pulumi.Output<string>;

@@ -3,7 +3,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { imageIds, syncImage, type ImageSpec } from "../serve/imagesync";
 import { authOf, providerLog, settled } from "./common";
 import { allowedHere } from "./engineDecide";
-import type { ImageSyncWire } from "./imageSync";
+import type { ImageSyncWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
 
 type Props = ImageSyncWire;

@@ -34,26 +34,6 @@ export interface ModelCacheInputs {
   hfToken?: pulumi.Input<string>;
 }
 
-/** The stored form. */
-export interface ModelCacheWire {
-  deployment: string;
-  repo: string;
-  revision: string;
-  nodes: CacheNode[];
-  protectedNodes: string[];
-  onDelete: "keep" | "remove";
-  connection: ConnectionSettings;
-  hfToken?: string;
-  commit?: string;
-  files?: number;
-  bytes?: number;
-  source?: string;
-  /** What the last read found missing, per node. */
-  incomplete?: Record<string, string[]>;
-  /** ./stateVersion; set by ShimResource. */
-  stateVersion?: number;
-}
-
 export class ModelCache extends ShimResource {
   /** The commit the revision resolved to when the cache was made complete. */
   declare readonly commit: pulumi.Output<string>;

@@ -3,7 +3,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { hfCacheDir } from "../render/node";
 import { checkModel, removeModel, syncModel, type ModelSpec } from "../serve/modelcache";
 import { authOf, providerLog, settled } from "./common";
-import type { ModelCacheWire } from "./modelCache";
+import type { ModelCacheWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
 
 type Props = ModelCacheWire;

@@ -21,6 +21,7 @@ import type { NodeConn } from "../render/types";
 import type { FileLook } from "../serve/sitefile";
 import type { ConnectionSettings } from "./settings";
 import { ShimResource } from "./shim";
+import type { ScrapeTargetsWire } from "./wire";
 
 export interface ScrapeTargetsInputs {
   path: pulumi.Input<string>;
@@ -33,27 +34,6 @@ export interface ScrapeTargetsInputs {
   /** What the plan-time look found where the file is. */
   found: pulumi.Input<FileLook>;
   connection: pulumi.Input<ConnectionSettings>;
-}
-
-/** What the provider needs besides the shown properties. */
-export interface ScrapeFileWire {
-  content: string;
-  warnings: string[];
-  found: FileLook;
-  conn?: NodeConn;
-}
-
-/** The stored and shown form. */
-export interface ScrapeTargetsWire {
-  path: string;
-  /** The node it is written on; none: the machine that runs Pulumi. */
-  node?: string;
-  targets: string;
-  connection: ConnectionSettings;
-  __file: ScrapeFileWire;
-  sha256?: string;
-  /** ./stateVersion; set by ShimResource. */
-  stateVersion?: number;
 }
 
 export class ScrapeTargets extends ShimResource {

@@ -6,8 +6,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
-import type { ScrapeTargetsWire } from "./scrapeTargets";
 import { t } from "../text/messages";
+import type { ScrapeTargetsWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */

@@ -26,14 +26,9 @@ import type { DgppPaths } from "../render/dgpp";
 import { stagedLines } from "../render/dgpp";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
-import type { DgppWire } from "./dgppProvision";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
-import type { EngineWire } from "./engineWire";
-import type { GatewayWire } from "./gatewayFragment";
-import type { ImageSyncWire } from "./imageSync";
-import type { ModelCacheWire } from "./modelCache";
 import { pack } from "./packed";
-import type { ScrapeTargetsWire } from "./scrapeTargets";
+import type { DgppWire, EngineWire, GatewayWire, ImageSyncWire, ModelCacheWire, ScrapeTargetsWire } from "./wire";
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {

@@ -1,0 +1,162 @@
+/**
+ * The forms in which sm121's dynamic resources store their properties (what Pulumi keeps as their
+ * inputs and outputs), at the current state version (./stateVersion). Types only: the resource
+ * modules, their implementations and the state versions all read them, and import none of each
+ * other for them.
+ */
+import type { GatewayFormat } from "../recipe/types";
+import type { GatewayModel } from "../render/gateway";
+import type { ReplicaPlace } from "../render/replicas";
+import type { NodeConn } from "../render/types";
+import type { ProvisionSettings } from "../serve/dgpp";
+import type { ImageNode } from "../serve/imagesync";
+import type { CacheNode } from "../serve/modelcache";
+import type { DeploymentOutcome } from "../serve/outcome";
+import type { Owner } from "../serve/owner";
+import type { FileLook } from "../serve/sitefile";
+import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
+
+// EngineDeployment (./engineWire has the form the provider works with).
+export interface Findings {
+  fatal: string[];
+  warnings: string[];
+  notes?: string[];
+}
+
+/** What the provider needs of this run that the plan does not show. */
+export interface RunSettings {
+  allow: Allowances;
+  /** `sm121:preflight` on a preview: report the plan-time look's preflight findings. */
+  preflight: boolean;
+  /** The plan-time look's preflight findings on the nodes of this deployment. */
+  findings: Findings;
+  gateway?: GatewaySettings;
+  /** The stack this run serves for (serve/owner): recorded on the nodes, checked before a stop. */
+  owner?: Owner;
+  /** sm121:keepBackups. */
+  keepBackups?: number;
+  /** The part of `drift` that is the engine's health (dead or hung): restarts for it are bounded. */
+  health?: string[];
+  /** sm121:liveness's bound on those restarts. */
+  liveness?: { maxRestarts: number; windowS: number };
+  /** Its place in its replica set's roll (render/replicas). */
+  replica?: ReplicaPlace;
+}
+
+/** The stored and shown form. */
+export interface EngineWire {
+  deployment: string;
+  plan: string;
+  drift: string[];
+  secrets: Record<string, string>;
+  connection: ConnectionSettings;
+  __bundle: string;
+  __run: RunSettings;
+  /**
+   * Set when the plan-time look could not reach a node of the deployment (or its look timed out),
+   * one line a node: this run leaves the deployment as it is. A property of its own, so that the
+   * program can keep every other input at its stored value (ignoreChanges) while this one says why.
+   */
+  unknown?: string[];
+  outcome?: DeploymentOutcome;
+  __provider?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
+}
+
+// GatewayFragment.
+/** What the provider needs besides the shown properties. */
+export interface GatewayFile {
+  /** The deployments as served; with the lingering ones added, what the file lists. */
+  models: GatewayModel[];
+  apiKey: boolean;
+  lingering: string[];
+  found?: string;
+  /** Per deployment, its status and each node's start: a new start rewrites the file. */
+  served: string[];
+  conn?: NodeConn;
+}
+
+/** The stored and shown form. */
+export interface GatewayWire {
+  path: string;
+  format: GatewayFormat;
+  /** The node it is written on; none: the machine that runs Pulumi. */
+  node?: string;
+  endpoints: string;
+  connection: ConnectionSettings;
+  __file: GatewayFile;
+  sha256?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
+}
+
+// ScrapeTargets.
+/** What the provider needs besides the shown properties. */
+export interface ScrapeFileWire {
+  content: string;
+  warnings: string[];
+  found: FileLook;
+  conn?: NodeConn;
+}
+
+/** The stored and shown form. */
+export interface ScrapeTargetsWire {
+  path: string;
+  /** The node it is written on; none: the machine that runs Pulumi. */
+  node?: string;
+  targets: string;
+  connection: ConnectionSettings;
+  __file: ScrapeFileWire;
+  sha256?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
+}
+
+// ModelCache.
+/** The stored form. */
+export interface ModelCacheWire {
+  deployment: string;
+  repo: string;
+  revision: string;
+  nodes: CacheNode[];
+  protectedNodes: string[];
+  onDelete: "keep" | "remove";
+  connection: ConnectionSettings;
+  hfToken?: string;
+  commit?: string;
+  files?: number;
+  bytes?: number;
+  source?: string;
+  /** What the last read found missing, per node. */
+  incomplete?: Record<string, string[]>;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
+}
+
+// ImageSync.
+/** The stored form. */
+export interface ImageSyncWire {
+  deployment: string;
+  image: string;
+  nodes: ImageNode[];
+  connection: ConnectionSettings;
+  imageId?: string;
+  /** Each node's image ID as last seen (undefined: absent). */
+  ids?: Record<string, string | null>;
+  source?: string;
+  /** ./stateVersion; set by ShimResource. */
+  stateVersion?: number;
+}
+
+// DgppProvision (the bundle packed under `__bundle`).
+/** The stored and shown form. */
+export interface DgppWire extends ProvisionSettings {
+  connection: ConnectionSettings;
+  /** The staged files, one line each (the plan); the bundle itself is packed under `__bundle`. */
+  staged: string[];
+  __bundle: string;
+  /** The rev the marker on rank 0 says (set by create, update and read). */
+  marker?: string;
+  stateVersion?: number;
+}
