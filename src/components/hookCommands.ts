@@ -27,6 +27,7 @@ import { pinnedHostKey } from "../remote/knownhosts";
 import type { ConnectionSettings } from "../providers/settings";
 import type { DeploymentBundle } from "../render/types";
 import { hookLines } from "../serve/registry";
+import { t } from "../text/messages";
 import { quote } from "../text/shell";
 import { expandHome } from "../text/home";
 
@@ -61,13 +62,6 @@ interface CommandPackage {
   remote: { Command: CommandClass<CommandArgs & { connection: pulumi.Input<RemoteConnection> }> };
 }
 
-/** The error of the mode without its package: the key, and the command that installs it. */
-export const COMMAND_MISSING =
-  "sm121:hooks: pulumi-command runs the recipes' hooks as @pulumi/command resources, and the npm package " +
-  "@pulumi/command is not installed (sm121's default install leaves it out). Install it with " +
-  "`npm run hooks:install` (after every `npm ci`), or remove sm121:hooks from the stack config " +
-  "to run the hooks with the engine";
-
 let loaded: CommandPackage | undefined;
 
 /** @pulumi/command, loaded once; a RunError that says how to install it when it is missing. */
@@ -76,7 +70,7 @@ export function commandPackage(): CommandPackage {
   try {
     require.resolve("@pulumi/command");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new pulumi.RunError(COMMAND_MISSING);
+    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new pulumi.RunError(t("serve.commandMissing"));
     throw e;
   }
   loaded = require("@pulumi/command") as CommandPackage;

@@ -27,6 +27,7 @@ import { stagedLines } from "../render/dgpp";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
+import { t } from "../text/messages";
 import { pack } from "./packed";
 import type { DgppWire, EngineWire, GatewayWire, ImageSyncWire, ModelCacheWire, ScrapeTargetsWire } from "./wire";
 
@@ -177,9 +178,8 @@ export const stale = (u: Upgraded<StateKind>): boolean => !u.versioned || u.from
 
 /** What the plan says of an upgrade, under the resource. */
 export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): string {
-  const was = u.versioned ? `version ${u.from}` : `the unversioned form of version ${u.from}`;
-  const to = STATE_VERSIONS[kind];
-  return `the ${kind} state is rewritten from ${was} to version ${to}; nothing on the node changes for it`;
+  const params = { kind, from: u.from, to: STATE_VERSIONS[kind] };
+  return t(u.versioned ? "serve.stateUpgrade" : "serve.stateUpgradeUnversioned", params);
 }
 
 /** The stored outputs of a `kind` resource, in the current form. */
@@ -191,18 +191,10 @@ export function upgrade<K extends StateKind>(kind: K, stored: object): Upgraded<
   const from = versioned ? v : UNVERSIONED[kind](props);
   const keys = Object.keys(props).filter((k) => k !== "__provider").sort().join(", ");
   if (from === undefined || !Number.isInteger(from) || from < 1) {
-    throw new Error(
-      `sm121 ${kind}: the stored outputs have a shape no sm121 release wrote (keys: ${keys}); ` +
-        "restore the stack's last good state (`pulumi stack history`, `pulumi stack export --version`) " +
-        "or remove the resource from it (`pulumi state delete <urn>`) and run `pulumi up`",
-    );
+    throw new Error(t("serve.stateUnknownShape", { kind, keys }));
   }
   if (from > current) {
-    throw new Error(
-      `sm121 ${kind}: the state is at version ${from}, written by a newer sm121 than this checkout ` +
-        `(which knows up to ${current}); ` +
-        "update this checkout (`git pull && npm ci`) before running pulumi on this stack",
-    );
+    throw new Error(t("serve.stateNewer", { kind, from, current }));
   }
   let state = props;
   for (let n = from; n < current; n++) {

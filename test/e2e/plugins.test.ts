@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMAND_MISSING } from "../../src/components/hookCommands";
+import { t } from "../../src/text/messages";
 import { REPO } from "../helpers/project";
 import { pulumiEnv, type PulumiEnv } from "../helpers/pulumi";
 
@@ -71,8 +71,10 @@ describe.sequential("plugins of the default install", () => {
     writeFileSync(join(pulumi.dir, "Pulumi.s.yaml"), `${STACK}  sm121:hooks: pulumi-command\n`);
     const preview = await pulumi.run(["preview"]);
     expect(preview.code).not.toBe(0);
-    expect(preview.all.replace(/\s+/g, " ")).toContain(COMMAND_MISSING);
-    expect(COMMAND_MISSING).toContain("`npm run hooks:install`");
+    const missing = t("serve.commandMissing");
+    expect(preview.all.replace(/\s+/g, " ")).toContain(missing);
+    expect(missing).toContain("sm121:hooks: pulumi-command");
+    expect(missing).toContain("`npm run hooks:install`");
     // Refused before the plan-time look: no node was dialled.
     expect(preview.all).not.toMatch(/192\.0\.2\.1:22|unknown:|timed out/);
   });
