@@ -4,6 +4,7 @@
  * the surge's entry added to each gateway format as it is on disk, and the drain's reading of an
  * engine's gauge of running requests.
  */
+import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
@@ -16,8 +17,8 @@ import { fitOf } from "../src/render/memfit";
 import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
-import { create, diff } from "../src/providers/surgeImpl";
-import type { SurgeWire } from "../src/providers/surge";
+import { create, diff, update } from "../src/providers/surgeImpl";
+import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
 
 const ROOT = join(__dirname, "..");
@@ -156,6 +157,7 @@ describe("the Surge resource's diff", () => {
     phase: "start", deployment: "q8-spare", nodes: ["c"], go, why: go ? "" : "c is protected", __set: set,
     secrets: {}, connection: { knownHosts: "/dev/null", hostKeys: "strict" }, __bundle: "",
     __run: { model: { deployment: "q8-spare", model: "q", status: "serving", endpoints: [] }, apiKey: false },
+    stateVersion: STATE_VERSIONS.Surge,
   });
 
   it("changes when the set's bundles change, whether or not it surges, and only then", async () => {
@@ -165,6 +167,14 @@ describe("the Surge resource's diff", () => {
     // Without a surge too: the stored set follows, so that a later surge is for a later change only.
     const without = wire({ "q8-1": "a2", "q8-2": "b1" }, false);
     expect(await diff("q8-spare-start", before, without)).toEqual({ changes: true });
+  });
+
+  it("starts and ends nothing in an update that only writes the state at this version", async () => {
+    const now = wire({ "q8-1": "a1" });
+    const { stateVersion: _v, ...unversioned } = { ...now, started: { started: true } };
+    expect(await diff("q8-spare-start", unversioned, now)).toEqual({ changes: true });
+    const updated = await update("q8-spare-start", unversioned, now);
+    expect(updated.outs).toMatchObject({ started: { started: true }, stateVersion: STATE_VERSIONS.Surge });
   });
 
   it("starts nothing at its creation: the replicas serve nothing yet to surge for", async () => {

@@ -15,7 +15,8 @@ import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
 import type { Owner } from "../serve/owner";
 import type { ConnectionSettings, GatewaySettings } from "../providers/settings";
-import { Surge, type SurgeInputs, type SurgePhase } from "../providers/surge";
+import { Surge, type SurgeInputs } from "../providers/surge";
+import type { SurgePhase } from "../providers/wire";
 import { gatewayModelOf } from "./gateway";
 
 /** A set with a spare group, and what the plan decided for it. */

@@ -12,7 +12,7 @@ import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
 import { t } from "../text/messages";
-import type { GatewayWire } from "./wire";
+import type { GatewayWire, SurgeFile } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 /** Where the file is, and how to reach it. */
@@ -218,11 +218,6 @@ export async function releaseInGateway(h: Held): Promise<void> {
   await write(h.place, { text: h.before, warnings: [], restartNote }, [sha(h.written)]);
 }
 
-/** A surge's entries in the file (render/surge): the file before, and as written with them. */
-export interface SurgeFile {
-  before: string;
-  written: string;
-}
 
 /** The surge answers: its endpoints added to the file beside the replicas'. undefined: no file yet. */
 export async function surgeInGateway(

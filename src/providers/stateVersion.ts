@@ -21,6 +21,7 @@
  * | ImageSync        | 057f8f4, now                        |                               |            |
  * | ScrapeTargets    | now                                 |                               |            |
  * | HostCommand      | 9492e6f (since then only deleted)   |                               |            |
+ * | Surge            | now                                 |                               |            |
  */
 import type { DgppPaths } from "../render/dgpp";
 import { stagedLines } from "../render/dgpp";
@@ -29,7 +30,15 @@ import type { DeploymentOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { t } from "../text/messages";
 import { pack } from "./packed";
-import type { DgppWire, EngineWire, GatewayWire, ImageSyncWire, ModelCacheWire, ScrapeTargetsWire } from "./wire";
+import type {
+  DgppWire,
+  EngineWire,
+  GatewayWire,
+  ImageSyncWire,
+  ModelCacheWire,
+  ScrapeTargetsWire,
+  SurgeWire,
+} from "./wire";
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {
@@ -40,6 +49,7 @@ export const STATE_VERSIONS = {
   ImageSync: 1,
   ScrapeTargets: 1,
   HostCommand: 1,
+  Surge: 1,
 } as const satisfies Record<string, number>;
 
 export type StateKind = keyof typeof STATE_VERSIONS;
@@ -59,6 +69,7 @@ export interface StateShapes {
   ImageSync: ImageSyncWire;
   ScrapeTargets: ScrapeTargetsWire;
   HostCommand: HostCommandWire;
+  Surge: SurgeWire;
 }
 
 type Props = Record<string, unknown>;
@@ -109,6 +120,7 @@ const UNVERSIONED: { [K in StateKind]: (p: Props) => number | undefined } = {
   ImageSync: (p) => (has(p, "image", "string") ? 1 : undefined),
   ScrapeTargets: (p) => (has(p, "__file", "object") ? 1 : undefined),
   HostCommand: (p) => (has(p, "node", "string") ? 1 : undefined),
+  Surge: (p) => (has(p, "phase", "string") ? 1 : undefined),
 };
 
 /** The upgrade from version n to n + 1, by n. */
@@ -162,6 +174,7 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
   ImageSync: {},
   ScrapeTargets: {},
   HostCommand: {},
+  Surge: {},
 };
 
 export interface Upgraded<K extends StateKind> {

@@ -17,54 +17,11 @@
  * - read:   nothing on the nodes.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { GatewayModel } from "../render/gateway";
-import type { Drain } from "../render/replicas";
 import type { DeploymentBundle } from "../render/types";
-import type { Owner } from "../serve/owner";
-import type { ConnectionSettings, GatewaySettings } from "./settings";
-import type { SurgeFile } from "./gatewayImpl";
+import type { ConnectionSettings } from "./settings";
 import { pack } from "./packed";
 import { ShimResource } from "./shim";
-
-export type SurgePhase = "start" | "end";
-
-/** What `start` did in this up, for `end`. */
-export interface SurgeStarted {
-  started: boolean;
-  /** The gateway file before and with the surge's endpoints. */
-  file?: SurgeFile;
-}
-
-/** What the provider needs besides the shown properties. */
-export interface SurgeRun {
-  gateway?: GatewaySettings;
-  /** The surge's entry in the gateway file. */
-  model: GatewayModel;
-  apiKey: boolean;
-  owner?: Owner;
-  keepBackups?: number;
-  drain?: Drain;
-}
-
-/** The stored and shown form. */
-export interface SurgeWire {
-  phase: SurgePhase;
-  deployment: string;
-  nodes: string[];
-  /** Whether the plan lets it surge, and why not. */
-  go: boolean;
-  why: string;
-  /** The set's bundle identities, by deployment: a change rolls the set (not shown: the replicas' plans say it). */
-  __set: Record<string, string>;
-  secrets: Record<string, string>;
-  connection: ConnectionSettings;
-  __bundle: string;
-  __run: SurgeRun;
-  /** `end` only: what `start` did in this up. */
-  start?: SurgeStarted;
-  /** `start` only, an output: what it did. */
-  started?: SurgeStarted;
-}
+import type { SurgePhase, SurgeRun, SurgeStarted, SurgeWire } from "./wire";
 
 export interface SurgeInputs {
   phase: SurgePhase;

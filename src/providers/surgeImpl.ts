@@ -1,11 +1,15 @@
 /** The work of Surge (./surge), in the provider process: check and diff are pure. */
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
-import { authOf, providerLog } from "./common";
+import { authOf, providerLog, settled } from "./common";
 import { unpack } from "./packed";
-import type { SurgeWire } from "./surge";
+import { stale, upgrade, upgradeWords } from "./stateVersion";
+import type { SurgeWire } from "./wire";
 
 type Stored = SurgeWire | Record<string, never>;
+
+/** Stored outputs of any state version, upgraded (./stateVersion). */
+const stored = (s: object) => upgrade("Surge", s);
 
 export function check(_olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.CheckResult> {
   return Promise.resolve({ inputs: news });
@@ -15,8 +19,16 @@ const same = (a: Record<string, string> | undefined, b: Record<string, string>) 
   return JSON.stringify(a) === JSON.stringify(b);
 };
 
-export function diff(_id: string, olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.DiffResult> {
-  const changes = !same("__set" in olds ? olds.__set : undefined, news.__set);
+/** Both sides may be stored outputs of an older version: a refresh diffs what read found against the stored inputs. */
+export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(oldWire, wire));
+}
+
+function diffNow(oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+  // Olds are empty before the first create.
+  const u = Object.keys(oldWire).length === 0 ? undefined : stored(oldWire);
+  const news = stored(wire).state;
+  const changes = !same(u?.state.__set, news.__set);
   // Without a surge the plan's line for the set says why already.
   if (changes && news.phase === "start" && news.go) {
     const nodes = news.nodes.join(", ");
@@ -26,7 +38,9 @@ export function diff(_id: string, olds: Stored, news: SurgeWire): Promise<pulumi
     const nodes = news.nodes.join(", ");
     providerLog(news.deployment)(`stops on ${nodes} once every replica answers; the spare is free again`);
   }
-  return Promise.resolve({ changes });
+  const upgrading = u !== undefined && stale(u);
+  if (!changes && upgrading) providerLog(news.deployment)(upgradeWords("Surge", u));
+  return { changes: changes || upgrading };
 }
 
 export function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
@@ -34,7 +48,13 @@ export function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
   return Promise.resolve({ id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } });
 }
 
-export async function update(_id: string, _olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: object, news: SurgeWire): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = stored(oldWire).state;
+  // Only the state's version: nothing starts or ends.
+  if (same(olds.__set, news.__set)) {
+    const kept = news.phase === "start" && olds.started !== undefined ? { started: olds.started } : {};
+    return { outs: { ...news, ...kept } };
+  }
   if (news.phase === "start") return { outs: { ...news, started: await start(news) } };
   await end(news);
   return { outs: news };
@@ -106,13 +126,14 @@ async function end(w: SurgeWire): Promise<void> {
  * A surge that started and whose end never ran (a replica failed, the up was interrupted) may still
  * run on the spare: its `start` stops it there, so that nothing the state forgets still runs.
  */
-export async function remove(_id: string, props: SurgeWire): Promise<void> {
+export async function remove(_id: string, wire: object): Promise<void> {
+  const props = stored(wire).state;
   if (props.phase !== "start" || props.started?.started !== true) return;
   const log = providerLog(props.deployment);
   const { stopDeployment } = await import("../serve/stop");
   await stopDeployment(unpack<DeploymentBundle>(props.__bundle), authOf(props.connection), log, props.secrets);
 }
 
-export function read(id: string, props: SurgeWire): Promise<pulumi.dynamic.ReadResult> {
-  return Promise.resolve({ id, props });
+export function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+  return settled(() => ({ id, props: stored(wire).state }));
 }

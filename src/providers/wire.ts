@@ -6,6 +6,7 @@
  */
 import type { GatewayFormat } from "../recipe/types";
 import type { GatewayModel } from "../render/gateway";
+import type { Drain } from "../render/replicas";
 import type { ReplicaPlace } from "../render/replicas";
 import type { NodeConn } from "../render/types";
 import type { ProvisionSettings } from "../serve/dgpp";
@@ -158,5 +159,54 @@ export interface DgppWire extends ProvisionSettings {
   __bundle: string;
   /** The rev the marker on rank 0 says (set by create, update and read). */
   marker?: string;
+  stateVersion?: number;
+}
+
+// Surge (./surge).
+/** A surge's entries in the file (render/surge): the file before, and as written with them. */
+export interface SurgeFile {
+  before: string;
+  written: string;
+}
+
+export type SurgePhase = "start" | "end";
+
+/** What `start` did in this up, for `end`. */
+export interface SurgeStarted {
+  started: boolean;
+  /** The gateway file before and with the surge's endpoints. */
+  file?: SurgeFile;
+}
+
+/** What the provider needs besides the shown properties. */
+export interface SurgeRun {
+  gateway?: GatewaySettings;
+  /** The surge's entry in the gateway file. */
+  model: GatewayModel;
+  apiKey: boolean;
+  owner?: Owner;
+  keepBackups?: number;
+  drain?: Drain;
+}
+
+/** The stored and shown form. */
+export interface SurgeWire {
+  phase: SurgePhase;
+  deployment: string;
+  nodes: string[];
+  /** Whether the plan lets it surge, and why not. */
+  go: boolean;
+  why: string;
+  /** The set's bundle identities, by deployment: a change rolls the set (not shown: the replicas' plans say it). */
+  __set: Record<string, string>;
+  secrets: Record<string, string>;
+  connection: ConnectionSettings;
+  __bundle: string;
+  __run: SurgeRun;
+  /** `end` only: what `start` did in this up. */
+  start?: SurgeStarted;
+  /** `start` only, an output: what it did. */
+  started?: SurgeStarted;
+  /** ./stateVersion; set by ShimResource. */
   stateVersion?: number;
 }
