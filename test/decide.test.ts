@@ -22,6 +22,7 @@ import { deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
 import type { DeploymentOutcome } from "../src/serve/outcome";
+import type { RecordOf } from "../src/protocol";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -136,7 +137,7 @@ describe("a deployment the look could not see", () => {
 
 describe("the look's liveness record and the drift it makes", () => {
   it("reads a token, a busy engine, a hung one, and one that refused the completion", () => {
-    const live = (r: Record<string, unknown>) => liveCheckOf([{ live: { modelsCode: 200, ...r } }], 10);
+    const live = (r: Partial<RecordOf<"live">>) => liveCheckOf([{ kind: "live", modelsCode: 200, ...r }], 10);
     expect(live({ completionCode: 200, ms: 35, before: 4, after: 5 })).toMatchObject({ verdict: "ok", ms: 35 });
     expect(live({ completionCode: 0, ms: 10000, before: 4, after: 9 })?.verdict).toBe("busy");
     expect(live({ completionCode: 0, ms: 10000, before: 4, after: 4 })?.verdict).toBe("hung");
@@ -148,7 +149,7 @@ describe("the look's liveness record and the drift it makes", () => {
   it("is drift (health) only on an engine that runs this bundle and hangs", () => {
     const nb = b.nodes[0];
     if (nb === undefined) throw new Error("no node");
-    const hangs = liveCheckOf([{ live: { modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 } }], 10);
+    const hangs = liveCheckOf([{ kind: "live", modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 }], 10);
     if (hangs === undefined) throw new Error("no check");
     const recorded = { identity: nb.identity, files: {} };
     const st: NodeState = { failed: [], running: true, others: [], holders: [], files: {}, recorded, live: hangs };

@@ -70,7 +70,7 @@ describe("readiness by first token", () => {
     seen.length = 0;
     const r = await run();
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^@sm121 \{"firstToken":\{"readyMs":\d+,"ttftMs":\d+\}\}$/m);
+    expect(r.stdout).toMatch(/^@sm121 \{"kind":"firstToken","readyMs":\d+,"ttftMs":\d+\}$/m);
     expect(seen.map((s) => s.url)).toEqual(["/v1/models", "/v1/chat/completions"]);
     expect(seen.every((s) => s.auth === "Bearer s3cret-key")).toBe(true);
   });

@@ -28,8 +28,22 @@ describe("output decoding", () => {
   });
 
   it("collects records line by line, also the last line without a newline", async () => {
-    const r = await host.run(`echo '@sm121 {"a":1}'; echo plain; printf '@sm121 {"b":"\\xc3\\xa9"}'`, { step: "records" });
-    expect(r.records).toEqual([{ a: 1 }, { b: "é" }]);
+    const r = await host.run(
+      `echo '@sm121 {"kind":"sent","bytes":1}'; echo plain; printf '@sm121 {"kind":"other","deployment":"\\xc3\\xa9"}'`,
+      { step: "records" },
+    );
+    expect(r.records).toEqual([{ kind: "sent", bytes: 1 }, { kind: "other", deployment: "é" }]);
+  });
+
+  it("fails a step whose record does not parse, naming the record, the node and the step", async () => {
+    const run = (line: string, allowFailure = false) =>
+      host.run(`echo ${JSON.stringify(line)}; echo done`, { step: "look", allowFailure });
+    await expect(run('@sm121 {"kind":"sent","bytes":"many"}')).rejects.toThrow(
+      /^node record "sent": bytes: Invalid input: expected number, received string \(n1, step look\); /,
+    );
+    await expect(run('@sm121 {"kind":"sent","bytes":1}', true)).resolves.toMatchObject({ code: 0 });
+    await expect(run('@sm121 {"kind":"sent","bytes":"many"}', true)).rejects.toThrow(/node record "sent"/);
+    await expect(run('@sm121 {"kind":"nonsense"}')).rejects.toThrow(/^node record "nonsense": unknown kind \(known: status, /);
   });
 
   it("a streamed run passes every line on and keeps only a bounded tail", async () => {
@@ -88,9 +102,9 @@ describe("failures", () => {
   });
 
   it("the timeout ends the script's children too (they would hold the step open)", async () => {
-    const r = await host.run('sleep 300 & echo "@sm121 {\\"pid\\":$!}"; wait', { step: "wait", timeoutMs: 300, allowFailure: true });
+    const r = await host.run('sleep 300 & echo "pid $!"; wait', { step: "wait", timeoutMs: 300, allowFailure: true });
     expect(r.code).toBeNull();
-    const pid = Number(r.records[0]?.["pid"]);
+    const pid = Number(/^pid (\d+)$/m.exec(r.stdout)?.[1]);
     expect(pid).toBeGreaterThan(0);
     expect(alive(pid)).toBe(false);
   });

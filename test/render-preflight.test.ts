@@ -20,6 +20,7 @@ import { hfCacheCheck } from "../src/render/node";
 import { placeCheckpoint } from "./site/hfcache";
 import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
+import { recordOfLine } from "../src/protocol";
 
 const REPO = resolve(__dirname, "..");
 const NODE_RECIPE = "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/workspace/mtp.py] }";
@@ -136,7 +137,7 @@ describe("the preflight's .env key diff", () => {
 describe("step timings", () => {
   it("come from the node as records, in the order the steps ran, and read as one line", () => {
     const out = execFileSync("bash", ["-c", [timed("stop", "sleep 0.2"), timed("write", "true"), timed("start", ":")].join("\n")], { encoding: "utf8" });
-    const records = out.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const records = out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     const node: NodeOutcome = { node: "n", rank: 0, status: "serving", identity: "", backups: [], restarted: false };
     addTimings(node, records);
     // `:` is no step: it gets no record.
@@ -157,7 +158,7 @@ describe("the watched files of a node's state", () => {
   it("carry each file's sha256 and change time, from one stat and one sha256sum, whatever the names", () => {
     const script = preflightScript(nb, watch, undefined, { checks: false, runStatus: false, clients: false });
     const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8", env: { ...process.env, HOME: dir } });
-    const records = out.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const records = out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     const files = parseProbe(records, out).files;
     const expected = Object.fromEntries(names.slice(0, 5).map((n) => {
       const p = join(dir, n);
@@ -192,7 +193,7 @@ describe("the checkpoint facts of a node's HF cache", () => {
     const script = modelFactsScript({ ...nb, preflight: [{ kind: "hf-cache", subject: repo, why: "", fatal: false }] });
     const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8" });
     const f: NodeModelFacts = {};
-    for (const l of out.split("\n").filter((x) => x.startsWith("@sm121 "))) addModelFact(f, JSON.parse(l.slice(7)) as Record<string, unknown>);
+    for (const r of out.split("\n").flatMap((l) => recordOfLine(l) ?? [])) addModelFact(f, r);
     return f;
   };
 
@@ -214,8 +215,7 @@ describe("the HF-cache preflight on a node", () => {
     const node = { ...nb, preflight: [check], status: ":", stateDir: join(home, "state") };
     const script = preflightScript(node, [], undefined, { clients: false });
     const res = spawnSync("bash", ["-c", script], { encoding: "utf8" });
-    const records = res.stdout.split("\n").filter((l) => l.startsWith("@sm121 "))
-      .map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const records = res.stdout.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     // The HF-cache check's findings (the node's Docker Engine is no part of this test).
     return parseProbe(records, res.stdout).failed.filter((f) => f.check === "hf-cache");
   };

@@ -17,9 +17,10 @@ import { flagSpec } from "../src/cli/usage";
 const VLLM = DRIVERS.vllm.metrics?.series as MetricSeries;
 const SGLANG = DRIVERS.sglang.metrics?.series as MetricSeries;
 const rec = (at: string, text: string, http = "200") => ({
-  loadAt: at,
-  loadHttp: http,
-  loadLines: Buffer.from(text).toString("base64"),
+  kind: "load" as const,
+  at,
+  http,
+  lines: Buffer.from(text).toString("base64"),
 });
 
 describe("the load of one engine", () => {

@@ -24,6 +24,7 @@ import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas"
 import { parseJson } from "./smoke";
 import { keyFiles } from "../serve/readiness";
 import { stringOf } from "../text/unknown";
+import { firstRecord, printRecord } from "../protocol";
 
 function count(p: Parsed, flag: string, fallback: number): number {
   const v = num(p, flag, fallback);
@@ -54,9 +55,9 @@ async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: C
   const { auth } = cliAuth(site, p, process.env, stack);
   const keys = await withHosts(nodes, auth, (hosts) =>
     Promise.all(nodes.map(async (nb) => {
-      const script = `${readApiKeyLines(keyFiles(nb))}\nprintf '@sm121 {"key":"%s"}\\n' "$(printf '%s' "$key" | base64 -w0)"`;
+      const script = `${readApiKeyLines(keyFiles(nb))}\n${printRecord("benchKey", '"key64":"%s"', `"$(printf '%s' "$key" | base64 -w0)"`)}`;
       const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
-      const k = Buffer.from(stringOf(res.records.find((r) => "key" in r)?.["key"]), "base64").toString("utf8");
+      const k = Buffer.from(firstRecord(res.records, "benchKey")?.key64 ?? "", "base64").toString("utf8");
       return k === "" ? undefined : k;
     })),
   );

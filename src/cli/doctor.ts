@@ -29,6 +29,7 @@ import { t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
 import { stringOf } from "../text/unknown";
+import { printRecord } from "../protocol";
 
 interface Need {
   check: Exclude<DoctorCheck["check"], "memory" | "memory-fit" | "preflight" | "engine-version">;
@@ -79,16 +80,18 @@ export function needsOf(node: SiteNode, placed: ReadonlyArray<{ b: DeploymentBun
 }
 
 export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb: NodeBundle }>): string {
-  const lines = needs.map((n, i) => `if ${n.test}; then printf '@sm121 {"need":${i},"ok":true}\\n'; else printf '@sm121 {"need":${i},"ok":false}\\n'; fi`);
+  const need = (i: number, ok: boolean) => printRecord("need", `"index":${i},"ok":${ok}`);
+  const lines = needs.map((n, i) => `if ${n.test}; then ${need(i, true)}; else ${need(i, false)}; fi`);
   lines.push("mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)");
-  lines.push(`printf '@sm121 {"memKiB":%s,"wsf":"%s"}\\n' "\${mem:-null}" "$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"`);
+  const wsf = '"$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"';
+  lines.push(printRecord("nodeMemory", '"memKiB":%s,"wsf":"%s"', `"\${mem:-null}" ${wsf}`));
   // The memory fit's facts: MemTotal, and the checkpoint's config and size in the HF cache.
   lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb));
   // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
   // engine's API (DGPP) are not run: doctor sends no HTTP request.
   for (const { nb } of placed) {
     if (nb.statusAsksApi) continue;
-    lines.push(`if ( ${nb.status} ) 2>/dev/null | grep -q '"running":true'; then printf '@sm121 {"engineRunning":true}\\n'; fi`);
+    lines.push(`if ( ${nb.status} ) 2>/dev/null | grep -q '"running":true'; then ${printRecord("engineRunning")}; fi`);
   }
   return lines.join("\n");
 }
@@ -126,11 +129,11 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
   let running = false;
   for (const rec of res.records) {
     if (addModelFact(facts, rec)) continue;
-    if (typeof rec["need"] === "number") met.set(rec["need"], rec["ok"] === true);
-    else if ("memKiB" in rec) {
-      if (typeof rec["memKiB"] === "number") memKiB = rec["memKiB"];
-      wsf = stringOf(rec["wsf"]);
-    } else if (rec["engineRunning"] === true) running = true;
+    if (rec.kind === "need") met.set(rec.index, rec.ok);
+    else if (rec.kind === "nodeMemory") {
+      if (rec.memKiB !== null) memKiB = rec.memKiB;
+      wsf = rec.wsf;
+    } else if (rec.kind === "engineRunning") running = true;
   }
   const checks: DoctorCheck[] = needs.map((n, i) => {
     const ok = met.get(i) === true;

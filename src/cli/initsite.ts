@@ -6,6 +6,7 @@
 import { imageVersion } from "../engines/options/versions";
 import type { Host } from "../remote";
 import { stringOf } from "../text/unknown";
+import { firstRecord, printRecord } from "../protocol";
 
 export interface NodeFacts {
   name: string;
@@ -34,15 +35,14 @@ const b64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", 
  */
 export const FACTS_SCRIPT = [
   'hf=${HF_HOME:-$HOME/.cache/huggingface}; if [ -d "$hf" ]; then hfe=true; else hfe=false; fi',
-  'printf \'@sm121 {"home":"%s","hf":"%s","hfExists":%s}\\n\' \\',
-  '  "$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"',
+  printRecord("siteHome", '"home64":"%s","hf64":"%s","hfExists":%s',
+    '"$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"'),
   "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=",
   "avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
-  'printf \'@sm121 {"memTotal":%s,"memAvailableKiB":%s}\\n\' "${total:-null}" "${avail:-null}"',
-  'gpus=$(nvidia-smi -L 2>/dev/null || true); printf \'@sm121 {"gpus":"%s"}\\n\' "$(printf %s "$gpus" | base64 -w0)"',
+  printRecord("siteMemory", '"memTotal":%s,"memAvailableKiB":%s', '"${total:-null}" "${avail:-null}"'),
+  `gpus=$(nvidia-smi -L 2>/dev/null || true); ${printRecord("siteGpus", '"gpus64":"%s"', '"$(printf %s "$gpus" | base64 -w0)"')}`,
   "dv=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true); imgs=$(docker images 2>/dev/null || true)",
-  'printf \'@sm121 {"docker":"%s","images":"%s"}\\n\' \\',
-  '  "$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
+  printRecord("siteDocker", '"docker64":"%s","images64":"%s"', '"$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"'),
   "nic=; addr=; via=",
   "devs=$(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true)",
   "for dev in $devs; do",
@@ -54,7 +54,7 @@ export const FACTS_SCRIPT = [
   "  nic=$(ip -o route get \"$addr\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p' | head -n 1) || nic=",
   "  via=ssh",
   "fi",
-  'printf \'@sm121 {"nic":"%s","addr":"%s","via":"%s"}\\n\' "$nic" "$addr" "$via"',
+  printRecord("siteNic", '"nic":"%s","addr":"%s","via":"%s"', '"$nic" "$addr" "$via"'),
 ].join("\n");
 
 /** What a node said, from the records of FACTS_SCRIPT. */
@@ -63,28 +63,29 @@ export async function nodeFacts(
   base: Pick<NodeFacts, "name" | "host" | "port" | "user">,
 ): Promise<NodeFacts> {
   const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
-  const rec = (k: string) => res.records.find((r) => k in r) ?? {};
-  const gib = (v: unknown) => (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
-  const home = rec("home");
-  const mem = rec("memTotal");
-  const nic = rec("nic");
-  const memTotalGiB = gib(mem["memTotal"]);
-  const kib = mem["memAvailableKiB"];
+  const gib = (v: number | null | undefined) => (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
+  const home = firstRecord(res.records, "siteHome");
+  const mem = firstRecord(res.records, "siteMemory");
+  const nic = firstRecord(res.records, "siteNic");
+  const docker = firstRecord(res.records, "siteDocker");
+  const memTotalGiB = gib(mem?.memTotal);
+  const kib = mem?.memAvailableKiB;
   const memAvailableGiB = gib(typeof kib === "number" ? kib * 1024 : undefined);
-  const dev = stringOf(nic["nic"]);
-  const addr = stringOf(nic["addr"]);
+  const dev = nic?.nic ?? "";
+  const addr = nic?.addr ?? "";
+  const dockerVersion = b64(docker?.docker64).trim();
   return {
     ...base,
-    home: b64(home["home"]),
-    hfHome: b64(home["hf"]),
-    hfExists: home["hfExists"] === true,
+    home: b64(home?.home64),
+    hfHome: b64(home?.hf64),
+    hfExists: home?.hfExists === true,
     ...(memTotalGiB !== undefined && { memTotalGiB }),
     ...(memAvailableGiB !== undefined && { memAvailableGiB }),
-    gpus: b64(rec("gpus")["gpus"]).split("\n").filter((l) => /^GPU \d+:/.test(l))
+    gpus: b64(firstRecord(res.records, "siteGpus")?.gpus64).split("\n").filter((l) => /^GPU \d+:/.test(l))
       .map((l) => l.replace(/^GPU \d+: /, "").replace(/ \(UUID: .*\)$/, "")),
-    ...(b64(rec("docker")["docker"]).trim() !== "" && { docker: b64(rec("docker")["docker"]).trim() }),
-    images: imagesIn(b64(rec("docker")["images"])),
-    ...(dev !== "" && addr !== "" && { nic: { dev, addr, via: nic["via"] === "rdma" ? "rdma" : "ssh" } }),
+    ...(dockerVersion !== "" && { docker: dockerVersion }),
+    images: imagesIn(b64(docker?.images64)),
+    ...(dev !== "" && addr !== "" && { nic: { dev, addr, via: nic?.via === "rdma" ? "rdma" : "ssh" } }),
   };
 }
 

@@ -8,12 +8,12 @@
 import { driverFor } from "../engines";
 import type { MetricSeries } from "../engines/driver";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { z } from "zod";
 import { quote } from "../text/shell";
 import type { Reached } from "./connect";
 import { t } from "../text/messages";
 import type { Load, StatusReport } from "./schemas";
 import { table, TABLE_COLUMNS } from "./table";
+import { printRecord, recordsOf, type NodeRecord } from "../protocol";
 
 export interface LoadOptions {
   yes: boolean;
@@ -31,7 +31,7 @@ export function loadScript(url: string, series: MetricSeries, intervalS: number)
     "  at=${EPOCHREALTIME:-$(date +%s.%N)}",
     `  code=$(curl -s -o "$body" -w '%{http_code}' --max-time 5 ${quote(url)} 2>/dev/null || true)`,
     `  lines=$(grep -E ${quote(pattern)} "$body" | base64 -w0 || true)`,
-    `  printf '@sm121 {"loadAt":"%s","loadHttp":"%s","loadLines":"%s"}\\n' "$at" "$code" "$lines"`,
+    `  ${printRecord("load", '"at":"%s","http":"%s","lines":"%s"', '"$at" "$code" "$lines"')}`,
     "}",
     `sample; sleep ${intervalS}; sample`,
   ].join("\n");
@@ -49,29 +49,24 @@ export function sums(text: string): Map<string, number> {
   return out;
 }
 
-/** The record each read prints: when (the node's clock), curl's HTTP code, the series' lines (base64). */
-function sampleSchema() {
-  return z.object({ loadAt: z.string(), loadHttp: z.string(), loadLines: z.string() });
-}
-
-/** The load from the script's two samples. */
-export function loadOf(records: ReadonlyArray<Record<string, unknown>>, series: MetricSeries): Load {
-  const samples = records.flatMap((r) => {
-    const s = sampleSchema().safeParse(r);
-    return s.success ? [s.data] : [];
-  });
+/**
+ * The load from the script's two samples, `load` records: when (the node's clock), curl's HTTP
+ * code, the series' lines (base64).
+ */
+export function loadOf(records: readonly NodeRecord[], series: MetricSeries): Load {
+  const samples = recordsOf(records, "load");
   const [a, b] = samples;
   if (a === undefined || b === undefined) {
     return { measured: false, reason: "failed", detail: "the node printed no sample" };
   }
   for (const s of [a, b]) {
-    if (s.loadHttp === "200") continue;
-    const detail = s.loadHttp === "000" || s.loadHttp === "" ? "no answer" : `HTTP ${s.loadHttp}`;
+    if (s.http === "200") continue;
+    const detail = s.http === "000" || s.http === "" ? "no answer" : `HTTP ${s.http}`;
     return { measured: false, reason: "failed", detail };
   }
-  const [first, last] = [a, b].map((s) => sums(Buffer.from(s.loadLines, "base64").toString("utf8")));
+  const [first, last] = [a, b].map((s) => sums(Buffer.from(s.lines, "base64").toString("utf8")));
   // Bash prints EPOCHREALTIME with the locale's decimal separator.
-  const at = (s: { loadAt: string }) => Number(s.loadAt.replace(",", "."));
+  const at = (s: { at: string }) => Number(s.at.replace(",", "."));
   const intervalS = Math.max(0.001, at(b) - at(a));
   // A counter the engine has not made yet (SGLang makes them at the first request) is zero.
   const rate = (name: string) => {

@@ -17,6 +17,7 @@ import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
 import { stringOf } from "../text/unknown";
+import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 export interface CurlRequest {
   method: "GET" | "POST";
@@ -27,8 +28,8 @@ export interface CurlRequest {
 }
 
 /**
- * A node-side script that sends one request with curl and prints `@sm121 {"http":"CODE TTFB
- * TOTAL","body":"<base64>"}`. The bearer key goes to curl as a header on stdin (render/apikey).
+ * A node-side script that sends one request with curl and prints a `smoke` record: `http` is
+ * "CODE TTFB TOTAL", `body64` the answer. The bearer key goes to curl as a header on stdin (render/apikey).
  */
 export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
   const post = req.body === undefined ? [] : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
@@ -40,7 +41,7 @@ export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
     ...post,
     `http=$(${curlWithKey(`-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' `
       + `--max-time ${req.timeoutS}${data} ${quote(req.url)}`)} 2>/dev/null || true)`,
-    `printf '@sm121 {"http":"%s","body":"%s"}\\n' "$http" "$(base64 -w0 < "$resp_file")"`,
+    printRecord("smoke", '"http":"%s","body64":"%s"', '"$http" "$(base64 -w0 < "$resp_file")"'),
   ].join("\n");
 }
 
@@ -51,12 +52,12 @@ export interface CurlResult {
   body: string;
 }
 
-export function curlResult(records: Record<string, unknown>[]): CurlResult | undefined {
-  const r = records.find((x) => typeof x["http"] === "string");
+export function curlResult(records: readonly NodeRecord[]): CurlResult | undefined {
+  const r = firstRecord(records, "smoke");
   if (r === undefined) return undefined;
-  const [code = "0", ttfb = "0", total = "0"] = String(r["http"]).trim().split(/\s+/);
+  const [code = "0", ttfb = "0", total = "0"] = r.http.trim().split(/\s+/);
   const ms = (s: string) => Math.max(0, Math.round(Number(s) * 1000 * 10) / 10) || 0;
-  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(stringOf(r["body"]), "base64").toString("utf8") };
+  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(r.body64, "base64").toString("utf8") };
 }
 
 export function parseJson(text: string): unknown {

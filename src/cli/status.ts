@@ -30,6 +30,7 @@ import { statusText } from "./table";
 import { entryLoad, loadText } from "./load";
 import { loadOptions, watchLoad } from "./watch";
 import { stringOf } from "../text/unknown";
+import { firstRecord, printRecord } from "../protocol";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 
@@ -45,7 +46,8 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
       `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
-      `printf '@sm121 {"kvLog":"%s","kvSaved":"%s"}\\n' "$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`,
+      printRecord("kvLog", '"log64":"%s","saved64":"%s"',
+        `"$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`),
     );
   }
   return lines.join("\n");
@@ -57,7 +59,8 @@ export function factsScript(): string {
     "mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)",
     "wsf=$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)",
     "apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits 2>/dev/null); rc=$?",
-    `printf '@sm121 {"memKiB":%s,"wsf":"%s","apps":"%s","appsRc":%d}\\n' "\${mem:-null}" "$wsf" "$(printf '%s' "$apps" | base64 -w0)" "$rc"`,
+    printRecord("nodeMemory", '"memKiB":%s,"wsf":"%s","apps64":"%s","appsRc":%d',
+      `"\${mem:-null}" "$wsf" "$(printf '%s' "$apps" | base64 -w0)" "$rc"`),
   ].join("\n");
 }
 
@@ -65,7 +68,7 @@ function gpuProbeScript(probe: string): string {
   return [
     "out=$(mktemp); trap 'rm -f \"$out\"' EXIT",
     `bash -c ${quote(probe)} > "$out" 2>&1 < /dev/null; code=$?`,
-    `printf '@sm121 {"probeCode":%d,"probeOut":"%s"}\\n' "$code" "$(tail -c 4000 "$out" | base64 -w0)"`,
+    printRecord("probeOutput", '"code":%d,"out64":"%s"', `"$code" "$(tail -c 4000 "$out" | base64 -w0)"`),
   ].join("\n");
 }
 
@@ -137,7 +140,7 @@ async function statusEntry(
   const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
   o.trace(nb.node, "status", res);
   const st = parseProbe(res.records, res.stdout);
-  const running: boolean | null = res.records.some((rec) => typeof rec["running"] === "boolean") ? st.running : null;
+  const running: boolean | null = firstRecord(res.records, "status") === undefined ? null : st.running;
   // After `pulumi destroy` or `sm121 down` the node holds no record and runs nothing: not deployed,
   // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.
   if (running === false && st.recorded === undefined) {
@@ -152,10 +155,10 @@ async function statusEntry(
     env = { path: envPathOf(nb) ?? "", profile: h("profile"), rendered: h("rendered"), sha256: h("sha256"), edited: parsed.edited };
   }
   let kvCache: StatusEntry["kvCache"] = null;
-  const kvRec = res.records.find((rec) => typeof rec["kvLog"] === "string");
+  const kvRec = firstRecord(res.records, "kvLog");
   if (kvRec !== undefined) {
-    const fromLog = b64(kvRec["kvLog"]).trim();
-    const saved = b64(kvRec["kvSaved"]).trim();
+    const fromLog = b64(kvRec.log64).trim();
+    const saved = b64(kvRec.saved64).trim();
     const line = fromLog !== "" ? fromLog : saved;
     const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
     if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
@@ -201,17 +204,18 @@ async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, 
   }
   const res = await r.host.run(factsScript(), { step: "node facts", allowFailure: true, timeoutMs: 60_000 });
   trace(sn.name, "facts", res);
-  const f = res.records.find((x) => "memKiB" in x) ?? {};
-  const mem = typeof f["memKiB"] === "number" ? Math.round((f["memKiB"] / 1048576) * 10) / 10 : null;
-  const wsf = typeof f["wsf"] === "string" && f["wsf"] !== "" ? f["wsf"] : null;
-  const apps = f["appsRc"] === 0 ? parseApps(b64(f["apps"])) : null;
+  const f = firstRecord(res.records, "nodeMemory");
+  const mem = typeof f?.memKiB === "number" ? Math.round((f.memKiB / 1048576) * 10) / 10 : null;
+  const wsf = f !== undefined && f.wsf !== "" ? f.wsf : null;
+  const apps = f?.appsRc === 0 ? parseApps(b64(f.apps64)) : null;
   let probe: StatusNode["gpuProbe"] = null;
   if (gpuProbe && sn.gpuProbe === undefined) probe = { ran: false, reason: "not-configured" };
   else if (gpuProbe && sn.gpuProbe !== undefined) {
     const started = Date.now();
     const pr = await r.host.run(gpuProbeScript(sn.gpuProbe), { step: "gpu probe", allowFailure: true, timeoutMs: 600_000 });
-    const rec = pr.records.find((x) => "probeCode" in x) ?? {};
-    probe = { ran: true, code: typeof rec["probeCode"] === "number" ? rec["probeCode"] : null, output: b64(rec["probeOut"]), seconds: Math.round((Date.now() - started) / 100) / 10 };
+    const rec = firstRecord(pr.records, "probeOutput");
+    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    probe = { ran: true, code: rec?.code ?? null, output: b64(rec?.out64), seconds };
   }
   return { ...base, reachable: true, error: null, memAvailableGiB: mem, watermarkScaleFactor: wsf, gpuApps: apps, gpuProbe: probe };
 }

@@ -7,6 +7,7 @@
 import { cancelled } from "./cancel";
 import { CommandError, TransportError, type Exit } from "./errors";
 import { OutputStream } from "./output";
+import { ProtocolError, RECORD_PREFIX, recordOfLine, type NodeRecord } from "../protocol";
 
 export interface RunOptions {
   /** The step, for errors and progress: "preflight", "stop", ... */
@@ -28,8 +29,8 @@ export interface RunResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** The `@sm121 {...}` records the script printed, in order. */
-  records: Record<string, unknown>[];
+  /** The `@sm121 {...}` records the script printed, in order (../protocol). */
+  records: NodeRecord[];
 }
 
 /** The node lock, held on a channel of its own (./lock), and the steps that run under it (./held). */
@@ -54,19 +55,6 @@ export interface Host {
   close(): void;
 }
 
-const RECORD_PREFIX = "@sm121 ";
-
-/** The record on one stdout line, if the line is one. A malformed record is reported by the caller as a missing one. */
-function recordOf(line: string): Record<string, unknown> | undefined {
-  if (!line.startsWith(RECORD_PREFIX)) return undefined;
-  try {
-    const v: unknown = JSON.parse(line.slice(RECORD_PREFIX.length));
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A step asked for after the operator's Ctrl-C: it fails before anything is sent to the node. */
 export function interruptedBefore(node: string, step: string): CommandError | undefined {
   if (!cancelled.aborted) return undefined;
@@ -84,7 +72,9 @@ export function stepScript(body: string): string {
  * boundaries, records collected line by line, and the result or the CommandError built at the end.
  */
 export class Collector {
-  private readonly records: Record<string, unknown>[] = [];
+  private readonly records: NodeRecord[] = [];
+  /** The first record that did not parse: the step fails with it once the script has ended. */
+  private malformed: ProtocolError | undefined;
   private readonly stdout: OutputStream;
   private readonly stderr: OutputStream;
   private timedOut = false;
@@ -94,8 +84,13 @@ export class Collector {
   constructor(private readonly opts: RunOptions) {
     const onLine = opts.onLine;
     this.stdout = new OutputStream((line) => {
-      const r = recordOf(line);
-      if (r !== undefined) this.records.push(r);
+      try {
+        const r = recordOfLine(line);
+        if (r !== undefined) this.records.push(r);
+      } catch (e) {
+        if (!(e instanceof ProtocolError)) throw e;
+        this.malformed ??= e;
+      }
       onLine?.(line);
     }, onLine === undefined);
     this.stderr = new OutputStream(opts.onErrLine, opts.onErrLine === undefined);
@@ -142,7 +137,11 @@ export class Collector {
       const stderr = this.stderr.tailLines(() => true);
       throw new CommandError({ node, step: this.opts.step, exit, interrupted: true, stdout, stderr });
     }
-    if (this.opts.allowFailure === true) return result;
+    const malformed = this.malformed === undefined ? undefined : this.protocolFailure(node, this.malformed);
+    if (this.opts.allowFailure === true) {
+      if (malformed !== undefined) throw malformed;
+      return result;
+    }
     // No exit status and no signal: the channel died with its connection, not the script.
     if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {
       const fix = "check that the node is up and reachable, then run again " +
@@ -160,6 +159,14 @@ export class Collector {
         stderr: this.stderr.tailLines(() => true),
       });
     }
+    if (malformed !== undefined) throw malformed;
     return result;
+  }
+
+  /** A record the program cannot read: the node ran a script of another sm121, or one was changed. */
+  private protocolFailure(node: string, e: ProtocolError): ProtocolError {
+    const fix = "the node printed what this sm121 does not read; run the same sm121 release on every machine " +
+      "that runs pulumi for this stack, then run again";
+    return new ProtocolError(e.record, `${e.problem} (${node}, step ${this.opts.step}); ${fix}`);
   }
 }

@@ -10,6 +10,7 @@ import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
 import { writeScript } from "./steps";
 import { t } from "../text/messages";
+import { recordsOf } from "../protocol";
 
 export interface ProvisionSettings {
   recipe: string;
@@ -42,7 +43,8 @@ export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, a
     await Promise.all(
       b.nodes.map(async (nb) => {
         const res = await hostFor(hosts, nb.node).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {} }), { step: "stage DGPP config" });
-        out.backups.push(...res.records.filter((r) => typeof r["backup"] === "string").map((r) => `${nb.node}:${String(r["backup"])}`));
+        const backups = recordsOf(res.records, "written").flatMap((r) => (r.backup === null ? [] : [r.backup]));
+        out.backups.push(...backups.map((b) => `${nb.node}:${b}`));
       }),
     );
     if (s.rev === undefined || s.buildScript === undefined) return out;

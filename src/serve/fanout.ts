@@ -15,6 +15,7 @@
  */
 import type { Host } from "../remote";
 import { nodePath, quote } from "../text/shell";
+import { firstRecord, printRecord, recordsOf, type NodeRecord } from "../protocol";
 
 export interface Peer {
   host: Host;
@@ -91,7 +92,7 @@ function newOperation(): Operation {
 async function grant(peer: Peer, op: Operation, receiver: string): Promise<Grant> {
   if (peer.host.hostKey === undefined) throw new Error(`${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`);
   const res = await peer.host.run(grantScript(peer.stateDir, op.id, op.pair.public, receiver), { step: "authorize the copy from the source node" });
-  const recv = res.records.map((r) => r["recv"]).find((r): r is string => typeof r === "string");
+  const recv = firstRecord(res.records, "recv")?.path;
   if (recv === undefined || !SAFE_PATH.test(recv)) throw new Error(`${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`);
   return { peer, recv };
 }
@@ -157,7 +158,7 @@ function grantScript(stateDir: string, id: string, publicKey: string, receiver: 
     `if [ -f "$ak" ]; then awk -v now="$now" '!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+"/) || substr($0, RSTART + 13, 12) >= now' "$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
     `exp=$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)`,
     `printf 'restrict,command="bash %s/recv.sh",expiry-time="%s" %s\\n' "$d" "$exp" ${quote(publicKey.trim())} >> "$ak"`,
-    `printf '@sm121 {"recv":"%s/recv.sh"}\\n' "$d"`,
+    printRecord("recv", '"path":"%s/recv.sh"', '"$d"'),
   ].join("\n");
 }
 
@@ -188,13 +189,13 @@ export function sendScript(a: Access, g: Grant, producer: string): string {
     `  echo ${quote(`sm121: the copy to ${g.peer.host.node} (ssh ${g.peer.user}@${g.peer.ip} -p ${g.peer.port} from this node) failed; the lines above say why. This node dials the peer's cluster address: check that the peer's sshd listens there and reads ~/.ssh/authorized_keys. The next pulumi up tries again (a model copy continues where it stopped)`)} >&2`,
     "  exit 1",
     "fi",
-    `wait "$counter"; printf '@sm121 {"sent":%d}\\n' "$(cat "$k/sent")"`,
+    `wait "$counter"; ${printRecord("sent", '"bytes":%d', '"$(cat "$k/sent")"')}`,
   ].join("\n");
 }
 
 /** The bytes a sendScript run says left the source. */
-export function sentBytes(records: ReadonlyArray<Record<string, unknown>>): number {
-  return records.map((r) => r["sent"]).filter((v): v is number => typeof v === "number").reduce((a, b) => a + b, 0);
+export function sentBytes(records: readonly NodeRecord[]): number {
+  return recordsOf(records, "sent").reduce((a, r) => a + r.bytes, 0);
 }
 
 /** Bytes, as people read them. */

@@ -8,14 +8,15 @@
 import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
 import { nodePath } from "../text/shell";
+import { printRecord, type NodeRecord } from "../protocol";
 
-/** Shell lines printing `@sm121 {"memTotalBytes":N}` and, when a cache has the checkpoint, `@sm121 {"modelConfig":"<base64>","weightsBytes":N}`. */
+/** Shell lines printing a `memTotal` record and, when a cache has the checkpoint, a `modelConfig` record. */
 export function modelFactsScript(nb: NodeBundle): string {
   const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
   const lines = [
     // free's "Mem:" row, second field, read by bash itself (no awk: the look runs at every plan).
     'mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi',
-    `printf '@sm121 {"memTotalBytes":%s}\\n' "\${mt:-null}"`,
+    printRecord("memTotal", '"bytes":%s', '"${mt:-null}"'),
   ];
   if (caches.length === 0) return lines.join("\n");
   return [
@@ -29,7 +30,7 @@ export function modelFactsScript(nb: NodeBundle): string {
     '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
     `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
     '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',
-    `    printf '@sm121 {"modelConfig":"%s","weightsBytes":%s}\\n' "$(head -c 262144 "$s/config.json" | base64 -w0)" "\${size:-null}"`,
+    `    ${printRecord("modelConfig", '"config64":"%s","weightsBytes":%s', '"$(head -c 262144 "$s/config.json" | base64 -w0)" "${size:-null}"')}`,
     "    break",
     "  fi",
     "done",
@@ -37,18 +38,18 @@ export function modelFactsScript(nb: NodeBundle): string {
 }
 
 /** Adds one record of modelFactsScript to `facts`; false when the record is none of its. */
-export function addModelFact(facts: NodeModelFacts, r: Readonly<Record<string, unknown>>): boolean {
-  if ("memTotalBytes" in r) {
-    if (typeof r["memTotalBytes"] === "number" && r["memTotalBytes"] > 0) facts.memTotalBytes = r["memTotalBytes"];
+export function addModelFact(facts: NodeModelFacts, r: NodeRecord): boolean {
+  if (r.kind === "memTotal") {
+    if (r.bytes !== null && r.bytes > 0) facts.memTotalBytes = r.bytes;
     return true;
   }
-  if (typeof r["modelConfig"] !== "string") return false;
+  if (r.kind !== "modelConfig") return false;
   try {
-    const config: unknown = JSON.parse(Buffer.from(r["modelConfig"], "base64").toString("utf8"));
+    const config: unknown = JSON.parse(Buffer.from(r.config64, "base64").toString("utf8"));
     if (typeof config === "object" && config !== null && !Array.isArray(config)) facts.config = config as Record<string, unknown>;
   } catch {
     // A config.json that is not JSON tells the fit nothing; the engine will say more at its start.
   }
-  if (typeof r["weightsBytes"] === "number" && r["weightsBytes"] > 0) facts.weightsBytes = r["weightsBytes"];
+  if (r.weightsBytes !== null && r.weightsBytes > 0) facts.weightsBytes = r.weightsBytes;
   return true;
 }

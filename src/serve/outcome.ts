@@ -1,4 +1,5 @@
 /** What a serve, stop or refresh found, as stored in the resource outputs. */
+import { recordsOf, type NodeRecord } from "../protocol";
 
 export type NodeStatus = "serving" | "standby" | "failed" | "stopped" | "drifted";
 
@@ -66,11 +67,10 @@ export function timingLine(t: readonly StepTiming[]): string {
   return [...t.map((x) => `${x.step} ${x.s.toFixed(1)} s`), `total ${total.toFixed(1)} s`].join(", ");
 }
 
-/** The `@sm121 {"took":...}` records of a node script (steps.ts timed) into a node's timings. */
-export function addTimings(out: NodeOutcome, records: ReadonlyArray<Record<string, unknown>>): void {
-  for (const r of records) {
-    if (typeof r["took"] !== "string" || typeof r["ms"] !== "number") continue;
-    out.timings = [...(out.timings ?? []), { step: r["took"], s: Math.round(r["ms"] / 100) / 10 }];
+/** The `took` records of a node script (steps.ts timed) into a node's timings. */
+export function addTimings(out: NodeOutcome, records: readonly NodeRecord[]): void {
+  for (const r of recordsOf(records, "took")) {
+    out.timings = [...(out.timings ?? []), { step: r.step, s: Math.round(r.ms / 100) / 10 }];
   }
 }
 

@@ -12,6 +12,7 @@ import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
+import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
 
 export interface FailedCheck {
   check: string;
@@ -30,10 +31,10 @@ const FIRST_MISSING = 3;
  * An HF-cache check's record: the listing of the repo dir matched against the revision, by the
  * model cache's own rule (serve/hfcache): its snapshot, every link's blob, every indexed shard.
  */
-function hfCacheFinding(r: Readonly<Record<string, unknown>>): FailedCheck | undefined {
-  const c = r["hfCache"] as FailedCheck;
+function hfCacheFinding(r: RecordOf<"hfCache">): FailedCheck | undefined {
+  const c = r.check;
   if (c.model === undefined) return undefined;
-  const listing = Buffer.from(stringOf(r["listing"]), "base64").toString("utf8");
+  const listing = Buffer.from(r.listing64, "base64").toString("utf8");
   const missing = completeness(parseManifest(listing), c.model.revision).missing;
   return missing.length === 0 ? undefined : { ...c, missing };
 }
@@ -141,7 +142,7 @@ export async function probeNode(
 }
 
 /** The records of a probe script (preflightScript), as a NodeState. */
-export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdout: string): NodeState {
+export function parseProbe(records: readonly NodeRecord[], stdout: string): NodeState {
   const model: NodeModelFacts = {};
   const st: NodeState = { failed: [], running: false, files: {}, others: [], holders: [], model };
   const holder = (n: string): Holder => {
@@ -152,54 +153,71 @@ export function parseProbe(records: ReadonlyArray<Record<string, unknown>>, stdo
     return h;
   };
   for (const r of records) {
-    if (addModelFact(model, r)) continue;
-    if (typeof r["holder"] === "string") {
-      holder(r["holder"]).held = r["held"] === true;
-      continue;
-    }
-    if (typeof r["holderOwner"] === "string") {
-      const o = ownerOf(r["owner"]);
-      if (o !== undefined) holder(r["holderOwner"]).owner = o;
-      continue;
-    }
-    if (typeof r["displaced"] === "string" && typeof r["by"] === "object" && r["by"] !== null) {
-      const by = r["by"] as Record<string, unknown>;
-      const o = ownerOf(by["owner"]);
-      const deployment = by["deployment"];
-      if (typeof deployment === "string") {
-        holder(r["displaced"]).displacedBy = { deployment, ...(o !== undefined && { owner: o }) };
-      }
-      continue;
-    }
-    if (typeof r["hfCache"] === "object" && r["hfCache"] !== null) {
-      const f = hfCacheFinding(r);
-      if (f !== undefined) st.failed.push(f);
-    } else if (typeof r["check"] === "string") st.failed.push(r as unknown as FailedCheck);
-    else if (typeof r["other"] === "string") st.others.push(r["other"]);
-    else if ("state" in r) {
-      const s = r["state"] as { identity?: unknown; launch?: unknown; files?: unknown } | null;
-      if (s !== null && typeof s.identity === "string") {
-        const files = (s.files ?? {}) as Record<string, string>;
-        st.recorded = { identity: s.identity, files, ...(typeof s.launch === "string" && { launch: s.launch }) };
-      }
-    } else if (typeof r["running"] === "boolean") {
-      st.running = r["running"];
-      if (typeof r["startedAt"] === "string") st.startedAt = r["startedAt"];
-      if (typeof r["detail"] === "string") st.detail = r["detail"];
-    } else if (typeof r["mount64"] === "string") {
-      const at = Buffer.from(r["mount64"], "base64").toString("utf8");
-      st.containerMounts = { ...st.containerMounts, [at]: Number(r["ctime"]) };
-    } else if (typeof r["file"] === "string") {
-      st.files[r["file"]] = { sha256: String(r["sha256"]), ctime: Number(r["ctime"]) };
-    } else if (typeof r["clients"] === "number") st.clients = r["clients"];
-    else if (typeof r["stopFailed"] === "object" && r["stopFailed"] !== null) {
-      const f = r["stopFailed"] as { at?: unknown; lines?: unknown };
-      st.stopFailed = { at: stringOf(f.at), lines: stringOf(f.lines) };
-    }
+    if (!addModelFact(model, r)) addToState(st, r, holder);
   }
   const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(stdout);
   if (m !== null) st.envText = m[1] ?? "";
   return st;
+}
+
+/** One record of the probe script into the node's state. */
+function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) => Holder): void {
+  switch (r.kind) {
+    case "holder":
+      holder(r.deployment).held = r.held;
+      return;
+    case "holderOwner": {
+      const o = ownerOf(r.owner);
+      if (o !== undefined) holder(r.deployment).owner = o;
+      return;
+    }
+    case "displaced": {
+      const o = ownerOf(r.by?.["owner"]);
+      const deployment = r.by?.["deployment"];
+      if (typeof deployment === "string") holder(r.deployment).displacedBy = { deployment, ...(o !== undefined && { owner: o }) };
+      return;
+    }
+    case "hfCache": {
+      const f = hfCacheFinding(r);
+      if (f !== undefined) st.failed.push(f);
+      return;
+    }
+    case "check":
+      st.failed.push({ check: r.check, subject: r.subject, why: r.why, fatal: r.fatal });
+      return;
+    case "other":
+      st.others.push(r.deployment);
+      return;
+    case "state": {
+      const s = r.state;
+      if (s !== null && typeof s["identity"] === "string") {
+        const files = (s["files"] ?? {}) as Record<string, string>;
+        st.recorded = { identity: s["identity"], files, ...(typeof s["launch"] === "string" && { launch: s["launch"] }) };
+      }
+      return;
+    }
+    case "status":
+      st.running = r.running;
+      if (r.startedAt !== null) st.startedAt = r.startedAt;
+      if (r.detail !== undefined) st.detail = r.detail;
+      return;
+    case "mount": {
+      const at = Buffer.from(r.path64, "base64").toString("utf8");
+      st.containerMounts = { ...st.containerMounts, [at]: r.ctime };
+      return;
+    }
+    case "watched":
+      st.files[r.file] = { sha256: r.sha256, ctime: r.ctime };
+      return;
+    case "clients":
+      st.clients = r.clients;
+      return;
+    case "stopFailed":
+      st.stopFailed = { at: String(r.stopFailed["at"] ?? ""), lines: String(r.stopFailed["lines"] ?? "") };
+      return;
+    default:
+      return;
+  }
 }
 
 /**
@@ -233,33 +251,28 @@ export function livenessScript(nb: NodeBundle, timeoutS: number): string {
     `     END { if (n == 0) printf "-"; else printf "%.0f", s }'`,
     "}",
     "mcode=$(models_get)",
-    `if [ "$mcode" != 200 ]; then printf '@sm121 {"live":{"modelsCode":%d}}\\n' "$((10#\${mcode:-0}))"; exit 0; fi`,
+    `if [ "$mcode" != 200 ]; then ${printRecord("live", '"modelsCode":%d', '"$((10#${mcode:-0}))"')}; exit 0; fi`,
     "p0=$(progress)",
     ...one.request,
     `left=${timeoutS}`,
     ...one.send,
     'p1=$(progress); [ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
-    `printf '@sm121 {"live":{"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s}}\\n' \\`,
-    `  "$((10#\${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"`,
+    printRecord("live", '"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s',
+      '"$((10#${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"'),
   ].join("\n");
 }
 
 /** The verdict from the script's record. */
-export function liveCheckOf(records: ReadonlyArray<Record<string, unknown>>, timeoutS: number): LiveCheck | undefined {
-  const rec = records.find((x) => typeof x["live"] === "object" && x["live"] !== null);
-  const r = rec?.["live"] as Record<string, unknown> | undefined;
+export function liveCheckOf(records: readonly NodeRecord[], timeoutS: number): LiveCheck | undefined {
+  const r = firstRecord(records, "live");
   if (r === undefined) return undefined;
-  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
-  const modelsCode = num(r["modelsCode"]) ?? 0;
-  const completionCode = num(r["completionCode"]);
-  const before = num(r["before"]);
-  const after = num(r["after"]);
-  const progress = before !== undefined && after !== undefined ? { before, after } : null;
+  const { modelsCode, completionCode, before, after } = r;
+  const progress = typeof before === "number" && typeof after === "number" ? { before, after } : null;
   const base = { timeoutS, modelsCode, ...(completionCode !== undefined && { completionCode }), progress };
   // A key the engine refuses is no hang: the look says so, and restarts nothing for it.
   if (modelsCode === 401 || modelsCode === 403) return { ...base, verdict: "refused" };
   if (modelsCode !== 200) return { ...base, verdict: "hung" };
-  const ms = num(r["ms"]);
+  const ms = r.ms;
   if (completionCode === 200) return { ...base, verdict: "ok", ...(ms !== undefined && { ms }) };
   if (completionCode !== 0) return { ...base, verdict: "refused" };
   return { ...base, verdict: progress !== null && progress.after > progress.before ? "busy" : "hung" };

@@ -11,6 +11,7 @@ import { waitWords } from "../render/plan";
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
 export function keyFiles(nb: NodeBundle): string[] {
@@ -85,9 +86,22 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     '    if [ -n "$line" ] && [ "$line" != "$seen" ]; then echo "engine log: $line"; seen=$line; fi; fi',
     "  sleep 0.1",
     "done",
-    `printf '@sm121 {"models":%s}\\n' "$(tr -d '\\n' < "$body_file")"`,
+    printRecord("models", '"body64":"%s"', '"$(base64 -w0 < "$body_file")"'),
     ...firstTokenLines(`http://${api.host}:${api.port}`, r.timeoutS, evidence),
   ].join("\n");
+}
+
+/** The served models, as the readiness record carries /v1/models' body; undefined when it is not JSON. */
+export function modelsListed(records: readonly NodeRecord[]): { data?: Array<{ id?: string; max_model_len?: number }> } | undefined {
+  const body64 = firstRecord(records, "models")?.body64;
+  if (body64 === undefined) return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(body64, "base64").toString("utf8"));
+    return v !== null && typeof v === "object" ? (v as { data?: Array<{ id?: string; max_model_len?: number }> }) : undefined;
+  } catch {
+    // An engine whose /v1/models answers 200 with no JSON lists nothing: the served-name check says so.
+    return undefined;
+  }
 }
 
 /**
@@ -135,7 +149,7 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
     `  else echo "sm121: the engine lists its model but ${chatUrl} answered HTTP $ccode to a chat completion of max_tokens 1: $(head -c 300 "$chat_file" | tr -d '\\n')" >&2; fi`,
     `  ${evidence}; exit ${EXIT.noFirstToken}`,
     "fi",
-    `printf '@sm121 {"firstToken":{"readyMs":%d,"ttftMs":%d}}\\n' $((c1 - t0ms)) $((c1 - c0))`,
+    printRecord("firstToken", '"readyMs":%d,"ttftMs":%d', "$((c1 - t0ms)) $((c1 - c0))"),
   ];
 }
 
@@ -143,18 +157,19 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
 export function verifyScript(nb: NodeBundle, r: Readiness): string {
   const lines = ["log=$(mktemp)", `( SM121_LINES=5000; export SM121_LINES; ${nb.logs} ) > "$log" 2>&1 || true`];
   if (r.kvCachePattern !== undefined) {
-    lines.push(`kv=$(grep -E ${quote(r.kvCachePattern)} "$log" | tail -n 1 | sed 's/"/\\\\"/g' || true)`);
-    lines.push(`printf '@sm121 {"kvCacheLine":"%s"}\\n' "$kv"`);
+    lines.push(`kv=$(grep -E ${quote(r.kvCachePattern)} "$log" | tail -n 1 || true)`);
+    lines.push(printRecord("kvCacheLine", '"line64":"%s"', '"$(printf \'%s\' "$kv" | base64 -w0)"'));
     // Kept on the node: the log rotates (docker keeps 3 x 50 MB), status falls back to this.
     lines.push(`if [ -n "$kv" ]; then printf '%s\\n' "$kv" > ${nodePath(nb.stateDir)}/kv-cache.txt; fi`);
   }
   r.proofs.forEach((p, i) => {
-    lines.push(`if grep -qF -- ${quote(p)} "$log"; then printf '@sm121 {"proof":${i},"found":true}\\n'; else printf '@sm121 {"proof":${i},"found":false}\\n'; fi`);
+    const found = (f: boolean) => printRecord("proof", `"index":${i},"found":${f}`);
+    lines.push(`if grep -qF -- ${quote(p)} "$log"; then ${found(true)}; else ${found(false)}; fi`);
   });
   lines.push('rm -f "$log"');
   // A launcher (start.sh) still waiting after the server answers will give up on it later.
   const d = nodePath(nb.stateDir);
   lines.push(`for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`);
-  lines.push(`if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then printf '@sm121 {"launcherRunning":true}\\n'; fi`);
+  lines.push(`if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then ${printRecord("launcherRunning")}; fi`);
   return lines.join("\n");
 }

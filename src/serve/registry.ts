@@ -10,6 +10,7 @@ import type { NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { EXIT } from "./failure";
 import type { Owner } from "./owner";
+import { printRecord } from "../protocol";
 
 /** The node's directory of deployments, e.g. `~/.sm121/deployments`. */
 export function deploymentsDir(nb: Pick<NodeBundle, "stateDir">): string {
@@ -74,15 +75,15 @@ export function othersProbe(dir: string, own: string | undefined): string {
     `for d in ${root}/*/; do n=\${d%/}; n=\${n##*/}; [ -d "$d" ] || continue`,
     '  held=false; [ -f "$d/stop.sh" ] && held=true',
     `  if [ "$held" = true ] || [ -f "$d/state.json" ]; then`,
-    `    [ "$n" = ${quote(own ?? "")} ] || printf '@sm121 {"other":"%s"}\\n' "$n"`,
+    `    [ "$n" = ${quote(own ?? "")} ] || ${printRecord("other", '"deployment":"%s"', '"$n"')}`,
     "  fi",
-    `  printf '@sm121 {"holder":"%s","held":%s}\\n' "$n" "$held"`,
+    `  ${printRecord("holder", '"deployment":"%s","held":%s', '"$n" "$held"')}`,
     '  if [ -f "$d/owner.json" ]; then IFS= read -r o < "$d/owner.json" || true',
-    `    printf '@sm121 {"holderOwner":"%s","owner":%s}\\n' "$n" "\${o:-null}"`,
+    `    ${printRecord("holderOwner", '"deployment":"%s","owner":%s', '"$n" "${o:-null}"')}`,
     "  fi",
     '  if [ -f "$d/displaced-by" ]; then IFS= read -r by < "$d/displaced-by" || true',
     `    case $by in "{"*) ;; *) by="{\\"deployment\\":\\"$by\\"}";; esac`,
-    `    printf '@sm121 {"displaced":"%s","by":%s}\\n' "$n" "$by"`,
+    `    ${printRecord("displaced", '"deployment":"%s","by":%s', '"$n" "$by"')}`,
     "  fi",
     "done",
   ].join("\n");
@@ -109,7 +110,7 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
     `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,
     '  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"',
     `  printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
-    `  printf '@sm121 {"displaced":"%s"}\\n' "$n"`,
+    `  ${printRecord("displaced", '"deployment":"%s"', '"$n"')}`,
     "done",
   ].join("\n");
 }

@@ -9,7 +9,8 @@ import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types
 import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
 import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
-import { verifyScript } from "./readiness";
+import { modelsListed, verifyScript } from "./readiness";
+import { firstRecord, recordsOf, type NodeRecord } from "../protocol";
 import { foreignHolders, movedFrom, takeoverRefusal, type Owner } from "./owner";
 import { deploymentOf, registerScript } from "./registry";
 import { nodePath } from "../text/shell";
@@ -127,14 +128,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   // its failure is a preflight's: the deployment stays as it was.
   if ((!same || o.forceRestart) && !checksOnly && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
   /** The files the write step reports, as the node's record of this bundle. */
-  const recordWrites = (i: number, nb: NodeBundle, records: ReadonlyArray<Record<string, unknown>>) => {
+  const recordWrites = (i: number, nb: NodeBundle, records: readonly NodeRecord[]) => {
     const out = outcomes[i] as NodeOutcome;
     addTimings(out, records);
     const written: Record<string, string> = {};
-    for (const r of records) {
-      if (typeof r["file"] !== "string") continue;
-      written[r["file"]] = String(r["sha256"]);
-      if (typeof r["backup"] === "string") out.backups.push(r["backup"]);
+    for (const r of recordsOf(records, "written")) {
+      written[r.file] = r.sha256;
+      if (r.backup !== null) out.backups.push(r.backup);
     }
     (states[i] as NodeState).recorded = { identity: nb.identity, files: written };
   };
@@ -228,38 +228,41 @@ async function finish(
   if (nb.api === undefined) {
     const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
     addTimings(out, res.records);
-    const s = res.records.find((r) => typeof r["running"] === "boolean");
-    if (nb.runs && s?.["running"] !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
+    const s = firstRecord(res.records, "status");
+    if (nb.runs && s?.running !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
     out.status = "standby";
-    if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
+    if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;
     return undefined;
   }
   // A node that was not restarted keeps the start time its preflight read: no second status call.
   const verify = out.restarted ? steps.verify : verifyScript(nb, b.readiness);
   const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
   addTimings(out, res.records);
-  const models = res.records.find((r) => "models" in r)?.["models"] as { data?: Array<{ id?: string; max_model_len?: number }> } | undefined;
+  const models = modelsListed(res.records);
   const ids = (models?.data ?? []).map((m) => m.id ?? "");
   const want = b.readiness.servedName;
   if (want !== undefined && !ids.includes(want)) throw new Error(`${nb.node}: /v1/models serves ${ids.join(", ") || "nothing"}, not ${want}`);
   const entry = (models?.data ?? []).find((m) => want === undefined || m.id === want);
   const maxLen = entry?.max_model_len;
   if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen) throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
-  const first = res.records.find((r) => "firstToken" in r)?.["firstToken"] as { readyMs?: unknown; ttftMs?: unknown } | undefined;
-  if (typeof first?.readyMs === "number" && typeof first.ttftMs === "number") {
+  const first = firstRecord(res.records, "firstToken");
+  if (first !== undefined) {
     out.readyS = Math.round(first.readyMs / 100) / 10;
     out.ttftMs = first.ttftMs;
     onLine(`ready in ${out.readyS} s; first token in ${out.ttftMs} ms (a one-token chat completion)`);
   }
-  const kv = res.records.find((r) => "kvCacheLine" in r)?.["kvCacheLine"];
-  if (typeof kv === "string" && kv !== "") out.kvCacheLine = kv.trim();
+  const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
+  const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();
+  if (kv !== "") out.kvCacheLine = kv;
   else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
-  if (res.records.some((r) => r["launcherRunning"] === true)) {
+  if (firstRecord(res.records, "launcherRunning") !== undefined) {
     warnings.push(`${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check (often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out (seed 001: a BIND other than 127.0.0.1 breaks that check)`);
   }
-  for (const r of res.records) if (typeof r["proof"] === "number" && r["found"] === false) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r["proof"]] ?? ""}"`);
-  const s = res.records.find((r) => typeof r["running"] === "boolean");
-  if (typeof s?.["startedAt"] === "string") out.startedAt = s["startedAt"];
+  for (const r of recordsOf(res.records, "proof")) {
+    if (!r.found) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`);
+  }
+  const s = firstRecord(res.records, "status");
+  if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;
   out.status = "serving";
   out.endpoint = nb.api.url;
   return { ...(entry?.id !== undefined && { served: entry.id }), ...(maxLen !== undefined && { maxLen }) };

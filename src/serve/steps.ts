@@ -11,11 +11,10 @@ import { manifestScript } from "./hfcache";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
+import { printRecord, recordJson } from "../protocol";
 import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS, secretsEnvScript } from "./secretfiles";
 
-function rec(json: string): string {
-  return `printf '@sm121 %s\\n' ${json}`;
-}
+const RENDERED_SLOT = "@SM121_RENDERED_AT@";
 
 /**
  * Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process, as
@@ -31,10 +30,10 @@ function sha256Into(file: string): string {
  * too) as one record; serve/probe matches the snapshot against its index there.
  */
 function hfCacheLine(c: PreflightCheck): string {
-  const msg = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal, model: c.model });
+  const check = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal, model: c.model });
   return [
     `hl=$( ( ${manifestScript(c.subject)} ) 2>/dev/null | base64 -w0 ) || hl=`,
-    `printf '@sm121 {"hfCache":%s,"listing":"%s"}\\n' ${quote(msg)} "$hl"`,
+    printRecord("hfCache", '"check":%s,"listing64":"%s"', `${quote(check)} "$hl"`),
   ].join("\n");
 }
 
@@ -52,8 +51,8 @@ function checkLine(c: PreflightCheck): string {
     // DGPP's transport takes at most two lanes: more RoCE devices need DGPP_ROCE_DEVICES.
     roce: `[ "$(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u | wc -l)" -le 2 ]`,
   };
-  const msg = JSON.stringify({ check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal });
-  return `if ${test[c.kind]}; then :; else ${rec(quote(msg))}; fi`;
+  const failed = recordJson("check", { check: c.kind, subject: c.subject, why: c.why, fatal: c.fatal });
+  return `if ${test[c.kind]}; then :; else printf '%s\\n' ${quote(failed)}; fi`;
 }
 
 export interface ProbeOptions {
@@ -85,10 +84,10 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
     // Builtins where a fork would do the same: the look runs on every node at every plan.
     `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; [ -n "$state" ] || state=null`,
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
-    `${rec('"{\\"state\\":$state}"')}`,
+    printRecord("state", '"state":%s', '"$state"'),
     // A stop that failed here (serve/stop.ts) left its record: the look reports it until a stop succeeds.
     `if [ -f ${d}/stop-failed.json ]; then IFS= read -r sf < ${d}/stop-failed.json || true; ` +
-      `[ -z "$sf" ] || ${rec('"{\\"stopFailed\\":$sf}"')}; fi`,
+      `[ -z "$sf" ] || ${printRecord("stopFailed", '"stopFailed":%s', '"$sf"')}; fi`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
     modelFactsScript(nb),
@@ -98,7 +97,7 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
   const port = (o.clients ?? true) ? nb.api?.port : undefined;
   if (port !== undefined) {
     lines.push(`mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`);
-    lines.push(rec('"{\\"clients\\":$conns}"'));
+    lines.push(printRecord("clients", '"clients":%d', '"$conns"'));
   }
   if (envPath !== undefined) {
     const plain = `grep -vE '^(export )?(${ENV_SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true`;
@@ -127,7 +126,7 @@ function watchedFilesScript(watch: string[]): string {
     '  if [ -z "$c" ] && [ -e "$f" ]; then c=$(stat -c %Z -- "$f") || c=; fi',
     '  [ -n "$c" ] || continue',
     `  if [ -z "$sum" ] && [ -f "$f" ]; then ${sha256Into('"$f"')}; fi`,
-    `  printf '@sm121 {"file":"%s","sha256":"%s","ctime":%s}\\n' "\${wn[i]}" "$sum" "$c"`,
+    `  ${printRecord("watched", '"file":"%s","sha256":"%s","ctime":%s', '"${wn[i]}" "$sum" "$c"')}`,
     "done",
   ].join("\n");
 }
@@ -146,7 +145,7 @@ function containerMountsScript(nb: NodeBundle): string {
     `cm=$(docker inspect -f ${quote(tpl)} ${quote(nb.containerName)} 2>/dev/null) || cm=`,
     'while IFS=" " read -r mt ms; do',
     '  [ "$mt" = bind ] && [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
-    `  printf '@sm121 {"mount64":"%s","ctime":%s}\\n' "$(printf '%s' "$ms" | base64 -w0)" "$mc"`,
+    `  ${printRecord("mount", '"path64":"%s","ctime":%s', `"$(printf '%s' "$ms" | base64 -w0)" "$mc"`)}`,
     'done <<< "$cm"',
   ].join("\n");
 }
@@ -162,7 +161,7 @@ function otherVllmProbe(nb: NodeBundle): string {
   const root = nodePath(deploymentsDir(nb));
   const own = quote(deploymentOf(nb));
   const why = "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
-  const msg = (name: string) => `"{\\"check\\":\\"vllm-container\\",\\"subject\\":\\"${name}\\",\\"why\\":${JSON.stringify(JSON.stringify(why)).slice(1, -1)},\\"fatal\\":true}"`;
+  const whyJson = quote(JSON.stringify(why));
   return [
     "if command -v docker >/dev/null 2>&1; then",
     `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
@@ -172,14 +171,13 @@ function otherVllmProbe(nb: NodeBundle): string {
     `      if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
     "      case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
     '      if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
-    `      ${rec(msg("$name"))}`,
+    `      ${printRecord("check", '"check":"vllm-container","subject":"%s","why":%s,"fatal":true', `"$name" ${whyJson}`)}`,
     "    done",
     // The daemon does not answer (stopped, restarting, a socket the user may not use): whether
     // another vLLM runs is unknown, and docker's own error says why.
     "  else",
     `    err=${lastErrorLine("docker ps -q")}`,
-    `    printf '@sm121 {"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true}\\n' \\`,
-    `      "$err"`,
+    `    ${printRecord("check", '"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true', '"$err"')}`,
     "  fi",
     "fi",
   ].join("\n");
@@ -203,17 +201,18 @@ export function memGateScript(gateGiB: number, timeoutS: number): string {
     `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: $((now - t0)) s of ${timeoutS} s, MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
     "  sleep 1",
     "done",
-    rec('"{\\"memAvailableKiB\\":$avail}"'),
+    printRecord("memGate", '"memAvailableKiB":%d', '"$avail"'),
   ].join("\n");
 }
 
 /**
- * Runs `script` and then prints how long it took, as `@sm121 {"took":"<step>","ms":N}`: the
+ * Runs `script` and then prints how long it took, as a `took` record (step, ms): the
  * per-step timings of an up come from the node's own clock. A script that fails prints none.
  */
 export function timed(step: string, script: string): string {
   if (script === ":" || script === "") return script;
-  return [nowMs("sm121_t0"), script, `${nowMs("sm121_t1")}; printf '@sm121 {"took":"%s","ms":%d}\\n' ${quote(step)} $((sm121_t1 - sm121_t0))`].join("\n");
+  const took = printRecord("took", '"step":"%s","ms":%d', `${quote(step)} $((sm121_t1 - sm121_t0))`);
+  return [nowMs("sm121_t0"), script, `${nowMs("sm121_t1")}; ${took}`].join("\n");
 }
 
 export interface WriteOptions {
@@ -253,7 +252,8 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
       `if [ -f "$f" ] && ! ${isEnv ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")` : 'cmp -s "$f" "$tmp"'}; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
       ...(f.backup ? [backupCare(isEnv ? o.secrets : {}, o.keepBackups ?? DEFAULT_KEEP_BACKUPS)] : []),
       sha256Into('"$f"'),
-      rec(`"{\\"file\\":${JSON.stringify(JSON.stringify(f.path)).slice(1, -1)},\\"written\\":$written,\\"backup\\":$( [ -n "$bak" ] && printf '"%s"' "$bak" || printf null ),\\"sha256\\":\\"$sum\\"}"`),
+      'if [ -n "$bak" ]; then bak="\\"$bak\\""; else bak=null; fi',
+      printRecord("written", '"file":%s,"written":%s,"backup":%s,"sha256":"%s"', `${quote(JSON.stringify(f.path))} "$written" "$bak" "$sum"`),
     );
   }
   lines.push(secretsEnvScript(nb.stateDir, o.secrets));

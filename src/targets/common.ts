@@ -1,10 +1,12 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
+import { printRecord } from "../protocol";
 import { ASSIGNMENT_READER } from "../text/assign";
 import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 
-/** `@sm121 {...}` status record from shell variables $running, $started and $detail (why not running). */
-export const STATUS_RECORD = `at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; printf '@sm121 {"running":%s,"startedAt":%s,"detail":"%s"}\\n' "$running" "$at" "\${detail:-}"`;
+/** The `status` record from shell variables $running, $started and $detail (why not running). */
+export const STATUS_RECORD = 'at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; ' +
+  printRecord("status", '"running":%s,"startedAt":%s,"detail":"%s"', '"$running" "$at" "${detail:-}"');
 
 /** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
 export function waitGone(cond: string, seconds: number, what: string): string {

@@ -54,7 +54,7 @@ export interface TargetScripts {
   start: string;
   /** Stops the engine and verifies that it is gone; succeeds when nothing runs. */
   stop: string;
-  /** Prints one record `@sm121 {"running":bool,"startedAt":"ISO"|null}`. */
+  /** Prints one `status` record (protocol/): running, startedAt ("ISO" or null), detail. */
   status: string;
   /** Whether `status` asks the engine's API (DGPP's does): an HTTP request, which a protected node gets only when allowed. */
   statusAsksApi: boolean;

@@ -83,7 +83,7 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     const up = await e.up({ SM121_VERBOSE: "1" });
     expect(up.code, up.all).toBe(0);
     // SM121_VERBOSE=1 (seed 001's --verbose): the node scripts' raw records, under the node's name.
-    expect(up.all).toMatch(/spark1: @sm121 \{"took":/);
+    expect(up.all).toMatch(/spark1: @sm121 \{"kind":"took","step":/);
     const url = `http://127\\.0\\.0\\.1:${PORT}/v1/models`;
     expect(up.all).toMatch(/spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4/);
     expect(up.all).toMatch(new RegExp(`spark1: waiting up to \\d+ s for ${url} to answer 200`));

@@ -160,10 +160,10 @@ describe("proofs reach grep -F exactly", () => {
     const script = verifyScript({ ...nb, logs: `cat ${dir}/engine.log` }, { timeoutS: 1, proofs });
     expect(bashSyntax(script)).toBe("");
     const run = runWithFakes(script, [], dir);
-    expect(run.stdout.split("\n").filter((l) => l.includes('"proof"'))).toEqual([
-      '@sm121 {"proof":0,"found":true}',
-      '@sm121 {"proof":1,"found":true}',
-      '@sm121 {"proof":2,"found":false}',
+    expect(run.stdout.split("\n").filter((l) => l.includes('"kind":"proof"'))).toEqual([
+      '@sm121 {"kind":"proof","index":0,"found":true}',
+      '@sm121 {"kind":"proof","index":1,"found":true}',
+      '@sm121 {"kind":"proof","index":2,"found":false}',
     ]);
     expect(runWithFakes("ls", [], dir).stdout).not.toContain("pwned");
   });

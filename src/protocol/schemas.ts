@@ -1,0 +1,101 @@
+/**
+ * The records node scripts print, `@sm121 {"kind":"<kind>",...}`: one zod schema per kind. The
+ * schemas are built inside a function (DESIGN: no zod schema at module scope of code a dynamic
+ * provider loads), once per process, on the first record parsed.
+ */
+import { z } from "zod";
+
+const int = () => z.number().int();
+/** A number a node read from a file or a tool; `null` when it had none. */
+const count = () => z.number().nullable();
+/** A file's content on the node, as sm121 wrote it (JSON); the reader checks its fields. */
+const fileJson = () => z.looseObject({});
+
+/** Every kind's fields (`kind` aside). Each writer names its kind with `printRecord`/`recordLine`. */
+function fieldsOfEachKind() {
+  return {
+    // The target's status script (targets/common STATUS_RECORD).
+    status: { running: z.boolean(), startedAt: z.string().nullable(), detail: z.string().optional() },
+    // Readiness (serve/readiness): the /v1/models body (base64), the first token, the log's facts.
+    models: { body64: z.string() },
+    firstToken: { readyMs: int(), ttftMs: int() },
+    kvCacheLine: { line64: z.string() },
+    proof: { index: int().nonnegative(), found: z.boolean() },
+    launcherRunning: {},
+    // The look and preflight (serve/steps): failed checks and the node's state.
+    check: { check: z.string(), subject: z.string(), why: z.string(), fatal: z.boolean() },
+    hfCache: {
+      check: z.object({
+        check: z.string(), subject: z.string(), why: z.string(), fatal: z.boolean(),
+        model: z.object({ repo: z.string(), revision: z.string() }).optional(),
+      }),
+      listing64: z.string(),
+    },
+    state: { state: fileJson().nullable() },
+    stopFailed: { stopFailed: fileJson() },
+    watched: { file: z.string(), sha256: z.string(), ctime: int() },
+    mount: { path64: z.string(), ctime: int() },
+    clients: { clients: int().nonnegative() },
+    memGate: { memAvailableKiB: int() },
+    written: { file: z.string(), written: z.boolean(), backup: z.string().nullable(), sha256: z.string() },
+    took: { step: z.string(), ms: int() },
+    // The deployments a node holds (serve/registry).
+    other: { deployment: z.string() },
+    holder: { deployment: z.string(), held: z.boolean() },
+    holderOwner: { deployment: z.string(), owner: fileJson().nullable() },
+    displaced: { deployment: z.string(), by: fileJson().optional() },
+    // The liveness check (serve/probe) and the model facts (serve/modelprobe).
+    live: {
+      modelsCode: int(),
+      completionCode: int().optional(),
+      ms: int().optional(),
+      before: count().optional(),
+      after: count().optional(),
+    },
+    memTotal: { bytes: count() },
+    modelConfig: { config64: z.string(), weightsBytes: count() },
+    // Copies between nodes (serve/fanout).
+    recv: { path: z.string() },
+    sent: { bytes: int().nonnegative() },
+    // The CLI's scripts.
+    benchKey: { key64: z.string() },
+    need: { index: int().nonnegative(), ok: z.boolean() },
+    nodeMemory: { memKiB: count(), wsf: z.string(), apps64: z.string().optional(), appsRc: int().optional() },
+    engineRunning: {},
+    kvLog: { log64: z.string(), saved64: z.string() },
+    probeOutput: { code: int(), out64: z.string() },
+    smoke: { http: z.string(), body64: z.string() },
+    load: { at: z.string(), http: z.string(), lines: z.string() },
+    siteHome: { home64: z.string(), hf64: z.string(), hfExists: z.boolean() },
+    siteMemory: { memTotal: count(), memAvailableKiB: count() },
+    siteGpus: { gpus64: z.string() },
+    siteDocker: { docker64: z.string(), images64: z.string() },
+    siteNic: { nic: z.string(), addr: z.string(), via: z.string() },
+  };
+}
+
+type Fields = ReturnType<typeof fieldsOfEachKind>;
+export type RecordKind = keyof Fields;
+
+/** The record of each kind, `kind` included. */
+export type RecordOf<K extends RecordKind> = { kind: K } & z.infer<z.ZodObject<Fields[K]>>;
+export type NodeRecord = { [K in RecordKind]: RecordOf<K> }[RecordKind];
+
+type Schemas = { [K in RecordKind]: z.ZodType<RecordOf<K>> };
+
+let built: Schemas | undefined;
+
+/** The schema of each kind (strict: a field no writer prints is an error, as is a missing one). */
+export function recordSchemas(): Schemas {
+  if (built !== undefined) return built;
+  const fields = fieldsOfEachKind();
+  const out: Record<string, z.ZodType> = {};
+  for (const [kind, f] of Object.entries(fields)) out[kind] = z.strictObject({ kind: z.literal(kind), ...f });
+  built = out as Schemas;
+  return built;
+}
+
+/** The kinds, in the order this module lists them. */
+export function recordKinds(): RecordKind[] {
+  return Object.keys(fieldsOfEachKind()) as RecordKind[];
+}
