@@ -43,6 +43,7 @@ describe("parseArgs", () => {
     expect(usageError(() => parseArgs(["--follow=yes"], spec))).toBe("--follow takes no value");
     expect(usageError(() => parseArgs(["--node"], spec))).toBe("--node needs a value");
     expect(usageError(() => parseArgs(["--node", "--follow"], spec))).toBe("--node needs a value");
+    expect(usageError(() => parseArgs(["--node", "n1", "--jsn"], spec))).toMatch(/^unknown option --jsn \(known: /);
     expect(usageError(() => parseArgs(["--lines", "many"], spec))).toBe('--lines needs a number, got "many"');
   });
 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
 import { flagSpec } from "../src/cli/usage";
-import { cliAuth, connectFailure, fingerprintIn } from "../src/cli/connect";
+import { cliAuth, connectFailure, hostKeyRefusalOf } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
 import { componentUrn, otherChanges, refusals } from "../src/cli/down";
@@ -206,11 +206,14 @@ describe("doctor's needs", () => {
     const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
     const refused = "host key refused for ops@203.0.113.4:2222: " +
       "[203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)";
-    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key");
+    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key", { status: "new", fingerprint: "SHA256:abcDEF+/123" });
     expect(connectFailure(unknown)).toBe("host-key");
-    expect(fingerprintIn(unknown.message)).toBe("SHA256:abcDEF+/123");
-    expect(hostKeyFix(unknown.message, conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");
-    expect(hostKeyFix("the ssh-ed25519 host key of [203.0.113.4]:2222 has CHANGED", conn, "/kh")).toBe("ssh-keygen -R '[203.0.113.4]:2222' -f /kh");
+    expect(hostKeyRefusalOf(unknown)?.fingerprint).toBe("SHA256:abcDEF+/123");
+    expect(hostKeyFix(hostKeyRefusalOf(unknown), conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");
+    const changed = { status: "changed" as const, fingerprint: "SHA256:x" };
+    expect(hostKeyFix(changed, conn, "/kh")).toBe("ssh-keygen -R '[203.0.113.4]:2222' -f /kh");
+    // A revoked key has no command that makes it right: the message says what to do.
+    expect(hostKeyFix({ status: "revoked", fingerprint: "SHA256:x" }, conn, "/kh")).toBeNull();
     expect(connectFailure(new TransportError("n", "connect", "the login as x was refused", "y", "auth"))).toBe("auth");
     expect(connectFailure(new Error("ECONNREFUSED"))).toBe("unreachable");
   });

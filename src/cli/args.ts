@@ -26,31 +26,38 @@ export class UsageError extends Error {
 
 const NUMBER = /^\d+(\.\d+)?$/;
 
-/** The flag named by one of util.parseArgs' messages ("Unknown option '--jsn'", "Option '--node <value>' ..."). */
-function flagIn(message: string): string {
-  return /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? "";
-}
+type ParseOptions = Record<string, { type: "boolean" | "string" }>;
 
-/** util.parseArgs' error, said as this CLI says it; anything else is not a usage error. */
-function usageErrorOf(e: unknown, spec: FlagSpec): UsageError | undefined {
-  if (!(e instanceof Error)) return undefined;
-  const code = (e as NodeJS.ErrnoException).code;
-  const flag = flagIn(e.message);
+/**
+ * util.parseArgs' refusal, said as this CLI says it, from the tokens (not its message's words):
+ * the first option the spec does not know, a switch given a value, or a flag without one.
+ */
+function usageErrorOf(e: unknown, argv: readonly string[], spec: FlagSpec, options: ParseOptions): UsageError | undefined {
+  const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
+  if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" && code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return undefined;
   const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || t("usage.none");
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(t("usage.unknownOption", { flag, known }));
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    return new UsageError(t(/does not take an argument/.test(e.message) ? "usage.noValue" : "usage.needsValue", { flag }));
+  const { tokens } = nodeParseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  for (const tok of tokens) {
+    if (tok.kind !== "option") continue;
+    const kind = spec[tok.name];
+    if (kind === undefined) return new UsageError(t("usage.unknownOption", { flag: tok.rawName, known }));
+    if (kind === "bool" && tok.inlineValue === true) return new UsageError(t("usage.noValue", { flag: tok.rawName }));
+    if (kind !== "bool" && tok.value === undefined) return new UsageError(t("usage.needsValue", { flag: tok.rawName }));
   }
-  return undefined;
+  // A value that looks like an option (`--node --json`): strict parsing asks for `--node=<value>`.
+  const flag = tokens.find((tok) => tok.kind === "option" && spec[tok.name] !== "bool");
+  return new UsageError(t("usage.needsValue", { flag: flag?.kind === "option" ? flag.rawName : "--" }));
 }
 
 export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
-  const options = Object.fromEntries(Object.entries(spec).map(([name, kind]) => [name, { type: kind === "bool" ? ("boolean" as const) : ("string" as const) }]));
+  const options: ParseOptions = Object.fromEntries(
+    Object.entries(spec).map(([name, kind]) => [name, { type: kind === "bool" ? ("boolean" as const) : ("string" as const) }]),
+  );
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (e) {
-    throw usageErrorOf(e, spec) ?? e;
+    throw usageErrorOf(e, argv, spec, options) ?? e;
   }
   const flags: Record<string, string | boolean> = {};
   for (const [name, value] of Object.entries(parsed.values)) {

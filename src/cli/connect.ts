@@ -12,6 +12,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Site } from "../recipe/types";
 import { connect, hostFor, TransportError, type Host, type SshAuth } from "../remote";
+import type { HostKeyRefusal } from "../remote/knownhosts";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
 import { UsageError, str, type Parsed } from "./args";
@@ -92,9 +93,9 @@ export function connectFailure(e: Error): "host-key" | "auth" | "unreachable" {
   return "unreachable";
 }
 
-/** The SHA256 fingerprint named in a host-key refusal, if any. */
-export function fingerprintIn(message: string): string | undefined {
-  return /SHA256:[A-Za-z0-9+/]+/.exec(message)?.[0];
+/** Why a host key was refused (changed, revoked, unknown) and its fingerprint, when that is the failure. */
+export function hostKeyRefusalOf(e: Error): HostKeyRefusal | undefined {
+  return e instanceof TransportError ? e.hostKey : undefined;
 }
 
 /** --node N, checked against the site: a usage error names the nodes there are. */

@@ -16,14 +16,14 @@ import { fitChecks, fitTable } from "./fit";
 import { nodeConn } from "../render/node";
 import { imageVersion } from "../engines/options/versions";
 import type { Host } from "../remote";
-import { hostPattern } from "../remote/knownhosts";
+import { hostPattern, type HostKeyRefusal } from "../remote/knownhosts";
 import { describeCheck, parseProbe } from "../serve/probe";
 import { preflightScript } from "../serve/steps";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, str, type Parsed } from "./args";
 import { doctorFabric } from "./doctorfabric";
-import { cliAuth, connectFailure, fingerprintIn, selectedNode, withNodes, type Reached } from "./connect";
+import { cliAuth, connectFailure, hostKeyRefusalOf, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
@@ -97,10 +97,10 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
 }
 
 /** The command that accepts (after a check of the fingerprint) or clears a refused host key. */
-export function hostKeyFix(message: string, conn: NodeConn, knownHosts: string): string | null {
+export function hostKeyFix(refusal: HostKeyRefusal | undefined, conn: NodeConn, knownHosts: string): string | null {
   const name = hostPattern(conn.host, conn.port);
-  if (/CHANGED/.test(message)) return `ssh-keygen -R '${name}' -f ${knownHosts}`;
-  if (/is not in/.test(message)) return `ssh-keyscan -p ${conn.port} ${conn.host} >> ${knownHosts}`;
+  if (refusal?.status === "changed") return `ssh-keygen -R '${name}' -f ${knownHosts}`;
+  if (refusal?.status === "new") return `ssh-keyscan -p ${conn.port} ${conn.host} >> ${knownHosts}`;
   return null;
 }
 
@@ -118,8 +118,10 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
   if (r === undefined || !r.ok) {
     const message = r?.error.message ?? "not connected";
     const kind = r === undefined ? "unreachable" : connectFailure(r.error);
-    const fix = kind === "host-key" ? hostKeyFix(message, nodeConn(node), o.knownHosts) : null;
-    return { ...base, reachable: false, connect: { kind, message, fingerprint: fingerprintIn(message) ?? null, fix }, checks: [], problems: 1, warnings: 0 };
+    const refusal = r === undefined ? undefined : hostKeyRefusalOf(r.error);
+    const fix = kind === "host-key" ? hostKeyFix(refusal, nodeConn(node), o.knownHosts) : null;
+    const connect = { kind, message, fingerprint: refusal?.fingerprint ?? null, fix };
+    return { ...base, reachable: false, connect, checks: [], problems: 1, warnings: 0 };
   }
   const needs = needsOf(node, placed, recipes);
   const res = await r.host.run(doctorScript(needs, placed), { step: "doctor", allowFailure: true, timeoutMs: 60_000 });

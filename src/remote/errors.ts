@@ -2,6 +2,7 @@
  * Two kinds of failure, kept apart as pulumi-command does: the host could not be reached (a
  * TransportError) or a script ran and failed (a CommandError). Both name the node and the step.
  */
+import type { HostKeyRefusal } from "./knownhosts";
 
 /**
  * Why a node could not be reached, as the SSH client saw it: a typed field, so that no caller reads
@@ -28,14 +29,17 @@ export class TransportError extends Error {
   readonly kind: TransportKind;
   /** What the client saw, without the fix: "connection refused by ops@203.0.113.12:22 (ECONNREFUSED)". */
   readonly detail: string;
+  /** Kind `host-key`: why the key was refused, and its fingerprint. */
+  readonly hostKey?: HostKeyRefusal;
 
-  constructor(node: string, step: string, detail: string, fix: string, kind: TransportKind = "other") {
+  constructor(node: string, step: string, detail: string, fix: string, kind: TransportKind = "other", hostKey?: HostKeyRefusal) {
     super(`node ${node}: ${step}: ${detail}; ${fix}`);
     this.name = "TransportError";
     this.node = node;
     this.step = step;
     this.kind = kind;
     this.detail = detail;
+    if (hostKey !== undefined) this.hostKey = hostKey;
   }
 }
 

@@ -204,10 +204,17 @@ export function hostKeyStatus(text: string, name: string, keyBlob: Buffer): Host
   return other === undefined ? { status: "new" } : { status: "changed", known: other };
 }
 
+/** Why a host key was refused: the file has another key, marks this one revoked, or has none. */
+export interface HostKeyRefusal {
+  status: "changed" | "revoked" | "new";
+  /** The presented key's SHA256 fingerprint. */
+  fingerprint: string;
+}
+
 /** `accepted`: accept-new took an unknown key, appended to the file unless the run records nothing (a preview). */
 export type HostKeyVerdict =
   | { ok: true; accepted?: { recorded: boolean; words: string } }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; refusal: HostKeyRefusal };
 
 /**
  * Checks a presented host key against the file. strict: unknown, changed and revoked keys are
@@ -233,10 +240,11 @@ export function verifyHostKey(
     case "ok":
       return { ok: true };
     case "revoked":
-      return { ok: false, reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again` };
+      return { ok: false, refusal: { status: "revoked", fingerprint: fp }, reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again` };
     case "changed":
       return {
         ok: false,
+        refusal: { status: "changed", fingerprint: fp },
         reason: `the ${type} host key of ${name} has CHANGED (now ${fp}; ${file}:${s.known.line} has ${s.known.type} ${fingerprint(s.known.blob)}); this may be an attack, or the node was reinstalled. If you know why, remove the old line with \`ssh-keygen -R '${name}' -f ${file}\` and connect again`,
       };
     case "new":
@@ -254,6 +262,7 @@ export function verifyHostKey(
       }
       return {
         ok: false,
+        refusal: { status: "new", fingerprint: fp },
         reason: `${name} is not in ${file} (its ${type} key is ${fp}). Check the fingerprint on the node (\`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\`), then add it with \`ssh-keyscan -p ${port} ${host} >> ${file}\`, or set sm121:hostKeys: accept-new for one run`,
       };
   }

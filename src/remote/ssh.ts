@@ -5,7 +5,7 @@
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { dialFailure, FINAL_KINDS, TransportError } from "./errors";
 import { Collector, interruptedBefore, stepScript, type Host, type LockChannel, type RunOptions, type RunResult } from "./host";
-import { preferredHostKeyAlgorithms, verifyHostKey } from "./knownhosts";
+import { preferredHostKeyAlgorithms, verifyHostKey, type HostKeyRefusal } from "./knownhosts";
 import { driveLock, type LockIo } from "./lock";
 
 export interface SshTarget {
@@ -65,7 +65,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   // Loaded here, not at module scope: this module may be reached from a serialized provider.
   const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
   const client: Client = new SshClient();
-  let refusal: string | undefined;
+  let refusal: { reason: string; refusal: HostKeyRefusal } | undefined;
   let verified = "";
   const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
   const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
@@ -77,7 +77,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     keepaliveInterval: 15_000,
     hostVerifier: (key: Buffer) => {
       const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys, auth.recordHostKeys ?? true);
-      if (!v.ok) refusal = v.reason;
+      if (!v.ok) refusal = v;
       else {
         verified = keyLine(key);
         if (v.accepted !== undefined) showAccepted(auth, v.accepted.words);
@@ -98,8 +98,9 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     client.on("error", (err: Error) => {
       const where = `${t.user}@${t.host}:${t.port}`;
       if (refusal !== undefined) {
-        const detail = `host key refused for ${where}: ${refusal}`;
-        reject(new TransportError(t.node, "connect", detail, "sm121 verifies host keys by default", "host-key"));
+        const detail = `host key refused for ${where}: ${refusal.reason}`;
+        const fix = "sm121 verifies host keys by default";
+        reject(new TransportError(t.node, "connect", detail, fix, "host-key", refusal.refusal));
         return;
       }
       const f = dialFailure(err, where);
