@@ -20,7 +20,7 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
     expect(k).toMatchObject({ util: { value: 0.6, from: "--gpu-memory-utilization" }, tp: 2 });
     expect(k.kvDtype.value).toBe("fp8");
     expect(k.maxModelLen).toEqual({ value: 8192, from: "readiness.max_model_len" });
-    expect(DRIVERS.vllm.memory.knobs({ nodes: 1 }).util).toEqual({ value: 0.9, from: "the engine's default" });
+    expect(DRIVERS.vllm.memory.knobs({ nodes: 1 }).util).toEqual({ value: 0.9, from: "the engine's default", byDefault: true });
   });
   it("vLLM under a script recipe: the profile's keys, a flag in EXTRA_VLLM_ARGS winning", () => {
     const keys = { MAX_MODEL_LEN: "262144", GPU_MEMORY_UTILIZATION: "0.7", EXTRA_VLLM_ARGS: "--max-model-len 131072" };
@@ -31,12 +31,12 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
   it("SGLang: --mem-fraction-static (its own estimate by default), --context-length", () => {
     const r = recipe("sglang", 'deploy = "docker"\nimage = "i"\nargs = ["--context-length", "4096"]\n');
     const k = DRIVERS.sglang.memory.knobs({ recipe: r, nodes: 1 });
-    expect(k.util).toEqual({ value: 0.88, from: "the engine's default (about)" });
+    expect(k.util).toEqual({ value: 0.88, from: "the engine's default (about)", byDefault: true });
     expect(k.maxModelLen).toEqual({ value: 4096, from: "--context-length" });
     expect(DRIVERS.sglang.memory).toMatchObject({ utilName: "--mem-fraction-static", overheadInBudget: false });
   });
   it("gr8: a fixed budget, whatever the recipe says", () => {
-    expect(DRIVERS.gr8.memory.knobs({ nodes: 4 }).util).toEqual({ value: 0.9, from: "the engine's default" });
+    expect(DRIVERS.gr8.memory.knobs({ nodes: 4 }).util).toEqual({ value: 0.9, from: "the engine's default", byDefault: true });
     expect(DRIVERS.gr8.memory.utilName).toBe("gr8's fixed budget");
   });
 });

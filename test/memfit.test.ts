@@ -104,7 +104,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
   it("max_num_seqs full sequences that do not fit make the plan tight, not refused", () => {
     // 40960 tokens (the config's default) x 256 KiB = 10 GiB per sequence; 103.4 - 61 - 4 leaves room for 3.
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-num-seqs", "16", "--gpu-memory-utilization", "0.85"'), ["spark1"], { spark1: QWEN32 });
-    expect(fit.knobs.maxModelLen).toEqual({ value: 40960, from: "config.json max_position_embeddings (the engine's default)" });
+    expect(fit.knobs.maxModelLen).toEqual({ value: 40960, from: "config.json max_position_embeddings (the engine's default)", byDefault: true });
     expect(fit.nodes[0]?.verdict).toBe("tight");
     expect(fit.nodes[0]?.sequences).toBe(3);
     expect(fitLines(fit).at(-1)).toBe("  tight: the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)");

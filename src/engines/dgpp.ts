@@ -2,7 +2,7 @@ import { msg } from "../text/messages";
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "./rules";
-import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
+import { engineDefault, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
 
 /** DGPP's fit knobs from the recipe's `[dgpp.engine]` table; every launch node holds a share of the weights. */
 function dgppKnobs(src: KnobSource): FitKnobs {
@@ -13,8 +13,8 @@ function dgppKnobs(src: KnobSource): FitKnobs {
   return {
     ...withDefined("maxModelLen", sourced(positive(str("max_model_len")), at("max_model_len")) ?? readinessLen(src)),
     ...withDefined("maxNumSeqs", sourced(positive(str("max_num_seqs")), at("max_num_seqs"))),
-    util: util ?? { value: 0.9, from: ENGINE_DEFAULT },
-    kvDtype: sourced(str("kv_cache_dtype"), at("kv_cache_dtype")) ?? { value: "auto", from: ENGINE_DEFAULT },
+    util: util ?? engineDefault(0.9),
+    kvDtype: sourced(str("kv_cache_dtype"), at("kv_cache_dtype")) ?? engineDefault("auto"),
     tp: src.nodes,
     pp: 1,
   };

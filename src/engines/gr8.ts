@@ -3,12 +3,12 @@ import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { vllm } from "./vllm";
 import { modelNeeded, noDgppBlock, servedOnFixedPort } from "./rules";
-import { ENGINE_DEFAULT, readinessLen, withDefined, type FitKnobs, type KnobSource } from "./memory";
+import { engineDefault, readinessLen, withDefined, type FitKnobs, type KnobSource } from "./memory";
 
 /** gr8 takes none of the fit's settings: its budget is fixed. */
 function gr8Knobs(src: KnobSource): FitKnobs {
-  const fixed = { value: 0.9, from: ENGINE_DEFAULT };
-  const kvDtype = { value: "auto", from: ENGINE_DEFAULT };
+  const fixed = engineDefault(0.9);
+  const kvDtype = engineDefault("auto");
   return { ...withDefined("maxModelLen", readinessLen(src)), util: fixed, kvDtype, tp: src.recipe?.tp ?? 1, pp: 1 };
 }
 

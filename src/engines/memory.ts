@@ -10,6 +10,8 @@ import type { Recipe } from "../recipe/types";
 export interface Sourced<T> {
   value: T;
   from: string;
+  /** Nothing the operator wrote set it: the engine's own default (the fix names the setting instead). */
+  byDefault?: true;
 }
 
 export interface FitKnobs {
@@ -50,6 +52,11 @@ export interface EngineMemory {
 }
 
 export const ENGINE_DEFAULT = "the engine's default";
+
+/** The engine's default `value`; `about`: the default is not a fixed number (SGLang sizes it by the GPU). */
+export function engineDefault<T>(value: T, about = false): Sourced<T> {
+  return { value, from: about ? `${ENGINE_DEFAULT} (about)` : ENGINE_DEFAULT, byDefault: true };
+}
 
 export function positive(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;

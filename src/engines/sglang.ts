@@ -4,7 +4,7 @@ import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
-import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
+import { engineDefault, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -35,8 +35,8 @@ function sglangKnobs(src: KnobSource): FitKnobs {
   return {
     ...withDefined("maxModelLen", sourced(positive(v.get("context_length")), "--context-length") ?? readinessLen(src)),
     ...withDefined("maxNumSeqs", sourced(positive(v.get("max_running_requests")), "--max-running-requests")),
-    util: util ?? { value: UTIL_DEFAULT, from: `${ENGINE_DEFAULT} (about)` },
-    kvDtype: sourced(v.get("kv_cache_dtype"), "--kv-cache-dtype") ?? { value: "auto", from: ENGINE_DEFAULT },
+    util: util ?? engineDefault(UTIL_DEFAULT, true),
+    kvDtype: sourced(v.get("kv_cache_dtype"), "--kv-cache-dtype") ?? engineDefault("auto"),
     tp: src.recipe?.tp ?? 1,
     pp: positive(v.get("pp_size")) ?? 1,
   };

@@ -5,7 +5,7 @@ import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { ENGINE_TABLES, VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
-import { ENGINE_DEFAULT, positive, readinessLen, sourced, withDefined } from "./memory";
+import { engineDefault, positive, readinessLen, sourced, withDefined } from "./memory";
 import type { FitKnobs, KnobSource, Sourced } from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
@@ -122,8 +122,8 @@ function vllmKnobs(src: KnobSource): FitKnobs {
   return {
     ...withDefined("maxModelLen", num("MAX_MODEL_LEN", "max_model_len", "--max-model-len") ?? readinessLen(src)),
     ...withDefined("maxNumSeqs", num("MAX_NUM_SEQS", "max_num_seqs", "--max-num-seqs")),
-    util: util ?? { value: UTIL_DEFAULT, from: ENGINE_DEFAULT },
-    kvDtype: fromKey("KV_CACHE_DTYPE", "kv_cache_dtype", "--kv-cache-dtype") ?? { value: "auto", from: ENGINE_DEFAULT },
+    util: util ?? engineDefault(UTIL_DEFAULT),
+    kvDtype: fromKey("KV_CACHE_DTYPE", "kv_cache_dtype", "--kv-cache-dtype") ?? engineDefault("auto"),
     // A script recipe's start.sh serves one node's share; an engine recipe says its tp.
     tp: src.keys !== undefined ? src.nodes : (src.recipe?.tp ?? 1),
     pp: positive(v.get("pipeline_parallel_size")) ?? 1,

@@ -1,18 +1,19 @@
 /**
  * The records node scripts print, `@sm121 {"kind":"<kind>",...}`: one zod schema per kind. The
  * schemas are built inside a function (DESIGN: no zod schema at module scope of code a dynamic
- * provider loads), once per process, on the first record parsed.
+ * provider loads), once per process, on the first record parsed; zod itself is loaded then too,
+ * so the writers (which need only the kinds) do not load it.
  */
-import { z } from "zod";
+import type { z } from "zod";
 
-const int = () => z.number().int();
-/** A number a node read from a file or a tool; `null` when it had none. */
-const count = () => z.number().nullable();
-/** A file's content on the node, as sm121 wrote it (JSON); the reader checks its fields. */
-const fileJson = () => z.looseObject({});
-
-/** Every kind's fields (`kind` aside). Each writer names its kind with `printRecord`/`recordLine`. */
+/** Every kind's fields (`kind` aside). Each writer names its kind with `printRecord`. */
 function fieldsOfEachKind() {
+  const { z } = require("zod") as typeof import("zod");
+  const int = () => z.number().int();
+  /** A number a node read from a file or a tool; `null` when it had none. */
+  const count = () => z.number().nullable();
+  /** A file's content on the node, as sm121 wrote it (JSON); the reader checks its fields. */
+  const fileJson = () => z.looseObject({});
   return {
     // The target's status script (targets/common STATUS_RECORD).
     status: { running: z.boolean(), startedAt: z.string().nullable(), detail: z.string().optional() },
@@ -54,6 +55,12 @@ function fieldsOfEachKind() {
     },
     memTotal: { bytes: count() },
     modelConfig: { config64: z.string(), weightsBytes: count() },
+    // A file sm121 keeps on a node (serve/sitefile): its content (null: none), a backup kept of it.
+    placedFile: { content64: z.string().nullable() },
+    placedKept: {},
+    // A docker image on a node (serve/imagesync): its ID and size, or none.
+    image: { id: z.string(), size: int().nonnegative() },
+    imageAbsent: {},
     // Copies between nodes (serve/fanout).
     recv: { path: z.string() },
     sent: { bytes: int().nonnegative() },
@@ -88,6 +95,7 @@ let built: Schemas | undefined;
 /** The schema of each kind (strict: a field no writer prints is an error, as is a missing one). */
 export function recordSchemas(): Schemas {
   if (built !== undefined) return built;
+  const { z } = require("zod") as typeof import("zod");
   const fields = fieldsOfEachKind();
   const out: Record<string, z.ZodType> = {};
   for (const [kind, f] of Object.entries(fields)) out[kind] = z.strictObject({ kind: z.literal(kind), ...f });

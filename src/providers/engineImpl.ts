@@ -280,7 +280,7 @@ function rollStopped(news: Props, message: string): string {
 async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeFailure, log: (m: string) => void): Promise<{ message: string; outcome: DeploymentOutcome } | undefined> {
   const prev = olds?.bundle;
   if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
-  if (!(e.outcome.failure ?? "").startsWith("readiness")) return undefined;
+  if (e.step !== "readiness") return undefined;
   // After Ctrl-C the operator wants the run over, not another start.
   if (cancelled.aborted) return undefined;
   log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);

@@ -89,13 +89,11 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
   if (own !== undefined) return [own.problem, own.fix];
   switch (issue.code) {
     case "invalid_type": {
-      const text = issue.message ?? "";
       const expected = { expected: issue.expected };
-      if (/received undefined/.test(text)) return [msg("spec.required"), msg("spec.requiredFix", expected)];
-      // zod names what it got (TomlDate, NaN, Buffer) only in its message.
-      const got = /received (\w+)/.exec(text)?.[1];
+      // The parse reports its input (reportInput): a key that is missing has none.
+      if (issue.input === undefined) return [msg("spec.required"), msg("spec.requiredFix", expected)];
       const fix = msg(/^[aeiou]/.test(issue.expected) ? "spec.expectedFixAn" : "spec.expectedFix", expected);
-      return [got === undefined ? msg("spec.expectedOnly", expected) : msg("spec.expected", { ...expected, got }), fix];
+      return [msg("spec.expected", { ...expected, got: typeName(issue.input) }), fix];
     }
     case "invalid_value": {
       const values = issue.values.map((v) => JSON.stringify(v)).join(", ");
@@ -129,6 +127,18 @@ function splitMessage(issue: z.core.$ZodIssue | z.core.$ZodRawIssue): [Msg, Msg]
 function fewer(origin: "array" | "string", minimum: number): Msg {
   if (minimum === 1) return msg("spec.empty");
   return msg(origin === "array" ? "spec.tooFewItems" : "spec.tooShort", { count: minimum });
+}
+
+/** The type of a value as zod names it in its messages (string, number, array, null, ...). */
+function typeName(v: unknown): string {
+  if (typeof v === "number") return Number.isNaN(v) ? "NaN" : Number.isFinite(v) ? "number" : "Infinity";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v !== "object") return typeof v;
+  // A class instance by its class (a TOML date, a YAML binary's Buffer), as zod names it.
+  const proto: unknown = Object.getPrototypeOf(v);
+  const ctor = proto === null || proto === Object.prototype ? undefined : (v as { constructor?: { name?: unknown } }).constructor;
+  return typeof ctor?.name === "string" && ctor.name !== "" ? ctor.name : "object";
 }
 
 function describe(v: unknown): string | Msg {

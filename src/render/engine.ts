@@ -124,11 +124,11 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
   for (const m of spec.mounts) {
     const src = m.split(":")[0] ?? "";
     // A directory the up makes before the start (the HF cache it fills) may be missing: a warning.
-    if (!made.includes(src)) checks.push({ kind: "file", subject: src, why: `mount source of ${m}`, fatal: true });
-    else {
-      const why = `mount source of ${m}; this up makes it before the start, and the engine downloads the model into it`;
-      checks.push({ kind: "file", subject: src, why, fatal: false });
-    }
+    const making = made.includes(src);
+    const why = making
+      ? `mount source of ${m}; this up makes it before the start, and the engine downloads the model into it`
+      : `mount source of ${m}`;
+    checks.push({ kind: "file", subject: src, why, fatal: !making, mountSource: true });
   }
   if ((recipe.deploy === "tmux" || recipe.deploy === "native") && !headCoordinated) {
     checks.push({ kind: "command", subject: spec.argv[0] ?? "", why: `the engine entrypoint (${hint})`, fatal: true });

@@ -117,7 +117,9 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     ? msg("fit.fromIndex", { node: w.node })
     : weightsBytes !== undefined ? msg("fit.fromWeightsGb", { file: recipe?.file ?? b.recipeFile }) : undefined;
   const maxLen = knobs.maxModelLen?.value ?? shape.maxPositions;
-  if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = { value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)" };
+  if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = {
+    value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)", byDefault: true,
+  };
   const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
   const perRank = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
   const perToken = perRank === undefined ? undefined : perRank * ranks;
@@ -283,7 +285,7 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
     const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
     return t("fit.refusalNode", { node: n.node, ...need, ...budget });
   });
-  const util = k.util.from.startsWith("the engine's default") ? driverFor(fit.engine).memory.utilName : k.util.from;
+  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : k.util.from;
   const fix = t("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
   const model = fit.model ?? t("fit.itsModel");
   return t("fit.refusal", { deployment: fit.deployment, model, parts: parts.join("; "), fix });

@@ -186,7 +186,9 @@ function scriptPreflight(dir: string, start: string, stop: string, keys: Record<
   const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
   words.forEach((w, i) => {
     // A mount source that the profile's mkdir creates is made before the start, not checked.
-    if (words[i - 1] === "-v" && !mkdirs.includes(w.split(":")[0] ?? "")) checks.push({ kind: "file", subject: w.split(":")[0] ?? "", why: `mount source of -v ${w}`, fatal: true });
+    const src = w.split(":")[0] ?? "";
+    if (words[i - 1] !== "-v" || mkdirs.includes(src)) return;
+    checks.push({ kind: "file", subject: src, why: `mount source of -v ${w}`, fatal: true, mountSource: true });
   });
   return checks;
 }

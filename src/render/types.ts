@@ -31,6 +31,11 @@ export interface PreflightCheck {
   atPlan?: boolean;
   /** "hf-cache": the model (a hub repo id) and the revision that must be complete in the cache. */
   model?: { repo: string; revision: string };
+  /**
+   * "file": the source of a bind mount of the engine's container. The look watches it: a change
+   * after the engine started is drift (seed 001's newer-mount rule).
+   */
+  mountSource?: true;
 }
 
 export interface RenderedFile extends BundleFile {

@@ -10,6 +10,7 @@ import { msg, t } from "../text/messages";
 import { protectedRefusal } from "../text/protected";
 import { quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
+import { firstRecord, printRecord } from "../protocol";
 
 export interface ImageNode {
   node: string;
@@ -54,12 +55,17 @@ export interface ImageOutcome {
 
 /** The image's ID and size on a node, or undefined when the node does not have it. */
 async function inspect(h: Host, image: string): Promise<{ id: string; size: number } | undefined> {
-  const r = await h.run(`docker image inspect --format '{{.Id}} {{.Size}}' ${quote(image)}`, { step: "inspect the image", allowFailure: true });
-  if (r.code === 0) {
-    const [id = "", size = "0"] = r.stdout.trim().split(" ");
-    return { id, size: Number(size) };
-  }
-  if (/No such image/i.test(r.stderr)) return undefined;
+  // `docker image inspect` fails alike for a missing image and a daemon that does not answer;
+  // `docker ps` tells them apart by its exit code.
+  const script = [
+    `if out=$(docker image inspect --format '{{.Id}} {{.Size}}' ${quote(image)}); then`,
+    `  ${printRecord("image", '"id":"%s","size":%d', '"${out%% *}" "${out##* }"')}`,
+    `elif docker ps -q > /dev/null 2>&1; then ${printRecord("imageAbsent")}; else exit 1; fi`,
+  ].join("\n");
+  const r = await h.run(script, { step: "inspect the image", allowFailure: true });
+  const found = firstRecord(r.records, "image");
+  if (found !== undefined) return { id: found.id, size: found.size };
+  if (firstRecord(r.records, "imageAbsent") !== undefined) return undefined;
   const tail = r.stderr.trim().split("\n").slice(-3).join(" ");
   throw new Error(t("copy.inspectFailed", { node: h.node, image, code: String(r.code), tail }));
 }

@@ -42,14 +42,19 @@ export interface DeploymentOutcome {
   held?: boolean;
 }
 
-/** A failure after the stop step began: the outcome says what happened on each node. */
+/** The steps of a serve after the stop began, as its failure names them. */
+export type ServeStep = "stop" | "write" | "memory gate, write and start" | "readiness";
+
+/** A failure after the stop step began: the outcome says what happened on each node, `step` where it failed. */
 export class ServeFailure extends Error {
   readonly outcome: DeploymentOutcome;
+  readonly step: ServeStep;
 
-  constructor(message: string, outcome: DeploymentOutcome) {
+  constructor(message: string, outcome: DeploymentOutcome, step: ServeStep) {
     super(message);
     this.name = "ServeFailure";
     this.outcome = outcome;
+    this.step = step;
   }
 }
 

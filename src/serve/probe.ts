@@ -91,7 +91,7 @@ export interface LiveCheck {
  * (seed 001): the files the engine reads and every mount source; not sm121's own (render/launch).
  */
 export function mountedPaths(nb: NodeBundle): string[] {
-  const mounts = nb.preflight.filter((c) => c.kind === "file" && c.why.startsWith("mount source")).map((c) => c.subject);
+  const mounts = nb.preflight.filter((c) => c.mountSource === true).map((c) => c.subject);
   return [...new Set([...nb.files.filter((f) => !isOwnFile(nb, f.path)).map((f) => f.path), ...mounts])];
 }
 

@@ -8,7 +8,7 @@ import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
-import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp } from "./outcome";
+import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp, type ServeStep } from "./outcome";
 import { modelsListed, verifyScript } from "./readiness";
 import { firstRecord, recordsOf, type NodeRecord } from "../protocol";
 import { foreignHolders, movedFrom, takeoverRefusal, type Owner } from "./owner";
@@ -112,7 +112,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const launched = (nb: NodeBundle, i: number) =>
     runsThisLaunch(nb, states[i] as NodeState, previous(nb)) && strangers(i).length === 0;
   const checksOnly = !same && !o.forceRestart && b.nodes.every(launched);
-  let step = "stop";
+  let step: ServeStep = "stop";
   // Every step's script, rendered once for this run (the write step carries its UTC stamp).
   const stamp = utcStamp();
   const renderedAt = new Date().toISOString().replace(/\.\d+Z$/, "Z");
@@ -204,7 +204,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
     const first = failure.split("\n")[0] ?? failure;
     const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
-    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, outcome);
+    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, outcome, step);
   }
 }
 

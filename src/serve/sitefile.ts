@@ -12,6 +12,7 @@ import type { NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
 import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
+import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 /** Where the file is: `path` on the machine that runs Pulumi, or on `node`. */
 export interface Placed {
@@ -32,26 +33,27 @@ async function onNode<T>(
   auth: SshAuth,
   script: string,
   step: string,
-  read: (stdout: string) => T,
+  read: (records: readonly NodeRecord[]) => T,
 ): Promise<T> {
   const n = p.node;
   if (n === undefined) throw new Error(`${p.path}: not on a node`);
   // Loaded by the operations that reach a node, not by every provider process's first check.
   const { hostFor, withHosts } = await import("../remote");
   return withHosts([{ node: n.name, conn: n.conn }], auth, async (hosts) =>
-    read((await hostFor(hosts, n.name).run(script, { step })).stdout),
+    read((await hostFor(hosts, n.name).run(script, { step })).records),
   );
 }
 
 /** The script that prints the file as `file:<base64>`, or nothing when there is none. */
 function readScript(p: Placed): string {
   const f = nodePath(p.path);
-  return `if [ -f ${f} ]; then printf 'file:'; base64 -w0 < ${f}; fi`;
+  const found = printRecord("placedFile", '"content64":"%s"', `"$(base64 -w0 < ${f})"`);
+  return `if [ -f ${f} ]; then ${found}; else ${printRecord("placedFile", '"content64":null')}; fi`;
 }
 
-function readOutput(stdout: string): string | undefined {
-  const b64 = stdout.trim();
-  return b64.startsWith("file:") ? Buffer.from(b64.slice("file:".length), "base64").toString("utf8") : undefined;
+function readOutput(records: readonly NodeRecord[]): string | undefined {
+  const b64 = firstRecord(records, "placedFile")?.content64;
+  return b64 === undefined || b64 === null ? undefined : Buffer.from(b64, "base64").toString("utf8");
 }
 
 function readLocal(p: Placed): string | undefined {
@@ -96,11 +98,11 @@ export async function writePlaced(
     `mkdir -p "$(dirname ${f})"`,
     `printf '%s' ${quote(Buffer.from(content).toString("base64"))} | base64 -d > ${tmp}`,
     `if [ -f ${f} ]; then case "$(sha256sum < ${f} | cut -d' ' -f1)" in`,
-    `  ${keep}) cp -p ${f} ${nodePath(bak)} && echo kept ;;`,
+    `  ${keep}) cp -p ${f} ${nodePath(bak)} && ${printRecord("placedKept")} ;;`,
     "esac; fi",
     `mv ${tmp} ${f}`,
   ].join("\n");
-  return onNode(p, auth, script, step, (out) => (out.includes("kept") ? bak : undefined));
+  return onNode(p, auth, script, step, (records) => (firstRecord(records, "placedKept") === undefined ? undefined : bak));
 }
 
 export async function removePlaced(p: Placed, auth: SshAuth, step: string): Promise<void> {
@@ -116,7 +118,7 @@ export async function lookPlaced(p: Placed, dial: Dialer): Promise<FileLook> {
     if (n === undefined) text = readLocal(p);
     else {
       const host = await dial.host(n.name, n.conn);
-      text = readOutput((await host.run(readScript(p), { step: `look at ${p.path}` })).stdout);
+      text = readOutput((await host.run(readScript(p), { step: `look at ${p.path}` })).records);
     }
     return { sha256: text === undefined ? null : sha256(text) };
   } catch (e) {

@@ -100,9 +100,9 @@ export async function stopDeployment(
 export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Promise<DeploymentOutcome> {
   return withHosts(b.nodes, auth, async (hosts) => {
     const look = async (nb: NodeBundle) => ({ nb, st: await probeNode(hostFor(hosts, nb.node), nb) });
-    const seen = await Promise.all(b.nodes.map(look));
-    const nodes: NodeOutcome[] = seen.map(({ nb, st }) => {
-      const drift = driftFindings(nb, st).map((d) => d.words).join("; ");
+    const seen = (await Promise.all(b.nodes.map(look)))
+      .map(({ nb, st }) => ({ nb, st, drift: driftFindings(nb, st).map((d) => d.words).join("; ") }));
+    const nodes: NodeOutcome[] = seen.map(({ nb, st, drift }) => {
       const gone = st.recorded === undefined && !st.running;
       const fine = nb.api !== undefined ? "serving" : "standby";
       const status = st.stopFailed !== undefined ? "failed" : drift === "" ? fine : gone ? "stopped" : "drifted";
@@ -117,7 +117,7 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
         ...(nb.api !== undefined && drift === "" && { endpoint: nb.api.url }),
       } satisfies NodeOutcome;
     });
-    const warnings = nodes.filter((n) => n.identity.startsWith("drifted")).map((n) => `${n.node}: ${n.identity}`);
+    const warnings = seen.filter(({ drift }) => drift !== "").map(({ nb, drift }) => `${nb.node}: drifted: ${drift}`);
     const stopFailed = seen.filter(({ st }) => st.stopFailed !== undefined);
     if (stopFailed.length > 0) {
       const where = stopFailed.map(({ nb, st }) =>
