@@ -15,8 +15,8 @@ import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
 import type { NodeModelFacts } from "../src/render/memfit";
 import { addModelFact, modelFactsScript } from "../src/serve/modelprobe";
-import { describeCheck, envKeyDiff, parseProbe, type FailedCheck } from "../src/serve/probe";
-import { hfCacheCheck } from "../src/render/node";
+import { describeCheck, envKeyDiff, envPathOf, mountedPaths, parseProbe, type FailedCheck } from "../src/serve/probe";
+import { envFileOf, hfCacheCheck } from "../src/render/node";
 import { placeCheckpoint } from "./site/hfcache";
 import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
@@ -242,5 +242,27 @@ describe("the HF-cache preflight on a node", () => {
     const blob = createHash("sha256").update("2").digest("hex");
     renameSync(join(dir, "blobs", blob), join(dir, "blobs", `${blob}.incomplete`));
     expect(said()).toContain(`its blob blobs/${blob} is missing (a download or copy was cut short)`);
+  });
+});
+
+describe("the node's .env", () => {
+  it("is found by one rule: a script recipe's file named .env; no other bundle has one", () => {
+    const { nb } = best((s) => s);
+    const env = envFileOf(nb);
+    expect(env?.path).toMatch(/\/\.env$/);
+    expect(env?.mode).toBe(0o600);
+    expect(envPathOf(nb)).toBe(env?.path);
+    // DGPP's sibling .env is no node .env: its bundle has no profile keys.
+    const dgppLike = { ...nb, envKeys: undefined, files: [{ ...nb.files[0], path: "~/dgpp/configs/x/.env" }] };
+    expect(envFileOf(dgppLike)).toBeUndefined();
+  });
+
+  it("and the mount sources the look watches are the checks marked so, whatever their words", () => {
+    const { nb } = best(withArgs("-v /srv/cache:/cache"));
+    const check = nb.preflight.find((c) => c.subject === "/srv/cache");
+    expect(check).toMatchObject({ kind: "file", mountSource: true });
+    expect(mountedPaths(nb)).toContain("/srv/cache");
+    const reworded = { ...nb, preflight: nb.preflight.map((c) => ({ ...c, why: "anything" })) };
+    expect(mountedPaths(reworded)).toContain("/srv/cache");
   });
 });

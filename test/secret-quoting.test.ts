@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseEnvFile } from "../src/render/envreader";
 import { ASSIGNMENT_READER, assignment } from "../src/text/assign";
+import { readApiKeyLines } from "../src/render/apikey";
+import { exportSecrets, secretsEnvPath, secretsEnvScript } from "../src/targets/secretsenv";
 
 const dir = mkdtempSync(join(tmpdir(), "sm121-assign-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,5 +84,31 @@ describe("assignment and its readers", () => {
     }
     expect(bash(`${ASSIGNMENT_READER}\nsm121_get ${join(dir, "none")} API_KEY; printf '%s' "$?"`)).toBe("1");
     expect(existsSync(mark)).toBe(false);
+  });
+});
+
+describe("secrets.env: one writer, one reader", () => {
+  it.each(Object.entries(HOSTILE_VALUES))("%s: what the writer writes, the start and the API-key reader read back", (name, value) => {
+    const state = join(dir, `state-${Object.keys(HOSTILE_VALUES).indexOf(name)}`);
+    const write = ["umask 077", `mkdir -p ${state}`, secretsEnvScript(state, { HF_TOKEN: value, API_KEY: value })].join("\n");
+    const show = (v: string) => `printf '%s ' "$(printf '%s' "${v}" | base64 -w0)"`;
+    const out = bash([
+      write,
+      exportSecrets(state),
+      show("$HF_TOKEN"), show("$API_KEY"), show("$VLLM_API_KEY"),
+      readApiKeyLines([secretsEnvPath(state)]),
+      show("$key"),
+    ].join("\n"));
+    expect(out).toBe(`${b64(value)} `.repeat(4));
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  it("is removed by the writer when sm121 holds no secret, and then the reader passes nothing", () => {
+    const state = join(dir, "state-none");
+    const out = bash([
+      `mkdir -p ${state}`, secretsEnvScript(state, { HF_TOKEN: "x" }), secretsEnvScript(state, {}),
+      `[ -e ${state}/secrets.env ] && echo left`, exportSecrets(state), 'printf "%s" "${HF_TOKEN-unset}"',
+    ].join("\n"));
+    expect(out).toBe("unset");
   });
 });

@@ -12,8 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { secretRefusals } from "../src/render/secrets";
-import { secretsEnvScript } from "../src/serve/secretfiles";
-import { exportSecrets, keyFileScript } from "../src/targets/common";
+
+import { keyFileScript } from "../src/targets/common";
+import { exportSecrets, secretsEnvScript } from "../src/targets/secretsenv";
 
 interface Case {
   key: string;

@@ -70,6 +70,15 @@ export function nodeBundle(p: NodeParts): NodeBundle {
   };
 }
 
+/**
+ * The node's `.env` (seed 001): the file a script recipe's start.sh reads, which sm121 renders with
+ * its header and carries HF_TOKEN and API_KEY over in. The one rule every reader and writer of it
+ * uses: a script recipe's bundle (it has the profile's keys) and its file named `.env`.
+ */
+export function envFileOf<F extends { path: string }>(nb: { files: readonly F[]; envKeys?: unknown }): F | undefined {
+  return nb.envKeys === undefined ? undefined : nb.files.find((f) => f.path.endsWith("/.env"));
+}
+
 export function endpoint(host: string, port: number): ApiEndpoint {
   return { host, port, url: `http://${host}:${port}` };
 }

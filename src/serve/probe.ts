@@ -12,6 +12,7 @@ import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
+import { envFileOf } from "../render/node";
 import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
 
 export interface FailedCheck {
@@ -101,7 +102,7 @@ export function watchedPaths(nb: NodeBundle): string[] {
 }
 
 export function envPathOf(nb: NodeBundle): string | undefined {
-  return nb.files.find((f) => f.path.endsWith("/.env") && f.backup && nb.envKeys !== undefined)?.path;
+  return envFileOf(nb)?.path;
 }
 
 /** A failed preflight check, in words. */

@@ -11,12 +11,14 @@ import { waitWords } from "../render/plan";
 import type { NodeBundle, Readiness } from "../render/types";
 import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
+import { envFileOf } from "../render/node";
+import { secretsEnvPath } from "../targets/secretsenv";
 import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
 export function keyFiles(nb: NodeBundle): string[] {
-  const env = nb.files.find((f) => f.path.endsWith("/.env") && f.mode === 0o600);
-  return [...(env === undefined ? [] : [env.path]), `${nb.stateDir}/secrets.env`];
+  const env = envFileOf(nb);
+  return [...(env === undefined ? [] : [env.path]), secretsEnvPath(nb.stateDir)];
 }
 
 /**

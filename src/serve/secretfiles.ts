@@ -2,7 +2,7 @@
  * Where secrets rest on a node, and how long. Every line is one text/assign assignment, written
  * by a script that reached the node on stdin:
  * - `<stateDir>/secrets.env` (0600): sm121:hfToken and sm121:apiKey (and VLLM_API_KEY, vLLM's
- *   name for the key), read by the targets' start scripts (targets/common exportSecrets);
+ *   name for the key), written and read by targets/secretsenv;
  * - a script recipe's `.env`: HF_TOKEN (a Pulumi secret, or the operator's own line carried over);
  * - backups of that `.env` (`.env.sm121-bak-<UTC>`, 0600): kept to sm121:keepBackups per file, and
  *   rewritten with the current secret line when sm121 holds one, so a rotated-out value does not
@@ -11,7 +11,7 @@
  * directory, and the secret lines sm121 wrote into the recipe's `.env` and its backups.
  */
 import type { NodeBundle } from "../render/types";
-import { SECRETS_ENV_KEYS } from "../targets/common";
+import { envFileOf } from "../render/node";
 import { assignment } from "../text/assign";
 import { nodePath, quote } from "../text/shell";
 
@@ -65,20 +65,6 @@ export function backupCare(secrets: Readonly<Record<string, string>>, keep: numb
   ].join("\n");
 }
 
-/** Writes secrets.env (0600 under the write step's umask), or removes it when sm121 holds none. */
-export function secretsEnvScript(stateDir: string, secrets: Readonly<Record<string, string>>): string {
-  const d = nodePath(stateDir);
-  const key = secrets["API_KEY"];
-  const values: Record<string, string | undefined> = { HF_TOKEN: secrets["HF_TOKEN"], API_KEY: key, VLLM_API_KEY: key };
-  const lines = SECRETS_ENV_KEYS.flatMap((k) => {
-    const v = values[k];
-    return v === undefined ? [] : [quote(assignment(k, v))];
-  });
-  if (lines.length === 0) return `rm -f ${d}/secrets.env`;
-  const tmp = `${d}/secrets.env.sm121-tmp`;
-  return `printf '%s\\n' ${lines.join(" ")} > ${tmp} && mv ${tmp} ${d}/secrets.env`;
-}
-
 /**
  * A deployment's delete, after its stop: its state directory goes (secrets.env, the key file,
  * run.sh, logs, its registry entry), and the secret lines sm121 wrote into a script recipe's .env
@@ -99,8 +85,8 @@ export function forgetScript(nb: NodeBundle, secrets: Readonly<Record<string, st
     `else rm -rf -- ${d}; fi`,
   ];
   const own = envSecrets(secrets).map(([k, v]) => assignment(k, v));
-  for (const file of nb.files.filter((x) => x.backup && x.path.endsWith("/.env"))) {
-    if (own.length === 0) continue;
+  const file = envFileOf(nb);
+  if (file !== undefined && own.length > 0) {
     out.push(
       `for g in ${nodePath(file.path)} ${nodePath(file.path)}.sm121-bak-*; do`,
       '  [ -f "$g" ] || continue',

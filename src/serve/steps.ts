@@ -5,16 +5,17 @@
 import type { NodeBundle, PreflightCheck } from "../render/types";
 import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
 import { EXIT } from "./failure";
-import { fillRenderedAt, RENDERED_AT_SLOT } from "../render/envfile";
+import { fillRenderedAt } from "../render/envfile";
 import { launchIdentityOf } from "../render/launch";
 import { manifestScript } from "./hfcache";
 import { modelFactsScript } from "./modelprobe";
 import type { Owner } from "./owner";
 import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 import { printRecord, recordJson } from "../protocol";
-import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS, secretsEnvScript } from "./secretfiles";
+import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS } from "./secretfiles";
+import { secretsEnvScript } from "../targets/secretsenv";
+import { envFileOf } from "../render/node";
 
-const RENDERED_SLOT = "@SM121_RENDERED_AT@";
 
 /**
  * Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process, as
@@ -236,9 +237,10 @@ export interface WriteOptions {
 export function writeScript(nb: NodeBundle, o: WriteOptions): string {
   const d = nodePath(nb.stateDir);
   const lines = [`mkdir -p ${d}`, "umask 077"];
+  const envFile = envFileOf(nb);
   for (const f of nb.files) {
     const p = nodePath(f.path);
-    const isEnv = f.path.endsWith("/.env") && f.content.includes(RENDERED_AT_SLOT);
+    const isEnv = f === envFile;
     const content = isEnv ? fillRenderedAt(f.content, o.renderedAt) : f.content;
     const b64 = Buffer.from(content).toString("base64");
     lines.push(

@@ -1,8 +1,8 @@
 /** Shell pieces shared by the targets. Every script runs under `set -euo pipefail` on `bash -s`. */
 import { printRecord } from "../protocol";
-import { ASSIGNMENT_READER } from "../text/assign";
 import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
+import { exportSecrets } from "./secretsenv";
 
 /** The `status` record from shell variables $running, $started and $detail (why not running). */
 export const STATUS_RECORD = 'at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; ' +
@@ -21,29 +21,6 @@ export function exportLines(env: Record<string, string>): string {
   return Object.entries(env)
     .map(([k, v]) => `export ${k}=${v === "~" || v.startsWith("~/") ? nodePath(v) : quote(v)}`)
     .join("\n");
-}
-
-/**
- * What `secrets.env` holds (serve/steps writes it, one text/assign line each): the Pulumi secrets
- * and vLLM's name for the key.
- */
-export const SECRETS_ENV_KEYS = ["HF_TOKEN", "API_KEY", "VLLM_API_KEY"] as const;
-
-/**
- * Reads `secrets.env` into exported variables with text/assign's reader (never by sourcing it);
- * with `docker`, also collects `-e NAME` for each in the array `secrets`, so that `docker run`
- * takes the values from its own environment, none on its command line.
- */
-export function exportSecrets(stateDir: string, docker = false): string {
-  const f = `${nodePath(stateDir)}/secrets.env`;
-  return [
-    ASSIGNMENT_READER,
-    ...(docker ? ["secrets=()"] : []),
-    `for k in ${SECRETS_ENV_KEYS.join(" ")}; do sm121_get ${f} "$k" && rc=0 || rc=$?`,
-    `  if [ "$rc" = 0 ]; then export "$k=$REPLY";${docker ? ' secrets+=(-e "$k");' : ""} fi`,
-    '  if [ "$rc" = 2 ]; then echo "sm121: secrets.env: $k is in no form sm121 reads; not passed" >&2; fi',
-    "done; unset REPLY",
-  ].join("\n");
 }
 
 /**

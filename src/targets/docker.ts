@@ -1,10 +1,11 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
 import { accessFlags } from "./access";
 import {
-  containerLogs, containersLeft, containerStatus, exportSecrets, keyFileScript, SECRETS_ENV_KEYS, waitGone,
+  containerLogs, containersLeft, containerStatus, keyFileScript, waitGone,
 } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { ContainerAccess, LaunchSpec, TargetScripts } from "./types";
+import { exportSecrets, SECRETS_ENV_KEYS } from "./secretsenv";
 
 export function containerName(spec: LaunchSpec): string {
   return `sm121-${spec.deployment}-${spec.rank}`;
