@@ -97,6 +97,14 @@ describe("parseProfile: invalid profiles, one exact message each", () => {
       'EXTRA_VLLM_ARGS="\n  --enforce-eager\n  --api-key sk-secret123\n"\n',
       ["p.env:4:3: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS; put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key"],
     ],
+    [
+      "--api-k (a prefix vLLM's parser takes for --api-key) in EXTRA_VLLM_ARGS",
+      'EXTRA_VLLM_ARGS="--api-k sk-secret123 --api_key=sk-2"\n',
+      [
+        "p.env:2:18: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS; put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+        "p.env:2:39: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS; put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+      ],
+    ],
     ["unknown directive close to one", "# sm121-mkdirs: /x\n", [`p.env:2:3: directive sm121-mkdirs: is not a directive; did you mean sm121-mkdir? the directives are ${DIRECTIVES}`]],
     [
       "misspelt pulse- directive",

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { imageSyncOf, modelSyncOf } from "../src/components/sync";
-import { revisionOf } from "../src/render/node";
+import { recipeRevision } from "../src/engines/options/recipe";
+import type { EngineName } from "../src/recipe/types";
 import { loadProject } from "../src/project";
 import { meter, rateText } from "../src/serve/fanout";
 import { protectedReplacements } from "../src/serve/imagesync";
@@ -51,10 +52,28 @@ describe("the model and image of a deployment", () => {
     expect(sglang.model?.revision).toBe("main");
   });
 
-  it("read the pin as the engines do: --revision X and --revision=X", () => {
-    expect(revisionOf(["--max-model-len", "4096", "--revision", "abc"])).toBe("abc");
-    expect(revisionOf(["--revision=0123456789abcdef0123456789abcdef01234567"])).toBe("0123456789abcdef0123456789abcdef01234567");
-    expect(revisionOf(["--tokenizer-revision", "x"])).toBeUndefined();
+  it("read the pin as the engines do: --revision X, --revision=X, a unique prefix, the last one", () => {
+    const vllm = (args: string[], engine: EngineName = "vllm") => recipeRevision({ engine, args, image: "vllm/vllm-openai:v0.11.1", file: "r.toml" });
+    expect(vllm(["--max-model-len", "4096", "--revision", "abc"])).toBe("abc");
+    expect(vllm(["--revision=0123456789abcdef0123456789abcdef01234567"])).toBe("0123456789abcdef0123456789abcdef01234567");
+    expect(vllm(["--tokenizer-revision", "x"])).toBeUndefined();
+    // argparse takes a unique prefix of a long option: vLLM loads revision abc.
+    expect(vllm(["--revis", "abc"])).toBe("abc");
+    expect(vllm(["--revis=abc", "--revision", "def"])).toBe("def");
+    // A value that looks like an option is another option's, not the revision.
+    expect(vllm(["--served-model-name", "--revision"])).toBeUndefined();
+    expect(vllm(["--revis", "abc"], "sglang")).toBe("abc");
+    // gr8 has no option table: its flags are read as written, as its owned flags are checked.
+    expect(vllm(["--revision", "abc"], "gr8")).toBe("abc");
+    expect(vllm(["--revis", "abc"], "gr8")).toBeUndefined();
+  });
+
+  it("carry the revision of `--revis abc` to the model cache and the HF-cache check, as vLLM would load it", () => {
+    const of = project("  sm121:modelCache: keep\n", (t) => t.replace('"--enable-prefix-caching"]', '"--enable-prefix-caching", "--revis", "abc"]'));
+    const { model, b } = of("qwen3-32b-vllm-tp2");
+    expect(model?.revision).toBe("abc");
+    const check = b.nodes[0]?.preflight.find((c) => c.kind === "hf-cache");
+    expect(check?.model).toEqual({ repo: "Qwen/Qwen3-32B", revision: "abc" });
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import type { Recipe as RecipeDef, Site } from "../recipe/types";
 import type { DeploymentBundle } from "../render/types";
-import { revisionOf } from "../render/node";
+import { recipeRevision } from "../engines/options/recipe";
 import type { CacheNode } from "../serve/modelcache";
 import type { ImageNode } from "../serve/imagesync";
 
@@ -31,7 +31,7 @@ export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: Deploy
   if (repo === undefined || !REPO_ID.test(repo) || repo.includes("--") || repo.includes("..")) return undefined;
   return {
     repo,
-    revision: revisionOf(recipe?.args ?? []) ?? "main",
+    revision: (recipe === undefined ? undefined : recipeRevision(recipe)) ?? "main",
     nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, hfHome: site.nodes[n.node]?.env.HF_HOME ?? "~/.cache/huggingface" })),
     protectedNodes: b.nodes.filter((n) => n.protected).map((n) => n.node),
     onDelete: site.modelCache,

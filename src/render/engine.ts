@@ -9,7 +9,8 @@ import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "./dgpp";
 import { containerAccess, fabricEnv, fabricFacts } from "./fabric";
 import { containerLabel } from "./launch";
-import { endpoint, hfCacheCheck, nodeBundle, revisionOf } from "./node";
+import { endpoint, hfCacheCheck, nodeBundle } from "./node";
+import { recipeRevision } from "../engines/options/recipe";
 import type { NodeBundle, PreflightCheck } from "./types";
 
 const CONTAINER_HF_HOME = "/root/.cache/huggingface";
@@ -136,7 +137,7 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
   const hfHome = node.env.HF_HOME;
   // A local path is no hub checkpoint: the engine's own start says what it lacks.
   if (hfHome !== undefined && recipe.model !== undefined && !/^[/~]/.test(recipe.model)) {
-    const revision = revisionOf(recipe.args) ?? "main";
+    const revision = recipeRevision(recipe) ?? "main";
     const why = headCoordinated
       ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
       : o.hfFilled

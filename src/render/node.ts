@@ -84,14 +84,6 @@ export function endpoint(host: string, port: number): ApiEndpoint {
 }
 
 /** The engine's own pin, `--revision X` (vLLM and SGLang read it), so that cache and engine agree. */
-export function revisionOf(args: readonly string[]): string | undefined {
-  for (const [i, a] of args.entries()) {
-    if (a === "--revision") return args[i + 1];
-    if (a.startsWith("--revision=")) return a.slice("--revision=".length);
-  }
-  return undefined;
-}
-
 /**
  * The HF-cache check of a model on a node: its revision complete in the cache under `hfHome`
  * (serve/probe matches the snapshot against its index, as the model cache does). Fatal, and made

@@ -14,6 +14,8 @@ import { DirectiveName, ProfileDirective, readDirective } from "./directives";
 import { isForbiddenKey, isMultilineKey, isNodeKey, KEY_PATTERN, NAME_PATTERN } from "./keys";
 import { Span, valueFault, ValueForm } from "./values";
 import { msg, type Msg } from "../text/messages";
+import { OptionIndex } from "../engines/options/argparse";
+import { VLLM_OPTIONS } from "../engines/options/table";
 
 export { FORBIDDEN_KEYS, SECRET_KEYS } from "./keys";
 export type { ProfileDirective } from "./directives";
@@ -233,10 +235,16 @@ function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boole
   return errors.length === before;
 }
 
-/** vLLM reads its key from API_KEY in the node .env (start.sh adds --api-key); never from a profile. */
+/**
+ * vLLM reads its key from API_KEY in the node .env (start.sh adds --api-key); never from a profile.
+ * A token is the key's flag when vLLM's parser takes it so (its option table: `--api-key`,
+ * `--api_key=...`, a unique prefix such as `--api-k`).
+ */
 export function checkVllmArgs(file: string, field: string, tokens: Span[], errors: SpecError[], substituted = false): void {
+  const index = new OptionIndex(VLLM_OPTIONS);
   for (const t of tokens) {
-    if (t.text !== "--api-key" && !t.text.startsWith("--api-key=")) continue;
+    const c = index.classify(t.text);
+    if (c.kind !== "option" || c.sel.option.dest !== "api_key") continue;
     errors.push(
       new SpecError({
         file,
