@@ -30,6 +30,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   watched: { file: "~/.sm121/deployments/d/engine.env", sha256: "0".repeat(64), ctime: 1_700_000_000 },
   mount: { path64: b64("/srv/x"), ctime: 1_700_000_000 },
   clients: { clients: 2 },
+  envText: { text64: b64("MODEL=x\n") },
   memGate: { memAvailableKiB: 100_000_000 },
   written: { file: "~/a/.env", written: true, backup: "~/a/.env.sm121-bak-20261201T100000Z", sha256: "0".repeat(64) },
   took: { step: "stop", ms: 400 },

@@ -118,7 +118,7 @@ describe("an overlay's manifest.json", () => {
 
 describe("the preflight's .env key diff", () => {
   const { nb } = best((s) => s);
-  const state = (envText: string | undefined) => ({ ...parseProbe([], ""), ...(envText !== undefined && { envText }) });
+  const state = (envText: string | undefined) => ({ ...parseProbe([]), ...(envText !== undefined && { envText }) });
 
   it("names changed, added and removed keys from the node's .env to the render, never a secret", () => {
     const keys = nb.envKeys ?? {};
@@ -159,7 +159,7 @@ describe("the watched files of a node's state", () => {
     const script = preflightScript(nb, watch, undefined, { checks: false, runStatus: false, clients: false });
     const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8", env: { ...process.env, HOME: dir } });
     const records = out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
-    const files = parseProbe(records, out).files;
+    const files = parseProbe(records).files;
     const expected = Object.fromEntries(names.slice(0, 5).map((n) => {
       const p = join(dir, n);
       const sha256 = n === "dir" ? "" : createHash("sha256").update(readFileSync(p)).digest("hex");
@@ -217,7 +217,7 @@ describe("the HF-cache preflight on a node", () => {
     const res = spawnSync("bash", ["-c", script], { encoding: "utf8" });
     const records = res.stdout.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     // The HF-cache check's findings (the node's Docker Engine is no part of this test).
-    return parseProbe(records, res.stdout).failed.filter((f) => f.check === "hf-cache");
+    return parseProbe(records).failed.filter((f) => f.check === "hf-cache");
   };
 
   it("names what a missing checkpoint lacks, the directory and the fix", () => {

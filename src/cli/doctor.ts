@@ -176,7 +176,7 @@ async function preflightChecks(
 ): Promise<DoctorCheck[]> {
   const script = preflightScript(nb, [], undefined, { checks: true, runStatus: false, clients: false });
   const res = await host.run(script, { step: "preflight", allowFailure: true, timeoutMs: 60_000 });
-  const failed = parseProbe(res.records, res.stdout).failed.filter((f) => !own.has(f.subject));
+  const failed = parseProbe(res.records).failed.filter((f) => !own.has(f.subject));
   const check = (severity: DoctorCheck["severity"], found: typeof failed): DoctorCheck => ({
     check: "preflight",
     subject: b.deployment,

@@ -139,7 +139,7 @@ async function statusEntry(
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
   const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
   o.trace(nb.node, "status", res);
-  const st = parseProbe(res.records, res.stdout);
+  const st = parseProbe(res.records);
   const running: boolean | null = firstRecord(res.records, "status") === undefined ? null : st.running;
   // After `pulumi destroy` or `sm121 down` the node holds no record and runs nothing: not deployed,
   // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.

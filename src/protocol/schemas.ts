@@ -37,6 +37,8 @@ function fieldsOfEachKind() {
     watched: { file: z.string(), sha256: z.string(), ctime: int() },
     mount: { path64: z.string(), ctime: int() },
     clients: { clients: int().nonnegative() },
+    // The node's .env without its secret lines (base64), for the plan's key diff.
+    envText: { text64: z.string() },
     memGate: { memAvailableKiB: int() },
     written: { file: z.string(), written: z.boolean(), backup: z.string().nullable(), sha256: z.string() },
     took: { step: z.string(), ms: int() },

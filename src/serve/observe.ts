@@ -95,7 +95,7 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
     if (here.length === 0) {
       const script = othersProbe(joinNode(node.stateDir, "deployments"), undefined);
       const listing = await h.run(script, { step: "list sm121's deployments", timeoutMs: LOOK_STEP_MS });
-      const st = parseProbe(listing.records, listing.stdout);
+      const st = parseProbe(listing.records);
       held = st.others;
       holders = st.holders;
       model = st.model;

@@ -139,11 +139,11 @@ export async function probeNode(
 ): Promise<NodeState> {
   const script = preflightScript(nb, watchedPaths(nb), envPathOf(nb), o);
   const res = await host.run(script, { step: "preflight", ...(timeoutMs !== undefined && { timeoutMs }) });
-  return parseProbe(res.records, res.stdout);
+  return parseProbe(res.records);
 }
 
 /** The records of a probe script (preflightScript), as a NodeState. */
-export function parseProbe(records: readonly NodeRecord[], stdout: string): NodeState {
+export function parseProbe(records: readonly NodeRecord[]): NodeState {
   const model: NodeModelFacts = {};
   const st: NodeState = { failed: [], running: false, files: {}, others: [], holders: [], model };
   const holder = (n: string): Holder => {
@@ -156,8 +156,6 @@ export function parseProbe(records: readonly NodeRecord[], stdout: string): Node
   for (const r of records) {
     if (!addModelFact(model, r)) addToState(st, r, holder);
   }
-  const m = /@sm121-env-begin\n([\s\S]*?)@sm121-env-end/.exec(stdout);
-  if (m !== null) st.envText = m[1] ?? "";
   return st;
 }
 
@@ -212,6 +210,9 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
       return;
     case "clients":
       st.clients = r.clients;
+      return;
+    case "envText":
+      st.envText = Buffer.from(r.text64, "base64").toString("utf8");
       return;
     case "stopFailed":
       st.stopFailed = { at: String(r.stopFailed["at"] ?? ""), lines: String(r.stopFailed["lines"] ?? "") };

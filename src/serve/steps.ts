@@ -102,7 +102,8 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
   }
   if (envPath !== undefined) {
     const plain = `grep -vE '^(export )?(${ENV_SECRET_KEYS.join("|")})=' ${nodePath(envPath)} || true`;
-    lines.push(`if [ -f ${nodePath(envPath)} ]; then echo '@sm121-env-begin'; ${plain}; echo '@sm121-env-end'; fi`);
+    const text = printRecord("envText", '"text64":"%s"', `"$( { ${plain}; } | base64 -w0)"`);
+    lines.push(`if [ -f ${nodePath(envPath)} ]; then ${text}; fi`);
   }
   return lines.join("\n");
 }
