@@ -86,6 +86,14 @@ describe("the fit of a deployment on GB10 nodes", () => {
     expect(fitRefusal(fit, "recipes/r.toml")).toBeUndefined();
   });
 
+  it("names the engine's setting to raise when the utilization is its default, whatever the words say", () => {
+    const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "400000"'), ["spark1"], { spark1: QWEN32 });
+    expect(fit.knobs.util).toMatchObject({ value: 0.9, byDefault: true });
+    expect(fitRefusal(fit, file)).toContain("MemTotal, the engine's default); raise --gpu-memory-utilization,");
+    const reworded = { ...fit, knobs: { ...fit.knobs, util: { ...fit.knobs.util, from: "anything" } } };
+    expect(fitRefusal(reworded, file)).toContain("MemTotal, anything); raise --gpu-memory-utilization,");
+  });
+
   it("Qwen3-32B on one node at --gpu-memory-utilization 0.5 cannot fit: refused, with the numbers", () => {
     const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"'), ["spark1"], { spark1: QWEN32 });
     expect(fit.verdict).toBe("refused");
