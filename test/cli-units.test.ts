@@ -206,7 +206,8 @@ describe("doctor's needs", () => {
     const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
     const refused = "host key refused for ops@203.0.113.4:2222: " +
       "[203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)";
-    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key", { status: "new", fingerprint: "SHA256:abcDEF+/123" });
+    const refusal = { status: "new" as const, fingerprint: "SHA256:abcDEF+/123" };
+    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key", refusal);
     expect(connectFailure(unknown)).toBe("host-key");
     expect(hostKeyRefusalOf(unknown)?.fingerprint).toBe("SHA256:abcDEF+/123");
     expect(hostKeyFix(hostKeyRefusalOf(unknown), conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");

@@ -149,7 +149,8 @@ describe("the look's liveness record and the drift it makes", () => {
   it("is drift (health) only on an engine that runs this bundle and hangs", () => {
     const nb = b.nodes[0];
     if (nb === undefined) throw new Error("no node");
-    const hangs = liveCheckOf([{ kind: "live", modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 }], 10);
+    const record = { kind: "live" as const, modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 };
+    const hangs = liveCheckOf([record], 10);
     if (hangs === undefined) throw new Error("no check");
     const recorded = { identity: nb.identity, files: {} };
     const st: NodeState = { failed: [], running: true, others: [], holders: [], files: {}, recorded, live: hangs };

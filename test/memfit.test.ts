@@ -87,7 +87,8 @@ describe("the fit of a deployment on GB10 nodes", () => {
   });
 
   it("names the engine's setting to raise when the utilization is its default, whatever the words say", () => {
-    const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "400000"'), ["spark1"], { spark1: QWEN32 });
+    const recipe = vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "400000"');
+    const { fit, file } = fitFor(recipe, ["spark1"], { spark1: QWEN32 });
     expect(fit.knobs.util).toMatchObject({ value: 0.9, byDefault: true });
     expect(fitRefusal(fit, file)).toContain("MemTotal, the engine's default); raise --gpu-memory-utilization,");
     const reworded = { ...fit, knobs: { ...fit.knobs, util: { ...fit.knobs.util, from: "anything" } } };

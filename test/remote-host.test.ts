@@ -43,7 +43,8 @@ describe("output decoding", () => {
     );
     await expect(run('@sm121 {"kind":"sent","bytes":1}', true)).resolves.toMatchObject({ code: 0 });
     await expect(run('@sm121 {"kind":"sent","bytes":"many"}', true)).rejects.toThrow(/node record "sent"/);
-    await expect(run('@sm121 {"kind":"nonsense"}')).rejects.toThrow(/^node record "nonsense": unknown kind \(known: status, /);
+    await expect(run('@sm121 {"kind":"nonsense"}'))
+      .rejects.toThrow(/^node record "nonsense": unknown kind \(known: status, /);
   });
 
   it("a streamed run passes every line on and keeps only a bounded tail", async () => {

@@ -83,7 +83,8 @@ describe("the lock channel over ssh", () => {
 
   it("what a step starts in the background does not keep the lock after the operation", async () => {
     const pid = await withHosts(s1(), auth(), async (hosts) => {
-      const r = await hostFor(hosts, "s1").run('setsid sleep 60 > /dev/null 2>&1 < /dev/null & echo "pid $!"', { step: "start" });
+      const start = 'setsid sleep 60 > /dev/null 2>&1 < /dev/null & echo "pid $!"';
+      const r = await hostFor(hosts, "s1").run(start, { step: "start" });
       return Number(/^pid (\d+)$/m.exec(r.stdout)?.[1]);
     }, { lock: true });
     try {

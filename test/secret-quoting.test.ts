@@ -88,9 +88,11 @@ describe("assignment and its readers", () => {
 });
 
 describe("secrets.env: one writer, one reader", () => {
-  it.each(Object.entries(HOSTILE_VALUES))("%s: what the writer writes, the start and the API-key reader read back", (name, value) => {
+  const what = "%s: what the writer writes, the start and the API-key reader read back";
+  it.each(Object.entries(HOSTILE_VALUES))(what, (name, value) => {
     const state = join(dir, `state-${Object.keys(HOSTILE_VALUES).indexOf(name)}`);
-    const write = ["umask 077", `mkdir -p ${state}`, secretsEnvScript(state, { HF_TOKEN: value, API_KEY: value })].join("\n");
+    const secrets = { HF_TOKEN: value, API_KEY: value };
+    const write = ["umask 077", `mkdir -p ${state}`, secretsEnvScript(state, secrets)].join("\n");
     const show = (v: string) => `printf '%s ' "$(printf '%s' "${v}" | base64 -w0)"`;
     const out = bash([
       write,

@@ -53,9 +53,11 @@ describe("the model and image of a deployment", () => {
   });
 
   it("read the pin as the engines do: --revision X, --revision=X, a unique prefix, the last one", () => {
-    const vllm = (args: string[], engine: EngineName = "vllm") => recipeRevision({ engine, args, image: "vllm/vllm-openai:v0.11.1", file: "r.toml" });
+    const image = "vllm/vllm-openai:v0.11.1";
+    const vllm = (args: string[], engine: EngineName = "vllm") => recipeRevision({ engine, args, image, file: "r.toml" });
     expect(vllm(["--max-model-len", "4096", "--revision", "abc"])).toBe("abc");
-    expect(vllm(["--revision=0123456789abcdef0123456789abcdef01234567"])).toBe("0123456789abcdef0123456789abcdef01234567");
+    const commit = "0123456789abcdef0123456789abcdef01234567";
+    expect(vllm([`--revision=${commit}`])).toBe(commit);
     expect(vllm(["--tokenizer-revision", "x"])).toBeUndefined();
     // argparse takes a unique prefix of a long option: vLLM loads revision abc.
     expect(vllm(["--revis", "abc"])).toBe("abc");
@@ -69,7 +71,8 @@ describe("the model and image of a deployment", () => {
   });
 
   it("carry the revision of `--revis abc` to the model cache and the HF-cache check, as vLLM would load it", () => {
-    const of = project("  sm121:modelCache: keep\n", (t) => t.replace('"--enable-prefix-caching"]', '"--enable-prefix-caching", "--revis", "abc"]'));
+    const pin = (t: string) => t.replace('"--enable-prefix-caching"]', '"--enable-prefix-caching", "--revis", "abc"]');
+    const of = project("  sm121:modelCache: keep\n", pin);
     const { model, b } = of("qwen3-32b-vllm-tp2");
     expect(model?.revision).toBe("abc");
     const check = b.nodes[0]?.preflight.find((c) => c.kind === "hf-cache");

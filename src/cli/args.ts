@@ -32,7 +32,12 @@ type ParseOptions = Record<string, { type: "boolean" | "string" }>;
  * util.parseArgs' refusal, said as this CLI says it, from the tokens (not its message's words):
  * the first option the spec does not know, a switch given a value, or a flag without one.
  */
-function usageErrorOf(e: unknown, argv: readonly string[], spec: FlagSpec, options: ParseOptions): UsageError | undefined {
+function usageErrorOf(
+  e: unknown,
+  argv: readonly string[],
+  spec: FlagSpec,
+  options: ParseOptions,
+): UsageError | undefined {
   const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
   if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" && code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return undefined;
   const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || t("usage.none");
@@ -51,7 +56,7 @@ function usageErrorOf(e: unknown, argv: readonly string[], spec: FlagSpec, optio
 
 export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
   const options: ParseOptions = Object.fromEntries(
-    Object.entries(spec).map(([name, kind]) => [name, { type: kind === "bool" ? ("boolean" as const) : ("string" as const) }]),
+    Object.entries(spec).map(([name, kind]) => [name, { type: kind === "bool" ? "boolean" : "string" }]),
   );
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {

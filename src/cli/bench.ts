@@ -55,7 +55,8 @@ async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: C
   const { auth } = cliAuth(site, p, process.env, stack);
   const keys = await withHosts(nodes, auth, (hosts) =>
     Promise.all(nodes.map(async (nb) => {
-      const script = `${readApiKeyLines(keyFiles(nb))}\n${printRecord("benchKey", '"key64":"%s"', `"$(printf '%s' "$key" | base64 -w0)"`)}`;
+      const keyRecord = printRecord("benchKey", '"key64":"%s"', `"$(printf '%s' "$key" | base64 -w0)"`);
+      const script = `${readApiKeyLines(keyFiles(nb))}\n${keyRecord}`;
       const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
       const k = Buffer.from(firstRecord(res.records, "benchKey")?.key64 ?? "", "base64").toString("utf8");
       return k === "" ? undefined : k;

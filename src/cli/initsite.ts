@@ -40,9 +40,11 @@ export const FACTS_SCRIPT = [
   "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=",
   "avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
   printRecord("siteMemory", '"memTotal":%s,"memAvailableKiB":%s', '"${total:-null}" "${avail:-null}"'),
-  `gpus=$(nvidia-smi -L 2>/dev/null || true); ${printRecord("siteGpus", '"gpus64":"%s"', '"$(printf %s "$gpus" | base64 -w0)"')}`,
+  "gpus=$(nvidia-smi -L 2>/dev/null || true)",
+  printRecord("siteGpus", '"gpus64":"%s"', '"$(printf %s "$gpus" | base64 -w0)"'),
   "dv=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true); imgs=$(docker images 2>/dev/null || true)",
-  printRecord("siteDocker", '"docker64":"%s","images64":"%s"', '"$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"'),
+  printRecord("siteDocker", '"docker64":"%s","images64":"%s"',
+    '"$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"'),
   "nic=; addr=; via=",
   "devs=$(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true)",
   "for dev in $devs; do",
@@ -63,7 +65,8 @@ export async function nodeFacts(
   base: Pick<NodeFacts, "name" | "host" | "port" | "user">,
 ): Promise<NodeFacts> {
   const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
-  const gib = (v: number | null | undefined) => (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
+  const gib = (v: number | null | undefined) =>
+    (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
   const home = firstRecord(res.records, "siteHome");
   const mem = firstRecord(res.records, "siteMemory");
   const nic = firstRecord(res.records, "siteNic");

@@ -57,7 +57,8 @@ export function curlResult(records: readonly NodeRecord[]): CurlResult | undefin
   if (r === undefined) return undefined;
   const [code = "0", ttfb = "0", total = "0"] = r.http.trim().split(/\s+/);
   const ms = (s: string) => Math.max(0, Math.round(Number(s) * 1000 * 10) / 10) || 0;
-  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body: Buffer.from(r.body64, "base64").toString("utf8") };
+  const body = Buffer.from(r.body64, "base64").toString("utf8");
+  return { code: Number(code) || 0, firstByteMs: ms(ttfb), totalMs: ms(total), body };
 }
 
 export function parseJson(text: string): unknown {

@@ -46,8 +46,8 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
       `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
-      printRecord("kvLog", '"log64":"%s","saved64":"%s"',
-        `"$(printf '%s' "$kv" | base64 -w0)" "$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`),
+      printRecord("kvLog", '"log64":"%s","saved64":"%s"', `"$(printf '%s' "$kv" | base64 -w0)" ` +
+        `"$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`),
     );
   }
   return lines.join("\n");

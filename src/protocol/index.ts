@@ -85,7 +85,8 @@ export function firstRecord<K extends RecordKind>(records: readonly NodeRecord[]
  * format (sm121's own text: no `'`), `args` its printf arguments, already quoted.
  */
 export function printRecord(kind: RecordKind, fields = "", args = ""): string {
-  return `printf '${RECORD_PREFIX}{"kind":"${kind}"${fields === "" ? "" : `,${fields}`}}\\n'${args === "" ? "" : ` ${args}`}`;
+  const format = `${RECORD_PREFIX}{"kind":"${kind}"${fields === "" ? "" : `,${fields}`}}\\n`;
+  return `printf '${format}'${args === "" ? "" : ` ${args}`}`;
 }
 
 /** The record line of a value known when the script is built (JSON, for a quoted printf). */

@@ -137,7 +137,8 @@ function typeName(v: unknown): string {
   if (typeof v !== "object") return typeof v;
   // A class instance by its class (a TOML date, a YAML binary's Buffer), as zod names it.
   const proto: unknown = Object.getPrototypeOf(v);
-  const ctor = proto === null || proto === Object.prototype ? undefined : (v as { constructor?: { name?: unknown } }).constructor;
+  const own = proto === null || proto === Object.prototype;
+  const ctor = own ? undefined : (v as { constructor?: { name?: unknown } }).constructor;
   return typeof ctor?.name === "string" && ctor.name !== "" ? ctor.name : "object";
 }
 

@@ -32,7 +32,14 @@ export class TransportError extends Error {
   /** Kind `host-key`: why the key was refused, and its fingerprint. */
   readonly hostKey?: HostKeyRefusal;
 
-  constructor(node: string, step: string, detail: string, fix: string, kind: TransportKind = "other", hostKey?: HostKeyRefusal) {
+  constructor(
+    node: string,
+    step: string,
+    detail: string,
+    fix: string,
+    kind: TransportKind = "other",
+    hostKey?: HostKeyRefusal,
+  ) {
     super(`node ${node}: ${step}: ${detail}; ${fix}`);
     this.name = "TransportError";
     this.node = node;

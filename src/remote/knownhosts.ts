@@ -240,7 +240,11 @@ export function verifyHostKey(
     case "ok":
       return { ok: true };
     case "revoked":
-      return { ok: false, refusal: { status: "revoked", fingerprint: fp }, reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again` };
+      return {
+        ok: false,
+        refusal: { status: "revoked", fingerprint: fp },
+        reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again`,
+      };
     case "changed":
       return {
         ok: false,

@@ -173,7 +173,8 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
     case "displaced": {
       const o = ownerOf(r.by?.["owner"]);
       const deployment = r.by?.["deployment"];
-      if (typeof deployment === "string") holder(r.deployment).displacedBy = { deployment, ...(o !== undefined && { owner: o }) };
+      if (typeof deployment !== "string") return;
+      holder(r.deployment).displacedBy = { deployment, ...(o !== undefined && { owner: o }) };
       return;
     }
     case "hfCache": {
@@ -191,7 +192,8 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
       const s = r.state;
       if (s !== null && typeof s["identity"] === "string") {
         const files = (s["files"] ?? {}) as Record<string, string>;
-        st.recorded = { identity: s["identity"], files, ...(typeof s["launch"] === "string" && { launch: s["launch"] }) };
+        const launch = s["launch"];
+        st.recorded = { identity: s["identity"], files, ...(typeof launch === "string" && { launch }) };
       }
       return;
     }

@@ -93,13 +93,18 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   ].join("\n");
 }
 
+/** What /v1/models answers: the models served, with their context length (vLLM). */
+export interface ModelList {
+  data?: Array<{ id?: string; max_model_len?: number }>;
+}
+
 /** The served models, as the readiness record carries /v1/models' body; undefined when it is not JSON. */
-export function modelsListed(records: readonly NodeRecord[]): { data?: Array<{ id?: string; max_model_len?: number }> } | undefined {
+export function modelsListed(records: readonly NodeRecord[]): ModelList | undefined {
   const body64 = firstRecord(records, "models")?.body64;
   if (body64 === undefined) return undefined;
   try {
     const v: unknown = JSON.parse(Buffer.from(body64, "base64").toString("utf8"));
-    return v !== null && typeof v === "object" ? (v as { data?: Array<{ id?: string; max_model_len?: number }> }) : undefined;
+    return v !== null && typeof v === "object" ? (v as ModelList) : undefined;
   } catch {
     // An engine whose /v1/models answers 200 with no JSON lists nothing: the served-name check says so.
     return undefined;
@@ -172,6 +177,7 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
   // A launcher (start.sh) still waiting after the server answers will give up on it later.
   const d = nodePath(nb.stateDir);
   lines.push(`for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`);
-  lines.push(`if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then ${printRecord("launcherRunning")}; fi`);
+  const waiting = `[ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null`;
+  lines.push(`if ${waiting}; then ${printRecord("launcherRunning")}; fi`);
   return lines.join("\n");
 }

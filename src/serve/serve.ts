@@ -8,7 +8,9 @@ import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
-import { addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp, type ServeStep } from "./outcome";
+import {
+  addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp, type ServeStep,
+} from "./outcome";
 import { modelsListed, verifyScript } from "./readiness";
 import { firstRecord, recordsOf, type NodeRecord } from "../protocol";
 import { foreignHolders, movedFrom, takeoverRefusal, type Owner } from "./owner";

@@ -102,7 +102,8 @@ export async function writePlaced(
     "esac; fi",
     `mv ${tmp} ${f}`,
   ].join("\n");
-  return onNode(p, auth, script, step, (records) => (firstRecord(records, "placedKept") === undefined ? undefined : bak));
+  const kept = (records: readonly NodeRecord[]) => (firstRecord(records, "placedKept") === undefined ? undefined : bak);
+  return onNode(p, auth, script, step, kept);
 }
 
 export async function removePlaced(p: Placed, auth: SshAuth, step: string): Promise<void> {

@@ -163,7 +163,7 @@ function otherVllmProbe(nb: NodeBundle): string {
   const root = nodePath(deploymentsDir(nb));
   const own = quote(deploymentOf(nb));
   const why = "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
-  const whyJson = quote(JSON.stringify(why));
+  const whyArg = quote(JSON.stringify(why));
   return [
     "if command -v docker >/dev/null 2>&1; then",
     `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
@@ -173,13 +173,15 @@ function otherVllmProbe(nb: NodeBundle): string {
     `      if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
     "      case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
     '      if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
-    `      ${printRecord("check", '"check":"vllm-container","subject":"%s","why":%s,"fatal":true', `"$name" ${whyJson}`)}`,
+    `      ${printRecord("check", '"check":"vllm-container","subject":"%s","why":%s,"fatal":true',
+      `"$name" ${whyArg}`)}`,
     "    done",
     // The daemon does not answer (stopped, restarting, a socket the user may not use): whether
     // another vLLM runs is unknown, and docker's own error says why.
     "  else",
     `    err=${lastErrorLine("docker ps -q")}`,
-    `    ${printRecord("check", '"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true', '"$err"')}`,
+    `    ${printRecord("check", '"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true',
+      '"$err"')}`,
     "  fi",
     "fi",
   ].join("\n");
@@ -256,7 +258,8 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
       ...(f.backup ? [backupCare(isEnv ? o.secrets : {}, o.keepBackups ?? DEFAULT_KEEP_BACKUPS)] : []),
       sha256Into('"$f"'),
       'if [ -n "$bak" ]; then bak="\\"$bak\\""; else bak=null; fi',
-      printRecord("written", '"file":%s,"written":%s,"backup":%s,"sha256":"%s"', `${quote(JSON.stringify(f.path))} "$written" "$bak" "$sum"`),
+      printRecord("written", '"file":%s,"written":%s,"backup":%s,"sha256":"%s"',
+        `${quote(JSON.stringify(f.path))} "$written" "$bak" "$sum"`),
     );
   }
   lines.push(secretsEnvScript(nb.stateDir, o.secrets));

@@ -13,7 +13,8 @@ type RecipeArgs = Pick<Recipe, "engine" | "args" | "engineVersion" | "image" | "
 
 /** The value the engine stores for option `dest` (spelled `spelling` where there is no table). */
 export function recipeOption(recipe: RecipeArgs, dest: string, spelling: string): string | undefined {
-  const table = tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file: recipe.file })?.table;
+  const { engine, engineVersion, image, file } = recipe;
+  const table = tableFor(engine, { engineVersion, image, file })?.table;
   if (table !== undefined) return optionAt(table, recipe.args, dest)?.value;
   let found: string | undefined;
   recipe.args.forEach((a, i) => {
