@@ -33,7 +33,7 @@ import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
 import { msg, t } from "./text/messages";
-import { protectedRefusal } from "./text/protected";
+import { allowedProtected, leavingRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
 import { renderSite } from "./render/deployment";
@@ -81,7 +81,7 @@ function overrides(): RunOverrides {
 }
 const runOverrides = overrides();
 const allow = {
-  protected: list(process.env["SM121_ALLOW_PROTECTED"]),
+  protected: allowedProtected(process.env),
   experimental: process.env["SM121_EXPERIMENTAL"] === "1",
   restart: process.env["SM121_RESTART"] === "1",
   takeover: list(process.env["SM121_ALLOW_TAKEOVER"]),
@@ -226,8 +226,7 @@ function register(
   if (taken.length > 0) throw new RunError(taken.join("\n"));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    const why = (d: string) => msg(down.includes(d) ? "serve.wouldStopDown" : "serve.wouldStopGone", { deployment: d });
-    throw new RunError(leaving.map((l) => protectedRefusal(l.node, why(l.deployment))).join("\n"));
+    throw new RunError(leaving.map((l) => leavingRefusal(l.node, l.deployment, down.includes(l.deployment))).join("\n"));
   }
   for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),

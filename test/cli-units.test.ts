@@ -12,8 +12,8 @@ import { flagSpec } from "../src/cli/usage";
 import { cliAuth, connectFailure, hostKeyRefusalOf } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
-import { componentUrn, otherChanges, refusals } from "../src/cli/down";
-import { LOCALES, msg, say } from "../src/text/messages";
+import { componentUrn, otherChanges } from "../src/cli/down";
+import { allowedProtected, leavingRefusal } from "../src/text/protected";
 import { noEndpoint } from "../src/cli/smoke";
 import { renderCommand } from "../src/cli/render";
 import { renderSchema } from "../src/cli/schemas";
@@ -161,19 +161,14 @@ describe("down", () => {
     expect(componentUrn(now, "small")).toBe("urn:pulumi:sim::sm121::sm121:index:Deployment::small");
   });
 
-  it("picks the provider's refusals out of Pulumi's output", () => {
-    const out = "  sm121:index:EngineDeployment (solo-engine):\n    error: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n\nerror: node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it\n";
-    expect(refusals(out)).toEqual(["node spark1 is protected and this run would stop solo on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
-    expect(refusals("error: update failed")).toEqual([]);
-    const json = JSON.stringify({ diagnostics: [{ message: "error: node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it\n" }] });
-    expect(refusals(json)).toEqual(["node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it"]);
-  });
-
-  it.each(LOCALES.map((l) => [l]))("picks out a refusal said in %s, as the provider says it in that locale", (locale) => {
-    const said = say(msg("serve.protected", { node: "spark1", situation: msg("serve.wouldStop", { deployment: "solo" }) }), locale);
-    expect(said).toContain("SM121_ALLOW_PROTECTED=spark1");
-    expect(refusals(`  sm121:index:EngineDeployment (solo-engine):\n    error: ${said}\n\nerror: update failed\n`)).toEqual([said]);
-    expect(refusals(JSON.stringify({ diagnostics: [{ message: `error: ${said}\n` }] }))).toEqual([said]);
+  it("reads the allowance for protected nodes, and says the refusal of a down the program says", () => {
+    expect(allowedProtected({ SM121_ALLOW_PROTECTED: " spark1, ,spark2 " })).toEqual(["spark1", "spark2"]);
+    expect(allowedProtected({})).toEqual([]);
+    expect(leavingRefusal("spark1", "solo", true)).toBe(
+      "node spark1 is protected and this run would stop deployment solo on it (sm121 down); " +
+        "run with SM121_ALLOW_PROTECTED=spark1 to allow it",
+    );
+    expect(leavingRefusal("spark1", "solo", false)).toContain("(the site no longer puts it there)");
   });
 
   it("finds what a down's preview would change besides the deployment and the gateway", () => {

@@ -142,9 +142,9 @@ describe("a verb that needs a deployment, given none", () => {
 describe("sm121 status --verbose", () => {
   it("prints the raw records of the node scripts on stderr", async () => {
     const r = await run(["status", "--no-http", "--verbose", "--node", "spark3"]);
-    expect(r.stderr).toMatch(/^spark3 status \| @sm121 \{"state":\{"identity":"[0-9a-f]{64}"/m);
-    expect(r.stderr).toMatch(/^spark3 status \| @sm121 \{"running":true,"startedAt":"/m);
-    expect(r.stderr).toMatch(/^spark3 facts \| @sm121 \{"memKiB":\d+/m);
+    expect(r.stderr).toMatch(/^spark3 status \| @sm121 \{"kind":"state","state":\{"identity":"[0-9a-f]{64}"/m);
+    expect(r.stderr).toMatch(/^spark3 status \| @sm121 \{"kind":"status","running":true,"startedAt":"/m);
+    expect(r.stderr).toMatch(/^spark3 facts \| @sm121 \{"kind":"nodeMemory","memKiB":\d+/m);
     expect(r.stdout).toMatch(/^small \(qwen3-small-tmux: vllm, tmux\)$/m);
   });
 });

@@ -18,8 +18,9 @@ import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../components/tokens";
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { CATALOGUES, currentLocale, LOCALES, t, type Message } from "../text/messages";
+import { currentLocale, t } from "../text/messages";
 import { pulumiRunEnv } from "./pulumi";
+import { allowedProtected, leavingRefusal } from "../text/protected";
 
 /** The type tokens of the component each deployment is, now and before (src/components/tokens.ts). */
 const DEPLOYMENT_TYPES: readonly string[] = [DEPLOYMENT_TYPE, ...DEPLOYMENT_TYPES_BEFORE];
@@ -68,22 +69,6 @@ export function otherChanges(previewJson: string, deployment: string): string[] 
   return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
 }
 
-/**
- * The lines of a failed run that say a protected node was refused, in the language the provider
- * spoke: the shape of the refusal (serve.protected) in each catalogue, the node and the situation
- * left open. Plain lines, or inside the JSON of `pulumi preview --json`.
- */
-export function refusals(output: string): string[] {
-  const shapes = LOCALES.map((l) => refusalShape(CATALOGUES[l]["serve.protected"]));
-  const found = shapes.flatMap((shape) => [...output.matchAll(shape)].map((m) => m[0]));
-  return [...new Set(found)];
-}
-
-function refusalShape(message: Message): RegExp {
-  const text = typeof message === "string" ? message : message.other;
-  const escaped = text.replace(/[.*+?^$()|[\]\\]/g, "\\$&");
-  return new RegExp(escaped.replace("{situation}", ".*?").replace(/\{node\}/g, "\\S+"), "g");
-}
 
 export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
@@ -101,11 +86,16 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const alreadyDown = project.bundles.map((x) => x.deployment).filter((d) => d !== b.deployment && componentUrn(exported.stdout, d) === undefined);
   // The provider speaks the language of this run (--lang wins over the environment's).
   const env = { ...process.env, SM121_DOWN: [b.deployment, ...alreadyDown].join(","), SM121_LANG: currentLocale() };
+  // The program refuses the same at plan time; down says it before it runs Pulumi at all.
+  const allowed = allowedProtected(process.env);
+  const refused = b.nodes.filter((n) => n.protected && !allowed.includes(n.node));
+  if (refused.length > 0) {
+    for (const n of refused) ctx.err(t("down.refused", { reason: leavingRefusal(n.node, b.deployment, true) }));
+    return 1;
+  }
   const fail = (run: Run): number => {
     for (const l of run.stderr.trim().split("\n").filter((x) => x !== "")) ctx.err(`  ${l}`);
-    const refused = refusals(`${run.stdout}\n${run.stderr}`);
-    if (refused.length > 0) for (const r of refused) ctx.err(t("down.refused", { reason: r }));
-    else ctx.err(t("down.failed", { deployment: b.deployment, code: run.code }));
+    ctx.err(t("down.failed", { deployment: b.deployment, code: run.code }));
     return 1;
   };
   const preview = await pulumi(ctx, ["preview", "--stack", ctx.stack, "--json", "--non-interactive"], env);

@@ -14,7 +14,7 @@ import type { DeploymentOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 import { msg } from "../text/messages";
-import { protectedRefusal } from "../text/protected";
+import { allowedProtected, protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 import { checkFields, launchChanged } from "../render/launch";
 
@@ -172,5 +172,5 @@ export function refusedProtected(b: DeploymentBundle, allowed: readonly string[]
 
 /** SM121_ALLOW_PROTECTED of this process (destroy runs no program, so the provider reads it). */
 export function allowedHere(): string[] {
-  return (process.env["SM121_ALLOW_PROTECTED"] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return allowedProtected(process.env);
 }
