@@ -63,6 +63,9 @@ function fieldsOfEachKind() {
     // A docker image on a node (serve/imagesync): its ID and size, or none.
     image: { id: z.string(), size: int().nonnegative() },
     imageAbsent: {},
+    // A DGPP build on rank 0 (serve/dgpp): done, still running, or its session gone without the
+    // build's last line; and the build log's last line (base64).
+    dgppBuild: { state: z.enum(["done", "running", "failed"]), last64: z.string() },
     // Copies between nodes (serve/fanout).
     recv: { path: z.string() },
     sent: { bytes: int().nonnegative() },

@@ -10,7 +10,7 @@ import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
 import { writeScript } from "./steps";
 import { t } from "../text/messages";
-import { recordsOf } from "../protocol";
+import { firstRecord, printRecord, recordsOf } from "../protocol";
 
 export interface ProvisionSettings {
   recipe: string;
@@ -78,17 +78,21 @@ function startBuild(p: DgppPaths, script: string): string {
 
 async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: string) => void): Promise<void> {
   const started = Date.now();
+  const lastLine = `"$(tail -n 1 ${quote(p.buildLog)} 2>/dev/null | cut -c1-200 | base64 -w0)"`;
+  const build = (state: "done" | "running" | "failed") =>
+    printRecord("dgppBuild", `"state":"${state}","last64":"%s"`, lastLine);
   const check = [
-    `if grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null; then echo done;`,
-    `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then echo running;`,
-    "else echo failed; fi;",
-    `tail -n 1 ${quote(p.buildLog)} 2>/dev/null | cut -c1-200 || true`,
+    `if grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null; then ${build("done")};`,
+    `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then ${build("running")};`,
+    `else ${build("failed")}; fi`,
   ].join(" ");
   // Progress every 10 s or so: how long, and the build log's last line when it changed.
   let said = started;
   let seen = "";
   for (;;) {
-    const [state = "", last = ""] = (await h.run(check, { step: "poll the DGPP build" })).stdout.split("\n");
+    const polled = firstRecord((await h.run(check, { step: "poll the DGPP build" })).records, "dgppBuild");
+    const state = polled?.state;
+    const last = Buffer.from(polled?.last64 ?? "", "base64").toString("utf8").trim();
     if (state === "running" && Date.now() - said >= 10_000) {
       said = Date.now();
       const waited = { node: h.node, seconds: Math.round((said - started) / 1000), cap: s.capS };
