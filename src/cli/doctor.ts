@@ -28,7 +28,6 @@ import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
-import { stringOf } from "../text/unknown";
 import { printRecord } from "../protocol";
 
 interface Need {

@@ -5,7 +5,6 @@
  */
 import { imageVersion } from "../engines/options/versions";
 import type { Host } from "../remote";
-import { stringOf } from "../text/unknown";
 import { firstRecord, printRecord } from "../protocol";
 
 export interface NodeFacts {

@@ -16,7 +16,6 @@ import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { jsonOut, smokeSchema, type SmokeReport, type SmokeResult } from "./schemas";
-import { stringOf } from "../text/unknown";
 import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 export interface CurlRequest {

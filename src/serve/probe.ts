@@ -217,7 +217,7 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
       st.envText = Buffer.from(r.text64, "base64").toString("utf8");
       return;
     case "stopFailed":
-      st.stopFailed = { at: String(r.stopFailed["at"] ?? ""), lines: String(r.stopFailed["lines"] ?? "") };
+      st.stopFailed = { at: stringOf(r.stopFailed["at"]), lines: stringOf(r.stopFailed["lines"]) };
       return;
     default:
       return;

@@ -104,7 +104,10 @@ export function modelsListed(records: readonly NodeRecord[]): ModelList | undefi
   if (body64 === undefined) return undefined;
   try {
     const v: unknown = JSON.parse(Buffer.from(body64, "base64").toString("utf8"));
-    return v !== null && typeof v === "object" ? (v as ModelList) : undefined;
+    if (v === null || typeof v !== "object") return undefined;
+    const data: unknown = (v as { data?: unknown }).data;
+    type Model = NonNullable<ModelList["data"]>[number];
+    return Array.isArray(data) ? { data: data.filter((m): m is Model => m !== null && typeof m === "object") } : {};
   } catch {
     // An engine whose /v1/models answers 200 with no JSON lists nothing: the served-name check says so.
     return undefined;
