@@ -14,6 +14,8 @@ import { profilesSchema, renderSchema, statusSchema, validateSchema } from "../s
 import { json, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
+import { firstRecord, recordOfLine, recordsOf } from "../src/protocol";
+import { modelsListed } from "../src/serve/readiness";
 
 let s: CliSite;
 
@@ -124,11 +126,18 @@ describe("sm121 render", () => {
     // On the node: sm121's record of small, the file up wrote with the sha256 render shows, the engine running.
     const file = node?.files[0];
     expect(file?.path).toBe("~/.sm121/deployments/small/run.sh");
-    expect(pre).toMatch(/@sm121 \{"state":\{"identity":"[0-9a-f]{64}","launch":"[0-9a-f]{64}","deployment":"small"/);
-    expect(pre).toContain(`@sm121 {"file":"${file?.path ?? ""}","sha256":"${file?.sha256 ?? ""}","ctime":`);
-    expect(pre).toMatch(/@sm121 \{"running":true,/);
+    const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
+    const look = records(pre);
+    const state = firstRecord(look, "state")?.state;
+    expect([state?.["identity"], state?.["launch"]]).toEqual([
+      expect.stringMatching(/^[0-9a-f]{64}$/), expect.stringMatching(/^[0-9a-f]{64}$/),
+    ]);
+    expect(state?.["deployment"]).toBe("small");
+    const watched = recordsOf(look, "watched").find((r) => r.file === file?.path);
+    expect(watched?.sha256).toBe(file?.sha256);
+    expect(firstRecord(look, "status")?.running).toBe(true);
     const ready = await sh(s.nodes[2], `${node?.steps.readiness ?? ""}\n${node?.steps.verify ?? ""}`);
-    expect(ready).toMatch(/@sm121 \{"models":\{.*"id":"qwen3-small"/);
+    expect(modelsListed(records(ready))?.data?.map((m) => m.id)).toContain("qwen3-small");
   });
 });
 

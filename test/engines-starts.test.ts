@@ -18,6 +18,7 @@ import { parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { preflightScript } from "../src/serve/steps";
+import { recordOfLine, recordsOf } from "../src/protocol";
 
 interface Recorded {
   engine: string;
@@ -98,7 +99,8 @@ describe.each(recorded.map((r) => [r.version, r] as const))("vLLM %s", (version,
       if (nb === undefined) throw new Error("no bundle");
       // The look every plan takes, without sm121:preflight: only the checks made at plan time.
       const out = spawnSync("bash", ["-c", preflightScript(nb, [], undefined, { checks: false, runStatus: false, clients: false })], { encoding: "utf8", env: { ...process.env, HOME: work } });
-      refusedOnNode = out.stdout.split("\n").some((l) => l.startsWith("@sm121 ") && (JSON.parse(l.slice(7)) as { check?: unknown }).check === "file");
+      const checks = recordsOf(out.stdout.split("\n").flatMap((l) => recordOfLine(l) ?? []), "check");
+      refusedOnNode = checks.some((r) => r.check === "file");
     }
     expect(refusedByValidate || refusedOnNode).toBe(c.outcome === "error");
     if (c.error?.startsWith("ValueError")) expect(errors[0]).toContain("takes only YAML");
