@@ -8,6 +8,7 @@ import type { Host, RunOptions, RunResult } from "../src/remote";
 import type { LinkTestMpi } from "../src/render/types";
 import { chooseTool, type LinkTool } from "../src/serve/linkmpi";
 import { say } from "../src/text/messages";
+import type { NodeRecord } from "../src/protocol";
 
 /** The tool with its reason as the English report says it. */
 const inEnglish = (t: LinkTool) => ({ ...t, why: say(t.why, "en") });
@@ -15,7 +16,7 @@ const inEnglish = (t: LinkTool) => ({ ...t, why: say(t.why, "en") });
 const mpi: LinkTestMpi = { probe: "probe", start: [], run: "", stop: [], receiver: "", agentDir: "/x" };
 
 /** A node that answers the look with these records (and exit code). */
-function node(records: Array<Record<string, unknown>>, code = 0, stderr = ""): Host {
+function node(records: NodeRecord[], code = 0, stderr = ""): Host {
   return {
     node: "s1",
     run: (_s: string, _o: RunOptions): Promise<RunResult> => Promise.resolve({ code, stdout: "", stderr, records }),
@@ -26,10 +27,10 @@ function node(records: Array<Record<string, unknown>>, code = 0, stderr = ""): H
   };
 }
 
-const found = (arp: string, mpirun: string, ssh: string) => [
-  { tool: "all_reduce_perf", path: arp },
-  { tool: "mpirun", path: mpirun },
-  { tool: "ssh", path: ssh },
+const found = (arp: string, mpirun: string, ssh: string): NodeRecord[] => [
+  { kind: "linkTool", tool: "all_reduce_perf", path: arp },
+  { kind: "linkTool", tool: "mpirun", path: mpirun },
+  { kind: "linkTool", tool: "ssh", path: ssh },
 ];
 
 describe("the link test's tool", () => {

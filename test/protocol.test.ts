@@ -48,6 +48,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   image: { id: "sha256:abc", size: 1024 },
   imageAbsent: {},
   dgppBuild: { state: "running", last64: b64("step 3 of 7") },
+  linkTool: { tool: "all_reduce_perf", path: "/opt/nccl-tests/build/all_reduce_perf" },
   recv: { path: "/home/ops/.sm121/fanout/x/recv.sh" },
   sent: { bytes: 1024 },
   benchKey: { key64: "" },

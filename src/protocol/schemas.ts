@@ -66,6 +66,8 @@ function fieldsOfEachKind() {
     // A DGPP build on rank 0 (serve/dgpp): done, still running, or its session gone without the
     // build's last line; and the build log's last line (base64).
     dgppBuild: { state: z.enum(["done", "running", "failed"]), last64: z.string() },
+    // The link test's look in the image (render/linkmpi): a tool and its path ("" when absent).
+    linkTool: { tool: z.string(), path: z.string() },
     // Copies between nodes (serve/fanout).
     recv: { path: z.string() },
     sent: { bytes: int().nonnegative() },

@@ -13,6 +13,7 @@ import { containerFlags } from "../targets/docker";
 import { joinNode, nodePath, quote } from "../text/shell";
 import { containerAccess } from "./fabric";
 import type { LinkTestMpi, NodeBundle } from "./types";
+import { printRecord } from "../protocol";
 
 /** Where a rank's container sees its link-test directory (the agent, its key, known_hosts). */
 export const MPI_MOUNT = "/run/sm121-linktest";
@@ -30,8 +31,8 @@ interface Group {
 const label = (deployment: string) => `sm121.linktest=${deployment}`;
 
 /**
- * What the image has, read by running it once on rank 0's node (`@sm121 {"tool","path"}` a
- * line, path "" when absent): all_reduce_perf, the mpirun that starts its ranks, and the ssh that
+ * What the image has, read by running it once on rank 0's node (a `linkTool` record a tool,
+ * path "" when absent): all_reduce_perf, the mpirun that starts its ranks, and the ssh that
  * mpirun's agent dials the peers with.
  */
 function probeScript(image: string): string {
@@ -42,7 +43,7 @@ function probeScript(image: string): string {
     `  if [ -z "$p" ] && [ "$t" = all_reduce_perf ]; then`,
     `    for d in ${dirs}; do [ -x "$d/$t" ] && p="$d/$t" && break; done`,
     "  fi",
-    `  printf '@sm121 {"tool":"%s","path":"%s"}\\n' "$t" "$p"`,
+    `  ${printRecord("linkTool", '"tool":"%s","path":"%s"', '"$t" "$p"')}`,
     "done",
   ].join("\n");
   return `docker run --rm --entrypoint /bin/sh ${quote(image)} -c ${quote(inImage)}`;

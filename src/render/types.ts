@@ -110,7 +110,7 @@ export interface LinkTestPlan {
 
 /** The nccl-tests run of the link test (render/linkmpi.ts). */
 export interface LinkTestMpi {
-  /** Run on rank 0's node: what the image has (`@sm121 {"tool","path"}` lines). */
+  /** Run on rank 0's node: what the image has (`linkTool` records, protocol/). */
   probe: string;
   /** Per rank: its container, sleeping until mpirun's agent comes. */
   start: string[];

@@ -11,6 +11,7 @@ import type { LinkTestMpi, NodeBundle } from "../render/types";
 import { msg, say as said, type Msg } from "../text/messages";
 import { nodePath, quote } from "../text/shell";
 import { withPeerAccess, type Access, type Peer } from "./fanout";
+import { recordsOf } from "../protocol";
 
 /** An exit code as the report says it: the number, or that the run timed out. */
 export function exitText(code: number | null): string {
@@ -33,9 +34,7 @@ export async function chooseTool(deploy: string, mpi: LinkTestMpi | undefined, r
   const step = "link test: look in the image";
   const res = await rank0.run(mpi.probe, { step, allowFailure: true, timeoutMs: 120_000 });
   const found = new Map<string, string>();
-  for (const r of res.records) {
-    if (typeof r["tool"] === "string" && typeof r["path"] === "string") found.set(r["tool"], r["path"]);
-  }
+  for (const r of recordsOf(res.records, "linkTool")) found.set(r.tool, r.path);
   if (res.code !== 0 || found.size === 0) {
     const last = `${res.stdout}${res.stderr}`.trim().split("\n").slice(-1)[0] ?? "";
     return { kind: "torch", why: msg("link.whyNoShell", { node: rank0.node, last }) };
