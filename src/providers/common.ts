@@ -6,10 +6,6 @@ import { expandHome } from "../text/home";
 import type { ConnectionSettings } from "./settings";
 
 /**
- * Progress from a provider: the engine shows a provider's stderr lines under the resource. The
- * first one also ties this provider process to its run (endWithRun).
- */
-/**
  * The provider interface asks every operation for a promise; a pure one (check, diff, a delete that
  * only says what stays) computes its answer at once, and a throw becomes the promise's rejection.
  */
@@ -17,10 +13,15 @@ export function settled<T>(compute: () => T): Promise<T> {
   return new Promise((resolve) => resolve(compute()));
 }
 
+/**
+ * Progress from a provider: the engine shows a provider's stderr lines under the resource, each
+ * named by `subject` here (a message never names it itself). The first one also ties this
+ * provider process to its run (endWithRun).
+ */
 export function providerLog(subject: string): (message: string) => void {
   endWithRun();
   return (message) => {
-    process.stderr.write(`sm121: ${message.startsWith(`${subject}: `) ? message : `${subject}: ${message}`}\n`);
+    process.stderr.write(`sm121: ${subject}: ${message}\n`);
   };
 }
 

@@ -79,7 +79,7 @@ async function fabricCheck(
   log: (m: string) => void,
 ): Promise<void> {
   const between = b.nodes.map((n) => n.node).join(", ");
-  log(t("serve.linkTest", { deployment: b.deployment, nodes: between }));
+  log(t("serve.linkTest", { nodes: between }));
   const report = await runLinkTest(b, plan, (nb) => host(hosts, nb), log);
   const text = linkTestText(report);
   const failed = `the link test of ${b.deployment} failed; nothing was stopped`;
@@ -143,7 +143,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   try {
     if (checksOnly) {
       // Only what is no launch field changed: sm121's own files are brought up to date, the engine runs on.
-      o.log(t("serve.checksOnly", { deployment: b.deployment }));
+      o.log(t("serve.checksOnly"));
       step = "write";
       await Promise.all(b.nodes.map(async (nb, i) => {
         const write = timed("write", (scripts[i] as Record<Step, string>).write);
@@ -156,7 +156,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const st = (i: number) => states[i] as NodeState;
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
-      if (stopping.length > 0) o.log(t("serve.stopping", { deployment: b.deployment, nodes: stopping.join(", ") }));
+      if (stopping.length > 0) o.log(t("serve.stopping", { nodes: stopping.join(", ") }));
       await Promise.all(b.nodes.map(async (nb, i) => {
         // Another deployment on the node (a node move) stops first, by its own stored stop.
         const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
@@ -178,7 +178,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
         }),
       );
     } else {
-      o.log(t("serve.readinessOnly", { deployment: b.deployment }));
+      o.log(t("serve.readinessOnly"));
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";

@@ -60,7 +60,7 @@ export async function stopDeployment(
 ): Promise<void> {
   const mask = (text: string) => maskSecrets(text, secrets);
   await withHosts(b.nodes, auth, async (hosts) => {
-    log(t("serve.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));
+    log(t("serve.stopping", { nodes: b.nodes.map((n) => n.node).join(", ") }));
     const host = (nb: NodeBundle): Host => hostFor(hosts, nb.node);
     const stop = (nb: NodeBundle) => {
       const onLine = (l: string) => log(`${nb.node}: ${mask(l)}`);
