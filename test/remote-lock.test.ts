@@ -33,9 +33,10 @@ describe("the lock channel over ssh", () => {
     await withHosts(s1(), auth(), async (hosts) => {
       const h = hostFor(hosts, "s1");
       // The step's parent holds the lock on fd 9; the step itself does not have it.
-      const a = await h.run(`readlink /proc/$PPID/fd/9; [ ! -e /proc/$$/fd/9 ] && echo '@sm121 {"n":1}'; printf 'no newline'`, { step: "one" });
-      expect(a.stdout).toBe(`${join(node.home, ".sm121", "node.lock")}\n@sm121 {"n":1}\nno newline`);
-      expect(a.records).toEqual([{ n: 1 }]);
+      const record = '@sm121 {"kind":"sent","bytes":1}';
+      const a = await h.run(`readlink /proc/$PPID/fd/9; [ ! -e /proc/$$/fd/9 ] && echo '${record}'; printf 'no newline'`, { step: "one" });
+      expect(a.stdout).toBe(`${join(node.home, ".sm121", "node.lock")}\n${record}\nno newline`);
+      expect(a.records).toEqual([{ kind: "sent", bytes: 1 }]);
       const lines: string[] = [];
       const b = h.run("echo progress; echo 'disk full' >&2; exit 3", { step: "write", onLine: (l) => lines.push(l) });
       await expect(b).rejects.toBeInstanceOf(CommandError);
