@@ -32,7 +32,7 @@ import { fabricStep } from "./serve/fabricstep";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
-import { msg, t } from "./text/messages";
+import { t } from "./text/messages";
 import { allowedProtected, leavingRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";

@@ -9,6 +9,10 @@ import {
 } from "../src/protocol";
 import { STATUS_RECORD } from "../src/targets/common";
 import { timed } from "../src/serve/steps";
+import { inflightOf, inflightScript } from "../src/serve/drain";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
@@ -49,6 +53,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   imageAbsent: {},
   dgppBuild: { state: "running", last64: b64("step 3 of 7") },
   linkTool: { tool: "all_reduce_perf", path: "/opt/nccl-tests/build/all_reduce_perf" },
+  inflight: { count: 3 },
   recv: { path: "/home/ops/.sm121/fanout/x/recv.sh" },
   sent: { bytes: 1024 },
   benchKey: { key64: "" },
@@ -134,5 +139,15 @@ describe("the writers, run in bash", () => {
     const asJson = "\"$(printf '%s' \"$n\" | sed 's/\"/\\\\\"/g; s/^/\"/; s/$/\"/')\"";
     const other = bash(`n='a "quoted" name'; ${printRecord("other", '"deployment":%s', asJson)}`);
     expect(recordOfLine(other.trim())).toEqual({ kind: "other", deployment: 'a "quoted" name' });
+  });
+
+  it("print the replica drain's gauge, and null where the engine exports none", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sm121-inflight-"));
+    writeFileSync(join(dir, "metrics"), 'vllm:num_requests_running{engine="0"} 2.0\nvllm:num_requests_running{engine="1"} 1.0\n');
+    const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
+    const read = (url: string, series = "vllm:num_requests_running") => inflightOf(records(bash(inflightScript(url, series))));
+    expect(read(`file://${dir}/metrics`)).toBe(3);
+    expect(read(`file://${dir}/metrics`, "sglang:num_running_reqs")).toBeUndefined();
+    expect(read(`file://${dir}/none`)).toBeUndefined();
   });
 });

@@ -147,8 +147,8 @@ describe("the drain", () => {
 
 
   it("takes the count the node printed, and none when the engine exports no gauge", () => {
-    expect(inflightOf([{ inflight: 3 }])).toBe(3);
-    expect(inflightOf([{ inflight: null }])).toBeUndefined();
+    expect(inflightOf([{ kind: "inflight", count: 3 }])).toBe(3);
+    expect(inflightOf([{ kind: "inflight", count: null }])).toBeUndefined();
   });
 });
 

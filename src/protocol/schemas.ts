@@ -68,6 +68,8 @@ function fieldsOfEachKind() {
     dgppBuild: { state: z.enum(["done", "running", "failed"]), last64: z.string() },
     // The link test's look in the image (render/linkmpi): a tool and its path ("" when absent).
     linkTool: { tool: z.string(), path: z.string() },
+    // A replica's requests in flight before a roll stops it (serve/drain): null when not exported.
+    inflight: { count: count() },
     // Copies between nodes (serve/fanout).
     recv: { path: z.string() },
     sent: { bytes: int().nonnegative() },

@@ -9,22 +9,21 @@ import { quote } from "../text/shell";
 import { withHosts, type SshAuth } from "../remote";
 import type { Drain } from "../render/replicas";
 import type { DeploymentBundle } from "../render/types";
+import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
-/** One read of the gauge: `@sm121 {"inflight":N}`, or null when /metrics or the series is not there. */
+/** One read of the gauge: an `inflight` record, its count null when /metrics or the series is not there. */
 export function inflightScript(url: string, series: string): string {
   return [
-    `out=$(curl -sf --max-time 3 ${quote(url)} 2>/dev/null) || { printf '@sm121 {"inflight":null}\\n'; exit 0; }`,
-    `printf '%s\\n' "$out" | awk -v re=${quote(`^${series}[{ ]`)} \\`,
-    `  '$0 ~ re { n++; s += $NF } END { if (n == 0) print "@sm121 {\\"inflight\\":null}"; ` +
-      `else printf "@sm121 {\\"inflight\\":%.0f}\\n", s }'`,
+    `out=$(curl -sf --max-time 3 ${quote(url)} 2>/dev/null) || { ${printRecord("inflight", '"count":null')}; exit 0; }`,
+    `n=$(printf '%s\\n' "$out" | awk -v re=${quote(`^${series}[{ ]`)} \\`,
+    `  '$0 ~ re { n++; s += $NF } END { if (n == 0) print "null"; else printf "%.0f\\n", s }')`,
+    printRecord("inflight", '"count":%s', '"$n"'),
   ].join("\n");
 }
 
 /** The count a read printed; undefined when the engine exports none. */
-export function inflightOf(records: ReadonlyArray<Record<string, unknown>>): number | undefined {
-  const r = records.find((x) => "inflight" in x);
-  const n = r?.["inflight"];
-  return typeof n === "number" ? n : undefined;
+export function inflightOf(records: readonly NodeRecord[]): number | undefined {
+  return firstRecord(records, "inflight")?.count ?? undefined;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -53,20 +52,20 @@ export async function drainEngine(
       const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records);
       const waited = Math.round((Date.now() - t0) / 1000);
       if (n === undefined) {
-        log(`${b.deployment}: ${url} does not answer with ${d.running}; stops without waiting for its requests`);
+        log(`${url} does not answer with ${d.running}; stops without waiting for its requests`);
         return undefined;
       }
       if (n === 0) {
-        if (said >= 0) log(`${b.deployment}: drained after ${waited} s: no request in flight`);
+        if (said >= 0) log(`drained after ${waited} s: no request in flight`);
         return 0;
       }
       if (Date.now() - t0 >= d.boundS * 1000) {
-        log(`${b.deployment}: ${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
+        log(`${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
         return n;
       }
       // A line when the count changes, and one every 10 s while it stands.
       if (n !== said || Date.now() - saidAt >= 10_000) {
-        log(`${b.deployment}: waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
+        log(`waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
         saidAt = Date.now();
       }
       said = n;
