@@ -27,7 +27,8 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   check: { check: "image", subject: "vllm:1", why: "the image", fatal: true },
   hfCache: {
     check: {
-      check: "hf-cache", subject: "~/hub/models--o--m", why: "w", fatal: false, model: { repo: "o/m", revision: "main" },
+      check: "hf-cache", subject: "~/hub/models--o--m", why: "w", fatal: false,
+      model: { repo: "o/m", revision: "main" },
     },
     listing64: "",
   },
@@ -143,9 +144,11 @@ describe("the writers, run in bash", () => {
 
   it("print the replica drain's gauge, and null where the engine exports none", () => {
     const dir = mkdtempSync(join(tmpdir(), "sm121-inflight-"));
-    writeFileSync(join(dir, "metrics"), 'vllm:num_requests_running{engine="0"} 2.0\nvllm:num_requests_running{engine="1"} 1.0\n');
+    const gauge = 'vllm:num_requests_running{engine="0"} 2.0\nvllm:num_requests_running{engine="1"} 1.0\n';
+    writeFileSync(join(dir, "metrics"), gauge);
     const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
-    const read = (url: string, series = "vllm:num_requests_running") => inflightOf(records(bash(inflightScript(url, series))));
+    const read = (url: string, series = "vllm:num_requests_running") =>
+      inflightOf(records(bash(inflightScript(url, series))));
     expect(read(`file://${dir}/metrics`)).toBe(3);
     expect(read(`file://${dir}/metrics`, "sglang:num_running_reqs")).toBeUndefined();
     expect(read(`file://${dir}/none`)).toBeUndefined();
