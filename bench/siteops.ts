@@ -28,7 +28,7 @@ export const SITE_DEPLOYMENTS: DeploymentLine[] = [
  * The switches that turn off sm121's workarounds of SDK internals (docs/toolchain.md): each stays
  * only while it gains at least 0.3 s per plan, measured here in the same rounds.
  */
-export const WORKAROUNDS = ["SM121_DEBUG", "SM121_PLAIN_PROVIDER_HOST"] as const;
+export const WORKAROUNDS = ["SM121_DEBUG"] as const;
 export type Workaround = (typeof WORKAROUNDS)[number];
 
 export interface SiteOp {

@@ -131,7 +131,7 @@ if [ -x "$beside/pulumi-resource-pulumi-nodejs" ]; then
   provider_real=$(readlink -f "$beside/pulumi-resource-pulumi-nodejs")
 else
   # sm121's launcher of the same host (toolchain/pulumi-resource-pulumi-nodejs): no extra node to
-  # resolve it, Node's compile cache, and the SDK's runtime index loaded only if the host uses it.
+  # resolve it, and Node's compile cache.
   launcher="$here/toolchain/pulumi-resource-pulumi-nodejs"
   provider_dir="$cache/nodejs-provider-$(hash12 < "$launcher")"
   if [ ! -x "$provider_dir/pulumi-resource-pulumi-nodejs" ]; then

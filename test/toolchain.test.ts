@@ -154,56 +154,6 @@ describe("the dynamic provider launcher", () => {
     }
   });
 
-  /** A project whose SDK has a runtime index that says when it loads, its settings, and `host` as the host. */
-  function fakeSdk(host: string): string {
-    const sdk = join(mkdtempSync(join(base, "sdk-")), "node_modules", "@pulumi", "pulumi");
-    mkdirSync(join(sdk, "runtime"), { recursive: true });
-    writeFileSync(join(sdk, "runtime", "settings.js"), "exports.grpcChannelOptions = { 'grpc.max_receive_message_length': 7 };\n");
-    writeFileSync(join(sdk, "runtime", "index.js"), "process.stdout.write('index loaded;');\nObject.assign(exports, require('./settings'), { other: 2 });\n");
-    exe(join(sdk, "cmd", "dynamic-provider", "index.js"), host);
-    // The project reaches its node_modules through a link, as the bench's and the e2e projects do.
-    const project = mkdtempSync(join(base, "linked-"));
-    symlinkSync(join(sdk, "..", ".."), join(project, "node_modules"));
-    return project;
-  }
-
-  it("gives the host the runtime's settings, and loads the runtime's index only when the host uses more of it", () => {
-    const settingsOnly = run(fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify({ ...r.grpcChannelOptions }));\n"));
-    expect(settingsOnly.stderr).toBe("");
-    expect(settingsOnly.stdout).toBe('{"grpc.max_receive_message_length":7}');
-    const more = run(fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify({ other: r.other, has: 'other' in r, keys: Object.keys(r) }));\n"));
-    expect(more.stderr).toBe("");
-    expect(more.stdout).toBe('index loaded;{"other":2,"has":true,"keys":["grpcChannelOptions","other"]}');
-  });
-
-  it("loads the runtime's index as upstream does with SM121_PLAIN_PROVIDER_HOST=1", () => {
-    const project = fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify({ ...r.grpcChannelOptions }));\n");
-    const env = { ...process.env, PATH: `${NODE_DIR}:${SYSTEM}`, SM121_PLAIN_PROVIDER_HOST: "1" };
-    const r = spawnSync(launcher, ["--version-probe"], { cwd: project, encoding: "utf8", env });
-    expect(r.stderr).toBe("");
-    expect(r.stdout).toBe('index loaded;{"grpc.max_receive_message_length":7}');
-  });
-
-  it("gives the host the runtime's index itself when the SDK has no settings module", () => {
-    const project = fakeSdk("const r = require('../../runtime');\nprocess.stdout.write(JSON.stringify(r.grpcChannelOptions));\n");
-    rmSync(join(realpathSync(join(project, "node_modules")), "@pulumi", "pulumi", "runtime", "settings.js"));
-    writeFileSync(join(realpathSync(join(project, "node_modules")), "@pulumi", "pulumi", "runtime", "index.js"), "process.stdout.write('index loaded;');\nexports.grpcChannelOptions = { old: true };\n");
-    const r = run(project);
-    expect(r.stderr).toBe("");
-    expect(r.stdout).toBe('index loaded;{"old":true}');
-  });
-
-  it("depends on what the installed SDK's host does: it takes grpcChannelOptions alone from the runtime's index, the settings' own", async () => {
-    const sdk = join(REPO, "node_modules", "@pulumi", "pulumi");
-    const host = readFileSync(join(sdk, "cmd", "dynamic-provider", "index.js"), "utf8");
-    const binding = /const (\w+) = require\("\.\.\/\.\.\/runtime"\);/.exec(host)?.[1] ?? "";
-    expect(binding).not.toBe("");
-    expect([...new Set([...host.matchAll(new RegExp(`\\b${binding}\\.(\\w+)`, "g"))].map((m) => m[1]))]).toEqual(["grpcChannelOptions"]);
-    const index = (await import(join(sdk, "runtime", "index.js"))) as { grpcChannelOptions: unknown };
-    const settings = (await import(join(sdk, "runtime", "settings.js"))) as { grpcChannelOptions: unknown };
-    expect(index.grpcChannelOptions).toBe(settings.grpcChannelOptions);
-  });
-
   it("says what to install when the project has no @pulumi/pulumi", () => {
     const r = run(mkdtempSync(join(base, "empty-")));
     expect(r.status).toBe(1);
