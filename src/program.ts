@@ -17,6 +17,7 @@ import { allConfig } from "@pulumi/pulumi/runtime/config";
 import { isDryRun } from "@pulumi/pulumi/runtime/settings";
 import { dynamicHost as provider } from "./providers/host";
 import type { Deployment } from "./components/recipe";
+import { known } from "./components/known";
 import { Site } from "./components/site";
 import { withShortStacks } from "./debugMode";
 import { lookScrapeTargets } from "./components/scrapeTargets";
@@ -117,16 +118,6 @@ const gwConn = gwNodeName === undefined || gwNodeSite === undefined
 const gatewaySettings = site.gateway === undefined
   ? undefined
   : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
-
-/** The value of an output that is known at plan time (the stack's config), as a promise. */
-function known<T>(o: Output<T>): Promise<T> {
-  return new Promise((resolve) => {
-    o.apply((v) => {
-      resolve(v);
-      return v;
-    });
-  });
-}
 
 /**
  * Every look of the run, over one connection per node: the fabric first (`auto` resolved, the

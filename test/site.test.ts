@@ -13,6 +13,7 @@ import { setEngineBehaviour, setEngineProofs, startSite, stopStaleSite, type Sim
 import { sshOk, sshScript } from "./site/exec";
 import { inEngineContainer } from "./site/procs";
 import { makeScriptRecipe } from "./site/recipe";
+import { modelsIn } from "./helpers/json";
 
 // One fixed dir for this file: startSite() first ends what a crashed earlier run left there.
 const DIR = fs.mkdtempSync(path.join(os.tmpdir(), "sm121-site-selftest-"));
@@ -29,15 +30,6 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<{
   } catch {
     return null;
   }
-}
-
-interface ModelCard {
-  id: string;
-  max_model_len: number;
-}
-
-function models(body: string): ModelCard[] {
-  return (JSON.parse(body) as { data: ModelCard[] }).data;
 }
 
 async function waitFor(url: string, timeoutMs = 20000): Promise<string> {
@@ -113,7 +105,7 @@ describe("simulated site", () => {
     const run = await sh(spark1, `docker run -d --name vq --label sm121.deployment=t1 --gpus all --network host --ipc host \\
       vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 --max-model-len 32768`);
     expect(run.trim()).toMatch(/^[0-9a-f]{64}$/);
-    expect(models(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({ id: "q8", max_model_len: 32768 });
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({ id: "q8", max_model_len: 32768 });
     const ps = await sh(spark1, "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label \"sm121.deployment\"}}'; docker ps --filter label=sm121.deployment=other -q");
     expect(ps.trim()).toBe("vq running t1");
     const pid = Number((await sh(spark1, "docker inspect -f '{{.State.Pid}}' vq")).trim());
@@ -158,7 +150,7 @@ describe("simulated site", () => {
     const noIp = await sh(spark2, `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; docker logs w0 2>&1; docker rm -f w0 >/dev/null`);
     expect(noIp).toContain("VLLM_HOST_IP=(unset) is not this node's address (127.0.0.202)");
     await sh(spark2, `docker run -d --name worker -e VLLM_HOST_IP=${spark2.ip} ${common} --node-rank 1 --headless`);
-    expect(models(await waitFor(`http://${spark1.ip}:18003/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:18003/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     expect(await sh(spark1, "docker logs head 2>&1")).toContain("Worker node rank 1 (127.0.0.202) joined");
     await sh(spark2, "docker stop -t 2 worker");
     await sh(spark1, "for i in $(seq 50); do [ \"$(docker inspect -f '{{.State.Running}}' head)\" = false ] && break; sleep 0.1; done");
@@ -174,7 +166,7 @@ describe("simulated site", () => {
     const denied = await sshScript(site, spark1, "sysctl -w vm.compaction_proactiveness=0");
     expect(denied.code).not.toBe(0);
     await sh(spark1, `sudo -n sysctl -w vm.compaction_proactiveness=0 && ${run}`);
-    expect(models(await waitFor(`http://${spark1.ip}:8100/v1/models`))[0]?.id).toBe("zai-org/GLM-5.3");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:8100/v1/models`))[0]?.id).toBe("zai-org/GLM-5.3");
     expect(fs.readFileSync(path.join(spark1.root, "var", "log", "sysctl.log"), "utf8")).toMatch(/vm\.compaction_proactiveness=0 \(was 20\)/);
     await sh(spark1, "docker rm -f g8");
   });
@@ -204,7 +196,7 @@ describe("simulated site", () => {
     expect(early.code).toBe(1);
     expect(early.stderr).toContain("python3 scripts/download_model.py --config");
     await sh(spark1, "cd ~/dgpp && python3 scripts/download_model.py --config cluster.json && scripts/dgpp-cluster up --config cluster.json");
-    expect(models(await waitFor(`http://${spark1.ip}:18080/v1/models`))[0]?.id).toBe("Qwen/Qwen3.8-27B-NVFP4");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:18080/v1/models`))[0]?.id).toBe("Qwen/Qwen3.8-27B-NVFP4");
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=process_name --format=csv,noheader")).toContain("dgpp-worker");
     await sh(spark1, "cd ~/dgpp && scripts/dgpp-cluster down --config cluster.json");
     expect(await get(`http://${spark1.ip}:18080/health`)).toBeNull();
@@ -221,7 +213,7 @@ describe("simulated site", () => {
     expect(out).toContain("qwen38-flash is ready on port 18557");
     expect((await get("http://127.0.0.1:18557/v1/models"))?.status).toBe(401);
     const ok = await get("http://127.0.0.1:18557/v1/models", { authorization: "Bearer sekrit" });
-    expect(models(ok?.body ?? "{}")[0]).toMatchObject({ id: "qwen38-flash", max_model_len: 262144 });
+    expect(modelsIn(ok?.body ?? "{}")[0]).toMatchObject({ id: "qwen38-flash", max_model_len: 262144 });
     const args = await sh(spark2, "docker inspect -f '{{json .Args}}' qwen38-flash");
     expect(args).toContain('"--chat-template","/recipe/files/chat-template/chat_template.jinja"');
     await sh(spark2, "cd ~/recipes/qwen38 && ./stop.sh && test -z \"$(docker ps -aq --filter name=qwen38)\"");
@@ -245,7 +237,7 @@ describe("simulated site", () => {
     const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
     await sh(spark1, `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`);
     await sh(spark2, `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`);
-    expect(models(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     await waitFor(`http://${spark2.ip}:18005/health`);
     expect((await get(`http://${spark2.ip}:18005/v1/models`))?.status).toBe(404);
     expect(fs.readFileSync(path.join(spark1.home, "sgl.log"), "utf8")).toContain("The server is fired up and ready to roll!");

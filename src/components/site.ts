@@ -20,6 +20,7 @@ import type { SiteObservation } from "../serve/observe";
 import type { Owner } from "../serve/owner";
 import type { FileLook } from "../serve/sitefile";
 import { gatewayResource } from "./gateway";
+import { known } from "./known";
 import { Deployment } from "./recipe";
 import { scrapeTargetsOf } from "./scrapeTargets";
 import { surgeEnds, surgeStarts, type SurgePlan } from "./surge";
@@ -90,7 +91,7 @@ export class Site extends ComponentResource {
     const scrapeOpts = this.childOptions({ provider: w.provider });
     const scrape = scrapeTargetsOf(site, bundles, w.found.scrape, w.connection, scrapeOpts);
     if (scrape !== undefined) urns.push(scrape.urn);
-    this.registered = new Promise((resolve) => all(urns).apply(resolve));
+    this.registered = known(all(urns));
     this.registerOutputs({});
   }
 

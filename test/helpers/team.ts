@@ -16,6 +16,7 @@ import { procStat } from "../site/procs";
 import type { SimNode } from "../site/site";
 import { alive, e2eProject, nodesYaml, REPO, type E2E } from "./project";
 import type { PulumiRun } from "./pulumi";
+import { modelsIn } from "./json";
 
 /**
  * Pulumi's DIY stack lock, as a refused run prints it (pkg/backend/diy/lock.go of v3.274.1): the
@@ -193,9 +194,9 @@ export function startsAt(n: SimNode, deployment: string, len: number): number {
 }
 
 /** What the node's engine serves: the max_model_len of each model /v1/models lists. */
-export async function servedLens(n: SimNode, port: number): Promise<number[]> {
+export async function servedLens(n: SimNode, port: number): Promise<Array<number | undefined>> {
   const r = await fetch(`http://${n.ip}:${port}/v1/models`);
-  return ((await r.json()) as { data: Array<{ max_model_len: number }> }).data.map((m) => m.max_model_len);
+  return modelsIn(await r.text()).map((m) => m.max_model_len);
 }
 
 /** The node's tmux sessions (one per engine of the tmux target). */
