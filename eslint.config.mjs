@@ -24,7 +24,19 @@ export default tseslint.config(
     files: ["**/*.js", "bin/*"],
     languageOptions: {
       sourceType: "commonjs",
-      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", Buffer: "readonly", __dirname: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", URL: "readonly" },
+      globals: {
+        require: "readonly",
+        module: "writable",
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        __dirname: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        URL: "readonly",
+      },
     },
     rules: {
       "@typescript-eslint/no-require-imports": "off",

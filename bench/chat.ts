@@ -34,7 +34,10 @@ export interface ChatResult {
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, "bin", "sm121"), ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(REPO, "bin", "sm121"), ...args], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -59,14 +62,46 @@ interface CliReport {
   e2eMs?: { p50: number; p99: number };
 }
 
-async function one(url: string, model: string, useCli: boolean, concurrency: number, requests: number, maxTokens: number): Promise<ChatRun> {
-  say(`chat: ${requests} streamed requests, concurrency ${concurrency}, max_tokens ${maxTokens} (${useCli ? "sm121 bench" : "bench/lib/client.ts"})`);
+async function one(
+  url: string,
+  model: string,
+  useCli: boolean,
+  concurrency: number,
+  requests: number,
+  maxTokens: number,
+): Promise<ChatRun> {
+  say(
+    `chat: ${requests} streamed requests, concurrency ${concurrency}, max_tokens ${maxTokens} (${useCli ? "sm121 bench" : "bench/lib/client.ts"})`,
+  );
   const base = { concurrency, requests, maxTokens };
   if (!useCli) {
     const r = await miniLoad(url, model, concurrency, requests, maxTokens);
-    return { client: "bench/lib/client.ts", ...base, completed: r.completed, errors: r.errors, durationS: r.durationS, requestsPerS: r.requestsPerS, clientCpuPercent: r.clientCpuPercent };
+    return {
+      client: "bench/lib/client.ts",
+      ...base,
+      completed: r.completed,
+      errors: r.errors,
+      durationS: r.durationS,
+      requestsPerS: r.requestsPerS,
+      clientCpuPercent: r.clientCpuPercent,
+    };
   }
-  const r = await run(["bench", "--url", url, "--model", model, "--concurrency", String(concurrency), "--requests", String(requests), "--max-tokens", String(maxTokens), "--prompt-tokens", "16", "--json"]);
+  const r = await run([
+    "bench",
+    "--url",
+    url,
+    "--model",
+    model,
+    "--concurrency",
+    String(concurrency),
+    "--requests",
+    String(requests),
+    "--max-tokens",
+    String(maxTokens),
+    "--prompt-tokens",
+    "16",
+    "--json",
+  ]);
   if (r.stdout.trim() === "") throw new Error(`sm121 bench printed nothing (exit ${String(r.code)}): ${r.stderr}`);
   const j = JSON.parse(r.stdout) as CliReport;
   return {

@@ -24,18 +24,46 @@ const REPO = "sm121-test/tiny-qwen3";
 export async function measureCopies(): Promise<CopyRow[]> {
   const dir = join(tmpdir(), "sm121-bench-copies");
   say("copies: starting 8 nodes (127.0.0.130-137:2330)");
-  const site: SimSite = await startSite({ dir, nodes: ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"], firstIp: 130, sshPort: 2330 });
+  const site: SimSite = await startSite({
+    dir,
+    nodes: ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"],
+    firstIp: 130,
+    sshPort: 2330,
+  });
   try {
-    const auth: SshAuth = { knownHosts: site.knownHosts, hostKeys: "strict", privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 };
-    const nodes: CacheNode[] = site.nodes.map((n) => ({ node: n.name, conn: { kind: "ssh", host: n.ip, port: n.sshPort, user: site.user }, ip: n.ip, stateDir: "~/.sm121", hfHome: `${n.home}/.cache/huggingface` }));
+    const auth: SshAuth = {
+      knownHosts: site.knownHosts,
+      hostKeys: "strict",
+      privateKey: readFileSync(site.clientKey, "utf8"),
+      dialAttempts: 1,
+    };
+    const nodes: CacheNode[] = site.nodes.map((n) => ({
+      node: n.name,
+      conn: { kind: "ssh", host: n.ip, port: n.sshPort, user: site.user },
+      ip: n.ip,
+      stateDir: "~/.sm121",
+      hfHome: `${n.home}/.cache/huggingface`,
+    }));
     const rows: CopyRow[] = [];
     for (const peers of [1, 3, 7]) {
       // Every peer starts empty; the source downloads once (first round) and keeps its copy.
       for (const n of site.nodes.slice(1)) await sshOk(site, n, "rm -rf ~/.cache/huggingface");
-      const out = await syncModel({ deployment: "bench", repo: REPO, revision: "main", nodes: nodes.slice(0, peers + 1) }, undefined, auth, () => undefined);
+      const out = await syncModel(
+        { deployment: "bench", repo: REPO, revision: "main", nodes: nodes.slice(0, peers + 1) },
+        undefined,
+        auth,
+        () => undefined,
+      );
       const sent = out.sentFromSource ?? Number.NaN;
-      rows.push({ peers, payloadBytes: out.bytes, sentFromSource: sent, ratio: Math.round((sent / out.bytes) * 1000) / 1000 });
-      say(`copies: ${peers} peer(s): ${sent} bytes left the source for a ${out.bytes}-byte payload (${(sent / out.bytes).toFixed(3)}x)`);
+      rows.push({
+        peers,
+        payloadBytes: out.bytes,
+        sentFromSource: sent,
+        ratio: Math.round((sent / out.bytes) * 1000) / 1000,
+      });
+      say(
+        `copies: ${peers} peer(s): ${sent} bytes left the source for a ${out.bytes}-byte payload (${(sent / out.bytes).toFixed(3)}x)`,
+      );
     }
     return rows;
   } finally {

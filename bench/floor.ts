@@ -49,7 +49,12 @@ for (let i = 0; i < ${n}; i++) new Deployment("d" + i);
 export async function project(base: string, name: string, program: string): Promise<PulumiEnv> {
   const dir = join(base, name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "Pulumi.yaml"), [`name: ${name}`, "runtime:", "  name: nodejs", "  options:", "    typescript: false", "main: index.js", ""].join("\n"));
+  writeFileSync(
+    join(dir, "Pulumi.yaml"),
+    [`name: ${name}`, "runtime:", "  name: nodejs", "  options:", "    typescript: false", "main: index.js", ""].join(
+      "\n",
+    ),
+  );
   writeFileSync(join(dir, "package.json"), `{"name":"${name}","private":true}\n`);
   writeFileSync(join(dir, "index.js"), program);
   symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
@@ -73,7 +78,8 @@ export async function openFloor(): Promise<Floor> {
   rmSync(base, { recursive: true, force: true });
   const p = await project(base, "benchfloor", '"use strict";\n// An empty Pulumi program: it creates nothing.\n');
   const d = await project(base, "benchfloordyn", DYNAMIC);
-  const ms = async (what: string, e: PulumiEnv, args: string[], env: Record<string, string> = {}) => (await timed(what, () => e.run(args, { env }))).ms;
+  const ms = async (what: string, e: PulumiEnv, args: string[], env: Record<string, string> = {}) =>
+    (await timed(what, () => e.run(args, { env }))).ms;
   return {
     up: (env) => ms("floor: pulumi up", p, ["up", "--yes", "--skip-preview"], env),
     preview: () => ms("floor: pulumi preview", p, ["preview", "--diff"]),
@@ -87,5 +93,12 @@ export async function measureFloor(f: Floor, runs: number): Promise<FloorResult>
   const up = await repeat(runs, async () => ({ ms: await f.up(), value: 0 }));
   const preview = await repeat(runs, async () => ({ ms: await f.preview(), value: 0 }));
   const dyn = await repeat(runs, async () => ({ ms: await f.dynamicUp(), value: 0 }));
-  return { upMs: up.ms, previewMs: preview.ms, upMedianMs: median(up.ms), previewMedianMs: median(preview.ms), dynamicUpMs: dyn.ms, dynamicUpMedianMs: median(dyn.ms) };
+  return {
+    upMs: up.ms,
+    previewMs: preview.ms,
+    upMedianMs: median(up.ms),
+    previewMedianMs: median(preview.ms),
+    dynamicUpMs: dyn.ms,
+    dynamicUpMedianMs: median(dyn.ms),
+  };
 }

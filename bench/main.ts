@@ -37,7 +37,8 @@ function args(argv: string[]): { only: Set<Section>; runs: number; requests: num
     if (a === "--only") {
       const picked = v.split(",").filter((x) => x !== "");
       const unknown = picked.filter((x) => !(SECTIONS as readonly string[]).includes(x));
-      if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(", ")}; sections: ${SECTIONS.join(", ")}`);
+      if (unknown.length > 0)
+        throw new Error(`--only: unknown section(s) ${unknown.join(", ")}; sections: ${SECTIONS.join(", ")}`);
       only = new Set(picked as Section[]);
       i++;
     } else if (a === "--runs") {
@@ -46,7 +47,10 @@ function args(argv: string[]): { only: Set<Section>; runs: number; requests: num
     } else if (a === "--requests") {
       requests = Number(v);
       i++;
-    } else throw new Error(`unknown argument ${a ?? ""}; usage: main.js [--only ${SECTIONS.join(",")}] [--runs N] [--requests N]`);
+    } else
+      throw new Error(
+        `unknown argument ${a ?? ""}; usage: main.js [--only ${SECTIONS.join(",")}] [--runs N] [--requests N]`,
+      );
   }
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
   if (!Number.isInteger(requests) || requests < 1) throw new Error("--requests must be a positive integer");
@@ -70,11 +74,22 @@ function pulumiVersion(): string {
 }
 
 const ONE: ServeCase = { label: "1 node", deployment: "one", recipe: "bench-solo", nodes: ["s1"] };
-const FOUR: ServeCase = { label: "4 nodes (vLLM tp4)", deployment: "four", recipe: "bench-tp4", nodes: ["s2", "s3", "s4", "s5"] };
+const FOUR: ServeCase = {
+  label: "4 nodes (vLLM tp4)",
+  deployment: "four",
+  recipe: "bench-tp4",
+  nodes: ["s2", "s3", "s4", "s5"],
+};
 
 async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Results): Promise<void> {
   say("serve: starting 5 nodes (127.0.0.120-124:2320)");
-  const p = await benchProject({ name: "benchserve", nodes: ["s1", "s2", "s3", "s4", "s5"], firstIp: 120, sshPort: 2320, deployments: deploymentsYaml([]) });
+  const p = await benchProject({
+    name: "benchserve",
+    nodes: ["s1", "s2", "s3", "s4", "s5"],
+    firstIp: 120,
+    sshPort: 2320,
+    deployments: deploymentsYaml([]),
+  });
   try {
     const first = p.e.site.nodes[0];
     if (o.only.has("serve") && first !== undefined) r.sshCost = await measureSshCost(p.e.site, first, 5);
@@ -82,7 +97,8 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
       r.one = await measureServe(p, ONE, floor, o.runs);
       r.four = await measureServe(p, FOUR, floor, o.runs);
     }
-    if (o.only.has("readiness")) r.readiness = await measureReadiness(p, ONE, floor, o.runs, 3, r.one?.overheadMedianMs ?? Number.NaN);
+    if (o.only.has("readiness"))
+      r.readiness = await measureReadiness(p, ONE, floor, o.runs, 3, r.one?.overheadMedianMs ?? Number.NaN);
     if (o.only.has("chat")) {
       p.setDeployments(deploymentsYaml([{ name: ONE.deployment, recipe: ONE.recipe, nodes: ONE.nodes }]));
       ok("chat: up", await p.up());
@@ -96,11 +112,21 @@ async function serveSections(o: ReturnType<typeof args>, floor: Floor, r: Result
 }
 
 type AllResults = Results & {
-  render?: RenderResult; chat?: ChatResult; readiness?: ReadinessResult; one?: ServeResult; four?: ServeResult;
-  copies?: CopyRow[]; roll?: RollRow[];
+  render?: RenderResult;
+  chat?: ChatResult;
+  readiness?: ReadinessResult;
+  one?: ServeResult;
+  four?: ServeResult;
+  copies?: CopyRow[];
+  roll?: RollRow[];
 };
 
-async function sections(o: ReturnType<typeof args>, floor: Floor, r: AllResults, loads: Record<string, number>): Promise<void> {
+async function sections(
+  o: ReturnType<typeof args>,
+  floor: Floor,
+  r: AllResults,
+  loads: Record<string, number>,
+): Promise<void> {
   r.floor = await measureFloor(floor, o.runs);
   loads["after floor"] = load1();
   if (o.only.has("render")) {
@@ -145,15 +171,27 @@ async function main(): Promise<void> {
   const lines = report(r, ts);
   if (r.copies !== undefined) {
     // Bytes out of the source of a model copy (bench/copies.ts); target 1.0x for every N.
-    lines.push("", "copies: bytes that left the source, counted on it", "  PEERS  PAYLOAD  SENT     RATIO  TARGET 1.0x");
-    for (const c of r.copies) lines.push(`  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`);
+    lines.push(
+      "",
+      "copies: bytes that left the source, counted on it",
+      "  PEERS  PAYLOAD  SENT     RATIO  TARGET 1.0x",
+    );
+    for (const c of r.copies)
+      lines.push(
+        `  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`,
+      );
   }
   if (r.roll !== undefined) lines.push(...rollLines(r.roll));
   process.stdout.write(`${lines.join("\n")}\n`);
   const meta = {
     started: started.toISOString(),
     durationS: Math.round((Date.now() - started.getTime()) / 1000),
-    git: { head: git("rev-parse --short HEAD"), dirtyFiles: git("status --porcelain -- src").split("\n").filter((l) => l !== "").length },
+    git: {
+      head: git("rev-parse --short HEAD"),
+      dirtyFiles: git("status --porcelain -- src")
+        .split("\n")
+        .filter((l) => l !== "").length,
+    },
     node: process.version,
     pulumi: pulumiVersion(),
     cpus: cpus().length,

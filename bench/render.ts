@@ -28,7 +28,12 @@ function siteYaml(): { yaml: string; deployments: string[]; nodes: number } {
   for (let i = 1; i <= total; i++) {
     const name = `n${String(i).padStart(3, "0")}`;
     const ip = `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`;
-    lines.push(`    ${name}:`, `      ssh: { host: ${ip}, user: ops }`, `      ip: ${ip}`, "      env: { HF_HOME: /home/ops/.cache/huggingface }");
+    lines.push(
+      `    ${name}:`,
+      `      ssh: { host: ${ip}, user: ops }`,
+      `      ip: ${ip}`,
+      "      env: { HF_HOME: /home/ops/.cache/huggingface }",
+    );
   }
   lines.push("  sm121:deployments:");
   const deployments: string[] = [];
@@ -44,10 +49,17 @@ function siteYaml(): { yaml: string; deployments: string[]; nodes: number } {
   return { yaml: `${lines.join("\n")}\n`, deployments, nodes: total };
 }
 
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function cli(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, SM121_PROJECT: cwd }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { ...process.env, SM121_PROJECT: cwd },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -66,7 +78,14 @@ export interface RenderResult {
   cliHelpMs: number[];
   cliRenderOneJsonMs: number[];
   cliValidateMs: number[];
-  medians: { loadProject: number; renderSite: number; nodeStart: number; cliHelp: number; renderOneJson: number; validate: number };
+  medians: {
+    loadProject: number;
+    renderSite: number;
+    nodeStart: number;
+    cliHelp: number;
+    renderOneJson: number;
+    validate: number;
+  };
   checked: string;
 }
 
@@ -87,7 +106,8 @@ export async function measureRender(runs: number): Promise<RenderResult> {
       const t0 = performance.now();
       const p = loadProject(dir, "bench");
       lp.push(performance.now() - t0);
-      if (p.bundles.length !== site.deployments.length) throw new Error(`render: ${p.bundles.length} bundles, expected ${site.deployments.length}`);
+      if (p.bundles.length !== site.deployments.length)
+        throw new Error(`render: ${p.bundles.length} bundles, expected ${site.deployments.length}`);
       const t1 = performance.now();
       renderSite(p.site, p.recipes, { root: dir });
       rs.push(performance.now() - t1);
@@ -106,12 +126,17 @@ export async function measureRender(runs: number): Promise<RenderResult> {
       const r = await cli([bin, "render", pick, "--json", "--stack", "bench"], dir);
       if (r.code !== 0) throw new Error(`sm121 render ${pick} --json failed: ${r.stderr}`);
       const parsed = renderSchema().safeParse(JSON.parse(r.stdout));
-      if (!parsed.success) throw new Error(`sm121 render ${pick} --json does not match renderSchema: ${parsed.error.message.slice(0, 500)}`);
+      if (!parsed.success)
+        throw new Error(
+          `sm121 render ${pick} --json does not match renderSchema: ${parsed.error.message.slice(0, 500)}`,
+        );
       const j = parsed.data;
-      if (j.deployment !== pick || j.nodes.length !== 4 || j.nodes.some((n) => n.files.length === 0)) throw new Error(`sm121 render ${pick} --json: unexpected output ${r.stdout.slice(0, 300)}`);
+      if (j.deployment !== pick || j.nodes.length !== 4 || j.nodes.some((n) => n.files.length === 0))
+        throw new Error(`sm121 render ${pick} --json: unexpected output ${r.stdout.slice(0, 300)}`);
       one.push(r.ms);
       const v = await cli([bin, "validate", "--stack", "bench"], dir);
-      if (v.code !== 0 || !v.stdout.includes(`${site.deployments.length} deployments`)) throw new Error(`sm121 validate failed: ${v.stdout}${v.stderr}`);
+      if (v.code !== 0 || !v.stdout.includes(`${site.deployments.length} deployments`))
+        throw new Error(`sm121 validate failed: ${v.stdout}${v.stderr}`);
       val.push(v.ms);
       checked = `render ${pick} --json (renderSchema ok): ${j.nodes.length} nodes, ${j.nodes.reduce((n, x) => n + x.files.length, 0)} files; validate: ${v.stdout.trim().slice(0, 60)}...`;
     }
@@ -126,7 +151,14 @@ export async function measureRender(runs: number): Promise<RenderResult> {
       cliHelpMs: r1(help),
       cliRenderOneJsonMs: r1(one),
       cliValidateMs: r1(val),
-      medians: { loadProject: m(lp), renderSite: m(rs), nodeStart: m(ns), cliHelp: m(help), renderOneJson: m(one), validate: m(val) },
+      medians: {
+        loadProject: m(lp),
+        renderSite: m(rs),
+        nodeStart: m(ns),
+        cliHelp: m(help),
+        renderOneJson: m(one),
+        validate: m(val),
+      },
       checked,
     };
   } finally {

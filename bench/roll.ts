@@ -55,13 +55,18 @@ export async function measureRoll(): Promise<RollRow[]> {
 
 /** The table's lines. */
 export function rollLines(rows: readonly RollRow[]): string[] {
-  const lines = ["", "roll: a recipe change on 2 replicas under load through LiteLLM (5 req/s, 200 requests)",
-    "  MODE            OK   FAILED  RETRIED  ALWAYS-SERVING  UP-S   TARGET 0 failed (rolling)"];
+  const lines = [
+    "",
+    "roll: a recipe change on 2 replicas under load through LiteLLM (5 req/s, 200 requests)",
+    "  MODE            OK   FAILED  RETRIED  ALWAYS-SERVING  UP-S   TARGET 0 failed (rolling)",
+  ];
   for (const r of rows) {
     const target = r.mode === "rolling" ? (r.failed === 0 && r.upExit === 0 ? "met" : "missed") : "-";
     const counts = `${String(r.ok).padEnd(3)}  ${String(r.failed).padEnd(6)}  ${String(r.retried).padEnd(7)}`;
-    lines.push(`  ${r.mode.padEnd(14)}  ${counts}  ` +
-      `${(r.alwaysServing ? "yes" : "no").padEnd(14)}  ${String(r.upS).padEnd(5)}  ${target}`);
+    lines.push(
+      `  ${r.mode.padEnd(14)}  ${counts}  ` +
+        `${(r.alwaysServing ? "yes" : "no").padEnd(14)}  ${String(r.upS).padEnd(5)}  ${target}`,
+    );
   }
   return lines;
 }

@@ -39,15 +39,27 @@ const LARGE = 40;
 
 function soloSite(prefix: string, n: number, firstIp: number, sshPort: number): Promise<BenchProject> {
   const nodes = Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
-  return benchProject({ name: `bench${prefix}${n}`, nodes, firstIp, sshPort, deployments: deploymentsYaml(nodes.map((node) => ({ name: `${prefix}-${node}`, recipe: "bench-solo", nodes: [node] }))) });
+  return benchProject({
+    name: `bench${prefix}${n}`,
+    nodes,
+    firstIp,
+    sshPort,
+    deployments: deploymentsYaml(
+      nodes.map((node) => ({ name: `${prefix}-${node}`, recipe: "bench-solo", nodes: [node] })),
+    ),
+  });
 }
 
 export async function measureScale(runs: number): Promise<ScaleResult> {
   say(`scale: the naive program at ${SMALL} and ${LARGE} deployments`);
   const base = `/tmp/sm121-bench-scale-${process.pid}`;
   rmSync(base, { recursive: true, force: true });
-  const naive = { small: await project(base, "benchnaive5", naiveSite(SMALL)), large: await project(base, "benchnaive40", naiveSite(LARGE)) };
-  const naiveUp = async (p: PulumiEnv, n: number) => (await timed(`scale: naive no-change up (${n})`, () => p.run(["up", "--yes", "--skip-preview"]))).ms;
+  const naive = {
+    small: await project(base, "benchnaive5", naiveSite(SMALL)),
+    large: await project(base, "benchnaive40", naiveSite(LARGE)),
+  };
+  const naiveUp = async (p: PulumiEnv, n: number) =>
+    (await timed(`scale: naive no-change up (${n})`, () => p.run(["up", "--yes", "--skip-preview"]))).ms;
   say(`scale: starting ${SMALL} + ${LARGE} nodes (127.0.0.100-${100 + SMALL + LARGE - 1}, ports 2301/2302)`);
   const small = await soloSite("m", SMALL, 100, 2301);
   try {
@@ -57,21 +69,28 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       ok("scale: first up (5)", await small.up());
       const first = ok(`scale: first up (${LARGE})`, await large.up());
       if (!/created/.test(summary(first))) throw new Error(`scale: the first up created nothing: ${summary(first)}`);
-      const r = { smallMs: [] as number[], largeMs: [] as number[], naiveSmallMs: [] as number[], naiveLargeMs: [] as number[] };
+      const r = {
+        smallMs: [] as number[],
+        largeMs: [] as number[],
+        naiveSmallMs: [] as number[],
+        naiveLargeMs: [] as number[],
+      };
       let largeSummary = "";
       for (let i = 0; i < runs; i++) {
         say(`scale: round ${i + 1}/${runs}`);
         r.smallMs.push(ok("scale: no-change up (5)", await small.up()).ms);
         const l = ok(`scale: no-change up (${LARGE})`, await large.up());
         largeSummary = summary(l);
-        if (/updated|created|deleted/.test(largeSummary)) throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
+        if (/updated|created|deleted/.test(largeSummary))
+          throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
         r.largeMs.push(l.ms);
         r.naiveSmallMs.push(await naiveUp(naive.small, SMALL));
         r.naiveLargeMs.push(await naiveUp(naive.large, LARGE));
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());
-      const extra = (large: number[], small: number[]) => large.map((x, i) => (x - (small[i] ?? Number.NaN)) / (LARGE - SMALL));
+      const extra = (large: number[], small: number[]) =>
+        large.map((x, i) => (x - (small[i] ?? Number.NaN)) / (LARGE - SMALL));
       const perExtra = extra(r.largeMs, r.smallMs);
       const naivePerExtra = extra(r.naiveLargeMs, r.naiveSmallMs);
       return {

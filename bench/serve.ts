@@ -71,11 +71,21 @@ function nodesOf(p: BenchProject, names: readonly string[]): SimNode[] {
 async function op(p: BenchProject, c: ServeCase, name: string, f: () => Promise<PulumiRun>): Promise<OpCount> {
   const r = await counted(p.e.site, c.nodes, f);
   ok(`${c.label}: ${name}`, r.value);
-  return { op: name, pulumi: summary(r.value), ms: r.value.ms, counts: r.counts.filter((x) => c.nodes.includes(x.node) || x.channels > 0) };
+  return {
+    op: name,
+    pulumi: summary(r.value),
+    ms: r.value.ms,
+    counts: r.counts.filter((x) => c.nodes.includes(x.node) || x.channels > 0),
+  };
 }
 
 /** One fresh up and its destroy; the engine's times read from the node in between. */
-async function freshRun(p: BenchProject, c: ServeCase, floor: Floor, extra: () => Promise<OpCount[]>): Promise<{ run: ServeRun; create: OpCount; del: OpCount; more: OpCount[]; engine: DeploymentEngine }> {
+async function freshRun(
+  p: BenchProject,
+  c: ServeCase,
+  floor: Floor,
+  extra: () => Promise<OpCount[]>,
+): Promise<{ run: ServeRun; create: OpCount; del: OpCount; more: OpCount[]; engine: DeploymentEngine }> {
   const floorMs = await floor.up();
   const t0 = Date.now();
   const cpu0 = p.nodes.usedMs();
@@ -108,7 +118,8 @@ async function profiled(p: BenchProject, c: ServeCase): Promise<TimelineRow[]> {
   const ch: Moments = {};
   (rank0?.channelTimes ?? []).forEach((t, i) => (ch[`rank 0 (${c.nodes[0] ?? ""}) channel ${i + 1} opened`] = t));
   const eng: Moments = { "first container started": engine.firstStart, "engine ready (log line)": engine.readyAt };
-  if (engine.noticedAfterMs !== undefined) eng["first 200 of /v1/models (readiness noticed)"] = engine.readyAt + engine.noticedAfterMs;
+  if (engine.noticedAfterMs !== undefined)
+    eng["first 200 of /v1/models (readiness noticed)"] = engine.readyAt + engine.noticedAfterMs;
   const rows = timeline(t0, moments(r.value.stderr), ch, eng, { "pulumi exited": t0 + r.value.ms });
   ok(`${c.label}: destroy after the profiled up`, await p.destroy());
   return rows;
@@ -165,7 +176,14 @@ export interface ReadinessResult {
 }
 
 /** The engine starts slowly (startDelayS): how long after its ready line does sm121 notice? */
-export async function measureReadiness(p: BenchProject, c: ServeCase, floor: Floor, runs: number, delayS: number, overheadWithoutDelayMs: number): Promise<ReadinessResult> {
+export async function measureReadiness(
+  p: BenchProject,
+  c: ServeCase,
+  floor: Floor,
+  runs: number,
+  delayS: number,
+  overheadWithoutDelayMs: number,
+): Promise<ReadinessResult> {
   p.setDeployments(deploymentsYaml([{ name: c.deployment, recipe: c.recipe, nodes: c.nodes }]));
   const nodes = nodesOf(p, c.nodes);
   for (const n of nodes) setEngineBehaviour(n, { startDelayS: delayS });

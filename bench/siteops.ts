@@ -23,7 +23,6 @@ export const SITE_DEPLOYMENTS: DeploymentLine[] = [
   { recipe: "glm53-full-tp4-gr8", nodes: ["b7", "b8", "b9", "b10"] },
 ];
 
-
 /**
  * The switches that turn off sm121's workarounds of SDK internals (docs/toolchain.md): each stays
  * only while it gains at least 0.3 s per plan, measured here in the same rounds.
@@ -78,7 +77,12 @@ export interface SiteResult {
 
 const key = (cs: NodeCount[]) => JSON.stringify(cs.map((c) => [c.node, c.accepted, c.connections, c.channels]));
 
-async function repeatOp(p: BenchProject, name: string, runs: number, f: () => ReturnType<BenchProject["up"]>): Promise<SiteOp> {
+async function repeatOp(
+  p: BenchProject,
+  name: string,
+  runs: number,
+  f: () => ReturnType<BenchProject["up"]>,
+): Promise<SiteOp> {
   const ms: number[] = [];
   const all: NodeCount[][] = [];
   let pulumi = "";
@@ -112,7 +116,9 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const previews: SiteOp[] = [];
     const rounds: SiteResult["rounds"] = [];
     for (let i = 0; i < runs; i++) {
-      say(`site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up and preview (taking turns first), no-change up with the nodes out of their CPU group)`);
+      say(
+        `site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up and preview (taking turns first), no-change up with the nodes out of their CPU group)`,
+      );
       const floorMs = await floor.up();
       const dynamicMs = await floor.dynamicUp();
       // The up and the preview take turns going first: the second inherits what the first leaves
@@ -120,7 +126,8 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
       const previewFirst = i % 2 === 1;
       const early = previewFirst ? await repeatOp(p, "preview", 1, () => p.preview()) : undefined;
       const up = await repeatOp(p, "no-change up", 1, () => p.up());
-      if (!/unchanged/.test(up.pulumi) || /updated|created|deleted/.test(up.pulumi)) throw new Error(`site: the no-change up changed something: ${up.pulumi}`);
+      if (!/unchanged/.test(up.pulumi) || /updated|created|deleted/.test(up.pulumi))
+        throw new Error(`site: the no-change up changed something: ${up.pulumi}`);
       const pv = early ?? (await repeatOp(p, "preview", 1, () => p.preview()));
       p.nodes.place(false);
       const up0 = ok("site: no-change up, nodes out of their CPU group", await p.up());
@@ -129,18 +136,51 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
       for (const w of WORKAROUNDS) off[w] = ok(`site: no-change up with ${w}=1`, await p.up([], { [w]: "1" })).ms;
       ups.push(up);
       previews.push(pv);
-      rounds.push({ floorMs, dynamicMs, upMs: up.medianMs, previewMs: pv.medianMs, upSharedMs: up0.ms, workaroundsOffMs: off });
+      rounds.push({
+        floorMs,
+        dynamicMs,
+        upMs: up.medianMs,
+        previewMs: pv.medianMs,
+        upSharedMs: up0.ms,
+        workaroundsOffMs: off,
+      });
     }
     const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {
       const floors = rounds.map((r) => r.floorMs);
       const first = ops[0];
-      return { op: name, ms, medianMs: median(ms), pulumi: first?.pulumi ?? "", counts: first?.counts ?? [], stable: ops.every((o) => key(o.counts) === key(first?.counts ?? [])), floorMs: floors, pairedRatio: medianRatio(ms, floors) };
+      return {
+        op: name,
+        ms,
+        medianMs: median(ms),
+        pulumi: first?.pulumi ?? "",
+        counts: first?.counts ?? [],
+        stable: ops.every((o) => key(o.counts) === key(first?.counts ?? [])),
+        floorMs: floors,
+        pairedRatio: medianRatio(ms, floors),
+      };
     };
-    const noChangeUp = merged("no-change up", ups, rounds.map((r) => r.upMs));
-    const preview = merged("preview", previews, rounds.map((r) => r.previewMs));
-    const upPerDynamic = medianRatio(rounds.map((r) => r.upMs), rounds.map((r) => r.dynamicMs));
-    const previewPerUp = medianRatio(rounds.map((r) => r.previewMs), rounds.map((r) => r.upMs));
-    const upSharedPerDynamic = medianRatio(rounds.map((r) => r.upSharedMs), rounds.map((r) => r.dynamicMs));
+    const noChangeUp = merged(
+      "no-change up",
+      ups,
+      rounds.map((r) => r.upMs),
+    );
+    const preview = merged(
+      "preview",
+      previews,
+      rounds.map((r) => r.previewMs),
+    );
+    const upPerDynamic = medianRatio(
+      rounds.map((r) => r.upMs),
+      rounds.map((r) => r.dynamicMs),
+    );
+    const previewPerUp = medianRatio(
+      rounds.map((r) => r.previewMs),
+      rounds.map((r) => r.upMs),
+    );
+    const upSharedPerDynamic = medianRatio(
+      rounds.map((r) => r.upSharedMs),
+      rounds.map((r) => r.dynamicMs),
+    );
     say("site: profiled no-change up");
     const t0 = Date.now();
     const prof = ok("site: profiled no-change up", await p.up(PROFILE_FLAGS));
@@ -150,7 +190,23 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const refresh = await repeatOp(p, "refresh (read all)", 1, () => p.refresh());
     say("site: destroy");
     const destroy = await repeatOp(p, "destroy (delete all)", 1, () => p.destroy());
-    return { deployments: SITE_DEPLOYMENTS.length, nodeCpu: p.nodes.how, nodes: SITE_NODES.length, resources: firstUp.pulumi, firstUp, noChangeUp, preview, rounds, upPerDynamic, upSharedPerDynamic, previewPerUp, refresh, destroy, profileNoChange, programCost };
+    return {
+      deployments: SITE_DEPLOYMENTS.length,
+      nodeCpu: p.nodes.how,
+      nodes: SITE_NODES.length,
+      resources: firstUp.pulumi,
+      firstUp,
+      noChangeUp,
+      preview,
+      rounds,
+      upPerDynamic,
+      upSharedPerDynamic,
+      previewPerUp,
+      refresh,
+      destroy,
+      profileNoChange,
+      programCost,
+    };
   } finally {
     await p.stop();
   }

@@ -25,10 +25,21 @@ export async function measureSshCost(site: SimSite, node: SimNode, runs: number)
   say(`ssh cost: connect and channels to ${node.name} x${runs}`);
   const req: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, ["-e", `const t = process.hrtime.bigint(); require(${JSON.stringify(join(REPO, "node_modules", "ssh2"))}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6))`], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `const t = process.hrtime.bigint(); require(${JSON.stringify(join(REPO, "node_modules", "ssh2"))}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6))`,
+      ],
+      { encoding: "utf8" },
+    );
     req.push(Number(r.stdout));
   }
-  const auth = { privateKey: readFileSync(site.clientKey, "utf8"), knownHosts: site.knownHosts, hostKeys: "strict" as const };
+  const auth = {
+    privateKey: readFileSync(site.clientKey, "utf8"),
+    knownHosts: site.knownHosts,
+    hostKeys: "strict" as const,
+  };
   const conn = { kind: "ssh" as const, host: node.ip, port: node.sshPort, user: site.user };
   const c: number[] = [];
   const empty: number[] = [];
@@ -51,5 +62,11 @@ export async function measureSshCost(site: SimSite, node: SimNode, runs: number)
     }
   }
   const m = (xs: number[]) => Math.round(median(xs));
-  return { requireSsh2Ms: m(req), connectMs: m(c), emptyChannelMs: m(empty), dockerPsChannelMs: m(docker), samples: runs };
+  return {
+    requireSsh2Ms: m(req),
+    connectMs: m(c),
+    emptyChannelMs: m(empty),
+    dockerPsChannelMs: m(docker),
+    samples: runs,
+  };
 }

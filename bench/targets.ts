@@ -61,7 +61,10 @@ function sshTarget(cases: ServeResult[], site: SiteResult | undefined): Target {
   }
   return {
     target: "one SSH connection per node per resource operation (+1 for an up's plan-time look)",
-    measured: bad.length === 0 ? `max ${worst} over ${n} node-operations` : `${bad.length} of ${n} off: ${bad.slice(0, 3).join("; ")}`,
+    measured:
+      bad.length === 0
+        ? `max ${worst} over ${n} node-operations`
+        : `${bad.length} of ${n} off: ${bad.slice(0, 3).join("; ")}`,
     limit: "1 per operation, + 1 look per up",
     ratio: worst,
     pass: bad.length === 0 && n > 0,
@@ -74,9 +77,18 @@ export function targets(r: Results): Target[] {
     const site = r.site;
     const dyn = median(site.rounds.map((x) => x.dynamicMs));
     const floor = s(median(site.rounds.map((x) => x.floorMs)));
-    const measured = `${site.upPerDynamic}x (median of ${site.rounds.length} rounds; ${s(site.noChangeUp.medianMs)} vs ${s(dyn)}; `
-      + `empty program ${floor}; nodes out of their CPU group: ${site.upSharedPerDynamic}x)`;
-    out.push(atMost("no-change up of the 10-node site <= 1.2x the naive one-dynamic-resource program", site.upPerDynamic, 1.2, measured, "1.2x"));
+    const measured =
+      `${site.upPerDynamic}x (median of ${site.rounds.length} rounds; ${s(site.noChangeUp.medianMs)} vs ${s(dyn)}; ` +
+      `empty program ${floor}; nodes out of their CPU group: ${site.upSharedPerDynamic}x)`;
+    out.push(
+      atMost(
+        "no-change up of the 10-node site <= 1.2x the naive one-dynamic-resource program",
+        site.upPerDynamic,
+        1.2,
+        measured,
+        "1.2x",
+      ),
+    );
     for (const w of WORKAROUNDS) {
       const gains = site.rounds.map((x) => x.workaroundsOffMs[w] - x.upMs);
       const gain = median(gains);
@@ -88,41 +100,87 @@ export function targets(r: Results): Target[] {
         pass: gain >= 300,
       });
     }
-    out.push(atMost("pulumi preview of the site <= its no-change up", site.previewPerUp, 1.0, `${site.previewPerUp}x (${s(site.preview.medianMs)} vs ${s(site.noChangeUp.medianMs)})`, "1.0x"));
+    out.push(
+      atMost(
+        "pulumi preview of the site <= its no-change up",
+        site.previewPerUp,
+        1.0,
+        `${site.previewPerUp}x (${s(site.preview.medianMs)} vs ${s(site.noChangeUp.medianMs)})`,
+        "1.0x",
+      ),
+    );
   }
   if (r.scale !== undefined) {
     const c = r.scale;
-    const measured = `${c.perExtraRatio}x (${c.perExtraMs} ms vs ${c.naivePerExtraMs} ms per deployment from ${c.small} to ${c.large}, `
-      + `median of ${c.largeMs.length} rounds; no-change up ${s(median(c.largeMs))} vs ${s(median(c.smallMs))}: ${c.ratio}x, `
-      + `the naive program's ${c.naiveRatio}x)`;
+    const measured =
+      `${c.perExtraRatio}x (${c.perExtraMs} ms vs ${c.naivePerExtraMs} ms per deployment from ${c.small} to ${c.large}, ` +
+      `median of ${c.largeMs.length} rounds; no-change up ${s(median(c.largeMs))} vs ${s(median(c.smallMs))}: ${c.ratio}x, ` +
+      `the naive program's ${c.naiveRatio}x)`;
     out.push(atMost("cost per extra deployment <= 1.5x the naive program's", c.perExtraRatio, 1.5, measured, "1.5x"));
   }
-  const overhead = (c: ServeResult) => `median of up - paired floor - engine; up ${s(c.upMedianMs)}, `
-    + `floor ${s(median(c.runs.map((x) => x.floorMs)))}, engine ${s(c.engineStartMedianMs)}`;
+  const overhead = (c: ServeResult) =>
+    `median of up - paired floor - engine; up ${s(c.upMedianMs)}, ` +
+    `floor ${s(median(c.runs.map((x) => x.floorMs)))}, engine ${s(c.engineStartMedianMs)}`;
   if (r.one !== undefined) {
     const c = r.one;
-    out.push(atMost(`launcher overhead, ${c.label}`, c.overheadMedianMs, 1000, `${s(c.overheadMedianMs)} (${overhead(c)})`, "1.00 s"));
+    out.push(
+      atMost(
+        `launcher overhead, ${c.label}`,
+        c.overheadMedianMs,
+        1000,
+        `${s(c.overheadMedianMs)} (${overhead(c)})`,
+        "1.00 s",
+      ),
+    );
   }
   if (r.one !== undefined && r.four !== undefined) {
     const x = r.four.overheadMedianMs / r.one.overheadMedianMs;
-    const cpu = r.four.nodeCpuMedianMs !== null && r.one.nodeCpuMedianMs !== null
-      ? `; the nodes' CPU ${s(r.four.nodeCpuMedianMs)} / ${s(r.one.nodeCpuMedianMs)} on this machine's cores`
-      : "";
+    const cpu =
+      r.four.nodeCpuMedianMs !== null && r.one.nodeCpuMedianMs !== null
+        ? `; the nodes' CPU ${s(r.four.nodeCpuMedianMs)} / ${s(r.one.nodeCpuMedianMs)} on this machine's cores`
+        : "";
     const measured = `${round(x, 2)}x (${s(r.four.overheadMedianMs)} / ${s(r.one.overheadMedianMs)}: ${overhead(r.four)}${cpu})`;
     out.push(atMost("launcher overhead, four nodes <= 1.2x one node", x, 1.2, measured, "1.2x"));
   }
-  for (const [c, limit] of [[r.one, 2], [r.four, 3]] as const) {
+  for (const [c, limit] of [
+    [r.one, 2],
+    [r.four, 3],
+  ] as const) {
     const create = c?.ops.find((o) => o.op.startsWith("create"));
     if (c === undefined || create === undefined) continue;
     const worst = Math.max(...create.counts.map((k) => k.channels));
     const docker = Math.max(...create.counts.map((k) => k.docker));
-    out.push(atMost(`serve channels per node, ${c.label} <= ${limit}`, worst, limit, `${worst} channels (max over ${create.counts.length} nodes); docker calls per node <= ${docker}`, String(limit)));
+    out.push(
+      atMost(
+        `serve channels per node, ${c.label} <= ${limit}`,
+        worst,
+        limit,
+        `${worst} channels (max over ${create.counts.length} nodes); docker calls per node <= ${docker}`,
+        String(limit),
+      ),
+    );
   }
-  if (r.one !== undefined || r.four !== undefined) out.push(sshTarget([r.one, r.four].filter((c): c is ServeResult => c !== undefined), r.site));
+  if (r.one !== undefined || r.four !== undefined)
+    out.push(
+      sshTarget(
+        [r.one, r.four].filter((c): c is ServeResult => c !== undefined),
+        r.site,
+      ),
+    );
   if (r.readiness !== undefined) {
-    const all = [...r.readiness.runs, ...(r.one?.runs ?? []), ...(r.four?.runs ?? [])].map((x) => x.noticedAfterMs).filter((x): x is number => x !== null);
+    const all = [...r.readiness.runs, ...(r.one?.runs ?? []), ...(r.four?.runs ?? [])]
+      .map((x) => x.noticedAfterMs)
+      .filter((x): x is number => x !== null);
     const worst = all.length === 0 ? Number.POSITIVE_INFINITY : Math.max(...all);
-    out.push(atMost("readiness noticed <= 0.5 s after the engine answers (worst run)", worst, 500, `${s(worst)} worst of ${all.length} (median ${s(r.readiness.noticedMedianMs ?? Number.NaN)} at startDelayS ${r.readiness.startDelayS})`, "0.50 s"));
+    out.push(
+      atMost(
+        "readiness noticed <= 0.5 s after the engine answers (worst run)",
+        worst,
+        500,
+        `${s(worst)} worst of ${all.length} (median ${s(r.readiness.noticedMedianMs ?? Number.NaN)} at startDelayS ${r.readiness.startDelayS})`,
+        "0.50 s",
+      ),
+    );
   }
   const chat = r.chat?.runs[0];
   if (chat !== undefined) {

@@ -34,7 +34,11 @@ async function chat(url: string, model: string): Promise<string> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, max_tokens: 24, messages: [{ role: "user", content: "Say hello from a DGX Spark." }] }),
+    body: JSON.stringify({
+      model,
+      max_tokens: 24,
+      messages: [{ role: "user", content: "Say hello from a DGX Spark." }],
+    }),
   });
   const body = (await res.json()) as { choices?: Array<{ message?: { content?: string } }> };
   return `${Date.now() - started} ms: ${body.choices?.[0]?.message?.content ?? JSON.stringify(body)}`;
@@ -57,11 +61,21 @@ async function main(): Promise<void> {
         makeScriptRecipe(spark1, "spark-recipes/qwen38-flash");
         mkdirSync(join(spark1.home, "models", "qwen38-mtp-r2"), { recursive: true });
         setEngineProofs(spark1, ["MTP draft head: FP8 rowwise copy engaged"]);
-        for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"]) cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), { recursive: true });
+        for (const repo of ["Qwen/Qwen3-32B", "Qwen/Qwen3.8-Flash-Next"])
+          cpSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3"), join(site.dir, "hf-hub", repo), {
+            recursive: true,
+          });
       },
       // spark3 never pulled the vLLM image: the up copies it from spark2 (docker save | ssh docker load).
       images: (node) => (Object.keys(SITE_IMAGES) as SiteImageName[]).filter((i) => node !== "spark3" || i !== VLLM),
-      config: () => ["  sm121:modelCache: keep", "  sm121:imageSync: true", "  sm121:deployments:", "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }", "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }"].join("\n"),
+      config: () =>
+        [
+          "  sm121:modelCache: keep",
+          "  sm121:imageSync: true",
+          "  sm121:deployments:",
+          "    - { name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }",
+          "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark2, spark3] }",
+        ].join("\n"),
     });
     say(`pulumi preview (project ${e.dir}, stack ${e.stack})`);
     const preview = await e.pulumi.run(["preview"], { stream: true });
@@ -74,7 +88,10 @@ async function main(): Promise<void> {
     say("a second pulumi up: nothing changed, nothing is touched");
     const again = await e.pulumi.run(["up", "--yes", "--skip-preview"]);
     process.stdout.write(`${/Resources:\n([\s\S]*?)\n\n/.exec(again.stdout)?.[1] ?? again.stdout}  (${again.ms} ms)\n`);
-    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<string, { endpoints: string[]; servedModel: string }>;
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<
+      string,
+      { endpoints: string[]; servedModel: string }
+    >;
     for (const [name, d] of Object.entries(out)) {
       for (const url of d.endpoints) {
         say(`${name}: ${d.servedModel} at ${url}`);

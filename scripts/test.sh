@@ -7,6 +7,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=$(bash scripts/setup.sh | tail -n 1)
 export PATH="$bin:$PATH"
 echo "test: linting"
-npx eslint --max-warnings 0 .
+npm run --silent lint
 echo "test: running the suites"
 exec npx vitest run "$@"

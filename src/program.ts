@@ -58,11 +58,18 @@ function load() {
   }
 }
 const { site, bundles: declared, recipes: recipeDefs } = load();
-const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+const list = (v: string | undefined) =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 // `sm121 down <deployment>`: this run leaves the deployment out, as if the site did not list it.
 const down = list(process.env["SM121_DOWN"]);
 for (const d of down) {
-  if (!declared.some((b) => b.deployment === d)) throw new RunError(t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }));
+  if (!declared.some((b) => b.deployment === d))
+    throw new RunError(
+      t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }),
+    );
 }
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 /** What a surge serves on each spare group (recipe/spare): looked at with the deployments, never registered as one. */
@@ -112,12 +119,12 @@ const preflight = site.preflight && isDryRun();
 /** Where the gateway file goes: on a node of the site, or on the machine that runs Pulumi. */
 const gwNodeName = site.gateway?.node;
 const gwNodeSite = gwNodeName === undefined ? undefined : site.nodes[gwNodeName];
-const gwConn = gwNodeName === undefined || gwNodeSite === undefined
-  ? undefined
-  : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
-const gatewaySettings = site.gateway === undefined
-  ? undefined
-  : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
+const gwConn =
+  gwNodeName === undefined || gwNodeSite === undefined ? undefined : { name: gwNodeName, conn: nodeConn(gwNodeSite) };
+const gatewaySettings =
+  site.gateway === undefined
+    ? undefined
+    : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
 /**
  * Every look of the run, over one connection per node: the fabric first (`auto` resolved, the
@@ -159,7 +166,10 @@ export async function main(): Promise<Record<string, unknown>> {
   // files sm121 keeps on a node), closed once they have all answered.
   const dial = new Dialer(auth);
   const looked = lookAll(dial);
-  void looked.then(() => dial.close(), () => dial.close());
+  void looked.then(
+    () => dial.close(),
+    () => dial.close(),
+  );
   const [seen, scrapeFound, gatewayFound] = await looked;
   for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: u }));
   const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
@@ -199,12 +209,14 @@ function memoryFit(seen: SiteObservation): void {
 
 /** Deployments of other stacks that this run would stop, where SM121_ALLOW_TAKEOVER does not allow it. */
 function takeovers(seen: SiteObservation): string[] {
-  return bundles.flatMap((b) => b.nodes.flatMap((nb) => {
-    if (allow.takeover.includes(nb.node)) return [];
-    const holders = seen.holders[nb.node] ?? [];
-    const drift = ownerDrift(nb.node, b.deployment, holders, me);
-    return foreignHolders(holders, me).map((h) => [...drift, takeoverRefusal(nb.node, h, me)].join(": "));
-  }));
+  return bundles.flatMap((b) =>
+    b.nodes.flatMap((nb) => {
+      if (allow.takeover.includes(nb.node)) return [];
+      const holders = seen.holders[nb.node] ?? [];
+      const drift = ownerDrift(nb.node, b.deployment, holders, me);
+      return foreignHolders(holders, me).map((h) => [...drift, takeoverRefusal(nb.node, h, me)].join(": "));
+    }),
+  );
 }
 
 /** The refusals, the memory fit and the resources, from what the look saw. */
@@ -217,7 +229,9 @@ function register(
   if (taken.length > 0) throw new RunError(taken.join("\n"));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new RunError(leaving.map((l) => leavingRefusal(l.node, l.deployment, down.includes(l.deployment))).join("\n"));
+    throw new RunError(
+      leaving.map((l) => leavingRefusal(l.node, l.deployment, down.includes(l.deployment))).join("\n"),
+    );
   }
   for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
@@ -234,8 +248,10 @@ function register(
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
   const roll = process.env["SM121_ROLL"] ?? "one";
   if (roll !== "one" && roll !== "all") {
-    throw new RunError(`SM121_ROLL=${roll}: use SM121_ROLL=all to restart the replicas of a model all at once, ` +
-      "or leave it unset to roll them one at a time");
+    throw new RunError(
+      `SM121_ROLL=${roll}: use SM121_ROLL=all to restart the replicas of a model all at once, ` +
+        "or leave it unset to roll them one at a time",
+    );
   }
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
@@ -243,7 +259,17 @@ function register(
   if (sets.length > 0) void log.info(rollLines(sets, surges).join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack, {
-    site, recipes: recipeDefs, bundles, seen, places, surges, connection, secrets, allow, preflight, owner: me,
+    site,
+    recipes: recipeDefs,
+    bundles,
+    seen,
+    places,
+    surges,
+    connection,
+    secrets,
+    allow,
+    preflight,
+    owner: me,
     found: {
       ...(gatewayFound !== undefined && { gateway: gatewayFound }),
       ...(scrapeFound !== undefined && { scrape: scrapeFound }),
@@ -255,7 +281,10 @@ function register(
   });
   registered = component.registered;
   const outputs = (d: Deployment) => ({
-    endpoints: d.endpoints, servedModel: d.servedModel, status: d.status, firstToken: d.firstToken,
+    endpoints: d.endpoints,
+    servedModel: d.servedModel,
+    status: d.status,
+    firstToken: d.firstToken,
   });
   const deployments = component.deployments.map((d, i) => [bundles[i]?.deployment ?? String(i), outputs(d)]);
   return { value: { deployments: Object.fromEntries(deployments) }, registered };

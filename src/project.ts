@@ -30,14 +30,20 @@ export function stackFile(root: string, stack: string): string {
 export function loadProject(root: string, stack: string, config?: Readonly<Record<string, string>>): Project {
   const file = stackFile(root, stack);
   const display = `Pulumi.${stack}.yaml`;
-  const doc = (path: string, name: string): ConfigDoc | undefined => (existsSync(path) ? { file: name, text: readFileSync(path, "utf8") } : undefined);
+  const doc = (path: string, name: string): ConfigDoc | undefined =>
+    existsSync(path) ? { file: name, text: readFileSync(path, "utf8") } : undefined;
   let source: () => SiteSource;
   if (config === undefined) {
     const text = doc(file, display);
-    if (text === undefined) throw new Error(`no stack config ${file}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack`);
+    if (text === undefined)
+      throw new Error(`no stack config ${file}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack`);
     source = () => stackFileSource(text);
   } else {
-    source = () => pulumiConfigSource(config, display, { stack: doc(file, display), project: doc(join(root, "Pulumi.yaml"), "Pulumi.yaml") });
+    source = () =>
+      pulumiConfigSource(config, display, {
+        stack: doc(file, display),
+        project: doc(join(root, "Pulumi.yaml"), "Pulumi.yaml"),
+      });
   }
   // The site and the recipes are independent inputs: report the errors of both at once.
   const errors: SpecError[] = [];
@@ -48,7 +54,12 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
     if (!isDirectory(join(root, dir))) {
       // Without a valid site, which directory was meant is unknown: its own errors are reported.
       if (site === undefined) return undefined;
-      throw siteError(site, ["recipesDir"], msg("spec.project.noRecipes", { dir, root }), msg("spec.project.noRecipesFix", { dir }));
+      throw siteError(
+        site,
+        ["recipesDir"],
+        msg("spec.project.noRecipes", { dir, root }),
+        msg("spec.project.noRecipesFix", { dir }),
+      );
     }
     return loadRecipes(join(root, dir), dir);
   });

@@ -35,7 +35,9 @@ describe("parseArgs", () => {
   });
 
   it("names an unknown flag and the flags the verb knows", () => {
-    expect(usageError(() => parseArgs(["flash", "--jsn"], flagSpec("render")))).toBe("unknown option --jsn (known: --stack, --lang, --help, --node, --step, --json, --out)");
+    expect(usageError(() => parseArgs(["flash", "--jsn"], flagSpec("render")))).toBe(
+      "unknown option --jsn (known: --stack, --lang, --help, --node, --step, --json, --out)",
+    );
     expect(usageError(() => parseArgs(["-x"], spec))).toMatch(/^unknown option -x \(known: /);
   });
 
@@ -78,11 +80,17 @@ describe("tables", () => {
   it("aligns columns after wide characters", () => {
     const [h, r] = table(["节点", "STATE"], [["spark1", "运行"]]);
     expect(h?.indexOf("STATE")).toBe(8);
-    expect(cells((r ?? "").slice(0, (r ?? "").indexOf("运行")))).toBe(cells((h ?? "").slice(0, (h ?? "").indexOf("STATE"))));
+    expect(cells((r ?? "").slice(0, (r ?? "").indexOf("运行")))).toBe(
+      cells((h ?? "").slice(0, (h ?? "").indexOf("STATE"))),
+    );
   });
 
   it("wraps a cell at spaces to its width, and cuts a longer word in whole characters", () => {
-    expect(wrap("running sm121-solo-0 since 2026-11-30T03:17:24Z", 22)).toEqual(["running sm121-solo-0", "since", "2026-11-30T03:17:24Z"]);
+    expect(wrap("running sm121-solo-0 since 2026-11-30T03:17:24Z", 22)).toEqual([
+      "running sm121-solo-0",
+      "since",
+      "2026-11-30T03:17:24Z",
+    ]);
     expect(wrap("节点节点节点", 5)).toEqual(["节点", "节点", "节点"]);
     expect(wrap("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
     expect(wrap("short", 10)).toEqual(["short"]);
@@ -94,7 +102,13 @@ describe("tables", () => {
     expect(fitWidths([10, 20], [4, 12], 100, 2)).toEqual([10, 20]);
     const state = `running sm121-solo-0 since 2026-11-30T03:17:24Z ${"and more words ".repeat(6).trim()}`;
     const health = `not asked: protected node (--yes) ${"节点 ".repeat(20).trim()}`;
-    const lines = table(["NODE", "STATE", "HEALTH"], [["spark1 (protected)", state, health], ["spark2", "stopped", "ok"]]);
+    const lines = table(
+      ["NODE", "STATE", "HEALTH"],
+      [
+        ["spark1 (protected)", state, health],
+        ["spark2", "stopped", "ok"],
+      ],
+    );
     for (const l of lines) expect(cells(l)).toBeLessThanOrEqual(TABLE_COLUMNS);
     expect(lines.length).toBeGreaterThan(3);
     expect(tableRows(lines.join("\n"), "NODE")).toEqual([

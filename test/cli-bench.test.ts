@@ -26,7 +26,11 @@ describe("SseParser", () => {
   };
 
   it("delivers each event's data when its blank line arrives, across chunk boundaries", () => {
-    expect(events(['data: {"a":1}\n\ndata: {"b"', ":2}\n", "\n", "data: [DONE]\n\n"])).toEqual(['{"a":1}', '{"b":2}', "[DONE]"]);
+    expect(events(['data: {"a":1}\n\ndata: {"b"', ":2}\n", "\n", "data: [DONE]\n\n"])).toEqual([
+      '{"a":1}',
+      '{"b":2}',
+      "[DONE]",
+    ]);
     expect(events(["da", "ta: x", "\n", "\n"])).toEqual(["x"]);
     expect(events(["data: x\n"])).toEqual([]);
   });
@@ -111,8 +115,24 @@ function startEngine(root: string, ip: string, behaviour: Record<string, unknown
   mkdirSync(join(root, "etc"), { recursive: true });
   writeFileSync(join(root, "etc", "fake-engine.json"), JSON.stringify(behaviour));
   const engine = join(__dirname, "site", "shims", "fake-engine.js");
-  const args = [engine, "vllm", "serve", "Qwen/Qwen3-0.6B", "--served-model-name", "bench-model", "--host", ip, "--port", "8000", "--max-model-len", "4096"];
-  return spawn(process.execPath, args, { env: { ...process.env, SIM_NODE_ROOT: root, SIM_NODE_IP: ip, SIM_NODE_NAME: "bench" }, stdio: ["ignore", "ignore", "ignore"] });
+  const args = [
+    engine,
+    "vllm",
+    "serve",
+    "Qwen/Qwen3-0.6B",
+    "--served-model-name",
+    "bench-model",
+    "--host",
+    ip,
+    "--port",
+    "8000",
+    "--max-model-len",
+    "4096",
+  ];
+  return spawn(process.execPath, args, {
+    env: { ...process.env, SIM_NODE_ROOT: root, SIM_NODE_IP: ip, SIM_NODE_NAME: "bench" },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
 }
 
 function healthy(url: string): Promise<boolean> {
@@ -158,16 +178,46 @@ describe("against the fake engine", () => {
   });
 
   it("counts requests and tokens, with sane percentiles, in --json that matches its schema", async () => {
-    const r = await sm121(e, ["bench", "--url", FAST, "--requests", "300", "--concurrency", "16", "--max-tokens", "24", "--prompt-tokens", "64", "--json"]);
+    const r = await sm121(e, [
+      "bench",
+      "--url",
+      FAST,
+      "--requests",
+      "300",
+      "--concurrency",
+      "16",
+      "--max-tokens",
+      "24",
+      "--prompt-tokens",
+      "64",
+      "--json",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const b = benchSchema().parse(json(r));
-    expect(b).toMatchObject({ deployment: null, urls: [FAST], model: "bench-model", requests: 300, completed: 300, errors: 0, outputTokens: 300 * 24 });
-    for (const l of [b.ttftMs, b.itlMs, b.e2eMs]) expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max).toBe(true);
+    expect(b).toMatchObject({
+      deployment: null,
+      urls: [FAST],
+      model: "bench-model",
+      requests: 300,
+      completed: 300,
+      errors: 0,
+      outputTokens: 300 * 24,
+    });
+    for (const l of [b.ttftMs, b.itlMs, b.e2eMs])
+      expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max).toBe(true);
     expect(b.itlMs.count).toBe(300 * 23);
   });
 
   it("measures inter-token latency at the engine's pace (200 tokens/s: 5 ms)", async () => {
-    const r = await runLoad({ urls: [PACED], model: "bench-model", concurrency: 4, requests: 12, promptTokens: 8, maxTokens: 20, timeoutMs: 30_000 });
+    const r = await runLoad({
+      urls: [PACED],
+      model: "bench-model",
+      concurrency: 4,
+      requests: 12,
+      promptTokens: 8,
+      maxTokens: 20,
+      timeoutMs: 30_000,
+    });
     expect(r).toMatchObject({ completed: 12, errors: 0, outputTokens: 240 });
     // Lower bounds only: the engine cannot be faster than its pace, a loaded machine only slower.
     const itl = summarize(r.itl);
@@ -177,7 +227,18 @@ describe("against the fake engine", () => {
   });
 
   it("counts errors, and exits 1 when there are any", async () => {
-    const r = await sm121(e, ["bench", "--url", FAST, "--model", "no-such-model", "--requests", "10", "--concurrency", "2", "--json"]);
+    const r = await sm121(e, [
+      "bench",
+      "--url",
+      FAST,
+      "--model",
+      "no-such-model",
+      "--requests",
+      "10",
+      "--concurrency",
+      "2",
+      "--json",
+    ]);
     expect(r.code).toBe(1);
     const b = benchSchema().parse(json(r));
     expect(b).toMatchObject({ completed: 0, errors: 10 });
@@ -192,7 +253,15 @@ describe("against the fake engine", () => {
 
   it("spreads requests round robin over several --url endpoints", async () => {
     // Every second request goes to an address where nothing listens: the counts show the order.
-    const r = await runLoad({ urls: [FAST, DOWN], model: "bench-model", concurrency: 2, requests: 5, promptTokens: 8, maxTokens: 10, timeoutMs: 30_000 });
+    const r = await runLoad({
+      urls: [FAST, DOWN],
+      model: "bench-model",
+      concurrency: 2,
+      requests: 5,
+      promptTokens: 8,
+      maxTokens: 10,
+      timeoutMs: 30_000,
+    });
     expect(r).toMatchObject({ completed: 3, errors: 2, outputTokens: 30 });
     expect(r.errorSamples).toHaveLength(2);
     for (const e of r.errorSamples) expect(e).toMatch(/ECONNREFUSED/);
@@ -200,9 +269,18 @@ describe("against the fake engine", () => {
 
   it("keeps count at concurrency 64: every request and token, none lost, percentiles in order", async () => {
     // Its speed is measured by `npm run bench` (bench/README.md), not here: the suite shares two cores.
-    const r = await runLoad({ urls: [FAST], model: "bench-model", concurrency: 64, requests: 640, promptTokens: 128, maxTokens: 128, timeoutMs: 300_000 });
+    const r = await runLoad({
+      urls: [FAST],
+      model: "bench-model",
+      concurrency: 64,
+      requests: 640,
+      promptTokens: 128,
+      maxTokens: 128,
+      timeoutMs: 300_000,
+    });
     expect(r).toMatchObject({ completed: 640, errors: 0, outputTokens: 640 * 128 });
     expect([r.ttft.length, r.e2e.length, r.itl.length]).toEqual([640, 640, 640 * 127]);
-    for (const l of [summarize(r.ttft), summarize(r.itl), summarize(r.e2e)]) expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max).toBe(true);
+    for (const l of [summarize(r.ttft), summarize(r.itl), summarize(r.e2e)])
+      expect(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max).toBe(true);
   });
 });

@@ -51,7 +51,8 @@ export const probeMark = (n: SimNode) => join(n.home, "gpu-probe-ran");
 
 export function stackYaml(site: SimSite, o: StackOptions = {}): string {
   const [n1, n2, n3] = site.nodes as [SimNode, SimNode, SimNode];
-  const ssh = (n: SimNode) => `      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      stateDir: ~/.sm121`;
+  const ssh = (n: SimNode) =>
+    `      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      stateDir: ~/.sm121`;
   return [
     "config:",
     `  sm121:knownHosts: ${o.knownHosts ?? site.knownHosts}`,
@@ -141,7 +142,8 @@ export function removeCliSnapshot(): void {
  */
 function compiledCli(): Promise<string> {
   snapshot ??= (async () => {
-    if (!existsSync(join(REPO, "dist", "src", "cli", "status.js"))) throw new Error("dist/ is not built: run npx tsc -p . first");
+    if (!existsSync(join(REPO, "dist", "src", "cli", "status.js")))
+      throw new Error("dist/ is not built: run npx tsc -p . first");
     const dir = mkdtempSync(join(tmpdir(), "sm121-cli-dist-"));
     snapshotDir = dir;
     symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
@@ -168,7 +170,14 @@ export interface CliTarget {
 export async function sm121(e: CliTarget, args: string[], o: CliOptions = {}): Promise<CliRun> {
   const bin = await compiledCli();
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, SM121_PROJECT: e.dir, SM121_STACK: e.stack, SM121_SSH_KEY: e.site.clientKey, SM121_LANG: "en", ...o.env };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SM121_PROJECT: e.dir,
+      SM121_STACK: e.stack,
+      SM121_SSH_KEY: e.site.clientKey,
+      SM121_LANG: "en",
+      ...o.env,
+    };
     delete env["SSH_AUTH_SOCK"];
     const started = Date.now();
     const child = spawn(process.execPath, [bin, ...args], { cwd: e.dir, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -210,7 +219,10 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
   const at = lines.findIndex((l) => l.trimStart().startsWith(`${firstHeader} `));
   const header = lines[at];
   if (header === undefined) throw new Error(`no table with the header ${firstHeader} in:\n${text}`);
-  const columns = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], start: cells(header.slice(0, m.index)) }));
+  const columns = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({
+    name: m[0],
+    start: cells(header.slice(0, m.index)),
+  }));
   const split = (line: string): string[] => {
     const out = columns.map(() => "");
     let col = 0;
@@ -228,7 +240,8 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
     const last = rows[rows.length - 1];
     if (parts[0] === "" && last !== undefined) {
       columns.forEach((c, i) => {
-        if (parts[i] !== "") last[c.name] = last[c.name] === "" ? (parts[i] ?? "") : `${last[c.name] ?? ""} ${parts[i] ?? ""}`;
+        if (parts[i] !== "")
+          last[c.name] = last[c.name] === "" ? (parts[i] ?? "") : `${last[c.name] ?? ""} ${parts[i] ?? ""}`;
       });
     } else rows.push(Object.fromEntries(columns.map((c, i) => [c.name, parts[i] ?? ""])));
   }

@@ -14,21 +14,35 @@ const ROOT = join(__dirname, "..");
 let project = "";
 
 /** The compiled CLI with exactly these language variables (the test runner's own are dropped). */
-function sm121(args: string[], lang: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+function sm121(
+  args: string[],
+  lang: Record<string, string> = {},
+): { code: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env, SM121_PROJECT: project };
   for (const k of ["SM121_STACK", "PULUMI_STACK", "SM121_LANG", "LC_ALL", "LC_MESSAGES", "LANG"]) delete env[k];
-  const r = spawnSync(process.execPath, [join(ROOT, "bin", "sm121"), ...args], { cwd: ROOT, env: { ...env, ...lang }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [join(ROOT, "bin", "sm121"), ...args], {
+    cwd: ROOT,
+    env: { ...env, ...lang },
+    encoding: "utf8",
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, "dist", "src", "cli", "main.js"))) throw new Error("dist/ is missing: run `npm run build` (npm test does)");
+  if (!existsSync(join(ROOT, "dist", "src", "cli", "main.js")))
+    throw new Error("dist/ is missing: run `npm run build` (npm test does)");
   project = mkdtempSync(join(tmpdir(), "sm121-lang-"));
   cpSync(join(ROOT, "recipes"), join(project, "recipes"), { recursive: true });
   cpSync(join(ROOT, "Pulumi.spark-site.yaml"), join(project, "Pulumi.spark-site.yaml"));
   const image = 'image = "nvcr.io/nvidia/vllm:26.01-py3"';
-  writeFileSync(join(project, "recipes", "broken.toml"), `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\nmounts = ["/data/../models:/models"]\n`);
-  writeFileSync(join(project, "recipes", "flags.toml"), `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 8000\nargs = ["--max-model-length", "4096"]\n`);
+  writeFileSync(
+    join(project, "recipes", "broken.toml"),
+    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\nmounts = ["/data/../models:/models"]\n`,
+  );
+  writeFileSync(
+    join(project, "recipes", "flags.toml"),
+    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 8000\nargs = ["--max-model-length", "4096"]\n`,
+  );
 });
 
 afterAll(() => rmSync(project, { recursive: true, force: true }));
@@ -50,14 +64,20 @@ describe("sm121 validate --lang ru on broken recipes", () => {
   it("takes the language from SM121_LANG, else LC_ALL, LC_MESSAGES, LANG", () => {
     expect(sm121(["validate", "--stack", "spark-site"], { SM121_LANG: "ru" }).stderr).toBe(RU);
     expect(sm121(["validate", "--stack", "spark-site"], { LANG: "ru_RU.UTF-8" }).stderr).toBe(RU);
-    expect(sm121(["validate", "--stack", "spark-site"], { LC_MESSAGES: "ru_RU.UTF-8", LANG: "de_DE.UTF-8" }).stderr).toBe(RU);
+    expect(
+      sm121(["validate", "--stack", "spark-site"], { LC_MESSAGES: "ru_RU.UTF-8", LANG: "de_DE.UTF-8" }).stderr,
+    ).toBe(RU);
     // LC_ALL=C is English whatever LANG says, as POSIX has it.
-    expect(sm121(["validate", "--stack", "spark-site"], { LC_ALL: "C", LANG: "ru_RU.UTF-8" }).stderr).toMatch(/^recipes\/broken\.toml:4:1: port: must be 1024 or above; pick an unprivileged port such as 8000\n/);
+    expect(sm121(["validate", "--stack", "spark-site"], { LC_ALL: "C", LANG: "ru_RU.UTF-8" }).stderr).toMatch(
+      /^recipes\/broken\.toml:4:1: port: must be 1024 or above; pick an unprivileged port such as 8000\n/,
+    );
   });
 
   it("lets --lang win over SM121_LANG and the locale", () => {
     const de = sm121(["validate", "--stack", "spark-site", "--lang=de"], { SM121_LANG: "ru", LANG: "ja_JP.UTF-8" });
-    expect(de.stderr).toMatch(/^recipes\/broken\.toml:4:1: port: muss 1024 oder größer sein; wählen Sie einen nicht privilegierten Port wie 8000\n/);
+    expect(de.stderr).toMatch(
+      /^recipes\/broken\.toml:4:1: port: muss 1024 oder größer sein; wählen Sie einen nicht privilegierten Port wie 8000\n/,
+    );
     expect(de.stderr).toMatch(/\n4 Fehler\n$/);
     expect(sm121(["validate", "--stack", "spark-site", "--lang", "ru"], { SM121_LANG: "de" }).stderr).toBe(RU);
   });
@@ -66,8 +86,12 @@ describe("sm121 validate --lang ru on broken recipes", () => {
     const r = sm121(["validate", "--lang", "pt"], { SM121_LANG: "ru" });
     expect(r.code).toBe(2);
     // Said in the language of the environment, since the one asked for is not there.
-    expect(r.stderr).toBe("sm121 validate: --lang pt: sm121 не знает такого языка; используйте один из: en, ru, zh, ja, de, es\n");
-    expect(sm121(["--help", "--lang", "xx"]).stderr).toBe("sm121: --lang xx: not a language of sm121; use one of en, ru, zh, ja, de, es\n");
+    expect(r.stderr).toBe(
+      "sm121 validate: --lang pt: sm121 не знает такого языка; используйте один из: en, ru, zh, ja, de, es\n",
+    );
+    expect(sm121(["--help", "--lang", "xx"]).stderr).toBe(
+      "sm121: --lang xx: not a language of sm121; use one of en, ru, zh, ja, de, es\n",
+    );
   });
 
   it("prints the usage and a verb's help in the language", () => {
@@ -76,9 +100,14 @@ describe("sm121 validate --lang ru on broken recipes", () => {
     expect(ja.stdout).toMatch(/^使い方: sm121 <command> \[options\]\n\nコマンド:\n {2}init /);
     expect(ja.stdout).toContain("\n共通オプション:\n  --stack S ");
     const es = sm121(["validate", "--help"], { LANG: "es_ES.UTF-8" }).stdout;
-    expect(es).toMatch(/^uso: sm121 validate \[options\]\n {2}comprueba cada receta, cada perfil \(desplegado o no\) y el sitio; sale con 1 ante cualquier error\n\nopciones:\n/);
+    expect(es).toMatch(
+      /^uso: sm121 validate \[options\]\n {2}comprueba cada receta, cada perfil \(desplegado o no\) y el sitio; sale con 1 ante cualquier error\n\nopciones:\n/,
+    );
     expect(es).toContain("--lang L   el idioma de los mensajes: en, ru, zh, ja, de, es");
     const bad = sm121(["validate", "--jsn"], { SM121_LANG: "zh" });
-    expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "sm121 validate: 未知选项 --jsn（已知：--stack, --lang, --help, --json）"]);
+    expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([
+      2,
+      "sm121 validate: 未知选项 --jsn（已知：--stack, --lang, --help, --json）",
+    ]);
   });
 });

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
-import { json, servedSite, sm121, stackYaml, type CliSite , releaseSite } from "./cli-helpers";
+import { json, servedSite, sm121, stackYaml, type CliSite, releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
@@ -34,10 +34,19 @@ describe("sm121 smoke", () => {
   it("sends one chat completion on the node and prints the latency and the answer", async () => {
     const r = await sm121(s.e, ["smoke", "--node", "spark2"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^flash on spark2 \\(http://${ipPattern(s.nodes[1])}:8000/v1/chat/completions\\): HTTP 200 in [\\d.]+ ms \\(first byte after [\\d.]+ ms\\)$`, "m"));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^flash on spark2 \\(http://${ipPattern(s.nodes[1])}:8000/v1/chat/completions\\): HTTP 200 in [\\d.]+ ms \\(first byte after [\\d.]+ ms\\)$`,
+        "m",
+      ),
+    );
     expect(r.stdout).toMatch(/^ {2}answer: This is a simulated answer from vllm serving qwen38 on spark2\./m);
     const j = smokeSchema().parse(json(await sm121(s.e, ["smoke", "--node", "spark3", "--json"])));
-    expect(j).toMatchObject({ node: "spark3", ok: true, results: [{ deployment: "small", model: "qwen3-small", ok: true, httpCode: 200, error: null }] });
+    expect(j).toMatchObject({
+      node: "spark3",
+      ok: true,
+      results: [{ deployment: "small", model: "qwen3-small", ok: true, httpCode: 200, error: null }],
+    });
     expect(j.results[0]?.latencyMs).toBeGreaterThan(0);
     expect(j.results[0]?.completionTokens).toBeGreaterThan(0);
   });
@@ -56,7 +65,9 @@ describe("sm121 smoke", () => {
   it("without --node: the named deployment's API node; with several deployments and none named, it asks which", async () => {
     const r = await sm121(s.e, ["smoke"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe("sm121 smoke: name the deployment to smoke (or its node with --node N); deployments: solo, flash, small\n");
+    expect(r.stderr).toBe(
+      "sm121 smoke: name the deployment to smoke (or its node with --node N); deployments: solo, flash, small\n",
+    );
     const small = await sm121(s.e, ["smoke", "small"]);
     expect(small.code, small.stderr).toBe(0);
     expect(small.stdout).toMatch(/^small on spark3 \(http:\/\/[\d.]+:8000\/v1\/chat\/completions\): HTTP 200/m);
@@ -65,7 +76,11 @@ describe("sm121 smoke", () => {
 
 describe("sm121 logs", () => {
   it("prints the engine log of each target, every line prefixed with the node", async () => {
-    for (const [d, node, marker] of [["solo", "spark1", "GPU KV cache size"], ["flash", "spark2", "Uvicorn running"], ["small", "spark3", "Uvicorn running"]] as const) {
+    for (const [d, node, marker] of [
+      ["solo", "spark1", "GPU KV cache size"],
+      ["flash", "spark2", "Uvicorn running"],
+      ["small", "spark3", "Uvicorn running"],
+    ] as const) {
       const r = await sm121(s.e, ["logs", d, "--lines", "40"]);
       expect(r.code, r.stderr).toBe(0);
       const lines = r.stdout.trimEnd().split("\n");
@@ -86,7 +101,10 @@ describe("sm121 logs", () => {
       for (let i = 0; i < 100 && !re.test(seen); i++) await new Promise((r) => setTimeout(r, 100));
       expect(seen).toMatch(re);
     };
-    const run = sm121(s.e, ["logs", "small", "--follow", "--lines", "1"], { onSpawn: (c) => (child = c), onStdout: (out) => (seen = out) });
+    const run = sm121(s.e, ["logs", "small", "--follow", "--lines", "1"], {
+      onSpawn: (c) => (child = c),
+      onStdout: (out) => (seen = out),
+    });
     await waitFor(/^spark3 \| /m);
     await sh(n3, `curl -s http://${n3.ip}:8000/version > /dev/null`);
     await waitFor(/^spark3 \| INFO: +\S+ - "GET \/version HTTP\/1\.1" 200$/m);
@@ -95,7 +113,8 @@ describe("sm121 logs", () => {
     const r = await run;
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("@sm121");
-    for (let i = 0; i < 30 && (await sh(n3, "pgrep -f 'tail -n 1 -F' || true")) !== ""; i++) await new Promise((res) => setTimeout(res, 100));
+    for (let i = 0; i < 30 && (await sh(n3, "pgrep -f 'tail -n 1 -F' || true")) !== ""; i++)
+      await new Promise((res) => setTimeout(res, 100));
     expect(await sh(n3, "pgrep -f 'tail -n 1 -F' || true")).toBe("");
   });
 
@@ -108,10 +127,31 @@ describe("sm121 logs", () => {
 
 describe("sm121 bench", () => {
   it("loads a deployment's endpoint with the key read on the node: counts, errors, percentiles", async () => {
-    const r = await sm121(s.e, ["bench", "flash", "--requests", "200", "--concurrency", "8", "--max-tokens", "16", "--prompt-tokens", "32", "--json"]);
+    const r = await sm121(s.e, [
+      "bench",
+      "flash",
+      "--requests",
+      "200",
+      "--concurrency",
+      "8",
+      "--max-tokens",
+      "16",
+      "--prompt-tokens",
+      "32",
+      "--json",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const b = benchSchema().parse(json(r));
-    expect(b).toMatchObject({ deployment: "flash", urls: [`http://${s.nodes[1].ip}:8000`], model: "qwen38", requests: 200, completed: 200, errors: 0, errorSamples: [], outputTokens: 200 * 16 });
+    expect(b).toMatchObject({
+      deployment: "flash",
+      urls: [`http://${s.nodes[1].ip}:8000`],
+      model: "qwen38",
+      requests: 200,
+      completed: 200,
+      errors: 0,
+      errorSamples: [],
+      outputTokens: 200 * 16,
+    });
     for (const l of [b.ttftMs, b.itlMs, b.e2eMs]) {
       expect(l.min).toBeLessThanOrEqual(l.p50);
       expect(l.p50).toBeLessThanOrEqual(l.p90);
@@ -139,9 +179,25 @@ describe("sm121 bench", () => {
   });
 
   it("benches any OpenAI endpoint with --url, finding the model itself", async () => {
-    const r = await sm121(s.e, ["bench", "--url", `http://${s.nodes[2].ip}:8000`, "--requests", "50", "--concurrency", "4", "--max-tokens", "8", "--json"]);
+    const r = await sm121(s.e, [
+      "bench",
+      "--url",
+      `http://${s.nodes[2].ip}:8000`,
+      "--requests",
+      "50",
+      "--concurrency",
+      "4",
+      "--max-tokens",
+      "8",
+      "--json",
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    expect(benchSchema().parse(json(r))).toMatchObject({ deployment: null, model: "qwen3-small", completed: 50, errors: 0 });
+    expect(benchSchema().parse(json(r))).toMatchObject({
+      deployment: null,
+      model: "qwen3-small",
+      completed: 50,
+      errors: 0,
+    });
   });
 });
 
@@ -151,11 +207,30 @@ describe("sm121 doctor", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(true);
-    const checks = (node: string) => d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
+    const checks = (node: string) =>
+      d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
     // Up's own preflight passes on each node ("ready" means that), besides what doctor checks itself;
     // its warnings (no checkpoint in the HF cache yet) and a fit that cannot be known are warnings, not ok.
-    expect(checks("spark1")).toEqual(["command curl true", "sudo sudo -n true true", "command docker true", "image nvcr.io/nvidia/vllm:26.01-py3 true", "memory MemAvailable true", "preflight solo true", "preflight solo false", "memory-fit solo false"]);
-    expect(checks("spark3")).toEqual(["command curl true", "sudo sudo -n true true", "command tmux true", "engine vllm true", "memory MemAvailable true", "preflight small true", "preflight small false", "memory-fit small false"]);
+    expect(checks("spark1")).toEqual([
+      "command curl true",
+      "sudo sudo -n true true",
+      "command docker true",
+      "image nvcr.io/nvidia/vllm:26.01-py3 true",
+      "memory MemAvailable true",
+      "preflight solo true",
+      "preflight solo false",
+      "memory-fit solo false",
+    ]);
+    expect(checks("spark3")).toEqual([
+      "command curl true",
+      "sudo sudo -n true true",
+      "command tmux true",
+      "engine vllm true",
+      "memory MemAvailable true",
+      "preflight small true",
+      "preflight small false",
+      "memory-fit small false",
+    ]);
     // The fit reads each node's MemTotal (the site's free: a GB10's) and prints its table.
     expect(d.memoryFit.map((f) => f.deployment)).toEqual(expect.arrayContaining(["solo", "small"]));
     const text = await sm121(s.e, ["doctor"]);
@@ -172,7 +247,11 @@ describe("sm121 doctor", () => {
     const d = doctorSchema().parse(json(r));
     expect(d.ok).toBe(false);
     for (const n of d.nodes) {
-      expect(n).toMatchObject({ reachable: false, problems: 1, connect: { kind: "host-key", fingerprint: matching(/^SHA256:[A-Za-z0-9+/]{43}$/) } });
+      expect(n).toMatchObject({
+        reachable: false,
+        problems: 1,
+        connect: { kind: "host-key", fingerprint: matching(/^SHA256:[A-Za-z0-9+/]{43}$/) },
+      });
       const node = s.e.site.nodes.find((x) => x.name === n.node) as SimNode;
       expect(n.connect?.fix).toBe(`ssh-keyscan -p ${node.sshPort} ${node.ip} >> ${empty}`);
     }
@@ -180,12 +259,20 @@ describe("sm121 doctor", () => {
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^spark2: 1 problem$/m);
     expect(text.stdout).toMatch(/the host key the node presented: SHA256:/);
-    expect(text.stdout).toContain(`after checking that fingerprint on the node: ssh-keyscan -p 2351 ${s.nodes[1].ip} >> `);
+    expect(text.stdout).toContain(
+      `after checking that fingerprint on the node: ssh-keyscan -p 2351 ${s.nodes[1].ip} >> `,
+    );
   });
 
   it("reports a missing engine binary with the driver's install hint", async () => {
-    writeFileSync(join(s.e.dir, "recipes", "sglang-native-missing.toml"), 'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n');
-    writeFileSync(join(s.e.dir, "Pulumi.broken.yaml"), stackYaml(s.e.site, { spark3Deployment: "{ name: sg, recipe: sglang-native-missing, nodes: [spark3] }" }));
+    writeFileSync(
+      join(s.e.dir, "recipes", "sglang-native-missing.toml"),
+      'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n',
+    );
+    writeFileSync(
+      join(s.e.dir, "Pulumi.broken.yaml"),
+      stackYaml(s.e.site, { spark3Deployment: "{ name: sg, recipe: sglang-native-missing, nodes: [spark3] }" }),
+    );
     const r = await sm121(s.e, ["doctor", "--stack", "broken", "--json"]);
     expect(r.code).toBe(1);
     const d = doctorSchema().parse(json(r));

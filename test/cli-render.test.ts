@@ -40,7 +40,8 @@ function projectCopy(stack: string, stackFile: string, extraRecipes: string[] = 
 
 beforeAll(() => {
   // npm test builds dist/ first; a build here would rewrite it under suites that are running.
-  if (!existsSync(join(ROOT, "dist", "src", "cli", "main.js"))) throw new Error("dist/ is missing: run `npm run build` (npm test does)");
+  if (!existsSync(join(ROOT, "dist", "src", "cli", "main.js")))
+    throw new Error("dist/ is missing: run `npm run build` (npm test does)");
 });
 
 afterAll(() => {
@@ -50,17 +51,32 @@ afterAll(() => {
 const PEERS = "203.0.113.1,203.0.113.2,203.0.113.3,203.0.113.4";
 
 describe("sm121 render glm53-full-tp4-gr8 --json --stack examples", () => {
-  interface JsonNode { node: string; rank: number; host: string; argv: string[]; launch: string; env: Record<string, string> }
+  interface JsonNode {
+    node: string;
+    rank: number;
+    host: string;
+    argv: string[];
+    launch: string;
+    env: Record<string, string>;
+  }
   let run: Run;
   let nodes: JsonNode[] = [];
   beforeAll(() => {
-    run = sm121(["render", "glm53-full-tp4-gr8", "--json", "--stack", "examples"], projectCopy("examples", join(FIXTURES, "sites", "examples.yaml")));
+    run = sm121(
+      ["render", "glm53-full-tp4-gr8", "--json", "--stack", "examples"],
+      projectCopy("examples", join(FIXTURES, "sites", "examples.yaml")),
+    );
     nodes = (JSON.parse(run.stdout) as { nodes: JsonNode[] }).nodes;
   });
 
   it("exits 0 and prints the deployment", () => {
     expect([run.code, run.stderr]).toEqual([0, ""]);
-    expect(JSON.parse(run.stdout)).toMatchObject({ deployment: "glm53-full-tp4-gr8", engine: "gr8", deploy: "docker", shape: "per-node" });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      deployment: "glm53-full-tp4-gr8",
+      engine: "gr8",
+      deploy: "docker",
+      shape: "per-node",
+    });
   });
 
   it("has the four nodes in rank order", () => {
@@ -73,8 +89,26 @@ describe("sm121 render glm53-full-tp4-gr8 --json --stack examples", () => {
   });
 
   it.each([0, 1, 2, 3])("rank %i runs `/opt/gr8/gr8 glm53 up --model M --tp 4 --peers ip0,...`", (rank) => {
-    expect(nodes[rank]?.argv).toEqual(["/opt/gr8/gr8", "glm53", "up", "--model", "zai-org/GLM-5.3-FP8", "--tp", "4", "--peers", PEERS, "--model-cache", "/models", "--drafter", "mtp-k4", "--shape", "full"]);
-    expect(nodes[rank]?.launch).toContain(`--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n  glm53 up --model zai-org/GLM-5.3-FP8 --tp 4 --peers ${PEERS} `);
+    expect(nodes[rank]?.argv).toEqual([
+      "/opt/gr8/gr8",
+      "glm53",
+      "up",
+      "--model",
+      "zai-org/GLM-5.3-FP8",
+      "--tp",
+      "4",
+      "--peers",
+      PEERS,
+      "--model-cache",
+      "/models",
+      "--drafter",
+      "mtp-k4",
+      "--shape",
+      "full",
+    ]);
+    expect(nodes[rank]?.launch).toContain(
+      `--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n  glm53 up --model zai-org/GLM-5.3-FP8 --tp 4 --peers ${PEERS} `,
+    );
   });
 
   it.each([0, 1, 2, 3])("rank %i has no --host, --port or --headless, in argv or launch", (rank) => {
@@ -108,8 +142,12 @@ describe("sm121 render errors", () => {
     const r = sm121(["render", "glm53-full-tp4-gr8", "--jsn"]);
     expect(r.code).toBe(2);
     // The flag, then the verb's usage: what it does take.
-    expect(r.stderr).toMatch(/^sm121 render: unknown option --jsn \(known: --stack, --lang, --help, --node, --step, --json, --out\)\n\nusage: sm121 render <deployment> \[options\]\n/);
-    expect(r.stderr).toContain("\n  --step NAME  only this step: preflight, stop, memory-gate, write, start, readiness or verify\n");
+    expect(r.stderr).toMatch(
+      /^sm121 render: unknown option --jsn \(known: --stack, --lang, --help, --node, --step, --json, --out\)\n\nusage: sm121 render <deployment> \[options\]\n/,
+    );
+    expect(r.stderr).toContain(
+      "\n  --step NAME  only this step: preflight, stop, memory-gate, write, start, readiness or verify\n",
+    );
   });
 });
 
@@ -123,14 +161,36 @@ describe("sm121 render --out DIR", () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([0, `wrote ${join(out, "qwen3-30b-sglang-tmux")}\n`, ""]);
     const base = join(out, "qwen3-30b-sglang-tmux");
     expect(readdirSync(base).sort()).toEqual(["bundle.json", "sglang-1", "sglang-2"]);
-    expect(readdirSync(join(base, "sglang-1")).sort()).toEqual(["files", "memory-gate.sh", "preflight.sh", "readiness.sh", "start.sh", "status.sh", "stop.sh", "verify.sh", "write.sh"]);
-    const bundle = JSON.parse(readFileSync(join(base, "bundle.json"), "utf8")) as { nodes: Array<{ node: string; files: Array<{ path: string; content: string }> }> };
+    expect(readdirSync(join(base, "sglang-1")).sort()).toEqual([
+      "files",
+      "memory-gate.sh",
+      "preflight.sh",
+      "readiness.sh",
+      "start.sh",
+      "status.sh",
+      "stop.sh",
+      "verify.sh",
+      "write.sh",
+    ]);
+    const bundle = JSON.parse(readFileSync(join(base, "bundle.json"), "utf8")) as {
+      nodes: Array<{ node: string; files: Array<{ path: string; content: string }> }>;
+    };
     expect(bundle.nodes.map((n) => n.files.map((f) => f.path))).toEqual([
       ["~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh"],
       ["/var/lib/sm121/deployments/qwen3-30b-sglang-tmux/run.sh"],
     ]);
     const run1 = join(base, "sglang-1", "files", "home", ".sm121", "deployments", "qwen3-30b-sglang-tmux", "run.sh");
-    const run2 = join(base, "sglang-2", "files", "var", "lib", "sm121", "deployments", "qwen3-30b-sglang-tmux", "run.sh");
+    const run2 = join(
+      base,
+      "sglang-2",
+      "files",
+      "var",
+      "lib",
+      "sm121",
+      "deployments",
+      "qwen3-30b-sglang-tmux",
+      "run.sh",
+    );
     expect(readFileSync(run1, "utf8")).toBe(bundle.nodes[0]?.files[0]?.content);
     expect(readFileSync(run2, "utf8")).toBe(bundle.nodes[1]?.files[0]?.content);
     expect(statSync(run1).mode & 0o777).toBe(0o755);
@@ -147,31 +207,41 @@ describe("sm121 render --out DIR", () => {
   it("with --node writes only that node", () => {
     const project = examples();
     const out = join(project, "out");
-    expect(sm121(["render", "qwen38-27b-nvfp4-dgpp", "--stack", "examples", "--node", "dgpp-2", "--out", out], project).code).toBe(0);
+    expect(
+      sm121(["render", "qwen38-27b-nvfp4-dgpp", "--stack", "examples", "--node", "dgpp-2", "--out", out], project).code,
+    ).toBe(0);
     const base = join(out, "qwen38-27b-nvfp4-dgpp");
     expect(readdirSync(base).sort()).toEqual(["bundle.json", "dgpp-2"]);
-    expect(readFileSync(join(base, "dgpp-2", "files", "home", "dgpp", ".env"), "utf8")).toContain('DGPP_NODES="203.0.113.11 203.0.113.12"\n');
+    expect(readFileSync(join(base, "dgpp-2", "files", "home", "dgpp", ".env"), "utf8")).toContain(
+      'DGPP_NODES="203.0.113.11 203.0.113.12"\n',
+    );
     expect(readFileSync(join(base, "dgpp-2", "start.sh"), "utf8").endsWith("set -euo pipefail\n:\n")).toBe(true);
   });
 });
 
 describe("sm121 validate", () => {
   it("exits 0 on the example project", () => {
-    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({ code: 0, stdout: "ok: 6 recipes, 4 profiles, 2 nodes, 1 deployment (qwen3-8b-solo)\n", stderr: "" });
+    expect(sm121(["validate", "--stack", "spark-site"])).toEqual({
+      code: 0,
+      stdout: "ok: 6 recipes, 4 profiles, 2 nodes, 1 deployment (qwen3-8b-solo)\n",
+      stderr: "",
+    });
   });
 
   it("exits 0 on every example recipe deployed at once", () => {
     const project = projectCopy("examples", join(FIXTURES, "sites", "examples.yaml"));
     expect(sm121(["validate", "--stack", "examples"], project)).toEqual({
       code: 0,
-      stdout: "ok: 6 recipes, 4 profiles, 14 nodes, 8 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture, qwen3-8b-solo)\n",
+      stdout:
+        "ok: 6 recipes, 4 profiles, 14 nodes, 8 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture, qwen3-8b-solo)\n",
       stderr: "",
     });
   });
 
   it("exits 1 with every cross-check error of a broken stack", () => {
     const project = projectCopy("broken", join(FIXTURES, "sites", "broken.yaml"));
-    const known = "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen3-8b-solo, qwen38-27b-nvfp4-dgpp, qwen38-flash";
+    const known =
+      "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen3-8b-solo, qwen38-27b-nvfp4-dgpp, qwen38-flash";
     expect(sm121(["validate", "--stack", "broken"], project)).toEqual({
       code: 1,
       stdout: "",
@@ -190,7 +260,10 @@ describe("sm121 validate", () => {
   });
 
   it("exits 1 with every error of every broken recipe", () => {
-    const project = projectCopy("spark-site", join(ROOT, "Pulumi.spark-site.yaml"), ["gr8-with-port.toml", "vllm-owned-flags.toml"]);
+    const project = projectCopy("spark-site", join(ROOT, "Pulumi.spark-site.yaml"), [
+      "gr8-with-port.toml",
+      "vllm-owned-flags.toml",
+    ]);
     const r = sm121(["validate", "--stack", "spark-site"], project);
     expect(r).toEqual({
       code: 1,
@@ -227,6 +300,8 @@ describe("sm121 validate", () => {
     writeFileSync(join(project, "README"), "");
     const r = sm121(["validate", "--stack", "absent"], project);
     expect([r.code, r.stdout]).toEqual([1, ""]);
-    expect(r.stderr).toBe(`sm121 validate: no stack config ${join(project, "Pulumi.absent.yaml")}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack\n`);
+    expect(r.stderr).toBe(
+      `sm121 validate: no stack config ${join(project, "Pulumi.absent.yaml")}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack\n`,
+    );
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { translator } from "../src/text/messages";
 import { cells } from "../src/cli/table";
-import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite , releaseSite } from "./cli-helpers";
+import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite, releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
@@ -35,7 +35,10 @@ async function requestsSeen(): Promise<number> {
   return Number(out.trim());
 }
 
-async function status(args: string[] = [], env?: Record<string, string>): Promise<{ code: number | null; report: StatusReport; stderr: string }> {
+async function status(
+  args: string[] = [],
+  env?: Record<string, string>,
+): Promise<{ code: number | null; report: StatusReport; stderr: string }> {
   const r = await sm121(s.e, ["status", "--json", ...args], env === undefined ? {} : { env });
   return { code: r.code, report: statusSchema().parse(json(r)), stderr: r.stderr };
 }
@@ -53,7 +56,15 @@ describe("sm121 status", () => {
     expect(report.ok).toBe(true);
     expect(report.deployments.map((d) => d.deployment)).toEqual(["solo", "flash", "small"]);
     const solo = entry(report, "solo");
-    expect(solo).toMatchObject({ node: "spark1", protected: true, target: { kind: "docker", name: "sm121-solo-0" }, running: true, drift: null, env: null, error: null });
+    expect(solo).toMatchObject({
+      node: "spark1",
+      protected: true,
+      target: { kind: "docker", name: "sm121-solo-0" },
+      running: true,
+      drift: null,
+      env: null,
+      error: null,
+    });
     expect(solo.health).toEqual({ checked: false, reason: "protected" });
     expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567" });
     // Load is read from /metrics: an HTTP request, which a protected node gets only with --yes.
@@ -63,9 +74,20 @@ describe("sm121 status", () => {
     expect(flash.env).toMatchObject({ path: "~/spark-recipes/qwen38-flash/.env", profile: "datagen", edited: false });
     expect(flash.env?.sha256).toMatch(/^[0-9a-f]{64}$/);
     // The engine requires the key: a health of 200 means status read it on the node and gave it to curl.
-    expect(flash.health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen38"], maxModelLen: 262144 });
+    expect(flash.health).toMatchObject({
+      checked: true,
+      ok: true,
+      httpCode: 200,
+      models: ["qwen38"],
+      maxModelLen: 262144,
+    });
     const small = entry(report, "small");
-    expect(small).toMatchObject({ target: { kind: "tmux", name: "sm121-small-0" }, running: true, drift: null, health: { checked: true, ok: true, models: ["qwen3-small"] } });
+    expect(small).toMatchObject({
+      target: { kind: "tmux", name: "sm121-small-0" },
+      running: true,
+      drift: null,
+      health: { checked: true, ok: true, models: ["qwen3-small"] },
+    });
     const idle = { measured: true, running: 0, waiting: 0, generationTokensPerS: 0 };
     for (const e of [flash, small]) expect(e.load).toMatchObject(idle);
     expect(report.deployments.find((d) => d.deployment === "flash")?.profile).toBe("datagen");
@@ -79,7 +101,10 @@ describe("sm121 status", () => {
   it("the engine of flash refuses a request without the key (so the health check above used it)", async () => {
     const code = await sh(s.nodes[1], `curl -s -o /dev/null -w '%{http_code}' http://${s.nodes[1].ip}:8000/v1/models`);
     expect(code).toBe("401");
-    const withKey = await sh(s.nodes[1], `curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ${API_KEY}' http://${s.nodes[1].ip}:8000/v1/models`);
+    const withKey = await sh(
+      s.nodes[1],
+      `curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ${API_KEY}' http://${s.nodes[1].ip}:8000/v1/models`,
+    );
     expect(withKey).toBe("200");
   });
 
@@ -89,14 +114,25 @@ describe("sm121 status", () => {
     expect(en.stdout).toMatch(/NODE +RANK +STATE +DRIFT +HEALTH +KV CACHE/);
     // The first table is solo's; what its cells say, however they wrapped to fit 100 columns.
     const [solo] = tableRows(en.stdout, "NODE");
-    expect(solo).toEqual({ NODE: "spark1 (protected)", RANK: "0", STATE: matching(/^running sm121-solo-0 since \S+$/), DRIFT: "none", HEALTH: "not asked: protected node (--yes)", "KV CACHE": "1,234,567 tokens (from the log)" });
+    expect(solo).toEqual({
+      NODE: "spark1 (protected)",
+      RANK: "0",
+      STATE: matching(/^running sm121-solo-0 since \S+$/),
+      DRIFT: "none",
+      HEALTH: "not asked: protected node (--yes)",
+      "KV CACHE": "1,234,567 tokens (from the log)",
+    });
     const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
     expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
     expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
-    const ru = await sm121(s.e, ["status"], { env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" } });
+    const ru = await sm121(s.e, ["status"], {
+      env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" },
+    });
     expect(ru.stdout).toMatch(/УЗЕЛ +РАНГ +СОСТОЯНИЕ/);
     const ruT = translator("ru");
-    expect(tableRows(ru.stdout, ruT("status.colNode"))[0]?.[ruT("status.colHealth")]).toMatch(/^не запрошено: защищённый узел/);
+    expect(tableRows(ru.stdout, ruT("status.colNode"))[0]?.[ruT("status.colHealth")]).toMatch(
+      /^не запрошено: защищённый узел/,
+    );
     const ja = await sm121(s.e, ["status", "--node", "spark3"], { env: { SM121_LANG: "ja" } });
     expect(ja.stdout).toMatch(/ノード +ランク +状態/);
   });
@@ -113,7 +149,13 @@ describe("sm121 status", () => {
     expect(await requestsSeen()).toBe(before);
 
     const { report } = await status(["--yes"]);
-    expect(entry(report, "solo").health).toMatchObject({ checked: true, ok: true, httpCode: 200, models: ["qwen3-8b"], maxModelLen: 16384 });
+    expect(entry(report, "solo").health).toMatchObject({
+      checked: true,
+      ok: true,
+      httpCode: 200,
+      models: ["qwen3-8b"],
+      maxModelLen: 16384,
+    });
     expect(entry(report, "solo").load).toMatchObject({ measured: true, running: 0, waiting: 0 });
     expect(entry(report, "solo").live).toMatchObject({ verdict: "ok", timeoutS: 10 });
     // /v1/models for health; the load's two reads of /metrics; then liveness: /v1/models,
@@ -166,7 +208,9 @@ describe("sm121 status", () => {
     expect(flash.env).toMatchObject({ profile: "datagen", edited: true });
     const text = await sm121(s.e, ["status", "--node", "spark2"]);
     // A path longer than its column is cut across lines: compare without the breaks.
-    expect(squash(tableRows(text.stdout, "NODE")[0]?.DRIFT)).toBe(squash("edited on the node: ~/spark-recipes/qwen38-flash/.env"));
+    expect(squash(tableRows(text.stdout, "NODE")[0]?.DRIFT)).toBe(
+      squash("edited on the node: ~/spark-recipes/qwen38-flash/.env"),
+    );
     expect(text.stdout).toMatch(/\(edited after the render\)/);
   });
 
@@ -176,9 +220,15 @@ describe("sm121 status", () => {
     await sh(s.nodes[0], 'for f in "$SIM_NODE_ROOT"/docker/data/containers/*/*-json.log; do : > "$f"; done');
     expect(await sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'KV cache' || true")).toBe("0\n");
     const { report } = await status(["--node", "spark1"]);
-    expect(entry(report, "solo").kvCache).toEqual({ line: containing("GPU KV cache size: 1,234,567 tokens"), tokens: "1,234,567", source: "saved" });
+    expect(entry(report, "solo").kvCache).toEqual({
+      line: containing("GPU KV cache size: 1,234,567 tokens"),
+      tokens: "1,234,567",
+      source: "saved",
+    });
     const text = await sm121(s.e, ["status", "--node", "spark1"]);
-    expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(squash("1,234,567 tokens (saved at up; the log has rotated)"));
+    expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(
+      squash("1,234,567 tokens (saved at up; the log has rotated)"),
+    );
   });
 
   it("reports an unknown --node as a usage error", async () => {

@@ -52,7 +52,11 @@ describe("cliAuth", () => {
     const a = key("a");
     const b = key("b");
     const env = { SM121_SSH_KEY: b, SSH_AUTH_SOCK: "/run/agent.sock", HOME: dir };
-    expect(cliAuth(site, args(["--identity", a]), env)).toMatchObject({ source: "identity", keyFile: a, auth: { privateKey: "KEY a\n" } });
+    expect(cliAuth(site, args(["--identity", a]), env)).toMatchObject({
+      source: "identity",
+      keyFile: a,
+      auth: { privateKey: "KEY a\n" },
+    });
     expect(cliAuth(site, args([]), env)).toMatchObject({ source: "env", keyFile: b, auth: { privateKey: "KEY b\n" } });
     const agent = cliAuth(site, args([]), { SSH_AUTH_SOCK: "/run/agent.sock" });
     expect(agent).toMatchObject({ source: "agent", auth: { agent: "/run/agent.sock" } });
@@ -65,7 +69,11 @@ describe("cliAuth", () => {
       writeFileSync(join(dir, ".ssh", "id_rsa"), "RSA\n");
       expect(cliAuth(site, args([]), {})).toMatchObject({ source: "default", keyFile: join(dir, ".ssh", "id_rsa") });
       writeFileSync(join(dir, ".ssh", "id_ed25519"), "ED\n");
-      expect(cliAuth(site, args([]), {})).toMatchObject({ source: "default", keyFile: join(dir, ".ssh", "id_ed25519"), auth: { knownHosts: join(dir, ".ssh", "known_hosts"), hostKeys: "strict" } });
+      expect(cliAuth(site, args([]), {})).toMatchObject({
+        source: "default",
+        keyFile: join(dir, ".ssh", "id_ed25519"),
+        auth: { knownHosts: join(dir, ".ssh", "known_hosts"), hostKeys: "strict" },
+      });
     } finally {
       process.env["HOME"] = home;
     }
@@ -78,12 +86,17 @@ describe("cliAuth", () => {
     const auth = cliAuth(site, args(["--identity", key("e")]), env, stack);
     expect(auth).toMatchObject({ source: "stack", auth: { privateKey: "STACK KEY", passphrase: "stack-pw" } });
     expect(auth.keyFile).toBeUndefined();
-    expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({ source: "env", auth: { privateKey: "KEY d\n", passphrase: "env-pw" } });
+    expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({
+      source: "env",
+      auth: { privateKey: "KEY d\n", passphrase: "env-pw" },
+    });
   });
 
   it("passes a passphrase and names an unreadable key file", () => {
     expect(cliAuth(site, args(["--identity", key("c")]), { SM121_SSH_PASSPHRASE: "pw" }).auth.passphrase).toBe("pw");
-    expect(() => cliAuth(site, args([]), { SM121_SSH_KEY: join(dir, "missing"), SM121_LANG: "en" })).toThrow(/\$SM121_SSH_KEY: cannot read the private key .*missing/);
+    expect(() => cliAuth(site, args([]), { SM121_SSH_KEY: join(dir, "missing"), SM121_LANG: "en" })).toThrow(
+      /\$SM121_SSH_KEY: cannot read the private key .*missing/,
+    );
     expect(expandHome("~/x", "/home/ops")).toBe("/home/ops/x");
     expect(expandHome("/abs", "/home/ops")).toBe("/abs");
   });
@@ -96,11 +109,15 @@ describe("the status probe", () => {
     expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
-    expect(s).toContain("\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; } | base64 -w0)\"");
+    expect(s).toContain(
+      "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; } | base64 -w0)\"",
+    );
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');
     expect(s).not.toContain("curl");
-    expect(factsScript()).toContain("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits");
+    expect(factsScript()).toContain(
+      "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits",
+    );
   });
 
   it("leaves out a status script that would ask the engine's API (DGPP) unless HTTP is allowed", () => {
@@ -124,7 +141,18 @@ describe("the status probe", () => {
     const path = nb.files[0]?.path ?? "";
     const sha = nb.files[0]?.sha256 ?? "";
     const rec = { identity: nb.identity, files: { [path]: sha } };
-    const st = (files: Record<string, string>, running: boolean, recorded: NodeState["recorded"] | null = rec): NodeState => ({ failed: [], others: [], holders: [], running, files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])), ...(recorded !== null && { recorded }) });
+    const st = (
+      files: Record<string, string>,
+      running: boolean,
+      recorded: NodeState["recorded"] | null = rec,
+    ): NodeState => ({
+      failed: [],
+      others: [],
+      holders: [],
+      running,
+      files: Object.fromEntries(Object.entries(files).map(([f, h]) => [f, { sha256: h, ctime: 0 }])),
+      ...(recorded !== null && { recorded }),
+    });
     const kinds = (s: NodeState) => driftFindings(nb, s).map((d) => [d.kind, d.files]);
     expect(kinds(st({ [path]: sha }, true))).toEqual([]);
     expect(kinds(st({ [path]: "0".repeat(64) }, true))).toEqual([["edited", [path]]]);
@@ -141,19 +169,30 @@ describe("the status probe", () => {
 
 describe("smoke on a node without an endpoint", () => {
   it("names the node that serves a headless rank's deployment, instead of `in deployment *`", () => {
-    expect(noEndpoint(p.bundles, "vllm-2", undefined)).toEqual(["node vllm-2 is rank 1 of qwen3-32b-vllm-tp2 and serves no OpenAI endpoint; smoke vllm-1, which serves it"]);
-    expect(noEndpoint(p.bundles, "vllm-2", "qwen3-30b-sglang-tmux")).toEqual(["node vllm-2 is not a node of deployment qwen3-30b-sglang-tmux; its nodes: sglang-1, sglang-2"]);
+    expect(noEndpoint(p.bundles, "vllm-2", undefined)).toEqual([
+      "node vllm-2 is rank 1 of qwen3-32b-vllm-tp2 and serves no OpenAI endpoint; smoke vllm-1, which serves it",
+    ]);
+    expect(noEndpoint(p.bundles, "vllm-2", "qwen3-30b-sglang-tmux")).toEqual([
+      "node vllm-2 is not a node of deployment qwen3-30b-sglang-tmux; its nodes: sglang-1, sglang-2",
+    ]);
   });
 });
 
 describe("down", () => {
   it("finds the deployment's component in an exported state, under its type before the rename too", () => {
-    const exported = JSON.stringify({ deployment: { resources: [
-      { urn: "urn:pulumi:sim::sm121::pulumi:pulumi:Stack::sm121-sim", type: "pulumi:pulumi:Stack" },
-      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small-x", type: "sm121:index:Recipe" },
-      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small", type: "sm121:index:Recipe" },
-      { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe$sm121:index:EngineDeployment::small", type: "sm121:index:EngineDeployment" },
-    ] } });
+    const exported = JSON.stringify({
+      deployment: {
+        resources: [
+          { urn: "urn:pulumi:sim::sm121::pulumi:pulumi:Stack::sm121-sim", type: "pulumi:pulumi:Stack" },
+          { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small-x", type: "sm121:index:Recipe" },
+          { urn: "urn:pulumi:sim::sm121::sm121:index:Recipe::small", type: "sm121:index:Recipe" },
+          {
+            urn: "urn:pulumi:sim::sm121::sm121:index:Recipe$sm121:index:EngineDeployment::small",
+            type: "sm121:index:EngineDeployment",
+          },
+        ],
+      },
+    });
     expect(componentUrn(exported, "small")).toBe("urn:pulumi:sim::sm121::sm121:index:Recipe::small");
     expect(componentUrn(exported, "solo")).toBeUndefined();
     // Written since the rename: the component's own type.
@@ -174,9 +213,23 @@ describe("down", () => {
   it("finds what a down's preview would change besides the deployment and the gateway", () => {
     const step = (op: string, tail: string) => ({ op, urn: `urn:pulumi:sim::sm121::${tail}` });
     const preview = (steps: object[]) => JSON.stringify({ steps });
-    const own = [step("delete", "sm121:index:Deployment::small"), step("delete", "sm121:index:Deployment$sm121:index:EngineDeployment::small-engine"), step("update", "sm121:index:GatewayFragment::gateway"), step("same", "sm121:index:Deployment::solo")];
+    const own = [
+      step("delete", "sm121:index:Deployment::small"),
+      step("delete", "sm121:index:Deployment$sm121:index:EngineDeployment::small-engine"),
+      step("update", "sm121:index:GatewayFragment::gateway"),
+      step("same", "sm121:index:Deployment::solo"),
+    ];
     expect(otherChanges(preview(own), "small")).toEqual([]);
-    expect(otherChanges(preview([...own, step("update", "sm121:index:Deployment$sm121:index:EngineDeployment::solo-engine"), step("delete", "sm121:index:Deployment::small-x")]), "small")).toEqual(["update solo-engine", "delete small-x"]);
+    expect(
+      otherChanges(
+        preview([
+          ...own,
+          step("update", "sm121:index:Deployment$sm121:index:EngineDeployment::solo-engine"),
+          step("delete", "sm121:index:Deployment::small-x"),
+        ]),
+        "small",
+      ),
+    ).toEqual(["update solo-engine", "delete small-x"]);
   });
 });
 
@@ -190,8 +243,18 @@ describe("doctor's needs", () => {
 
   it("asks each node for what its target and engine use", () => {
     // gr8's before_serve hook sets vm.compaction_proactiveness with sudo: there sudo -n is a must.
-    expect(needs("glm53-full-tp4-gr8", "gr8-2")).toEqual(["command curl problem", "sudo sudo -n true problem", "command docker problem", expect.stringMatching(/^image ghcr\.io\/kindlingai\/gr8:\S+ problem$/)]);
-    expect(needs("qwen3-30b-sglang-tmux", "sglang-1")).toEqual(["command curl problem", "sudo sudo -n true warning", "command tmux problem", "engine python3 problem"]);
+    expect(needs("glm53-full-tp4-gr8", "gr8-2")).toEqual([
+      "command curl problem",
+      "sudo sudo -n true problem",
+      "command docker problem",
+      expect.stringMatching(/^image ghcr\.io\/kindlingai\/gr8:\S+ problem$/),
+    ]);
+    expect(needs("qwen3-30b-sglang-tmux", "sglang-1")).toEqual([
+      "command curl problem",
+      "sudo sudo -n true warning",
+      "command tmux problem",
+      "engine python3 problem",
+    ]);
     expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-1")).toContain("command git problem");
     expect(needs("qwen38-27b-nvfp4-dgpp", "dgpp-2")).not.toContain("command git problem");
     expect(needs("qwen38-flash-datagen", "flash-datagen")).toContain("image nvcr.io/nvidia/vllm:25.10-py3 problem");
@@ -199,7 +262,8 @@ describe("doctor's needs", () => {
 
   it("says how to accept an unknown host key and how to clear a changed one", () => {
     const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
-    const refused = "host key refused for ops@203.0.113.4:2222: " +
+    const refused =
+      "host key refused for ops@203.0.113.4:2222: " +
       "[203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)";
     const refusal = { status: "new" as const, fingerprint: "SHA256:abcDEF+/123" };
     const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key", refusal);
@@ -218,7 +282,10 @@ describe("doctor's needs", () => {
 describe("render --json", () => {
   it.each(p.bundles.map((b) => [b.deployment]))("%s matches its schema", (deployment) => {
     const out: string[] = [];
-    const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined }, parseArgs([deployment, "--json"], flagSpec("render")));
+    const code = renderCommand(
+      { root: project, stack: "examples", out: (l) => out.push(l), err: () => undefined },
+      parseArgs([deployment, "--json"], flagSpec("render")),
+    );
     expect(code).toBe(0);
     expect(renderSchema().parse(JSON.parse(out.join("\n"))).deployment).toBe(deployment);
   });

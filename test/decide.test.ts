@@ -50,12 +50,24 @@ describe("what an up does with a deployment", () => {
   });
 
   it("counts only the restarts within windowS", () => {
-    const old = { ...serving, restarts: [{ at: ago(7200), causes: ["x"] }, { at: ago(60), causes: ["y"] }] };
+    const old = {
+      ...serving,
+      restarts: [
+        { at: ago(7200), causes: ["x"] },
+        { at: ago(60), causes: ["y"] },
+      ],
+    };
     expect(decide(olds(old), news(hung), NOW).restart).toEqual([HUNG]);
   });
 
   it("after maxRestarts within windowS: no restart, held (newly), with the count and the last causes", () => {
-    const old = { ...serving, restarts: [{ at: ago(600), causes: [DEAD] }, { at: ago(60), causes: [HUNG] }] };
+    const old = {
+      ...serving,
+      restarts: [
+        { at: ago(600), causes: [DEAD] },
+        { at: ago(60), causes: [HUNG] },
+      ],
+    };
     const d = decide(olds(old), news(hung), NOW);
     expect(d.restart).toEqual([]);
     expect(d.force).toBe(false);
@@ -67,12 +79,14 @@ describe("what an up does with a deployment", () => {
       now: [HUNG],
       already: false,
     });
-    expect(heldWords("pair", d.held ?? ({} as never))).toBe([
-      "deployment pair restarted 2 times in the last 3600 s for its health (sm121:liveness maxRestarts 2);",
-      `the last causes: ${DEAD}; ${HUNG}; now ${HUNG}.`,
-      "sm121 marks it failed and leaves it alone: find the cause (`sm121 logs pair`),",
-      "then run `SM121_RESTART=1 pulumi up` to start it again",
-    ].join(" "));
+    expect(heldWords("pair", d.held ?? ({} as never))).toBe(
+      [
+        "deployment pair restarted 2 times in the last 3600 s for its health (sm121:liveness maxRestarts 2);",
+        `the last causes: ${DEAD}; ${HUNG}; now ${HUNG}.`,
+        "sm121 marks it failed and leaves it alone: find the cause (`sm121 logs pair`),",
+        "then run `SM121_RESTART=1 pulumi up` to start it again",
+      ].join(" "),
+    );
   });
 
   it("leaves a held deployment alone (its failed status is none), until SM121_RESTART=1 or a new bundle", () => {
@@ -127,7 +141,8 @@ describe("a deployment the look could not see", () => {
   it("is refused nothing and changes nothing, where the same change on a reachable node is refused", async () => {
     const stored = { ...wire(b), outcome: serving };
     const seen = await check(stored, wire(guarded));
-    const refusal = (n: string) => `node ${n} is protected and this run would restart qwen3-32b-vllm-tp2 on it; ` +
+    const refusal = (n: string) =>
+      `node ${n} is protected and this run would restart qwen3-32b-vllm-tp2 on it; ` +
       `run with SM121_ALLOW_PROTECTED=${n} to allow it`;
     expect(seen.failures?.map((f) => f.reason)).toEqual(["vllm-1", "vllm-2"].map(refusal));
     expect((await check(stored, wire(guarded, { unknown }))).failures ?? []).toEqual([]);
@@ -179,7 +194,10 @@ describe("the gateway file's entries", () => {
   it("keeps a removed deployment, disabled, while the look still finds it on a node, and drops it after", () => {
     const before = wire([model("a", "n1"), model("b", "n2")], []);
     const both = listed(wire([model("a", "n1")], ["b"]), before);
-    expect(both.map((m) => [m.deployment, m.status])).toEqual([["a", "serving"], ["b", "removed"]]);
+    expect(both.map((m) => [m.deployment, m.status])).toEqual([
+      ["a", "serving"],
+      ["b", "removed"],
+    ]);
     expect(listed(wire([model("a", "n1")], []), before).map((m) => m.deployment)).toEqual(["a"]);
   });
 

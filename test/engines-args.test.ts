@@ -19,7 +19,10 @@ interface Outcome {
   error?: string;
 }
 
-const outcomes = (engine: string): Outcome[] => JSON.parse(readFileSync(join(__dirname, "fixtures", "engine-options", `${engine}-outcomes.json`), "utf8")) as Outcome[];
+const outcomes = (engine: string): Outcome[] =>
+  JSON.parse(
+    readFileSync(join(__dirname, "fixtures", "engine-options", `${engine}-outcomes.json`), "utf8"),
+  ) as Outcome[];
 const ENGINES = [
   { engine: "vllm" as const, table: VLLM_OPTIONS, cases: outcomes("vllm") },
   { engine: "sglang" as const, table: SGLANG_OPTIONS, cases: outcomes("sglang") },
@@ -31,7 +34,8 @@ function ownedDests(engine: "vllm" | "sglang", table: OptionTable): Map<string, 
   for (const o of table.options) {
     const name = canonical(o);
     const args = o.nargs === 0 ? [name] : [name, o.choices?.find((c) => c !== "mp") ?? "1"];
-    if ([...DRIVERS[engine].checkArgs(args)].some((p) => p.index === 0 && p.problem.key === "spec.args.owned")) out.set(o.dest, name);
+    if ([...DRIVERS[engine].checkArgs(args)].some((p) => p.index === 0 && p.problem.key === "spec.args.owned"))
+      out.set(o.dest, name);
   }
   return out;
 }
@@ -83,60 +87,87 @@ describe("the spellings of the issue are refused, naming the canonical flag and 
   });
 });
 
-describe.each(ENGINES)("$engine: every spelling the real parser maps onto an owned option", ({ engine, table, cases }) => {
-  const owned = ownedDests(engine, table);
-  // One owned option per case; vLLM's executor backend counts with any value but "mp".
-  const spellings = cases.filter((c) => c.dests !== undefined && c.dests.length === 1 && owned.has(c.dests[0] ?? "") && !c.args.some((a) => a === "mp" || a.endsWith("=mp")));
+describe.each(ENGINES)(
+  "$engine: every spelling the real parser maps onto an owned option",
+  ({ engine, table, cases }) => {
+    const owned = ownedDests(engine, table);
+    // One owned option per case; vLLM's executor backend counts with any value but "mp".
+    const spellings = cases.filter(
+      (c) =>
+        c.dests !== undefined &&
+        c.dests.length === 1 &&
+        owned.has(c.dests[0] ?? "") &&
+        !c.args.some((a) => a === "mp" || a.endsWith("=mp")),
+    );
 
-  it("covers at least 60 spellings, with underscore (vLLM), abbreviation, alias and = forms", () => {
-    expect(spellings.length).toBeGreaterThanOrEqual(60);
-    const first = spellings.map((c) => c.args[0] ?? "");
-    expect(first.some((a) => a.includes("="))).toBe(true);
-    expect(first.some((a) => !a.includes("=") && !table.options.some((o) => o.spellings.includes(a)))).toBe(true);
-    if (engine === "vllm") expect(first.some((a) => a.includes("_"))).toBe(true);
-  });
+    it("covers at least 60 spellings, with underscore (vLLM), abbreviation, alias and = forms", () => {
+      expect(spellings.length).toBeGreaterThanOrEqual(60);
+      const first = spellings.map((c) => c.args[0] ?? "");
+      expect(first.some((a) => a.includes("="))).toBe(true);
+      expect(first.some((a) => !a.includes("=") && !table.options.some((o) => o.spellings.includes(a)))).toBe(true);
+      if (engine === "vllm") expect(first.some((a) => a.includes("_"))).toBe(true);
+    });
 
-  it("has recorded spellings for every option the driver owns (regenerate the outcomes when it owns more)", () => {
-    // Recorded: the real parser's outcome for the option's own spelling (vLLM's serve turns --model into an error).
-    const recorded = new Set(cases.map((c) => (c.args[0] ?? "").split("=")[0]));
-    expect([...owned.values()].filter((flag) => !recorded.has(flag))).toEqual([]);
-  });
+    it("has recorded spellings for every option the driver owns (regenerate the outcomes when it owns more)", () => {
+      // Recorded: the real parser's outcome for the option's own spelling (vLLM's serve turns --model into an error).
+      const recorded = new Set(cases.map((c) => (c.args[0] ?? "").split("=")[0]));
+      expect([...owned.values()].filter((flag) => !recorded.has(flag))).toEqual([]);
+    });
 
-  it("refuses each one at its token, naming the canonical flag", () => {
-    for (const c of spellings) {
-      const dest = c.dests?.find((d) => owned.has(d)) ?? "";
-      const problems = [...DRIVERS[engine].checkArgs(c.args)];
-      expect(problems[0]?.index, c.args.join(" ")).toBe(0);
-      expect(said(problems[0]?.problem), c.args.join(" ")).toContain(`${owned.get(dest) ?? "?"}`);
-      expect(said(problems[0]?.problem), c.args.join(" ")).toContain("is set by sm121");
-    }
-  });
+    it("refuses each one at its token, naming the canonical flag", () => {
+      for (const c of spellings) {
+        const dest = c.dests?.find((d) => owned.has(d)) ?? "";
+        const problems = [...DRIVERS[engine].checkArgs(c.args)];
+        expect(problems[0]?.index, c.args.join(" ")).toBe(0);
+        expect(said(problems[0]?.problem), c.args.join(" ")).toContain(`${owned.get(dest) ?? "?"}`);
+        expect(said(problems[0]?.problem), c.args.join(" ")).toContain("is set by sm121");
+      }
+    });
 
-  it("agrees with the real parser on every recorded case: refused exactly when it errs or sets an owned option", () => {
-    // The executor backend is owned but for the value "mp"; its own test above covers both.
-    for (const c of cases.filter((x) => !(x.dests ?? []).includes("distributed_executor_backend"))) {
-      const refused = [...DRIVERS[engine].checkArgs(c.args)].length > 0;
-      const expected = c.error !== undefined || (c.dests ?? []).some((d) => owned.has(d));
-      expect(refused, `${c.args.join(" ")} -> ${c.error ?? (c.dests ?? []).join(",")}`).toBe(expected);
-    }
-  });
-});
+    it("agrees with the real parser on every recorded case: refused exactly when it errs or sets an owned option", () => {
+      // The executor backend is owned but for the value "mp"; its own test above covers both.
+      for (const c of cases.filter((x) => !(x.dests ?? []).includes("distributed_executor_backend"))) {
+        const refused = [...DRIVERS[engine].checkArgs(c.args)].length > 0;
+        const expected = c.error !== undefined || (c.dests ?? []).some((d) => owned.has(d));
+        expect(refused, `${c.args.join(" ")} -> ${c.error ?? (c.dests ?? []).join(",")}`).toBe(expected);
+      }
+    });
+  },
+);
 
 describe("what the engines would refuse is refused before it reaches a node", () => {
   it("an unknown option, with the nearest real one", () => {
-    expect([...DRIVERS.vllm.checkArgs(["--max-model-length", "4096"])].map((p) => ({ index: p.index, problem: said(p.problem), fix: said(p.fix) }))).toEqual([{ index: 0, problem: "--max-model-length is not an option of vllm serve 0.33.0", fix: "did you mean --max-model-len?" }]);
-    expect(said([...DRIVERS.sglang.checkArgs(["--context-lenght", "4096"])][0]?.fix)).toBe("did you mean --context-length?");
+    expect(
+      [...DRIVERS.vllm.checkArgs(["--max-model-length", "4096"])].map((p) => ({
+        index: p.index,
+        problem: said(p.problem),
+        fix: said(p.fix),
+      })),
+    ).toEqual([
+      {
+        index: 0,
+        problem: "--max-model-length is not an option of vllm serve 0.33.0",
+        fix: "did you mean --max-model-len?",
+      },
+    ]);
+    expect(said([...DRIVERS.sglang.checkArgs(["--context-lenght", "4096"])][0]?.fix)).toBe(
+      "did you mean --context-length?",
+    );
   });
 
   it("an ambiguous abbreviation, with what it could match", () => {
     const [p, ...more] = DRIVERS.vllm.checkArgs(["--max-num", "8"]);
     expect(more).toEqual([]);
-    expect(said(p?.problem)).toBe("--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, --max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, --max-num-queued-tokens");
+    expect(said(p?.problem)).toBe(
+      "--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, --max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, --max-num-queued-tokens",
+    );
     expect(said(p?.fix)).toBe("write the option in full");
   });
 
   it("a missing value, and an invalid choice with the choices", () => {
-    expect(said([...DRIVERS.vllm.checkArgs(["--max-model-len"])][0]?.problem)).toBe("--max-model-len: expected one argument");
+    expect(said([...DRIVERS.vllm.checkArgs(["--max-model-len"])][0]?.problem)).toBe(
+      "--max-model-len: expected one argument",
+    );
     const [bad] = DRIVERS.vllm.checkArgs(["--dtype", "fp9"]);
     expect(said(bad?.problem)).toBe("--dtype: invalid choice: 'fp9'");
     expect(said(bad?.fix)).toBe("use one of auto, bfloat16, float, float16, float32, half");
@@ -147,7 +178,18 @@ describe("what the engines would refuse is refused before it reaches a node", ()
   });
 
   it("lets real options through, values that look negative included", () => {
-    expect([...DRIVERS.vllm.checkArgs(["--max-model-len", "32768", "--enable-prefix-caching", "--seed", "-1", "--gpu-memory-utilization=0.8"])]).toEqual([]);
-    expect([...DRIVERS.sglang.checkArgs(["--context-length", "65536", "--mem-fraction-static", "0.8", "--nccl-port", "5000"])]).toEqual([]);
+    expect([
+      ...DRIVERS.vllm.checkArgs([
+        "--max-model-len",
+        "32768",
+        "--enable-prefix-caching",
+        "--seed",
+        "-1",
+        "--gpu-memory-utilization=0.8",
+      ]),
+    ]).toEqual([]);
+    expect([
+      ...DRIVERS.sglang.checkArgs(["--context-length", "65536", "--mem-fraction-static", "0.8", "--nccl-port", "5000"]),
+    ]).toEqual([]);
   });
 });

@@ -28,7 +28,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
  * Runs the fake engine's start-up checks for many command lines in one node process: the plan
  * (what the engine would do) or the exit it would make, with its stderr text.
  */
-function plans(cases: Array<{ mode: "serve" | "api" | "sglang"; argv: string[]; env?: Record<string, string> }>): Run[] {
+function plans(
+  cases: Array<{ mode: "serve" | "api" | "sglang"; argv: string[]; env?: Record<string, string> }>,
+): Run[] {
   const script = `
     const c = require(${JSON.stringify(join(SHIMS, "engine", "common.js"))});
     const vllm = require(${JSON.stringify(join(SHIMS, "engine", "vllm.js"))});
@@ -48,12 +50,19 @@ function plans(cases: Array<{ mode: "serve" | "api" | "sglang"; argv: string[]; 
     }
     process.stdout.write(JSON.stringify(out));`;
   const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: "127.0.0.9" };
-  const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(cases)], { env, encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(cases)], {
+    env,
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) throw new Error(`fake engine runner failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Run[];
 }
 
-const outcomes = (engine: string): Outcome[] => JSON.parse(readFileSync(join(__dirname, "fixtures", "engine-options", `${engine}-outcomes.json`), "utf8")) as Outcome[];
+const outcomes = (engine: string): Outcome[] =>
+  JSON.parse(
+    readFileSync(join(__dirname, "fixtures", "engine-options", `${engine}-outcomes.json`), "utf8"),
+  ) as Outcome[];
 
 describe.each([
   { engine: "vllm", mode: "serve" as const, prefix: ["m"], prog: "vllm serve" },
@@ -78,16 +87,46 @@ describe.each([
 
 describe("start-up contracts, as the real engines have them", () => {
   const IP = "127.0.0.9";
-  const sg = (argv: string[], env: Record<string, string> = {}) => ({ mode: "sglang" as const, argv: ["--model-path", "Q/q", ...argv], env });
-  const vl = (argv: string[], env: Record<string, string> = {}, mode: "serve" | "api" = "serve") => ({ mode, argv, env });
+  const sg = (argv: string[], env: Record<string, string> = {}) => ({
+    mode: "sglang" as const,
+    argv: ["--model-path", "Q/q", ...argv],
+    env,
+  });
+  const vl = (argv: string[], env: Record<string, string> = {}, mode: "serve" | "api" = "serve") => ({
+    mode,
+    argv,
+    env,
+  });
   const dist = ["--tp-size", "2", "--nnodes", "2", "--dist-init-addr", `${IP}:31000`];
-  const master = ["--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", "127.0.0.8", "--master-port", "9000"];
-  const [hostIp, legacyIp, workerOnly, noRank, noPort, headlessHostPort, apiServerWorker, serveWorker, ascHeadless, floatKv] = plans([
+  const master = [
+    "--tensor-parallel-size",
+    "2",
+    "--nnodes",
+    "2",
+    "--master-addr",
+    "127.0.0.8",
+    "--master-port",
+    "9000",
+  ];
+  const [
+    hostIp,
+    legacyIp,
+    workerOnly,
+    noRank,
+    noPort,
+    headlessHostPort,
+    apiServerWorker,
+    serveWorker,
+    ascHeadless,
+    floatKv,
+  ] = plans([
     sg(dist, { SGLANG_HOST_IP: IP }),
     sg(dist, { HOST_IP: IP }),
     sg(dist, { SGLANG_WORKER_IP: IP }),
     sg(dist, { SGLANG_HOST_IP: IP }),
-    sg(["--tp-size", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "127.0.0.8"], { SGLANG_HOST_IP: IP }),
+    sg(["--tp-size", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "127.0.0.8"], {
+      SGLANG_HOST_IP: IP,
+    }),
     vl(["Q/q", ...master, "--node-rank", "1", "--headless", "--host", IP, "--port", "8000"], { VLLM_HOST_IP: IP }),
     vl(["--model", "Q/q", ...master, "--node-rank", "1", "--headless"], { VLLM_HOST_IP: IP }, "api"),
     vl(["Q/q", ...master, "--node-rank", "1"], { VLLM_HOST_IP: IP }),

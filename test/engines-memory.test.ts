@@ -20,7 +20,11 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
     expect(k).toMatchObject({ util: { value: 0.6, from: "--gpu-memory-utilization" }, tp: 2 });
     expect(k.kvDtype.value).toBe("fp8");
     expect(k.maxModelLen).toEqual({ value: 8192, from: "readiness.max_model_len" });
-    expect(DRIVERS.vllm.memory.knobs({ nodes: 1 }).util).toEqual({ value: 0.9, from: "the engine's default", byDefault: true });
+    expect(DRIVERS.vllm.memory.knobs({ nodes: 1 }).util).toEqual({
+      value: 0.9,
+      from: "the engine's default",
+      byDefault: true,
+    });
   });
   it("vLLM under a script recipe: the profile's keys, a flag in EXTRA_VLLM_ARGS winning", () => {
     const keys = { MAX_MODEL_LEN: "262144", GPU_MEMORY_UTILIZATION: "0.7", EXTRA_VLLM_ARGS: "--max-model-len 131072" };
@@ -36,7 +40,11 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
     expect(DRIVERS.sglang.memory).toMatchObject({ utilName: "--mem-fraction-static", overheadInBudget: false });
   });
   it("gr8: a fixed budget, whatever the recipe says", () => {
-    expect(DRIVERS.gr8.memory.knobs({ nodes: 4 }).util).toEqual({ value: 0.9, from: "the engine's default", byDefault: true });
+    expect(DRIVERS.gr8.memory.knobs({ nodes: 4 }).util).toEqual({
+      value: 0.9,
+      from: "the engine's default",
+      byDefault: true,
+    });
     expect(DRIVERS.gr8.memory.utilName).toBe("gr8's fixed budget");
   });
 });

@@ -32,14 +32,28 @@ const SOURCE = "the site (nodes.spark2.vars or the recipe's vars)";
 
 function best(): RenderEnvInput {
   const profile = readProfileFile(path.join(FIXTURES, "qwen38/best.env"), "recipes/qwen38-flash/profiles/best.env");
-  return { profile, node: "spark2", recipe: "qwen38-flash", nodeEnv: { ...NODE_ENV }, vars: { ...VARS }, recipeDir: RECIPE_DIR };
+  return {
+    profile,
+    node: "spark2",
+    recipe: "qwen38-flash",
+    nodeEnv: { ...NODE_ENV },
+    vars: { ...VARS },
+    recipeDir: RECIPE_DIR,
+  };
 }
 
 function input(text: string, more: Partial<RenderEnvInput> = {}): RenderEnvInput {
   const profile = parseProfile("p.env", R + text);
-  return { profile, node: "spark2", recipe: "qwen38-flash", nodeEnv: { ...NODE_ENV }, vars: { ...VARS }, recipeDir: RECIPE_DIR, ...more };
+  return {
+    profile,
+    node: "spark2",
+    recipe: "qwen38-flash",
+    nodeEnv: { ...NODE_ENV },
+    vars: { ...VARS },
+    recipeDir: RECIPE_DIR,
+    ...more,
+  };
 }
-
 
 function overlay(args: string, manifest = '{"set":["a"]}\n', dir = "/srv/overlays/o1") {
   return parseOverlay(dir, Buffer.from(args), Buffer.from(manifest));
@@ -67,7 +81,12 @@ describe("renderEnv: the golden best profile on spark2", () => {
     expect(r.text.endsWith("\n")).toBe(true);
     expect(r.text).toBe(lines.slice(0, 6).join("\n") + "\n" + r.body);
     expect(r.bodySha256).toBe(sha256(r.body));
-    expect(r.body.split("\n").filter((l) => l !== "").every((l) => /^[A-Z_][A-Z0-9_]*="[^"$`\\]*"$/.test(l))).toBe(true);
+    expect(
+      r.body
+        .split("\n")
+        .filter((l) => l !== "")
+        .every((l) => /^[A-Z_][A-Z0-9_]*="[^"$`\\]*"$/.test(l)),
+    ).toBe(true);
     expect(r.overlayLine).toBe("none");
     expect(r.identity).toBe(sha256(`${r.bodySha256}\nbest\nnone`));
   });
@@ -97,7 +116,7 @@ describe("renderEnv: the golden best profile on spark2", () => {
 
 describe("renderEnv: body rules", () => {
   it("writes profile keys in file order, then the node keys in NODE_ENV_KEYS order, only those present", () => {
-    const r = renderEnv(input("Z=1\nA=\"two words\"\n", { nodeEnv: { PORT: "8001", HF_HOME: "/hf" } }));
+    const r = renderEnv(input('Z=1\nA="two words"\n', { nodeEnv: { PORT: "8001", HF_HOME: "/hf" } }));
     expect(r.body).toBe('Z="1"\nA="two words"\nHF_HOME="/hf"\nPORT="8001"\n');
   });
 
@@ -107,7 +126,12 @@ describe("renderEnv: body rules", () => {
   });
 
   it("substitutes {{vars}} in quoted and unquoted values; {{recipeDir}} always wins", () => {
-    const r = renderEnv(input('A={{tritonCache}}/x\nB="{{recipeDir}} and {{captureDir}}"\n', { nodeEnv: {}, vars: { ...VARS, recipeDir: "/other" } }));
+    const r = renderEnv(
+      input('A={{tritonCache}}/x\nB="{{recipeDir}} and {{captureDir}}"\n', {
+        nodeEnv: {},
+        vars: { ...VARS, recipeDir: "/other" },
+      }),
+    );
     expect(r.body).toBe(`A="${VARS.tritonCache}/x"\nB="${RECIPE_DIR} and ${VARS.captureDir}"\n`);
   });
 
@@ -160,7 +184,9 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
     [
       "a var with a colon",
       input('EXTRA_DOCKER_ARGS="-v {{two}}:/x"\n', { vars: { two: "/a:/b" } }),
-      ["p.env:2:23: EXTRA_DOCKER_ARGS: -v /a:/b:/x has mode `/x` (after substituting {{two}}); use :ro or :rw, or no mode"],
+      [
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v /a:/b:/x has mode `/x` (after substituting {{two}}); use :ro or :rw, or no mode",
+      ],
     ],
     [
       "--api-key through a var",
@@ -172,12 +198,16 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
     [
       "a mkdir var that is not absolute",
       input("# sm121-mkdir: {{rel}}\n", { vars: { rel: "cache" } }),
-      [`p.env:2:16: directive sm121-mkdir: cache (after substituting {{rel}}) is not an absolute path; give the variable an absolute path in ${SOURCE}`],
+      [
+        `p.env:2:16: directive sm121-mkdir: cache (after substituting {{rel}}) is not an absolute path; give the variable an absolute path in ${SOURCE}`,
+      ],
     ],
     [
       "an unknown var in a mkdir",
       input("# pulse-mkdir: {{nope}}/x\n", { vars: {} }),
-      [`p.env:2:16: directive pulse-mkdir: unknown variable {{nope}}; the known variables are {{recipeDir}}; or define nope in ${SOURCE}`],
+      [
+        `p.env:2:16: directive pulse-mkdir: unknown variable {{nope}}; the known variables are {{recipeDir}}; or define nope in ${SOURCE}`,
+      ],
     ],
     [
       "recipe mismatch",
@@ -189,7 +219,9 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
     [
       "a node env key that is not a node key (a secret: no value shown)",
       input("A=1\n", { nodeEnv: { ...NODE_ENV, API_KEY: "sk-secret123" } }),
-      ["site:1:1: nodes.spark2.env.API_KEY: is not a node key; the node env holds only HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU"],
+      [
+        "site:1:1: nodes.spark2.env.API_KEY: is not a node key; the node env holds only HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU",
+      ],
     ],
     [
       "a node env value with a double quote",
@@ -198,16 +230,24 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
         "Pulumi.dev.yaml:1:1: nodes.spark2.env.BIND: the value contains a double quote; a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it",
       ],
     ],
-    ["a bad node name", input("A=1\n", { node: "spark 2" }), ["site:1:1: node: `spark 2` is not a node name; use letters, digits, . _ and -"]],
+    [
+      "a bad node name",
+      input("A=1\n", { node: "spark 2" }),
+      ["site:1:1: node: `spark 2` is not a node name; use letters, digits, . _ and -"],
+    ],
     [
       "a profile mount on a path that start.sh owns",
       input('EXTRA_DOCKER_ARGS="-v /a:/opt/mtp.py:ro"\n', { ownedMounts: ["/opt/mtp.py"] }),
-      ["p.env:2:20: EXTRA_DOCKER_ARGS: -v /a:/opt/mtp.py:ro mounts /opt/mtp.py, which start.sh mounts itself; remove this mount; start.sh owns /opt/mtp.py"],
+      [
+        "p.env:2:20: EXTRA_DOCKER_ARGS: -v /a:/opt/mtp.py:ro mounts /opt/mtp.py, which start.sh mounts itself; remove this mount; start.sh owns /opt/mtp.py",
+      ],
     ],
     [
       "the same container path twice in a profile",
       input('EXTRA_DOCKER_ARGS="-v /a:/x -v /b:/x/"\n'),
-      ["p.env:2:29: EXTRA_DOCKER_ARGS: -v /b:/x/ mounts /x a second time in the profile (first on line 2); keep one of them"],
+      [
+        "p.env:2:29: EXTRA_DOCKER_ARGS: -v /b:/x/ mounts /x a second time in the profile (first on line 2); keep one of them",
+      ],
     ],
   ];
   it.each(cases)("%s", (_name, given, expected) => {
@@ -272,7 +312,13 @@ describe("parseEnvFile", () => {
       expect(p.body).toBe(r.body);
       expect(p.bodySha256).toBe(r.bodySha256);
       expect(identityOf(p)).toBe(r.identity);
-      expect(p.header).toMatchObject({ profile: "best", node: "spark2", recipe: "qwen38-flash", overlay: r.overlayLine, sha256: r.bodySha256 });
+      expect(p.header).toMatchObject({
+        profile: "best",
+        node: "spark2",
+        recipe: "qwen38-flash",
+        overlay: r.overlayLine,
+        sha256: r.bodySha256,
+      });
       expect(p.edited).toBe(false);
       expect(p.secretLines).toEqual([]);
       expect(p.problems).toEqual([]);
@@ -318,9 +364,23 @@ describe("parseEnvFile", () => {
       H: "1",
       I: "indented",
     });
-    expect(p.problems).toEqual(["line 11: not KEY=value, a comment or a blank line; ignored", "line 12: text after the value of H; ignored"]);
+    expect(p.problems).toEqual([
+      "line 11: not KEY=value, a comment or a blank line; ignored",
+      "line 12: text after the value of H; ignored",
+    ]);
     expect(p.body).toBe(
-      ["export A=1", "B='single quoted $HOME'", 'C="a \\"q\\" \\$x \\\\ \\n"', "D=plain   # trailing comment", 'E="two\nlines"', "F=a\\ b", "G=x'y'\"z\"", "H=1 extra", "  I=indented", ""].join("\n"),
+      [
+        "export A=1",
+        "B='single quoted $HOME'",
+        'C="a \\"q\\" \\$x \\\\ \\n"',
+        "D=plain   # trailing comment",
+        'E="two\nlines"',
+        "F=a\\ b",
+        "G=x'y'\"z\"",
+        "H=1 extra",
+        "  I=indented",
+        "",
+      ].join("\n"),
     );
     expect(p.header).toEqual({});
     expect(p.edited).toBe(true);
@@ -342,7 +402,9 @@ describe("parseEnvFile", () => {
   });
 
   it("reads the header of an older pulse render", () => {
-    const p = parseEnvFile("# pulse-profile: best\n# pulse-node: spark1\n# pulse-overlay: none\n# pulse-sha256: abc\nA=\"1\"\n");
+    const p = parseEnvFile(
+      '# pulse-profile: best\n# pulse-node: spark1\n# pulse-overlay: none\n# pulse-sha256: abc\nA="1"\n',
+    );
     expect(p.header).toEqual({ profile: "best", node: "spark1", overlay: "none", sha256: "abc" });
     expect(identityOf(p)).toBe(sha256(`${sha256('A="1"\n')}\nbest\nnone`));
   });

@@ -31,7 +31,11 @@ for (const name of ["qwen3-32b-vllm-tp2", "qwen3-30b-sglang-tmux"]) {
 }
 const pair = loaded.get("qwen3-32b-vllm-tp2");
 if (pair === undefined) throw new Error("no recipe qwen3-32b-vllm-tp2");
-recipes.set("qwen3-32b-vllm-tp2-own-nic", { ...pair, name: "qwen3-32b-vllm-tp2-own-nic", env: { NCCL_SOCKET_IFNAME: "enp1s0f0np0", ...pair.env } });
+recipes.set("qwen3-32b-vllm-tp2-own-nic", {
+  ...pair,
+  name: "qwen3-32b-vllm-tp2-own-nic",
+  env: { NCCL_SOCKET_IFNAME: "enp1s0f0np0", ...pair.env },
+});
 
 function bundles(file: string, stack: string): DeploymentBundle[] {
   return renderSite(readSite(join(__dirname, "fixtures", "sites", file), stack), recipes, { root: ROOT });
@@ -60,7 +64,9 @@ describe("fabric goldens", () => {
     const two = all.find((b) => b.deployment === "two-docker");
     const one = all.find((b) => b.deployment === "one-node");
     for (const n of two?.nodes ?? []) {
-      expect(n.start).toContain("--device /dev/infiniband --cap-add IPC_LOCK --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576");
+      expect(n.start).toContain(
+        "--device /dev/infiniband --cap-add IPC_LOCK --ulimit memlock=-1:-1 --ulimit nofile=1048576:1048576",
+      );
       expect(n.env["NCCL_IB_DISABLE"]).toBe("0");
     }
     expect(one?.nodes[0]?.start).not.toContain("--device");

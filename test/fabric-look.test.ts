@@ -7,9 +7,19 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
 import { judgeFabric } from "../src/serve/fabric";
-import { parseIbdev2netdev, parseIpAddr, parseIpLink, parseRdmaLink, parseShowGids, type FabricFacts } from "../src/serve/fabriclook";
+import {
+  parseIbdev2netdev,
+  parseIpAddr,
+  parseIpLink,
+  parseRdmaLink,
+  parseShowGids,
+  type FabricFacts,
+} from "../src/serve/fabriclook";
 
-const fx = (f: string) => readFileSync(join(__dirname, "fixtures", "fabric", f), "utf8").split("\n").filter((l) => l !== "");
+const fx = (f: string) =>
+  readFileSync(join(__dirname, "fixtures", "fabric", f), "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 
 describe("parsers on real output", () => {
   it("rdma link, aligned as a GX10 prints it, and with ports down", () => {
@@ -20,19 +30,32 @@ describe("parsers on real output", () => {
       { hca: "roceP2p1s0f1", port: 1, state: "ACTIVE", physical: "LINK_UP", netdev: "enP2p1s0f1np1" },
     ]);
     expect(parseRdmaLink(fx("rdma-link-down.txt")).map((l) => `${l.hca} ${l.state} ${l.physical}`)).toEqual([
-      "rocep1s0f0 DOWN DISABLED", "rocep1s0f1 ACTIVE LINK_UP", "roceP2p1s0f0 DOWN LINK_UP", "roceP2p1s0f1 ACTIVE LINK_UP",
+      "rocep1s0f0 DOWN DISABLED",
+      "rocep1s0f1 ACTIVE LINK_UP",
+      "roceP2p1s0f0 DOWN LINK_UP",
+      "roceP2p1s0f1 ACTIVE LINK_UP",
     ]);
   });
 
   it("ibdev2netdev of a Spark", () => {
-    expect(parseIbdev2netdev(fx("ibdev2netdev-spark.txt")).filter((l) => l.up).map((l) => `${l.hca}:${l.port} ${l.netdev}`))
-      .toEqual(["roceP2p1s0f1:1 enP2p1s0f1np1", "rocep1s0f1:1 enp1s0f1np1"]);
+    expect(
+      parseIbdev2netdev(fx("ibdev2netdev-spark.txt"))
+        .filter((l) => l.up)
+        .map((l) => `${l.hca}:${l.port} ${l.netdev}`),
+    ).toEqual(["roceP2p1s0f1:1 enP2p1s0f1np1", "rocep1s0f1:1 enp1s0f1np1"]);
   });
 
   it("show_gids: the RoCE v2 GID of an IPv4 address", () => {
     const g = parseShowGids(fx("show-gids.txt"));
     expect(g).toHaveLength(4);
-    expect(g.find((x) => x.version === "v2" && x.ipv4 === "192.168.211.242")).toEqual({ hca: "mlx5_0", port: 1, index: 3, ipv4: "192.168.211.242", version: "v2", netdev: "rdma0" });
+    expect(g.find((x) => x.version === "v2" && x.ipv4 === "192.168.211.242")).toEqual({
+      hca: "mlx5_0",
+      port: 1,
+      index: 3,
+      ipv4: "192.168.211.242",
+      version: "v2",
+      netdev: "rdma0",
+    });
     expect(g[1]).toEqual({ hca: "mlx5_0", port: 1, index: 1, version: "v2", netdev: "rdma0" });
   });
 
@@ -71,15 +94,28 @@ describe("judgement", () => {
   it("resolves auto from the node's tools and refuses fabric addresses on two subnets", () => {
     const j = judgeFabric(site, [d], { a: facts("192.168.100.11"), b: facts("192.168.101.12") });
     expect(j.resolved["b"]).toEqual({
-      interface: "enp1s0f1np1", devices: "/dev/infiniband",
-      rdma: [{ hca: "rocep1s0f1", port: 1, gidIndex: 3 }, { hca: "roceP2p1s0f1", port: 1, gidIndex: 3 }],
-      found: "found by the plan-time look: enp1s0f1np1 holds 192.168.101.12; ports up: rocep1s0f1:1, roceP2p1s0f1:1, RoCE v2 GID 3",
+      interface: "enp1s0f1np1",
+      devices: "/dev/infiniband",
+      rdma: [
+        { hca: "rocep1s0f1", port: 1, gidIndex: 3 },
+        { hca: "roceP2p1s0f1", port: 1, gidIndex: 3 },
+      ],
+      found:
+        "found by the plan-time look: enp1s0f1np1 holds 192.168.101.12; ports up: rocep1s0f1:1, roceP2p1s0f1:1, RoCE v2 GID 3",
     });
-    expect(j.refusals).toEqual(["r: the fabric addresses of its nodes are not on one subnet: a 192.168.100.11/24 (192.168.100.0/24), b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet (or name the interfaces that share one)"]);
+    expect(j.refusals).toEqual([
+      "r: the fabric addresses of its nodes are not on one subnet: a 192.168.100.11/24 (192.168.100.0/24), b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet (or name the interfaces that share one)",
+    ]);
   });
 
   it("names the node and the fix: no device directory, a port down, memlock limited", () => {
-    const down = facts("192.168.100.11", { devices: undefined, memlock: "8192", rdma: parseRdmaLink(fx("rdma-link-down.txt")).map((l) => (l.hca === "rocep1s0f1" ? { ...l, state: "DOWN", physical: "DISABLED" } : l)) });
+    const down = facts("192.168.100.11", {
+      devices: undefined,
+      memlock: "8192",
+      rdma: parseRdmaLink(fx("rdma-link-down.txt")).map((l) =>
+        l.hca === "rocep1s0f1" ? { ...l, state: "DOWN", physical: "DISABLED" } : l,
+      ),
+    });
     const j = judgeFabric(site, [d], { a: down, b: facts("192.168.100.12") });
     expect(j.refusals.filter((r) => r.startsWith("a: "))).toEqual([
       "a: RDMA is declared (rocep1s0f1) but /dev/infiniband does not exist on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in sm121:nodes.a.fabric",
@@ -89,7 +125,10 @@ describe("judgement", () => {
   });
 
   it("a container launch needs no memlock of the node's login (docker sets it)", () => {
-    const j = judgeFabric(site, [{ ...d, deploy: "docker" }], { a: facts("192.168.100.11", { memlock: "8192" }), b: facts("192.168.101.12", { memlock: "8192" }) });
+    const j = judgeFabric(site, [{ ...d, deploy: "docker" }], {
+      a: facts("192.168.100.11", { memlock: "8192" }),
+      b: facts("192.168.101.12", { memlock: "8192" }),
+    });
     expect(j.refusals.filter((r) => r.includes("ulimit"))).toEqual([]);
   });
 });

@@ -21,7 +21,12 @@ import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/sit
 const DIR = join(tmpdir(), "sm121-fabric-site");
 let site: SimSite;
 const node = (i: number) => site.nodes[i] as SimNode;
-const auth = (): SshAuth => ({ knownHosts: site.knownHosts, hostKeys: "strict", privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 });
+const auth = (): SshAuth => ({
+  knownHosts: site.knownHosts,
+  hostKeys: "strict",
+  privateKey: readFileSync(site.clientKey, "utf8"),
+  dialAttempts: 1,
+});
 /** The look over connections of its own, closed after it. */
 async function lookOnce(s: Site, ds: readonly FabricDeployment[]): ReturnType<typeof lookFabric> {
   const dial = new Dialer(auth());
@@ -33,11 +38,17 @@ async function lookOnce(s: Site, ds: readonly FabricDeployment[]): ReturnType<ty
 }
 
 function stack(fabric: (n: SimNode) => string, deployments = ""): string {
-  const nodes = site.nodes.map((n) => `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      fabric: ${fabric(n)}\n`).join("");
+  const nodes = site.nodes
+    .map(
+      (n) =>
+        `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      fabric: ${fabric(n)}\n`,
+    )
+    .join("");
   return `config:\n  sm121:nodes:\n${nodes}${deployments}`;
 }
 
-const declared = (n: SimNode) => `{ interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
+const declared = (n: SimNode) =>
+  `{ interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
 
 beforeAll(async () => {
   site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], firstIp: 161, sshPort: 2641 });
@@ -49,12 +60,19 @@ afterAll(async () => {
 
 describe("the fabric look on the site", () => {
   it("resolves auto from ip, rdma link and show_gids on each node", async () => {
-    const s = parseSite("Pulumi.f.yaml", "f", stack((n) => `{ interface: auto, rdma: auto, devices: ${devicesDir(n)} }`));
+    const s = parseSite(
+      "Pulumi.f.yaml",
+      "f",
+      stack((n) => `{ interface: auto, rdma: auto, devices: ${devicesDir(n)} }`),
+    );
     const look = await lookOnce(s, [{ name: "d", deploy: "docker", nodes: ["f1", "f2"] }]);
     expect(look.refusals).toEqual([]);
     expect(look.resolved["f1"]).toMatchObject({
       interface: "enp1s0f1np1",
-      rdma: [{ hca: "rocep1s0f1", port: 1, gidIndex: 3 }, { hca: "roceP2p1s0f1", port: 1, gidIndex: 3 }],
+      rdma: [
+        { hca: "rocep1s0f1", port: 1, gidIndex: 3 },
+        { hca: "roceP2p1s0f1", port: 1, gidIndex: 3 },
+      ],
     });
   });
 
@@ -62,10 +80,15 @@ describe("the fabric look on the site", () => {
     setFabric(node(2), { ...sparkFabric(node(2).ip), devices: false });
     try {
       const s = parseSite("Pulumi.f.yaml", "f", stack(declared));
-      const look = await lookOnce(s, [{ name: "pair", deploy: "docker", nodes: ["f1", "f3"] }, { name: "native", deploy: "tmux", nodes: ["f2"] }]);
+      const look = await lookOnce(s, [
+        { name: "pair", deploy: "docker", nodes: ["f1", "f3"] },
+        { name: "native", deploy: "tmux", nodes: ["f2"] },
+      ]);
       expect(look.refusals).toEqual([
         `f3: RDMA is declared (rocep1s0f1) but ${devicesDir(node(2))} does not exist on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in sm121:nodes.f3.fabric`,
-        expect.stringMatching(/^f2: `ulimit -l` is \d+ KiB for a tmux launch of native; RDMA pins the engine's buffers, so make it unlimited/),
+        expect.stringMatching(
+          /^f2: `ulimit -l` is \d+ KiB for a tmux launch of native; RDMA pins the engine's buffers, so make it unlimited/,
+        ),
       ]);
     } finally {
       setFabric(node(2), sparkFabric(node(2).ip));

@@ -25,7 +25,7 @@ const KEYS = [
   "$(touch /tmp/sm121-gateway-ran)",
   "`touch /tmp/sm121-gateway-ran`",
   `it's "double" and 'single'`,
-  "back\\slash \\\" \\n \\\\ end\\",
+  'back\\slash \\" \\n \\\\ end\\',
   "a key: with # a hash and  spaces",
   "-leading --dash",
   "{braces} [list] &anchor *alias !tag %percent @at |pipe >gt ?q",
@@ -35,10 +35,18 @@ const KEYS = [
 ];
 
 const MODELS: GatewayModel[] = [
-  { deployment: "a", model: "m-a", status: "serving",
-    endpoints: [{ node: "n1", url: "http://10.0.0.1:8000", reachable: true }] },
-  { deployment: "b", model: "m-b", status: "serving",
-    endpoints: [{ node: "n2", url: "http://10.0.0.2:8000", reachable: true }] },
+  {
+    deployment: "a",
+    model: "m-a",
+    status: "serving",
+    endpoints: [{ node: "n1", url: "http://10.0.0.1:8000", reachable: true }],
+  },
+  {
+    deployment: "b",
+    model: "m-b",
+    status: "serving",
+    endpoints: [{ node: "n2", url: "http://10.0.0.2:8000", reachable: true }],
+  },
 ];
 
 const sha = (v: string) => createHash("sha256").update(Buffer.from(v, "utf8")).digest("hex");

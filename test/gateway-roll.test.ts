@@ -54,7 +54,10 @@ describe("the gateway file during a roll", () => {
     const doc = JSON.parse(readFileSync(path, "utf8")) as Doc;
     // Seed 001's gateway refuses a model with no enabled endpoint: a one-node replica's stays enabled.
     const states = doc.models.map((m) => [m.status, m.endpoints[0]?.enabled]);
-    expect(states).toEqual([["serving", true], ["restarting", true]]);
+    expect(states).toEqual([
+      ["serving", true],
+      ["restarting", true],
+    ]);
     writeFileSync(path, "{}\n");
     if (held === undefined) throw new Error("nothing was held");
     await releaseInGateway(held);

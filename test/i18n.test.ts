@@ -9,7 +9,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { AREAS, CATALOGUES, LOCALES, checkCatalogue, detectLocale, format, localeOf, msg, placeholders, say, translator, type AreaName, type Message } from "../src/text/messages";
+import {
+  AREAS,
+  CATALOGUES,
+  LOCALES,
+  checkCatalogue,
+  detectLocale,
+  format,
+  localeOf,
+  msg,
+  placeholders,
+  say,
+  translator,
+  type AreaName,
+  type Message,
+} from "../src/text/messages";
 
 /** Every text of a message: the one string, or each plural form. */
 function texts(m: Message): string[] {
@@ -33,35 +47,58 @@ describe("the catalogues", () => {
     expect(all.length).toBe(keys.length);
   });
 
-  it.each(LOCALES.flatMap((l) => areaNames.map((a) => [a, l] as const)))("%s/%s.json has exactly the English keys of its area", (area, locale) => {
-    expect(Object.keys(AREAS[area][locale]).sort()).toEqual(Object.keys(AREAS[area].en).sort());
-  });
+  it.each(LOCALES.flatMap((l) => areaNames.map((a) => [a, l] as const)))(
+    "%s/%s.json has exactly the English keys of its area",
+    (area, locale) => {
+      expect(Object.keys(AREAS[area][locale]).sort()).toEqual(Object.keys(AREAS[area].en).sort());
+    },
+  );
 
   it.each(LOCALES.map((l) => [l]))("%s has exactly the English keys, each with the same placeholders", (locale) => {
     const cat: Record<string, Message> = CATALOGUES[locale];
     expect(Object.keys(cat).sort()).toEqual(keys);
-    const wrong = keys.filter((k) => JSON.stringify(placeholdersOf(cat[k] ?? "")) !== JSON.stringify(placeholdersOf(en[k] ?? "")));
+    const wrong = keys.filter(
+      (k) => JSON.stringify(placeholdersOf(cat[k] ?? "")) !== JSON.stringify(placeholdersOf(en[k] ?? "")),
+    );
     expect(wrong, `keys whose {placeholders} differ from English in ${locale}`).toEqual([]);
-    expect(keys.filter((k) => texts(cat[k] ?? "").some((x) => x.trim() === "")), "empty messages").toEqual([]);
+    expect(
+      keys.filter((k) => texts(cat[k] ?? "").some((x) => x.trim() === "")),
+      "empty messages",
+    ).toEqual([]);
   });
 
-  it.each(LOCALES.map((l) => [l]))("%s gives every plural message exactly the plural categories of its language (Intl.PluralRules), each with {count}", (locale) => {
-    const categories = [...new Intl.PluralRules(locale).resolvedOptions().pluralCategories].sort();
-    const cat: Record<string, Message> = CATALOGUES[locale];
-    for (const k of pluralKeys) {
-      const m = cat[k];
-      expect(typeof m, `${locale} ${k}`).toBe("object");
-      expect(Object.keys(m ?? {}).sort(), `${locale} ${k}`).toEqual(categories);
-      expect(placeholdersOf(m ?? ""), `${locale} ${k}`).toContain("count");
-    }
-  });
+  it.each(LOCALES.map((l) => [l]))(
+    "%s gives every plural message exactly the plural categories of its language (Intl.PluralRules), each with {count}",
+    (locale) => {
+      const categories = [...new Intl.PluralRules(locale).resolvedOptions().pluralCategories].sort();
+      const cat: Record<string, Message> = CATALOGUES[locale];
+      for (const k of pluralKeys) {
+        const m = cat[k];
+        expect(typeof m, `${locale} ${k}`).toBe("object");
+        expect(Object.keys(m ?? {}).sort(), `${locale} ${k}`).toEqual(categories);
+        expect(placeholdersOf(m ?? ""), `${locale} ${k}`).toContain("count");
+      }
+    },
+  );
 
   it("has plural messages, and Russian tells one, few and many apart", () => {
     expect(pluralKeys.length).toBeGreaterThan(3);
     const ru = translator("ru");
-    expect([1, 2, 5, 11, 21, 22, 25].map((count) => ru("count.nodes", { count }))).toEqual(["1 узел", "2 узла", "5 узлов", "11 узлов", "21 узел", "22 узла", "25 узлов"]);
+    expect([1, 2, 5, 11, 21, 22, 25].map((count) => ru("count.nodes", { count }))).toEqual([
+      "1 узел",
+      "2 узла",
+      "5 узлов",
+      "11 узлов",
+      "21 узел",
+      "22 узла",
+      "25 узлов",
+    ]);
     const en1 = translator("en");
-    expect([0, 1, 2].map((count) => en1("doctor.nodeProblems", { node: "spark1", count }))).toEqual(["spark1: 0 problems", "spark1: 1 problem", "spark1: 2 problems"]);
+    expect([0, 1, 2].map((count) => en1("doctor.nodeProblems", { node: "spark1", count }))).toEqual([
+      "spark1: 0 problems",
+      "spark1: 1 problem",
+      "spark1: 2 problems",
+    ]);
     expect(translator("ja")("count.nodes", { count: 1 })).toBe("ノード 1 台");
     expect(translator("es")("validate.errors", { count: 1 })).toBe("1 error");
     expect(translator("es")("validate.errors", { count: 1000000 })).toBe("1000000 errores");
@@ -96,9 +133,25 @@ describe("the catalogues", () => {
       const messages = join(__dirname, "..", "src", "text", "messages").replace(/\\/g, "/");
       const file = join(dir, "xx.ts");
       // The check catalogues.ts makes of each area, on a JSON catalogue that lacks one key.
-      const lines = [`import en from "${messages}/spec/en.json";`, 'import xx from "./xx.json";', `import type { Message } from "${messages}/index";`];
-      writeFileSync(file, `${lines.join("\n")}\nexport const c = { xx } satisfies Record<string, Record<keyof typeof en, Message>>;\n`);
-      const program = ts.createProgram([file], { strict: true, noEmit: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, types: [], resolveJsonModule: true, esModuleInterop: true, skipLibCheck: true });
+      const lines = [
+        `import en from "${messages}/spec/en.json";`,
+        'import xx from "./xx.json";',
+        `import type { Message } from "${messages}/index";`,
+      ];
+      writeFileSync(
+        file,
+        `${lines.join("\n")}\nexport const c = { xx } satisfies Record<string, Record<keyof typeof en, Message>>;\n`,
+      );
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        types: [],
+        resolveJsonModule: true,
+        esModuleInterop: true,
+        skipLibCheck: true,
+      });
       const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
       expect(errors.join("\n")).toMatch(/spec\.unknownKey/);
     } finally {
@@ -110,11 +163,19 @@ describe("the catalogues", () => {
     for (const a of areaNames) for (const l of LOCALES) expect(() => checkCatalogue(a, l)).not.toThrow();
     const { "smoke.answer": _dropped, ...rest } = AREAS.cli.de;
     expect(() => checkCatalogue("cli", "de", rest)).toThrow(/^src\/text\/messages\/cli\/de\.json: smoke\.answer: /);
-    expect(() => checkCatalogue("cli", "de", { ...AREAS.cli.de, "smoke.answr": "x" })).toThrow(/^src\/text\/messages\/cli\/de\.json: \(top level\): .*smoke\.answr/);
-    expect(() => checkCatalogue("cli", "ru", { ...AREAS.cli.ru, "doctor.nodeOk": " " })).toThrow("src/text/messages/cli/ru.json: doctor.nodeOk: is empty; write the message");
-    expect(() => checkCatalogue("cli", "ru", { ...AREAS.cli.ru, "count.nodes": { one: "{count}", lots: "{count}" } })).toThrow(/ru\.json: count\.nodes/);
+    expect(() => checkCatalogue("cli", "de", { ...AREAS.cli.de, "smoke.answr": "x" })).toThrow(
+      /^src\/text\/messages\/cli\/de\.json: \(top level\): .*smoke\.answr/,
+    );
+    expect(() => checkCatalogue("cli", "ru", { ...AREAS.cli.ru, "doctor.nodeOk": " " })).toThrow(
+      "src/text/messages/cli/ru.json: doctor.nodeOk: is empty; write the message",
+    );
+    expect(() =>
+      checkCatalogue("cli", "ru", { ...AREAS.cli.ru, "count.nodes": { one: "{count}", lots: "{count}" } }),
+    ).toThrow(/ru\.json: count\.nodes/);
     // A key of another area is not a key of this one.
-    expect(() => checkCatalogue("spec", "de", { ...AREAS.spec.de, "smoke.answer": "x" })).toThrow(/spec\/de\.json: \(top level\): .*smoke\.answer/);
+    expect(() => checkCatalogue("spec", "de", { ...AREAS.spec.de, "smoke.answer": "x" })).toThrow(
+      /spec\/de\.json: \(top level\): .*smoke\.answer/,
+    );
   });
 });
 
@@ -143,7 +204,9 @@ describe("the locale", () => {
   it("fills in the placeholders", () => {
     expect(format("{a} of {b}, {a}", { a: 1, b: "x" })).toBe("1 of x, 1");
     expect(format("{missing} stays", {})).toBe("{missing} stays");
-    expect(translator("ru")("smoke.protected", { node: "spark1" })).toBe("узел spark1 защищён (обслуживает рабочий трафик): smoke без --yes отказывается");
+    expect(translator("ru")("smoke.protected", { node: "spark1" })).toBe(
+      "узел spark1 защищён (обслуживает рабочий трафик): smoke без --yes отказывается",
+    );
     expect(translator("zh")("doctor.nodeOk", { node: "spark2" })).toBe("spark2：正常");
   });
 

@@ -42,13 +42,27 @@ const SITE = [
   "    - { name: b, recipe: b, nodes: [spark1] }",
   "",
 ].join("\n");
-const recipe = (file: string, util: string, port: number) => parseRecipe(file, [
-  'model = "Qwen/Qwen3-32B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "tp = 1", `port = ${port}`,
-  `args = ["--max-model-len", "32768", "--max-num-seqs", "8", "--gpu-memory-utilization", "${util}"]`,
-  "[memory]", "weights_gb = 65.5", "num_hidden_layers = 64", "num_key_value_heads = 8", "head_dim = 128",
-  'torch_dtype = "bfloat16"',
-].join("\n"));
-const recipes = new Map([["a", recipe("recipes/a.toml", "0.45", 8000)], ["b", recipe("recipes/b.toml", "0.4", 8001)]]);
+const recipe = (file: string, util: string, port: number) =>
+  parseRecipe(
+    file,
+    [
+      'model = "Qwen/Qwen3-32B"',
+      'image = "nvcr.io/nvidia/vllm:26.01-py3"',
+      "tp = 1",
+      `port = ${port}`,
+      `args = ["--max-model-len", "32768", "--max-num-seqs", "8", "--gpu-memory-utilization", "${util}"]`,
+      "[memory]",
+      "weights_gb = 65.5",
+      "num_hidden_layers = 64",
+      "num_key_value_heads = 8",
+      "head_dim = 128",
+      'torch_dtype = "bfloat16"',
+    ].join("\n"),
+  );
+const recipes = new Map([
+  ["a", recipe("recipes/a.toml", "0.45", 8000)],
+  ["b", recipe("recipes/b.toml", "0.4", 8001)],
+]);
 const fits = () => {
   return deploymentFits(renderSite(parseSite("Pulumi.s.yaml", "s", SITE), recipes, { root: ROOT }), recipes, {});
 };
@@ -61,14 +75,16 @@ describe("the memory-fit tables in another language", () => {
     const lines = fitLines(a.fit);
     expect(lines[0]).toMatch(/^a のメモリ適合: Qwen\/Qwen3-32B（vllm）、tp 1、max_model_len 32768/);
     const table = lines.slice(3, 5);
-    expect(table[0]).toBe("  ノード  メモリ            予算      重み      KV キャッシュ              オーバーヘッド  必要量    判定");
+    expect(table[0]).toBe(
+      "  ノード  メモリ            予算      重み      KV キャッシュ              オーバーヘッド  必要量    判定",
+    );
     expect(table[1]).toMatch(/^ {2}spark1 .* 8\.0 GiB x1、64\.0 GiB 全体 .* 拒否 \(完全シーケンス 0\)$/);
     expect(lines[5]).toBe("  拒否: 73.0 GiB 必要で、予算 54.8 GiB を超えます");
     for (const l of table) expect(starts(l)).toEqual(starts(table[0] ?? ""));
     // The same table in English keeps its ASCII layout.
     useLocale("en");
-    const english = "  NODE    MEMORY            BUDGET    WEIGHTS   KV CACHE                  OVERHEAD  NEED      " +
-      "VERDICT";
+    const english =
+      "  NODE    MEMORY            BUDGET    WEIGHTS   KV CACHE                  OVERHEAD  NEED      " + "VERDICT";
     expect(fitLines(a.fit)[3]).toBe(english);
   });
 
@@ -101,8 +117,16 @@ function report(minimum: number): LinkTestReport {
   const path = "/opt/nccl-tests/all_reduce_perf";
   const tool = { kind: "all_reduce_perf" as const, path, why: msg("link.whyMpi", { path }) };
   return {
-    deployment: "glm", nodes: ["spark1", "spark2"], tool, rdma: true, minimum, ranks: [], output,
-    failures, failedRanks: [], ok: failures.length === 0,
+    deployment: "glm",
+    nodes: ["spark1", "spark2"],
+    tool,
+    rdma: true,
+    minimum,
+    ranks: [],
+    output,
+    failures,
+    failedRanks: [],
+    ok: failures.length === 0,
   };
 }
 
@@ -136,18 +160,28 @@ describe("the link test report in another language", () => {
 });
 
 describe("the fabric's refusals in another language", () => {
-  const site = parseSite("Pulumi.t.yaml", "t", [
-    "config:",
-    "  sm121:nodes:",
-    "    a: { host: local, ip: 192.168.100.11, fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1 }] } }",
-    "    b: { host: local, ip: 192.168.100.12, fabric: { interface: enp1s0f1np1, rdma: none } }",
-    "  sm121:deployments:",
-    "    - { recipe: r, nodes: [a, b] }",
-    "",
-  ].join("\n"));
+  const site = parseSite(
+    "Pulumi.t.yaml",
+    "t",
+    [
+      "config:",
+      "  sm121:nodes:",
+      "    a: { host: local, ip: 192.168.100.11, fabric: { interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1 }] } }",
+      "    b: { host: local, ip: 192.168.100.12, fabric: { interface: enp1s0f1np1, rdma: none } }",
+      "  sm121:deployments:",
+      "    - { recipe: r, nodes: [a, b] }",
+      "",
+    ].join("\n"),
+  );
   const facts = (ip: string, over: Partial<FabricFacts> = {}): FabricFacts => ({
-    addrs: [{ iface: "enp1s0f1np1", address: ip, prefix: 24 }], links: [{ iface: "enp1s0f1np1", up: true }],
-    rdma: [], ibdev: [], gids: [], devices: ["uverbs0"], memlock: "unlimited", ...over,
+    addrs: [{ iface: "enp1s0f1np1", address: ip, prefix: 24 }],
+    links: [{ iface: "enp1s0f1np1", up: true }],
+    rdma: [],
+    ibdev: [],
+    gids: [],
+    devices: ["uverbs0"],
+    memlock: "unlimited",
+    ...over,
   });
 
   it("names the node and the fix in Russian, the commands and fields as they are", () => {
@@ -165,7 +199,9 @@ describe("the fabric's refusals in another language", () => {
 
 describe("the gateway's words in another language", () => {
   const failed: GatewayModel = {
-    deployment: "flash", model: "qwen38", status: "failed",
+    deployment: "flash",
+    model: "qwen38",
+    status: "failed",
     endpoints: [{ node: "spark1", url: "http://203.0.113.1:8000", reachable: true }],
   };
 

@@ -55,7 +55,10 @@ describe("launch fields: a change restarts the engine", () => {
   });
   it("a file the engine reads: the script recipe's .env (start.sh reads it)", () => {
     const env = flash.nodes[0]?.files.find((f) => f.path.endsWith("/.env"))?.path ?? "";
-    restarts(edited(flash, (n) => withFile(n, env, "MAX_NUM_SEQS=\"8\"\n")), flash);
+    restarts(
+      edited(flash, (n) => withFile(n, env, 'MAX_NUM_SEQS="8"\n')),
+      flash,
+    );
   });
 });
 
@@ -101,7 +104,12 @@ describe("a bundle an older sm121 stored", () => {
     const nb = tp2.nodes[0] as NodeBundle;
     const before = stored.nodes[0] as NodeBundle;
     const st = (recorded: NodeState["recorded"]): NodeState => ({
-      failed: [], running: true, startedAt: new Date().toISOString(), files: {}, others: [], holders: [],
+      failed: [],
+      running: true,
+      startedAt: new Date().toISOString(),
+      files: {},
+      others: [],
+      holders: [],
       ...(recorded !== undefined && { recorded }),
     });
     expect(runsThisLaunch(nb, st({ identity: before.identity, files: {} }), before)).toBe(true);

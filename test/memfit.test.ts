@@ -19,8 +19,14 @@ import { errorsOf } from "./helpers/spec";
 
 const ROOT = join(__dirname, "..");
 const MODELS = join(__dirname, "fixtures", "models");
-const config = (dir: string) => JSON.parse(readFileSync(join(MODELS, dir, "config.json"), "utf8")) as Record<string, unknown>;
-const totalSize = (dir: string) => (JSON.parse(readFileSync(join(MODELS, dir, "model.safetensors.index.json"), "utf8")) as { metadata: { total_size: number } }).metadata.total_size;
+const config = (dir: string) =>
+  JSON.parse(readFileSync(join(MODELS, dir, "config.json"), "utf8")) as Record<string, unknown>;
+const totalSize = (dir: string) =>
+  (
+    JSON.parse(readFileSync(join(MODELS, dir, "model.safetensors.index.json"), "utf8")) as {
+      metadata: { total_size: number };
+    }
+  ).metadata.total_size;
 const KIB = 1024;
 const GIB = 1024 ** 3;
 
@@ -59,7 +65,13 @@ describe("KV cache per token from real config.json files", () => {
 });
 
 /** One node: spark1..4 on lines 3-6. */
-const SITE = ["config:", "  sm121:nodes:", ...[1, 2, 3, 4].map((i) => `    spark${i}: { host: local, ip: 203.0.113.${i}, env: { HF_HOME: /hf } }`), "  sm121:deployments:", ""].join("\n");
+const SITE = [
+  "config:",
+  "  sm121:nodes:",
+  ...[1, 2, 3, 4].map((i) => `    spark${i}: { host: local, ip: 203.0.113.${i}, env: { HF_HOME: /hf } }`),
+  "  sm121:deployments:",
+  "",
+].join("\n");
 
 function fitFor(recipeText: string, nodes: string[], facts: Record<string, NodeModelFacts>) {
   const recipe: Recipe = parseRecipe("recipes/r.toml", recipeText);
@@ -69,12 +81,25 @@ function fitFor(recipeText: string, nodes: string[], facts: Record<string, NodeM
   return { fit: fitOf(b, recipe, facts), file: recipe.file };
 }
 
-const QWEN32 = { config: config("Qwen--Qwen3-32B"), weightsBytes: totalSize("Qwen--Qwen3-32B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
-const vllm = (model: string, tp: number, args: string, extra = "") => `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
+const QWEN32 = {
+  config: config("Qwen--Qwen3-32B"),
+  weightsBytes: totalSize("Qwen--Qwen3-32B"),
+  memTotalBytes: GB10_MEM_TOTAL_BYTES,
+};
+const vllm = (model: string, tp: number, args: string, extra = "") =>
+  `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
 
 describe("the fit of a deployment on GB10 nodes", () => {
   it("Qwen3-32B on two nodes at tp 2: 30.5 GiB of weights and 4 GiB of KV cache for 32768 tokens per node, 4 sequences fit", () => {
-    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], { spark1: QWEN32, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } });
+    const { fit } = fitFor(
+      vllm(
+        "Qwen/Qwen3-32B",
+        2,
+        '"--max-model-len", "32768", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.85"',
+      ),
+      ["spark1", "spark2"],
+      { spark1: QWEN32, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } },
+    );
     const n = fit.nodes[1];
     expect(n?.weightsGiB).toBeCloseTo(65_527_752_704 / 2 / GIB, 6); // 30.51 GiB
     expect(n?.kvOneGiB).toBe(4); // 32768 tokens x 128 KiB
@@ -96,7 +121,11 @@ describe("the fit of a deployment on GB10 nodes", () => {
   });
 
   it("Qwen3-32B on one node at --gpu-memory-utilization 0.5 cannot fit: refused, with the numbers", () => {
-    const { fit, file } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"'), ["spark1"], { spark1: QWEN32 });
+    const { fit, file } = fitFor(
+      vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"'),
+      ["spark1"],
+      { spark1: QWEN32 },
+    );
     expect(fit.verdict).toBe("refused");
     expect(fitRefusal(fit, file)).toBe(
       [
@@ -112,21 +141,36 @@ describe("the fit of a deployment on GB10 nodes", () => {
 
   it("max_num_seqs full sequences that do not fit make the plan tight, not refused", () => {
     // 40960 tokens (the config's default) x 256 KiB = 10 GiB per sequence; 103.4 - 61 - 4 leaves room for 3.
-    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max-num-seqs", "16", "--gpu-memory-utilization", "0.85"'), ["spark1"], { spark1: QWEN32 });
-    expect(fit.knobs.maxModelLen).toEqual({ value: 40960, from: "config.json max_position_embeddings (the engine's default)", byDefault: true });
+    const { fit } = fitFor(
+      vllm("Qwen/Qwen3-32B", 1, '"--max-num-seqs", "16", "--gpu-memory-utilization", "0.85"'),
+      ["spark1"],
+      { spark1: QWEN32 },
+    );
+    expect(fit.knobs.maxModelLen).toEqual({
+      value: 40960,
+      from: "config.json max_position_embeddings (the engine's default)",
+      byDefault: true,
+    });
     expect(fit.nodes[0]?.verdict).toBe("tight");
     expect(fit.nodes[0]?.sequences).toBe(3);
-    expect(fitLines(fit).at(-1)).toBe("  tight: the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)");
+    expect(fitLines(fit).at(-1)).toBe(
+      "  tight: the KV cache holds 3 of the 16 sequences of 40960 tokens (--max-num-seqs)",
+    );
   });
 
   it("the KV dtype flag counts in any spelling vLLM takes: fp8 halves the cache", () => {
-    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, '"--max_model_len=32768", "--kv-cache-dtype", "fp8"'), ["spark1"], { spark1: QWEN32 });
+    const { fit } = fitFor(
+      vllm("Qwen/Qwen3-32B", 1, '"--max_model_len=32768", "--kv-cache-dtype", "fp8"'),
+      ["spark1"],
+      { spark1: QWEN32 },
+    );
     expect(fit.knobs.maxModelLen?.from).toBe("--max-model-len");
     expect(fit.nodes[0]?.kvOneGiB).toBe(4);
   });
 
   it("without the checkpoint on a node, the recipe's [memory] block answers; render takes a GB10's memory", () => {
-    const mem = '[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\ntorch_dtype = "bfloat16"\n';
+    const mem =
+      '[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\ntorch_dtype = "bfloat16"\n';
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768"', mem), ["spark1", "spark2"], {});
     expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] weights_gb in recipes/r.toml");
     expect(say(fit.shapeFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] in recipes/r.toml");
@@ -138,7 +182,9 @@ describe("the fit of a deployment on GB10 nodes", () => {
   it("without the checkpoint and without [memory], the fit is unknown and refuses nothing", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
     expect(fit.verdict).toBe("unknown");
-    expect(fitLines(fit).at(-1)).toBe("  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb");
+    expect(fitLines(fit).at(-1)).toBe(
+      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb",
+    );
   });
 
   it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
@@ -151,7 +197,11 @@ describe("the fit of a deployment on GB10 nodes", () => {
   });
 
   it("prints a table with every node's numbers", () => {
-    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], { spark1: QWEN32, spark2: QWEN32 });
+    const { fit } = fitFor(
+      vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.85"'),
+      ["spark1", "spark2"],
+      { spark1: QWEN32, spark2: QWEN32 },
+    );
     expect(fitLines(fit)).toEqual([
       "memory fit of r: Qwen/Qwen3-32B on vllm, tp 2, max_model_len 32768 (--max-model-len), max_num_seqs not set (one full sequence asked)",
       "  weights: the safetensors index in spark1's HF cache; KV dtype auto (the engine's default); KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, shape from config.json in spark1's HF cache",
@@ -191,7 +241,10 @@ describe("one memory budget per node", () => {
     const b = parseRecipe("recipes/b.toml", bText);
     const deployments = "    - { recipe: a, nodes: [spark1] }\n    - { recipe: b, nodes: [spark1] }\n";
     const site = parseSite("Pulumi.s.yaml", "s", `${SITE}${deployments}`);
-    const recipes = new Map([["a", a], ["b", b]]);
+    const recipes = new Map([
+      ["a", a],
+      ["b", b],
+    ]);
     const facts = { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES } };
     return deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, facts);
   };
@@ -200,17 +253,19 @@ describe("one memory budget per node", () => {
     const budgets = nodeBudgets(two("0.5", "0.5"));
     expect(budgets).toHaveLength(1);
     expect(budgets[0]?.verdict).toBe("over");
-    expect(nodeRefusals(budgets)).toEqual([{
-      nodes: ["spark1"],
-      text: [
-        "node spark1 is over-committed:",
-        "a claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)) +",
-        "b claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/b.toml)) =",
-        "121.7 GiB > 109.5 GiB (0.9 x 121.7 GiB MemTotal; the rest is the OS's);",
-        "lower the deployments' utilization so that their shares add up to at most 0.9,",
-        "or move one of them to another node; SM121_ALLOW_UNFIT=spark1 lets this run go on",
-      ].join(" "),
-    }]);
+    expect(nodeRefusals(budgets)).toEqual([
+      {
+        nodes: ["spark1"],
+        text: [
+          "node spark1 is over-committed:",
+          "a claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/a.toml)) +",
+          "b claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/b.toml)) =",
+          "121.7 GiB > 109.5 GiB (0.9 x 121.7 GiB MemTotal; the rest is the OS's);",
+          "lower the deployments' utilization so that their shares add up to at most 0.9,",
+          "or move one of them to another node; SM121_ALLOW_UNFIT=spark1 lets this run go on",
+        ].join(" "),
+      },
+    ]);
   });
 
   it("accepts two deployments whose claims fit together, and shows the node's total against its memory", () => {
@@ -234,7 +289,14 @@ describe("one memory budget per node", () => {
 
 describe("the recipe's [memory] block is checked like every field", () => {
   it("names the file, line, column, field and fix", () => {
-    expect(errorsOf(() => parseRecipe("recipes/r.toml", 'model = "m/x"\nimage = "i"\n[memory]\nweights_gb = "big"\nnum_hidden_layer = 3\n'))).toEqual([
+    expect(
+      errorsOf(() =>
+        parseRecipe(
+          "recipes/r.toml",
+          'model = "m/x"\nimage = "i"\n[memory]\nweights_gb = "big"\nnum_hidden_layer = 3\n',
+        ),
+      ),
+    ).toEqual([
       "recipes/r.toml:4:1: memory.weights_gb: weights_gb is the checkpoint's size in GB (10^9 bytes); write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)",
       "recipes/r.toml:5:1: memory.num_hidden_layer: unknown key; did you mean num_hidden_layers?",
     ]);

@@ -10,10 +10,10 @@ import { errorsOf as messages } from "./helpers/spec";
 const OVERLAYS = path.join(__dirname, "fixtures/overlays");
 const MTP_R3 = path.join(OVERLAYS, "mtp-r3");
 const F = "o/docker-args.txt";
-const WHY = "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
+const WHY =
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
 const REMOVE = "remove it, or set what it does through a -e or -v pair or a recipe key";
 const MOUNT_FIX = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
-
 
 function overlay(args: string, dir = "/srv/overlays/o1"): Overlay {
   return parseOverlay(dir, Buffer.from(args), Buffer.from("{}\n"));
@@ -40,25 +40,91 @@ describe("parseDockerArgs", () => {
       ["A=1", 10],
       ["/a:/b", 11],
     ]);
-    expect(messages(() => parseDockerArgs(F, "\n--x", 10))).toEqual([`${F}:11:1: \`--x\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`]);
+    expect(messages(() => parseDockerArgs(F, "\n--x", 10))).toEqual([
+      `${F}:11:1: \`--x\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
+    ]);
   });
 
   const cases: Array<[string, string, string[]]> = [
-    ["a flag that is not -e or -v", "# c\n-v /a:/b --gpus all\n", [`${F}:2:10: \`--gpus\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`, `${F}:2:17: \`all\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`]],
-    ["an inline comment", "-v /a:/b # why\n", [`${F}:1:10: \`#\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`, `${F}:1:12: \`why\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`]],
-    ["--env long form", "--env=A=1\n", [`${F}:1:1: \`--env=A=1\` is not part of a -e or -v pair: ${WHY}; use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]`]],
-    ["-v glued", "-v/a:/b\n", [`${F}:1:1: \`-v/a:/b\` is not part of a -e or -v pair: ${WHY}; write -v and its value as two words`]],
-    ["a dangling -v at the end, after a comment", "-e A=1\n# end\n-v\n", [`${F}:3:1: -v has no value; write -v SRC:DST[:ro|rw]`]],
+    [
+      "a flag that is not -e or -v",
+      "# c\n-v /a:/b --gpus all\n",
+      [
+        `${F}:2:10: \`--gpus\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
+        `${F}:2:17: \`all\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
+      ],
+    ],
+    [
+      "an inline comment",
+      "-v /a:/b # why\n",
+      [
+        `${F}:1:10: \`#\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
+        `${F}:1:12: \`why\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
+      ],
+    ],
+    [
+      "--env long form",
+      "--env=A=1\n",
+      [
+        `${F}:1:1: \`--env=A=1\` is not part of a -e or -v pair: ${WHY}; use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]`,
+      ],
+    ],
+    [
+      "-v glued",
+      "-v/a:/b\n",
+      [`${F}:1:1: \`-v/a:/b\` is not part of a -e or -v pair: ${WHY}; write -v and its value as two words`],
+    ],
+    [
+      "a dangling -v at the end, after a comment",
+      "-e A=1\n# end\n-v\n",
+      [`${F}:3:1: -v has no value; write -v SRC:DST[:ro|rw]`],
+    ],
     ["-e followed by -v", "-e -v /a:/b\n", [`${F}:1:1: -e has no value; write -e NAME=VALUE`]],
-    ["-e without =", "-e A\n", [`${F}:1:4: -e A is not NAME=VALUE; write -e NAME=VALUE with a name of letters, digits and _`]],
+    [
+      "-e without =",
+      "-e A\n",
+      [`${F}:1:4: -e A is not NAME=VALUE; write -e NAME=VALUE with a name of letters, digits and _`],
+    ],
     ["-v with four parts", "-v /a:/b:ro:x\n", [`${F}:1:4: -v /a:/b:ro:x is not SRC:DST[:ro|rw]; ${MOUNT_FIX}`]],
     ["-v with an empty target", "-v /a:\n", [`${F}:1:4: -v /a: is not SRC:DST[:ro|rw]; ${MOUNT_FIX}`]],
-    ["relative source", "-v shard:/models/x\n", [`${F}:1:4: -v shard:/models/x: source shard is not an absolute path; ${MOUNT_FIX}; the source is a path on the node`]],
-    ["a placeholder (overlays have no variables)", "-v {{x}}:/y\n", [`${F}:1:4: -v {{x}}:/y: source {{x}} is not an absolute path; ${MOUNT_FIX}; the source is a path on the node`]],
-    ["a $ in a value", "-e A=$HOME\n", [`${F}:1:6: -e A=$HOME contains \`$\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`]],
-    ["a glob in a path", "-v /a/*:/b\n", [`${F}:1:7: -v /a/*:/b contains \`*\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`]],
-    ["a secret", "-e API_KEY=sk-secret123\n", [`${F}:1:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; API_KEY belongs in the node .env or a Pulumi secret`]],
-    ["a bare secret word", "HF_TOKEN=hf_secret123\n", [`${F}:1:1: \`HF_TOKEN=<redacted>\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`]],
+    [
+      "relative source",
+      "-v shard:/models/x\n",
+      [
+        `${F}:1:4: -v shard:/models/x: source shard is not an absolute path; ${MOUNT_FIX}; the source is a path on the node`,
+      ],
+    ],
+    [
+      "a placeholder (overlays have no variables)",
+      "-v {{x}}:/y\n",
+      [`${F}:1:4: -v {{x}}:/y: source {{x}} is not an absolute path; ${MOUNT_FIX}; the source is a path on the node`],
+    ],
+    [
+      "a $ in a value",
+      "-e A=$HOME\n",
+      [
+        `${F}:1:6: -e A=$HOME contains \`$\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
+      ],
+    ],
+    [
+      "a glob in a path",
+      "-v /a/*:/b\n",
+      [
+        `${F}:1:7: -v /a/*:/b contains \`*\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
+      ],
+    ],
+    [
+      "a secret",
+      "-e API_KEY=sk-secret123\n",
+      [
+        `${F}:1:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; API_KEY belongs in the node .env or a Pulumi secret`,
+      ],
+    ],
+    [
+      "a bare secret word",
+      "HF_TOKEN=hf_secret123\n",
+      [`${F}:1:1: \`HF_TOKEN=<redacted>\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`],
+    ],
   ];
   it.each(cases)("%s", (_name, text, expected) => {
     const all = messages(() => parseDockerArgs(F, text));
@@ -84,7 +150,9 @@ describe("loadOverlay", () => {
   it("hashes the bytes of docker-args.txt followed by the bytes of manifest.json", () => {
     const a = readFileSync(path.join(MTP_R3, "docker-args.txt"));
     const m = readFileSync(path.join(MTP_R3, "manifest.json"));
-    const expected = createHash("sha256").update(Buffer.concat([a, m])).digest("hex");
+    const expected = createHash("sha256")
+      .update(Buffer.concat([a, m]))
+      .digest("hex");
     expect(loadOverlay(MTP_R3).sha256).toBe(expected);
     expect(overlaySha256(a, m)).toBe(expected);
     expect(parseOverlay("/d", a, Buffer.concat([m, Buffer.from(" ")])).sha256).not.toBe(expected);
@@ -157,7 +225,11 @@ describe("overlay conflicts in renderEnv", () => {
 
   it("always rejects a mount on a path that start.sh owns, also with overlayWins", () => {
     for (const overlayWins of [false, true]) {
-      const given = input(PROFILE, { overlay: overlay("-e B=2 -v /srv/mtp.py:/opt/vllm/mtp.py:ro\n"), overlayWins, ownedMounts: ["/opt/vllm/mtp.py/"] });
+      const given = input(PROFILE, {
+        overlay: overlay("-e B=2 -v /srv/mtp.py:/opt/vllm/mtp.py:ro\n"),
+        overlayWins,
+        ownedMounts: ["/opt/vllm/mtp.py/"],
+      });
       expect(messages(() => renderEnv(given))).toEqual([
         `${O}:1:8: -v /srv/mtp.py:/opt/vllm/mtp.py:ro mounts /opt/vllm/mtp.py, which start.sh mounts itself; remove this mount; start.sh owns /opt/vllm/mtp.py`,
       ]);
@@ -165,7 +237,9 @@ describe("overlay conflicts in renderEnv", () => {
   });
 
   it("rejects the same path or name twice within the overlay", () => {
-    expect(messages(() => renderEnv(input("A=1\n", { overlay: overlay("-v /a:/y\n-v /b:/y\n-e C=1 -e C=2\n") })))).toEqual([
+    expect(
+      messages(() => renderEnv(input("A=1\n", { overlay: overlay("-v /a:/y\n-v /b:/y\n-e C=1 -e C=2\n") }))),
+    ).toEqual([
       `${O}:2:1: -v /b:/y mounts /y a second time in the overlay (first on line 1); keep one of them`,
       `${O}:3:8: -e C=2 sets C a second time in the overlay (first on line 3); keep one of them`,
     ]);

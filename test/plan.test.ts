@@ -26,7 +26,20 @@ const bundle = (name: string): DeploymentBundle => {
 
 describe("the plan text", () => {
   it("reads an argv as the command and one option a line, with its value", () => {
-    expect(argvFacts(["vllm", "serve", "Qwen/Qwen3-32B", "--max-model-len", "32768", "--enable-prefix-caching", "--config=x.yaml", "--json", '{"a": 1}', "stray"])).toEqual([
+    expect(
+      argvFacts([
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-32B",
+        "--max-model-len",
+        "32768",
+        "--enable-prefix-caching",
+        "--config=x.yaml",
+        "--json",
+        '{"a": 1}',
+        "stray",
+      ]),
+    ).toEqual([
       "command vllm serve Qwen/Qwen3-32B",
       "--max-model-len 32768",
       "--enable-prefix-caching",
@@ -51,8 +64,13 @@ describe("the plan text", () => {
     const b = bundle("qwen38-flash-best");
     const text = deploymentPlan(b);
     expect(text).toContain("\n.env MAX_NUM_SEQS=4\n");
-    expect(text).toContain(`\nfile /home/ops/spark-recipes/qwen38-flash/.env sha256 ${b.nodes[0]?.files[0]?.sha256.slice(0, 12) ?? "?"}\n`);
-    const withSecret = { ...b, nodes: b.nodes.map((n) => ({ ...n, envKeys: { ...n.envKeys, HF_TOKEN: "hf_do_not_show" } })) };
+    expect(text).toContain(
+      `\nfile /home/ops/spark-recipes/qwen38-flash/.env sha256 ${b.nodes[0]?.files[0]?.sha256.slice(0, 12) ?? "?"}\n`,
+    );
+    const withSecret = {
+      ...b,
+      nodes: b.nodes.map((n) => ({ ...n, envKeys: { ...n.envKeys, HF_TOKEN: "hf_do_not_show" } })),
+    };
     expect(deploymentPlan(withSecret)).toContain("\n.env HF_TOKEN=(secret)\n");
     expect(deploymentPlan(withSecret)).not.toContain("hf_do_not_show");
   });
@@ -64,11 +82,23 @@ describe("the plan text", () => {
 
 describe("the stored form", () => {
   const b = bundle("qwen3-32b-vllm-tp2");
-  const run = { allow: { protected: [], experimental: false, restart: false }, preflight: false, findings: { fatal: [], warnings: [] } };
+  const run = {
+    allow: { protected: [], experimental: false, restart: false },
+    preflight: false,
+    findings: { fatal: [], warnings: [] },
+  };
   const connection = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
 
   it("unpacks the bundle as it was packed", () => {
-    const wire: EngineWire = { deployment: b.deployment, plan: deploymentPlan(b), drift: [], secrets: {}, connection, __bundle: pack(b), __run: run };
+    const wire: EngineWire = {
+      deployment: b.deployment,
+      plan: deploymentPlan(b),
+      drift: [],
+      secrets: {},
+      connection,
+      __bundle: pack(b),
+      __run: run,
+    };
     expect(fromWire(wire)).toEqual({ deployment: b.deployment, drift: [], secrets: {}, connection, bundle: b, ...run });
     // Stored at this build's version: nothing to upgrade.
     expect(oldsFromWire({ ...wire, stateVersion: STATE_VERSIONS.EngineDeployment })).toEqual(fromWire(wire));

@@ -5,7 +5,14 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
-  parseRecord, printRecord, ProtocolError, recordJson, recordKinds, recordOfLine, type RecordKind, type RecordOf,
+  parseRecord,
+  printRecord,
+  ProtocolError,
+  recordJson,
+  recordKinds,
+  recordOfLine,
+  type RecordKind,
+  type RecordOf,
 } from "../src/protocol";
 import { STATUS_RECORD } from "../src/targets/common";
 import { timed } from "../src/serve/steps";
@@ -27,7 +34,10 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   check: { check: "image", subject: "vllm:1", why: "the image", fatal: true },
   hfCache: {
     check: {
-      check: "hf-cache", subject: "~/hub/models--o--m", why: "w", fatal: false,
+      check: "hf-cache",
+      subject: "~/hub/models--o--m",
+      why: "w",
+      fatal: false,
       model: { repo: "o/m", revision: "main" },
     },
     listing64: "",
@@ -111,8 +121,9 @@ describe("a record the parser cannot read", () => {
     expect(() => parseRecord("{oops")).toThrow(/^a node record: not JSON \(/);
     expect(() => parseRecord("[1]")).toThrow(/^a node record: not a JSON object$/);
     expect(() => parseRecord('{"bytes":1}')).toThrow(/^a node record: no "kind"$/);
-    expect(() => parseRecord('{"kind":"teleport"}'))
-      .toThrow(/^node record "teleport": unknown kind \(known: status, models, /);
+    expect(() => parseRecord('{"kind":"teleport"}')).toThrow(
+      /^node record "teleport": unknown kind \(known: status, models, /,
+    );
     expect(() => parseRecord(`{"kind":"${"x".repeat(100)}"}`)).toThrow(/^node record "x{37}\.\.\.": unknown kind/);
   });
 
@@ -131,13 +142,17 @@ describe("a record the parser cannot read", () => {
 describe("the writers, run in bash", () => {
   it("print records the parser reads back: the status record, a timed step, a field from a shell value", () => {
     const status = bash(`running=true; started=2026-12-01T10:00:00Z; detail=\n${STATUS_RECORD}`);
-    expect(recordOfLine(status.trim()))
-      .toEqual({ kind: "status", running: true, startedAt: "2026-12-01T10:00:00Z", detail: "" });
+    expect(recordOfLine(status.trim())).toEqual({
+      kind: "status",
+      running: true,
+      startedAt: "2026-12-01T10:00:00Z",
+      detail: "",
+    });
     const gone = bash(`running=false; started=; detail="container gone"\n${STATUS_RECORD}`);
     expect(recordOfLine(gone.trim())).toMatchObject({ kind: "status", running: false, startedAt: null });
     const took = bash(timed("stop", "true")).trim();
     expect(recordOfLine(took)).toMatchObject({ kind: "took", step: "stop" });
-    const asJson = "\"$(printf '%s' \"$n\" | sed 's/\"/\\\\\"/g; s/^/\"/; s/$/\"/')\"";
+    const asJson = '"$(printf \'%s\' "$n" | sed \'s/"/\\\\"/g; s/^/"/; s/$/"/\')"';
     const other = bash(`n='a "quoted" name'; ${printRecord("other", '"deployment":%s', asJson)}`);
     expect(recordOfLine(other.trim())).toEqual({ kind: "other", deployment: 'a "quoted" name' });
   });

@@ -18,7 +18,9 @@ const sdkFile = (rel: string) => readFileSync(join(SDK, rel), "utf8");
 
 describe("the dynamic provider host's contract (pinned @pulumi/pulumi)", () => {
   it("is the SDK version the project pins", () => {
-    const pinned = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies["@pulumi/pulumi"];
+    const pinned = (
+      JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { dependencies: Record<string, string> }
+    ).dependencies["@pulumi/pulumi"];
     expect((JSON.parse(sdkFile("package.json")) as { version: string }).version).toBe(pinned);
   });
 
@@ -31,7 +33,9 @@ describe("the dynamic provider host's contract (pinned @pulumi/pulumi)", () => {
 
   it("registers dynamic resources as pulumi-nodejs:dynamic/<module>:<type> with the text in __provider", () => {
     const dynamic = sdkFile("dynamic/index.js");
-    expect(dynamic).toContain('super(`pulumi-nodejs:dynamic${module ? `/${module}` : ""}:${type}`, name, props, opts);');
+    expect(dynamic).toContain(
+      'super(`pulumi-nodejs:dynamic${module ? `/${module}` : ""}:${type}`, name, props, opts);',
+    );
     expect(dynamic).toContain("props[providerKey] = serializeProvider(provider);");
   });
 });
@@ -44,7 +48,14 @@ describe("the provider text, run as the host runs it", () => {
   function host(cwd: string, text: string, calls: string): { status: number | null; stdout: string; stderr: string } {
     // The host's own loader: require-from-string as @pulumi/pulumi resolves it.
     const load = `const p = require(${JSON.stringify(require.resolve("require-from-string", { paths: [SDK] }))})(process.env.TEXT).handler();`;
-    const r = spawnSync(process.execPath, ["-e", `${load} (async () => { ${calls} })().catch((e) => { process.stderr.write(String(e.message)); process.exit(3); });`], { cwd, env: { ...process.env, TEXT: text, NODE_COMPILE_CACHE: join(dir, "cc") }, encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `${load} (async () => { ${calls} })().catch((e) => { process.stderr.write(String(e.message)); process.exit(3); });`,
+      ],
+      { cwd, env: { ...process.env, TEXT: text, NODE_COMPILE_CACHE: join(dir, "cc") }, encoding: "utf8" },
+    );
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
@@ -52,14 +63,17 @@ describe("the provider text, run as the host runs it", () => {
     const project = join(dir, "project");
     mkdirSync(join(project, "dist", "impl"), { recursive: true });
     mkdirSync(join(project, "sub"), { recursive: true });
-    writeFileSync(join(project, "dist", "impl", "fake.js"), [
-      "exports.check = async (o, n) => ({ inputs: { ...n, checked: true } });",
-      "exports.diff = async (id, o, n) => ({ changes: o.v !== n.v });",
-      "exports.create = async (i) => ({ id: 'made', outs: i });",
-      "exports.update = async (id, o, n) => ({ outs: n });",
-      "exports.remove = async () => { process.stdout.write('removed;'); };",
-      "",
-    ].join("\n"));
+    writeFileSync(
+      join(project, "dist", "impl", "fake.js"),
+      [
+        "exports.check = async (o, n) => ({ inputs: { ...n, checked: true } });",
+        "exports.diff = async (id, o, n) => ({ changes: o.v !== n.v });",
+        "exports.create = async (i) => ({ id: 'made', outs: i });",
+        "exports.update = async (id, o, n) => ({ outs: n });",
+        "exports.remove = async () => { process.stdout.write('removed;'); };",
+        "",
+      ].join("\n"),
+    );
     const calls = [
       "const c = await p.check({}, { v: 1 });",
       "const d = await p.diff('x', { v: 1 }, { v: 2 });",
@@ -72,7 +86,9 @@ describe("the provider text, run as the host runs it", () => {
       const out = host(cwd, providerText("dist/impl/fake.js"), calls);
       expect(out.stderr).toBe("");
       expect(out.status).toBe(0);
-      expect(out.stdout).toBe('removed;{"c":{"inputs":{"v":1,"checked":true}},"d":{"changes":true},"m":{"id":"made","outs":{"v":3}},"r":{"id":"x","props":{"v":4}}}');
+      expect(out.stdout).toBe(
+        'removed;{"c":{"inputs":{"v":1,"checked":true}},"d":{"changes":true},"m":{"id":"made","outs":{"v":3}},"r":{"id":"x","props":{"v":4}}}',
+      );
     }
   });
 

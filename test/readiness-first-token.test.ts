@@ -28,9 +28,11 @@ beforeAll(async () => {
     req.resume();
     req.on("end", () => {
       if (req.headers.authorization !== "Bearer s3cret-key") return res.writeHead(401).end();
-      if (req.url === "/v1/models") return res.writeHead(200).end(JSON.stringify({ object: "list", data: [{ id: "tiny", max_model_len: 128 }] }));
+      if (req.url === "/v1/models")
+        return res.writeHead(200).end(JSON.stringify({ object: "list", data: [{ id: "tiny", max_model_len: 128 }] }));
       if (req.url === "/v1/chat/completions" && chat === "never") return undefined;
-      if (req.url === "/v1/chat/completions" && chat === "bad-request") return res.writeHead(400).end('{"message":"no chat template"}');
+      if (req.url === "/v1/chat/completions" && chat === "bad-request")
+        return res.writeHead(400).end('{"message":"no chat template"}');
       return res.writeHead(200).end(JSON.stringify({ choices: [{ text: "OK" }] }));
     });
   });
@@ -45,8 +47,15 @@ afterAll(() => {
 
 /** The script under bash, asynchronously: the server answers from this process's event loop. */
 async function run(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const recipe = parseRecipe("recipes/t.toml", `engine = "vllm"\ndeploy = "tmux"\nmodel = "org/tiny"\nport = ${port}\n[readiness]\ntimeout_s = 1\n`);
-  const site = parseSite("Pulumi.s.yaml", "s", "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1 }\n  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n");
+  const recipe = parseRecipe(
+    "recipes/t.toml",
+    `engine = "vllm"\ndeploy = "tmux"\nmodel = "org/tiny"\nport = ${port}\n[readiness]\ntimeout_s = 1\n`,
+  );
+  const site = parseSite(
+    "Pulumi.s.yaml",
+    "s",
+    "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1 }\n  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n",
+  );
   const [b] = renderSite(site, new Map([["t", recipe]]), { root: __dirname });
   const nb = b?.nodes[0];
   if (b === undefined || nb === undefined) throw new Error("no bundle");
@@ -88,7 +97,9 @@ describe("readiness by first token", () => {
     chat = "never";
     const r = await run();
     expect(r.code).toBe(8);
-    expect(r.stderr).toContain(`sm121: the engine lists its model but http://127.0.0.1:${port}/v1/chat/completions gave no first token within 5 s (a chat completion of max_tokens 1; readiness.timeout_s is 1)`);
+    expect(r.stderr).toContain(
+      `sm121: the engine lists its model but http://127.0.0.1:${port}/v1/chat/completions gave no first token within 5 s (a chat completion of max_tokens 1; readiness.timeout_s is 1)`,
+    );
     expect(r.stdout).not.toMatch(/firstToken/);
   });
 });

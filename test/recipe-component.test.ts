@@ -52,11 +52,20 @@ const HOOKED = [
   'image = "vllm/vllm-openai:v0.33.0"',
   "port = 8000",
   "[hooks]",
-  "before_serve = [\"sudo -n sysctl -w vm.compaction_proactiveness=0\"]",
-  "after_stop = [\"sudo -n sysctl -w vm.compaction_proactiveness=20\"]",
+  'before_serve = ["sudo -n sysctl -w vm.compaction_proactiveness=0"]',
+  'after_stop = ["sudo -n sysctl -w vm.compaction_proactiveness=20"]',
 ].join("\n");
 const PLAIN = ['engine = "vllm"', 'deploy = "tmux"', 'model = "Qwen/Qwen3-8B"', "port = 8001"].join("\n");
-const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B-NVFP4"', "[dgpp]", 'repo = "https://example.com/dgpp.git"', 'rev = "v0.4.1"', 'dir = "~/dgpp"', "http_port = 18080"].join("\n");
+const DGPP = [
+  'engine = "dgpp"',
+  'deploy = "native"',
+  'model = "Qwen/Qwen3.8-27B-NVFP4"',
+  "[dgpp]",
+  'repo = "https://example.com/dgpp.git"',
+  'rev = "v0.4.1"',
+  'dir = "~/dgpp"',
+  "http_port = 18080",
+].join("\n");
 
 let dir: string;
 
@@ -67,7 +76,16 @@ beforeAll(() => {
   writeFileSync(join(dir, "recipes", "plain.toml"), PLAIN);
   writeFileSync(join(dir, "recipes", "dg.toml"), DGPP);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: sm121\nruntime: nodejs\n");
-  writeFileSync(join(dir, "known_hosts"), [`[${IP1}]:${PORT} ssh-ed25519 ${KEY1}`, `@revoked [${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`, `[${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`, `${IP2} ssh-ed25519 ${KEY2}`, ""].join("\n"));
+  writeFileSync(
+    join(dir, "known_hosts"),
+    [
+      `[${IP1}]:${PORT} ssh-ed25519 ${KEY1}`,
+      `@revoked [${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`,
+      `[${IP2}]:${PORT} ssh-ed25519 ${REVOKED}`,
+      `${IP2} ssh-ed25519 ${KEY2}`,
+      "",
+    ].join("\n"),
+  );
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -90,7 +108,10 @@ function run(config: Record<string, unknown>, env: Record<string, string> = {}):
 }
 
 /** The child node process that runs the program under the mocks, for a site and an environment. */
-function invocation(config: Record<string, unknown>, env: Record<string, string>): [string[], { cwd: string; env: NodeJS.ProcessEnv; encoding: "utf8"; timeout: number }] {
+function invocation(
+  config: Record<string, unknown>,
+  env: Record<string, string>,
+): [string[], { cwd: string; env: NodeJS.ProcessEnv; encoding: "utf8"; timeout: number }] {
   const home = join(dir, "home");
   const site = {
     "sm121:knownHosts": join(dir, "known_hosts"),
@@ -105,13 +126,26 @@ function invocation(config: Record<string, unknown>, env: Record<string, string>
     "sm121:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n",
     ...config,
   };
-  const PULUMI_CONFIG = JSON.stringify(Object.fromEntries(Object.entries(site).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])));
-  return [[join(REPO, "test", "helpers", "mock-run.js"), "mocks"], {
-    cwd: dir,
-    env: { ...process.env, ...env, PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["sm121:sshPrivateKey"]), PULUMI_NODEJS_ROOT_DIRECTORY: dir, SM121_ALLOW_PROTECTED: "", SM121_RESTART: env["SM121_RESTART"] ?? "" },
-    encoding: "utf8",
-    timeout: 120_000,
-  }];
+  const PULUMI_CONFIG = JSON.stringify(
+    Object.fromEntries(Object.entries(site).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])),
+  );
+  return [
+    [join(REPO, "test", "helpers", "mock-run.js"), "mocks"],
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...env,
+        PULUMI_CONFIG,
+        PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["sm121:sshPrivateKey"]),
+        PULUMI_NODEJS_ROOT_DIRECTORY: dir,
+        SM121_ALLOW_PROTECTED: "",
+        SM121_RESTART: env["SM121_RESTART"] ?? "",
+      },
+      encoding: "utf8",
+      timeout: 120_000,
+    },
+  ];
 }
 
 const DEPLOYMENTS = [
@@ -129,7 +163,8 @@ const bundleOf = (x: Registered): unknown => unpack(x.inputs["__bundle"] as stri
 
 const byName = (r: { registered: Registered[] }, name: string): Registered => {
   const found = r.registered.find((x) => x.name === name);
-  if (found === undefined) throw new Error(`${name} is not registered; registered: ${r.registered.map((x) => x.name).join(", ")}`);
+  if (found === undefined)
+    throw new Error(`${name} is not registered; registered: ${r.registered.map((x) => x.name).join(", ")}`);
   return found;
 };
 
@@ -141,17 +176,19 @@ describe("the Recipe component under Pulumi's mocks", () => {
     });
 
     it("registers one component per deployment with its children named from it", () => {
-      expect(r.registered.map((x) => [x.type, x.name, x.parent ?? null])).toEqual(expect.arrayContaining([
-        ["sm121:index:Site", "mocks", null],
-        ["sm121:index:Deployment", "hooked", "mocks"],
-        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "hooked-engine", "hooked"],
-        ["sm121:index:Deployment", "dg", "mocks"],
-        ["pulumi-nodejs:dynamic/sm121:DgppProvision", "dg-dgpp", "dg"],
-        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "dg-engine", "dg"],
-        ["sm121:index:Deployment", "plain", "mocks"],
-        ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "plain-engine", "plain"],
-        ["pulumi:providers:pulumi-nodejs", "sm121", null],
-      ]));
+      expect(r.registered.map((x) => [x.type, x.name, x.parent ?? null])).toEqual(
+        expect.arrayContaining([
+          ["sm121:index:Site", "mocks", null],
+          ["sm121:index:Deployment", "hooked", "mocks"],
+          ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "hooked-engine", "hooked"],
+          ["sm121:index:Deployment", "dg", "mocks"],
+          ["pulumi-nodejs:dynamic/sm121:DgppProvision", "dg-dgpp", "dg"],
+          ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "dg-engine", "dg"],
+          ["sm121:index:Deployment", "plain", "mocks"],
+          ["pulumi-nodejs:dynamic/sm121:EngineDeployment", "plain-engine", "plain"],
+          ["pulumi:providers:pulumi-nodejs", "sm121", null],
+        ]),
+      );
       // Nothing else: no gateway (the site has none), no hook resource.
       expect(r.registered).toHaveLength(9);
     });
@@ -188,7 +225,12 @@ describe("the Recipe component under Pulumi's mocks", () => {
     });
 
     it("keeps the hooks in the engine's bundle, registers no command: resource and loads no @pulumi/command module", () => {
-      expect(bundleOf(byName(r, "hooked-engine"))).toMatchObject({ hooks: { beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"], afterStop: ["sudo -n sysctl -w vm.compaction_proactiveness=20"] } });
+      expect(bundleOf(byName(r, "hooked-engine"))).toMatchObject({
+        hooks: {
+          beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"],
+          afterStop: ["sudo -n sysctl -w vm.compaction_proactiveness=20"],
+        },
+      });
       expect(r.registered.filter((x) => x.type.startsWith("command:"))).toEqual([]);
       expect(r.loaded).toEqual([]);
     });
@@ -208,7 +250,9 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
     it("registers one command:remote:Command per node of a hooked recipe, under its Recipe, before its engine", () => {
       const cmds = r.registered.filter((x) => x.type.startsWith("command:"));
-      expect(cmds.map((x) => [x.type, x.name, x.parent])).toEqual([["command:remote:Command", "hooked-hooks-spark1", "hooked"]]);
+      expect(cmds.map((x) => [x.type, x.name, x.parent])).toEqual([
+        ["command:remote:Command", "hooked-hooks-spark1", "hooked"],
+      ]);
       expect(byName(r, "hooked-engine").dependsOn).toEqual(["dg-engine", "hooked-hooks-spark1", "plain-engine"]);
       expect(r.loaded).toContain("@pulumi/command/remote/command.js");
     });
@@ -216,7 +260,17 @@ describe("the Recipe component under Pulumi's mocks", () => {
     it("connects with the node's address, user, the key as a secret and the host key pinned from known_hosts", () => {
       const c = byName(r, "hooked-hooks-spark1").inputs["connection"];
       // dialErrorLimit and perDialTimeout are @pulumi/command's own defaults.
-      expect(c).toEqual({ secret: { host: IP1, port: PORT, user: "ops", hostKey: `ssh-ed25519 ${KEY1}`, privateKey: containing("not-a-real-key"), dialErrorLimit: 10, perDialTimeout: 15 } });
+      expect(c).toEqual({
+        secret: {
+          host: IP1,
+          port: PORT,
+          user: "ops",
+          hostKey: `ssh-ed25519 ${KEY1}`,
+          privateKey: containing("not-a-real-key"),
+          dialErrorLimit: 10,
+          perDialTimeout: 15,
+        },
+      });
     });
 
     it("runs before_serve on create and after_stop on delete, each hook through bash with its failure named", () => {
@@ -255,7 +309,10 @@ describe("the Recipe component under Pulumi's mocks", () => {
 
   describe("sm121:hooks: pulumi-command on a node with nothing to repair", () => {
     it("uses command:local:Command for a local node and keeps the stored start stamp (ignoreChanges)", () => {
-      const r = run({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" });
+      const r = run({
+        "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }],
+        "sm121:hooks": "pulumi-command",
+      });
       const cmd = byName(r, "hooked-hooks-spark3");
       expect(cmd.type).toBe("command:local:Command");
       expect(cmd.inputs["connection"]).toBeUndefined();
@@ -264,7 +321,10 @@ describe("the Recipe component under Pulumi's mocks", () => {
     });
 
     it("stamps the run with SM121_RESTART=1", () => {
-      const r = run({ "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" }, { SM121_RESTART: "1" });
+      const r = run(
+        { "sm121:deployments": [{ recipe: "hooked", nodes: ["spark3"] }], "sm121:hooks": "pulumi-command" },
+        { SM121_RESTART: "1" },
+      );
       expect(byName(r, "hooked-hooks-spark3").ignoreChanges).toEqual([]);
     });
   });
@@ -275,9 +335,11 @@ describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () =
     const none = join(dir, "none");
     const deployments = [{ recipe: "hooked", nodes: ["spark2"] }];
     const r = run({ "sm121:deployments": deployments, "sm121:hooks": "pulumi-command", "sm121:knownHosts": none });
-    expect(r.error).toContain(`sm121:hooks: pulumi-command pins the host key of every node, and ${none} ` +
-      `has none for [${IP2}]:${PORT} ` +
-      `(node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${none}\``);
+    expect(r.error).toContain(
+      `sm121:hooks: pulumi-command pins the host key of every node, and ${none} ` +
+        `has none for [${IP2}]:${PORT} ` +
+        `(node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${none}\``,
+    );
   });
 });
 

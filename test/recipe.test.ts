@@ -96,7 +96,7 @@ describe("parseRecipe: the [dgpp] block", () => {
       "[dgpp.engine]",
       'kv_cache_dtype = "fp8"',
       "max_num_seqs = 8",
-      "speculative = { method = \"mtp\", k = 3 }",
+      'speculative = { method = "mtp", k = 3 }',
       "",
     ].join("\n");
     expect(parseRecipe("recipes/d.toml", text).dgpp).toEqual({
@@ -115,7 +115,9 @@ describe("parseRecipe: an unknown engine", () => {
     const r = parseRecipe("recipes/trt.toml", `engine = "tensorrt-llm"\n${VLLM}`);
     expect(r.engine).toBe("vllm");
     expect(r.engineAsWritten).toBe("tensorrt-llm");
-    expect(r.warnings.map(said)).toEqual(['recipes/trt.toml: engine "tensorrt-llm" is unknown; using the vLLM driver (known: vllm, sglang, gr8, dgpp)']);
+    expect(r.warnings.map(said)).toEqual([
+      'recipes/trt.toml: engine "tensorrt-llm" is unknown; using the vLLM driver (known: vllm, sglang, gr8, dgpp)',
+    ]);
   });
 
   it("applies the vLLM rules to the fallback (port is required)", () => {
@@ -139,7 +141,9 @@ describe("parseRecipe: an unknown engine", () => {
 });
 
 describe("the example recipes", () => {
-  const files = readdirSync(RECIPES).filter((f) => f.endsWith(".toml")).sort();
+  const files = readdirSync(RECIPES)
+    .filter((f) => f.endsWith(".toml"))
+    .sort();
   const read = (f: string): Recipe => parseRecipe(`recipes/${f}`, readFileSync(join(RECIPES, f), "utf8"));
 
   it("are the six recipes the goldens cover", () => {
@@ -167,7 +171,13 @@ describe("the example recipes", () => {
 
   it("glm53-full-tp4-gr8 is gr8 in docker with tp 4, its hook and no port", () => {
     const r = read("glm53-full-tp4-gr8.toml");
-    expect([r.engine, r.deploy, r.tp, r.port, r.image]).toEqual(["gr8", "docker", 4, undefined, "ghcr.io/kindlingai/gr8:0.9.2"]);
+    expect([r.engine, r.deploy, r.tp, r.port, r.image]).toEqual([
+      "gr8",
+      "docker",
+      4,
+      undefined,
+      "ghcr.io/kindlingai/gr8:0.9.2",
+    ]);
     expect(r.args).toEqual(["--model-cache", "/models", "--drafter", "mtp-k4", "--shape", "full"]);
     expect(r.hooks.beforeServe).toEqual(["sudo -n sysctl -w vm.compaction_proactiveness=0"]);
     expect(r.readiness.timeoutS).toBe(3600);
@@ -187,7 +197,13 @@ describe("the example recipes", () => {
 
   it("qwen38-flash is a script recipe with its profiles directory", () => {
     const r = read("qwen38-flash.toml");
-    expect([r.engine, r.deploy, r.profilesDir, r.model, r.port]).toEqual(["vllm", "script", "qwen38-flash/profiles", undefined, undefined]);
+    expect([r.engine, r.deploy, r.profilesDir, r.model, r.port]).toEqual([
+      "vllm",
+      "script",
+      "qwen38-flash/profiles",
+      undefined,
+      undefined,
+    ]);
   });
 
   it("the tp 2 recipes name no interface: each node's nic does", () => {
@@ -199,7 +215,14 @@ describe("the example recipes", () => {
 
   it("qwen3-8b-solo is vLLM in docker on one Spark, checked against the vLLM of its NGC image", () => {
     const r = read("qwen3-8b-solo.toml");
-    expect([r.engine, r.deploy, r.tp, r.port, r.image, r.servedModelName]).toEqual(["vllm", "docker", 1, 8000, "nvcr.io/nvidia/vllm:26.01-py3", "qwen3-8b"]);
+    expect([r.engine, r.deploy, r.tp, r.port, r.image, r.servedModelName]).toEqual([
+      "vllm",
+      "docker",
+      1,
+      8000,
+      "nvcr.io/nvidia/vllm:26.01-py3",
+      "qwen3-8b",
+    ]);
     expect(r.optionsChecked).toBe("vllm serve 0.11.1 (nvcr.io/nvidia/vllm:26.01-py3: NGC vLLM release 26.01)");
   });
 });

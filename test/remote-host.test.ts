@@ -32,7 +32,10 @@ describe("output decoding", () => {
       `echo '@sm121 {"kind":"sent","bytes":1}'; echo plain; printf '@sm121 {"kind":"other","deployment":"\\xc3\\xa9"}'`,
       { step: "records" },
     );
-    expect(r.records).toEqual([{ kind: "sent", bytes: 1 }, { kind: "other", deployment: "é" }]);
+    expect(r.records).toEqual([
+      { kind: "sent", bytes: 1 },
+      { kind: "other", deployment: "é" },
+    ]);
   });
 
   it("fails a step whose record does not parse, naming the record, the node and the step", async () => {
@@ -43,14 +46,15 @@ describe("output decoding", () => {
     );
     await expect(run('@sm121 {"kind":"sent","bytes":1}', true)).resolves.toMatchObject({ code: 0 });
     await expect(run('@sm121 {"kind":"sent","bytes":"many"}', true)).rejects.toThrow(/node record "sent"/);
-    await expect(run('@sm121 {"kind":"nonsense"}'))
-      .rejects.toThrow(/^node record "nonsense": unknown kind \(known: status, /);
+    await expect(run('@sm121 {"kind":"nonsense"}')).rejects.toThrow(
+      /^node record "nonsense": unknown kind \(known: status, /,
+    );
   });
 
   it("a streamed run passes every line on and keeps only a bounded tail", async () => {
     let n = 0;
     let last = "";
-    const r = await host.run("for i in $(seq 1 50000); do echo \"line $i of a log that has no end\"; done", {
+    const r = await host.run('for i in $(seq 1 50000); do echo "line $i of a log that has no end"; done', {
       step: "logs",
       onLine: (l) => {
         n++;
@@ -74,10 +78,13 @@ describe("output decoding", () => {
 
 describe("failures", () => {
   it("a non-zero exit names node, step and code, with both streams' tails and without records", async () => {
-    const run = host.run(`echo '@sm121 {"key":"c2VjcmV0"}'; echo started; echo 'no space left' >&2; exit 3`, { step: "write" });
+    const run = host.run(`echo '@sm121 {"key":"c2VjcmV0"}'; echo started; echo 'no space left' >&2; exit 3`, {
+      step: "write",
+    });
     await expect(run).rejects.toBeInstanceOf(CommandError);
     await expect(run).rejects.toMatchObject({
-      message: "node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n--- stdout (last lines) ---\nstarted",
+      message:
+        "node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n--- stdout (last lines) ---\nstarted",
       node: "n1",
       step: "write",
       code: 3,
@@ -92,10 +99,14 @@ describe("failures", () => {
   });
 
   it("a timeout says so, stops what the script started, and carries both tails", async () => {
-    const run = host.run("echo started; echo 'still loading' >&2; sleep 300 & echo \"@sm121 {\\\"pid\\\":$!}\"; wait", { step: "readiness", timeoutMs: 300 });
+    const run = host.run('echo started; echo \'still loading\' >&2; sleep 300 & echo "@sm121 {\\"pid\\":$!}"; wait', {
+      step: "readiness",
+      timeoutMs: 300,
+    });
     await expect(run).rejects.toBeInstanceOf(CommandError);
     await expect(run).rejects.toMatchObject({
-      message: "node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
+      message:
+        "node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
       code: null,
       signal: "SIGKILL",
       timedOutS: 0.3,
@@ -111,16 +122,22 @@ describe("failures", () => {
   });
 
   it("a signal from elsewhere is reported as a kill, not a timeout", async () => {
-    await expect(host.run("kill -TERM $$", { step: "stop" })).rejects.toMatchObject({ message: "node n1: stop was killed by signal SIGTERM" });
+    await expect(host.run("kill -TERM $$", { step: "stop" })).rejects.toMatchObject({
+      message: "node n1: stop was killed by signal SIGTERM",
+    });
   });
 
   it("a channel that ends with no exit status lost its connection: a TransportError", () => {
     const c = new Collector({ step: "readiness" });
     expect(() => c.finish("n2", { code: null, signal: null })).toThrow(TransportError);
-    expect(() => new Collector({ step: "readiness" }).finish("n2", { code: null, signal: null })).toThrow("node n2: readiness: the connection was lost before the step ended");
+    expect(() => new Collector({ step: "readiness" }).finish("n2", { code: null, signal: null })).toThrow(
+      "node n2: readiness: the connection was lost before the step ended",
+    );
   });
 
   it("ssh names signals without SIG; the error names them as the local host does", () => {
-    expect(() => new Collector({ step: "s" }).finish("n3", { code: null, signal: "KILL" })).toThrow("node n3: s was killed by signal SIGKILL");
+    expect(() => new Collector({ step: "s" }).finish("n3", { code: null, signal: "KILL" })).toThrow(
+      "node n3: s was killed by signal SIGKILL",
+    );
   });
 });

@@ -18,7 +18,8 @@ import { startSite, type SimNode, type SimSite } from "./site/site";
 // Keys made with ssh-keygen; the hashed names with `ssh-keygen -H` (OpenSSH 9.2p1).
 const KEY_A = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKZ5kD2QS5g2YKw1RTh63qThuFOOFdqEqfAj2XHjOaEY";
 const KEY_C = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK+OVJ5xcsCR0Z9gEvd49xzqjRQLof/7kZY/KEUUXzg3";
-const KEY_B = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBOuwJaQUf6dPwPeaWPL+LVTYXPhhQpfiPSMC4XKtwEDegC37jZk8+cU406a8pGwuprRkzCmIvUKHBzIG2WWqrAo=";
+const KEY_B =
+  "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBOuwJaQUf6dPwPeaWPL+LVTYXPhhQpfiPSMC4XKtwEDegC37jZk8+cU406a8pGwuprRkzCmIvUKHBzIG2WWqrAo=";
 const HASHED_SPARK2 = "|1|WFouASf/L3XHxOX2zCkad0V+uY8=|vCFr+pij9CMPqHBJy7cfSp9IMDs=";
 const HASHED_PORT = "|1|JpcQnYifs0TTrkvtQZis3kP0jrg=|3R3TaJQjsIqkrzzVFd2L+iBNmSA=";
 const blob = (key: string) => Buffer.from(key.split(" ")[1] ?? "", "base64");
@@ -59,7 +60,10 @@ describe("host patterns, as `ssh-keygen -F` finds them", () => {
   });
 
   it("files a port other than 22 as [host]:port, lower-case as ssh does", () => {
-    expect([hostPattern("Spark2.Example.org", 22), hostPattern("203.0.113.12", 2222)]).toEqual(["spark2.example.org", "[203.0.113.12]:2222"]);
+    expect([hostPattern("Spark2.Example.org", 22), hostPattern("203.0.113.12", 2222)]).toEqual([
+      "spark2.example.org",
+      "[203.0.113.12]:2222",
+    ]);
   });
 });
 
@@ -116,19 +120,36 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
   /** sm121's verdict through ssh2, strict. */
   async function sm121(kh: string, hostKeys: "strict" | "accept-new" = "strict"): Promise<string> {
     try {
-      const h = await connectSsh({ node: "k1", host: node.ip, port: node.sshPort, user: site.user }, { knownHosts: kh, hostKeys, privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 });
+      const h = await connectSsh(
+        { node: "k1", host: node.ip, port: node.sshPort, user: site.user },
+        { knownHosts: kh, hostKeys, privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 },
+      );
       h.close();
       return "ok";
     } catch (e) {
       const m = e instanceof Error ? e.message : String(e);
-      return /marked @revoked/.test(m) ? "revoked" : /has CHANGED/.test(m) ? "changed" : /is not in/.test(m) ? "new" : `unexpected: ${m}`;
+      return /marked @revoked/.test(m)
+        ? "revoked"
+        : /has CHANGED/.test(m)
+          ? "changed"
+          : /is not in/.test(m)
+            ? "new"
+            : `unexpected: ${m}`;
     }
   }
 
   beforeAll(async () => {
-    site = await startSite({ dir: join(tmpdir(), `sm121-kh-site-${process.pid}`), nodes: ["k1"], firstIp: 170, sshPort: 2470 });
+    site = await startSite({
+      dir: join(tmpdir(), `sm121-kh-site-${process.pid}`),
+      nodes: ["k1"],
+      firstIp: 170,
+      sshPort: 2470,
+    });
     node = site.nodes[0] as SimNode;
-    hostKey = readFileSync(join(node.root, "etc", "ssh", "ssh_host_ed25519_key.pub"), "utf8").split(" ").slice(0, 2).join(" ");
+    hostKey = readFileSync(join(node.root, "etc", "ssh", "ssh_host_ed25519_key.pub"), "utf8")
+      .split(" ")
+      .slice(0, 2)
+      .join(" ");
     name = hostPattern(node.ip, node.sshPort);
   });
   afterAll(async () => {
@@ -201,6 +222,10 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     writeFileSync(kh, `# ops\n${name} ${KEY_B}\n`);
     const v = verifyHostKey(kh, node.ip, node.sshPort, blob(hostKey), "strict");
     expect(v).toMatchObject({ ok: false });
-    expect(v.ok ? "" : v.reason).toMatch(new RegExp(`^the ssh-ed25519 host key of \\[${node.ip.replace(/\./g, "\\.")}\\]:2470 has CHANGED \\(now SHA256:\\S+; ${kh.replace(/[/.]/g, "\\$&")}:2 has ecdsa-sha2-nistp256 SHA256:\\S+\\)`));
+    expect(v.ok ? "" : v.reason).toMatch(
+      new RegExp(
+        `^the ssh-ed25519 host key of \\[${node.ip.replace(/\./g, "\\.")}\\]:2470 has CHANGED \\(now SHA256:\\S+; ${kh.replace(/[/.]/g, "\\$&")}:2 has ecdsa-sha2-nistp256 SHA256:\\S+\\)`,
+      ),
+    );
   });
 });

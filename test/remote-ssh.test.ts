@@ -21,10 +21,23 @@ describe("the ssh transport", () => {
   let site: SimSite;
   let node: SimNode;
   const connect = (): Promise<Host> =>
-    connectSsh({ node: "s1", host: node.ip, port: node.sshPort, user: site.user }, { knownHosts: site.knownHosts, hostKeys: "strict", privateKey: readFileSync(site.clientKey, "utf8"), dialAttempts: 1 });
+    connectSsh(
+      { node: "s1", host: node.ip, port: node.sshPort, user: site.user },
+      {
+        knownHosts: site.knownHosts,
+        hostKeys: "strict",
+        privateKey: readFileSync(site.clientKey, "utf8"),
+        dialAttempts: 1,
+      },
+    );
 
   beforeAll(async () => {
-    site = await startSite({ dir: join(tmpdir(), `sm121-ssh-site-${process.pid}`), nodes: ["s1"], firstIp: 171, sshPort: 2470 });
+    site = await startSite({
+      dir: join(tmpdir(), `sm121-ssh-site-${process.pid}`),
+      nodes: ["s1"],
+      firstIp: 171,
+      sshPort: 2470,
+    });
     node = site.nodes[0] as SimNode;
   });
   afterAll(async () => {
@@ -35,7 +48,10 @@ describe("the ssh transport", () => {
     const h = await connect();
     try {
       const lines: string[] = [];
-      const r = await h.run("printf '\\xe2\\x82'; sleep 0.3; printf '\\xac ok\\n'; printf '\\xe2' >&2; sleep 0.3; printf '\\x9c\\x93' >&2", { step: "utf8", onLine: (l) => lines.push(l) });
+      const r = await h.run(
+        "printf '\\xe2\\x82'; sleep 0.3; printf '\\xac ok\\n'; printf '\\xe2' >&2; sleep 0.3; printf '\\x9c\\x93' >&2",
+        { step: "utf8", onLine: (l) => lines.push(l) },
+      );
       expect(lines).toEqual(["€ ok"]);
       expect(r.stderr).toBe("✓");
     } finally {
@@ -62,7 +78,10 @@ describe("the ssh transport", () => {
       const run = h.run("echo started; echo 'still loading' >&2; sleep 30", { step: "readiness", timeoutMs: 1000 });
       await expect(run).rejects.toBeInstanceOf(CommandError);
       // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
-      await expect(run).rejects.toHaveProperty("message", "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted");
+      await expect(run).rejects.toHaveProperty(
+        "message",
+        "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
+      );
     } finally {
       h.close();
     }
@@ -91,7 +110,10 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
       dialAttempts: 1,
       ...auth,
     });
-    const e = await dial.then(() => undefined, (x: unknown) => x);
+    const e = await dial.then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     if (!(e instanceof TransportError)) throw new Error(`not a TransportError: ${String(e)}`);
     return { kind: e.kind, detail: e.detail, fix: transportFix(e.kind, "s1") };
   };
@@ -111,7 +133,8 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
     expect(await failure({ user: "nobody-here" })).toEqual({
       kind: "auth",
       detail: `the login as nobody-here@${at()} was refused (All configured authentication methods failed)`,
-      fix: "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
+      fix:
+        "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
         "is in that user's ~/.ssh/authorized_keys on s1",
     });
   });
@@ -140,9 +163,11 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
       const port = (silent.address() as AddressInfo).port;
       expect(await failure({ port }, { dialTimeoutMs: 500 })).toEqual({
         kind: "timeout",
-        detail: `${site.user}@${node.ip}:${port} did not complete the SSH handshake in time ` +
+        detail:
+          `${site.user}@${node.ip}:${port} did not complete the SSH handshake in time ` +
           "(Timed out while waiting for handshake)",
-        fix: "check that s1 is on and reachable from this machine, and ssh.host and ssh.port; " +
+        fix:
+          "check that s1 is on and reachable from this machine, and ssh.host and ssh.port; " +
           "run again when it answers",
       });
     } finally {
@@ -168,7 +193,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
 });
 
 describe("the ssh login", () => {
-  it("offers the key (or the agent's) first: no \"none\" attempt, a round trip a key-only node refuses anyway", async () => {
+  it('offers the key (or the agent\'s) first: no "none" attempt, a round trip a key-only node refuses anyway', async () => {
     const hostKey = utils.generateKeyPairSync("ed25519");
     const client = utils.generateKeyPairSync("ed25519");
     const methods: string[] = [];
@@ -191,7 +216,12 @@ describe("the ssh login", () => {
       writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public.split(" ").slice(0, 2).join(" ")}\n`);
       const login = async (auth: { privateKey: string } | { agent: string }) => {
         methods.length = 0;
-        (await connectSsh({ node: "x1", host: "127.0.0.1", port, user: "ops" }, { knownHosts, hostKeys: "strict", dialAttempts: 1, ...auth })).close();
+        (
+          await connectSsh(
+            { node: "x1", host: "127.0.0.1", port, user: "ops" },
+            { knownHosts, hostKeys: "strict", dialAttempts: 1, ...auth },
+          )
+        ).close();
         return [...methods];
       };
       // ssh2 asks whether the key is acceptable, then signs: both are publickey attempts.

@@ -53,7 +53,10 @@ function cli(args: string[]): string {
   const out: string[] = [];
   const err: string[] = [];
   const parsed = parseArgs([...args, "--stack", "examples"], flagSpec("render"));
-  const code = renderCommand({ root: project, stack: "examples", out: (l) => out.push(l), err: (l) => err.push(l) }, parsed);
+  const code = renderCommand(
+    { root: project, stack: "examples", out: (l) => out.push(l), err: (l) => err.push(l) },
+    parsed,
+  );
   if (code !== 0) throw new Error(`render exited ${code}: ${err.join("\n")}`);
   return out.map((l) => `${l}\n`).join("");
 }
@@ -108,9 +111,16 @@ describe("the examples site", () => {
     if (process.env["UPDATE_GOLDEN"] === "1") return;
     // test/golden/plan/ holds the `pulumi preview --diff` goldens (test/e2e/plan.test.ts), fabric/
     // the fabric's (test/fabric-golden.test.ts).
-    expect(readdirSync(GOLDEN).filter((d) => d !== "plan" && d !== "fabric").sort()).toEqual(bundles.map((b) => b.deployment).sort());
+    expect(
+      readdirSync(GOLDEN)
+        .filter((d) => d !== "plan" && d !== "fabric")
+        .sort(),
+    ).toEqual(bundles.map((b) => b.deployment).sort());
     for (const b of bundles) {
-      const expected = [...b.nodes.flatMap((n) => [`${n.node}.json`, `${n.node}.plan.txt`, `${n.node}.txt`]), ...(b.engine === "dgpp" ? ["provision.sh"] : [])];
+      const expected = [
+        ...b.nodes.flatMap((n) => [`${n.node}.json`, `${n.node}.plan.txt`, `${n.node}.txt`]),
+        ...(b.engine === "dgpp" ? ["provision.sh"] : []),
+      ];
       expect(readdirSync(join(GOLDEN, b.deployment)).sort()).toEqual(expected.sort());
     }
   });
@@ -147,13 +157,17 @@ describe.skipIf(process.env["UPDATE_GOLDEN"] === "1")("expectGolden", () => {
     const f = join(project, "one.golden");
     writeFileSync(f, "a\nb\n");
     expect(() => expectGolden(f, "a\nb\n")).not.toThrow();
-    expect(() => expectGolden(f, "a\nc\n")).toThrow(/line 2:\n {2}golden: "b"\n {2}actual: "c"\); if the change is intended, run UPDATE_GOLDEN=1 npx vitest run /);
+    expect(() => expectGolden(f, "a\nc\n")).toThrow(
+      /line 2:\n {2}golden: "b"\n {2}actual: "c"\); if the change is intended, run UPDATE_GOLDEN=1 npx vitest run /,
+    );
     expect(() => expectGolden(f, "a\nb")).toThrow(/line 3:\n {2}golden: ""\n {2}actual: "<end of file>"/);
     expect(readFileSync(f, "utf8")).toBe("a\nb\n");
   });
 
   it("fails on a missing golden file", () => {
-    expect(() => expectGolden(join(project, "absent.golden"), "x")).toThrow(/absent\.golden does not exist; if the change is intended, run UPDATE_GOLDEN=1/);
+    expect(() => expectGolden(join(project, "absent.golden"), "x")).toThrow(
+      /absent\.golden does not exist; if the change is intended, run UPDATE_GOLDEN=1/,
+    );
   });
 
   it("firstDifference reports bytes that split() hides", () => {

@@ -11,8 +11,10 @@ function checkout(): string {
   const dir = mkdtempSync(join(tmpdir(), "sm121-overlay-"));
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
-  const site = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8")
-    .replace("- { recipe: qwen38-flash, profile: best, nodes: [flash-best] }", "- { recipe: qwen38-flash, profile: best, nodes: [flash-best], overlay: overlays/mtp-r3, overlayWins: true }");
+  const site = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace(
+    "- { recipe: qwen38-flash, profile: best, nodes: [flash-best] }",
+    "- { recipe: qwen38-flash, profile: best, nodes: [flash-best], overlay: overlays/mtp-r3, overlayWins: true }",
+  );
   writeFileSync(join(dir, "Pulumi.ex.yaml"), site);
   return dir;
 }

@@ -23,14 +23,18 @@ import { errorsOf } from "./helpers/spec";
 import { recordOfLine } from "../src/protocol";
 
 const REPO = resolve(__dirname, "..");
-const NODE_RECIPE = "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/workspace/mtp.py] }";
+const NODE_RECIPE =
+  "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/workspace/mtp.py] }";
 
 /** A checkout of the examples site, with `edit` applied to the site text. */
 function checkout(edit: (site: string) => string): string {
   const dir = mkdtempSync(join(tmpdir(), "sm121-preflight-"));
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
-  writeFileSync(join(dir, "Pulumi.ex.yaml"), edit(readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8")));
+  writeFileSync(
+    join(dir, "Pulumi.ex.yaml"),
+    edit(readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8")),
+  );
   return dir;
 }
 
@@ -41,12 +45,15 @@ function best(edit: (site: string) => string): { b: DeploymentBundle; nb: NodeBu
   return { b, nb, env: nb.files.find((f) => f.path.endsWith("/.env"))?.content ?? "" };
 }
 
-const withArgs = (args: string) => (site: string) => site.replace(NODE_RECIPE, NODE_RECIPE.replace(" }", `, dockerArgs: "${args}" }`));
+const withArgs = (args: string) => (site: string) =>
+  site.replace(NODE_RECIPE, NODE_RECIPE.replace(" }", `, dockerArgs: "${args}" }`));
 
 describe("a node recipe's dockerArgs", () => {
   it("are added to EXTRA_DOCKER_ARGS after the profile's pairs", () => {
     const { env } = best(withArgs("-e NCCL_DEBUG=WARN -v /data/cache:/cache:ro"));
-    expect(env).toMatch(/^EXTRA_DOCKER_ARGS="-e VLLM_USE_V2_MODEL_RUNNER=1 .* -e NCCL_DEBUG=WARN -v \/data\/cache:\/cache:ro"$/m);
+    expect(env).toMatch(
+      /^EXTRA_DOCKER_ARGS="-e VLLM_USE_V2_MODEL_RUNNER=1 .* -e NCCL_DEBUG=WARN -v \/data\/cache:\/cache:ro"$/m,
+    );
   });
 
   it("change the bundle identity, so an up applies them", () => {
@@ -61,7 +68,9 @@ describe("a node recipe's dockerArgs", () => {
     const lines = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").split("\n");
     const line = lines.findIndex((l) => l.includes(NODE_RECIPE)) + 1;
     const key = withArgs("-e NCCL_DEBUG=WARN --privileged")(lines[line - 1] ?? "").indexOf("dockerArgs") + 1;
-    const m = new RegExp(`^Pulumi\\.ex\\.yaml:${line}:(\\d+): sm121:nodes\\.flash-best\\.recipes\\.qwen38-flash\\.dockerArgs: `).exec(errors[0] ?? "");
+    const m = new RegExp(
+      `^Pulumi\\.ex\\.yaml:${line}:(\\d+): sm121:nodes\\.flash-best\\.recipes\\.qwen38-flash\\.dockerArgs: `,
+    ).exec(errors[0] ?? "");
     expect(m, errors[0]).not.toBeNull();
     expect(Number(m?.[1])).toBe(key + "-e NCCL_DEBUG=WARN ".length);
     expect(errors[0]).toContain("`--privileged` is not part of a -e or -v pair");
@@ -75,7 +84,9 @@ describe("a node recipe's dockerArgs", () => {
   });
 
   it("are refused when they mount a path that start.sh owns", () => {
-    expect(errorsOf(() => best(withArgs("-v /x/mtp.py:/workspace/mtp.py:ro"))).join("\n")).toContain("which start.sh mounts itself");
+    expect(errorsOf(() => best(withArgs("-v /x/mtp.py:/workspace/mtp.py:ro"))).join("\n")).toContain(
+      "which start.sh mounts itself",
+    );
   });
 });
 
@@ -83,7 +94,10 @@ describe("the HF cache check of a script recipe", () => {
   it("looks for MODEL under HF_HOME and under every -v onto the container's cache: fatal, at every plan", () => {
     const { nb } = best(withArgs("-v /data/hf:/root/.cache/huggingface"));
     const checks = nb.preflight.filter((c) => c.kind === "hf-cache");
-    expect(checks.map((c) => c.subject)).toEqual(["/home/ops/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next", "/data/hf/hub/models--Qwen--Qwen3.8-Flash-Next"]);
+    expect(checks.map((c) => c.subject)).toEqual([
+      "/home/ops/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next",
+      "/data/hf/hub/models--Qwen--Qwen3.8-Flash-Next",
+    ]);
     expect(checks.every((c) => c.fatal && c.atPlan === true)).toBe(true);
     const fix = "fix: on flash-best run `HF_HOME=/data/hf hf download Qwen/Qwen3.8-Flash-Next --revision main`";
     expect(checks[1]?.why).toContain(`${fix}, or set sm121:modelCache: keep`);
@@ -97,16 +111,27 @@ describe("the HF cache check of a script recipe", () => {
   });
 
   it("uses start.sh's default cache when the node sets no HF_HOME", () => {
-    const { nb } = best((s) => s.replace("env: { HF_HOME: /home/ops/.cache/huggingface, BIND: 198.51.100.11", "env: { BIND: 198.51.100.11"));
-    expect(nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => c.subject)).toEqual(["~/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next"]);
+    const { nb } = best((s) =>
+      s.replace("env: { HF_HOME: /home/ops/.cache/huggingface, BIND: 198.51.100.11", "env: { BIND: 198.51.100.11"),
+    );
+    expect(nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => c.subject)).toEqual([
+      "~/.cache/huggingface/hub/models--Qwen--Qwen3.8-Flash-Next",
+    ]);
   });
 });
 
 describe("an overlay's manifest.json", () => {
   it("is written unchanged into the deployment's state dir on the node", () => {
-    const { nb } = best((s) => s.replace("- { recipe: qwen38-flash, profile: best, nodes: [flash-best] }", "- { recipe: qwen38-flash, profile: best, nodes: [flash-best], overlay: overlays/mtp-r3, overlayWins: true }"));
+    const { nb } = best((s) =>
+      s.replace(
+        "- { recipe: qwen38-flash, profile: best, nodes: [flash-best] }",
+        "- { recipe: qwen38-flash, profile: best, nodes: [flash-best], overlay: overlays/mtp-r3, overlayWins: true }",
+      ),
+    );
     const manifest = nb.files.find((f) => f.path === `${nb.stateDir}/manifest.json`);
-    expect(manifest?.content).toBe(readFileSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3", "manifest.json"), "utf8"));
+    expect(manifest?.content).toBe(
+      readFileSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3", "manifest.json"), "utf8"),
+    );
     expect(manifest?.backup).toBe(false);
   });
 
@@ -122,13 +147,19 @@ describe("the preflight's .env key diff", () => {
 
   it("names changed, added and removed keys from the node's .env to the render, never a secret", () => {
     const keys = nb.envKeys ?? {};
-    const onNode = Object.entries(keys).filter(([k]) => k !== "MODEL").map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
+    const onNode = Object.entries(keys)
+      .filter(([k]) => k !== "MODEL")
+      .map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
     const diff = envKeyDiff(nb, state(`${onNode.join("\n")}\nOLD_KEY="x"\nHF_TOKEN="hf_secret"\n`));
-    expect(diff).toBe(`.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed`);
+    expect(diff).toBe(
+      `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed`,
+    );
   });
 
   it("says nothing when the keys are the same or the node has no .env", () => {
-    const same = Object.entries(nb.envKeys ?? {}).map(([k, v]) => `${k}="${v}"`).join("\n");
+    const same = Object.entries(nb.envKeys ?? {})
+      .map(([k, v]) => `${k}="${v}"`)
+      .join("\n");
     expect(envKeyDiff(nb, state(`# a comment\n${same}\n`))).toBeUndefined();
     expect(envKeyDiff(nb, state(undefined))).toBeUndefined();
   });
@@ -136,14 +167,23 @@ describe("the preflight's .env key diff", () => {
 
 describe("step timings", () => {
   it("come from the node as records, in the order the steps ran, and read as one line", () => {
-    const out = execFileSync("bash", ["-c", [timed("stop", "sleep 0.2"), timed("write", "true"), timed("start", ":")].join("\n")], { encoding: "utf8" });
+    const out = execFileSync(
+      "bash",
+      ["-c", [timed("stop", "sleep 0.2"), timed("write", "true"), timed("start", ":")].join("\n")],
+      { encoding: "utf8" },
+    );
     const records = out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     const node: NodeOutcome = { node: "n", rank: 0, status: "serving", identity: "", backups: [], restarted: false };
     addTimings(node, records);
     // `:` is no step: it gets no record.
     expect(node.timings?.map((t) => t.step)).toEqual(["stop", "write"]);
     expect(node.timings?.every((t) => t.s >= 0)).toBe(true);
-    expect(timingLine([{ step: "stop", s: 0.4 }, { step: "readiness", s: 25 }])).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
+    expect(
+      timingLine([
+        { step: "stop", s: 0.4 },
+        { step: "readiness", s: 25 },
+      ]),
+    ).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
   });
 });
 
@@ -157,14 +197,19 @@ describe("the watched files of a node's state", () => {
 
   it("carry each file's sha256 and change time, from one stat and one sha256sum, whatever the names", () => {
     const script = preflightScript(nb, watch, undefined, { checks: false, runStatus: false, clients: false });
-    const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], { encoding: "utf8", env: { ...process.env, HOME: dir } });
+    const out = execFileSync("bash", ["-c", `set -euo pipefail\n${script}`], {
+      encoding: "utf8",
+      env: { ...process.env, HOME: dir },
+    });
     const records = out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     const files = parseProbe(records).files;
-    const expected = Object.fromEntries(names.slice(0, 5).map((n) => {
-      const p = join(dir, n);
-      const sha256 = n === "dir" ? "" : createHash("sha256").update(readFileSync(p)).digest("hex");
-      return [p, { sha256, ctime: Math.floor(statSync(p).ctimeMs / 1000) }];
-    }));
+    const expected = Object.fromEntries(
+      names.slice(0, 5).map((n) => {
+        const p = join(dir, n);
+        const sha256 = n === "dir" ? "" : createHash("sha256").update(readFileSync(p)).digest("hex");
+        return [p, { sha256, ctime: Math.floor(statSync(p).ctimeMs / 1000) }];
+      }),
+    );
     // A directory (a mount source) has a change time and no sha256; a missing file has no record.
     expect(files).toEqual(expected);
     expect(script.match(/\bsha256sum\b/g)).toHaveLength(2);
@@ -223,11 +268,13 @@ describe("the HF-cache preflight on a node", () => {
   it("names what a missing checkpoint lacks, the directory and the fix", () => {
     const f = failed();
     expect(f).toHaveLength(1);
-    expect(describeCheck(f[0] as FailedCheck)).toBe("org/tiny@main is not complete in the HF cache " +
-      `${home}/hub/models--org--tiny: ` +
-      "no refs/main: the revision was never downloaded here (MODEL of the profile; " +
-      `fix: on flash-best run \`HF_HOME=${home} hf download org/tiny --revision main\`, ` +
-      "or set sm121:modelCache: keep and the up brings it)");
+    expect(describeCheck(f[0] as FailedCheck)).toBe(
+      "org/tiny@main is not complete in the HF cache " +
+        `${home}/hub/models--org--tiny: ` +
+        "no refs/main: the revision was never downloaded here (MODEL of the profile; " +
+        `fix: on flash-best run \`HF_HOME=${home} hf download org/tiny --revision main\`, ` +
+        "or set sm121:modelCache: keep and the up brings it)",
+    );
   });
 
   it("matches the snapshot against its index, as the model cache does: a shard the index names is missing", () => {

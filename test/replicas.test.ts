@@ -27,8 +27,11 @@ const site = (deployments: string) => parseSite(F, "s", NODES + deployments);
 const bad = (deployments: string) => errorsOf(() => site(deployments));
 const recipes = loadRecipes(join(ROOT, "recipes"), "recipes");
 const OTHER = [
-  'model = "Qwen/Qwen3-8B"', 'served_model_name = "other"',
-  'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8001", "",
+  'model = "Qwen/Qwen3-8B"',
+  'served_model_name = "other"',
+  'image = "nvcr.io/nvidia/vllm:26.01-py3"',
+  "port = 8001",
+  "",
 ].join("\n");
 recipes.set("other", parseRecipe("recipes/other.toml", OTHER));
 const sets = (deployments: string, runAll = false) => {
@@ -65,11 +68,13 @@ describe("the site's replicas: form", () => {
   });
 
   it("refuses a replica name that another deployment already uses", () => {
-    const errors = bad([
-      "    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }",
-      "    - { name: q8-2, recipe: qwen3-8b-solo, nodes: [c] }",
-      "",
-    ].join("\n"));
+    const errors = bad(
+      [
+        "    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]] }",
+        "    - { name: q8-2, recipe: qwen3-8b-solo, nodes: [c] }",
+        "",
+      ].join("\n"),
+    );
     expect(errors).toEqual([
       `${F}:8:7: sm121:deployments[1]: deployment name "q8-2" is already used by deployments[0]; ` +
         "set name: on one of them to a distinct name",
@@ -79,12 +84,14 @@ describe("the site's replicas: form", () => {
 
 describe("replica sets", () => {
   it("groups the deployments that serve one model name, protected nodes last, and says the roll", () => {
-    const found = sets([
-      "    - { name: on-c, recipe: qwen3-8b-solo, nodes: [c] }",
-      "    - { name: on-a, recipe: qwen3-8b-solo, nodes: [a] }",
-      "    - { name: other, recipe: other, nodes: [b] }",
-      "",
-    ].join("\n"));
+    const found = sets(
+      [
+        "    - { name: on-c, recipe: qwen3-8b-solo, nodes: [c] }",
+        "    - { name: on-a, recipe: qwen3-8b-solo, nodes: [a] }",
+        "    - { name: other, recipe: other, nodes: [b] }",
+        "",
+      ].join("\n"),
+    );
     expect(found).toEqual([{ model: "qwen3-8b", members: ["on-a", "on-c"], roll: "one" }]);
     expect(found.map(rollWords)).toEqual(["rolls qwen3-8b: on-a, then on-c; at most 1 of 2 down"]);
     expect([...replicaPlaces(found, [], 0)]).toEqual([

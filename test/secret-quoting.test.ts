@@ -94,23 +94,33 @@ describe("secrets.env: one writer, one reader", () => {
     const secrets = { HF_TOKEN: value, API_KEY: value };
     const write = ["umask 077", `mkdir -p ${state}`, secretsEnvScript(state, secrets)].join("\n");
     const show = (v: string) => `printf '%s ' "$(printf '%s' "${v}" | base64 -w0)"`;
-    const out = bash([
-      write,
-      exportSecrets(state),
-      show("$HF_TOKEN"), show("$API_KEY"), show("$VLLM_API_KEY"),
-      readApiKeyLines([secretsEnvPath(state)]),
-      show("$key"),
-    ].join("\n"));
+    const out = bash(
+      [
+        write,
+        exportSecrets(state),
+        show("$HF_TOKEN"),
+        show("$API_KEY"),
+        show("$VLLM_API_KEY"),
+        readApiKeyLines([secretsEnvPath(state)]),
+        show("$key"),
+      ].join("\n"),
+    );
     expect(out).toBe(`${b64(value)} `.repeat(4));
     expect(existsSync(mark)).toBe(false);
   });
 
   it("is removed by the writer when sm121 holds no secret, and then the reader passes nothing", () => {
     const state = join(dir, "state-none");
-    const out = bash([
-      `mkdir -p ${state}`, secretsEnvScript(state, { HF_TOKEN: "x" }), secretsEnvScript(state, {}),
-      `[ -e ${state}/secrets.env ] && echo left`, exportSecrets(state), 'printf "%s" "${HF_TOKEN-unset}"',
-    ].join("\n"));
+    const out = bash(
+      [
+        `mkdir -p ${state}`,
+        secretsEnvScript(state, { HF_TOKEN: "x" }),
+        secretsEnvScript(state, {}),
+        `[ -e ${state}/secrets.env ] && echo left`,
+        exportSecrets(state),
+        'printf "%s" "${HF_TOKEN-unset}"',
+      ].join("\n"),
+    );
     expect(out).toBe("unset");
   });
 });

@@ -22,7 +22,9 @@ interface Case {
   error?: string;
 }
 
-const cases = JSON.parse(readFileSync(join(__dirname, "fixtures", "engine-options", "sglang-config-keys.json"), "utf8")) as Case[];
+const cases = JSON.parse(
+  readFileSync(join(__dirname, "fixtures", "engine-options", "sglang-config-keys.json"), "utf8"),
+) as Case[];
 const root = mkdtempSync(join(tmpdir(), "sm121-sglang-key-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -30,8 +32,17 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 function keyFileFor(key: string, i: number): string {
   const state = join(root, `d${i}`);
   const file = join(state, "api-key.yaml");
-  const script = [`mkdir -p ${state}`, "umask 077", secretsEnvScript(state, { API_KEY: key }), exportSecrets(state), keyFileScript(file)].join("\n");
-  const r = spawnSync("bash", ["-euo", "pipefail", "-c", script], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", HOME: root } });
+  const script = [
+    `mkdir -p ${state}`,
+    "umask 077",
+    secretsEnvScript(state, { API_KEY: key }),
+    exportSecrets(state),
+    keyFileScript(file),
+  ].join("\n");
+  const r = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
+    encoding: "utf8",
+    env: { PATH: process.env["PATH"] ?? "", HOME: root },
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return file;
 }
@@ -49,7 +60,11 @@ function fakeEngine(files: string[]): Array<{ code: number; text: string; apiKey
     }
     process.stdout.write(JSON.stringify(out));`;
   const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: "127.0.0.9" };
-  const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(files)], { env, encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(files)], {
+    env,
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout) as Array<{ code: number; text: string; apiKey?: string }>;
 }
@@ -87,6 +102,9 @@ describe("an SGLang API key in its --config file, against real SGLang 0.5.23", (
   });
 
   it("refuses no key for an engine that does not read a --config file", () => {
-    for (const c of cases) expect(secretRefusals({ API_KEY: c.key }, [{ deployment: "v", engine: "vllm" }]).filter((r) => r.includes("SGLang"))).toEqual([]);
+    for (const c of cases)
+      expect(
+        secretRefusals({ API_KEY: c.key }, [{ deployment: "v", engine: "vllm" }]).filter((r) => r.includes("SGLang")),
+      ).toEqual([]);
   });
 });

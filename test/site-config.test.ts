@@ -10,16 +10,24 @@ import { errorsOf } from "./helpers/spec";
 
 const F = "Pulumi.s.yaml";
 /** One ssh node on five lines; cases append from line 6. */
-const ONE = ["config:", "  sm121:nodes:", "    spark1:", "      ssh: { host: 203.0.113.1, user: ops }", "      ip: 203.0.113.1", ""].join("\n");
+const ONE = [
+  "config:",
+  "  sm121:nodes:",
+  "    spark1:",
+  "      ssh: { host: 203.0.113.1, user: ops }",
+  "      ip: 203.0.113.1",
+  "",
+].join("\n");
 const parse = (text: string) => parseSite(F, "s", text);
-
 
 const bad = (text: string): string[] => errorsOf(() => parse(text));
 
 type Case = [title: string, text: string, message: string];
 
 describe("parseSite: defaults", () => {
-  const site = parse(`${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n`);
+  const site = parse(
+    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n`,
+  );
 
   it("fills the node defaults: ssh on port 22, unprotected, ~/.sm121", () => {
     expect(site.nodes["spark1"]).toEqual({
@@ -44,7 +52,12 @@ describe("parseSite: defaults", () => {
 
   it("fills the site defaults of seed 001 and the strict host keys", () => {
     expect([site.minMemAvailableGiB, site.memTimeoutS, site.readyGraceS]).toEqual([100, 600, 300]);
-    expect([site.recipesDir, site.knownHosts, site.hostKeys, site.rollback]).toEqual(["recipes", "~/.ssh/known_hosts", "strict", "off"]);
+    expect([site.recipesDir, site.knownHosts, site.hostKeys, site.rollback]).toEqual([
+      "recipes",
+      "~/.ssh/known_hosts",
+      "strict",
+      "off",
+    ]);
     expect(site.gateway).toBeUndefined();
     expect([site.file, site.stack]).toEqual([F, "s"]);
   });
@@ -52,7 +65,11 @@ describe("parseSite: defaults", () => {
   it("names a deployment recipe-profile, or the recipe, unless it has a name", () => {
     expect(site.deployments.map((d) => d.name)).toEqual(["qwen38-flash-best", "qwen3-32b-vllm-tp2", "mine"]);
     expect(site.deployments[0]).toEqual({
-      name: "qwen38-flash-best", recipe: "qwen38-flash", profile: "best", nodes: ["spark1"], overlayWins: false,
+      name: "qwen38-flash-best",
+      recipe: "qwen38-flash",
+      profile: "best",
+      nodes: ["spark1"],
+      overlayWins: false,
       at: { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] },
     });
   });
@@ -63,7 +80,9 @@ describe("parseSite: defaults", () => {
   });
 
   it("ignores other namespaces and never reads the secret keys from the file", () => {
-    const s = parse(`${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n    secure: AAABAJdGVzdA==\n`);
+    const s = parse(
+      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n    secure: AAABAJdGVzdA==\n`,
+    );
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
   });
 
@@ -71,7 +90,13 @@ describe("parseSite: defaults", () => {
     const text = readFileSync(join(__dirname, "..", "Pulumi.spark-site.yaml"), "utf8");
     const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
     expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
-    expect(s.nodes["spark1"]).toMatchObject({ protected: false, ip: "192.168.100.1", fabric: { interface: "auto", rdma: "auto" }, gpus: 1, env: { HF_HOME: "~/.cache/huggingface" } });
+    expect(s.nodes["spark1"]).toMatchObject({
+      protected: false,
+      ip: "192.168.100.1",
+      fabric: { interface: "auto", rdma: "auto" },
+      gpus: 1,
+      env: { HF_HOME: "~/.cache/huggingface" },
+    });
     const at = { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] };
     const solo = { name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at };
     expect(s.deployments).toEqual([solo]);
@@ -82,35 +107,127 @@ describe("parseSite: defaults", () => {
 
 describe("YAML syntax errors point at the spot", () => {
   const cases: Case[] = [
-    ["an unclosed flow map", "config:\n  sm121:nodes: {\n", `${F}:3:1: YAML syntax: Flow map in block collection must be sufficiently indented and end with a }; fix the syntax at this spot`],
-    ["a node defined twice", "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: 203.0.113.1\n    spark1:\n      host: local\n      ip: 203.0.113.2\n", `${F}:6:5: YAML syntax: Map keys must be unique; fix the syntax at this spot`],
+    [
+      "an unclosed flow map",
+      "config:\n  sm121:nodes: {\n",
+      `${F}:3:1: YAML syntax: Flow map in block collection must be sufficiently indented and end with a }; fix the syntax at this spot`,
+    ],
+    [
+      "a node defined twice",
+      "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: 203.0.113.1\n    spark1:\n      host: local\n      ip: 203.0.113.2\n",
+      `${F}:6:5: YAML syntax: Map keys must be unique; fix the syntax at this spot`,
+    ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 });
 
 describe("nodes", () => {
   const cases: Case[] = [
-    ["an unknown node key", `${ONE}      protect: true\n`, `${F}:6:7: sm121:nodes.spark1.protect: unknown key; did you mean protected?`],
-    ["an unknown ssh key", "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n      ip: 203.0.113.1\n", `${F}:4:44: sm121:nodes.spark1.ssh.prot: unknown key; did you mean port?`],
-    ["a bad ip", ONE.replace("ip: 203.0.113.1", "ip: 203.0.113.300"), `${F}:5:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12`],
-    ["no ssh block (host defaults to ssh)", "config:\n  sm121:nodes:\n    spark1:\n      ip: 203.0.113.1\n", `${F}:3:5: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`],
-    ["host: ssh without an ssh block", "config:\n  sm121:nodes:\n    spark1:\n      host: ssh\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`],
-    ["an ssh block without host", "config:\n  sm121:nodes:\n    spark1:\n      ssh: { user: ops }\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.ssh.host: is required; add it (string)`],
-    ["an ssh host with a space", ONE.replace("host: 203.0.113.1", 'host: "a b"'), `${F}:4:14: sm121:nodes.spark1.ssh.host: is not a host name or address; write e.g. spark2 or 203.0.113.12`],
-    ["ssh port 0", ONE.replace("user: ops }", "user: ops, port: 0 }"), `${F}:4:44: sm121:nodes.spark1.ssh.port: is below 1; use at least 1`],
-    ["an unknown host kind", "config:\n  sm121:nodes:\n    spark1:\n      host: remote\n      ip: 203.0.113.1\n", `${F}:4:7: sm121:nodes.spark1.host: "remote" is not allowed; use one of "local", "ssh"`],
-    ["a node name with capitals", "config:\n  sm121:nodes:\n    Spark1:\n      host: local\n      ip: 203.0.113.1\n", `${F}:3:5: sm121:nodes.Spark1: a node name must be lower-case letters, digits and -, at most 48; rename it`],
-    ["an env key that is not a node key", `${ONE}      env: { FOO: bar }\n`, `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)`],
-    ["an env key with a typo", `${ONE}      env: { HF_HOM: /x }\n`, `${F}:6:14: sm121:nodes.spark1.env.HF_HOM: unknown key; did you mean HF_HOME?`],
-    ["a space in a node env value", `${ONE}      env: { HF_HOME: "/a b" }\n`, `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; remove spaces, quotes and shell characters`],
-    ["a space in another node env value", `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`, `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`],
-    ["a shell character in a var", `${ONE}      vars: { tritonCache: "/x;rm" }\n`, `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`],
-    ["a var name with a dash", `${ONE}      vars: { "bad-name": x }\n`, `${F}:6:15: sm121:nodes.spark1.vars.bad-name: a var name is letters, digits and _; rename it`],
-    ["a bad gatewayUrl", `${ONE}      gatewayUrl: not-a-url\n`, `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`],
-    ["protected as a string", `${ONE}      protected: "yes"\n`, `${F}:6:7: sm121:nodes.spark1.protected: expected boolean, got string; write a boolean`],
-    ["a node recipe key typo", `${ONE}      recipes:\n        q: { dir: ~/q, container: q, dockerargs: x }\n`, `${F}:7:38: sm121:nodes.spark1.recipes.q.dockerargs: unknown key; did you mean dockerArgs?`],
-    ["a node recipe without container", `${ONE}      recipes:\n        q: { dir: ~/q }\n`, `${F}:7:9: sm121:nodes.spark1.recipes.q.container: is required; add it (string)`],
-    ["a .. in a node recipe dir", `${ONE}      recipes:\n        q: { dir: ~/../q, container: q }\n`, `${F}:7:14: sm121:nodes.spark1.recipes.q.dir: dir contains a ".." segment; use a path without ..`],
+    [
+      "an unknown node key",
+      `${ONE}      protect: true\n`,
+      `${F}:6:7: sm121:nodes.spark1.protect: unknown key; did you mean protected?`,
+    ],
+    [
+      "an unknown ssh key",
+      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n      ip: 203.0.113.1\n",
+      `${F}:4:44: sm121:nodes.spark1.ssh.prot: unknown key; did you mean port?`,
+    ],
+    [
+      "a bad ip",
+      ONE.replace("ip: 203.0.113.1", "ip: 203.0.113.300"),
+      `${F}:5:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12`,
+    ],
+    [
+      "no ssh block (host defaults to ssh)",
+      "config:\n  sm121:nodes:\n    spark1:\n      ip: 203.0.113.1\n",
+      `${F}:3:5: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`,
+    ],
+    [
+      "host: ssh without an ssh block",
+      "config:\n  sm121:nodes:\n    spark1:\n      host: ssh\n      ip: 203.0.113.1\n",
+      `${F}:4:7: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`,
+    ],
+    [
+      "an ssh block without host",
+      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { user: ops }\n      ip: 203.0.113.1\n",
+      `${F}:4:7: sm121:nodes.spark1.ssh.host: is required; add it (string)`,
+    ],
+    [
+      "an ssh host with a space",
+      ONE.replace("host: 203.0.113.1", 'host: "a b"'),
+      `${F}:4:14: sm121:nodes.spark1.ssh.host: is not a host name or address; write e.g. spark2 or 203.0.113.12`,
+    ],
+    [
+      "ssh port 0",
+      ONE.replace("user: ops }", "user: ops, port: 0 }"),
+      `${F}:4:44: sm121:nodes.spark1.ssh.port: is below 1; use at least 1`,
+    ],
+    [
+      "an unknown host kind",
+      "config:\n  sm121:nodes:\n    spark1:\n      host: remote\n      ip: 203.0.113.1\n",
+      `${F}:4:7: sm121:nodes.spark1.host: "remote" is not allowed; use one of "local", "ssh"`,
+    ],
+    [
+      "a node name with capitals",
+      "config:\n  sm121:nodes:\n    Spark1:\n      host: local\n      ip: 203.0.113.1\n",
+      `${F}:3:5: sm121:nodes.Spark1: a node name must be lower-case letters, digits and -, at most 48; rename it`,
+    ],
+    [
+      "an env key that is not a node key",
+      `${ONE}      env: { FOO: bar }\n`,
+      `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)`,
+    ],
+    [
+      "an env key with a typo",
+      `${ONE}      env: { HF_HOM: /x }\n`,
+      `${F}:6:14: sm121:nodes.spark1.env.HF_HOM: unknown key; did you mean HF_HOME?`,
+    ],
+    [
+      "a space in a node env value",
+      `${ONE}      env: { HF_HOME: "/a b" }\n`,
+      `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; remove spaces, quotes and shell characters`,
+    ],
+    [
+      "a space in another node env value",
+      `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`,
+      `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+    ],
+    [
+      "a shell character in a var",
+      `${ONE}      vars: { tritonCache: "/x;rm" }\n`,
+      `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+    ],
+    [
+      "a var name with a dash",
+      `${ONE}      vars: { "bad-name": x }\n`,
+      `${F}:6:15: sm121:nodes.spark1.vars.bad-name: a var name is letters, digits and _; rename it`,
+    ],
+    [
+      "a bad gatewayUrl",
+      `${ONE}      gatewayUrl: not-a-url\n`,
+      `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`,
+    ],
+    [
+      "protected as a string",
+      `${ONE}      protected: "yes"\n`,
+      `${F}:6:7: sm121:nodes.spark1.protected: expected boolean, got string; write a boolean`,
+    ],
+    [
+      "a node recipe key typo",
+      `${ONE}      recipes:\n        q: { dir: ~/q, container: q, dockerargs: x }\n`,
+      `${F}:7:38: sm121:nodes.spark1.recipes.q.dockerargs: unknown key; did you mean dockerArgs?`,
+    ],
+    [
+      "a node recipe without container",
+      `${ONE}      recipes:\n        q: { dir: ~/q }\n`,
+      `${F}:7:9: sm121:nodes.spark1.recipes.q.container: is required; add it (string)`,
+    ],
+    [
+      "a .. in a node recipe dir",
+      `${ONE}      recipes:\n        q: { dir: ~/../q, container: q }\n`,
+      `${F}:7:14: sm121:nodes.spark1.recipes.q.dir: dir contains a ".." segment; use a path without ..`,
+    ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 
@@ -125,11 +242,31 @@ describe("nodes", () => {
 describe("deployments", () => {
   const dep = (lines: string) => `${ONE}  sm121:deployments:\n${lines}`;
   const cases: Case[] = [
-    ["an unknown node", dep("    - recipe: r\n      nodes: [spark1, spark9]\n"), `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark9" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`],
-    ["a node listed twice", dep("    - recipe: r\n      nodes: [spark1, spark1]\n"), `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark1" is listed twice; list each node once, rank 0 first`],
-    ["two deployments with one name", dep("    - recipe: r\n      nodes: [spark1]\n    - recipe: r\n      nodes: [spark1]\n"), `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; set name: on one of them to a distinct name`],
-    ["no nodes", dep("    - recipe: r\n      nodes: []\n"), `${F}:8:7: sm121:deployments[0].nodes: a deployment needs at least one node; list the nodes, rank 0 first`],
-    ["a recipe name with capitals", dep("    - recipe: R_bad\n      nodes: [spark1]\n"), `${F}:7:7: sm121:deployments[0].recipe: recipe must be lower-case letters, digits and -, at most 48; rename it`],
+    [
+      "an unknown node",
+      dep("    - recipe: r\n      nodes: [spark1, spark9]\n"),
+      `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark9" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`,
+    ],
+    [
+      "a node listed twice",
+      dep("    - recipe: r\n      nodes: [spark1, spark1]\n"),
+      `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark1" is listed twice; list each node once, rank 0 first`,
+    ],
+    [
+      "two deployments with one name",
+      dep("    - recipe: r\n      nodes: [spark1]\n    - recipe: r\n      nodes: [spark1]\n"),
+      `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; set name: on one of them to a distinct name`,
+    ],
+    [
+      "no nodes",
+      dep("    - recipe: r\n      nodes: []\n"),
+      `${F}:8:7: sm121:deployments[0].nodes: a deployment needs at least one node; list the nodes, rank 0 first`,
+    ],
+    [
+      "a recipe name with capitals",
+      dep("    - recipe: R_bad\n      nodes: [spark1]\n"),
+      `${F}:7:7: sm121:deployments[0].recipe: recipe must be lower-case letters, digits and -, at most 48; rename it`,
+    ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 
@@ -142,7 +279,9 @@ describe("deployments", () => {
   });
 
   it("reports every deployment error at once", () => {
-    const text = dep("    - recipe: r\n      nodes: [spark9, spark1, spark1]\n    - recipe: r\n      nodes: [spark1]\n");
+    const text = dep(
+      "    - recipe: r\n      nodes: [spark9, spark1, spark1]\n    - recipe: r\n      nodes: [spark1]\n",
+    );
     expect(bad(text)).toEqual([
       `${F}:8:15: sm121:deployments[0].nodes[0]: node "spark9" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`,
       `${F}:8:31: sm121:deployments[0].nodes[2]: node "spark1" is listed twice; list each node once, rank 0 first`,
@@ -154,11 +293,31 @@ describe("deployments", () => {
 describe("top-level keys", () => {
   const cases: Case[] = [
     ["no sm121:nodes", "config:\n  aws:region: us-east-1\n", `${F}:1:1: sm121:nodes: is required; add it (record)`],
-    ["sm121:nodes as a list", "config:\n  sm121:nodes: []\n", `${F}:2:3: sm121:nodes: expected record, got array; write a record`],
-    ["an unknown top-level key", `${ONE}  sm121:gatway: { path: x }\n`, `${F}:6:3: sm121:gatway: unknown key; did you mean gateway?`],
-    ["hostKeys not strict or accept-new", `${ONE}  sm121:hostKeys: ask\n`, `${F}:6:3: sm121:hostKeys: "ask" is not allowed; use one of "strict", "accept-new"`],
-    ["an unknown gateway format", `${ONE}  sm121:gateway: { path: x, format: nginx }\n`, `${F}:6:29: sm121:gateway.format: "nginx" is not allowed; use one of "sm121", "litellm", "llama-swap"`],
-    ["a negative memory gate", `${ONE}  sm121:minMemAvailableGiB: -1\n`, `${F}:6:3: sm121:minMemAvailableGiB: must be above 0; use a number above 0`],
+    [
+      "sm121:nodes as a list",
+      "config:\n  sm121:nodes: []\n",
+      `${F}:2:3: sm121:nodes: expected record, got array; write a record`,
+    ],
+    [
+      "an unknown top-level key",
+      `${ONE}  sm121:gatway: { path: x }\n`,
+      `${F}:6:3: sm121:gatway: unknown key; did you mean gateway?`,
+    ],
+    [
+      "hostKeys not strict or accept-new",
+      `${ONE}  sm121:hostKeys: ask\n`,
+      `${F}:6:3: sm121:hostKeys: "ask" is not allowed; use one of "strict", "accept-new"`,
+    ],
+    [
+      "an unknown gateway format",
+      `${ONE}  sm121:gateway: { path: x, format: nginx }\n`,
+      `${F}:6:29: sm121:gateway.format: "nginx" is not allowed; use one of "sm121", "litellm", "llama-swap"`,
+    ],
+    [
+      "a negative memory gate",
+      `${ONE}  sm121:minMemAvailableGiB: -1\n`,
+      `${F}:6:3: sm121:minMemAvailableGiB: must be above 0; use a number above 0`,
+    ],
     [
       "a liveness timeout of 0",
       `${ONE}  sm121:liveness: { timeout: 0 }\n`,

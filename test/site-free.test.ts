@@ -26,22 +26,26 @@ const memTotalKiB = Number(/^MemTotal:\s+(\d+)/m.exec(fs.readFileSync("/proc/mem
 const shape = (out: string) => out.split("\n").map((l) => l.replace(/\d/g, "9"));
 
 describe("the simulated node's free", () => {
-  it.each([["-b"], ["-k"], ["-m"], ["--gibi"], []])("prints procps-ng's layout for free %s, total from memory.json", (...args: string[]) => {
-    const real = run("free", args);
-    const shim = run(SHIM, args, JSON.stringify({ memTotalKiB }));
-    expect(shim.code).toBe(0);
-    expect(shape(shim.out)).toEqual(shape(real.out));
-    const total = (out: string) => out.split("\n")[1]?.trim().split(/\s+/)[1];
-    expect(total(shim.out)).toBe(total(real.out));
-    expect(shim.out.split("\n")[2]).toBe(real.out.split("\n")[2]);
-  });
+  it.each([["-b"], ["-k"], ["-m"], ["--gibi"], []])(
+    "prints procps-ng's layout for free %s, total from memory.json",
+    (...args: string[]) => {
+      const real = run("free", args);
+      const shim = run(SHIM, args, JSON.stringify({ memTotalKiB }));
+      expect(shim.code).toBe(0);
+      expect(shape(shim.out)).toEqual(shape(real.out));
+      const total = (out: string) => out.split("\n")[1]?.trim().split(/\s+/)[1];
+      expect(total(shim.out)).toBe(total(real.out));
+      expect(shim.out.split("\n")[2]).toBe(real.out.split("\n")[2]);
+    },
+  );
 
   it("is a GB10 without memory.json, and caps what it takes from this machine at that total", () => {
     const cols = run(SHIM, ["-k"]).out.split("\n")[1]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
     expect(cols[0]).toBe(127601452);
     for (const c of cols) expect(c).toBeLessThanOrEqual(127601452);
     expect((cols[1] ?? 0) + (cols[5] ?? 0)).toBe(127601452);
-    const small = run(SHIM, ["-k"], '{ "memTotalKiB" : 1024 }').out.split("\n")[1]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    const small =
+      run(SHIM, ["-k"], '{ "memTotalKiB" : 1024 }').out.split("\n")[1]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
     expect(small[0]).toBe(1024);
     expect(Math.max(...small)).toBe(1024);
   });
@@ -56,8 +60,12 @@ describe("the simulated node's free", () => {
 
   it("names the file and the key of a memory.json it cannot use", () => {
     const file = path.join(root, "etc", "memory.json");
-    expect(run(SHIM, ["-b"], '{"memTotalKiB": 1, "memFreeKiB": 2}').err).toBe(`free (test site): ${file}: unknown key "memFreeKiB" (known: memTotalKiB)\n`);
-    expect(run(SHIM, ["-b"], '{"memTotalKiB": 1.5}').err).toBe(`free (test site): ${file}: memTotalKiB must be a positive whole number of KiB\n`);
+    expect(run(SHIM, ["-b"], '{"memTotalKiB": 1, "memFreeKiB": 2}').err).toBe(
+      `free (test site): ${file}: unknown key "memFreeKiB" (known: memTotalKiB)\n`,
+    );
+    expect(run(SHIM, ["-b"], '{"memTotalKiB": 1.5}').err).toBe(
+      `free (test site): ${file}: memTotalKiB must be a positive whole number of KiB\n`,
+    );
     expect(run(SHIM, ["-b"], '{"memTotalKiB": 0}').code).toBe(1);
   });
 });

@@ -12,7 +12,14 @@ import { parseSite } from "../src/recipe/site";
 import { errorsOf } from "./helpers/spec";
 
 const F = "Pulumi.s.yaml";
-const ONE = ["config:", "  sm121:nodes:", "    spark1:", "      ssh: { host: 203.0.113.1, user: ops }", "      ip: 203.0.113.1", ""].join("\n");
+const ONE = [
+  "config:",
+  "  sm121:nodes:",
+  "    spark1:",
+  "      ssh: { host: 203.0.113.1, user: ops }",
+  "      ip: 203.0.113.1",
+  "",
+].join("\n");
 
 describe("sm121:hooks", () => {
   it("is engine unless the site says otherwise", () => {
@@ -21,8 +28,12 @@ describe("sm121:hooks", () => {
   });
 
   it("refuses any other value at its line and column", () => {
-    expect(errorsOf(() => parseSite(F, "s", `${ONE}  sm121:hooks: command\n`))).toEqual([`${F}:6:3: sm121:hooks: "command" is not allowed; use one of "engine", "pulumi-command"`]);
-    expect(errorsOf(() => parseSite(F, "s", `${ONE}  sm121:hooks: { by: pulumi-command }\n`))).toEqual([`${F}:6:3: sm121:hooks: a table is not allowed; use one of "engine", "pulumi-command"`]);
+    expect(errorsOf(() => parseSite(F, "s", `${ONE}  sm121:hooks: command\n`))).toEqual([
+      `${F}:6:3: sm121:hooks: "command" is not allowed; use one of "engine", "pulumi-command"`,
+    ]);
+    expect(errorsOf(() => parseSite(F, "s", `${ONE}  sm121:hooks: { by: pulumi-command }\n`))).toEqual([
+      `${F}:6:3: sm121:hooks: a table is not allowed; use one of "engine", "pulumi-command"`,
+    ]);
   });
 });
 
@@ -33,9 +44,29 @@ describe("sm121 render with sm121:hooks: pulumi-command", () => {
     const dir = mkdtempSync(join(tmpdir(), "sm121-hooks-"));
     try {
       cpSync(join(root, "recipes"), join(dir, "recipes"), { recursive: true });
-      writeFileSync(join(dir, "Pulumi.hk.yaml"), readFileSync(join(root, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace("config:\n", `config:\n${extra}`));
+      writeFileSync(
+        join(dir, "Pulumi.hk.yaml"),
+        readFileSync(join(root, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace(
+          "config:\n",
+          `config:\n${extra}`,
+        ),
+      );
       const env: NodeJS.ProcessEnv = { ...process.env, SM121_PROJECT: dir, SM121_LANG: "en" };
-      const r = spawnSync(process.execPath, [join(root, "bin", "sm121"), "render", "glm53-full-tp4-gr8", "--stack", "hk", "--node", "gr8-2", "--step", step], { env, encoding: "utf8" });
+      const r = spawnSync(
+        process.execPath,
+        [
+          join(root, "bin", "sm121"),
+          "render",
+          "glm53-full-tp4-gr8",
+          "--stack",
+          "hk",
+          "--node",
+          "gr8-2",
+          "--step",
+          step,
+        ],
+        { env, encoding: "utf8" },
+      );
       expect(r.stderr).toBe("");
       return r.stdout;
     } finally {

@@ -179,11 +179,31 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
     roots.push(dir);
     const agent = '#!/bin/sh\nh=$1; shift\nexport VLLM_HOST_IP=$h\nexec sh -c "$*"\n';
     writeFileSync(join(dir, "agent"), agent, { mode: 0o755 });
-    const r = await run(join(NCCL, "mpirun"), [
-      "--allow-run-as-root", "-np", "2", "-H", "localhost:1,127.0.0.2:1", "--bind-to", "none",
-      "--mca", "plm_rsh_agent", join(dir, "agent"),
-      join(NCCL, "all_reduce_perf"), "-b", "8", "-e", "1G", "-f", "2", "-g", "1",
-    ], { PATH: `${NCCL}:${process.env["PATH"] ?? ""}`, NCCL_DEBUG: "INFO", NCCL_SOCKET_IFNAME: "lo" });
+    const r = await run(
+      join(NCCL, "mpirun"),
+      [
+        "--allow-run-as-root",
+        "-np",
+        "2",
+        "-H",
+        "localhost:1,127.0.0.2:1",
+        "--bind-to",
+        "none",
+        "--mca",
+        "plm_rsh_agent",
+        join(dir, "agent"),
+        join(NCCL, "all_reduce_perf"),
+        "-b",
+        "8",
+        "-e",
+        "1G",
+        "-f",
+        "2",
+        "-g",
+        "1",
+      ],
+      { PATH: `${NCCL}:${process.env["PATH"] ?? ""}`, NCCL_DEBUG: "INFO", NCCL_SOCKET_IFNAME: "lo" },
+    );
     expect(r.code, r.out + r.err).toBe(0);
     // nccl-tests' header (src/util.cu), as the real two-Spark run prints it.
     expect(r.out).toContain(

@@ -46,21 +46,54 @@ describe("the site from Pulumi's resolved configuration", () => {
   it("places an error in the stack file, in Pulumi.yaml, or names Pulumi's configuration", () => {
     const bad = (k: string, v: string) => rejected(() => site({ ...resolved, [k]: v }));
     // The value in force is the stack file's: its line.
-    expect(bad("sm121:nodes", '{"spark1":{"ip":"203.0.113.1","ssh":{"host":"203.0.113.1","user":"ops"},"gpuprobe":"x"}}')).toEqual([
-      `${PULUMI_CONFIG_ORIGIN}: sm121:nodes.spark1.gpuprobe: unknown key; did you mean gpuProbe?`,
-    ]);
-    expect(rejected(() => siteFrom(pulumiConfigSource({ ...resolved, "sm121:memTimeoutS": "30", "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}' }, "Pulumi.s.yaml", { ...docs, stack: { file: "Pulumi.s.yaml", text: STACK.replace("ip: 203.0.113.1", "ip: 203.0.113.300") } }), "s"))).toEqual([
+    expect(
+      bad("sm121:nodes", '{"spark1":{"ip":"203.0.113.1","ssh":{"host":"203.0.113.1","user":"ops"},"gpuprobe":"x"}}'),
+    ).toEqual([`${PULUMI_CONFIG_ORIGIN}: sm121:nodes.spark1.gpuprobe: unknown key; did you mean gpuProbe?`]);
+    expect(
+      rejected(() =>
+        siteFrom(
+          pulumiConfigSource(
+            {
+              ...resolved,
+              "sm121:memTimeoutS": "30",
+              "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}',
+            },
+            "Pulumi.s.yaml",
+            { ...docs, stack: { file: "Pulumi.s.yaml", text: STACK.replace("ip: 203.0.113.1", "ip: 203.0.113.300") } },
+          ),
+          "s",
+        ),
+      ),
+    ).toEqual([
       "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
     ]);
     // Pulumi.yaml's default (`default:` form) and short form.
-    expect(rejected(() => siteFrom(pulumiConfigSource({ ...resolved, "sm121:lockWaitS": "-1" }, "Pulumi.s.yaml", { ...docs, project: { file: "Pulumi.yaml", text: PROJECT.replace("default: 20", "default: -1") } }), "s"))).toEqual([
-      "Pulumi.yaml:4:5: sm121:lockWaitS: is below 0; use at least 0",
-    ]);
-    expect(rejected(() => siteFrom(pulumiConfigSource({ ...resolved, "sm121:rollback": "sideways" }, "Pulumi.s.yaml", { ...docs, project: { file: "Pulumi.yaml", text: PROJECT.replace("rollback: auto", "rollback: sideways") } }), "s"))).toEqual([
-      'Pulumi.yaml:5:3: sm121:rollback: "sideways" is not allowed; use one of "off", "auto"',
-    ]);
+    expect(
+      rejected(() =>
+        siteFrom(
+          pulumiConfigSource({ ...resolved, "sm121:lockWaitS": "-1" }, "Pulumi.s.yaml", {
+            ...docs,
+            project: { file: "Pulumi.yaml", text: PROJECT.replace("default: 20", "default: -1") },
+          }),
+          "s",
+        ),
+      ),
+    ).toEqual(["Pulumi.yaml:4:5: sm121:lockWaitS: is below 0; use at least 0"]);
+    expect(
+      rejected(() =>
+        siteFrom(
+          pulumiConfigSource({ ...resolved, "sm121:rollback": "sideways" }, "Pulumi.s.yaml", {
+            ...docs,
+            project: { file: "Pulumi.yaml", text: PROJECT.replace("rollback: auto", "rollback: sideways") },
+          }),
+          "s",
+        ),
+      ),
+    ).toEqual(['Pulumi.yaml:5:3: sm121:rollback: "sideways" is not allowed; use one of "off", "auto"']);
     // In neither file: an ESC environment or --config-file.
-    expect(bad("sm121:hostKeys", "loose")).toEqual([`${PULUMI_CONFIG_ORIGIN}: sm121:hostKeys: "loose" is not allowed; use one of "strict", "accept-new"`]);
+    expect(bad("sm121:hostKeys", "loose")).toEqual([
+      `${PULUMI_CONFIG_ORIGIN}: sm121:hostKeys: "loose" is not allowed; use one of "strict", "accept-new"`,
+    ]);
   });
 
   it("reads the files only to place an error: a valid site never parses them", () => {
@@ -72,11 +105,17 @@ describe("the site from Pulumi's resolved configuration", () => {
         return text;
       },
     });
-    const lazyDocs = { stack: counted("Pulumi.s.yaml", STACK.replace("ip: 203.0.113.1", "ip: 203.0.113.300")), project: counted("Pulumi.yaml", PROJECT) };
+    const lazyDocs = {
+      stack: counted("Pulumi.s.yaml", STACK.replace("ip: 203.0.113.1", "ip: 203.0.113.300")),
+      project: counted("Pulumi.yaml", PROJECT),
+    };
     const source = (config: Record<string, string>) => pulumiConfigSource(config, "Pulumi.s.yaml", lazyDocs);
     expect(siteFrom(source(resolved), "s").memTimeoutS).toBe(30);
     expect(reads).toEqual([]);
-    const bad = { ...resolved, "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}' };
+    const bad = {
+      ...resolved,
+      "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}',
+    };
     expect(rejected(() => siteFrom(source(bad), "s"))).toEqual([
       "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
     ]);

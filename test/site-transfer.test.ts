@@ -37,7 +37,9 @@ describe("the fake hf download and sm121's reading of the cache", () => {
   it("refuses an unknown repo, a gated one without its token, and an unknown revision", async () => {
     const missing = await sh(`HF_HOME=${home()} hf download sm121-test/nope`);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("Repository Not Found for url: https://huggingface.co/api/models/sm121-test/nope/revision/main.");
+    expect(missing.stderr).toContain(
+      "Repository Not Found for url: https://huggingface.co/api/models/sm121-test/nope/revision/main.",
+    );
     writeFileSync(join(site.dir, "hf-hub", "sm121-test", "tiny-qwen3.gated"), "hf_gate");
     const gated = await sh(`HF_HOME=${home()} huggingface-cli download ${REPO}`);
     expect(gated.code).toBe(1);
@@ -56,7 +58,9 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     const commit = m.refs.get("main") ?? "";
     expect(dl.stdout.trim()).toBe(`${home()}/hub/models--sm121-test--tiny-qwen3/snapshots/${commit}`);
     const c = completeness(m, "main");
-    const fixture = JSON.parse(readFileSync(join(__dirname, "site", "hf-hub", REPO, "model.safetensors.index.json"), "utf8")) as { metadata: { total_size: number } };
+    const fixture = JSON.parse(
+      readFileSync(join(__dirname, "site", "hf-hub", REPO, "model.safetensors.index.json"), "utf8"),
+    ) as { metadata: { total_size: number } };
     expect(c).toMatchObject({ commit, missing: [], files: 6 });
     // The shards' bytes are the index's tensors plus each file's safetensors header.
     expect(c.bytes).toBeGreaterThan(fixture.metadata.total_size);
@@ -66,14 +70,19 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     const shard = m.links.get(`snapshots/${commit}/model-00002-of-00002.safetensors`) ?? "";
     const blob = `blobs/${shard.split("/").pop() ?? ""}`;
     const base = `${home()}/hub/models--sm121-test--tiny-qwen3`;
-    await sh(`mv ${base}/${blob} ${base}/${blob}.incomplete && rm ${base}/snapshots/${commit}/model-00001-of-00002.safetensors`);
+    await sh(
+      `mv ${base}/${blob} ${base}/${blob}.incomplete && rm ${base}/snapshots/${commit}/model-00001-of-00002.safetensors`,
+    );
     expect(completeness(await manifest(home()), "main").missing).toEqual([
       `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download or copy was cut short)`,
       `snapshots/${commit}/model-00001-of-00002.safetensors: named by model.safetensors.index.json, not in the snapshot`,
     ]);
     // A second download fetches only what is missing, as huggingface_hub does.
     await sh(`rm ${base}/${blob}.incomplete; HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO}`);
-    const log = readFileSync(join(site.dir, "hf-downloads.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { bytes?: number; error?: string });
+    const log = readFileSync(join(site.dir, "hf-downloads.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { bytes?: number; error?: string });
     expect(log.at(-1)?.bytes).toBe(m.files.get(blob));
     expect(completeness(await manifest(home()), "main").missing).toEqual([]);
   });
@@ -100,10 +109,12 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     const plan = copyPlan(src, commit, peer);
     const files = plan.items.filter((i) => i.kind === "f");
     expect(files).toHaveLength(3);
-    expect(files).toEqual(expect.arrayContaining([
-      { kind: "f", path: big, offset: 1000, length: bigSize - 1000 },
-      { kind: "f", path: other, offset: 0, length: otherSize },
-    ]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        { kind: "f", path: big, offset: 1000, length: bigSize - 1000 },
+        { kind: "f", path: other, offset: 0, length: otherSize },
+      ]),
+    );
     expect(files.at(-1)).toEqual({ kind: "f", path: "refs/main", offset: 0, length: 40 });
     expect(plan.present).toBe(total - bigSize - otherSize + 1000);
     expect(plan.bytes).toBe(bigSize - 1000 + otherSize);

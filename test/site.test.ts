@@ -23,7 +23,10 @@ let spark2: SimNode;
 
 const sh = (node: SimNode, script: string): Promise<string> => sshOk(site, node, `set -euo pipefail\n${script}`);
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | null> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string } | null> {
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(3000) });
     return { status: res.status, body: await res.text() };
@@ -63,7 +66,10 @@ function siteLeftovers(): string[] {
     const inContainer = dataRoots.some((d) => inEngineContainer(Number(pid), d));
     const named = cmd.includes(DIR) || read("environ").includes(`SIM_SITE_DIR=${DIR}`);
     if (named || inContainer) out.push(`${pid}: ${cmd.replace(/\0/g, " ")}`);
-    for (const m of read("mountinfo").split("\n").filter((l) => l.includes(DIR))) out.push(`${pid} sees a mount: ${m}`);
+    for (const m of read("mountinfo")
+      .split("\n")
+      .filter((l) => l.includes(DIR)))
+      out.push(`${pid} sees a mount: ${m}`);
   }
   return out;
 }
@@ -81,9 +87,24 @@ afterAll(async () => {
 describe("simulated site", () => {
   it("gives every ssh login its node's environment, and lets nodes ssh to each other", async () => {
     for (const node of [spark1, spark2]) {
-      const out = await sh(node, 'echo "$HOME|$PWD|$SIM_NODE_NAME|$SIM_NODE_IP|$TMUX_TMPDIR|$TMPDIR|$SIM_SITE_DIR|$PATH|$(hostname)"');
+      const out = await sh(
+        node,
+        'echo "$HOME|$PWD|$SIM_NODE_NAME|$SIM_NODE_IP|$TMUX_TMPDIR|$TMPDIR|$SIM_SITE_DIR|$PATH|$(hostname)"',
+      );
       const pathVar = `${node.root}/bin:${site.nodeBin}:/usr/local/bin:/usr/bin:/bin`;
-      expect(out.trim()).toBe([node.home, node.home, node.name, node.ip, `${node.root}/tmp`, `${node.root}/tmp`, DIR, pathVar, node.name].join("|"));
+      expect(out.trim()).toBe(
+        [
+          node.home,
+          node.home,
+          node.name,
+          node.ip,
+          `${node.root}/tmp`,
+          `${node.root}/tmp`,
+          DIR,
+          pathVar,
+          node.name,
+        ].join("|"),
+      );
     }
     const hop = await sh(spark1, `ssh -n ${spark2.ip} 'echo "$SIM_NODE_NAME $HOME"'; ssh -n spark2 true`);
     expect(hop.trim()).toBe(`spark2 ${spark2.home}`);
@@ -92,7 +113,11 @@ describe("simulated site", () => {
   });
 
   it("refuses a login whose known_hosts holds another node's key", async () => {
-    const other = fs.readFileSync(site.knownHosts, "utf8").split("\n").find((l) => l.startsWith(`[${spark2.ip}]`)) ?? "";
+    const other =
+      fs
+        .readFileSync(site.knownHosts, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith(`[${spark2.ip}]`)) ?? "";
     const wrong = path.join(DIR, "wrong_known_hosts");
     fs.writeFileSync(wrong, `${other.replace(`[${spark2.ip}]`, `[${spark1.ip}]`)}\n`);
     const r = await sshScript(site, spark1, "echo in", { knownHosts: wrong });
@@ -102,33 +127,55 @@ describe("simulated site", () => {
   });
 
   it("runs the vLLM contract in a docker container until docker stop", async () => {
-    const run = await sh(spark1, `docker run -d --name vq --label sm121.deployment=t1 --gpus all --network host --ipc host \\
-      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 --max-model-len 32768`);
+    const run = await sh(
+      spark1,
+      `docker run -d --name vq --label sm121.deployment=t1 --gpus all --network host --ipc host \\
+      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 --max-model-len 32768`,
+    );
     expect(run.trim()).toMatch(/^[0-9a-f]{64}$/);
-    expect(modelsIn(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({ id: "q8", max_model_len: 32768 });
-    const ps = await sh(spark1, "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label \"sm121.deployment\"}}'; docker ps --filter label=sm121.deployment=other -q");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({
+      id: "q8",
+      max_model_len: 32768,
+    });
+    const ps = await sh(
+      spark1,
+      "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label \"sm121.deployment\"}}'; docker ps --filter label=sm121.deployment=other -q",
+    );
     expect(ps.trim()).toBe("vq running t1");
     const pid = Number((await sh(spark1, "docker inspect -f '{{.State.Pid}}' vq")).trim());
     expect(fs.existsSync(`/proc/${pid}`)).toBe(true);
-    expect(await sh(spark1, "nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader")).toContain(`${pid}, VLLM::EngineCore`);
+    expect(await sh(spark1, "nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader")).toContain(
+      `${pid}, VLLM::EngineCore`,
+    );
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=pid --format=csv,noheader")).toBe("");
     const logs = await sh(spark1, "docker logs vq 2>&1");
     expect(logs).toMatch(/INFO .*\[kv_cache_utils\.py:\d+\] GPU KV cache size: [\d,]+ tokens/);
     expect(logs).toContain("Application startup complete.");
     await sh(spark1, "docker stop vq");
     expect(fs.existsSync(`/proc/${pid}`)).toBe(false);
-    expect((await sh(spark1, "docker ps -a --filter name=^vq$ --format '{{.Status}}'")).trim()).toMatch(/^Exited \(0\) /);
+    expect((await sh(spark1, "docker ps -a --filter name=^vq$ --format '{{.Status}}'")).trim()).toMatch(
+      /^Exited \(0\) /,
+    );
     expect(await get(`http://${spark1.ip}:18001/health`)).toBeNull();
-    const again = await sshScript(site, spark1, "docker run -d --name vq --gpus all --network host vllm/vllm-openai:latest Qwen/Qwen3-8B");
+    const again = await sshScript(
+      site,
+      spark1,
+      "docker run -d --name vq --gpus all --network host vllm/vllm-openai:latest Qwen/Qwen3-8B",
+    );
     expect(again.code).toBe(125);
     expect(again.stderr).toContain('The container name "/vq" is already in use');
   });
 
   it("fails a misspelt engine flag with the engine's own message in docker logs", async () => {
-    await sh(spark1, `docker run -d --name bad --gpus all --network host vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port 18002
-      for i in $(seq 50); do [ "$(docker inspect -f '{{.State.Running}}' bad)" = false ] && break; sleep 0.1; done`);
+    await sh(
+      spark1,
+      `docker run -d --name bad --gpus all --network host vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port 18002
+      for i in $(seq 50); do [ "$(docker inspect -f '{{.State.Running}}' bad)" = false ] && break; sleep 0.1; done`,
+    );
     expect((await sh(spark1, "docker inspect -f '{{.State.Status}} {{.State.ExitCode}}' bad")).trim()).toBe("exited 2");
-    expect(await sh(spark1, "docker logs bad 2>&1")).toContain("vllm serve: error: unrecognized arguments: --tensor-paralel-size 1");
+    expect(await sh(spark1, "docker logs bad 2>&1")).toContain(
+      "vllm serve: error: unrecognized arguments: --tensor-paralel-size 1",
+    );
   });
 
   // Why sm121's preflight checks every mount source: Docker does not refuse a missing one.
@@ -140,34 +187,55 @@ describe("simulated site", () => {
   });
 
   it("makes a two-node vLLM head ready only after its headless worker joined, and ends it when the worker goes", async () => {
-    const common = "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 --master-addr 127.0.0.201 --master-port 29611";
-    await sh(spark1, `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port 18003`);
+    const common =
+      "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 --master-addr 127.0.0.201 --master-port 29611";
+    await sh(
+      spark1,
+      `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port 18003`,
+    );
     // Once the head says it waits for its worker, it must not answer yet.
     const waiting = "Waiting for 1 worker node(s) to join at 127.0.0.201:29611";
-    await sh(spark1, `for i in $(seq 100); do docker logs head 2>&1 | grep -qF ${JSON.stringify(waiting)} && break; sleep 0.1; done`);
+    await sh(
+      spark1,
+      `for i in $(seq 100); do docker logs head 2>&1 | grep -qF ${JSON.stringify(waiting)} && break; sleep 0.1; done`,
+    );
     expect(await sh(spark1, "docker logs head 2>&1")).toContain(waiting);
     expect(await get(`http://${spark1.ip}:18003/health`)).toBeNull();
-    const noIp = await sh(spark2, `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; docker logs w0 2>&1; docker rm -f w0 >/dev/null`);
+    const noIp = await sh(
+      spark2,
+      `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; docker logs w0 2>&1; docker rm -f w0 >/dev/null`,
+    );
     expect(noIp).toContain("VLLM_HOST_IP=(unset) is not this node's address (127.0.0.202)");
     await sh(spark2, `docker run -d --name worker -e VLLM_HOST_IP=${spark2.ip} ${common} --node-rank 1 --headless`);
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18003/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     expect(await sh(spark1, "docker logs head 2>&1")).toContain("Worker node rank 1 (127.0.0.202) joined");
     await sh(spark2, "docker stop -t 2 worker");
-    await sh(spark1, "for i in $(seq 50); do [ \"$(docker inspect -f '{{.State.Running}}' head)\" = false ] && break; sleep 0.1; done");
+    await sh(
+      spark1,
+      "for i in $(seq 50); do [ \"$(docker inspect -f '{{.State.Running}}' head)\" = false ] && break; sleep 0.1; done",
+    );
     expect((await sh(spark1, "docker inspect -f '{{.State.ExitCode}}' head")).trim()).toBe("1");
-    expect(await sh(spark1, "docker logs head 2>&1")).toContain("NCCL error: connection to node rank 1 (127.0.0.202) lost");
+    expect(await sh(spark1, "docker logs head 2>&1")).toContain(
+      "NCCL error: connection to node rank 1 (127.0.0.202) lost",
+    );
   });
 
   it("refuses gr8 until vm.compaction_proactiveness is 0 (set with sudo -n sysctl)", async () => {
-    const run = "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
-    await sh(spark1, `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`).then((out) => {
+    const run =
+      "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
+    await sh(
+      spark1,
+      `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`,
+    ).then((out) => {
       expect(out).toContain("gr8: vm.compaction_proactiveness must be 0 (got 20)");
     });
     const denied = await sshScript(site, spark1, "sysctl -w vm.compaction_proactiveness=0");
     expect(denied.code).not.toBe(0);
     await sh(spark1, `sudo -n sysctl -w vm.compaction_proactiveness=0 && ${run}`);
     expect(modelsIn(await waitFor(`http://${spark1.ip}:8100/v1/models`))[0]?.id).toBe("zai-org/GLM-5.3");
-    expect(fs.readFileSync(path.join(spark1.root, "var", "log", "sysctl.log"), "utf8")).toMatch(/vm\.compaction_proactiveness=0 \(was 20\)/);
+    expect(fs.readFileSync(path.join(spark1.root, "var", "log", "sysctl.log"), "utf8")).toMatch(
+      /vm\.compaction_proactiveness=0 \(was 20\)/,
+    );
     await sh(spark1, "docker rm -f g8");
   });
 
@@ -178,29 +246,47 @@ describe("simulated site", () => {
     for (const node of [spark1, spark2]) {
       fs.mkdirSync(path.join(node.home, "dgpp"), { recursive: true });
       fs.writeFileSync(path.join(node.home, "dgpp", "cluster.json"), JSON.stringify(cluster));
-      fs.writeFileSync(path.join(node.home, "dgpp", ".env"), `DGPP_NODES="${spark1.ip} ${spark2.ip}"\nDGPP_SSH_USER=${site.user}\nDGPP_RDZV_PORT=29612\n`);
+      fs.writeFileSync(
+        path.join(node.home, "dgpp", ".env"),
+        `DGPP_NODES="${spark1.ip} ${spark2.ip}"\nDGPP_SSH_USER=${site.user}\nDGPP_RDZV_PORT=29612\n`,
+      );
     }
-    const install = await sh(spark1, `cd ~/dgpp && git init -q && git remote add origin ${site.dgppRepo} && git fetch -q origin && git checkout -q ${rev}
-      scripts/release.sh >/dev/null && scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config ~/dgpp/cluster.json`);
+    const install = await sh(
+      spark1,
+      `cd ~/dgpp && git init -q && git remote add origin ${site.dgppRepo} && git fetch -q origin && git checkout -q ${rev}
+      scripts/release.sh >/dev/null && scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config ~/dgpp/cluster.json`,
+    );
     expect(install).toContain(`installed release ${short} on spark1`);
     expect(install).toContain(`installed release ${short} on spark2`);
     const calls = fs.readFileSync(path.join(DIR, "dgpp-calls.log"), "utf8");
     expect(calls).toMatch(/ spark1 install dist\/dgpp-\w+\.tar\.zst --config /);
     expect(calls).toMatch(/ spark2 install dist\/dgpp-\w+\.tar\.zst --config \S+ --local/);
     expect(fs.existsSync(path.join(spark2.home, "dgpp", "releases", short, "bin", "dgpp-manager"))).toBe(true);
-    const twice = await sshScript(site, spark1, "cd ~/dgpp && scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config cluster.json");
+    const twice = await sshScript(
+      site,
+      spark1,
+      "cd ~/dgpp && scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config cluster.json",
+    );
     expect(twice.code).toBe(1);
     expect(twice.stderr).toContain(`release already exists: ${short}`);
     expect((await sh(spark1, "cd ~/dgpp && scripts/dgpp-cluster releases --config cluster.json")).trim()).toBe(short);
     const early = await sshScript(site, spark1, "cd ~/dgpp && scripts/dgpp-cluster up --config cluster.json");
     expect(early.code).toBe(1);
     expect(early.stderr).toContain("python3 scripts/download_model.py --config");
-    await sh(spark1, "cd ~/dgpp && python3 scripts/download_model.py --config cluster.json && scripts/dgpp-cluster up --config cluster.json");
+    await sh(
+      spark1,
+      "cd ~/dgpp && python3 scripts/download_model.py --config cluster.json && scripts/dgpp-cluster up --config cluster.json",
+    );
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18080/v1/models`))[0]?.id).toBe("Qwen/Qwen3.8-27B-NVFP4");
-    expect(await sh(spark2, "nvidia-smi --query-compute-apps=process_name --format=csv,noheader")).toContain("dgpp-worker");
+    expect(await sh(spark2, "nvidia-smi --query-compute-apps=process_name --format=csv,noheader")).toContain(
+      "dgpp-worker",
+    );
     await sh(spark1, "cd ~/dgpp && scripts/dgpp-cluster down --config cluster.json");
     expect(await get(`http://${spark1.ip}:18080/health`)).toBeNull();
-    await sh(spark2, "for i in $(seq 50); do [ -z \"$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)\" ] && break; sleep 0.1; done");
+    await sh(
+      spark2,
+      'for i in $(seq 50); do [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ] && break; sleep 0.1; done',
+    );
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=pid --format=csv,noheader")).toBe("");
   });
 
@@ -216,17 +302,23 @@ describe("simulated site", () => {
     expect(modelsIn(ok?.body ?? "{}")[0]).toMatchObject({ id: "qwen38-flash", max_model_len: 262144 });
     const args = await sh(spark2, "docker inspect -f '{{json .Args}}' qwen38-flash");
     expect(args).toContain('"--chat-template","/recipe/files/chat-template/chat_template.jinja"');
-    await sh(spark2, "cd ~/recipes/qwen38 && ./stop.sh && test -z \"$(docker ps -aq --filter name=qwen38)\"");
+    await sh(spark2, 'cd ~/recipes/qwen38 && ./stop.sh && test -z "$(docker ps -aq --filter name=qwen38)"');
   });
 
   it("follows fake-engine.json (slow start, crash) and prints the proof texts, in tmux", async () => {
     setEngineBehaviour(spark2, { startDelayS: 1.5, mode: "crash-after", crashAfterS: 1 });
     setEngineProofs(spark2, ["MTP draft head: FP8 rowwise copy engaged"]);
     const started = Date.now();
-    await sh(spark2, `tmux new-session -d -s eng "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port 18004 > ~/eng.log 2>&1"`);
+    await sh(
+      spark2,
+      `tmux new-session -d -s eng "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port 18004 > ~/eng.log 2>&1"`,
+    );
     await waitFor(`http://${spark2.ip}:18004/health`);
     expect(Date.now() - started).toBeGreaterThan(1400);
-    await sh(spark2, "for i in $(seq 40); do tmux has-session -t eng 2>/dev/null || break; sleep 0.1; done; ! tmux has-session -t eng 2>/dev/null");
+    await sh(
+      spark2,
+      "for i in $(seq 40); do tmux has-session -t eng 2>/dev/null || break; sleep 0.1; done; ! tmux has-session -t eng 2>/dev/null",
+    );
     const log = fs.readFileSync(path.join(spark2.home, "eng.log"), "utf8");
     expect(log).toContain("MTP draft head: FP8 rowwise copy engaged");
     expect(log).toContain("simulated crash-after");
@@ -235,12 +327,20 @@ describe("simulated site", () => {
 
   it("serves SGLang from rank 0 only, with rank 1 answering /health", async () => {
     const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
-    await sh(spark1, `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`);
-    await sh(spark2, `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`);
+    await sh(
+      spark1,
+      `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+    );
+    await sh(
+      spark2,
+      `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+    );
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     await waitFor(`http://${spark2.ip}:18005/health`);
     expect((await get(`http://${spark2.ip}:18005/v1/models`))?.status).toBe(404);
-    expect(fs.readFileSync(path.join(spark1.home, "sgl.log"), "utf8")).toContain("The server is fired up and ready to roll!");
+    expect(fs.readFileSync(path.join(spark1.home, "sgl.log"), "utf8")).toContain(
+      "The server is fired up and ready to roll!",
+    );
   });
 
   it("leaves no process behind after stop()", async () => {

@@ -63,9 +63,10 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
   it("keeps each deployment's bundle, connection, secrets and outcome, which delete and read act on", () => {
     for (const name of ["tm-engine", "dk-engine", "dg-engine"]) {
       const stored = of(release, name).outputs;
-      const bundle = "bundle" in stored
-        ? (stored["bundle"] as DeploymentBundle)
-        : unpack<DeploymentBundle>(stored["__bundle"] as string);
+      const bundle =
+        "bundle" in stored
+          ? (stored["bundle"] as DeploymentBundle)
+          : unpack<DeploymentBundle>(stored["__bundle"] as string);
       const { state } = upgrade("EngineDeployment", stored);
       expect(unpack<DeploymentBundle>(state.__bundle)).toEqual(bundle);
       expect(state.deployment).toBe(bundle.deployment);
@@ -74,8 +75,9 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
       expect(state.__run.gateway).toEqual(stored["gateway"] ?? (stored["__run"] as { gateway: unknown }).gateway);
       expect(state.__run.allow).toEqual(stored["allow"] ?? (stored["__run"] as { allow: unknown }).allow);
       // The provider's view says the state is rewritten, which restarts nothing (providers/engineDecide).
-      expect(oldsFromWire(stored).upgrade)
-        .toMatch(/^the EngineDeployment state is rewritten from the unversioned form of version \d to version 2/);
+      expect(oldsFromWire(stored).upgrade).toMatch(
+        /^the EngineDeployment state is rewritten from the unversioned form of version \d to version 2/,
+      );
     }
   });
 
@@ -96,9 +98,10 @@ describe.each(RECORDED_RELEASES)("the DGPP provisioning release %s stored", (rel
   it("keeps its bundle, rev, paths and marker, and lists the staged files as the plan shows them", () => {
     const stored = of(release, "dg-dgpp").outputs;
     const { state } = upgrade("DgppProvision", stored);
-    const bundle = "bundle" in stored
-      ? (stored["bundle"] as DeploymentBundle)
-      : unpack<DeploymentBundle>(stored["__bundle"] as string);
+    const bundle =
+      "bundle" in stored
+        ? (stored["bundle"] as DeploymentBundle)
+        : unpack<DeploymentBundle>(stored["__bundle"] as string);
     expect(unpack(state.__bundle)).toEqual(bundle);
     const kept = [stored["rev"], stored["rev"], stored["paths"], false];
     expect([state.rev, state.marker, state.paths, "bundle" in state]).toEqual(kept);
@@ -123,7 +126,6 @@ describe("upgrades of kinds only one release had", () => {
     expect(upgrade("HostCommand", stored).state.node).toBe("u1");
     await expect(hostCommandRemove("id", stored)).resolves.toBeUndefined();
   });
-
 });
 
 describe("states no release of this checkout can read", () => {
@@ -137,7 +139,8 @@ describe("states no release of this checkout can read", () => {
   });
 
   it("refuses a shape no release wrote, naming its keys", () => {
-    expect(() => upgrade("EngineDeployment", { deployment: "x", plan: "" }))
-      .toThrow(/no sm121 release wrote \(keys: deployment, plan\)/);
+    expect(() => upgrade("EngineDeployment", { deployment: "x", plan: "" })).toThrow(
+      /no sm121 release wrote \(keys: deployment, plan\)/,
+    );
   });
 });

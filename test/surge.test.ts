@@ -56,9 +56,11 @@ describe("the site's spare:", () => {
 
   it("refuses a spare without replicas:, an unknown node, and a group of another size", () => {
     expect(bad("    - { name: q8, recipe: qwen3-8b-solo, nodes: [a], spare: [c] }\n")[0]).toContain(
-      "sm121:deployments[0].spare: spare: needs replicas: on the same entry");
+      "sm121:deployments[0].spare: spare: needs replicas: on the same entry",
+    );
     expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [z] }\n")[0]).toContain(
-      'sm121:deployments[0].spare[0]: node "z" is not in sm121:nodes; add it to sm121:nodes or use one of a, b, c, d');
+      'sm121:deployments[0].spare[0]: node "z" is not in sm121:nodes; add it to sm121:nodes or use one of a, b, c, d',
+    );
     expect(bad("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], spare: [c, d] }\n")).toEqual([
       `${F}:8:64: sm121:deployments[0].spare: the spare group has 2 node(s) and each replica of q8 has 1; ` +
         "name 1 node(s) in spare: the new recipe starts there as it does on a replica",
@@ -75,15 +77,24 @@ describe("the plan's surge", () => {
   if (surge === undefined || set === undefined || spare === undefined) throw new Error("no set, spare or surge");
   const fits = fitOf(surge, recipes.get(surge.recipe), {});
   const look = (o: Partial<SpareLook> = {}): SpareLook => ({
-    spare, bundle: surge, protectedNodes: [], busy: [], unreachable: [], fatal: [], fit: fits, ...o,
+    spare,
+    bundle: surge,
+    protectedNodes: [],
+    busy: [],
+    unreachable: [],
+    fatal: [],
+    fit: fits,
+    ...o,
   });
 
   it("surges when the spare is free and the recipe fits there, and says so", () => {
     const v = surgeVerdict(set, look());
     expect(v).toEqual({ go: true });
-    expect(surgeWords(set, spare, v)).toBe("surges qwen3-8b onto c first: q8-spare starts the new recipe there and " +
-      "answers, then q8-1, then q8-2, each stopped only once the one before it answers; q8-spare stops once q8-2 " +
-      "answers; none of 2 down");
+    expect(surgeWords(set, spare, v)).toBe(
+      "surges qwen3-8b onto c first: q8-spare starts the new recipe there and " +
+        "answers, then q8-1, then q8-2, each stopped only once the one before it answers; q8-spare stops once q8-2 " +
+        "answers; none of 2 down",
+    );
   });
 
   it("rolls one at a time when the spare is busy, protected, unreachable or too small, and says why", () => {
@@ -98,17 +109,22 @@ describe("the plan's surge", () => {
     expect(unreachable).toBe(`${roll}the look could not reach it (c: connection refused)`);
     const small = fitOf(surge, recipes.get(surge.recipe), { c: { memTotalBytes: 4 * 1024 ** 3, weightsBytes: 16e9 } });
     const tooSmall = said({ fit: small });
-    expect(tooSmall.startsWith(`${roll}the new recipe does not fit there: deployment q8-spare cannot fit in memory`),
-      tooSmall).toBe(true);
+    expect(
+      tooSmall.startsWith(`${roll}the new recipe does not fit there: deployment q8-spare cannot fit in memory`),
+      tooSmall,
+    ).toBe(true);
     expect(surgeVerdict({ ...set, roll: "all", allBecause: "SM121_ROLL=all" }, look())).toEqual({
-      go: false, why: "the set restarts all at once (SM121_ROLL=all)",
+      go: false,
+      why: "the set restarts all at once (SM121_ROLL=all)",
     });
   });
 });
 
 describe("the surge's entry in a gateway file as it is", () => {
   const model = (deployment: string, node: string, port: number): GatewayModel => ({
-    deployment, model: "q", status: "serving",
+    deployment,
+    model: "q",
+    status: "serving",
     endpoints: [{ node, url: `http://203.0.113.9:${port}`, reachable: true }],
   });
   const replicas = [model("q-1", "a", 8001), model("q-2", "b", 8002)];
@@ -126,8 +142,11 @@ describe("the surge's entry in a gateway file as it is", () => {
     const swap = added("llama-swap");
     expect(Object.keys((parse(swap) as { peers: object }).peers)).toEqual(["q-1-a", "q-2-b", "q-spare-c"]);
     const own = added("sm121");
-    expect((JSON.parse(own) as { models: Array<{ deployment: string }> }).models.map((m) => m.deployment))
-      .toEqual(["q-1", "q-2", "q-spare"]);
+    expect((JSON.parse(own) as { models: Array<{ deployment: string }> }).models.map((m) => m.deployment)).toEqual([
+      "q-1",
+      "q-2",
+      "q-spare",
+    ]);
   });
 });
 
@@ -145,7 +164,6 @@ describe("the drain", () => {
     expect(drains(false, 0)).toEqual([undefined, undefined]);
   });
 
-
   it("takes the count the node printed, and none when the engine exports no gauge", () => {
     expect(inflightOf([{ kind: "inflight", count: 3 }])).toBe(3);
     expect(inflightOf([{ kind: "inflight", count: null }])).toBeUndefined();
@@ -154,8 +172,15 @@ describe("the drain", () => {
 
 describe("the Surge resource's diff", () => {
   const wire = (set: Record<string, string>, go = true): SurgeWire => ({
-    phase: "start", deployment: "q8-spare", nodes: ["c"], go, why: go ? "" : "c is protected", __set: set,
-    secrets: {}, connection: { knownHosts: "/dev/null", hostKeys: "strict" }, __bundle: "",
+    phase: "start",
+    deployment: "q8-spare",
+    nodes: ["c"],
+    go,
+    why: go ? "" : "c is protected",
+    __set: set,
+    secrets: {},
+    connection: { knownHosts: "/dev/null", hostKeys: "strict" },
+    __bundle: "",
     __run: { model: { deployment: "q8-spare", model: "q", status: "serving", endpoints: [] }, apiKey: false },
     stateVersion: STATE_VERSIONS.Surge,
   });

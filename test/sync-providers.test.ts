@@ -12,7 +12,13 @@ import * as model from "../src/providers/modelCacheImpl";
 const conn = (host: string) => ({ kind: "ssh" as const, host, port: 22, user: "ops" });
 const connection = { knownHosts: "/nonexistent/known_hosts", hostKeys: "strict" as const, dialTimeoutMs: 200 };
 const nodes = (host2: string) => [
-  { node: "s1", conn: conn("192.0.2.1"), ip: "192.0.2.1", stateDir: "~/.sm121", hfHome: "/home/ops/.cache/huggingface" },
+  {
+    node: "s1",
+    conn: conn("192.0.2.1"),
+    ip: "192.0.2.1",
+    stateDir: "~/.sm121",
+    hfHome: "/home/ops/.cache/huggingface",
+  },
   { node: "s2", conn: conn(host2), ip: "192.0.2.2", stateDir: "~/.sm121", hfHome: "/home/ops/.cache/huggingface" },
 ];
 const v = { stateVersion: STATE_VERSIONS.ModelCache };
@@ -45,8 +51,17 @@ describe("ModelCache", () => {
   it("changes nothing when nothing changed; a new revision, a moved cache or a gap a refresh found reach the nodes", async () => {
     expect((await model.diff("d-model", modelState, inputs)).changes).toBe(false);
     expect((await model.diff("d-model", modelState, { ...inputs, revision: "v2" })).changes).toBe(true);
-    expect((await model.diff("d-model", modelState, { ...inputs, nodes: inputs.nodes.map((n) => ({ ...n, hfHome: "/srv/hf" })) })).changes).toBe(true);
-    expect((await model.diff("d-model", { ...modelState, incomplete: { s2: ["refs/main"] } }, inputs)).changes).toBe(true);
+    expect(
+      (
+        await model.diff("d-model", modelState, {
+          ...inputs,
+          nodes: inputs.nodes.map((n) => ({ ...n, hfHome: "/srv/hf" })),
+        })
+      ).changes,
+    ).toBe(true);
+    expect((await model.diff("d-model", { ...modelState, incomplete: { s2: ["refs/main"] } }, inputs)).changes).toBe(
+      true,
+    );
   });
 
   it("records a node's new address and the delete mode without reaching a node", async () => {
@@ -74,7 +89,9 @@ describe("ImageSync", () => {
 
   it("changes nothing when nothing changed; a new reference or an ID that moved on a node reach the nodes", async () => {
     expect((await image.diff("d-image", state, args)).changes).toBe(false);
-    expect((await image.diff("d-image", state, { ...args, image: "nvcr.io/nvidia/vllm:25.11-py3" })).changes).toBe(true);
+    expect((await image.diff("d-image", state, { ...args, image: "nvcr.io/nvidia/vllm:25.11-py3" })).changes).toBe(
+      true,
+    );
     expect((await image.diff("d-image", { ...state, ids: { s1: id, s2: null } }, args)).changes).toBe(true);
   });
 

@@ -5,7 +5,20 @@
  * output directory first on PATH, which must change nothing and never link a tool to itself.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,11 +48,14 @@ function machinePulumi(name: string, version: string): string {
 /** A `go` that records each build and writes a stub binary where -o says (a built CLI prints its version). */
 function goShim(log: string): string {
   const dir = join(base, "go-shim");
-  exe(join(dir, "go"), `#!/bin/bash
+  exe(
+    join(dir, "go"),
+    `#!/bin/bash
 out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; last=$1; shift; done
 echo "build $last" >> ${log}
 printf '#!/bin/sh\\n[ "$1" = version ] && echo v3.274.1\\n' > "$out"; chmod +x "$out"
-`);
+`,
+  );
   return dir;
 }
 
@@ -51,17 +67,31 @@ function checkout(): string {
   return dir;
 }
 
-interface Run { code: number | null; bin: string; stderr: string }
+interface Run {
+  code: number | null;
+  bin: string;
+  stderr: string;
+}
 
 function toolchain(repo: string, cache: string, path: string, env: Record<string, string> = {}): Run {
   // The rest of the environment stays: npm reaches its registry through it (a proxy, a mirror).
   const inherited = { ...process.env };
   delete inherited["SM121_BUILD_PULUMI"];
-  const r = spawnSync("bash", [join(repo, "scripts", "toolchain.sh")], { env: { ...inherited, SM121_CACHE: cache, PATH: path, ...env }, encoding: "utf8", timeout: 240_000 });
+  const r = spawnSync("bash", [join(repo, "scripts", "toolchain.sh")], {
+    env: { ...inherited, SM121_CACHE: cache, PATH: path, ...env },
+    encoding: "utf8",
+    timeout: 240_000,
+  });
   return { code: r.status, bin: r.stdout.trim().split("\n").pop() ?? "", stderr: r.stderr };
 }
 
-const links = (bin: string) => Object.fromEntries(["node", "pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"].map((f) => [f, readlinkSync(join(bin, f))]));
+const links = (bin: string) =>
+  Object.fromEntries(
+    ["node", "pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"].map((f) => [
+      f,
+      readlinkSync(join(bin, f)),
+    ]),
+  );
 
 describe("scripts/toolchain.sh", () => {
   it("uses the machine's Pulumi CLI when it is a v3 release >= v3.153.0, and is idempotent with its own directory on PATH", () => {
@@ -99,19 +129,30 @@ describe("scripts/toolchain.sh", () => {
     const cache = join(base, "cache-build");
     const log = join(base, "go.log");
     writeFileSync(log, "");
-    const builds = () => readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "");
+    const builds = () =>
+      readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .filter((l) => l !== "");
     const old = machinePulumi("old", "v3.100.0");
     const path = [old, goShim(log), NODE_DIR, SYSTEM].join(":");
 
     const first = toolchain(repo, cache, path);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toContain(`skipping ${join(old, "pulumi")} (v3.100.0): sm121 needs a Pulumi v3 release >= v3.153.0`);
-    expect(builds()).toEqual(["build github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", "build ./cmd/pulumi-language-nodejs"]);
+    expect(first.stderr).toContain(
+      `skipping ${join(old, "pulumi")} (v3.100.0): sm121 needs a Pulumi v3 release >= v3.153.0`,
+    );
+    expect(builds()).toEqual([
+      "build github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+      "build ./cmd/pulumi-language-nodejs",
+    ]);
     const built = links(first.bin);
     expect(built["pulumi"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
     expect(built["pulumi-language-nodejs"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
     // The dynamic provider plugin is sm121's launcher of the SDK's host.
-    expect(readFileSync(built["pulumi-resource-pulumi-nodejs"] ?? "", "utf8")).toBe(readFileSync(join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs"), "utf8"));
+    expect(readFileSync(built["pulumi-resource-pulumi-nodejs"] ?? "", "utf8")).toBe(
+      readFileSync(join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs"), "utf8"),
+    );
 
     // Cached: a second run, its own directory on PATH, builds nothing.
     const again = toolchain(repo, cache, `${first.bin}:${path}`);
@@ -126,7 +167,9 @@ describe("scripts/toolchain.sh", () => {
     // The same CLI file (hard-linked beside the new host, where the CLI looks for its plugins).
     const cli = (bin: string) => statSync(join(bin, "pulumi")).ino;
     expect(cli(changed.bin)).toBe(cli(first.bin));
-    expect(dirname(links(changed.bin)["pulumi"] ?? "")).toBe(dirname(links(changed.bin)["pulumi-language-nodejs"] ?? ""));
+    expect(dirname(links(changed.bin)["pulumi"] ?? "")).toBe(
+      dirname(links(changed.bin)["pulumi-language-nodejs"] ?? ""),
+    );
 
     // A new enough machine CLI is passed over when the build is asked for.
     const machine = machinePulumi("machine-2", "v3.274.1");
@@ -139,13 +182,21 @@ describe("scripts/toolchain.sh", () => {
 
 describe("the dynamic provider launcher", () => {
   const launcher = join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs");
-  const run = (cwd: string) => spawnSync(launcher, ["--version-probe"], { cwd, encoding: "utf8", env: { ...process.env, PATH: `${NODE_DIR}:${SYSTEM}` } });
+  const run = (cwd: string) =>
+    spawnSync(launcher, ["--version-probe"], {
+      cwd,
+      encoding: "utf8",
+      env: { ...process.env, PATH: `${NODE_DIR}:${SYSTEM}` },
+    });
 
   it("runs the SDK's host of the project it is started in, from a subdirectory too", () => {
     const project = mkdtempSync(join(base, "project-"));
     const host = join(project, "node_modules", "@pulumi", "pulumi", "cmd", "dynamic-provider", "index.js");
     mkdirSync(dirname(host), { recursive: true });
-    writeFileSync(host, "process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cache: process.env.NODE_COMPILE_CACHE !== undefined }));\n");
+    writeFileSync(
+      host,
+      "process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cache: process.env.NODE_COMPILE_CACHE !== undefined }));\n",
+    );
     mkdirSync(join(project, "dist"));
     for (const cwd of [project, join(project, "dist")]) {
       const r = run(cwd);

@@ -15,7 +15,13 @@ export interface MiniLoad {
   clientCpuPercent: number;
 }
 
-export async function miniLoad(base: string, model: string, concurrency: number, requests: number, maxTokens: number): Promise<MiniLoad> {
+export async function miniLoad(
+  base: string,
+  model: string,
+  concurrency: number,
+  requests: number,
+  maxTokens: number,
+): Promise<MiniLoad> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL(`${base.replace(/\/+$/, "")}/v1/chat/completions`);
   let completed = 0;
@@ -23,9 +29,22 @@ export async function miniLoad(base: string, model: string, concurrency: number,
   let chunks = 0;
   const one = (i: number): Promise<void> =>
     new Promise((resolve) => {
-      const body = JSON.stringify({ model, messages: [{ role: "user", content: `${i} say something` }], max_tokens: maxTokens, stream: true, ignore_eos: true });
+      const body = JSON.stringify({
+        model,
+        messages: [{ role: "user", content: `${i} say something` }],
+        max_tokens: maxTokens,
+        stream: true,
+        ignore_eos: true,
+      });
       const req = http.request(
-        { hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        {
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
         (res) => {
           res.setEncoding("utf8");
           let buf = "";

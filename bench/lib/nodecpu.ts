@@ -69,7 +69,8 @@ interface Hierarchy {
 function hierarchy(): Hierarchy | string {
   if (process.getuid?.() !== 0) return "not root: the nodes share the machine's CPU as they are";
   const v1 = "/sys/fs/cgroup/cpu";
-  if (existsSync(join(v1, "cpu.shares"))) return { root: v1, file: "cpu.shares", value: V1_SHARES, label: `cgroup v1 cpu.shares ${V1_SHARES}` };
+  if (existsSync(join(v1, "cpu.shares")))
+    return { root: v1, file: "cpu.shares", value: V1_SHARES, label: `cgroup v1 cpu.shares ${V1_SHARES}` };
   for (const v2 of ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]) {
     const controllers = join(v2, "cgroup.controllers");
     if (existsSync(controllers) && readFileSync(controllers, "utf8").split(/\s+/).includes("cpu")) {
@@ -80,7 +81,10 @@ function hierarchy(): Hierarchy | string {
 }
 
 function procsOf(dir: string): number[] {
-  return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter((l) => l !== "").map(Number);
+  return readFileSync(join(dir, "cgroup.procs"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map(Number);
 }
 
 /** Writes pids one at a time (a cgroup.procs write takes one); a process gone meanwhile is skipped. */
@@ -129,9 +133,14 @@ function counter(file: string, toMs: (text: string) => number): () => number | u
 
 /** Counting the nodes' CPU time: the v2 group's cpu.stat, cpuacct of a co-mounted v1 group, or a v1 cpuacct group of the same name. */
 function account(h: Hierarchy, name: string, dir: string): Account {
-  if (h.file === "cpu.weight") return { ...NOT_COUNTED, usedMs: counter(join(dir, "cpu.stat"), (t) => Number(/^usage_usec (\d+)$/m.exec(t)?.[1]) / 1000) };
+  if (h.file === "cpu.weight")
+    return {
+      ...NOT_COUNTED,
+      usedMs: counter(join(dir, "cpu.stat"), (t) => Number(/^usage_usec (\d+)$/m.exec(t)?.[1]) / 1000),
+    };
   const nsToMs = (t: string) => Number(t) / 1e6;
-  if (existsSync(join(dir, "cpuacct.usage"))) return { ...NOT_COUNTED, usedMs: counter(join(dir, "cpuacct.usage"), nsToMs) };
+  if (existsSync(join(dir, "cpuacct.usage")))
+    return { ...NOT_COUNTED, usedMs: counter(join(dir, "cpuacct.usage"), nsToMs) };
   if (!existsSync(join(V1_CPUACCT, "cpuacct.usage"))) return NOT_COUNTED;
   removeStale(V1_CPUACCT, name);
   const adir = join(V1_CPUACCT, `${name}-${process.pid}`);

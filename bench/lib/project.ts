@@ -48,7 +48,8 @@ export interface BenchProjectOptions {
 
 export async function benchProject(o: BenchProjectOptions): Promise<BenchProject> {
   if (!o.name.startsWith("bench")) throw new Error(`bench project names start with "bench": ${o.name}`);
-  if (o.firstIp < 100 || o.firstIp + o.nodes.length - 1 > 149) throw new Error(`bench addresses are 127.0.0.100-149: ${o.firstIp} + ${o.nodes.length}`);
+  if (o.firstIp < 100 || o.firstIp + o.nodes.length - 1 > 149)
+    throw new Error(`bench addresses are 127.0.0.100-149: ${o.firstIp} + ${o.nodes.length}`);
   if (o.sshPort < 2300 || o.sshPort > 2349) throw new Error(`bench ssh ports are 2300-2349: ${o.sshPort}`);
   // Made first: the nodes' engines put their containers in it from the start.
   const cpu = nodeCpu(o.name);
@@ -81,7 +82,12 @@ export async function benchProject(o: BenchProjectOptions): Promise<BenchProject
   // The nodes' side: every node's sshd, and its Docker Engine (dockerd and the containerd it started).
   const sshds = e.site.nodes.flatMap((n) => sshdListeners(e.site.dir, n.root).map((r) => r.pid));
   const pids = [...sshds, ...engineTree(e.site.dir)];
-  const nodes = { how: cpu.how, weighted: cpu.weighted, usedMs: () => cpu.usedMs(), place: (weighted: boolean) => cpu.place(pids, weighted) };
+  const nodes = {
+    how: cpu.how,
+    weighted: cpu.weighted,
+    usedMs: () => cpu.usedMs(),
+    place: (weighted: boolean) => cpu.place(pids, weighted),
+  };
   nodes.place(true);
   const run = (args: string[], env: Record<string, string> = {}) => e.pulumi.run(args, { env });
   return {

@@ -35,7 +35,10 @@ max_model_len = 32768
 `;
 }
 
-export const BENCH_RECIPES = (rev = 1): Record<string, string> => ({ "bench-solo.toml": soloRecipe(rev), "bench-tp4.toml": tp4Recipe(rev) });
+export const BENCH_RECIPES = (rev = 1): Record<string, string> => ({
+  "bench-solo.toml": soloRecipe(rev),
+  "bench-tp4.toml": tp4Recipe(rev),
+});
 
 export interface DeploymentLine {
   name?: string;
@@ -45,8 +48,12 @@ export interface DeploymentLine {
 
 export function deploymentsYaml(ds: readonly DeploymentLine[], gatewayNode?: string): string {
   const lines: string[] = [];
-  if (gatewayNode !== undefined) lines.push(`  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: ${gatewayNode} }`);
+  if (gatewayNode !== undefined)
+    lines.push(`  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: ${gatewayNode} }`);
   lines.push("  sm121:deployments:");
-  for (const d of ds) lines.push(`    - { ${d.name === undefined ? "" : `name: ${d.name}, `}recipe: ${d.recipe}, nodes: [${d.nodes.join(", ")}] }`);
+  for (const d of ds)
+    lines.push(
+      `    - { ${d.name === undefined ? "" : `name: ${d.name}, `}recipe: ${d.recipe}, nodes: [${d.nodes.join(", ")}] }`,
+    );
   return lines.join("\n");
 }

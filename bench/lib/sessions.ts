@@ -27,7 +27,11 @@ function addLine(file: string, log: string, line: string): void {
 
 export function installSessionCounter(site: SimSite): void {
   for (const n of site.nodes) {
-    addLine(join(n.root, "bin", "sim-login"), LOG, `printf '%s %s\\n' "$(date +%s.%N)" "\${SSH_CONNECTION:-none}" >> '${join(n.root, LOG)}'`);
+    addLine(
+      join(n.root, "bin", "sim-login"),
+      LOG,
+      `printf '%s %s\\n' "$(date +%s.%N)" "\${SSH_CONNECTION:-none}" >> '${join(n.root, LOG)}'`,
+    );
     // The node's docker is a link to the real CLI: in its place, a wrapper that counts and runs it.
     const docker = join(n.root, "bin", "docker");
     if (!lstatSync(docker).isSymbolicLink()) continue;
@@ -48,7 +52,11 @@ interface Mark {
 export type Snapshot = Map<string, Mark>;
 
 function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l !== "") : [];
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+    : [];
 }
 
 function sshdLog(n: SimNode): string {
@@ -58,7 +66,11 @@ function sshdLog(n: SimNode): string {
 export function snapshot(site: SimSite): Snapshot {
   const s: Snapshot = new Map();
   for (const n of site.nodes) {
-    s.set(n.name, { sessions: lines(join(n.root, LOG)).length, accepted: lines(sshdLog(n)).filter((l) => l.includes("Accepted publickey")).length, docker: lines(join(n.root, DOCKER_LOG)).length });
+    s.set(n.name, {
+      sessions: lines(join(n.root, LOG)).length,
+      accepted: lines(sshdLog(n)).filter((l) => l.includes("Accepted publickey")).length,
+      docker: lines(join(n.root, DOCKER_LOG)).length,
+    });
   }
   return s;
 }
@@ -83,22 +95,38 @@ export function countSince(site: SimSite, from: Snapshot, all = false): NodeCoun
   const out: NodeCount[] = [];
   for (const n of site.nodes) {
     const m = from.get(n.name) ?? { sessions: 0, accepted: 0, docker: 0 };
-    const docker = lines(join(n.root, DOCKER_LOG)).slice(m.docker).map((l) => l.split(" ")[1] ?? "");
+    const docker = lines(join(n.root, DOCKER_LOG))
+      .slice(m.docker)
+      .map((l) => l.split(" ")[1] ?? "");
     const dockerBy: Record<string, number> = {};
     for (const d of docker) dockerBy[d] = (dockerBy[d] ?? 0) + 1;
     const sess = lines(join(n.root, LOG)).slice(m.sessions);
     const accepted = lines(sshdLog(n)).filter((l) => l.includes("Accepted publickey")).length - m.accepted;
     const ports = new Set(sess.map((l) => l.split(" ").slice(1, 3).join(":")));
-    const c = { node: n.name, connections: ports.size, accepted, channels: sess.length, channelTimes: sess.map((l) => Number(l.split(" ")[0]) * 1000), docker: docker.length, dockerBy };
+    const c = {
+      node: n.name,
+      connections: ports.size,
+      accepted,
+      channels: sess.length,
+      channelTimes: sess.map((l) => Number(l.split(" ")[0]) * 1000),
+      docker: docker.length,
+      dockerBy,
+    };
     if (all || c.accepted > 0 || c.channels > 0 || c.docker > 0) out.push(c);
   }
   return out;
 }
 
 /** Counts of `f`'s run: what it returned, and per node the connections and channels it caused. */
-export async function counted<T>(site: SimSite, nodes: readonly string[], f: () => Promise<T>): Promise<{ value: T; counts: NodeCount[] }> {
+export async function counted<T>(
+  site: SimSite,
+  nodes: readonly string[],
+  f: () => Promise<T>,
+): Promise<{ value: T; counts: NodeCount[] }> {
   const before = snapshot(site);
   const value = await f();
-  const counts = countSince(site, before, true).filter((c) => nodes.includes(c.node) || c.accepted > 0 || c.channels > 0);
+  const counts = countSince(site, before, true).filter(
+    (c) => nodes.includes(c.node) || c.accepted > 0 || c.channels > 0,
+  );
   return { value, counts };
 }

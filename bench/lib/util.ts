@@ -23,7 +23,8 @@ export function say(msg: string): void {
 
 /** The 1-minute load average: the machine is shared, so every section records it. */
 /** The median of the per-round ratios a[i] / b[i], to two digits: samples of one round share its load. */
-export const medianRatio = (a: readonly number[], b: readonly number[]): number => round(median(a.map((x, i) => x / (b[i] ?? Number.NaN))), 2);
+export const medianRatio = (a: readonly number[], b: readonly number[]): number =>
+  round(median(a.map((x, i) => x / (b[i] ?? Number.NaN))), 2);
 
 export const load1 = (): number => round(loadavg()[0] ?? 0, 2);
 
@@ -34,7 +35,10 @@ export function ok(what: string, r: PulumiRun): PulumiRun {
 }
 
 /** Runs `f` n times and returns every wall time (ms) and the last result. */
-export async function repeat<T>(n: number, f: (i: number) => Promise<{ ms: number; value: T }>): Promise<{ ms: number[]; last: T }> {
+export async function repeat<T>(
+  n: number,
+  f: (i: number) => Promise<{ ms: number; value: T }>,
+): Promise<{ ms: number[]; last: T }> {
   const ms: number[] = [];
   let last: T | undefined;
   for (let i = 0; i < n; i++) {
@@ -55,7 +59,11 @@ export async function timed(what: string, run: () => Promise<PulumiRun>): Promis
 /** The `Resources:` summary of a Pulumi run, on one line. */
 export function summary(r: PulumiRun): string {
   const m = /Resources:\n([\s\S]*?)\n\n/.exec(r.stdout);
-  return (m?.[1] ?? "").split("\n").map((l) => l.trim()).filter((l) => l !== "").join(", ");
+  return (m?.[1] ?? "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .join(", ");
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -40,7 +40,10 @@ function usageErrorOf(
 ): UsageError | undefined {
   const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
   if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" && code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return undefined;
-  const known = Object.keys(spec).map((k) => `--${k}`).join(", ") || t("usage.none");
+  const known =
+    Object.keys(spec)
+      .map((k) => `--${k}`)
+      .join(", ") || t("usage.none");
   const { tokens } = nodeParseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   for (const tok of tokens) {
     if (tok.kind !== "option") continue;
@@ -67,7 +70,8 @@ export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
   const flags: Record<string, string | boolean> = {};
   for (const [name, value] of Object.entries(parsed.values)) {
     if (value === undefined) continue;
-    if (spec[name] === "number" && (typeof value !== "string" || !NUMBER.test(value))) throw new UsageError(t("usage.needsNumber", { name, value: String(value) }));
+    if (spec[name] === "number" && (typeof value !== "string" || !NUMBER.test(value)))
+      throw new UsageError(t("usage.needsNumber", { name, value: String(value) }));
     flags[name] = value;
   }
   return { positional: parsed.positionals, flags };

@@ -72,7 +72,10 @@ export interface LoadResult {
   cpuMs: number;
 }
 
-const WORDS = "the quick brown fox jumps over a lazy dog while seven small robots count every grain of sand on the long quiet beach".split(" ");
+const WORDS =
+  "the quick brown fox jumps over a lazy dog while seven small robots count every grain of sand on the long quiet beach".split(
+    " ",
+  );
 
 /** About `n` tokens of prompt text: common words, about one token each. */
 export function promptText(n: number): string {
@@ -110,12 +113,23 @@ interface Chunk {
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
-  const agent = { http: new http.Agent({ keepAlive: true, maxSockets: o.concurrency }), https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }) };
+  const agent = {
+    http: new http.Agent({ keepAlive: true, maxSockets: o.concurrency }),
+    https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }),
+  };
   const targets = o.urls.map((u) => new URL(`${u.replace(/\/+$/, "")}/v1/chat/completions`));
   const prompt = promptText(Math.max(0, o.promptTokens - 1));
   const r: LoadResult = {
-    completed: 0, errors: 0, retried: 0, errorSamples: [], durationMs: 0, outputTokens: 0,
-    ttft: new Samples(), itl: new Samples(), e2e: new Samples(), cpuMs: 0,
+    completed: 0,
+    errors: 0,
+    retried: 0,
+    errorSamples: [],
+    durationMs: 0,
+    outputTokens: 0,
+    ttft: new Samples(),
+    itl: new Samples(),
+    e2e: new Samples(),
+    cpuMs: 0,
   };
   const fail = (why: string) => {
     r.errors++;
@@ -135,7 +149,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         ignore_eos: true,
         temperature: 0,
       });
-      const headers: http.OutgoingHttpHeaders = { "content-type": "application/json", accept: "text/event-stream", "content-length": Buffer.byteLength(body) };
+      const headers: http.OutgoingHttpHeaders = {
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        "content-length": Buffer.byteLength(body),
+      };
       if (o.apiKey !== undefined) headers["authorization"] = `Bearer ${o.apiKey}`;
       const t0 = performance.now();
       let last = -1;
@@ -173,7 +191,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
           const d = c.choices?.[0]?.delta;
           const s = d?.content ?? d?.reasoning_content;
           text = typeof s === "string" && s.length > 0;
-          if (c.usage !== undefined && c.usage !== null && typeof c.usage.completion_tokens === "number") usage = c.usage.completion_tokens;
+          if (c.usage !== undefined && c.usage !== null && typeof c.usage.completion_tokens === "number")
+            usage = c.usage.completion_tokens;
         }
         if (text) {
           const now = performance.now();
@@ -185,7 +204,16 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       };
       const mod = url.protocol === "https:" ? https : http;
       const req = mod.request(
-        { protocol: url.protocol, hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", headers, agent: url.protocol === "https:" ? agent.https : agent.http, timeout: o.timeoutMs },
+        {
+          protocol: url.protocol,
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers,
+          agent: url.protocol === "https:" ? agent.https : agent.http,
+          timeout: o.timeoutMs,
+        },
         (res) => {
           res.setEncoding("utf8");
           if (Number(res.headers[RETRIES_HEADER] ?? 0) > 0) r.retried++;

@@ -33,34 +33,52 @@ function count(p: Parsed, flag: string, fallback: number): number {
 }
 
 /** GET /v1/models: reachability, the key, and the model when none is named. */
-export function getModels(base: string, apiKey: string | undefined): Promise<{ code: number; ids: string[]; error?: string }> {
+export function getModels(
+  base: string,
+  apiKey: string | undefined,
+): Promise<{ code: number; ids: string[]; error?: string }> {
   return new Promise((resolve) => {
     const url = new URL(`${base.replace(/\/+$/, "")}/v1/models`);
     const mod = url.protocol === "https:" ? https : http;
-    const req = mod.get(url, { headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }, timeout: 10_000 }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (s: string) => (text += s));
-      res.on("end", () => {
-        const j = parseJson(text) as { data?: Array<{ id?: unknown }> } | undefined;
-        resolve({ code: res.statusCode ?? 0, ids: (j?.data ?? []).map((m) => stringOf(m.id)), ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }) });
-      });
-    });
+    const req = mod.get(
+      url,
+      { headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }, timeout: 10_000 },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (s: string) => (text += s));
+        res.on("end", () => {
+          const j = parseJson(text) as { data?: Array<{ id?: unknown }> } | undefined;
+          resolve({
+            code: res.statusCode ?? 0,
+            ids: (j?.data ?? []).map((m) => stringOf(m.id)),
+            ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }),
+          });
+        });
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("no answer within 10 s")));
     req.on("error", (e) => resolve({ code: 0, ids: [], error: e.message }));
   });
 }
 
-async function keyFromNodes(site: Site, p: Parsed, nodes: NodeBundle[], stack: CliContext["pulumi"]): Promise<string | undefined> {
+async function keyFromNodes(
+  site: Site,
+  p: Parsed,
+  nodes: NodeBundle[],
+  stack: CliContext["pulumi"],
+): Promise<string | undefined> {
   const { auth } = cliAuth(site, p, process.env, stack);
   const keys = await withHosts(nodes, auth, (hosts) =>
-    Promise.all(nodes.map(async (nb) => {
-      const keyRecord = printRecord("benchKey", '"key64":"%s"', `"$(printf '%s' "$key" | base64 -w0)"`);
-      const script = `${readApiKeyLines(keyFiles(nb))}\n${keyRecord}`;
-      const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
-      const k = Buffer.from(firstRecord(res.records, "benchKey")?.key64 ?? "", "base64").toString("utf8");
-      return k === "" ? undefined : k;
-    })),
+    Promise.all(
+      nodes.map(async (nb) => {
+        const keyRecord = printRecord("benchKey", '"key64":"%s"', `"$(printf '%s' "$key" | base64 -w0)"`);
+        const script = `${readApiKeyLines(keyFiles(nb))}\n${keyRecord}`;
+        const res = await hostOf(hosts, nb).run(script, { step: "api key", allowFailure: true, timeoutMs: 30_000 });
+        const k = Buffer.from(firstRecord(res.records, "benchKey")?.key64 ?? "", "base64").toString("utf8");
+        return k === "" ? undefined : k;
+      }),
+    ),
   );
   return keys.find((k) => k !== undefined);
 }
@@ -81,7 +99,10 @@ function resolveTarget(ctx: CliContext, p: Parsed): Target | number {
   if (url !== undefined) {
     if (p.positional.length > 0) throw new UsageError(t("bench.urlOrDeployment"));
     // Several replicas of one model: --url URL1,URL2 (requests go round robin).
-    const urls = url.split(",").map((u) => u.trim()).filter((u) => u !== "");
+    const urls = url
+      .split(",")
+      .map((u) => u.trim())
+      .filter((u) => u !== "");
     for (const u of urls) if (!/^https?:\/\/[^/\s]+/.test(u)) throw new UsageError(t("bench.badUrl", { url: u }));
     if (urls.length === 0) throw new UsageError(t("bench.badUrl", { url }));
     const key = envKey ?? (process.env["OPENAI_API_KEY"] || undefined);
@@ -96,7 +117,9 @@ function resolveTarget(ctx: CliContext, p: Parsed): Target | number {
     return 2;
   }
   // A node that binds loopback answers only on itself; from here that address is this machine.
-  const inward = nodes.filter((nb) => nb.conn.kind === "ssh" && ["127.0.0.1", "localhost", "::1"].includes(nb.api?.host ?? ""));
+  const inward = nodes.filter(
+    (nb) => nb.conn.kind === "ssh" && ["127.0.0.1", "localhost", "::1"].includes(nb.api?.host ?? ""),
+  );
   if (inward.length > 0) {
     ctx.err(t("bench.loopback", { nodes: inward.map((nb) => nb.node).join(", "), url: inward[0]?.api?.url ?? "" }));
     return 2;
@@ -116,7 +139,11 @@ function resolveTarget(ctx: CliContext, p: Parsed): Target | number {
   };
 }
 
-function report(target: Target & { model: string }, cfg: { concurrency: number; requests: number; promptTokens: number; maxTokens: number }, r: LoadResult): BenchReport {
+function report(
+  target: Target & { model: string },
+  cfg: { concurrency: number; requests: number; promptTokens: number; maxTokens: number },
+  r: LoadResult,
+): BenchReport {
   const s = r.durationMs / 1000;
   const rate = (n: number) => (s > 0 ? Math.round((n / s) * 100) / 100 : 0);
   return {
@@ -141,11 +168,23 @@ function report(target: Target & { model: string }, cfg: { concurrency: number; 
 
 function text(b: BenchReport): string[] {
   const f = (v: number) => v.toFixed(2).padStart(9);
-  const row = (label: string, l: Latency) => `  ${label.padEnd(6)}${[l.p50, l.p90, l.p99, l.mean, l.max].map(f).join("")}`;
+  const row = (label: string, l: Latency) =>
+    `  ${label.padEnd(6)}${[l.p50, l.p90, l.p99, l.mean, l.max].map(f).join("")}`;
   const lines = [
-    t("bench.header", { model: b.model, urls: b.urls.join(", "), requests: b.requests, concurrency: b.concurrency, prompt: b.promptTokens, max: b.maxTokens }),
+    t("bench.header", {
+      model: b.model,
+      urls: b.urls.join(", "),
+      requests: b.requests,
+      concurrency: b.concurrency,
+      prompt: b.promptTokens,
+      max: b.maxTokens,
+    }),
     `  ${t("bench.requestsLine", {
-      ok: b.completed, errors: b.errors, retried: b.retried, seconds: b.durationS, rate: b.requestsPerS,
+      ok: b.completed,
+      errors: b.errors,
+      retried: b.retried,
+      seconds: b.durationS,
+      rate: b.requestsPerS,
     })}`,
     `  ${t("bench.tokensLine", { tokens: b.outputTokens, rate: b.outputTokensPerS })}`,
     `  ${"ms".padEnd(6)}${["p50", "p90", "p99", "mean", "max"].map((h) => h.padStart(9)).join("")}`,
@@ -160,7 +199,12 @@ function text(b: BenchReport): string[] {
 }
 
 export async function benchCommand(ctx: CliContext, p: Parsed): Promise<number> {
-  const cfg = { concurrency: count(p, "concurrency", 8), requests: count(p, "requests", 100), promptTokens: count(p, "prompt-tokens", 128), maxTokens: count(p, "max-tokens", 128) };
+  const cfg = {
+    concurrency: count(p, "concurrency", 8),
+    requests: count(p, "requests", 100),
+    promptTokens: count(p, "prompt-tokens", 128),
+    maxTokens: count(p, "max-tokens", 128),
+  };
   const rate = str(p, "rate") === undefined ? undefined : count(p, "rate", 1);
   const target = resolveTarget(ctx, p);
   if (typeof target === "number") return target;

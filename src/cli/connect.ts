@@ -36,13 +36,31 @@ function readKey(file: string, flag: string): string {
   }
 }
 
-export function cliAuth(site: Pick<Site, "knownHosts" | "hostKeys">, p: Parsed, env: NodeJS.ProcessEnv = process.env, stack?: Pick<PulumiStack, "secret">): CliAuth {
-  const base: SshAuth = { knownHosts: expandHome(site.knownHosts), hostKeys: site.hostKeys, dialTimeoutMs: 8_000, dialAttempts: 2 };
+export function cliAuth(
+  site: Pick<Site, "knownHosts" | "hostKeys">,
+  p: Parsed,
+  env: NodeJS.ProcessEnv = process.env,
+  stack?: Pick<PulumiStack, "secret">,
+): CliAuth {
+  const base: SshAuth = {
+    knownHosts: expandHome(site.knownHosts),
+    hostKeys: site.hostKeys,
+    dialTimeoutMs: 8_000,
+    dialAttempts: 2,
+  };
   const passphrase = stack?.secret("sm121:sshPassphrase") ?? env["SM121_SSH_PASSPHRASE"];
   const stackKey = stack?.secret("sm121:sshPrivateKey");
-  if (stackKey !== undefined) return { auth: { ...base, privateKey: stackKey, ...(passphrase !== undefined && passphrase !== "" && { passphrase }) }, source: "stack" };
+  if (stackKey !== undefined)
+    return {
+      auth: { ...base, privateKey: stackKey, ...(passphrase !== undefined && passphrase !== "" && { passphrase }) },
+      source: "stack",
+    };
   const withKey = (file: string, flag: string, source: KeySource): CliAuth => ({
-    auth: { ...base, privateKey: readKey(file, flag), ...(passphrase !== undefined && passphrase !== "" && { passphrase }) },
+    auth: {
+      ...base,
+      privateKey: readKey(file, flag),
+      ...(passphrase !== undefined && passphrase !== "" && { passphrase }),
+    },
     source,
     keyFile: file,
   });
@@ -71,13 +89,22 @@ export interface NodeTarget {
  * cannot be reached is reported in the map instead of failing the command: status and doctor
  * report per node.
  */
-export async function withNodes<T>(nodes: readonly NodeTarget[], auth: SshAuth, fn: (reached: Map<string, Reached>) => Promise<T>): Promise<T> {
+export async function withNodes<T>(
+  nodes: readonly NodeTarget[],
+  auth: SshAuth,
+  fn: (reached: Map<string, Reached>) => Promise<T>,
+): Promise<T> {
   const unique = [...new Map(nodes.map((n) => [n.node, n])).values()];
   const settled = await Promise.allSettled(unique.map((n) => connect(n.node, n.conn, auth)));
   const reached = new Map<string, Reached>();
   settled.forEach((s, i) => {
     const name = unique[i]?.node ?? "";
-    reached.set(name, s.status === "fulfilled" ? { ok: true, host: s.value } : { ok: false, error: s.reason instanceof Error ? s.reason : new Error(String(s.reason)) });
+    reached.set(
+      name,
+      s.status === "fulfilled"
+        ? { ok: true, host: s.value }
+        : { ok: false, error: s.reason instanceof Error ? s.reason : new Error(String(s.reason)) },
+    );
   });
   try {
     return await fn(reached);
@@ -101,12 +128,17 @@ export function hostKeyRefusalOf(e: Error): HostKeyRefusal | undefined {
 /** --node N, checked against the site: a usage error names the nodes there are. */
 export function selectedNode(site: Site, p: Parsed): string | undefined {
   const n = str(p, "node");
-  if (n !== undefined && site.nodes[n] === undefined) throw new UsageError(t("cli.unknownNode", { node: n, nodes: Object.keys(site.nodes).join(", ") }));
+  if (n !== undefined && site.nodes[n] === undefined)
+    throw new UsageError(t("cli.unknownNode", { node: n, nodes: Object.keys(site.nodes).join(", ") }));
   return n;
 }
 
 /** The deployment named by the first argument; a usage error lists the deployments. */
-export function selectedDeployment(bundles: readonly DeploymentBundle[], name: string | undefined, stack: string): DeploymentBundle {
+export function selectedDeployment(
+  bundles: readonly DeploymentBundle[],
+  name: string | undefined,
+  stack: string,
+): DeploymentBundle {
   const deployments = bundles.map((x) => x.deployment).join(", ") || "-";
   if (name === undefined) throw new UsageError(t("cli.needsDeployment", { deployments }));
   const b = bundles.find((x) => x.deployment === name);

@@ -24,10 +24,15 @@ export function projectRoot(): string {
  * knows the stack (so project defaults and ESC environments apply as they do for `pulumi up`),
  * else from Pulumi.<stack>.yaml alone.
  */
-export function stackContext(p: Parsed, root: string, env: NodeJS.ProcessEnv = process.env): Pick<CliContext, "stack" | "pulumi"> {
+export function stackContext(
+  p: Parsed,
+  root: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<CliContext, "stack" | "pulumi"> {
   const stacks = pulumiStacks(root, env);
   const set = (v: string | undefined) => (v === "" ? undefined : v);
-  const stack = str(p, "stack") ?? set(env["SM121_STACK"]) ?? set(env["PULUMI_STACK"]) ?? stacks?.selected ?? "spark-site";
+  const stack =
+    str(p, "stack") ?? set(env["SM121_STACK"]) ?? set(env["PULUMI_STACK"]) ?? stacks?.selected ?? "spark-site";
   const pulumi = stacks?.stack(stack);
   return { stack, ...(pulumi !== undefined && { pulumi }) };
 }

@@ -40,10 +40,15 @@ interface Need {
   deployments: string[];
 }
 
-const commandTest = (c: string) => (c.includes("/") ? `[ -x ${nodePath(c)} ]` : `command -v ${quote(c)} >/dev/null 2>&1`);
+const commandTest = (c: string) =>
+  c.includes("/") ? `[ -x ${nodePath(c)} ]` : `command -v ${quote(c)} >/dev/null 2>&1`;
 
 /** What the deployments on one node need from it. A node without deployments gets warnings only. */
-export function needsOf(node: SiteNode, placed: ReadonlyArray<{ b: DeploymentBundle; nb: NodeBundle }>, recipes: ReadonlyMap<string, Recipe>): Need[] {
+export function needsOf(
+  node: SiteNode,
+  placed: ReadonlyArray<{ b: DeploymentBundle; nb: NodeBundle }>,
+  recipes: ReadonlyMap<string, Recipe>,
+): Need[] {
   const needs = new Map<string, Need>();
   const used = placed.length > 0;
   const add = (n: Omit<Need, "deployments">, deployment?: string) => {
@@ -55,22 +60,71 @@ export function needsOf(node: SiteNode, placed: ReadonlyArray<{ b: DeploymentBun
       if (n.severity === "problem") have.severity = "problem";
     }
   };
-  const cmd = (c: string, hint: string, deployment?: string) => add({ check: "command", subject: c, test: commandTest(c), severity: used ? "problem" : "warning", hint }, deployment);
+  const cmd = (c: string, hint: string, deployment?: string) =>
+    add(
+      { check: "command", subject: c, test: commandTest(c), severity: used ? "problem" : "warning", hint },
+      deployment,
+    );
   cmd("curl", t("doctor.hintInstall", { pkg: "curl" }));
-  add({ check: "sudo", subject: "sudo -n true", test: "sudo -n true >/dev/null 2>&1", severity: "warning", hint: t("doctor.hintSudo", { node: node.name }) });
+  add({
+    check: "sudo",
+    subject: "sudo -n true",
+    test: "sudo -n true >/dev/null 2>&1",
+    severity: "warning",
+    hint: t("doctor.hintSudo", { node: node.name }),
+  });
   for (const { b, nb } of placed) {
     const d = b.deployment;
     if (b.hooks.beforeServe.concat(b.hooks.afterStop).some((h) => /\bsudo\b/.test(h))) {
-      add({ check: "sudo", subject: "sudo -n true", test: "sudo -n true >/dev/null 2>&1", severity: "problem", hint: t("doctor.hintSudo", { node: node.name }) }, d);
+      add(
+        {
+          check: "sudo",
+          subject: "sudo -n true",
+          test: "sudo -n true >/dev/null 2>&1",
+          severity: "problem",
+          hint: t("doctor.hintSudo", { node: node.name }),
+        },
+        d,
+      );
     }
     if (b.deploy === "docker" || b.deploy === "script") cmd("docker", t("doctor.hintDocker"), d);
     if (b.deploy === "tmux") cmd("tmux", t("doctor.hintInstall", { pkg: "tmux" }), d);
     for (const c of nb.preflight) {
-      if (c.kind === "image") add({ check: "image", subject: c.subject, test: `docker image inspect ${quote(c.subject)} >/dev/null 2>&1`, severity: "problem", hint: t("doctor.hintPull", { image: c.subject, node: node.name }) }, d);
+      if (c.kind === "image")
+        add(
+          {
+            check: "image",
+            subject: c.subject,
+            test: `docker image inspect ${quote(c.subject)} >/dev/null 2>&1`,
+            severity: "problem",
+            hint: t("doctor.hintPull", { image: c.subject, node: node.name }),
+          },
+          d,
+        );
       // The head-coordinated engine's checkout (DGPP); a script recipe's directory is its own check.
-      if (c.kind === "dir" && b.shape === "head-coordinated") add({ check: "dir", subject: c.subject, test: `[ -d ${nodePath(c.subject)} ]`, severity: "problem", hint: driverFor(b.engine).installHint }, d);
+      if (c.kind === "dir" && b.shape === "head-coordinated")
+        add(
+          {
+            check: "dir",
+            subject: c.subject,
+            test: `[ -d ${nodePath(c.subject)} ]`,
+            severity: "problem",
+            hint: driverFor(b.engine).installHint,
+          },
+          d,
+        );
       // The engine binary of a native or tmux launch, as the bundle's preflight names it.
-      if (c.kind === "command") add({ check: "engine", subject: c.subject, test: commandTest(c.subject), severity: "problem", hint: driverFor(b.engine).installHint }, d);
+      if (c.kind === "command")
+        add(
+          {
+            check: "engine",
+            subject: c.subject,
+            test: commandTest(c.subject),
+            severity: "problem",
+            hint: driverFor(b.engine).installHint,
+          },
+          d,
+        );
     }
     const dgpp = recipes.get(b.recipe)?.dgpp;
     if (nb.rank === 0 && dgpp?.repo !== undefined) cmd("git", t("doctor.hintInstall", { pkg: "git" }), d);
@@ -138,11 +192,23 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
   }
   const checks: DoctorCheck[] = needs.map((n, i) => {
     const ok = met.get(i) === true;
-    return { check: n.check, subject: n.subject, ok, severity: n.severity, detail: ok ? null : t("doctor.missing"), hint: n.hint, deployments: n.deployments };
+    return {
+      check: n.check,
+      subject: n.subject,
+      ok,
+      severity: n.severity,
+      detail: ok ? null : t("doctor.missing"),
+      hint: n.hint,
+      deployments: n.deployments,
+    };
   });
   const gib = memKiB === undefined ? undefined : Math.round((memKiB / 1048576) * 10) / 10;
   const memOk = gib !== undefined && gib >= gateGiB;
-  const detail = gib === undefined ? t("doctor.memUnknown") : t("doctor.memDetail", { mem: gib, gate: gateGiB, wsf: wsf || "?" }) + (!memOk && running ? `; ${t("doctor.memEngineRuns")}` : "");
+  const detail =
+    gib === undefined
+      ? t("doctor.memUnknown")
+      : t("doctor.memDetail", { mem: gib, gate: gateGiB, wsf: wsf || "?" }) +
+        (!memOk && running ? `; ${t("doctor.memEngineRuns")}` : "");
   checks.push({
     check: "memory",
     subject: "MemAvailable",
@@ -160,7 +226,14 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     if (v !== undefined) checks.push(v);
   }
   const bad = checks.filter((c) => !c.ok);
-  return { ...base, reachable: true, connect: null, checks, problems: bad.filter((c) => c.severity === "problem").length, warnings: bad.filter((c) => c.severity === "warning").length };
+  return {
+    ...base,
+    reachable: true,
+    connect: null,
+    checks,
+    problems: bad.filter((c) => c.severity === "problem").length,
+    warnings: bad.filter((c) => c.severity === "warning").length,
+  };
 }
 
 /**
@@ -186,7 +259,10 @@ async function preflightChecks(
     deployments: [b.deployment],
   });
   const warnings = failed.filter((f) => !f.fatal);
-  const problems = check("problem", failed.filter((f) => f.fatal));
+  const problems = check(
+    "problem",
+    failed.filter((f) => f.fatal),
+  );
   return warnings.length > 0 ? [problems, check("warning", warnings)] : [problems];
 }
 
@@ -222,7 +298,12 @@ async function imageVersionCheck(
 }
 
 /** Each deployment's memory fit over what the nodes reported: a check on each reached node, and the table. */
-function addFitChecks(bundles: readonly DeploymentBundle[], recipes: ReadonlyMap<string, Recipe>, facts: Readonly<Record<string, NodeModelFacts>>, results: DoctorNode[]): DoctorReport["memoryFit"] {
+function addFitChecks(
+  bundles: readonly DeploymentBundle[],
+  recipes: ReadonlyMap<string, Recipe>,
+  facts: Readonly<Record<string, NodeModelFacts>>,
+  results: DoctorNode[],
+): DoctorReport["memoryFit"] {
   return bundles.map((b) => {
     const fit = fitOf(b, recipes.get(b.recipe), facts);
     const checks = fitChecks(fit, b.recipeFile);
@@ -246,18 +327,34 @@ export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number>
   const site = project.site;
   const only = selectedNode(site, p);
   const nodes = Object.values(site.nodes).filter((n) => only === undefined || n.name === only);
-  const placedOn = (n: SiteNode) => project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
+  const placedOn = (n: SiteNode) =>
+    project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
   const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
-  const report = await withNodes(nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })), auth, async (reached): Promise<DoctorReport> => {
-    const facts: Record<string, NodeModelFacts> = Object.fromEntries(nodes.map((n) => [n.name, {}]));
-    const results = await Promise.all(nodes.map((n) => {
-      const placed = placedOn(n);
-      const gate = placed[0]?.nb.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
-      return doctorNode(reached.get(n.name), { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts }, facts[n.name] ?? {});
-    }));
-    const memoryFit = addFitChecks(project.bundles.filter((b) => b.nodes.some((nb) => nb.node in facts)), project.recipes, facts, results);
-    return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results, memoryFit };
-  });
+  const report = await withNodes(
+    nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })),
+    auth,
+    async (reached): Promise<DoctorReport> => {
+      const facts: Record<string, NodeModelFacts> = Object.fromEntries(nodes.map((n) => [n.name, {}]));
+      const results = await Promise.all(
+        nodes.map((n) => {
+          const placed = placedOn(n);
+          const gate = placed[0]?.nb.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
+          return doctorNode(
+            reached.get(n.name),
+            { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts },
+            facts[n.name] ?? {},
+          );
+        }),
+      );
+      const memoryFit = addFitChecks(
+        project.bundles.filter((b) => b.nodes.some((nb) => nb.node in facts)),
+        project.recipes,
+        facts,
+        results,
+      );
+      return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results, memoryFit };
+    },
+  );
   if (bool(p, "json")) ctx.out(jsonOut(doctorSchema(), report));
   else {
     for (const l of doctorText(report)) ctx.out(l);

@@ -56,7 +56,9 @@ function pulumi(ctx: CliContext, args: string[], env: NodeJS.ProcessEnv, onLine?
 /** The URN of the deployment's component in an exported state, if it is there. */
 export function componentUrn(exported: string, deployment: string): string | undefined {
   const state = JSON.parse(exported) as { deployment?: { resources?: Array<{ urn?: unknown; type?: unknown }> } };
-  const urns = (state.deployment?.resources ?? []).filter((r) => DEPLOYMENT_TYPES.includes(String(r.type)) && typeof r.urn === "string").map((r) => String(r.urn));
+  const urns = (state.deployment?.resources ?? [])
+    .filter((r) => DEPLOYMENT_TYPES.includes(String(r.type)) && typeof r.urn === "string")
+    .map((r) => String(r.urn));
   return urns.find((u) => u.endsWith(`::${deployment}`));
 }
 
@@ -64,11 +66,15 @@ export function componentUrn(exported: string, deployment: string): string | und
 export function otherChanges(previewJson: string, deployment: string): string[] {
   const plan = JSON.parse(previewJson) as { steps?: Array<{ op?: unknown; urn?: unknown }> };
   // The Deployment component and its children (src/components/recipe.ts names them from it).
-  const children = new RegExp(`^${deployment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-(engine|dgpp|model|image|hooks-.+))?$`);
-  const ours = (urn: string) => children.test(urn.split("::").pop() ?? "") || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
-  return (plan.steps ?? []).filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn)).map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
+  const children = new RegExp(
+    `^${deployment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-(engine|dgpp|model|image|hooks-.+))?$`,
+  );
+  const ours = (urn: string) =>
+    children.test(urn.split("::").pop() ?? "") || urn.endsWith("::gateway") || urn.includes("pulumi:pulumi:Stack::");
+  return (plan.steps ?? [])
+    .filter((st) => st.op !== "same" && typeof st.urn === "string" && !ours(st.urn))
+    .map((st) => `${String(st.op)} ${String(st.urn).split("::").pop() ?? ""}`);
 }
-
 
 export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
@@ -83,7 +89,9 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
     return 0;
   }
   // Deployments that an earlier down stopped stay down: this up must not serve them again.
-  const alreadyDown = project.bundles.map((x) => x.deployment).filter((d) => d !== b.deployment && componentUrn(exported.stdout, d) === undefined);
+  const alreadyDown = project.bundles
+    .map((x) => x.deployment)
+    .filter((d) => d !== b.deployment && componentUrn(exported.stdout, d) === undefined);
   // The provider speaks the language of this run (--lang wins over the environment's).
   const env = { ...process.env, SM121_DOWN: [b.deployment, ...alreadyDown].join(","), SM121_LANG: currentLocale() };
   // The program refuses the same at plan time; down says it before it runs Pulumi at all.
@@ -94,7 +102,11 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
     return 1;
   }
   const fail = (run: Run): number => {
-    for (const l of run.stderr.trim().split("\n").filter((x) => x !== "")) ctx.err(`  ${l}`);
+    for (const l of run.stderr
+      .trim()
+      .split("\n")
+      .filter((x) => x !== ""))
+      ctx.err(`  ${l}`);
     ctx.err(t("down.failed", { deployment: b.deployment, code: run.code }));
     return 1;
   };
@@ -106,7 +118,16 @@ export async function downCommand(ctx: CliContext, p: Parsed): Promise<number> {
     return 1;
   }
   ctx.out(t("down.stopping", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));
-  const args = ["up", "--stack", ctx.stack, "--yes", "--skip-preview", "--non-interactive", "--suppress-outputs", "--suppress-progress"];
+  const args = [
+    "up",
+    "--stack",
+    ctx.stack,
+    "--yes",
+    "--skip-preview",
+    "--non-interactive",
+    "--suppress-outputs",
+    "--suppress-progress",
+  ];
   const run = await pulumi(ctx, args, env, (l) => ctx.out(`  ${l}`));
   if (run.code !== 0) return fail(run);
   ctx.out(t("down.done", { deployment: b.deployment, nodes: b.nodes.map((n) => n.node).join(", ") }));

@@ -33,7 +33,10 @@ interface Target {
 }
 
 function targetsOf(p: Parsed): Target[] {
-  const hosts = (str(p, "nodes") ?? "").split(",").map((h) => h.trim()).filter((h) => h !== "");
+  const hosts = (str(p, "nodes") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter((h) => h !== "");
   if (hosts.length === 0) throw new UsageError(t("init.needsNodes"));
   const port = Number(str(p, "port") ?? "22");
   if (!Number.isInteger(port) || port < 1 || port > 65535) {

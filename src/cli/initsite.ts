@@ -34,16 +34,22 @@ const b64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", 
  */
 export const FACTS_SCRIPT = [
   'hf=${HF_HOME:-$HOME/.cache/huggingface}; if [ -d "$hf" ]; then hfe=true; else hfe=false; fi',
-  printRecord("siteHome", '"home64":"%s","hf64":"%s","hfExists":%s',
-    '"$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"'),
+  printRecord(
+    "siteHome",
+    '"home64":"%s","hf64":"%s","hfExists":%s',
+    '"$(printf %s "$HOME" | base64 -w0)" "$(printf %s "$hf" | base64 -w0)" "$hfe"',
+  ),
   "total=$(free -b 2>/dev/null | awk '/^Mem:/ {print $2}') || total=",
   "avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null) || avail=",
   printRecord("siteMemory", '"memTotal":%s,"memAvailableKiB":%s', '"${total:-null}" "${avail:-null}"'),
   "gpus=$(nvidia-smi -L 2>/dev/null || true)",
   printRecord("siteGpus", '"gpus64":"%s"', '"$(printf %s "$gpus" | base64 -w0)"'),
   "dv=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true); imgs=$(docker images 2>/dev/null || true)",
-  printRecord("siteDocker", '"docker64":"%s","images64":"%s"',
-    '"$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"'),
+  printRecord(
+    "siteDocker",
+    '"docker64":"%s","images64":"%s"',
+    '"$(printf %s "$dv" | base64 -w0)" "$(printf %s "$imgs" | base64 -w0)"',
+  ),
   "nic=; addr=; via=",
   "devs=$(rdma link show 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == \"netdev\") print $(i + 1)}' || true)",
   "for dev in $devs; do",
@@ -65,7 +71,7 @@ export async function nodeFacts(
 ): Promise<NodeFacts> {
   const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
   const gib = (v: number | null | undefined) =>
-    (typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined);
+    typeof v === "number" ? Math.round((v / 2 ** 30) * 10) / 10 : undefined;
   const home = firstRecord(res.records, "siteHome");
   const mem = firstRecord(res.records, "siteMemory");
   const nic = firstRecord(res.records, "siteNic");
@@ -83,7 +89,9 @@ export async function nodeFacts(
     hfExists: home?.hfExists === true,
     ...(memTotalGiB !== undefined && { memTotalGiB }),
     ...(memAvailableGiB !== undefined && { memAvailableGiB }),
-    gpus: b64(firstRecord(res.records, "siteGpus")?.gpus64).split("\n").filter((l) => /^GPU \d+:/.test(l))
+    gpus: b64(firstRecord(res.records, "siteGpus")?.gpus64)
+      .split("\n")
+      .filter((l) => /^GPU \d+:/.test(l))
       .map((l) => l.replace(/^GPU \d+: /, "").replace(/ \(UUID: .*\)$/, "")),
     ...(dockerVersion !== "" && { docker: dockerVersion }),
     images: imagesIn(b64(docker?.images64)),
@@ -93,7 +101,10 @@ export async function nodeFacts(
 
 /** `docker images` as REPOSITORY:TAG (the table every docker prints; its header first). */
 function imagesIn(table: string): string[] {
-  return table.split("\n").slice(1).map((l) => l.trim().split(/\s+/))
+  return table
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
     .filter((c) => c.length >= 2 && c[0] !== "<none>" && c[1] !== "<none>")
     .map((c) => `${c[0]}:${c[1]}`);
 }
@@ -114,7 +125,8 @@ const yamlWord = (s: string): string => (/^[A-Za-z0-9_./~@:+-]+$/.test(s) && !/^
 
 /** The memory gate: half the least MemAvailable init found (a new site has no engine running), at most 100 GiB. */
 export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeFacts } {
-  const least = facts.filter((f) => f.memAvailableGiB !== undefined)
+  const least = facts
+    .filter((f) => f.memAvailableGiB !== undefined)
     .sort((a, b) => (a.memAvailableGiB ?? 0) - (b.memAvailableGiB ?? 0))[0];
   if (least?.memAvailableGiB === undefined) return { gib: 100 };
   return { gib: Math.max(1, Math.min(100, Math.floor(least.memAvailableGiB / 2))), from: least };
@@ -143,21 +155,24 @@ function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
     out.push("      # no address found for the engines: write the node's address on the cluster network");
     out.push(`      ip: ${yamlWord(f.host)}`);
   }
-  const gpuSaid = f.gpus.length > 0
-    ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)`
-    : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
+  const gpuSaid =
+    f.gpus.length > 0
+      ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)`
+      : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
   out.push(`      # GPU: ${gpuSaid}`, `      gpus: ${Math.max(1, f.gpus.length)}`);
-  const mem = f.memTotalGiB === undefined
-    ? "memory: free -b failed"
-    : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
+  const mem =
+    f.memTotalGiB === undefined
+      ? "memory: free -b failed"
+      : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
   out.push(`      # ${mem}`);
   const hf = f.hfExists ? "exists" : "does not exist yet; the first up that downloads a model into it makes it";
   out.push(`      # the HF cache ${f.hfHome}: ${hf}`);
   out.push(`      env: { HF_HOME: ${yamlWord(f.hfHome)} }`);
   const held = f.images.length === 0 ? "no images" : `images: ${f.images.join(", ")}`;
-  const docker = f.docker === undefined
-    ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit"
-    : `docker ${f.docker}, ${held}`;
+  const docker =
+    f.docker === undefined
+      ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit"
+      : `docker ${f.docker}, ${held}`;
   out.push(`      # ${docker}`);
   for (const [recipe, image] of Object.entries(images)) {
     if (f.images.includes(image)) continue;
@@ -170,10 +185,11 @@ function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
 export function stackYaml(o: StackInput): string {
   const [first, second] = o.facts;
   const gate = gateOf(o.facts);
-  const gateSaid = gate.from === undefined
-    ? "the default"
-    : `half of the least MemAvailable sm121 init found (${gate.from.name}: ${gate.from.memAvailableGiB} GiB), ` +
-      "at most 100";
+  const gateSaid =
+    gate.from === undefined
+      ? "the default"
+      : `half of the least MemAvailable sm121 init found (${gate.from.name}: ${gate.from.memAvailableGiB} GiB), ` +
+        "at most 100";
   const engines = Object.entries(o.images).map(([r, i]) => {
     const v = imageVersion(i);
     return `${r}: ${i}${v === undefined ? "" : ` (${v.engine} ${v.version}, ${v.source})`}`;

@@ -23,7 +23,7 @@ export function logsScript(nb: NodeBundle, lines: number, follow: boolean): stri
   return [
     `( ${env}; ${nb.logs} ) 2>&1 &`,
     "pid=$!",
-    "stop() { kill \"$pid\" 2>/dev/null; exit 0; }",
+    'stop() { kill "$pid" 2>/dev/null; exit 0; }',
     "trap stop PIPE HUP INT TERM",
     `while kill -0 "$pid" 2>/dev/null; do sleep 1; echo ${HEARTBEAT} || stop; done`,
     'wait "$pid"',
@@ -40,7 +40,11 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const nodes = b.nodes.filter((nb) => (only === undefined || nb.node === only) && nb.logs !== ":");
   if (nodes.length === 0) {
     const names = b.nodes.map((n) => n.node).join(", ");
-    ctx.err(only === undefined ? t("logs.noLogs", { deployment: b.deployment, nodes: names }) : t("logs.noNodes", { deployment: b.deployment, node: only, nodes: names }));
+    ctx.err(
+      only === undefined
+        ? t("logs.noLogs", { deployment: b.deployment, nodes: names })
+        : t("logs.noNodes", { deployment: b.deployment, node: only, nodes: names }),
+    );
     return 2;
   }
   const width = Math.max(...nodes.map((n) => n.node.length));

@@ -70,7 +70,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     return;
   }
   // `sm121 --lang ru` alone, like `sm121`, prints the usage.
-  const asksUsage = name === undefined || ["help", "--help", "-h", "--lang"].includes(name) || name.startsWith("--lang=");
+  const asksUsage =
+    name === undefined || ["help", "--help", "-h", "--lang"].includes(name) || name.startsWith("--lang=");
   if (asksUsage) {
     out(usage());
     return;

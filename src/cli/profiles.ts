@@ -21,7 +21,8 @@ export function profilesReport(ctx: CliContext, only?: string): ProfilesReport {
   if (only !== undefined && !scriptRecipes.includes(only)) {
     throw new UsageError(t("profiles.unknownRecipe", { recipe: only, recipes: scriptRecipes.join(", ") || "-" }));
   }
-  const usedBy = (recipe: string, profile: string) => project.bundles.filter((b) => b.recipe === recipe && b.profile === profile).map((b) => b.deployment);
+  const usedBy = (recipe: string, profile: string) =>
+    project.bundles.filter((b) => b.recipe === recipe && b.profile === profile).map((b) => b.deployment);
   return {
     stack: ctx.stack,
     recipes: repoProfiles(ctx.root, site, project.recipes, only).map((rp) => ({
@@ -62,15 +63,42 @@ export function profilesText(r: ProfilesReport): string[] {
     out.push(t("profiles.recipe", { recipe: rp.recipe, dir: rp.dir }));
     if (rp.profiles.length === 0) out.push(`  ${t("profiles.none")}`);
     else {
-      const rows = rp.profiles.map((p) => [p.name, p.status === "invalid" ? t("profiles.invalid") : p.status, yesNo(p.runnable), p.deployments.join(", ") || "-", p.description ?? "-"]);
-      out.push(...table([t("profiles.colProfile"), t("profiles.colStatus"), t("profiles.colRunnable"), t("profiles.colDeployments"), t("profiles.colDescription")], rows));
+      const rows = rp.profiles.map((p) => [
+        p.name,
+        p.status === "invalid" ? t("profiles.invalid") : p.status,
+        yesNo(p.runnable),
+        p.deployments.join(", ") || "-",
+        p.description ?? "-",
+      ]);
+      out.push(
+        ...table(
+          [
+            t("profiles.colProfile"),
+            t("profiles.colStatus"),
+            t("profiles.colRunnable"),
+            t("profiles.colDeployments"),
+            t("profiles.colDescription"),
+          ],
+          rows,
+        ),
+      );
       for (const p of rp.profiles) if (p.error !== null) out.push(`  ${p.name}: ${t("common.error")}: ${p.error}`);
     }
     out.push("");
   }
   out.push(t("profiles.nodes"));
-  const rows = r.nodes.map((n) => [n.node + (n.protected ? ` ${t("status.protectedMark")}` : ""), n.host, n.recipes.join(", ") || "-", n.deployments.join(", ") || "-"]);
-  out.push(...table([t("status.colNode"), t("profiles.colHost"), t("profiles.colNodeRecipes"), t("profiles.colDeployments")], rows));
+  const rows = r.nodes.map((n) => [
+    n.node + (n.protected ? ` ${t("status.protectedMark")}` : ""),
+    n.host,
+    n.recipes.join(", ") || "-",
+    n.deployments.join(", ") || "-",
+  ]);
+  out.push(
+    ...table(
+      [t("status.colNode"), t("profiles.colHost"), t("profiles.colNodeRecipes"), t("profiles.colDeployments")],
+      rows,
+    ),
+  );
   return out;
 }
 

@@ -44,7 +44,12 @@ interface Ran {
 }
 
 function pulumi(root: string, args: string[], env: NodeJS.ProcessEnv): Ran | undefined {
-  const r = spawnSync("pulumi", [...args, "--non-interactive"], { cwd: root, env: { PULUMI_SKIP_UPDATE_CHECK: "true", ...env }, encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync("pulumi", [...args, "--non-interactive"], {
+    cwd: root,
+    env: { PULUMI_SKIP_UPDATE_CHECK: "true", ...env },
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   // No Pulumi CLI on PATH: the CLI reads the stack file itself.
   if (r.error !== undefined) return undefined;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -90,7 +95,11 @@ export function pulumiStacks(root: string, env: NodeJS.ProcessEnv = process.env)
         secret(key) {
           if (!secretKeys.includes(key)) return undefined;
           const got = pulumi(root, ["config", "get", key, "--stack", name], env);
-          if (got === undefined || got.code !== 0) throw new PulumiError(`pulumi config get ${key} --stack ${name}`, got ?? { code: null, stdout: "", stderr: "" });
+          if (got === undefined || got.code !== 0)
+            throw new PulumiError(
+              `pulumi config get ${key} --stack ${name}`,
+              got ?? { code: null, stdout: "", stderr: "" },
+            );
           // `config get` ends the value with a newline of its own.
           return got.stdout.endsWith("\n") ? got.stdout.slice(0, -1) : got.stdout;
         },

@@ -32,7 +32,12 @@ function stepScripts(b: DeploymentBundle, n: NodeBundle, secrets: SecretNames): 
   return serveSteps(b, n, { stamp: STAMP_PLACEHOLDER, renderedAt: RENDERED_PLACEHOLDER, secrets: placeholders });
 }
 
-export function renderJson(b: DeploymentBundle, nodes: NodeBundle[], steps: readonly Step[] = STEPS, secrets: SecretNames = {}): unknown {
+export function renderJson(
+  b: DeploymentBundle,
+  nodes: NodeBundle[],
+  steps: readonly Step[] = STEPS,
+  secrets: SecretNames = {},
+): unknown {
   return {
     deployment: b.deployment,
     recipe: b.recipe,
@@ -72,7 +77,10 @@ function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames, re
     `# ${t("render.deployment", { deployment: b.deployment, recipe: b.recipe, file: b.recipeFile, engine: b.engine, deploy: b.deploy, shape: b.shape })}`,
     `# ${t("render.identity", { identity: b.identity })}`,
   ];
-  if (b.profile !== undefined) lines.push(`# ${t(b.runnable ? "render.profile" : "render.profileRenderOnly", { profile: b.profile, status: b.profileStatus ?? "stable" })}`);
+  if (b.profile !== undefined)
+    lines.push(
+      `# ${t(b.runnable ? "render.profile" : "render.profileRenderOnly", { profile: b.profile, status: b.profileStatus ?? "stable" })}`,
+    );
   for (const w of b.warnings) lines.push(`# ${t("render.warning", { warning: w })}`);
   lines.push(`# ${t("render.placeholders", { stamp: STAMP_PLACEHOLDER, rendered: RENDERED_PLACEHOLDER })}`);
   lines.push("", `# ${t("fit.renderNote")}`, ...fitTable(fitOf(b, recipe, {})).map((l) => `# ${l}`));
@@ -80,7 +88,11 @@ function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames, re
     lines.push("", nodeHeading(n));
     if (n.argv.length > 0) lines.push(`argv: ${JSON.stringify(n.argv)}`);
     lines.push("launch:", ...n.launch.split("\n").map((l) => `  ${l}`));
-    for (const f of n.files) lines.push(`--- ${t("render.file", { path: f.path, mode: f.mode.toString(8), sha: f.sha256.slice(0, 16) })}`, ...f.content.replace(/\n$/, "").split("\n"));
+    for (const f of n.files)
+      lines.push(
+        `--- ${t("render.file", { path: f.path, mode: f.mode.toString(8), sha: f.sha256.slice(0, 16) })}`,
+        ...f.content.replace(/\n$/, "").split("\n"),
+      );
     lines.push(...stepLines(b, n, STEPS, secrets));
   }
   return lines;
@@ -96,12 +108,22 @@ function writeOut(dir: string, b: DeploymentBundle, nodes: NodeBundle[], secrets
       writeFileSync(join(base, "files", rel), f.content, { mode: f.mode });
     }
     const scripts = stepScripts(b, n, secrets);
-    const named: Array<[string, string]> = [...STEPS.map((s): [string, string] => [`${s}.sh`, scripts[s]]), ["status.sh", n.status]];
+    const named: Array<[string, string]> = [
+      ...STEPS.map((s): [string, string] => [`${s}.sh`, scripts[s]]),
+      ["status.sh", n.status],
+    ];
     for (const [name, body] of named) {
-      writeFileSync(join(base, name), `#!/usr/bin/env bash\n# ${b.deployment} on ${n.node} (rank ${n.rank}); run as: bash -s < ${name}\nset -euo pipefail\n${body}\n`, { mode: 0o755 });
+      writeFileSync(
+        join(base, name),
+        `#!/usr/bin/env bash\n# ${b.deployment} on ${n.node} (rank ${n.rank}); run as: bash -s < ${name}\nset -euo pipefail\n${body}\n`,
+        { mode: 0o755 },
+      );
     }
   }
-  writeFileSync(join(dir, b.deployment, "bundle.json"), `${JSON.stringify(renderJson(b, nodes, STEPS, secrets), null, 2)}\n`);
+  writeFileSync(
+    join(dir, b.deployment, "bundle.json"),
+    `${JSON.stringify(renderJson(b, nodes, STEPS, secrets), null, 2)}\n`,
+  );
 }
 
 /**
@@ -112,7 +134,10 @@ export function stackSecrets(root: string, stack: string): SecretNames {
   const doc = parseYaml(readFileSync(stackFile(root, stack), "utf8")) as { config?: Record<string, unknown> } | null;
   const config = doc?.config ?? {};
   const has = (k: string) => Object.hasOwn(config, k);
-  return { ...(has("sm121:hfToken") && { HF_TOKEN: "sm121:hfToken" }), ...(has("sm121:apiKey") && { API_KEY: "sm121:apiKey" }) };
+  return {
+    ...(has("sm121:hfToken") && { HF_TOKEN: "sm121:hfToken" }),
+    ...(has("sm121:apiKey") && { API_KEY: "sm121:apiKey" }),
+  };
 }
 
 export function renderCommand(ctx: CliContext, p: Parsed): number {
@@ -127,11 +152,14 @@ export function renderCommand(ctx: CliContext, p: Parsed): number {
     return 2;
   }
   const step = str(p, "step");
-  if (step !== undefined && !isStep(step)) throw new UsageError(t("render.unknownStep", { step, steps: STEPS.join(", ") }));
+  if (step !== undefined && !isStep(step))
+    throw new UsageError(t("render.unknownStep", { step, steps: STEPS.join(", ") }));
   const only = str(p, "node");
   const nodes = only === undefined ? b.nodes : b.nodes.filter((n) => n.node === only);
   if (nodes.length === 0) {
-    ctx.err(t("render.noNode", { deployment: b.deployment, node: only ?? "", nodes: b.nodes.map((n) => n.node).join(", ") }));
+    ctx.err(
+      t("render.noNode", { deployment: b.deployment, node: only ?? "", nodes: b.nodes.map((n) => n.node).join(", ") }),
+    );
     return 2;
   }
   const secrets = stackSecrets(ctx.root, ctx.stack);
@@ -143,7 +171,8 @@ export function renderCommand(ctx: CliContext, p: Parsed): number {
   }
   const steps: readonly Step[] = step === undefined ? STEPS : [step];
   if (bool(p, "json")) ctx.out(JSON.stringify(renderSchema().parse(renderJson(b, nodes, steps, secrets)), null, 2));
-  else if (step !== undefined) for (const n of nodes) ctx.out([nodeHeading(n), ...stepLines(b, n, steps, secrets)].join("\n"));
+  else if (step !== undefined)
+    for (const n of nodes) ctx.out([nodeHeading(n), ...stepLines(b, n, steps, secrets)].join("\n"));
   else for (const l of text(b, nodes, secrets, project.recipes.get(b.recipe))) ctx.out(l);
   return 0;
 }

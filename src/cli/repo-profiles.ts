@@ -44,13 +44,22 @@ function readOne(root: string, recipe: string, file: string): ProfileFile {
 }
 
 /** The profiles of every script recipe (or of `only`), sorted by recipe and name. */
-export function repoProfiles(root: string, site: Pick<Site, "recipesDir">, recipes: ReadonlyMap<string, Recipe>, only?: string): RecipeProfiles[] {
+export function repoProfiles(
+  root: string,
+  site: Pick<Site, "recipesDir">,
+  recipes: ReadonlyMap<string, Recipe>,
+  only?: string,
+): RecipeProfiles[] {
   return [...recipes.values()]
     .filter((r) => r.deploy === "script" && (only === undefined || r.name === only))
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((r) => {
       const dir = profilesDirOf(site.recipesDir, r);
-      const files = existsSync(join(root, dir)) ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".env")).sort() : [];
+      const files = existsSync(join(root, dir))
+        ? readdirSync(join(root, dir))
+            .filter((f) => f.endsWith(".env"))
+            .sort()
+        : [];
       return { recipe: r.name, dir, profiles: files.map((f) => readOne(root, r.name, join(dir, f))) };
     });
 }

@@ -63,22 +63,36 @@ export function statusEntrySchema() {
     /** null: not known (the node is unreachable, or its status would need an HTTP request). */
     running: z.boolean().nullable(),
     startedAt: nullableString(),
-    drift: z.strictObject({
-      kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount", "hung", "stop-failed"]),
-      files: z.array(z.string()),
-    }).nullable(),
-    env: z.strictObject({ path: z.string(), profile: nullableString(), rendered: nullableString(), sha256: nullableString(), edited: z.boolean() }).nullable(),
+    drift: z
+      .strictObject({
+        kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount", "hung", "stop-failed"]),
+        files: z.array(z.string()),
+      })
+      .nullable(),
+    env: z
+      .strictObject({
+        path: z.string(),
+        profile: nullableString(),
+        rendered: nullableString(),
+        sha256: nullableString(),
+        edited: z.boolean(),
+      })
+      .nullable(),
     health: healthSchema(),
     /**
      * One 1-token completion (sm121:liveness timeout) when /v1/models answered: null when not asked;
      * "busy" with ms null when the load saw the engine generate tokens (no completion sent).
      */
-    live: z.strictObject({
-      verdict: z.enum(["ok", "busy", "hung", "refused"]),
-      timeoutS: z.number().positive(),
-      ms: z.number().nonnegative().nullable(),
-    }).nullable(),
-    kvCache: z.strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) }).nullable(),
+    live: z
+      .strictObject({
+        verdict: z.enum(["ok", "busy", "hung", "refused"]),
+        timeoutS: z.number().positive(),
+        ms: z.number().nonnegative().nullable(),
+      })
+      .nullable(),
+    kvCache: z
+      .strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) })
+      .nullable(),
     load: loadSchema(),
     error: nullableString(),
   });
@@ -94,10 +108,17 @@ export function statusNodeSchema() {
     memGateGiB: z.number().positive().nullable(),
     watermarkScaleFactor: nullableString(),
     gpuApps: z.array(z.strictObject({ pid: z.int(), name: z.string(), usedMiB: z.number().nullable() })).nullable(),
-    gpuProbe: z.union([
-      z.strictObject({ ran: z.literal(false), reason: z.enum(["not-configured", "unreachable"]) }),
-      z.strictObject({ ran: z.literal(true), code: z.int().nullable(), output: z.string(), seconds: z.number().nonnegative() }),
-    ]).nullable(),
+    gpuProbe: z
+      .union([
+        z.strictObject({ ran: z.literal(false), reason: z.enum(["not-configured", "unreachable"]) }),
+        z.strictObject({
+          ran: z.literal(true),
+          code: z.int().nullable(),
+          output: z.string(),
+          seconds: z.number().nonnegative(),
+        }),
+      ])
+      .nullable(),
   });
 }
 
@@ -106,14 +127,16 @@ export function statusSchema() {
     stack: z.string(),
     ok: z.boolean(),
     nodes: z.array(statusNodeSchema()),
-    deployments: z.array(z.strictObject({
-      deployment: z.string(),
-      recipe: z.string(),
-      engine: z.string(),
-      deploy: z.enum(DEPLOY_TARGETS),
-      profile: nullableString(),
-      nodes: z.array(statusEntrySchema()),
-    })),
+    deployments: z.array(
+      z.strictObject({
+        deployment: z.string(),
+        recipe: z.string(),
+        engine: z.string(),
+        deploy: z.enum(DEPLOY_TARGETS),
+        profile: nullableString(),
+        nodes: z.array(statusEntrySchema()),
+      }),
+    ),
   });
 }
 
@@ -122,18 +145,20 @@ export function smokeSchema() {
     stack: z.string(),
     node: z.string(),
     ok: z.boolean(),
-    results: z.array(z.strictObject({
-      deployment: z.string(),
-      url: z.string(),
-      model: nullableString(),
-      ok: z.boolean(),
-      httpCode: z.int().min(0),
-      latencyMs: z.number().nonnegative(),
-      firstByteMs: z.number().nonnegative(),
-      answer: nullableString(),
-      completionTokens: z.int().min(0).nullable(),
-      error: nullableString(),
-    })),
+    results: z.array(
+      z.strictObject({
+        deployment: z.string(),
+        url: z.string(),
+        model: nullableString(),
+        ok: z.boolean(),
+        httpCode: z.int().min(0),
+        latencyMs: z.number().nonnegative(),
+        firstByteMs: z.number().nonnegative(),
+        answer: nullableString(),
+        completionTokens: z.int().min(0).nullable(),
+        error: nullableString(),
+      }),
+    ),
   });
 }
 
@@ -177,27 +202,52 @@ export function doctorSchema() {
   return z.strictObject({
     stack: z.string(),
     ok: z.boolean(),
-    nodes: z.array(z.strictObject({
-      node: z.string(),
-      protected: z.boolean(),
-      reachable: z.boolean(),
-      connect: z.strictObject({ kind: z.enum(["host-key", "auth", "unreachable"]), message: z.string(), fingerprint: nullableString(), fix: nullableString() }).nullable(),
-      checks: z.array(z.strictObject({
-        check: z.enum([
-          "command", "engine", "image", "dir", "sudo", "memory", "memory-fit", "preflight", "engine-version",
-        ]),
-        subject: z.string(),
-        ok: z.boolean(),
-        severity: z.enum(["problem", "warning"]),
-        detail: nullableString(),
-        hint: nullableString(),
-        deployments: z.array(z.string()),
-      })),
-      problems: z.int().min(0),
-      warnings: z.int().min(0),
-    })),
+    nodes: z.array(
+      z.strictObject({
+        node: z.string(),
+        protected: z.boolean(),
+        reachable: z.boolean(),
+        connect: z
+          .strictObject({
+            kind: z.enum(["host-key", "auth", "unreachable"]),
+            message: z.string(),
+            fingerprint: nullableString(),
+            fix: nullableString(),
+          })
+          .nullable(),
+        checks: z.array(
+          z.strictObject({
+            check: z.enum([
+              "command",
+              "engine",
+              "image",
+              "dir",
+              "sudo",
+              "memory",
+              "memory-fit",
+              "preflight",
+              "engine-version",
+            ]),
+            subject: z.string(),
+            ok: z.boolean(),
+            severity: z.enum(["problem", "warning"]),
+            detail: nullableString(),
+            hint: nullableString(),
+            deployments: z.array(z.string()),
+          }),
+        ),
+        problems: z.int().min(0),
+        warnings: z.int().min(0),
+      }),
+    ),
     /** The memory fit of each deployment on the nodes asked, as the preview would find it. */
-    memoryFit: z.array(z.strictObject({ deployment: z.string(), verdict: z.enum(["fits", "tight", "refused", "unknown"]), lines: z.array(z.string()) })),
+    memoryFit: z.array(
+      z.strictObject({
+        deployment: z.string(),
+        verdict: z.enum(["fits", "tight", "refused", "unknown"]),
+        lines: z.array(z.string()),
+      }),
+    ),
   });
 }
 
@@ -210,17 +260,23 @@ export function renderSchema() {
     deploy: z.enum(DEPLOY_TARGETS),
     shape: z.enum(["per-node", "head-coordinated"]),
     identity: z.string().regex(/^[0-9a-f]{64}$/),
-    nodes: z.array(z.strictObject({
-      node: z.string(),
-      rank: z.int().min(0),
-      host: z.string(),
-      argv: z.array(z.string()),
-      launch: z.string(),
-      env: z.record(z.string(), z.string()),
-      files: z.array(z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), content: z.string() })),
-      /** The scripts `pulumi up` runs on the node, by step (src/serve/sequence.ts); one with --step. */
-      steps: z.partialRecord(z.enum(STEPS), z.string()),
-    })).min(1),
+    nodes: z
+      .array(
+        z.strictObject({
+          node: z.string(),
+          rank: z.int().min(0),
+          host: z.string(),
+          argv: z.array(z.string()),
+          launch: z.string(),
+          env: z.record(z.string(), z.string()),
+          files: z.array(
+            z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), content: z.string() }),
+          ),
+          /** The scripts `pulumi up` runs on the node, by step (src/serve/sequence.ts); one with --step. */
+          steps: z.partialRecord(z.enum(STEPS), z.string()),
+        }),
+      )
+      .min(1),
   });
 }
 
@@ -233,16 +289,18 @@ export function validateSchema() {
     profiles: z.int().min(0),
     nodes: z.int().min(0),
     deployments: z.array(z.string()),
-    errors: z.array(z.strictObject({
-      file: z.string(),
-      line: z.int().min(1),
-      col: z.int().min(1),
-      field: z.string(),
-      problem: z.string(),
-      fix: z.string(),
-      /** The one-line form: file:line:col: field: problem; fix. */
-      message: z.string(),
-    })),
+    errors: z.array(
+      z.strictObject({
+        file: z.string(),
+        line: z.int().min(1),
+        col: z.int().min(1),
+        field: z.string(),
+        problem: z.string(),
+        fix: z.string(),
+        /** The one-line form: file:line:col: field: problem; fix. */
+        message: z.string(),
+      }),
+    ),
     warnings: z.array(z.string()),
   });
 }
@@ -251,29 +309,35 @@ export function validateSchema() {
 export function profilesSchema() {
   return z.strictObject({
     stack: z.string(),
-    recipes: z.array(z.strictObject({
-      recipe: z.string(),
-      dir: z.string(),
-      profiles: z.array(z.strictObject({
-        name: z.string(),
-        file: z.string(),
-        /** invalid: the file does not parse; `error` says why. */
-        status: z.enum(["stable", "experimental", "invalid"]),
-        runnable: z.boolean().nullable(),
-        description: nullableString(),
-        /** The node recipe it is for (`# sm121-recipe:`). */
-        nodeRecipe: nullableString(),
+    recipes: z.array(
+      z.strictObject({
+        recipe: z.string(),
+        dir: z.string(),
+        profiles: z.array(
+          z.strictObject({
+            name: z.string(),
+            file: z.string(),
+            /** invalid: the file does not parse; `error` says why. */
+            status: z.enum(["stable", "experimental", "invalid"]),
+            runnable: z.boolean().nullable(),
+            description: nullableString(),
+            /** The node recipe it is for (`# sm121-recipe:`). */
+            nodeRecipe: nullableString(),
+            deployments: z.array(z.string()),
+            error: nullableString(),
+          }),
+        ),
+      }),
+    ),
+    nodes: z.array(
+      z.strictObject({
+        node: z.string(),
+        host: z.string(),
+        protected: z.boolean(),
+        recipes: z.array(z.string()),
         deployments: z.array(z.string()),
-        error: nullableString(),
-      })),
-    })),
-    nodes: z.array(z.strictObject({
-      node: z.string(),
-      host: z.string(),
-      protected: z.boolean(),
-      recipes: z.array(z.string()),
-      deployments: z.array(z.string()),
-    })),
+      }),
+    ),
   });
 }
 

@@ -31,15 +31,20 @@ export interface CurlRequest {
  * "CODE TTFB TOTAL", `body64` the answer. The bearer key goes to curl as a header on stdin (render/apikey).
  */
 export function nodeCurlScript(nb: NodeBundle, req: CurlRequest): string {
-  const post = req.body === undefined ? [] : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
+  const post =
+    req.body === undefined
+      ? []
+      : [`printf '%s' ${quote(Buffer.from(req.body).toString("base64"))} | base64 -d > "$req_file"`];
   const data = req.body === undefined ? "" : ` -X POST -H 'Content-Type: application/json' --data-binary @"$req_file"`;
   return [
     readApiKeyLines(keyFiles(nb)),
-    'resp_file=$(mktemp); req_file=$(mktemp)',
-    "trap 'rm -f \"$resp_file\" \"$req_file\"' EXIT",
+    "resp_file=$(mktemp); req_file=$(mktemp)",
+    'trap \'rm -f "$resp_file" "$req_file"\' EXIT',
     ...post,
-    `http=$(${curlWithKey(`-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' `
-      + `--max-time ${req.timeoutS}${data} ${quote(req.url)}`)} 2>/dev/null || true)`,
+    `http=$(${curlWithKey(
+      `-s -o "$resp_file" -w '%{http_code} %{time_starttransfer} %{time_total}' ` +
+        `--max-time ${req.timeoutS}${data} ${quote(req.url)}`,
+    )} 2>/dev/null || true)`,
     printRecord("smoke", '"http":"%s","body64":"%s"', '"$http" "$(base64 -w0 < "$resp_file")"'),
   ].join("\n");
 }
@@ -80,18 +85,49 @@ interface Completion {
 async function smokeOne(h: Host, b: DeploymentBundle, nb: NodeBundle): Promise<SmokeResult> {
   const url = `${nb.api?.url ?? ""}/v1/chat/completions`;
   const model = b.readiness.servedName ?? null;
-  const body = JSON.stringify({ ...(model !== null && { model }), messages: [{ role: "user", content: PROMPT }], max_tokens: 48, temperature: 0 });
-  const res = await h.run(nodeCurlScript(nb, { method: "POST", url, body, timeoutS: 120 }), { step: "smoke", timeoutMs: 150_000 });
+  const body = JSON.stringify({
+    ...(model !== null && { model }),
+    messages: [{ role: "user", content: PROMPT }],
+    max_tokens: 48,
+    temperature: 0,
+  });
+  const res = await h.run(nodeCurlScript(nb, { method: "POST", url, body, timeoutS: 120 }), {
+    step: "smoke",
+    timeoutMs: 150_000,
+  });
   const c = curlResult(res.records);
   const base = { deployment: b.deployment, url, model };
-  if (c === undefined) return { ...base, ok: false, httpCode: 0, latencyMs: 0, firstByteMs: 0, answer: null, completionTokens: null, error: t("smoke.noRecord", { stderr: res.stderr.trim().slice(-300) }) };
+  if (c === undefined)
+    return {
+      ...base,
+      ok: false,
+      httpCode: 0,
+      latencyMs: 0,
+      firstByteMs: 0,
+      answer: null,
+      completionTokens: null,
+      error: t("smoke.noRecord", { stderr: res.stderr.trim().slice(-300) }),
+    };
   const parsed = parseJson(c.body) as Completion | undefined;
   const msg = parsed?.choices?.[0]?.message;
   const answer = msg?.content ?? msg?.reasoning_content ?? null;
   const tokens = parsed?.usage?.completion_tokens;
   const ok = c.code === 200 && answer !== null && answer.trim() !== "";
-  const error = ok ? null : c.code === 0 ? t("smoke.noAnswer", { url }) : t("smoke.httpError", { code: c.code, body: c.body.slice(0, 300) });
-  return { ...base, ok, httpCode: c.code, latencyMs: c.totalMs, firstByteMs: c.firstByteMs, answer, completionTokens: typeof tokens === "number" ? tokens : null, error };
+  const error = ok
+    ? null
+    : c.code === 0
+      ? t("smoke.noAnswer", { url })
+      : t("smoke.httpError", { code: c.code, body: c.body.slice(0, 300) });
+  return {
+    ...base,
+    ok,
+    httpCode: c.code,
+    latencyMs: c.totalMs,
+    firstByteMs: c.firstByteMs,
+    answer,
+    completionTokens: typeof tokens === "number" ? tokens : null,
+    error,
+  };
 }
 
 /** Why a node has nothing to smoke: no deployment there, or only ranks without an API (name the node that has it). */
@@ -99,10 +135,23 @@ export function noEndpoint(bundles: readonly DeploymentBundle[], node: string, o
   const scope = bundles.filter((b) => only === undefined || b.deployment === only);
   const ranks = scope.flatMap((b) => b.nodes.filter((nb) => nb.node === node).map((nb) => ({ b, nb })));
   if (ranks.length > 0) {
-    return ranks.map(({ b, nb }) => t("smoke.noApi", { node, rank: nb.rank, deployment: b.deployment, apiNode: b.nodes.find((x) => x.api !== undefined)?.node ?? "-" }));
+    return ranks.map(({ b, nb }) =>
+      t("smoke.noApi", {
+        node,
+        rank: nb.rank,
+        deployment: b.deployment,
+        apiNode: b.nodes.find((x) => x.api !== undefined)?.node ?? "-",
+      }),
+    );
   }
   if (only === undefined) return [t("smoke.noDeployment", { node })];
-  return [t("smoke.notInDeployment", { node, deployment: only, nodes: scope.flatMap((b) => b.nodes.map((x) => x.node)).join(", ") || "-" })];
+  return [
+    t("smoke.notInDeployment", {
+      node,
+      deployment: only,
+      nodes: scope.flatMap((b) => b.nodes.map((x) => x.node)).join(", ") || "-",
+    }),
+  ];
 }
 
 /**
@@ -136,12 +185,23 @@ export async function smokeCommand(ctx: CliContext, p: Parsed): Promise<number> 
     return 2;
   }
   const { auth } = cliAuth(project.site, p, process.env, ctx.pulumi);
-  const results = await withHosts([{ node, conn: first.nb.conn }], auth, (hosts) => Promise.all(targets.map((x) => smokeOne(hostOf(hosts, x.nb), x.b, x.nb))));
+  const results = await withHosts([{ node, conn: first.nb.conn }], auth, (hosts) =>
+    Promise.all(targets.map((x) => smokeOne(hostOf(hosts, x.nb), x.b, x.nb))),
+  );
   const report: SmokeReport = { stack: ctx.stack, node, ok: results.every((r) => r.ok), results };
   if (bool(p, "json")) ctx.out(jsonOut(smokeSchema(), report));
   else {
     for (const r of results) {
-      ctx.out(t("smoke.line", { deployment: r.deployment, node, url: r.url, code: r.httpCode, ms: r.latencyMs, ttfb: r.firstByteMs }));
+      ctx.out(
+        t("smoke.line", {
+          deployment: r.deployment,
+          node,
+          url: r.url,
+          code: r.httpCode,
+          ms: r.latencyMs,
+          ttfb: r.firstByteMs,
+        }),
+      );
       if (r.answer !== null) ctx.out(`  ${t("smoke.answer")}: ${r.answer.trim()}`);
       if (r.error !== null) ctx.out(`  ${t("common.error")}: ${r.error}`);
     }

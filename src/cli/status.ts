@@ -46,8 +46,12 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
       `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
-      printRecord("kvLog", '"log64":"%s","saved64":"%s"', `"$(printf '%s' "$kv" | base64 -w0)" ` +
-        `"$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`),
+      printRecord(
+        "kvLog",
+        '"log64":"%s","saved64":"%s"',
+        `"$(printf '%s' "$kv" | base64 -w0)" ` +
+          `"$(base64 -w0 < ${nodePath(nb.stateDir)}/kv-cache.txt 2>/dev/null || true)"`,
+      ),
     );
   }
   return lines.join("\n");
@@ -59,8 +63,11 @@ export function factsScript(): string {
     "mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)",
     "wsf=$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)",
     "apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits 2>/dev/null); rc=$?",
-    printRecord("nodeMemory", '"memKiB":%s,"wsf":"%s","apps64":"%s","appsRc":%d',
-      `"\${mem:-null}" "$wsf" "$(printf '%s' "$apps" | base64 -w0)" "$rc"`),
+    printRecord(
+      "nodeMemory",
+      '"memKiB":%s,"wsf":"%s","apps64":"%s","appsRc":%d',
+      `"\${mem:-null}" "$wsf" "$(printf '%s' "$apps" | base64 -w0)" "$rc"`,
+    ),
   ].join("\n");
 }
 
@@ -83,7 +90,9 @@ function targetOf(b: DeploymentBundle, nb: NodeBundle, site: Site): StatusEntry[
   if (b.deploy === "docker" || b.deploy === "tmux") return { kind: b.deploy, name: `sm121-${b.deployment}-${nb.rank}` };
   if (b.deploy === "script") {
     const env = envPathOf(nb);
-    const r = Object.values(site.nodes[nb.node]?.recipes ?? {}).find((x) => `${x.dir.replace(/\/+$/, "")}/.env` === env);
+    const r = Object.values(site.nodes[nb.node]?.recipes ?? {}).find(
+      (x) => `${x.dir.replace(/\/+$/, "")}/.env` === env,
+    );
     return { kind: "script", name: r?.container ?? null };
   }
   return { kind: b.deploy, name: null };
@@ -101,14 +110,24 @@ interface EntryOptions {
 
 /** The records of a node script as the node printed them, one `node step | @sm121 {...}` line each. */
 export function recordLines(node: string, step: string, res: RunResult): string[] {
-  return res.stdout.split("\n").filter((l) => l.startsWith("@sm121 ")).map((l) => `${node} ${step} | ${l}`);
+  return res.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("@sm121 "))
+    .map((l) => `${node} ${step} | ${l}`);
 }
 
 function healthOf(code: number, latencyMs: number, body: string): Health {
   const models = parseJson(body) as { data?: Array<{ id?: unknown; max_model_len?: unknown }> } | undefined;
   const data = Array.isArray(models?.data) ? models.data : [];
   const first = data[0]?.max_model_len;
-  return { checked: true, ok: code === 200, httpCode: code, latencyMs, models: data.map((m) => stringOf(m.id)), maxModelLen: typeof first === "number" ? first : null };
+  return {
+    checked: true,
+    ok: code === 200,
+    httpCode: code,
+    latencyMs,
+    models: data.map((m) => stringOf(m.id)),
+    maxModelLen: typeof first === "number" ? first : null,
+  };
 }
 
 type Entry = Omit<StatusEntry, "load">;
@@ -120,7 +139,14 @@ async function statusEntry(
   o: EntryOptions,
   generating: boolean,
 ): Promise<Entry> {
-  const base = { deployment: b.deployment, node: nb.node, rank: nb.rank, protected: nb.protected, target: targetOf(b, nb, o.site), runs: nb.runs };
+  const base = {
+    deployment: b.deployment,
+    node: nb.node,
+    rank: nb.rank,
+    protected: nb.protected,
+    target: targetOf(b, nb, o.site),
+    runs: nb.runs,
+  };
   if (r === undefined || !r.ok) {
     const health: Health = { checked: false, reason: "unreachable" };
     const error = r?.error.message ?? null;
@@ -137,7 +163,11 @@ async function statusEntry(
     };
   }
   const httpAllowed = (!nb.protected || o.yes) && !o.noHttp;
-  const res = await r.host.run(probeScript(b, nb, httpAllowed), { step: "status", allowFailure: true, timeoutMs: 60_000 });
+  const res = await r.host.run(probeScript(b, nb, httpAllowed), {
+    step: "status",
+    allowFailure: true,
+    timeoutMs: 60_000,
+  });
   o.trace(nb.node, "status", res);
   const st = parseProbe(res.records);
   const running: boolean | null = firstRecord(res.records, "status") === undefined ? null : st.running;
@@ -145,14 +175,30 @@ async function statusEntry(
   // which is no drift, and nothing it kept from before (the KV cache line saved at up) is shown.
   if (running === false && st.recorded === undefined) {
     const health = { checked: false as const, reason: "not-deployed" as const };
-    return { ...base, running, startedAt: null, drift: null, env: null, health, live: null, kvCache: null, error: null };
+    return {
+      ...base,
+      running,
+      startedAt: null,
+      drift: null,
+      env: null,
+      health,
+      live: null,
+      kvCache: null,
+      error: null,
+    };
   }
   const startedAt = st.startedAt ?? null;
   let env: StatusEntry["env"] = null;
   if (st.envText !== undefined) {
     const parsed = parseEnvFile(st.envText);
     const h = (k: string) => parsed.header[k] ?? null;
-    env = { path: envPathOf(nb) ?? "", profile: h("profile"), rendered: h("rendered"), sha256: h("sha256"), edited: parsed.edited };
+    env = {
+      path: envPathOf(nb) ?? "",
+      profile: h("profile"),
+      rendered: h("rendered"),
+      sha256: h("sha256"),
+      edited: parsed.edited,
+    };
   }
   let kvCache: StatusEntry["kvCache"] = null;
   const kvRec = firstRecord(res.records, "kvLog");
@@ -168,10 +214,17 @@ async function statusEntry(
   else if (o.noHttp) health = { checked: false, reason: "no-http" };
   else if (!httpAllowed) health = { checked: false, reason: "protected" };
   else {
-    const h = await r.host.run(nodeCurlScript(nb, { method: "GET", url: `${nb.api.url}/v1/models`, timeoutS: 5 }), { step: "health", allowFailure: true, timeoutMs: 30_000 });
+    const h = await r.host.run(nodeCurlScript(nb, { method: "GET", url: `${nb.api.url}/v1/models`, timeoutS: 5 }), {
+      step: "health",
+      allowFailure: true,
+      timeoutMs: 30_000,
+    });
     o.trace(nb.node, "health", h);
     const c = curlResult(h.records);
-    health = c === undefined ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null } : healthOf(c.code, c.totalMs, c.body);
+    health =
+      c === undefined
+        ? { checked: true, ok: false, httpCode: 0, latencyMs: 0, models: [], maxModelLen: null }
+        : healthOf(c.code, c.totalMs, c.body);
   }
   // An engine that answers /v1/models may still produce no token: hung, which is not down.
   let live: StatusEntry["live"] = null;
@@ -183,24 +236,42 @@ async function statusEntry(
     // The same drift rule as the plan's: a hung engine is drift.
     if (l !== undefined) st.live = l;
   }
-  const error = res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
+  const error =
+    res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
   // Without the status script (a protected node's API) "not running" is unknown, not drift.
   const drift = driftOf(nb, running === null ? { ...st, running: true } : st);
   return { ...base, running, startedAt, drift, env, health, live, kvCache, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {
-  return text.split("\n").filter((l) => l.trim() !== "").map((l) => {
-    const [pid = "", name = "", mem = ""] = l.split(",").map((s) => s.trim());
-    const used = Number(mem);
-    return { pid: Number.parseInt(pid, 10) || 0, name, usedMiB: mem === "" || Number.isNaN(used) ? null : used };
-  });
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => {
+      const [pid = "", name = "", mem = ""] = l.split(",").map((s) => s.trim());
+      const used = Number(mem);
+      return { pid: Number.parseInt(pid, 10) || 0, name, usedMiB: mem === "" || Number.isNaN(used) ? null : used };
+    });
 }
 
-async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, gpuProbe: boolean, trace: EntryOptions["trace"]): Promise<StatusNode> {
+async function nodeFacts(
+  r: Reached | undefined,
+  sn: SiteNode,
+  gateGiB: number,
+  gpuProbe: boolean,
+  trace: EntryOptions["trace"],
+): Promise<StatusNode> {
   const base = { node: sn.name, protected: sn.protected, memGateGiB: gateGiB };
   if (r === undefined || !r.ok) {
-    return { ...base, reachable: false, error: r?.error.message ?? null, memAvailableGiB: null, watermarkScaleFactor: null, gpuApps: null, gpuProbe: gpuProbe ? { ran: false, reason: "unreachable" } : null };
+    return {
+      ...base,
+      reachable: false,
+      error: r?.error.message ?? null,
+      memAvailableGiB: null,
+      watermarkScaleFactor: null,
+      gpuApps: null,
+      gpuProbe: gpuProbe ? { ran: false, reason: "unreachable" } : null,
+    };
   }
   const res = await r.host.run(factsScript(), { step: "node facts", allowFailure: true, timeoutMs: 60_000 });
   trace(sn.name, "facts", res);
@@ -212,12 +283,24 @@ async function nodeFacts(r: Reached | undefined, sn: SiteNode, gateGiB: number, 
   if (gpuProbe && sn.gpuProbe === undefined) probe = { ran: false, reason: "not-configured" };
   else if (gpuProbe && sn.gpuProbe !== undefined) {
     const started = Date.now();
-    const pr = await r.host.run(gpuProbeScript(sn.gpuProbe), { step: "gpu probe", allowFailure: true, timeoutMs: 600_000 });
+    const pr = await r.host.run(gpuProbeScript(sn.gpuProbe), {
+      step: "gpu probe",
+      allowFailure: true,
+      timeoutMs: 600_000,
+    });
     const rec = firstRecord(pr.records, "probeOutput");
     const seconds = Math.round((Date.now() - started) / 100) / 10;
     probe = { ran: true, code: rec?.code ?? null, output: b64(rec?.out64), seconds };
   }
-  return { ...base, reachable: true, error: null, memAvailableGiB: mem, watermarkScaleFactor: wsf, gpuApps: apps, gpuProbe: probe };
+  return {
+    ...base,
+    reachable: true,
+    error: null,
+    memAvailableGiB: mem,
+    watermarkScaleFactor: wsf,
+    gpuApps: apps,
+    gpuProbe: probe,
+  };
 }
 
 /** Every node answered and none holds a deployment of the site (none declared, or all down). */
@@ -257,25 +340,32 @@ export async function statusCommand(ctx: CliContext, p: Parsed): Promise<number>
     ctx.err(t("status.gpuProbeProtected", { nodes: guarded.join(", ") }));
     return 2;
   }
-  const gateOf = (n: SiteNode) => scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
+  const gateOf = (n: SiteNode) =>
+    scope.flatMap((x) => x.nodes).find((nb) => nb.node === n.name)?.memGateGiB ??
+    n.minMemAvailableGiB ??
+    site.minMemAvailableGiB;
   const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
   const lo = loadOptions(p, o);
   const collect = async (reached: Map<string, Reached>): Promise<StatusReport> => {
     const facts = Promise.all(nodes.map((n) => nodeFacts(reached.get(n.name), n, gateOf(n), gpu, trace)));
-    const deployments = Promise.all(scope.map(async ({ b, nodes: nbs }) => ({
-      deployment: b.deployment,
-      recipe: b.recipe,
-      engine: b.engine,
-      deploy: b.deploy,
-      profile: b.profile ?? null,
-      nodes: await Promise.all(nbs.map(async (nb) => {
-        const r = reached.get(nb.node);
-        // The load first: the liveness check's own token is no load, and one that generates needs none.
-        const load = await entryLoad(r, b, nb, lo);
-        const e = await statusEntry(r, b, nb, o, load.measured && (load.generationTokensPerS ?? 0) > 0);
-        return { ...e, load };
+    const deployments = Promise.all(
+      scope.map(async ({ b, nodes: nbs }) => ({
+        deployment: b.deployment,
+        recipe: b.recipe,
+        engine: b.engine,
+        deploy: b.deploy,
+        profile: b.profile ?? null,
+        nodes: await Promise.all(
+          nbs.map(async (nb) => {
+            const r = reached.get(nb.node);
+            // The load first: the liveness check's own token is no load, and one that generates needs none.
+            const load = await entryLoad(r, b, nb, lo);
+            const e = await statusEntry(r, b, nb, o, load.measured && (load.generationTokensPerS ?? 0) > 0);
+            return { ...e, load };
+          }),
+        ),
       })),
-    })));
+    );
     const [n, d] = [await facts, await deployments];
     const ok = n.every((x) => x.reachable) && d.every((x) => x.nodes.every(isOk));
     return { stack: ctx.stack, ok, nodes: n, deployments: d };

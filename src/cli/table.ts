@@ -50,11 +50,19 @@ export function wrap(s: string, width: number): string[] {
 }
 
 /** Column widths that fit `max` cells: the widest column shrinks first, never below its minimum. */
-export function fitWidths(natural: readonly number[], minimum: readonly number[], max: number, overhead: number): number[] {
+export function fitWidths(
+  natural: readonly number[],
+  minimum: readonly number[],
+  max: number,
+  overhead: number,
+): number[] {
   const widths = [...natural];
   const total = () => overhead + widths.reduce((a, b) => a + b, 0);
   while (total() > max) {
-    const order = widths.map((w, i) => ({ w, i })).filter((x) => x.w > (minimum[x.i] ?? 0)).sort((a, b) => b.w - a.w);
+    const order = widths
+      .map((w, i) => ({ w, i }))
+      .filter((x) => x.w > (minimum[x.i] ?? 0))
+      .sort((a, b) => b.w - a.w);
     const widest = order[0];
     if (widest === undefined) break;
     const next = order[1]?.w ?? 0;
@@ -74,19 +82,32 @@ export function table(header: string[], rows: string[][], indent = "  ", max = T
   const lines = (r: string[]): string[] => {
     const wrapped = header.map((_, i) => wrap(r[i] ?? "", widths[i] ?? 0));
     const height = Math.max(...wrapped.map((w) => w.length));
-    return Array.from({ length: height }, (_, k) => indent + wrapped.map((w, i) => (i === last ? (w[k] ?? "") : pad(w[k] ?? "", widths[i] ?? 0))).join("  ").trimEnd());
+    return Array.from(
+      { length: height },
+      (_, k) =>
+        indent +
+        wrapped
+          .map((w, i) => (i === last ? (w[k] ?? "") : pad(w[k] ?? "", widths[i] ?? 0)))
+          .join("  ")
+          .trimEnd(),
+    );
   };
   return [...lines(header), ...rows.flatMap(lines)];
 }
 
 function stateText(e: StatusEntry): string {
   const name = e.target.name === null ? "" : ` ${e.target.name}`;
-  if (e.running === null) return e.error !== null && e.health.checked === false && e.health.reason === "unreachable" ? t("status.unreachable") : t("status.stateUnknown");
+  if (e.running === null)
+    return e.error !== null && e.health.checked === false && e.health.reason === "unreachable"
+      ? t("status.unreachable")
+      : t("status.stateUnknown");
   if (!e.health.checked && e.health.reason === "not-deployed") return t("status.notDeployed");
   if (!e.runs) return t("status.byRank0");
   if (!e.running) return t("status.down", { name });
   if (e.live?.verdict === "hung") return t("status.hung", { name, seconds: e.live.timeoutS });
-  return e.startedAt === null ? t("status.running", { name }) : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });
+  return e.startedAt === null
+    ? t("status.running", { name })
+    : t("status.runningSince", { name, since: e.startedAt.replace(/\.\d+Z$/, "Z") });
 }
 
 function driftText(e: StatusEntry): string {
@@ -120,10 +141,24 @@ function kvText(e: StatusEntry): string {
 
 function nodeRow(n: StatusNode): string[] {
   if (!n.reachable) return [n.node, t("status.unreachable"), "", "", ""];
-  const apps = n.gpuApps === null ? t("status.gpuAppsUnknown") : n.gpuApps.length === 0 ? t("status.gpuAppsNone") : n.gpuApps.map((a) => `${a.pid} ${a.name}${a.usedMiB === null ? "" : ` ${a.usedMiB} MiB`}`).join("; ");
+  const apps =
+    n.gpuApps === null
+      ? t("status.gpuAppsUnknown")
+      : n.gpuApps.length === 0
+        ? t("status.gpuAppsNone")
+        : n.gpuApps.map((a) => `${a.pid} ${a.name}${a.usedMiB === null ? "" : ` ${a.usedMiB} MiB`}`).join("; ");
   const mem = n.memAvailableGiB === null ? "?" : `${n.memAvailableGiB} GiB`;
-  const low = n.memAvailableGiB !== null && n.memGateGiB !== null && n.memAvailableGiB < n.memGateGiB ? ` ${t("status.belowGate")}` : "";
-  return [n.node + (n.protected ? ` ${t("status.protectedMark")}` : ""), mem + low, n.memGateGiB === null ? "-" : `${n.memGateGiB} GiB`, n.watermarkScaleFactor ?? "?", apps];
+  const low =
+    n.memAvailableGiB !== null && n.memGateGiB !== null && n.memAvailableGiB < n.memGateGiB
+      ? ` ${t("status.belowGate")}`
+      : "";
+  return [
+    n.node + (n.protected ? ` ${t("status.protectedMark")}` : ""),
+    mem + low,
+    n.memGateGiB === null ? "-" : `${n.memGateGiB} GiB`,
+    n.watermarkScaleFactor ?? "?",
+    apps,
+  ];
 }
 
 export function statusText(r: StatusReport): string[] {
@@ -131,12 +166,33 @@ export function statusText(r: StatusReport): string[] {
   for (const d of r.deployments) {
     const profile = d.profile === null ? "" : `, ${t("status.profile")} ${d.profile}`;
     out.push(`${d.deployment} (${d.recipe}: ${d.engine}, ${d.deploy}${profile})`);
-    const rows = d.nodes.map((e) => [e.node + (e.protected ? ` ${t("status.protectedMark")}` : ""), String(e.rank), stateText(e), driftText(e), healthText(e.health), kvText(e)]);
-    out.push(...table([t("status.colNode"), t("status.colRank"), t("status.colState"), t("status.colDrift"), t("status.colHealth"), t("status.colKv")], rows));
+    const rows = d.nodes.map((e) => [
+      e.node + (e.protected ? ` ${t("status.protectedMark")}` : ""),
+      String(e.rank),
+      stateText(e),
+      driftText(e),
+      healthText(e.health),
+      kvText(e),
+    ]);
+    out.push(
+      ...table(
+        [
+          t("status.colNode"),
+          t("status.colRank"),
+          t("status.colState"),
+          t("status.colDrift"),
+          t("status.colHealth"),
+          t("status.colKv"),
+        ],
+        rows,
+      ),
+    );
     for (const e of d.nodes) {
       if (e.env !== null) {
         const edited = e.env.edited ? ` ${t("status.envEdited")}` : "";
-        out.push(`  ${e.node} .env: ${t("status.envLine", { path: e.env.path, profile: e.env.profile ?? "?", rendered: e.env.rendered ?? "?", sha: (e.env.sha256 ?? "?").slice(0, 16) })}${edited}`);
+        out.push(
+          `  ${e.node} .env: ${t("status.envLine", { path: e.env.path, profile: e.env.profile ?? "?", rendered: e.env.rendered ?? "?", sha: (e.env.sha256 ?? "?").slice(0, 16) })}${edited}`,
+        );
       }
       // An unreachable node's error is shown once, under nodes.
       const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;
@@ -145,13 +201,28 @@ export function statusText(r: StatusReport): string[] {
     out.push("");
   }
   out.push(t("status.nodes"));
-  out.push(...table([t("status.colNode"), t("status.colMem"), t("status.colGate"), t("status.colWatermark"), t("status.colGpuApps")], r.nodes.map(nodeRow)));
+  out.push(
+    ...table(
+      [t("status.colNode"), t("status.colMem"), t("status.colGate"), t("status.colWatermark"), t("status.colGpuApps")],
+      r.nodes.map(nodeRow),
+    ),
+  );
   for (const n of r.nodes) {
     if (n.error !== null) out.push(`  ${n.node}: ${t("common.error")}: ${n.error}`);
     const p = n.gpuProbe;
     if (p === null) continue;
-    if (!p.ran) out.push(`  ${n.node}: ${p.reason === "not-configured" ? t("status.gpuProbeNotConfigured") : t("status.unreachable")}`);
-    else out.push(`  ${n.node}: ${t("status.gpuProbeRan", { code: String(p.code), seconds: p.seconds })}`, ...p.output.trimEnd().split("\n").map((l) => `    ${l}`));
+    if (!p.ran)
+      out.push(
+        `  ${n.node}: ${p.reason === "not-configured" ? t("status.gpuProbeNotConfigured") : t("status.unreachable")}`,
+      );
+    else
+      out.push(
+        `  ${n.node}: ${t("status.gpuProbeRan", { code: String(p.code), seconds: p.seconds })}`,
+        ...p.output
+          .trimEnd()
+          .split("\n")
+          .map((l) => `    ${l}`),
+      );
   }
   if (r.nodes.some((n) => n.gpuApps !== null && n.gpuApps.length > 0)) out.push(t("status.gpuAppsNote"));
   return out;
@@ -160,11 +231,15 @@ export function statusText(r: StatusReport): string[] {
 export function doctorText(r: DoctorReport): string[] {
   const out: string[] = [];
   for (const n of r.nodes) {
-    const head = n.problems > 0 ? t("doctor.nodeProblems", { node: n.node, count: n.problems }) : t("doctor.nodeOk", { node: n.node });
+    const head =
+      n.problems > 0
+        ? t("doctor.nodeProblems", { node: n.node, count: n.problems })
+        : t("doctor.nodeOk", { node: n.node });
     out.push(head + (n.warnings > 0 ? ` ${t("doctor.warnings", { count: n.warnings })}` : ""));
     if (n.connect !== null) {
       out.push(`  ${t("common.error")}: ${n.connect.message}`);
-      if (n.connect.fingerprint !== null) out.push(`  ${t("doctor.fingerprint", { fingerprint: n.connect.fingerprint })}`);
+      if (n.connect.fingerprint !== null)
+        out.push(`  ${t("doctor.fingerprint", { fingerprint: n.connect.fingerprint })}`);
       if (n.connect.fix !== null) out.push(`  ${t("doctor.acceptKey", { command: n.connect.fix })}`);
       continue;
     }

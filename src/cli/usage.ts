@@ -149,7 +149,9 @@ export function usage(): string {
   const lines = [t("usage.usage"), "", t("usage.commands")];
   for (const [name, v] of Object.entries(VERBS) as Array<[Verb, VerbHelp]>) {
     lines.push(`  ${`${name} ${v.args}`.trimEnd().padEnd(28)} ${t(v.summary)}`);
-    const own = Object.entries(v.flags).filter(([k]) => !common.has(k)).map(([k, f]) => flagWord(k, f));
+    const own = Object.entries(v.flags)
+      .filter(([k]) => !common.has(k))
+      .map(([k, f]) => flagWord(k, f));
     if (own.length > 0) lines.push(`      ${own.join("  ")}`);
   }
   lines.push("", t("usage.commonOptions"));

@@ -36,7 +36,9 @@ function inputs(ctx: CliContext, project: Project | undefined): { site?: Site; r
   const ignored: SpecError[] = [];
   const site = attempt(ignored, () => readSite(stackFile(ctx.root, ctx.stack), ctx.stack, `Pulumi.${ctx.stack}.yaml`));
   const dir = site?.recipesDir ?? "recipes";
-  const recipes = existsSync(join(ctx.root, dir)) ? attempt(ignored, () => loadRecipes(join(ctx.root, dir), dir)) : undefined;
+  const recipes = existsSync(join(ctx.root, dir))
+    ? attempt(ignored, () => loadRecipes(join(ctx.root, dir), dir))
+    : undefined;
   return { ...(site !== undefined && { site }), ...(recipes !== undefined && { recipes }) };
 }
 
@@ -65,7 +67,15 @@ export function validateReport(ctx: CliContext): ValidateReport {
     profiles,
     nodes: Object.keys(site?.nodes ?? {}).length,
     deployments: project?.bundles.map((b) => b.deployment) ?? [],
-    errors: unique.map((e) => ({ file: e.file, line: e.line, col: e.col, field: e.field, problem: say(e.problem), fix: say(e.fix), message: e.message })),
+    errors: unique.map((e) => ({
+      file: e.file,
+      line: e.line,
+      col: e.col,
+      field: e.field,
+      problem: say(e.problem),
+      fix: say(e.fix),
+      message: e.message,
+    })),
     warnings,
   };
 }
@@ -82,7 +92,12 @@ export function validateCommand(ctx: CliContext, p: Parsed): number {
     ctx.err(t("validate.errors", { count: r.errors.length }));
     return 1;
   }
-  const counts = [t("count.recipes", { count: r.recipes }), t("count.profiles", { count: r.profiles }), t("count.nodes", { count: r.nodes }), t("count.deployments", { count: r.deployments.length })];
+  const counts = [
+    t("count.recipes", { count: r.recipes }),
+    t("count.profiles", { count: r.profiles }),
+    t("count.nodes", { count: r.nodes }),
+    t("count.deployments", { count: r.deployments.length }),
+  ];
   ctx.out(t("validate.ok", { counts: counts.join(", "), deployments: r.deployments.join(", ") || "-" }));
   return 0;
 }

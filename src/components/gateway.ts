@@ -37,12 +37,18 @@ export function gatewayModelOf(site: Site, b: DeploymentBundle): GatewayModel {
     deployment: b.deployment,
     model: modelOf(site, b),
     status: "serving",
-    endpoints: b.nodes.flatMap((n) => (n.api === undefined ? [] : [{
-      node: n.node,
-      url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
-      // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
-      reachable: n.api.host === n.ip || !isLoopback(n.api.host) || site.gateway?.node === n.node,
-    }])),
+    endpoints: b.nodes.flatMap((n) =>
+      n.api === undefined
+        ? []
+        : [
+            {
+              node: n.node,
+              url: site.nodes[n.node]?.gatewayUrl ?? n.api.url,
+              // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
+              reachable: n.api.host === n.ip || !isLoopback(n.api.host) || site.gateway?.node === n.node,
+            },
+          ],
+    ),
   };
 }
 
@@ -52,23 +58,29 @@ export function gatewayResource(w: GatewayWiring): GatewayFragment | undefined {
   // As declared (the plan, known before any engine is served); the file takes each served model and status.
   const models: GatewayModel[] = w.bundles.map((b) => gatewayModelOf(w.site, b));
   const outcomes = all([...w.outcomes]);
-  const current = outcomes.apply((outs) => models.map((m, i) => ({
-    ...m,
-    model: gw.model ?? outs[i]?.servedModel ?? m.model,
-    status: outs[i]?.status ?? "unknown",
-  })));
+  const current = outcomes.apply((outs) =>
+    models.map((m, i) => ({
+      ...m,
+      model: gw.model ?? outs[i]?.servedModel ?? m.model,
+      status: outs[i]?.status ?? "unknown",
+    })),
+  );
   // "" when there is no file; left out when the look could not see it (nothing to compare).
   const found = w.found === undefined || "unknown" in w.found ? undefined : (w.found.sha256 ?? "");
-  return new GatewayFragment("gateway", {
-    path: gw.path,
-    format: gw.format,
-    models,
-    current,
-    apiKey: w.apiKey,
-    lingering: w.lingering,
-    ...(found !== undefined && { found }),
-    served: outcomes,
-    connection: w.connection,
-    ...(w.node !== undefined && { node: w.node }),
-  }, w.opts);
+  return new GatewayFragment(
+    "gateway",
+    {
+      path: gw.path,
+      format: gw.format,
+      models,
+      current,
+      apiKey: w.apiKey,
+      lingering: w.lingering,
+      ...(found !== undefined && { found }),
+      served: outcomes,
+      connection: w.connection,
+      ...(w.node !== undefined && { node: w.node }),
+    },
+    w.opts,
+  );
 }

@@ -92,14 +92,24 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
   // The stamp changes only on a run that restarts the engine; a steady run keeps the stored one.
   const starts = a.restart || a.drift.length > 0;
   const stamp = starts ? `start ${new Date().toISOString()}` : "steady";
-  const opts: pulumi.CustomResourceOptions = { parent, deleteBeforeReplace: true, ...(!starts && { ignoreChanges: ["triggers[2]"] }) };
+  const opts: pulumi.CustomResourceOptions = {
+    parent,
+    deleteBeforeReplace: true,
+    ...(!starts && { ignoreChanges: ["triggers[2]"] }),
+  };
   return b.nodes.map((n) => {
-    const commands = { ...(create !== undefined && { create }), ...(remove !== undefined && { delete: remove }), triggers: [n.identity, a.secrets, stamp] };
+    const commands = {
+      ...(create !== undefined && { create }),
+      ...(remove !== undefined && { delete: remove }),
+      triggers: [n.identity, a.secrets, stamp],
+    };
     if (n.conn.kind === "local") return new command.local.Command(`${name}-hooks-${n.node}`, commands, opts);
     const { host, port, user } = n.conn;
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
-      throw new pulumi.RunError(`sm121:hooks: pulumi-command pins the host key of every node, and ${a.knownHosts} has none for ${port === 22 ? host : `[${host}]:${port}`} (node ${n.node}); add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, or run once with sm121:hostKeys: accept-new`);
+      throw new pulumi.RunError(
+        `sm121:hooks: pulumi-command pins the host key of every node, and ${a.knownHosts} has none for ${port === 22 ? host : `[${host}]:${port}`} (node ${n.node}); add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, or run once with sm121:hostKeys: accept-new`,
+      );
     }
     const connection = pulumi.output(a.connection).apply((c) => ({
       host,

@@ -84,58 +84,93 @@ export class Deployment extends ComponentResource {
     // Nothing of an unknown deployment changes in this run, and it comes after every other one.
     const held: pulumi.CustomResourceOptions = unknown ? { ignoreChanges: ["*"], dependsOn: args.after ?? [] } : {};
     if (args.model !== undefined) {
-      deps.push(new ModelCache(`${name}-model`, {
-        deployment: b.deployment,
-        ...args.model,
-        connection: args.connection,
-        ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
-      }, { parent: this, ...held }));
+      deps.push(
+        new ModelCache(
+          `${name}-model`,
+          {
+            deployment: b.deployment,
+            ...args.model,
+            connection: args.connection,
+            ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
+          },
+          { parent: this, ...held },
+        ),
+      );
     }
     if (args.image !== undefined) {
       const inputs = { deployment: b.deployment, ...args.image, connection: args.connection };
       deps.push(new ImageSync(`${name}-image`, inputs, { parent: this, ...held }));
     }
     if (args.dgpp !== undefined) {
-      deps.push(new DgppProvision(`${name}-dgpp`, {
-        bundle: b,
-        recipe: b.recipe,
-        paths: args.dgpp.paths,
-        pollS: args.dgpp.pollS,
-        capS: args.dgpp.capS,
-        connection: args.connection,
-        ...(args.dgpp.rev !== undefined && { rev: args.dgpp.rev }),
-        ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
-      }, { parent: this, ...held }));
+      deps.push(
+        new DgppProvision(
+          `${name}-dgpp`,
+          {
+            bundle: b,
+            recipe: b.recipe,
+            paths: args.dgpp.paths,
+            pollS: args.dgpp.pollS,
+            capS: args.dgpp.capS,
+            connection: args.connection,
+            ...(args.dgpp.rev !== undefined && { rev: args.dgpp.rev }),
+            ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
+          },
+          { parent: this, ...held },
+        ),
+      );
     }
     if (args.hookCommands !== undefined) {
-      deps.push(...hookCommands(name, { bundle: b, connection: args.connection, secrets: args.secrets, knownHosts: args.hookCommands.knownHosts, drift: args.drift, restart: args.allow.restart }, this));
+      deps.push(
+        ...hookCommands(
+          name,
+          {
+            bundle: b,
+            connection: args.connection,
+            secrets: args.secrets,
+            knownHosts: args.hookCommands.knownHosts,
+            drift: args.drift,
+            restart: args.allow.restart,
+          },
+          this,
+        ),
+      );
     }
-    this.engine = new EngineDeployment(`${name}-engine`, {
-      deployment: b.deployment,
-      preflight: args.preflight,
-      ...(args.gateway !== undefined && { gateway: args.gateway }),
-      bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
-      connection: args.connection,
-      secrets: args.secrets,
-      allow: args.allow,
-      drift: args.drift,
-      findings: args.findings,
-      ...(args.owner !== undefined && { owner: args.owner }),
-      ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
-      ...(args.health !== undefined && { health: args.health }),
-      ...(args.liveness !== undefined && { liveness: args.liveness }),
-      ...(args.replica !== undefined && { replica: args.replica }),
-      ...(unknown && { unknown: args.unknown }),
-    }, {
-      parent: this,
-      dependsOn: [...deps, ...(args.after ?? [])],
-      ...(unknown && { ignoreChanges: [...HELD_INPUTS] }),
-    });
+    this.engine = new EngineDeployment(
+      `${name}-engine`,
+      {
+        deployment: b.deployment,
+        preflight: args.preflight,
+        ...(args.gateway !== undefined && { gateway: args.gateway }),
+        bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
+        connection: args.connection,
+        secrets: args.secrets,
+        allow: args.allow,
+        drift: args.drift,
+        findings: args.findings,
+        ...(args.owner !== undefined && { owner: args.owner }),
+        ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
+        ...(args.health !== undefined && { health: args.health }),
+        ...(args.liveness !== undefined && { liveness: args.liveness }),
+        ...(args.replica !== undefined && { replica: args.replica }),
+        ...(unknown && { unknown: args.unknown }),
+      },
+      {
+        parent: this,
+        dependsOn: [...deps, ...(args.after ?? [])],
+        ...(unknown && { ignoreChanges: [...HELD_INPUTS] }),
+      },
+    );
     const outcome = this.engine.outcome;
-    const endpoints = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])));
+    const endpoints = outcome.apply((o) =>
+      (o?.nodes ?? []).flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])),
+    );
     const servedModel = outcome.apply((o) => o?.servedModel);
     const status = outcome.apply((o) => o?.status ?? "unknown");
-    const firstToken = outcome.apply((o) => (o?.nodes ?? []).flatMap((n) => (n.readyS === undefined || n.ttftMs === undefined ? [] : [{ node: n.node, readyS: n.readyS, ttftMs: n.ttftMs }])));
+    const firstToken = outcome.apply((o) =>
+      (o?.nodes ?? []).flatMap((n) =>
+        n.readyS === undefined || n.ttftMs === undefined ? [] : [{ node: n.node, readyS: n.readyS, ttftMs: n.ttftMs }],
+      ),
+    );
     Object.assign(this, { endpoints, servedModel, status, firstToken });
     this.registerOutputs({ endpoints, servedModel, status, firstToken });
   }

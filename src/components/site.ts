@@ -61,7 +61,12 @@ export class Site extends ComponentResource {
     super(SITE_TYPE, name, {}, opts);
     const { site, bundles, seen } = w;
     const surgeWiring = {
-      site, bundles, secrets: w.secrets, connection: w.connection, apiKey: "API_KEY" in w.secrets, owner: w.owner,
+      site,
+      bundles,
+      secrets: w.secrets,
+      connection: w.connection,
+      apiKey: "API_KEY" in w.secrets,
+      owner: w.owner,
       // A kind of resource no earlier release registered: no alias of a place before the Site.
       opts: { provider: w.provider, parent: this },
       ...(w.gateway !== undefined && { gateway: w.gateway }),
@@ -103,28 +108,32 @@ export class Site extends ComponentResource {
     const image = imageSyncOf(w.site, recipe, bundle);
     const unknown = w.seen.unknown[bundle.deployment];
     const replica = w.places.get(bundle.deployment);
-    return new Deployment(bundle.deployment, {
-      bundle,
-      connection: w.connection,
-      // Each value secret, the keys plain: the plan names a rotated secret, never its value.
-      secrets: w.secrets,
-      allow: w.allow,
-      preflight: w.preflight,
-      drift: w.seen.drift[bundle.deployment] ?? [],
-      health: w.seen.health[bundle.deployment] ?? [],
-      liveness: { maxRestarts: w.site.liveness.maxRestarts, windowS: w.site.liveness.windowS },
-      findings: w.seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
-      after,
-      ...(replica !== undefined && { replica }),
-      ...(unknown !== undefined && { unknown }),
-      ...(w.gateway !== undefined && { gateway: w.gateway }),
-      ...(dgpp !== undefined && { dgpp }),
-      ...(w.site.hooks === "pulumi-command" && { hookCommands: { knownHosts: w.site.knownHosts } }),
-      ...(model !== undefined && { model, ...(w.hfToken !== undefined && { hfToken: w.hfToken }) }),
-      ...(image !== undefined && { image }),
-      owner: w.owner,
-      keepBackups: w.site.keepBackups,
-    }, this.childOptions({ providers: [w.provider] }, DEPLOYMENT_TYPES_BEFORE));
+    return new Deployment(
+      bundle.deployment,
+      {
+        bundle,
+        connection: w.connection,
+        // Each value secret, the keys plain: the plan names a rotated secret, never its value.
+        secrets: w.secrets,
+        allow: w.allow,
+        preflight: w.preflight,
+        drift: w.seen.drift[bundle.deployment] ?? [],
+        health: w.seen.health[bundle.deployment] ?? [],
+        liveness: { maxRestarts: w.site.liveness.maxRestarts, windowS: w.site.liveness.windowS },
+        findings: w.seen.preflight[bundle.deployment] ?? { fatal: [], warnings: [] },
+        after,
+        ...(replica !== undefined && { replica }),
+        ...(unknown !== undefined && { unknown }),
+        ...(w.gateway !== undefined && { gateway: w.gateway }),
+        ...(dgpp !== undefined && { dgpp }),
+        ...(w.site.hooks === "pulumi-command" && { hookCommands: { knownHosts: w.site.knownHosts } }),
+        ...(model !== undefined && { model, ...(w.hfToken !== undefined && { hfToken: w.hfToken }) }),
+        ...(image !== undefined && { image }),
+        owner: w.owner,
+        keepBackups: w.site.keepBackups,
+      },
+      this.childOptions({ providers: [w.provider] }, DEPLOYMENT_TYPES_BEFORE),
+    );
   }
 
   /**
@@ -170,9 +179,15 @@ function serveOrder(
   const unseen = (b: DeploymentBundle) => seen.unknown[b.deployment] !== undefined;
   const seenFirst = bundles.filter((b) => !unseen(b));
   const order = [...seenFirst.filter((b) => !guarded(b)), ...seenFirst.filter(guarded), ...bundles.filter(unseen)];
-  return order.map((b, i) => [b, order.slice(0, i).filter((other) => {
-    const open = !guarded(other) && !unseen(other);
-    const shares = other.nodes.some((n) => b.nodes.some((m) => m.node === n.node));
-    return unseen(b) || (guarded(b) && open) || shares || places.get(b.deployment)?.after === other.deployment;
-  }).map((other) => other.deployment)]);
+  return order.map((b, i) => [
+    b,
+    order
+      .slice(0, i)
+      .filter((other) => {
+        const open = !guarded(other) && !unseen(other);
+        const shares = other.nodes.some((n) => b.nodes.some((m) => m.node === n.node));
+        return unseen(b) || (guarded(b) && open) || shares || places.get(b.deployment)?.after === other.deployment;
+      })
+      .map((other) => other.deployment),
+  ]);
 }

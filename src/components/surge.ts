@@ -51,11 +51,16 @@ export function surgePlans(
     const bundle = surgeBundles.find((b) => b.deployment === spare?.deployment.name);
     if (spare === undefined || bundle === undefined) return [];
     const name = bundle.deployment;
-    const declared = bundles.flatMap((b) => b.nodes.filter((n) => spare.nodes.includes(n.node))
-      .map((n) => `${n.node} serves ${b.deployment} (the site puts it there)`));
-    const running = spare.nodes.flatMap((n) => (seen.holders[n] ?? [])
-      .filter((h) => h.held && h.deployment !== name && !bundles.some((b) => b.deployment === h.deployment))
-      .map((h) => `${n} runs ${h.deployment}`));
+    const declared = bundles.flatMap((b) =>
+      b.nodes
+        .filter((n) => spare.nodes.includes(n.node))
+        .map((n) => `${n.node} serves ${b.deployment} (the site puts it there)`),
+    );
+    const running = spare.nodes.flatMap((n) =>
+      (seen.holders[n] ?? [])
+        .filter((h) => h.held && h.deployment !== name && !bundles.some((b) => b.deployment === h.deployment))
+        .map((h) => `${n} runs ${h.deployment}`),
+    );
     const fit = fitOf(bundle, recipes.get(bundle.recipe), seen.models);
     const verdict = surgeVerdict(set, {
       spare,
@@ -96,24 +101,28 @@ function identities(set: ReplicaSet, bundles: readonly DeploymentBundle[]): Reco
 /** One end of a surge. */
 function surge(w: SurgeWiring, plan: SurgePlan, phase: SurgePhase, extra: Partial<SurgeInputs>, after: Resource[]) {
   const drain = drainOf(plan.bundle, w.site.drainS);
-  return new Surge(`${plan.bundle.deployment}-${phase}`, {
-    phase,
-    bundle: plan.bundle,
-    go: plan.verdict.go,
-    why: plan.verdict.go ? "" : plan.verdict.why,
-    set: identities(plan.set, w.bundles),
-    secrets: w.secrets,
-    connection: w.connection,
-    run: {
-      ...(w.gateway !== undefined && { gateway: w.gateway }),
-      model: gatewayModelOf(w.site, plan.bundle),
-      apiKey: w.apiKey,
-      owner: w.owner,
-      keepBackups: w.site.keepBackups,
-      ...(drain !== undefined && { drain }),
+  return new Surge(
+    `${plan.bundle.deployment}-${phase}`,
+    {
+      phase,
+      bundle: plan.bundle,
+      go: plan.verdict.go,
+      why: plan.verdict.go ? "" : plan.verdict.why,
+      set: identities(plan.set, w.bundles),
+      secrets: w.secrets,
+      connection: w.connection,
+      run: {
+        ...(w.gateway !== undefined && { gateway: w.gateway }),
+        model: gatewayModelOf(w.site, plan.bundle),
+        apiKey: w.apiKey,
+        owner: w.owner,
+        keepBackups: w.site.keepBackups,
+        ...(drain !== undefined && { drain }),
+      },
+      ...extra,
     },
-    ...extra,
-  }, { ...w.opts, ...(after.length > 0 && { dependsOn: after }) });
+    { ...w.opts, ...(after.length > 0 && { dependsOn: after }) },
+  );
 }
 
 /** The `start` of each surge, by the first replica of its set: that replica's engine comes after it. */

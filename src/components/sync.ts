@@ -32,7 +32,13 @@ export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: Deploy
   return {
     repo,
     revision: (recipe === undefined ? undefined : recipeRevision(recipe)) ?? "main",
-    nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, hfHome: site.nodes[n.node]?.env.HF_HOME ?? "~/.cache/huggingface" })),
+    nodes: b.nodes.map((n) => ({
+      node: n.node,
+      conn: n.conn,
+      ip: n.ip,
+      stateDir: n.stateDir,
+      hfHome: site.nodes[n.node]?.env.HF_HOME ?? "~/.cache/huggingface",
+    })),
     protectedNodes: b.nodes.filter((n) => n.protected).map((n) => n.node),
     onDelete: site.modelCache,
   };
@@ -40,5 +46,8 @@ export function modelSyncOf(site: Site, recipe: RecipeDef | undefined, b: Deploy
 
 export function imageSyncOf(site: Site, recipe: RecipeDef | undefined, b: DeploymentBundle): ImageSyncPlan | undefined {
   if (!site.imageSync || b.deploy !== "docker" || recipe?.image === undefined) return undefined;
-  return { image: recipe.image, nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })) };
+  return {
+    image: recipe.image,
+    nodes: b.nodes.map((n) => ({ node: n.node, conn: n.conn, ip: n.ip, stateDir: n.stateDir, protected: n.protected })),
+  };
 }

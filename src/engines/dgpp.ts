@@ -22,10 +22,20 @@ function dgppKnobs(src: KnobSource): FitKnobs {
 
 function dgppRecipeProblems(r: RecipeFields): FieldProblem[] {
   const out = servedOnFixedPort("dgpp", "[dgpp].http_port", r);
-  if (r.deploy !== "native") out.push({ field: ["deploy"], problem: msg("spec.dgpp.native", { deploy: r.deploy }), fix: msg("spec.dgpp.nativeFix") });
-  if (r.dgpp === undefined) out.push({ field: ["dgpp"], problem: msg("spec.dgpp.block"), fix: msg("spec.dgpp.blockFix") });
+  if (r.deploy !== "native")
+    out.push({
+      field: ["deploy"],
+      problem: msg("spec.dgpp.native", { deploy: r.deploy }),
+      fix: msg("spec.dgpp.nativeFix"),
+    });
+  if (r.dgpp === undefined)
+    out.push({ field: ["dgpp"], problem: msg("spec.dgpp.block"), fix: msg("spec.dgpp.blockFix") });
   if (r.dgpp !== undefined && (r.dgpp.repo === undefined) !== (r.dgpp.rev === undefined)) {
-    out.push({ field: ["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"], problem: msg("spec.dgpp.repoRev"), fix: msg("spec.dgpp.repoRevFix") });
+    out.push({
+      field: ["dgpp", r.dgpp.repo === undefined ? "rev" : "repo"],
+      problem: msg("spec.dgpp.repoRev"),
+      fix: msg("spec.dgpp.repoRevFix"),
+    });
   }
   return out;
 }

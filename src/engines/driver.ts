@@ -136,7 +136,6 @@ export function collectivesEnv(recipe: Recipe): Record<string, string> {
   return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
 }
 
-
 /**
  * One rank per GPU: tp x pp ranks must be exactly the deployment's GPUs, its nodes x the GPUs of
  * each. More ranks than GPUs stop the engine at start ("World size (2) is larger than the number
@@ -148,9 +147,10 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   const ranks = recipe.tp * pp;
   if (ranks === gpus) return undefined;
   const each = layout.gpusPerNode === 1 ? msg("spec.gpus.one") : msg("spec.gpus.each", { count: layout.gpusPerNode });
-  const made = pp === 1
-    ? msg("spec.gpus.tp", { tp: recipe.tp, count: ranks })
-    : msg("spec.gpus.tpPp", { tp: recipe.tp, pp, count: ranks });
+  const made =
+    pp === 1
+      ? msg("spec.gpus.tp", { tp: recipe.tp, count: ranks })
+      : msg("spec.gpus.tpPp", { tp: recipe.tp, pp, count: ranks });
   const shape = msg("spec.gpus.shape", { nodes: msg("spec.count.nodes", { count: layout.nodes }), each });
   const whose = layout.deployment ?? msg("spec.gpus.theDeployment");
   const args = { made, whose, gpus: msg("spec.count.gpus", { count: gpus }), shape, ranks };
@@ -160,8 +160,9 @@ export function ranksFillGpus(recipe: Recipe, layout: LaunchLayout, pp: number):
   const list = Number.isInteger(nodes)
     ? msg("spec.gpus.listNodes", { nodes: msg("spec.count.nodes", { count: nodes }) })
     : undefined;
-  const fix = tp !== undefined && list !== undefined
-    ? msg("spec.or", { a: tp, b: list })
-    : (tp ?? list ?? msg("spec.gpus.equal", { gpus }));
+  const fix =
+    tp !== undefined && list !== undefined
+      ? msg("spec.or", { a: tp, b: list })
+      : (tp ?? list ?? msg("spec.gpus.equal", { gpus }));
   return { problem, fix, field: ["tp"] };
 }

@@ -30,7 +30,9 @@ export const gr8: EngineDriver = {
     ...servedOnFixedPort("gr8", msg("spec.rules.gr8Port"), r),
     ...noDgppBlock("gr8", r),
     ...modelNeeded(r),
-    ...(r.deploy === "docker" ? [] : [{ field: ["deploy"], problem: msg("spec.gr8.docker", { deploy: r.deploy }), fix: msg("spec.gr8.dockerFix") }]),
+    ...(r.deploy === "docker"
+      ? []
+      : [{ field: ["deploy"], problem: msg("spec.gr8.docker", { deploy: r.deploy }), fix: msg("spec.gr8.dockerFix") }]),
   ],
   checkArgs: ownedFlagsAsWritten,
   launchProblem: (recipe, { nodes: n }) => {

@@ -19,7 +19,8 @@ export function parseRecipe(file: string, text: string): Recipe {
   const { recipe, problems } = readRecipe(file, text);
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: Msg, fix: Msg) => {
-    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...recipe.locate(path), field: dotted(path), problem, fix }));
+    if (errors.length <= MAX_ERRORS)
+      errors.push(new SpecError({ file, ...recipe.locate(path), field: dotted(path), problem, fix }));
   };
   const driver = driverFor(recipe.engine);
   const fields = {
@@ -32,9 +33,10 @@ export function parseRecipe(file: string, text: string): Recipe {
   for (const p of driver.recipeProblems(fields)) err(p.field, p.problem, p.fix);
   for (const p of problems) if (errors.length <= MAX_ERRORS) errors.push(p);
   // A script recipe has no args of its own: its profiles' EXTRA_VLLM_ARGS are checked where they are rendered.
-  const table = recipe.deploy === "script"
-    ? undefined
-    : tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file });
+  const table =
+    recipe.deploy === "script"
+      ? undefined
+      : tableFor(recipe.engine, { engineVersion: recipe.engineVersion, image: recipe.image, file });
   // The check computes its problems lazily: past the error cap, stop reading (10,000 typos cost nothing).
   let shown = 0;
   for (const p of driver.checkArgs(recipe.args, table?.table)) {
@@ -52,14 +54,22 @@ export function parseRecipe(file: string, text: string): Recipe {
 export function loadRecipes(dir: string, display: string = dir): Map<string, Recipe> {
   const out = new Map<string, Recipe>();
   const errors: SpecError[] = [];
-  for (const f of readdirSync(dir).filter((n) => n.endsWith(".toml")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith(".toml"))
+    .sort()) {
     collectErrors(errors, () => {
       const text = readFileSync(join(dir, f), "utf8");
       const r = parseRecipe(join(display, f), text);
       const first = out.get(r.name);
       if (first === undefined) return out.set(r.name, r);
       const problem = msg("spec.recipe.nameTaken", { name: r.name, file: first.file });
-      throw new SpecError({ file: r.file, ...r.locate(["name"]), field: "name", problem, fix: msg("spec.recipe.nameTakenFix") });
+      throw new SpecError({
+        file: r.file,
+        ...r.locate(["name"]),
+        field: "name",
+        problem,
+        fix: msg("spec.recipe.nameTakenFix"),
+      });
     });
   }
   throwIfAny(errors);

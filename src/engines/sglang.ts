@@ -23,7 +23,8 @@ const OWNED: Readonly<Record<string, Msg>> = {
   dp_size: msg("spec.why.dpSglang"),
 };
 
-const owned = (o: OptionSpec): Owned | undefined => (Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? msg("spec.why.model") } : undefined);
+const owned = (o: OptionSpec): Owned | undefined =>
+  Object.hasOwn(OWNED, o.dest) ? { why: OWNED[o.dest] ?? msg("spec.why.model") } : undefined;
 
 /** SGLang computes its own mem_fraction_static from the GPU's memory; 0.88 is near what it picks on a 128 GB device. */
 const UTIL_DEFAULT = 0.88;

@@ -18,5 +18,11 @@ export function servedAndTp(recipe: Recipe, tpFlag: string): string[] {
  */
 export function rendezvousArgs(ctx: EngineFlagsCtx, at: (head: string, port: number) => string[]): string[] {
   if (ctx.nnodes <= 1) return [];
-  return ["--nnodes", String(ctx.nnodes), "--node-rank", String(ctx.rank), ...at(ctx.peers[0] ?? ctx.bindHost, rendezvousPort(ctx.port))];
+  return [
+    "--nnodes",
+    String(ctx.nnodes),
+    "--node-rank",
+    String(ctx.rank),
+    ...at(ctx.peers[0] ?? ctx.bindHost, rendezvousPort(ctx.port)),
+  ];
 }

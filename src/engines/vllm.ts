@@ -64,9 +64,10 @@ function startProblems(recipe: Recipe, layout: LaunchLayout, table: OptionTable)
   const n = Number(count?.value);
   const limit = headlessApiServerLimit(table.version);
   if (layout.nodes > 1 && count !== undefined && Number.isInteger(n) && n > limit) {
-    const said = limit === 0
-      ? `--api-server-count=${count.value} cannot be used with --headless`
-      : "api_server_count can't be set in headless mode";
+    const said =
+      limit === 0
+        ? `--api-server-count=${count.value} cannot be used with --headless`
+        : "api_server_count can't be set in headless mode";
     const headless = layout.nodes === 2 ? msg("spec.vllm.rank1") : msg("spec.vllm.ranks", { last: layout.nodes - 1 });
     return {
       problem: msg("spec.vllm.apiServers", { count: count.value, headless, version: table.version, said }),
@@ -159,7 +160,11 @@ export const vllm: EngineDriver = {
     // worker rank would start a second API server instead of joining rank 0's engine.
     if (n > 1 && !isServe(entry)) {
       return {
-        problem: msg("spec.vllm.entrypoint", { entry: JSON.stringify(entry.join(" ")), file: recipe.file, count: n - 1 }),
+        problem: msg("spec.vllm.entrypoint", {
+          entry: JSON.stringify(entry.join(" ")),
+          file: recipe.file,
+          count: n - 1,
+        }),
         fix: msg("spec.vllm.entrypointFix"),
         field: ["entrypoint"],
       };
@@ -175,7 +180,8 @@ export const vllm: EngineDriver = {
     const i = recipe.args.indexOf("--config");
     const file = i < 0 ? undefined : recipe.args[i + 1];
     if (file === undefined) return [];
-    const why = `--config ${file} in args of ${recipe.file}: vLLM opens it while it parses its arguments ` +
+    const why =
+      `--config ${file} in args of ${recipe.file}: vLLM opens it while it parses its arguments ` +
       "and stops with FileNotFoundError without it";
     return [{ path: file, why }];
   },
@@ -197,7 +203,7 @@ export const vllm: EngineDriver = {
       e2e: "vllm:e2e_request_latency_seconds",
     },
   },
-  installHint: "pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = \"docker\")",
+  installHint: 'pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = "docker")',
   // The utilization covers everything vLLM allocates: weights, KV cache, activations, CUDA graphs.
   memory: {
     utilName: "--gpu-memory-utilization",

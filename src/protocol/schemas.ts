@@ -27,7 +27,10 @@ function fieldsOfEachKind() {
     check: { check: z.string(), subject: z.string(), why: z.string(), fatal: z.boolean() },
     hfCache: {
       check: z.object({
-        check: z.string(), subject: z.string(), why: z.string(), fatal: z.boolean(),
+        check: z.string(),
+        subject: z.string(),
+        why: z.string(),
+        fatal: z.boolean(),
         model: z.object({ repo: z.string(), revision: z.string() }).optional(),
       }),
       listing64: z.string(),

@@ -28,7 +28,12 @@ const stored = (s: object) => upgrade("DgppProvision", s);
 
 /** What the staged files are on each node: the diff key besides the rev. */
 function stagedIdentity(p: Props): string {
-  return JSON.stringify(p.bundle.nodes.map((n) => [n.node, n.files.filter((f) => f.path.startsWith(`${p.paths.dir}/`)).map((f) => f.sha256)]));
+  return JSON.stringify(
+    p.bundle.nodes.map((n) => [
+      n.node,
+      n.files.filter((f) => f.path.startsWith(`${p.paths.dir}/`)).map((f) => f.sha256),
+    ]),
+  );
 }
 
 /** Whether the nodes are asked for anything: a new rev, other staged files, a marker that says another rev. */
@@ -77,7 +82,9 @@ export function remove(_id: string, wire: object): Promise<void> {
 
 function removeNow(_id: string, wire: object): void {
   const props = fromWire(stored(wire).state);
-  providerLog(`${props.bundle.deployment} dgpp`)(`the installed DGPP release${props.marker === undefined ? "" : ` ${props.marker}`} stays in ${props.paths.dir} on ${props.bundle.nodes.map((n) => n.node).join(", ")}; remove it there with scripts/dgpp-cluster if you no longer need it`);
+  providerLog(`${props.bundle.deployment} dgpp`)(
+    `the installed DGPP release${props.marker === undefined ? "" : ` ${props.marker}`} stays in ${props.paths.dir} on ${props.bundle.nodes.map((n) => n.node).join(", ")}; remove it there with scripts/dgpp-cluster if you no longer need it`,
+  );
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
@@ -86,7 +93,11 @@ export async function read(id: string, wire: object): Promise<pulumi.dynamic.Rea
   const head = props.bundle.nodes[0];
   if (head === undefined) return { id, props: state };
   const marker = await withHosts([head], authOf(props.connection), async (hosts) => {
-    const out = (await hostFor(hosts, head.node).run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
+    const out = (
+      await hostFor(hosts, head.node).run(`cat ${nodePath(props.paths.marker)} 2>/dev/null || true`, {
+        step: "read the DGPP rev marker",
+      })
+    ).stdout.trim();
     return out === "" ? undefined : out;
   });
   const { marker: _old, ...rest } = state;

@@ -39,6 +39,12 @@ export class DgppProvision extends ShimResource {
     const { bundle, ...shown } = args;
     const b = output(bundle);
     const staged = all([b, args.paths]).apply(([d, paths]) => stagedLines(d, paths));
-    super("dgppImpl", "DgppProvision", name, { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined }, { ...opts, additionalSecretOutputs: ["connection"] });
+    super(
+      "dgppImpl",
+      "DgppProvision",
+      name,
+      { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined },
+      { ...opts, additionalSecretOutputs: ["connection"] },
+    );
   }
 }

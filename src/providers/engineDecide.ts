@@ -22,21 +22,23 @@ import { checkFields, launchChanged } from "../render/launch";
  * What the decision reads; `drift` is what the plan-time look at the nodes found, in words, and
  * `health` the part of it that is the engine's health (dead or hung), whose restarts are bounded.
  */
-export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider">
-  & Partial<Pick<AllProps, "secrets" | "drift" | "upgrade" | "health" | "liveness">>;
+export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> &
+  Partial<Pick<AllProps, "secrets" | "drift" | "upgrade" | "health" | "liveness">>;
 
 /** The node list, rank order and target: a change of these stops the old group before the new starts. */
 export function shapeOf(b: DeploymentBundle): string {
   return JSON.stringify({ nodes: b.nodes.map((n) => n.node), deploy: b.deploy });
 }
 
-
 /** Which secrets changed since the last up, by their config key; never their values. */
 export function rotatedSecrets(olds: Partial<EngineProps>, news: EngineProps): string[] {
   const a = olds.secrets ?? {};
   const b = news.secrets ?? {};
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-  return keys.filter((k) => a[k] !== b[k]).map((k) => (isSecretKey(k) ? SECRET_CONFIG[k] : k)).sort();
+  return keys
+    .filter((k) => a[k] !== b[k])
+    .map((k) => (isSecretKey(k) ? SECRET_CONFIG[k] : k))
+    .sort();
 }
 
 /** Nodes whose ssh address, port or user changed: the next operation dials the new one. */
@@ -44,7 +46,11 @@ export function movedConnections(olds: Partial<EngineProps>, news: EngineProps):
   const before = new Map((olds.bundle?.nodes ?? []).map((n) => [n.node, n.conn]));
   return news.bundle.nodes.flatMap((n) => {
     const o = before.get(n.node);
-    if (o === undefined || (o.host === n.conn.host && o.port === n.conn.port && o.user === n.conn.user && o.kind === n.conn.kind)) return [];
+    if (
+      o === undefined ||
+      (o.host === n.conn.host && o.port === n.conn.port && o.user === n.conn.user && o.kind === n.conn.kind)
+    )
+      return [];
     const at = (c: typeof n.conn) => (c.kind === "local" ? "local" : `${c.user}@${c.host}:${c.port}`);
     return [`${n.node}: connection ${at(o)} -> ${at(n.conn)}`];
   });
@@ -156,10 +162,12 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
 /** The held deployment in words, with the count, the window and the last causes. */
 export function heldWords(deployment: string, h: Held): string {
   const causes = h.causes.length > 0 ? `; the last causes: ${h.causes.join("; ")}` : "";
-  return `deployment ${deployment} restarted ${h.count} times in the last ${h.windowS} s for its health ` +
+  return (
+    `deployment ${deployment} restarted ${h.count} times in the last ${h.windowS} s for its health ` +
     `(sm121:liveness maxRestarts ${h.maxRestarts})${causes}; now ${h.now.join("; ")}. ` +
     `sm121 marks it failed and leaves it alone: find the cause (\`sm121 logs ${deployment}\`), ` +
-    "then run `SM121_RESTART=1 pulumi up` to start it again";
+    "then run `SM121_RESTART=1 pulumi up` to start it again"
+  );
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */

@@ -93,7 +93,8 @@ export class EngineDeployment extends ShimResource {
     const bundle = output(args.bundle);
     // Each property on its own, so that Pulumi diffs the plan's lines rather than one object; each
     // secret on its own, so that a rotation names the key (`API_KEY: [secret] => [secret]`).
-    const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> & Pick<EngineDeploymentInputs, "secrets"> = {
+    const props: Omit<{ [K in keyof EngineWire]: pulumi.Input<EngineWire[K]> }, "secrets"> &
+      Pick<EngineDeploymentInputs, "secrets"> = {
       deployment: args.deployment,
       plan: all([bundle, args.allow]).apply(([b, allow]) => {
         const overrides = allow.overrides !== undefined ? { overrides: allow.overrides } : {};
@@ -103,22 +104,25 @@ export class EngineDeployment extends ShimResource {
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(pack),
-      __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply((
-        [allow, preflight, findings, gateway, health, liveness],
-      ) => ({
-        allow,
-        preflight: preflight ?? false,
-        findings,
-        ...(gateway !== undefined && { gateway }),
-        ...(args.owner !== undefined && { owner: args.owner }),
-        ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
-        ...(health !== undefined && health.length > 0 && { health }),
-        ...(liveness !== undefined && { liveness }),
-        ...(args.replica !== undefined && { replica: args.replica }),
-      })),
+      __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply(
+        ([allow, preflight, findings, gateway, health, liveness]) => ({
+          allow,
+          preflight: preflight ?? false,
+          findings,
+          ...(gateway !== undefined && { gateway }),
+          ...(args.owner !== undefined && { owner: args.owner }),
+          ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
+          ...(health !== undefined && health.length > 0 && { health }),
+          ...(liveness !== undefined && { liveness }),
+          ...(args.replica !== undefined && { replica: args.replica }),
+        }),
+      ),
       ...(args.unknown !== undefined && { unknown: args.unknown }),
       outcome: undefined,
     };
-    super("engineImpl", "EngineDeployment", name, props, { ...opts, additionalSecretOutputs: ["connection", "secrets"] });
+    super("engineImpl", "EngineDeployment", name, props, {
+      ...opts,
+      additionalSecretOutputs: ["connection", "secrets"],
+    });
   }
 }

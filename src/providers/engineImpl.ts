@@ -26,7 +26,8 @@ export function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dyn
 function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckResult {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   // During a preview an input may still be unknown (a sentinel string): nothing to check yet.
-  if (typeof wire.__bundle !== "string" || typeof wire.__run !== "object" || wire.__run === null) return { inputs: wire };
+  if (typeof wire.__bundle !== "string" || typeof wire.__run !== "object" || wire.__run === null)
+    return { inputs: wire };
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const b = news.bundle;
@@ -34,13 +35,17 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
   if ((news.unknown ?? []).length > 0) return { inputs: wire };
   const profile = { profile: b.profile ?? "", deployment: b.deployment };
   if (!b.runnable) failures.push({ property: "deployment", reason: t("serve.renderOnly", profile) });
-  if (b.profileStatus === "experimental" && !news.allow.experimental) failures.push({ property: "deployment", reason: t("serve.experimental", profile) });
+  if (b.profileStatus === "experimental" && !news.allow.experimental)
+    failures.push({ property: "deployment", reason: t("serve.experimental", profile) });
   // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
-  if (decide(olds, news).restart.length > 0) for (const reason of refusedProtected(b, news.allow.protected, "restart")) failures.push({ property: "deployment", reason });
+  if (decide(olds, news).restart.length > 0)
+    for (const reason of refusedProtected(b, news.allow.protected, "restart"))
+      failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
     for (const n of news.findings?.notes ?? []) providerLog(b.deployment)(t("serve.preflight", { finding: n }));
     for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(t("serve.warning", { warning: w }));
-    for (const f of news.findings?.fatal ?? []) failures.push({ property: "deployment", reason: t("serve.preflight", { finding: f }) });
+    for (const f of news.findings?.fatal ?? [])
+      failures.push({ property: "deployment", reason: t("serve.preflight", { finding: f }) });
   }
   return { inputs: wire, failures };
 }
@@ -61,9 +66,17 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
     return { changes: false };
   }
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
-    const refused = [...refusedProtected(olds.bundle, news.allow.protected, "stop"), ...refusedProtected(news.bundle, news.allow.protected, "restart")];
+    const refused = [
+      ...refusedProtected(olds.bundle, news.allow.protected, "stop"),
+      ...refusedProtected(news.bundle, news.allow.protected, "restart"),
+    ];
     if (refused.length > 0) throw new Error(refused.join("\n"));
-    log(t("serve.replaced", { from: olds.bundle.nodes.map((n) => n.node).join(", "), to: news.bundle.nodes.map((n) => n.node).join(", ") }));
+    log(
+      t("serve.replaced", {
+        from: olds.bundle.nodes.map((n) => n.node).join(", "),
+        to: news.bundle.nodes.map((n) => n.node).join(", "),
+      }),
+    );
     return { changes: true, replaces: ["plan"], deleteBeforeReplace: true };
   }
   const d = decide(olds, news);
@@ -74,8 +87,7 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
   if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: d.restart.join("; ") }) + rollPlace(news));
   else if (d.held !== undefined) {
     log(t(d.held.already ? "serve.heldAlready" : "serve.heldNow", { words: heldWords(news.deployment, d.held) }));
-  }
-  else if (d.touch.length > 0) {
+  } else if (d.touch.length > 0) {
     const checks = d.touch.filter((x) => x.kind === "checks").map((x) => x.words);
     const rest = d.touch.filter((x) => x.kind !== "checks").map((x) => x.words);
     log([...checks, ...(rest.length > 0 ? [t("serve.restartsNothing", { words: rest.join("; ") })] : [])].join("; "));
@@ -91,7 +103,9 @@ function rollPlace(news: Props): string {
   const place = { index: r.index, of: r.of, model: r.model };
   if (r.roll === "all") return t("serve.rollAll", place);
   if (r.after !== undefined) return t("serve.rollAfter", { ...place, after: r.after });
-  return r.surge === undefined ? t("serve.rollFirst", place) : t("serve.rollFirstAfterSurge", { ...place, surge: r.surge });
+  return r.surge === undefined
+    ? t("serve.rollFirst", place)
+    : t("serve.rollFirstAfterSurge", { ...place, surge: r.surge });
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
@@ -99,7 +113,8 @@ function goBack(olds: Partial<Props> | undefined, news: Props): string {
   if (olds?.bundle?.profile !== undefined && olds.bundle.profile !== b.profile) {
     return `set profile: ${olds.bundle.profile} for deployment ${b.deployment} in the stack config and run \`pulumi up\` (the old .env is in the backup above)`;
   }
-  if (olds?.bundle !== undefined) return "revert the change to the recipe or the site (e.g. `git checkout -- recipes Pulumi.*.yaml`) and run `pulumi up`; the previous files are in the backups above";
+  if (olds?.bundle !== undefined)
+    return "revert the change to the recipe or the site (e.g. `git checkout -- recipes Pulumi.*.yaml`) and run `pulumi up`; the previous files are in the backups above";
   return `remove deployment ${b.deployment} from the site and run \`pulumi up\`, or \`pulumi destroy\``;
 }
 
@@ -143,7 +158,11 @@ function failedWith(message: string, id: string, wire: EngineWire, outcome: Depl
   return Object.assign(new Error(message, { cause }), { id, properties: { ...wire, outcome }, reasons: [message] });
 }
 
-async function run(id: string | undefined, oldWire: StoredWire | undefined, wire: EngineWire): Promise<pulumi.dynamic.CreateResult> {
+async function run(
+  id: string | undefined,
+  oldWire: StoredWire | undefined,
+  wire: EngineWire,
+): Promise<pulumi.dynamic.CreateResult> {
   const olds = oldProps(oldWire);
   const news = fromWire(wire);
   const b = news.bundle;
@@ -198,7 +217,8 @@ async function run(id: string | undefined, oldWire: StoredWire | undefined, wire
     const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
     if (held !== undefined) await release(held, log);
     for (const w of outcome.warnings) log(t("serve.warning", { warning: w }));
-    for (const n of outcome.nodes) if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
+    for (const n of outcome.nodes)
+      if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
     for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));
     // Repaired: what the plan-time look found is no longer true.
     return { id: rid, outs: { ...wire, drift: [], outcome: counted(outcome, restarts) } };
@@ -239,7 +259,16 @@ async function holdForRoll(
   if (olds?.outcome?.status !== "serving") return undefined;
   const settle = ROLL_SETTLE_S[news.gateway.format];
   if (r.after !== undefined && settle > 0) {
-    log(t("serve.rollWait", { index: r.index, of: r.of, model: r.model, settle, format: news.gateway.format, after: r.after }));
+    log(
+      t("serve.rollWait", {
+        index: r.index,
+        of: r.of,
+        model: r.model,
+        settle,
+        format: news.gateway.format,
+        after: r.after,
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, settle * 1000));
   }
   log(t("serve.rollDisabled", { index: r.index, of: r.of, model: r.model }));
@@ -266,8 +295,10 @@ function rollStopped(news: Props, message: string): string {
   if (r === undefined || r.roll !== "one") return message;
   const rest = r.of - r.index;
   const after = rest === 1 ? "the 1 replica after it keeps" : `the ${rest} replicas after it keep`;
-  const surge = r.surge === undefined ? "" : `; the surge ${r.surge} keeps serving the new recipe on its spare ` +
-    "until an up completes the roll";
+  const surge =
+    r.surge === undefined
+      ? ""
+      : `; the surge ${r.surge} keeps serving the new recipe on its spare ` + "until an up completes the roll";
   const others = `${rest === 0 ? "" : `; ${after} the old recipe`}${surge}`;
   const which = `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model})`;
   return `${which} failed: the roll stops here${others}\n${message}`;
@@ -277,25 +308,44 @@ function rollStopped(news: Props, message: string): string {
  * rollback = "auto": a failed readiness restores the previous bundle and starts it again. The up
  * still fails; its message says that it rolled back and what serves now.
  */
-async function rollBack(olds: Partial<Props> | undefined, news: Props, e: ServeFailure, log: (m: string) => void): Promise<{ message: string; outcome: DeploymentOutcome } | undefined> {
+async function rollBack(
+  olds: Partial<Props> | undefined,
+  news: Props,
+  e: ServeFailure,
+  log: (m: string) => void,
+): Promise<{ message: string; outcome: DeploymentOutcome } | undefined> {
   const prev = olds?.bundle;
   if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
   if (e.step !== "readiness") return undefined;
   // After Ctrl-C the operator wants the run over, not another start.
   if (cancelled.aborted) return undefined;
-  log(`readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`);
+  log(
+    `readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`,
+  );
   try {
     const { serve } = await import("../serve/serve");
     const settings = { ...serveSettings(news), forceRestart: true, goBack: "", log };
     const restored = await serve(prev, authOf(news.connection), settings);
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
-    const what = prev.profile === undefined ? `the previous bundle ${prev.identity.slice(0, 12)}` : `the previous profile ${prev.profile}`;
+    const what =
+      prev.profile === undefined
+        ? `the previous bundle ${prev.identity.slice(0, 12)}`
+        : `the previous profile ${prev.profile}`;
     return {
       message: `${e.message}\nsm121 rolled back (rollback = "auto"): ${prev.deployment} serves ${what} again${where === "" ? "" : ` at ${where}`}${restored.servedModel === undefined ? "" : ` (${restored.servedModel})`}. The new bundle is not serving; fix it and run \`pulumi up\` again.`,
-      outcome: { ...e.outcome, status: "failed", rolledBack: true, nodes: restored.nodes, ...(restored.servedModel !== undefined && { servedModel: restored.servedModel }) },
+      outcome: {
+        ...e.outcome,
+        status: "failed",
+        rolledBack: true,
+        nodes: restored.nodes,
+        ...(restored.servedModel !== undefined && { servedModel: restored.servedModel }),
+      },
     };
   } catch (err) {
-    return { message: `${e.message}\nThe automatic rollback to the previous bundle failed too: ${err instanceof Error ? err.message : String(err)}`, outcome: e.outcome };
+    return {
+      message: `${e.message}\nThe automatic rollback to the previous bundle failed too: ${err instanceof Error ? err.message : String(err)}`,
+      outcome: e.outcome,
+    };
   }
 }
 
@@ -312,7 +362,8 @@ export async function remove(_id: string, wire: StoredWire): Promise<void> {
   const props = fromStored(wire);
   // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
-  if (refused.length > 0) throw new Error(`${refused.join("\n")}\n${t("serve.nothingStopped", { deployment: props.bundle.deployment })}`);
+  if (refused.length > 0)
+    throw new Error(`${refused.join("\n")}\n${t("serve.nothingStopped", { deployment: props.bundle.deployment })}`);
   const { stopDeployment } = await import("../serve/stop");
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment), props.secrets);
 }

@@ -59,18 +59,22 @@ export class GatewayFragment extends ShimResource {
       path: args.path,
       format: args.format,
       node: node.apply((n) => n?.name),
-      endpoints: all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) => gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models)),
+      endpoints: all([args.format, args.path, node, args.models]).apply(([format, path, n, models]) =>
+        gatewayPlan(format, n === undefined ? path : `${n.name}:${path}`, models),
+      ),
       connection: args.connection,
-      __file: all([args.current, args.apiKey, args.lingering, args.found, args.served, node]).apply((
-        [models, apiKey, lingering, found, outcomes, n],
-      ) => ({
-        models,
-        apiKey,
-        lingering,
-        ...(found !== undefined && { found }),
-        served: outcomes.map((o) => [o?.status ?? "unknown", ...(o?.nodes ?? []).map((x) => x.startedAt ?? "")].join(" ")),
-        ...(n !== undefined && { conn: n.conn }),
-      })),
+      __file: all([args.current, args.apiKey, args.lingering, args.found, args.served, node]).apply(
+        ([models, apiKey, lingering, found, outcomes, n]) => ({
+          models,
+          apiKey,
+          lingering,
+          ...(found !== undefined && { found }),
+          served: outcomes.map((o) =>
+            [o?.status ?? "unknown", ...(o?.nodes ?? []).map((x) => x.startedAt ?? "")].join(" "),
+          ),
+          ...(n !== undefined && { conn: n.conn }),
+        }),
+      ),
       sha256: undefined,
     };
     super("gatewayImpl", "GatewayFragment", name, props, { ...opts, additionalSecretOutputs: ["connection"] });

@@ -87,9 +87,10 @@ function rewrite(olds: GatewayWire, news: GatewayWire): { say?: string } | undef
   if (found !== undefined && olds.sha256 !== undefined && found !== olds.sha256) {
     const change = `sha256 ${olds.sha256.slice(0, 12)} -> ${found.slice(0, 12)}`;
     return {
-      say: found === ""
-        ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
-        : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`,
+      say:
+        found === ""
+          ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
+          : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`,
     };
   }
   const served = JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served);
@@ -148,9 +149,10 @@ export async function remove(_id: string, wire: object): Promise<void> {
   const p = placeOf(state);
   const models = state.__file.models.map((m) => ({ ...m, status: "destroyed" }));
   const restartNote = "every endpoint is disabled: the stack was destroyed; restart the gateway to apply";
-  const c: Content = models.length > 0
-    ? { ...gatewayFile(p.format, models, { apiKey: state.__file.apiKey }), restartNote }
-    : { text: disableEndpoints(p.format, await current(p), "all", "destroyed").text, warnings: [], restartNote };
+  const c: Content =
+    models.length > 0
+      ? { ...gatewayFile(p.format, models, { apiKey: state.__file.apiKey }), restartNote }
+      : { text: disableEndpoints(p.format, await current(p), "all", "destroyed").text, warnings: [], restartNote };
   await write(p, c, [state.sha256]);
 }
 
@@ -169,7 +171,12 @@ export async function disableInGateway(
   const p: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
   const text = await current(p);
   if (text === "") return;
-  const disabled = disableEndpoints(g.format, text, nodes.map((node) => ({ deployment, node })), "failed");
+  const disabled = disableEndpoints(
+    g.format,
+    text,
+    nodes.map((node) => ({ deployment, node })),
+    "failed",
+  );
   const restartNote = `${deployment} is failed: its endpoints are disabled; restart the gateway to apply`;
   // The file as it is now is kept in what it becomes (only the deployment's entries change): no backup.
   await write(p, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(text)]);
@@ -197,7 +204,12 @@ export async function holdInGateway(
   const place: Place = { path: g.path, format: g.format, connection, ...(g.node !== undefined && { node: g.node }) };
   const before = await current(place);
   if (before === "") return undefined;
-  const disabled = disableEndpoints(g.format, before, nodes.map((node) => ({ deployment, node })), "restarting");
+  const disabled = disableEndpoints(
+    g.format,
+    before,
+    nodes.map((node) => ({ deployment, node })),
+    "restarting",
+  );
   const restartNote = `${deployment} restarts in a roll: its endpoints are disabled until it answers`;
   await write(place, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(before)]);
   return { place, deployment, before, written: disabled.text };
@@ -217,7 +229,6 @@ export async function releaseInGateway(h: Held): Promise<void> {
   const restartNote = `${h.deployment} answers again: its endpoints are enabled`;
   await write(h.place, { text: h.before, warnings: [], restartNote }, [sha(h.written)]);
 }
-
 
 /** The surge answers: its endpoints added to the file beside the replicas'. undefined: no file yet. */
 export async function surgeInGateway(
@@ -252,7 +263,12 @@ export async function endSurgeInGateway(
   if (sha(now) !== sha(f.written)) {
     // Written since by another (a replica's hold restores what it found): the surge's entries, if
     // still there, disabled.
-    const off = disableEndpoints(g.format, now, nodes.map((node) => ({ deployment, node })), "ended");
+    const off = disableEndpoints(
+      g.format,
+      now,
+      nodes.map((node) => ({ deployment, node })),
+      "ended",
+    );
     if (off.text === now) return;
     const note = `${deployment} leaves the spare: its endpoints are disabled; restart the gateway to apply`;
     await write(place, { text: off.text, warnings: off.warnings, restartNote: note }, [sha(now)]);

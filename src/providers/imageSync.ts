@@ -28,7 +28,12 @@ export class ImageSync extends ShimResource {
   declare readonly imageId: pulumi.Output<string>;
 
   constructor(name: string, args: ImageSyncInputs, opts?: pulumi.CustomResourceOptions) {
-    super("imageSyncImpl", "ImageSync", name, { ...args, imageId: undefined, ids: undefined, source: undefined },
-      { ...opts, additionalSecretOutputs: ["connection"] });
+    super(
+      "imageSyncImpl",
+      "ImageSync",
+      name,
+      { ...args, imageId: undefined, ids: undefined, source: undefined },
+      { ...opts, additionalSecretOutputs: ["connection"] },
+    );
   }
 }

@@ -8,17 +8,24 @@ import { stale, upgrade } from "./stateVersion";
 
 type Props = ImageSyncWire;
 
-const spec = (p: Props): ImageSpec => ({ deployment: p.deployment, image: p.image, nodes: p.nodes, allowed: allowedHere() });
+const spec = (p: Props): ImageSpec => ({
+  deployment: p.deployment,
+  image: p.image,
+  nodes: p.nodes,
+  allowed: allowedHere(),
+});
 const names = (p: Props) => p.nodes.map((n) => n.node).join(",");
 
 /** What asks for the nodes' images to be looked at: the reference, the nodes, an ID that moved. */
 function reaches(olds: Props, news: Props): boolean {
-  const drifted = olds.imageId === undefined || olds.nodes.some((n) => (olds.ids?.[n.node] ?? undefined) !== olds.imageId);
+  const drifted =
+    olds.imageId === undefined || olds.nodes.some((n) => (olds.ids?.[n.node] ?? undefined) !== olds.imageId);
   return olds.image !== news.image || names(olds) !== names(news) || drifted;
 }
 
 /** The nodes' image IDs as the state keeps them: an absent image is null (JSON has no undefined). */
-const stored = (ids: Record<string, string | undefined>): Record<string, string | null> => Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, v ?? null]));
+const stored = (ids: Record<string, string | undefined>): Record<string, string | null> =>
+  Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, v ?? null]));
 
 /** How to reach the nodes: recorded without touching a node. */
 const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
@@ -47,7 +54,8 @@ export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult
 
 export async function update(_id: string, oldWire: object, news: Props): Promise<pulumi.dynamic.UpdateResult> {
   const olds = upgraded(oldWire).state;
-  if (!reaches(olds, news)) return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
+  if (!reaches(olds, news))
+    return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
   return { outs: await run(news) };
 }
 
@@ -57,7 +65,9 @@ export function remove(_id: string, wire: object): Promise<void> {
 
 function removeNow(_id: string, wire: object): void {
   const props = upgraded(wire).state;
-  providerLog(`${props.deployment} image`)(`${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`);
+  providerLog(`${props.deployment} image`)(
+    `${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`,
+  );
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

@@ -40,7 +40,12 @@ export class ModelCache extends ShimResource {
   declare readonly bytes: pulumi.Output<number>;
 
   constructor(name: string, args: ModelCacheInputs, opts?: pulumi.CustomResourceOptions) {
-    super("modelCacheImpl", "ModelCache", name, { ...args, commit: undefined, files: undefined, bytes: undefined, source: undefined, incomplete: undefined },
-      { ...opts, additionalSecretOutputs: ["connection", "hfToken"] });
+    super(
+      "modelCacheImpl",
+      "ModelCache",
+      name,
+      { ...args, commit: undefined, files: undefined, bytes: undefined, source: undefined, incomplete: undefined },
+      { ...opts, additionalSecretOutputs: ["connection", "hfToken"] },
+    );
   }
 }

@@ -8,13 +8,23 @@ import { stale, upgrade } from "./stateVersion";
 
 type Props = ModelCacheWire;
 
-const spec = (p: Props): ModelSpec => ({ deployment: p.deployment, repo: p.repo, revision: p.revision, nodes: p.nodes });
+const spec = (p: Props): ModelSpec => ({
+  deployment: p.deployment,
+  repo: p.repo,
+  revision: p.revision,
+  nodes: p.nodes,
+});
 const where = (p: Props) => JSON.stringify(p.nodes.map((n) => [n.node, n.hfHome]));
 
 /** What asks for the nodes' caches to be looked at (and completed): the model, the caches, a gap. */
 function reaches(olds: Props, news: Props): boolean {
-  return olds.repo !== news.repo || olds.revision !== news.revision || where(olds) !== where(news)
-    || olds.commit === undefined || Object.keys(olds.incomplete ?? {}).length > 0;
+  return (
+    olds.repo !== news.repo ||
+    olds.revision !== news.revision ||
+    where(olds) !== where(news) ||
+    olds.commit === undefined ||
+    Object.keys(olds.incomplete ?? {}).length > 0
+  );
 }
 
 /** What only the state keeps (how to reach the nodes, what a delete does): recorded without touching a node. */
@@ -52,8 +62,14 @@ export async function update(_id: string, oldWire: object, news: Props): Promise
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
     log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
   }
-  if (!reaches(olds, news)) return { outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source } };
-  for (const [node, missing] of Object.entries(olds.incomplete ?? {})) log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`);
+  if (!reaches(olds, news))
+    return {
+      outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source },
+    };
+  for (const [node, missing] of Object.entries(olds.incomplete ?? {}))
+    log(
+      `${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`,
+    );
   return { outs: await run(news) };
 }
 
@@ -62,11 +78,15 @@ export async function remove(_id: string, wire: object): Promise<void> {
   const log = providerLog(`${props.deployment} model`);
   const nodes = props.nodes.map((n) => n.node).join(", ");
   if (props.onDelete !== "remove") {
-    log(`the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`);
+    log(
+      `the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`,
+    );
     return;
   }
   const gone = await removeModel(spec(props), props.protectedNodes, authOf(props.connection));
-  log(`removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${props.protectedNodes.length > 0 ? `; protected ${props.protectedNodes.join(", ")} keep${props.protectedNodes.length === 1 ? "s" : ""} it` : ""}`);
+  log(
+    `removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${props.protectedNodes.length > 0 ? `; protected ${props.protectedNodes.join(", ")} keep${props.protectedNodes.length === 1 ? "s" : ""} it` : ""}`,
+  );
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

@@ -50,5 +50,7 @@ exports.handler = () => ({
  * its delete and read run this release's implementation from any checkout afterwards.
  */
 export function providerMoved(olds: { __provider?: unknown }, news: { __provider?: unknown }): boolean {
-  return typeof olds.__provider === "string" && typeof news.__provider === "string" && olds.__provider !== news.__provider;
+  return (
+    typeof olds.__provider === "string" && typeof news.__provider === "string" && olds.__provider !== news.__provider
+  );
 }

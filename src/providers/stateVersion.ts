@@ -108,8 +108,7 @@ type GatewayV2 = Omit<GatewayWire, "__file"> & {
   __file: { content: string; warnings: string[]; restartNote: string; served: string[]; conn?: NodeConn };
 };
 
-const has = (p: Props, key: string, type: "object" | "string"): boolean =>
-  typeof p[key] === type && p[key] !== null;
+const has = (p: Props, key: string, type: "object" | "string"): boolean => typeof p[key] === type && p[key] !== null;
 
 /** The version of a state without `stateVersion`, from the shape its release wrote; undefined: none known. */
 const UNVERSIONED: { [K in StateKind]: (p: Props) => number | undefined } = {
@@ -202,7 +201,10 @@ export function upgrade<K extends StateKind>(kind: K, stored: object): Upgraded<
   const v = props["stateVersion"];
   const versioned = typeof v === "number";
   const from = versioned ? v : UNVERSIONED[kind](props);
-  const keys = Object.keys(props).filter((k) => k !== "__provider").sort().join(", ");
+  const keys = Object.keys(props)
+    .filter((k) => k !== "__provider")
+    .sort()
+    .join(", ");
   if (from === undefined || !Number.isInteger(from) || from < 1) {
     throw new Error(t("serve.stateUnknownShape", { kind, keys }));
   }

@@ -73,7 +73,9 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
   const { serve } = await import("../serve/serve");
   try {
     const settings = {
-      secrets: w.secrets, forceRestart: false, log,
+      secrets: w.secrets,
+      forceRestart: false,
+      log,
       goBack: "nothing to do: the surge is stopped again, and no replica stopped",
       failedState: "did not start on the spare",
       ...(r.owner !== undefined && { owner: r.owner }),
@@ -91,12 +93,18 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
     // go on to fail on a replica; the set keeps serving the old recipe, whole.
     const why = e instanceof Error ? e.message : String(e);
     const { stopDeployment } = await import("../serve/stop");
-    const left = await stopDeployment(b, auth, log, w.secrets).then(() => "", (err: unknown) => {
-      return `\n${w.deployment} could not be stopped again: ${err instanceof Error ? err.message : String(err)}`;
-    });
-    throw new Error(`the surge ${w.deployment} on ${w.nodes.join(", ")} failed: no replica of the set was stopped, ` +
-      "they all serve the old recipe. Fix the recipe and run `pulumi up` again (the surge goes first again), or " +
-      `remove spare: from the entry to roll without a surge.\n${why}${left}`, { cause: e });
+    const left = await stopDeployment(b, auth, log, w.secrets).then(
+      () => "",
+      (err: unknown) => {
+        return `\n${w.deployment} could not be stopped again: ${err instanceof Error ? err.message : String(err)}`;
+      },
+    );
+    throw new Error(
+      `the surge ${w.deployment} on ${w.nodes.join(", ")} failed: no replica of the set was stopped, ` +
+        "they all serve the old recipe. Fix the recipe and run `pulumi up` again (the surge goes first again), or " +
+        `remove spare: from the entry to roll without a surge.\n${why}${left}`,
+      { cause: e },
+    );
   }
 }
 

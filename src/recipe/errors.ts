@@ -60,7 +60,9 @@ export function formatSpecError(e: SpecErrorInit): string {
  * shown as \uXXXX; a message is one line.
  */
 export function printable(s: string): string {
-  return s.replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\t" ? c : `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`));
+  return s.replace(/[\p{Cc}\p{Cf}]/gu, (c) =>
+    c === "\t" ? c : `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`,
+  );
 }
 
 /**
@@ -73,7 +75,14 @@ export const MAX_ERRORS = 100;
 export function capErrors(errors: SpecError[]): SpecError[] {
   const next = errors[MAX_ERRORS];
   if (next === undefined) return errors;
-  const more = new SpecError({ file: next.file, line: next.line, col: next.col, field: "", problem: msg("spec.tooMany", { count: MAX_ERRORS }), fix: msg("spec.tooManyFix") });
+  const more = new SpecError({
+    file: next.file,
+    line: next.line,
+    col: next.col,
+    field: "",
+    problem: msg("spec.tooMany", { count: MAX_ERRORS }),
+    fix: msg("spec.tooManyFix"),
+  });
   return [...errors.slice(0, MAX_ERRORS), more];
 }
 

@@ -76,19 +76,28 @@ export function nodeFabricSchema() {
   });
   const block = z.strictObject({
     interface: z.union([z.literal("auto"), name("interface", msg("spec.fabric.interfaceFix"))]),
-    rdma: z.union([
-      z.literal("auto"),
-      z.literal("none"),
-      z.array(port).min(1, { error: zodMsg(msg("spec.fabric.noHca"), msg("spec.fabric.noHcaFix")) }),
-    ]).default("none"),
-    devices: z.string()
-      .regex(DEVICES, { error: zodMsg(msg("spec.fabric.devices"), msg("spec.writeEg", { example: "/dev/infiniband" })) })
+    rdma: z
+      .union([
+        z.literal("auto"),
+        z.literal("none"),
+        z.array(port).min(1, { error: zodMsg(msg("spec.fabric.noHca"), msg("spec.fabric.noHcaFix")) }),
+      ])
+      .default("none"),
+    devices: z
+      .string()
+      .regex(DEVICES, {
+        error: zodMsg(msg("spec.fabric.devices"), msg("spec.writeEg", { example: "/dev/infiniband" })),
+      })
       .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotFix")) })
       .default(DEFAULT_DEVICES),
   });
   return z.union([z.literal("auto"), block]).transform((f): NodeFabric => {
     if (f === "auto") return { interface: "auto", rdma: "auto", devices: DEFAULT_DEVICES };
-    const port = (p: RdmaPort): RdmaPort => ({ hca: p.hca, port: p.port, ...(p.gidIndex !== undefined && { gidIndex: p.gidIndex }) });
+    const port = (p: RdmaPort): RdmaPort => ({
+      hca: p.hca,
+      port: p.port,
+      ...(p.gidIndex !== undefined && { gidIndex: p.gidIndex }),
+    });
     const rdma = f.rdma === "none" ? [] : f.rdma === "auto" ? "auto" : f.rdma.map(port);
     return { interface: f.interface, rdma, devices: f.devices };
   });
@@ -96,13 +105,17 @@ export function nodeFabricSchema() {
 
 /** The zod schema of `sm121:fabric`. */
 export function siteFabricSchema() {
-  const num = z.preprocess((v) => (typeof v === "string" && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v),
-    z.number().positive());
+  const num = z.preprocess(
+    (v) => (typeof v === "string" && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v),
+    z.number().positive(),
+  );
   const flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
-  return z.strictObject({
-    privileged: flag.default(false),
-    nofile: int().pipe(z.int().min(1024)).default(DEFAULT_NOFILE),
-    minBusBandwidthGBps: num.optional(),
-    linkTestTimeoutS: int().pipe(z.int().min(5).max(3600)).default(DEFAULT_LINK_TEST_TIMEOUT_S),
-  }).default({ privileged: false, nofile: DEFAULT_NOFILE, linkTestTimeoutS: DEFAULT_LINK_TEST_TIMEOUT_S });
+  return z
+    .strictObject({
+      privileged: flag.default(false),
+      nofile: int().pipe(z.int().min(1024)).default(DEFAULT_NOFILE),
+      minBusBandwidthGBps: num.optional(),
+      linkTestTimeoutS: int().pipe(z.int().min(5).max(3600)).default(DEFAULT_LINK_TEST_TIMEOUT_S),
+    })
+    .default({ privileged: false, nofile: DEFAULT_NOFILE, linkTestTimeoutS: DEFAULT_LINK_TEST_TIMEOUT_S });
 }

@@ -42,9 +42,10 @@ export function issueToSpecError(
         ...at,
         field: fieldPrefix + dotted([...path, key]),
         problem: msg("spec.unknownKey"),
-        fix: guess === undefined
-          ? msg("spec.unknownKeyFix", { keys: knownKeys(path).join(", ") })
-          : msg("spec.didYouMean", { guess }),
+        fix:
+          guess === undefined
+            ? msg("spec.unknownKeyFix", { keys: knownKeys(path).join(", ") })
+            : msg("spec.didYouMean", { guess }),
       });
     });
   }
@@ -71,14 +72,16 @@ export function keysAt(schema: z.ZodType, path: FieldPath): string[] {
 function unwrap(s: z.ZodType): z.ZodType {
   let at = s;
   for (;;) {
-    if (at instanceof z.ZodOptional || at instanceof z.ZodDefault || at instanceof z.ZodNullable) at = at.unwrap() as z.ZodType;
+    if (at instanceof z.ZodOptional || at instanceof z.ZodDefault || at instanceof z.ZodNullable)
+      at = at.unwrap() as z.ZodType;
     else if (at instanceof z.ZodPipe) at = (at.out instanceof z.ZodTransform ? at.in : at.out) as z.ZodType;
     else return at;
   }
 }
 
 function childOf(s: z.ZodType, step: string | number): z.ZodType | undefined {
-  if (s instanceof z.ZodObject) return typeof step === "string" && Object.hasOwn(s.shape, step) ? (s.shape[step] as z.ZodType) : undefined;
+  if (s instanceof z.ZodObject)
+    return typeof step === "string" && Object.hasOwn(s.shape, step) ? (s.shape[step] as z.ZodType) : undefined;
   if (s instanceof z.ZodRecord) return s.valueType as z.ZodType;
   if (s instanceof z.ZodArray) return s.element as z.ZodType;
   return undefined;

@@ -55,7 +55,8 @@ export function locateToml(text: string, path: FieldPath): Position {
       if (depth === names.length) return refineIndex(lines, hit, path);
       return hit;
     }
-    const header = findTable(lines, names.slice(0, depth).join(".")) ?? findSubTable(lines, names.slice(0, depth).join("."));
+    const header =
+      findTable(lines, names.slice(0, depth).join(".")) ?? findSubTable(lines, names.slice(0, depth).join("."));
     if (header !== undefined) return header;
   }
   return { line: 1, col: 1 };
@@ -73,7 +74,8 @@ function findTable(lines: string[], table: string): Position | undefined {
 function findSubTable(lines: string[], table: string): Position | undefined {
   for (let i = 0; i < lines.length; i++) {
     const m = TABLE_HEADER.exec(lines[i] ?? "");
-    if (m !== null && (m[1] ?? "").startsWith(`${table}.`)) return { line: i + 1, col: (lines[i] ?? "").indexOf("[") + 1 };
+    if (m !== null && (m[1] ?? "").startsWith(`${table}.`))
+      return { line: i + 1, col: (lines[i] ?? "").indexOf("[") + 1 };
   }
   return undefined;
 }
@@ -149,7 +151,10 @@ export function yamlLocator(text: string): (path: FieldPath) => Position {
   return (path) => {
     if (parsed === undefined) {
       const counter = new LineCounter();
-      parsed = { root: parseDocument(text, { lineCounter: counter, keepSourceTokens: false }).contents as YamlNode | null, counter };
+      parsed = {
+        root: parseDocument(text, { lineCounter: counter, keepSourceTokens: false }).contents as YamlNode | null,
+        counter,
+      };
     }
     return locateIn(parsed.root, parsed.counter, path);
   };

@@ -21,48 +21,123 @@ const TILDE_USER = /^~[^/]/;
 
 function recipeSchema() {
   const line = (what: Msg) =>
-    z.string()
+    z
+      .string()
       .regex(SAFE_LINE, { error: zodMsg(msg("spec.lineBreak", { what }), msg("spec.lineBreakFix")) })
       .refine((s) => !unseen(s), { error: zodMsg(msg("spec.unseenChar", { what }), msg("spec.unseenCharFix")) });
   const pathLike = (what: string) =>
     z
       .string()
       .regex(/^[A-Za-z0-9~@:/._+-]+$/, { error: zodMsg(msg("spec.pathChars", { what }), msg("spec.pathCharsFix")) })
-      .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")) })
-      .refine((s) => !s.startsWith("-"), { error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")) })
+      .refine((s) => !s.split("/").includes(".."), {
+        error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")),
+      })
+      .refine((s) => !s.startsWith("-"), {
+        error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")),
+      })
       .refine((s) => !TILDE_USER.test(s), { error: zodMsg(msg("spec.tildeUser", { what }), msg("spec.tildeUserFix")) });
   return z.strictObject({
-    name: z.string().regex(IDENT, { error: zodMsg(msg("spec.recipe.name"), msg("spec.recipe.nameFix")) }).optional(),
-    engine: z.string().regex(/^[a-z0-9-]{1,32}$/, { error: zodMsg(msg("spec.recipe.engine"), msg("spec.useOneOf", { values: ENGINE_NAMES.join(", ") })) }).default("vllm"),
+    name: z
+      .string()
+      .regex(IDENT, { error: zodMsg(msg("spec.recipe.name"), msg("spec.recipe.nameFix")) })
+      .optional(),
+    engine: z
+      .string()
+      .regex(/^[a-z0-9-]{1,32}$/, {
+        error: zodMsg(msg("spec.recipe.engine"), msg("spec.useOneOf", { values: ENGINE_NAMES.join(", ") })),
+      })
+      .default("vllm"),
     deploy: z.enum(DEPLOY_TARGETS).default("docker"),
     model: pathLike("model").optional(),
-    served_model_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: zodMsg(msg("spec.servedChars"), msg("spec.renameIt")) }).optional(),
-    image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, { error: zodMsg(msg("spec.recipe.image"), msg("spec.recipe.imageFix")) }).optional(),
-    engine_version: z.string().regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, { error: zodMsg(msg("spec.recipe.version"), msg("spec.recipe.versionFix")) }).optional(),
-    entrypoint: z.array(line(msg("spec.what.entrypoint"))).min(1).optional(),
+    served_model_name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: zodMsg(msg("spec.servedChars"), msg("spec.renameIt")) })
+      .optional(),
+    image: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._/:@-]{0,199}$/, {
+        error: zodMsg(msg("spec.recipe.image"), msg("spec.recipe.imageFix")),
+      })
+      .optional(),
+    engine_version: z
+      .string()
+      .regex(/^\d+\.\d+(\.\d+)?([.+-][A-Za-z0-9.]+)?$/, {
+        error: zodMsg(msg("spec.recipe.version"), msg("spec.recipe.versionFix")),
+      })
+      .optional(),
+    entrypoint: z
+      .array(line(msg("spec.what.entrypoint")))
+      .min(1)
+      .optional(),
     tp: z.int().min(1).max(64).default(1),
-    port: z.int().min(1024, { error: zodMsg(msg("spec.recipe.port"), msg("spec.recipe.portFix")) }).max(65535).optional(),
+    port: z
+      .int()
+      .min(1024, { error: zodMsg(msg("spec.recipe.port"), msg("spec.recipe.portFix")) })
+      .max(65535)
+      .optional(),
     args: z.array(line(msg("spec.what.argument"))).default([]),
-    env: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: zodMsg(msg("spec.recipe.envKey"), msg("spec.renameIt")) }), line(msg("spec.what.envValue"))).default({}),
-    mounts: z.array(z.string().regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, { error: zodMsg(msg("spec.recipe.mount"), msg("spec.recipe.mountFix")) })
-      .refine((m) => !m.split(/[:/]/).includes(".."), { error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotPathsFix")) })
-      .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), { error: zodMsg(msg("spec.tildeUserIn"), msg("spec.tildeUserFix")) })).default([]),
-    hooks: z.strictObject({ before_serve: z.array(line(msg("spec.what.hook")).min(1)).default([]), after_stop: z.array(line(msg("spec.what.hook")).min(1)).default([]) }).default({ before_serve: [], after_stop: [] }),
-    readiness: z.strictObject({
-      timeout_s: z.int().min(1).max(86400).default(1800),
-      max_model_len: z.int().min(1).optional(),
-      proofs: z.array(line(msg("spec.what.proof")).min(1)).default([]),
-    }).default({ timeout_s: 1800, proofs: [] }),
-    dgpp: z.strictObject({
-      repo: pathLike("repo").refine((s) => !/^[A-Za-z][A-Za-z0-9+.-]*::/.test(s), { error: zodMsg(msg("spec.recipe.repoTransport"), msg("spec.recipe.repoTransportFix")) }).optional(),
-      rev: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, { error: zodMsg(msg("spec.recipe.rev"), msg("spec.recipe.revFix")) }).optional(),
-      dir: pathLike("dir").default("~/dgpp"),
-      http_port: z.int().min(1024).max(65535).default(18080),
-      release: pathLike("release").optional(),
-      roce_devices: z.string().regex(/^[A-Za-z0-9_,-]+$/, { error: zodMsg(msg("spec.recipe.roce"), msg("spec.recipe.roceFix")) }).optional(),
-      engine: z.record(z.string(), z.unknown()).default({}),
-    }).optional(),
-    profiles_dir: pathLike("profiles_dir").refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: zodMsg(msg("spec.recipe.profilesDir"), msg("spec.recipe.profilesDirFix")) }).optional(),
+    env: z
+      .record(
+        z.string().regex(/^[A-Z_][A-Z0-9_]*$/, { error: zodMsg(msg("spec.recipe.envKey"), msg("spec.renameIt")) }),
+        line(msg("spec.what.envValue")),
+      )
+      .default({}),
+    mounts: z
+      .array(
+        z
+          .string()
+          .regex(/^(~|\/)[A-Za-z0-9@._/+-]*:\/[A-Za-z0-9@._/+-]+(:ro|:rw)?$/, {
+            error: zodMsg(msg("spec.recipe.mount"), msg("spec.recipe.mountFix")),
+          })
+          .refine((m) => !m.split(/[:/]/).includes(".."), {
+            error: zodMsg(msg("spec.dotDotIn"), msg("spec.dotDotPathsFix")),
+          })
+          .refine((m) => !TILDE_USER.test(m) || m.startsWith("~:"), {
+            error: zodMsg(msg("spec.tildeUserIn"), msg("spec.tildeUserFix")),
+          }),
+      )
+      .default([]),
+    hooks: z
+      .strictObject({
+        before_serve: z.array(line(msg("spec.what.hook")).min(1)).default([]),
+        after_stop: z.array(line(msg("spec.what.hook")).min(1)).default([]),
+      })
+      .default({ before_serve: [], after_stop: [] }),
+    readiness: z
+      .strictObject({
+        timeout_s: z.int().min(1).max(86400).default(1800),
+        max_model_len: z.int().min(1).optional(),
+        proofs: z.array(line(msg("spec.what.proof")).min(1)).default([]),
+      })
+      .default({ timeout_s: 1800, proofs: [] }),
+    dgpp: z
+      .strictObject({
+        repo: pathLike("repo")
+          .refine((s) => !/^[A-Za-z][A-Za-z0-9+.-]*::/.test(s), {
+            error: zodMsg(msg("spec.recipe.repoTransport"), msg("spec.recipe.repoTransportFix")),
+          })
+          .optional(),
+        rev: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/, {
+            error: zodMsg(msg("spec.recipe.rev"), msg("spec.recipe.revFix")),
+          })
+          .optional(),
+        dir: pathLike("dir").default("~/dgpp"),
+        http_port: z.int().min(1024).max(65535).default(18080),
+        release: pathLike("release").optional(),
+        roce_devices: z
+          .string()
+          .regex(/^[A-Za-z0-9_,-]+$/, { error: zodMsg(msg("spec.recipe.roce"), msg("spec.recipe.roceFix")) })
+          .optional(),
+        engine: z.record(z.string(), z.unknown()).default({}),
+      })
+      .optional(),
+    profiles_dir: pathLike("profiles_dir")
+      .refine((s) => !s.startsWith("/") && !s.startsWith("~"), {
+        error: zodMsg(msg("spec.recipe.profilesDir"), msg("spec.recipe.profilesDirFix")),
+      })
+      .optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     memory: memorySchema().optional(),
   });
@@ -74,16 +149,32 @@ function recipeSchema() {
  * values can be copied from the model's page.
  */
 function memorySchema() {
-  const count = (what: string) => z.int({ error: zodMsg(msg("spec.memory.count", { what }), msg("spec.memory.countFix")) }).min(1).max(1_000_000);
+  const count = (what: string) =>
+    z
+      .int({ error: zodMsg(msg("spec.memory.count", { what }), msg("spec.memory.countFix")) })
+      .min(1)
+      .max(1_000_000);
   return z.strictObject({
-    weights_gb: z.number({ error: zodMsg(msg("spec.memory.weights"), msg("spec.memory.weightsFix")) }).positive().max(10_000).optional(),
-    torch_dtype: z.enum(["bfloat16", "float16", "float32"], { error: zodMsg(msg("spec.memory.dtype"), msg("spec.useOneOf", { values: "bfloat16, float16, float32" })) }).optional(),
+    weights_gb: z
+      .number({ error: zodMsg(msg("spec.memory.weights"), msg("spec.memory.weightsFix")) })
+      .positive()
+      .max(10_000)
+      .optional(),
+    torch_dtype: z
+      .enum(["bfloat16", "float16", "float32"], {
+        error: zodMsg(msg("spec.memory.dtype"), msg("spec.useOneOf", { values: "bfloat16, float16, float32" })),
+      })
+      .optional(),
     num_hidden_layers: count("num_hidden_layers").optional(),
     num_key_value_heads: count("num_key_value_heads").optional(),
     head_dim: count("head_dim").optional(),
     kv_lora_rank: count("kv_lora_rank").optional(),
     qk_rope_head_dim: count("qk_rope_head_dim").optional(),
-    overhead_gib: z.number({ error: zodMsg(msg("spec.memory.overhead"), msg("spec.memory.overheadFix")) }).min(0).max(1000).optional(),
+    overhead_gib: z
+      .number({ error: zodMsg(msg("spec.memory.overhead"), msg("spec.memory.overheadFix")) })
+      .min(0)
+      .max(1000)
+      .optional(),
   });
 }
 
@@ -102,22 +193,39 @@ export function readRecipe(file: string, text: string): { recipe: Recipe; proble
   } catch (e) {
     if (e instanceof TomlError) {
       const problem = e.message.split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "invalid TOML";
-      throw new SpecError({ file, line: e.line, col: e.column, field: "", problem: msg("spec.tomlSyntax", { problem }), fix: msg("spec.syntaxFix") });
+      throw new SpecError({
+        file,
+        line: e.line,
+        col: e.column,
+        field: "",
+        problem: msg("spec.tomlSyntax", { problem }),
+        fix: msg("spec.syntaxFix"),
+      });
     }
     throw e;
   }
   const locate = (p: FieldPath) => locateToml(text, p);
-  throwIfAny(protoKeys(raw).map((p) => new SpecError({ file, ...locate(p), field: dotted(p), problem: msg("spec.proto"), fix: msg("spec.protoFix") })));
+  throwIfAny(
+    protoKeys(raw).map(
+      (p) =>
+        new SpecError({ file, ...locate(p), field: dotted(p), problem: msg("spec.proto"), fix: msg("spec.protoFix") }),
+    ),
+  );
   const schema = (builtSchema ??= recipeSchema());
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, (p) => keysAt(schema, p))));
+    throwIfAny(
+      parsed.error.issues
+        .slice(0, MAX_ERRORS + 1)
+        .flatMap((i) => issueToSpecError(i, file, locate, (p) => keysAt(schema, p))),
+    );
     throw new Error("unreachable: zod failed without issues");
   }
   const r = parsed.data;
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: Msg, fix: Msg) => {
-    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
+    if (errors.length <= MAX_ERRORS)
+      errors.push(new SpecError({ file, ...locate(path), field: dotted(path), problem, fix }));
   };
   const warnings: Msg[] = [];
   const known = (ENGINE_NAMES as readonly string[]).includes(r.engine);
@@ -125,7 +233,11 @@ export function readRecipe(file: string, text: string): { recipe: Recipe; proble
   if (!known) warnings.push(msg("spec.warn.engine", { file, engine: r.engine, known: ENGINE_NAMES.join(", ") }));
   const stem = basename(file).replace(/\.toml$/, "");
   if (r.name === undefined && !IDENT.test(stem)) {
-    err(["name"], msg("spec.recipe.stem", { stem: stem.length > 60 ? `${stem.slice(0, 57)}...` : stem }), msg("spec.recipe.stemFix"));
+    err(
+      ["name"],
+      msg("spec.recipe.stem", { stem: stem.length > 60 ? `${stem.slice(0, 57)}...` : stem }),
+      msg("spec.recipe.stemFix"),
+    );
   }
   checkShape(r, err);
   const recipe: Recipe = {
@@ -146,7 +258,11 @@ export function readRecipe(file: string, text: string): { recipe: Recipe; proble
     env: r.env,
     mounts: r.mounts,
     hooks: { beforeServe: r.hooks.before_serve, afterStop: r.hooks.after_stop },
-    readiness: { timeoutS: r.readiness.timeout_s, proofs: r.readiness.proofs, ...(r.readiness.max_model_len !== undefined && { maxModelLen: r.readiness.max_model_len }) },
+    readiness: {
+      timeoutS: r.readiness.timeout_s,
+      proofs: r.readiness.proofs,
+      ...(r.readiness.max_model_len !== undefined && { maxModelLen: r.readiness.max_model_len }),
+    },
     ...(r.dgpp !== undefined && {
       dgpp: {
         dir: r.dgpp.dir,
@@ -177,21 +293,42 @@ function memoryOf(m: NonNullable<Raw["memory"]>): RecipeMemory {
     ...(m.kv_lora_rank !== undefined && { kv_lora_rank: m.kv_lora_rank }),
     ...(m.qk_rope_head_dim !== undefined && { qk_rope_head_dim: m.qk_rope_head_dim }),
   };
-  return { ...(m.weights_gb !== undefined && { weightsBytes: Math.round(m.weights_gb * 1e9) }), shape, ...(m.overhead_gib !== undefined && { overheadGiB: m.overhead_gib }) };
+  return {
+    ...(m.weights_gb !== undefined && { weightsBytes: Math.round(m.weights_gb * 1e9) }),
+    shape,
+    ...(m.overhead_gib !== undefined && { overheadGiB: m.overhead_gib }),
+  };
 }
 type Err = (path: FieldPath, problem: Msg, fix: Msg) => void;
 
 /** Rules across fields that hold for every engine: which fields each target needs. */
 function checkShape(r: Raw, err: Err): void {
-  if (r.deploy === "docker" && r.image === undefined) err(["image"], msg("spec.recipe.needsImage"), msg("spec.recipe.needsImageFix"));
+  if (r.deploy === "docker" && r.image === undefined)
+    err(["image"], msg("spec.recipe.needsImage"), msg("spec.recipe.needsImageFix"));
   const program = r.entrypoint?.[0];
   if (program !== undefined && (program === "" || program.startsWith("-"))) {
-    err(["entrypoint", 0], program === "" ? msg("spec.recipe.programEmpty") : msg("spec.recipe.programDash", { program }), msg("spec.recipe.programFix"));
+    err(
+      ["entrypoint", 0],
+      program === "" ? msg("spec.recipe.programEmpty") : msg("spec.recipe.programDash", { program }),
+      msg("spec.recipe.programFix"),
+    );
   }
-  if (r.deploy === "script" && r.profiles_dir === undefined) err(["profiles_dir"], msg("spec.recipe.needsProfiles"), msg("spec.recipe.needsProfilesFix"));
-  if (r.deploy !== "script" && r.profiles_dir !== undefined) err(["profiles_dir"], msg("spec.recipe.profilesScript"), msg("spec.removeField", { field: "profiles_dir" }));
-  if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0) err(["mounts"], msg("spec.recipe.mountsTarget", { deploy: r.deploy }), msg("spec.removeField", { field: "mounts" }));
+  if (r.deploy === "script" && r.profiles_dir === undefined)
+    err(["profiles_dir"], msg("spec.recipe.needsProfiles"), msg("spec.recipe.needsProfilesFix"));
+  if (r.deploy !== "script" && r.profiles_dir !== undefined)
+    err(["profiles_dir"], msg("spec.recipe.profilesScript"), msg("spec.removeField", { field: "profiles_dir" }));
+  if (r.deploy !== "docker" && r.deploy !== "script" && r.mounts.length > 0)
+    err(
+      ["mounts"],
+      msg("spec.recipe.mountsTarget", { deploy: r.deploy }),
+      msg("spec.removeField", { field: "mounts" }),
+    );
   for (const k of ["HF_TOKEN", "API_KEY"]) {
-    if (k in r.env) err(["env", k], msg("spec.recipe.secretEnv", { key: k }), msg("spec.recipe.secretEnvFix", { name: k === "HF_TOKEN" ? "hfToken" : "apiKey" }));
+    if (k in r.env)
+      err(
+        ["env", k],
+        msg("spec.recipe.secretEnv", { key: k }),
+        msg("spec.recipe.secretEnvFix", { name: k === "HF_TOKEN" ? "hfToken" : "apiKey" }),
+      );
   }
 }

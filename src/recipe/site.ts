@@ -34,77 +34,154 @@ function flag() {
 }
 
 function siteSchema() {
-  const ident = (what: string | Msg) => z.string().regex(IDENT, { error: zodMsg(msg("spec.site.ident", { what }), msg("spec.renameIt")) });
+  const ident = (what: string | Msg) =>
+    z.string().regex(IDENT, { error: zodMsg(msg("spec.site.ident", { what }), msg("spec.renameIt")) });
   const path = (what: string | Msg) =>
-    z.string().regex(PATH, { error: zodMsg(msg("spec.pathChars", { what }), msg("spec.pathCharsFix")) })
-      .refine((s) => !s.split("/").includes(".."), { error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")) })
-      .refine((s) => !s.startsWith("-"), { error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")) })
+    z
+      .string()
+      .regex(PATH, { error: zodMsg(msg("spec.pathChars", { what }), msg("spec.pathCharsFix")) })
+      .refine((s) => !s.split("/").includes(".."), {
+        error: zodMsg(msg("spec.dotDot", { what }), msg("spec.dotDotFix")),
+      })
+      .refine((s) => !s.startsWith("-"), {
+        error: zodMsg(msg("spec.leadingDash", { what }), msg("spec.leadingDashFix")),
+      })
       .refine((s) => !/^~[^/]/.test(s), { error: zodMsg(msg("spec.tildeUser", { what }), msg("spec.tildeUserFix")) });
   const relative = (what: string, base: Msg, example: string) =>
-    path(what).refine((s) => !s.startsWith("/") && !s.startsWith("~"), { error: zodMsg(msg("spec.site.relative", { what, base }), msg("spec.writeEg", { example })) });
-  const value = (what: Msg) => z.union([z.string(), z.number(), z.boolean()]).transform(String)
-    .refine((s) => SAFE_VALUE.test(s), { error: zodMsg(msg("spec.site.valueChars", { what }), msg("spec.pathCharsFix")) });
-  const vars = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: zodMsg(msg("spec.site.varName"), msg("spec.renameIt")) }), value(msg("spec.what.varValue"))).default({});
+    path(what).refine((s) => !s.startsWith("/") && !s.startsWith("~"), {
+      error: zodMsg(msg("spec.site.relative", { what, base }), msg("spec.writeEg", { example })),
+    });
+  const value = (what: Msg) =>
+    z
+      .union([z.string(), z.number(), z.boolean()])
+      .transform(String)
+      .refine((s) => SAFE_VALUE.test(s), {
+        error: zodMsg(msg("spec.site.valueChars", { what }), msg("spec.pathCharsFix")),
+      });
+  const vars = z
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: zodMsg(msg("spec.site.varName"), msg("spec.renameIt")) }),
+      value(msg("spec.what.varValue")),
+    )
+    .default({});
   const nodeRecipe = z.strictObject({
     dir: path("dir"),
     start: relative("start", msg("spec.what.recipeDir"), "start.sh").default("start.sh"),
     stop: relative("stop", msg("spec.what.recipeDir"), "stop.sh").default("stop.sh"),
-    container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, { error: zodMsg(msg("spec.site.container"), msg("spec.site.containerFix")) }),
-    dockerArgs: z.string().regex(/^[A-Za-z0-9_./:=,@+% -]*$/, { error: zodMsg(msg("spec.site.dockerArgs"), msg("spec.site.dockerArgsFix")) }).optional(),
+    container: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, {
+      error: zodMsg(msg("spec.site.container"), msg("spec.site.containerFix")),
+    }),
+    dockerArgs: z
+      .string()
+      .regex(/^[A-Za-z0-9_./:=,@+% -]*$/, {
+        error: zodMsg(msg("spec.site.dockerArgs"), msg("spec.site.dockerArgsFix")),
+      })
+      .optional(),
     vars,
-    ownedMounts: z.array(path(msg("spec.what.ownedMount")).refine((s) => s.startsWith("/"), { error: zodMsg(msg("spec.site.ownedMount"), msg("spec.site.ownedMountFix")) })).default([]),
+    ownedMounts: z
+      .array(
+        path(msg("spec.what.ownedMount")).refine((s) => s.startsWith("/"), {
+          error: zodMsg(msg("spec.site.ownedMount"), msg("spec.site.ownedMountFix")),
+        }),
+      )
+      .default([]),
   });
   const node = z.strictObject({
     host: z.enum(["local", "ssh"]).default("ssh"),
-    ssh: z.strictObject({
-      host: z.string().regex(HOSTNAME, { error: zodMsg(msg("spec.site.host"), msg("spec.site.hostFix")) }),
-      port: int().pipe(z.int().min(1).max(65535)).default(22),
-      user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: zodMsg(msg("spec.site.user"), msg("spec.writeEg", { example: "ops" })) }),
-    }).optional(),
+    ssh: z
+      .strictObject({
+        host: z.string().regex(HOSTNAME, { error: zodMsg(msg("spec.site.host"), msg("spec.site.hostFix")) }),
+        port: int().pipe(z.int().min(1).max(65535)).default(22),
+        user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, {
+          error: zodMsg(msg("spec.site.user"), msg("spec.writeEg", { example: "ops" })),
+        }),
+      })
+      .optional(),
     ip: z.string().regex(IPV4, { error: zodMsg(msg("spec.site.ip"), msg("spec.site.ipFix")) }),
     protected: flag().default(false),
-    env: z.strictObject({
-      // A node path: `~/` is the node user's home, expanded on the node.
-      HF_HOME: z.union([z.string(), z.number(), z.boolean()]).transform(String)
-        .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), { error: zodMsg(msg("spec.site.hfHomeChars"), msg("spec.pathCharsFix")) })
-        .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), { error: zodMsg(msg("spec.site.hfHomePath"), msg("spec.site.hfHomePathFix")) }),
-      BIND: value(msg("spec.what.nodeEnv")).refine((s) => IPV4.test(s), { error: zodMsg(msg("spec.site.bind"), msg("spec.site.bindFix")) }),
-      PORT: value(msg("spec.what.nodeEnv")).refine((s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535, { error: zodMsg(msg("spec.site.port"), msg("spec.site.portFix")) }),
-      REQUIRE_IDLE_GPU: value(msg("spec.what.nodeEnv")),
-    } satisfies Record<NodeEnvKey, z.ZodType>).partial().default({}),
+    env: z
+      .strictObject({
+        // A node path: `~/` is the node user's home, expanded on the node.
+        HF_HOME: z
+          .union([z.string(), z.number(), z.boolean()])
+          .transform(String)
+          .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), {
+            error: zodMsg(msg("spec.site.hfHomeChars"), msg("spec.pathCharsFix")),
+          })
+          .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), {
+            error: zodMsg(msg("spec.site.hfHomePath"), msg("spec.site.hfHomePathFix")),
+          }),
+        BIND: value(msg("spec.what.nodeEnv")).refine((s) => IPV4.test(s), {
+          error: zodMsg(msg("spec.site.bind"), msg("spec.site.bindFix")),
+        }),
+        PORT: value(msg("spec.what.nodeEnv")).refine(
+          (s) => /^\d{1,5}$/.test(s) && Number(s) >= 1 && Number(s) <= 65535,
+          { error: zodMsg(msg("spec.site.port"), msg("spec.site.portFix")) },
+        ),
+        REQUIRE_IDLE_GPU: value(msg("spec.what.nodeEnv")),
+      } satisfies Record<NodeEnvKey, z.ZodType>)
+      .partial()
+      .default({}),
     vars,
     // The printable check comes first: z.url() drops a newline from what it returns instead of refusing it.
-    gatewayUrl: z.string().regex(/^[\x21-\x7e]+$/, { error: zodMsg(msg("spec.site.urlChars"), msg("spec.site.urlCharsFix")) })
-      .pipe(z.url({ protocol: /^https?$/, error: zodMsg(msg("spec.site.url"), msg("spec.writeEg", { example: "http://203.0.113.12:8000" })) })).optional(),
-    gpuProbe: z.string().min(1).refine(commandLine, { error: zodMsg(msg("spec.site.gpuProbe"), msg("spec.site.gpuProbeFix")) }).optional(),
+    gatewayUrl: z
+      .string()
+      .regex(/^[\x21-\x7e]+$/, { error: zodMsg(msg("spec.site.urlChars"), msg("spec.site.urlCharsFix")) })
+      .pipe(
+        z.url({
+          protocol: /^https?$/,
+          error: zodMsg(msg("spec.site.url"), msg("spec.writeEg", { example: "http://203.0.113.12:8000" })),
+        }),
+      )
+      .optional(),
+    gpuProbe: z
+      .string()
+      .min(1)
+      .refine(commandLine, { error: zodMsg(msg("spec.site.gpuProbe"), msg("spec.site.gpuProbeFix")) })
+      .optional(),
     minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
     recipes: z.record(ident(msg("spec.what.nodeRecipe")), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
     fabric: nodeFabricSchema().optional(),
     gpus: int().pipe(z.int().min(1).max(64)).default(1),
   });
-  const deployment = z.strictObject({
-    name: ident("name").optional(),
-    recipe: ident("recipe"),
-    profile: ident("profile").optional(),
-    nodes: z.array(ident(msg("spec.what.nodeName")))
-      .min(1, { error: zodMsg(msg("spec.site.noNodes"), msg("spec.site.noNodesFix")) }).optional(),
-    // One node group per replica: rendered as one deployment per group, named <name>-1, <name>-2, ...
-    replicas: z.array(z.array(ident(msg("spec.what.nodeName")))
-      .min(1, { error: zodMsg(msg("spec.site.emptyReplica"), msg("spec.site.emptyReplicaFix")) }))
-      .min(1, { error: zodMsg(msg("spec.site.noReplicas"), msg("spec.writeEg", { example: "replicas: [[spark1], [spark2]]" })) })
-      .optional(),
-    roll: z.enum(["one", "all"]).optional(),
-    // A node group kept free for the replicas: a roll starts the new recipe there first (a surge).
-    spare: z.array(ident(msg("spec.what.nodeName")))
-      .min(1, { error: zodMsg(msg("spec.site.emptySpare"), msg("spec.writeEg", { example: "spare: [spark5]" })) }).optional(),
-    overlay: relative("overlay", msg("spec.what.projectDir"), "overlays/qwen38/mtp-r3").optional(),
-    overlayWins: flag().default(false),
-  }).superRefine((d, ctx) => {
-    // Either form names the nodes; without both, the missing key is nodes, reported as zod reports one.
-    if (d.nodes !== undefined || d.replicas !== undefined) return;
-    ctx.addIssue({ code: "invalid_type", expected: "array", input: undefined, path: ["nodes"] });
-  });
+  const deployment = z
+    .strictObject({
+      name: ident("name").optional(),
+      recipe: ident("recipe"),
+      profile: ident("profile").optional(),
+      nodes: z
+        .array(ident(msg("spec.what.nodeName")))
+        .min(1, { error: zodMsg(msg("spec.site.noNodes"), msg("spec.site.noNodesFix")) })
+        .optional(),
+      // One node group per replica: rendered as one deployment per group, named <name>-1, <name>-2, ...
+      replicas: z
+        .array(
+          z
+            .array(ident(msg("spec.what.nodeName")))
+            .min(1, { error: zodMsg(msg("spec.site.emptyReplica"), msg("spec.site.emptyReplicaFix")) }),
+        )
+        .min(1, {
+          error: zodMsg(
+            msg("spec.site.noReplicas"),
+            msg("spec.writeEg", { example: "replicas: [[spark1], [spark2]]" }),
+          ),
+        })
+        .optional(),
+      roll: z.enum(["one", "all"]).optional(),
+      // A node group kept free for the replicas: a roll starts the new recipe there first (a surge).
+      spare: z
+        .array(ident(msg("spec.what.nodeName")))
+        .min(1, { error: zodMsg(msg("spec.site.emptySpare"), msg("spec.writeEg", { example: "spare: [spark5]" })) })
+        .optional(),
+      overlay: relative("overlay", msg("spec.what.projectDir"), "overlays/qwen38/mtp-r3").optional(),
+      overlayWins: flag().default(false),
+    })
+    .superRefine((d, ctx) => {
+      // Either form names the nodes; without both, the missing key is nodes, reported as zod reports one.
+      if (d.nodes !== undefined || d.replicas !== undefined) return;
+      ctx.addIssue({ code: "invalid_type", expected: "array", input: undefined, path: ["nodes"] });
+    });
   // A bad value names its range: "sm121:liveness.timeout: 0 is out of range; use 1 to 600 s".
   const ranged = (what: string, min: number, max: number, unit: "seconds" | "restarts" | "week") => {
     const keys = { seconds: "spec.range.seconds", restarts: "spec.range.restarts", week: "spec.range.week" } as const;
@@ -130,16 +207,27 @@ function siteSchema() {
     recipesDir: relative("recipesDir", msg("spec.what.projectDir"), "recipes").default("recipes"),
     knownHosts: path("knownHosts").default("~/.ssh/known_hosts"),
     hostKeys: z.enum(["strict", "accept-new"]).default("strict"),
-    gateway: z.strictObject({
-      path: path("path"),
-      format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
-      model: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, { error: zodMsg(msg("spec.servedChars"), msg("spec.site.modelFix")) }).optional(),
-      node: ident("node").optional(),
-    }).optional(),
-    scrapeTargets: z.strictObject({
-      path: path("path").refine((s) => s.endsWith(".json"), { error: zodMsg(msg("spec.site.scrapeJson"), msg("spec.writeEg", { example: "~/prometheus/sm121.json" })) }),
-      node: ident("node").optional(),
-    }).optional(),
+    gateway: z
+      .strictObject({
+        path: path("path"),
+        format: z.enum(["sm121", "litellm", "llama-swap"]).default("sm121"),
+        model: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$/, {
+            error: zodMsg(msg("spec.servedChars"), msg("spec.site.modelFix")),
+          })
+          .optional(),
+        node: ident("node").optional(),
+      })
+      .optional(),
+    scrapeTargets: z
+      .strictObject({
+        path: path("path").refine((s) => s.endsWith(".json"), {
+          error: zodMsg(msg("spec.site.scrapeJson"), msg("spec.writeEg", { example: "~/prometheus/sm121.json" })),
+        }),
+        node: ident("node").optional(),
+      })
+      .optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     dgppPollS: num().pipe(z.number().positive().max(300)).default(30),
     preflight: flag().default(false),
@@ -167,23 +255,40 @@ export function parseSite(file: string, stack: string, text: string): Site {
 /** The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws SpecError or SpecErrors. */
 export function siteFrom(source: SiteSource, stack: string): Site {
   const { file, raw, locate } = source;
-  throwIfAny(protoKeys(raw).map((p) => new SpecError({ ...locate(p), field: `sm121:${dotted(p)}`, problem: msg("spec.proto"), fix: msg("spec.protoFix") })));
+  throwIfAny(
+    protoKeys(raw).map(
+      (p) =>
+        new SpecError({
+          ...locate(p),
+          field: `sm121:${dotted(p)}`,
+          problem: msg("spec.proto"),
+          fix: msg("spec.protoFix"),
+        }),
+    ),
+  );
   const schema = siteSchema();
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     // The secrets are config keys too, read through Pulumi rather than this schema.
-    const knownKeys = (p: FieldPath) => (p.length === 0 ? [...keysAt(schema, p), ...SECRET_CONFIG_KEYS] : keysAt(schema, p));
-    throwIfAny(parsed.error.issues.slice(0, MAX_ERRORS + 1).flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")));
+    const knownKeys = (p: FieldPath) =>
+      p.length === 0 ? [...keysAt(schema, p), ...SECRET_CONFIG_KEYS] : keysAt(schema, p);
+    throwIfAny(
+      parsed.error.issues
+        .slice(0, MAX_ERRORS + 1)
+        .flatMap((i) => issueToSpecError(i, file, locate, knownKeys, "sm121:")),
+    );
     throw new Error("unreachable: zod failed without issues");
   }
   const s = parsed.data;
   const errors: SpecError[] = [];
   const err = (path: FieldPath, problem: Msg, fix: Msg) => {
-    if (errors.length <= MAX_ERRORS) errors.push(new SpecError({ ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
+    if (errors.length <= MAX_ERRORS)
+      errors.push(new SpecError({ ...locate(path), field: `sm121:${dotted(path)}`, problem, fix }));
   };
   const nodes: Record<string, SiteNode> = {};
   for (const [name, n] of Object.entries(s.nodes)) {
-    if (n.host === "ssh" && n.ssh === undefined) err(["nodes", name, "host"], msg("spec.site.needsSsh"), msg("spec.site.needsSshFix"));
+    if (n.host === "ssh" && n.ssh === undefined)
+      err(["nodes", name, "host"], msg("spec.site.needsSsh"), msg("spec.site.needsSshFix"));
     nodes[name] = {
       name,
       host: n.host,
@@ -218,13 +323,20 @@ export function siteFrom(source: SiteSource, stack: string): Site {
         if (nodeList.indexOf(n) !== j) err(at, msg("spec.site.nodeTwice", { node: n }), msg("spec.site.nodeTwiceFix"));
         const other = owner.get(n);
         if (other !== undefined && other !== r) {
-          err(at, msg("spec.site.sharedReplica", { node: n, a: other + 1, b: r + 1, deployment: base }), msg("spec.site.sharedReplicaFix"));
+          err(
+            at,
+            msg("spec.site.sharedReplica", { node: n, a: other + 1, b: r + 1, deployment: base }),
+            msg("spec.site.sharedReplicaFix"),
+          );
         }
         owner.set(n, r);
       }
       const name = d.replicas === undefined ? base : `${base}-${r + 1}`;
       return {
-        name, recipe: d.recipe, nodes: nodeList, overlayWins: d.overlayWins,
+        name,
+        recipe: d.recipe,
+        nodes: nodeList,
+        overlayWins: d.overlayWins,
         at: { entry: ["deployments", i], nodes: nodesAt },
         ...(d.replicas !== undefined && { replicaOf: base }),
         ...(d.roll !== undefined && { roll: d.roll }),
@@ -242,18 +354,35 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     if (prev !== undefined) err(d.at.entry, used, msg("spec.site.nameTakenFix"));
     seen.set(d.name, i);
   }
-  if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node)) err(["gateway", "node"], msg("spec.site.unknownNode", { node: s.gateway.node }), msg("spec.site.fileNodeFix"));
+  if (s.gateway?.node !== undefined && !Object.hasOwn(nodes, s.gateway.node))
+    err(["gateway", "node"], msg("spec.site.unknownNode", { node: s.gateway.node }), msg("spec.site.fileNodeFix"));
   const scrapeNode = s.scrapeTargets?.node;
   if (scrapeNode !== undefined && !Object.hasOwn(nodes, scrapeNode)) {
     err(["scrapeTargets", "node"], msg("spec.site.unknownNode", { node: scrapeNode }), msg("spec.site.fileNodeFix"));
   }
   throwIfAny(errors);
   const site: Site = {
-    file, locate, stack, nodes, deployments,
-    minMemAvailableGiB: s.minMemAvailableGiB, memTimeoutS: s.memTimeoutS, readyGraceS: s.readyGraceS,
-    recipesDir: s.recipesDir, knownHosts: s.knownHosts, hostKeys: s.hostKeys, rollback: s.rollback, dgppPollS: s.dgppPollS, preflight: s.preflight, lockWaitS: s.lockWaitS, hooks: s.hooks,
-    keepBackups: s.keepBackups, drainS: s.drainS, spares,
-    modelCache: s.modelCache, imageSync: s.imageSync,
+    file,
+    locate,
+    stack,
+    nodes,
+    deployments,
+    minMemAvailableGiB: s.minMemAvailableGiB,
+    memTimeoutS: s.memTimeoutS,
+    readyGraceS: s.readyGraceS,
+    recipesDir: s.recipesDir,
+    knownHosts: s.knownHosts,
+    hostKeys: s.hostKeys,
+    rollback: s.rollback,
+    dgppPollS: s.dgppPollS,
+    preflight: s.preflight,
+    lockWaitS: s.lockWaitS,
+    hooks: s.hooks,
+    keepBackups: s.keepBackups,
+    drainS: s.drainS,
+    spares,
+    modelCache: s.modelCache,
+    imageSync: s.imageSync,
     fabric: { ...s.fabric, check: s.fabricCheck },
     liveness: { timeoutS: s.liveness.timeout, maxRestarts: s.liveness.maxRestarts, windowS: s.liveness.windowS },
     ...(s.gateway !== undefined && { gateway: s.gateway }),

@@ -44,9 +44,19 @@ function configOf(doc: ConfigDoc): unknown {
   const { file, text } = doc;
   const lineCount = text.split("\n").length;
   if (lineCount > MAX_SITE_LINES || text.length > MAX_SITE_BYTES) {
-    const size = lineCount > MAX_SITE_LINES ? msg("spec.site.sizeLines", { count: lineCount }) : msg("spec.site.sizeMb", { size: (text.length / (1 << 20)).toFixed(1) });
+    const size =
+      lineCount > MAX_SITE_LINES
+        ? msg("spec.site.sizeLines", { count: lineCount })
+        : msg("spec.site.sizeMb", { size: (text.length / (1 << 20)).toFixed(1) });
     const problem = msg("spec.site.tooBig", { size, max: MAX_SITE_LINES });
-    throw new SpecError({ file, line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1, col: 1, field: "", problem, fix: msg("spec.site.tooBigFix") });
+    throw new SpecError({
+      file,
+      line: lineCount > MAX_SITE_LINES ? MAX_SITE_LINES + 1 : 1,
+      col: 1,
+      field: "",
+      problem,
+      fix: msg("spec.site.tooBigFix"),
+    });
   }
   // prettyErrors: false leaves linePos unset, so the position comes from a LineCounter.
   const lines = new LineCounter();
@@ -54,7 +64,14 @@ function configOf(doc: ConfigDoc): unknown {
   const yamlErr = parsed.errors[0];
   if (yamlErr !== undefined) {
     const at = lines.linePos(yamlErr.pos[0]);
-    throw new SpecError({ file, line: at.line, col: at.col, field: "", problem: msg("spec.yamlSyntax", { problem: yamlErr.message.split("\n")[0] ?? "" }), fix: msg("spec.syntaxFix") });
+    throw new SpecError({
+      file,
+      line: at.line,
+      col: at.col,
+      field: "",
+      problem: msg("spec.yamlSyntax", { problem: yamlErr.message.split("\n")[0] ?? "" }),
+      fix: msg("spec.syntaxFix"),
+    });
   }
   let root: unknown;
   try {
@@ -62,9 +79,21 @@ function configOf(doc: ConfigDoc): unknown {
   } catch (e) {
     // yaml refuses an alias bomb ("billion laughs") here, with a plain error and no position.
     let at = 0;
-    visit(parsed, { Alias: (_, n) => { at = n.range?.[0] ?? 0; return visit.BREAK; } });
+    visit(parsed, {
+      Alias: (_, n) => {
+        at = n.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
     const pos = lines.linePos(at);
-    throw new SpecError({ file, line: pos.line, col: pos.col, field: "", problem: msg("spec.yaml", { problem: e instanceof Error ? e.message : String(e) }), fix: msg("spec.yamlAliasFix") });
+    throw new SpecError({
+      file,
+      line: pos.line,
+      col: pos.col,
+      field: "",
+      problem: msg("spec.yaml", { problem: e instanceof Error ? e.message : String(e) }),
+      fix: msg("spec.yamlAliasFix"),
+    });
   }
   return typeof root === "object" && root !== null && "config" in root ? root.config : {};
 }
@@ -124,7 +153,13 @@ function placesIn(docs: { stack?: ConfigDoc; project?: ConfigDoc }): Placed {
   // Project-level config is `sm121:key: value`, or `{value: ...}` / `{default: ...}` with a type.
   const places = [
     ...(stack === undefined ? [] : [{ at: stack, infix: [] }]),
-    ...(project === undefined ? [] : [{ at: project, infix: ["value"] }, { at: project, infix: ["default"] }, { at: project, infix: [] }]),
+    ...(project === undefined
+      ? []
+      : [
+          { at: project, infix: ["value"] },
+          { at: project, infix: ["default"] },
+          { at: project, infix: [] },
+        ]),
   ];
   return { stack, places };
 }
@@ -134,7 +169,11 @@ function placesIn(docs: { stack?: ConfigDoc; project?: ConfigDoc }): Placed {
  * (objects and lists as JSON, scalars as text). `stack` and `project` are the stack file and
  * Pulumi.yaml when they exist, read only to place errors (and only when there is one).
  */
-export function pulumiConfigSource(config: Readonly<Record<string, string>>, stackFile: string, docs: { stack?: ConfigDoc; project?: ConfigDoc }): SiteSource {
+export function pulumiConfigSource(
+  config: Readonly<Record<string, string>>,
+  stackFile: string,
+  docs: { stack?: ConfigDoc; project?: ConfigDoc },
+): SiteSource {
   const raw = sm121Keys(config, (v) => parseConfigValue(String(v)));
   // The files are parsed on the first error only: a site without one never needs a position.
   let read: Placed | undefined;
@@ -148,11 +187,14 @@ export function pulumiConfigSource(config: Readonly<Record<string, string>>, sta
       const [head, ...rest] = q;
       for (const { at, infix } of places) {
         const there = valueAt(at.config, [head ?? "", ...infix, ...rest]);
-        if (there !== undefined && same(there, value)) return { file: at.doc.file, ...at.locateIn(["config", `sm121:${String(head)}`, ...infix, ...rest]) };
+        if (there !== undefined && same(there, value))
+          return { file: at.doc.file, ...at.locateIn(["config", `sm121:${String(head)}`, ...infix, ...rest]) };
       }
       return { file: PULUMI_CONFIG_ORIGIN, line: 0, col: 0 };
     }
-    return stack === undefined ? { file: PULUMI_CONFIG_ORIGIN, line: 0, col: 0 } : { file: stack.doc.file, ...stack.locateIn(["config"]) };
+    return stack === undefined
+      ? { file: PULUMI_CONFIG_ORIGIN, line: 0, col: 0 }
+      : { file: stack.doc.file, ...stack.locateIn(["config"]) };
   };
   return { file: stackFile, raw, locate };
 }
@@ -180,7 +222,8 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 /** One value, whether written in YAML (30, true) or handed over by Pulumi as text ("30", "true"). */
 function same(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
   if (isMap(a) || isMap(b)) {
     if (!isMap(a) || !isMap(b)) return false;
     const ka = Object.keys(a);

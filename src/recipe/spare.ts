@@ -44,7 +44,11 @@ export function spareOf(d: Entry, i: number, nodes: Readonly<Record<string, Site
     }
     const r = d.replicas.findIndex((g) => g.includes(n));
     if (r >= 0) {
-      err([...at, j], msg("spec.spare.inReplica", { node: n, replica: r + 1, of }), msg("spec.spare.inReplicaFix", { of }));
+      err(
+        [...at, j],
+        msg("spec.spare.inReplica", { node: n, replica: r + 1, of }),
+        msg("spec.spare.inReplicaFix", { of }),
+      );
       ok = false;
     }
   }
@@ -55,8 +59,12 @@ export function spareOf(d: Entry, i: number, nodes: Readonly<Record<string, Site
   }
   if (!ok) return [];
   const deployment: Spare["deployment"] = {
-    name: `${of}-spare`, recipe: d.recipe, nodes: d.spare, overlayWins: d.overlayWins,
-    at: { entry: ["deployments", i], nodes: at }, replicaOf: of,
+    name: `${of}-spare`,
+    recipe: d.recipe,
+    nodes: d.spare,
+    overlayWins: d.overlayWins,
+    at: { entry: ["deployments", i], nodes: at },
+    replicaOf: of,
     ...(d.profile !== undefined && { profile: d.profile }),
     ...(d.overlay !== undefined && { overlay: d.overlay }),
   };

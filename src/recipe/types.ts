@@ -64,7 +64,9 @@ export interface Recipe {
 export interface RecipeMemory {
   weightsBytes?: number;
   /** config.json's own names and values (a partial config). */
-  shape: Partial<Record<"num_hidden_layers" | "num_key_value_heads" | "head_dim" | "kv_lora_rank" | "qk_rope_head_dim", number>> & { torch_dtype?: string };
+  shape: Partial<
+    Record<"num_hidden_layers" | "num_key_value_heads" | "head_dim" | "kv_lora_rank" | "qk_rope_head_dim", number>
+  > & { torch_dtype?: string };
   overheadGiB?: number;
 }
 

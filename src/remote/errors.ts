@@ -17,8 +17,8 @@ import type { HostKeyRefusal } from "./knownhosts";
  * - `lost`: the connection ended in the middle of an operation;
  * - `other`: anything else (the message says what).
  */
-export type TransportKind = "auth" | "not-found" | "refused" | "timeout" | "unreachable" | "host-key" | "key" | "lost"
-  | "other";
+export type TransportKind =
+  "auth" | "not-found" | "refused" | "timeout" | "unreachable" | "host-key" | "key" | "lost" | "other";
 
 /** The kinds a second dial cannot mend: the answer is the same, or the refusal is meant. */
 export const FINAL_KINDS: ReadonlySet<TransportKind> = new Set(["auth", "host-key", "key", "not-found"]);
@@ -92,21 +92,27 @@ export function dialFailure(err: Error & { code?: unknown; level?: unknown }, wh
 export function transportFix(kind: TransportKind, node: string): string {
   switch (kind) {
     case "auth":
-      return "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
-        `is in that user's ~/.ssh/authorized_keys on ${node}`;
+      return (
+        "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
+        `is in that user's ~/.ssh/authorized_keys on ${node}`
+      );
     case "not-found":
       return "fix ssh.host: a name this machine resolves, or the node's address";
     case "refused":
       return `check that sshd runs on ${node} and listens on ssh.port`;
     case "timeout":
     case "unreachable":
-      return `check that ${node} is on and reachable from this machine, and ssh.host and ssh.port; ` +
-        "run again when it answers";
+      return (
+        `check that ${node} is on and reachable from this machine, and ssh.host and ssh.port; ` +
+        "run again when it answers"
+      );
     case "host-key":
       return "if that is not the machine you meant, fix ssh.host";
     case "key":
-      return "set sm121:sshPrivateKey to an OpenSSH or PEM private key " +
-        "(pulumi config set --secret sm121:sshPrivateKey < ~/.ssh/id_ed25519), or unset it to use ssh-agent";
+      return (
+        "set sm121:sshPrivateKey to an OpenSSH or PEM private key " +
+        "(pulumi config set --secret sm121:sshPrivateKey < ~/.ssh/id_ed25519), or unset it to use ssh-agent"
+      );
     case "lost":
       return `check that ${node} is up and its network stable, then run again`;
     case "other":
@@ -145,17 +151,19 @@ export class CommandError extends Error {
   readonly stderrTail: string;
 
   constructor(f: CommandFailure) {
-    const signal = f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
+    const signal =
+      f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
     const timedOut = `timed out after ${f.timedOutS ?? 0} s`;
-    const ending = f.interrupted === true
-      ? "was interrupted (Ctrl-C) and stopped; the node keeps what this step had done"
-      : f.timedOutS !== undefined
-        ? f.exit.code === null && signal === null
-          ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
-          : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
-        : f.exit.code !== null
-          ? `exited with code ${f.exit.code}`
-          : `was killed by signal ${signal ?? "(unknown)"}`;
+    const ending =
+      f.interrupted === true
+        ? "was interrupted (Ctrl-C) and stopped; the node keeps what this step had done"
+        : f.timedOutS !== undefined
+          ? f.exit.code === null && signal === null
+            ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
+            : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
+          : f.exit.code !== null
+            ? `exited with code ${f.exit.code}`
+            : `was killed by signal ${signal ?? "(unknown)"}`;
     super(`node ${f.node}: ${f.step} ${ending}${section("stderr", f.stderr)}${section("stdout", f.stdout)}`);
     this.name = "CommandError";
     this.node = f.node;

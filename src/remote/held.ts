@@ -112,8 +112,16 @@ export class HeldChannel {
     private readonly io: LockIo,
     private readonly end: string,
   ) {
-    this.out = new MarkerSplitter(end, (b) => this.current?.c.out(b), (code) => this.ended("out", code));
-    this.err = new MarkerSplitter(end, (b) => this.current?.c.err(b), (code) => this.ended("err", code));
+    this.out = new MarkerSplitter(
+      end,
+      (b) => this.current?.c.out(b),
+      (code) => this.ended("out", code),
+    );
+    this.err = new MarkerSplitter(
+      end,
+      (b) => this.current?.c.err(b),
+      (code) => this.ended("err", code),
+    );
   }
 
   /** What the node printed on the channel's stdout and stderr, once the lock is held. */

@@ -115,10 +115,13 @@ export class Collector {
     };
     cancelled.addEventListener("abort", interrupt, { once: true });
     const ms = this.opts.timeoutMs;
-    const timer = ms === undefined ? undefined : setTimeout(() => {
-      this.timedOut = true;
-      stop();
-    }, ms);
+    const timer =
+      ms === undefined
+        ? undefined
+        : setTimeout(() => {
+            this.timedOut = true;
+            stop();
+          }, ms);
     return () => {
       cancelled.removeEventListener("abort", interrupt);
       if (timer !== undefined) clearTimeout(timer);
@@ -144,7 +147,8 @@ export class Collector {
     }
     // No exit status and no signal: the channel died with its connection, not the script.
     if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {
-      const fix = "check that the node is up and reachable, then run again " +
+      const fix =
+        "check that the node is up and reachable, then run again " +
         "(the step may have run in part; the next run converges)";
       throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", fix, "lost");
     }
@@ -165,7 +169,8 @@ export class Collector {
 
   /** A record the program cannot read: the node ran a script of another sm121, or one was changed. */
   private protocolFailure(node: string, e: ProtocolError): ProtocolError {
-    const fix = "the node printed what this sm121 does not read; run the same sm121 release on every machine " +
+    const fix =
+      "the node printed what this sm121 does not read; run the same sm121 release on every machine " +
       "that runs pulumi for this stack, then run again";
     return new ProtocolError(e.record, `${e.problem} (${node}, step ${this.opts.step}); ${fix}`);
   }

@@ -36,7 +36,11 @@ export class Dialer {
   }
 
   close(): void {
-    for (const d of this.dialed.values()) d.then((h) => h.close(), () => undefined).catch(() => undefined);
+    for (const d of this.dialed.values())
+      d.then(
+        (h) => h.close(),
+        () => undefined,
+      ).catch(() => undefined);
     this.dialed.clear();
   }
 }
@@ -94,7 +98,10 @@ export async function withHosts<T>(
       const owner = auth.owner ?? runName(undefined);
       const waitS = auth.lockWaitS ?? 60;
       for (const h of hosts.values()) {
-        locks.set(h.node, h.lock(owner, waitS, (holder) => opts.log?.(waitingMessage(h.node, holder, waitS))));
+        locks.set(
+          h.node,
+          h.lock(owner, waitS, (holder) => opts.log?.(waitingMessage(h.node, holder, waitS))),
+        );
       }
       const taken = await Promise.allSettled([...locks.values()].map((l) => l.acquired));
       const busy = taken.find((t): t is PromiseRejectedResult => t.status === "rejected");

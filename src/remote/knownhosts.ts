@@ -45,10 +45,14 @@ function parsedLines(text: string): ParsedLine[] {
 
 /** The valid lines whose host field matches `name`; ssh skips a line it cannot parse. */
 function entriesFor(text: string, name: string): KnownEntry[] {
-  return parsedLines(text).filter((e) => hostMatches(e.hosts, name)).map((e) => ({ line: e.line, marker: e.marker, type: e.type, blob: e.blob }));
+  return parsedLines(text)
+    .filter((e) => hostMatches(e.hosts, name))
+    .map((e) => ({ line: e.line, marker: e.marker, type: e.type, blob: e.blob }));
 }
 
-function parseLine(raw: string): { marker: KnownEntry["marker"]; hosts: string; type: string; blob: Buffer } | undefined {
+function parseLine(
+  raw: string,
+): { marker: KnownEntry["marker"]; hosts: string; type: string; blob: Buffer } | undefined {
   let rest = raw.replace(/^[ \t]+/, "");
   if (rest === "" || rest.startsWith("#")) return undefined;
   let marker: KnownEntry["marker"] = "none";
@@ -161,7 +165,9 @@ const ALGORITHMS_OF: Readonly<Record<string, readonly ServerHostKeyAlgorithm[]>>
  */
 export function preferredHostKeyAlgorithms(file: string, host: string, port: number): ServerHostKeyAlgorithm[] {
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const types = entriesFor(text, hostPattern(host, port)).filter((e) => e.marker === "none").map((e) => e.type);
+  const types = entriesFor(text, hostPattern(host, port))
+    .filter((e) => e.marker === "none")
+    .map((e) => e.type);
   return [...new Set(types.flatMap((t) => ALGORITHMS_OF[t] ?? []))];
 }
 
@@ -235,7 +241,12 @@ export function verifyHostKey(
   const fp = fingerprint(keyBlob);
   let s = hostKeyStatus(text, name, keyBlob);
   // As ssh does for a new `[host]:port`: a key filed under the bare host name is accepted too.
-  if (s.status === "new" && name !== hostPattern(host, 22) && hostKeyStatus(text, hostPattern(host, 22), keyBlob).status === "ok") s = { status: "ok", line: 0 };
+  if (
+    s.status === "new" &&
+    name !== hostPattern(host, 22) &&
+    hostKeyStatus(text, hostPattern(host, 22), keyBlob).status === "ok"
+  )
+    s = { status: "ok", line: 0 };
   switch (s.status) {
     case "ok":
       return { ok: true };

@@ -1,6 +1,14 @@
 /** host: local — the machine that runs Pulumi (or the CLI) is the node. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { Collector, interruptedBefore, stepScript, type Host, type LockChannel, type RunOptions, type RunResult } from "./host";
+import {
+  Collector,
+  interruptedBefore,
+  stepScript,
+  type Host,
+  type LockChannel,
+  type RunOptions,
+  type RunResult,
+} from "./host";
 import { driveLock } from "./lock";
 
 export class LocalHost implements Host {
@@ -44,14 +52,20 @@ export class LocalHost implements Host {
 
   lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel {
     const child = spawn("bash", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
-    const held = driveLock(this.node, owner, waitS, Promise.resolve({
-      write: (t: string) => void child.stdin.write(t),
-      end: () => child.stdin.end(),
-      kill: () => void child.kill("SIGKILL"),
-      onOut: (cb: (b: Buffer) => void) => void child.stdout.on("data", cb),
-      onErr: (cb: (b: Buffer) => void) => void child.stderr.on("data", cb),
-      onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
-    }), onWait);
+    const held = driveLock(
+      this.node,
+      owner,
+      waitS,
+      Promise.resolve({
+        write: (t: string) => void child.stdin.write(t),
+        end: () => child.stdin.end(),
+        kill: () => void child.kill("SIGKILL"),
+        onOut: (cb: (b: Buffer) => void) => void child.stdout.on("data", cb),
+        onErr: (cb: (b: Buffer) => void) => void child.stderr.on("data", cb),
+        onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
+      }),
+      onWait,
+    );
     // Here a step is a process of its own, with its own group (a timeout stops that step alone);
     // there is no channel to save.
     return { ...held, run: (script, opts) => this.run(script, opts) };

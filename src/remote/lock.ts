@@ -19,8 +19,14 @@ import { interruptedBefore, type LockChannel } from "./host";
 export type { LockIo } from "./held";
 
 export class NodeBusyError extends Error {
-  constructor(readonly node: string, holder: string, waitS: number) {
-    super(`node ${node} is busy: held by ${holder === "" ? "another operation" : holder}; waited ${waitS} s. Run again when it is done`);
+  constructor(
+    readonly node: string,
+    holder: string,
+    waitS: number,
+  ) {
+    super(
+      `node ${node} is busy: held by ${holder === "" ? "another operation" : holder}; waited ${waitS} s. Run again when it is done`,
+    );
     this.name = "NodeBusyError";
   }
 }
@@ -97,7 +103,11 @@ export function driveLock(
           const w = waiting ? null : WAITING.exec(out);
           if (w !== null) {
             waiting = true;
-            onWait?.(Buffer.from(w[1] ?? "", "latin1").toString("utf8").trim());
+            onWait?.(
+              Buffer.from(w[1] ?? "", "latin1")
+                .toString("utf8")
+                .trim(),
+            );
           }
           const i = out.indexOf(LOCKED);
           if (i === -1) return;
@@ -120,14 +130,25 @@ export function driveLock(
           if (stopped !== undefined) return reject(stopped);
           const busy = /@sm121-busy ?(.*)/.exec(Buffer.from(out, "latin1").toString("utf8"));
           if (busy !== null) reject(new NodeBusyError(node, (busy[1] ?? "").trim(), waitS));
-          else reject(new TransportError(node, "lock", `the lock channel ended with code ${String(code)} before the lock was taken`, "check that flock (util-linux) is installed on the node"));
+          else
+            reject(
+              new TransportError(
+                node,
+                "lock",
+                `the lock channel ended with code ${String(code)} before the lock was taken`,
+                "check that flock (util-linux) is installed on the node",
+              ),
+            );
         });
         ch.write(lockScript(owner, waitS, end));
       }),
   );
   return {
     acquired,
-    run: (script, opts) => (held === undefined ? Promise.reject(new Error(`node ${node}: a step ran before the node's lock was held`)) : held.run(script, opts)),
+    run: (script, opts) =>
+      held === undefined
+        ? Promise.reject(new Error(`node ${node}: a step ran before the node's lock was held`))
+        : held.run(script, opts),
     release: () => io?.end(),
   };
 }

@@ -43,7 +43,12 @@ export class OutputStream {
   tailLines(show: (line: string) => boolean): string {
     const text = this.text();
     const cut = text.length > TAIL_CHARS ? text.slice(text.indexOf("\n", text.length - TAIL_CHARS) + 1) : text;
-    return cut.replace(/\s+$/, "").split("\n").filter((l) => l.trim() !== "" && show(l)).slice(-ERROR_TAIL_LINES).join("\n");
+    return cut
+      .replace(/\s+$/, "")
+      .split("\n")
+      .filter((l) => l.trim() !== "" && show(l))
+      .slice(-ERROR_TAIL_LINES)
+      .join("\n");
   }
 
   private take(s: string): void {

@@ -4,7 +4,15 @@
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { dialFailure, FINAL_KINDS, TransportError } from "./errors";
-import { Collector, interruptedBefore, stepScript, type Host, type LockChannel, type RunOptions, type RunResult } from "./host";
+import {
+  Collector,
+  interruptedBefore,
+  stepScript,
+  type Host,
+  type LockChannel,
+  type RunOptions,
+  type RunResult,
+} from "./host";
 import { preferredHostKeyAlgorithms, verifyHostKey, type HostKeyRefusal } from "./knownhosts";
 import { driveLock, type LockIo } from "./lock";
 
@@ -89,7 +97,11 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
     // Straight to the key (or the agent): without a list ssh2 first asks for "none", a round trip
     // per connection that a node taking only keys refuses anyway.
-    ...(auth.privateKey !== undefined ? { privateKey: auth.privateKey, authHandler: ["publickey"] } : agent !== undefined ? { agent, authHandler: ["agent"] } : {}),
+    ...(auth.privateKey !== undefined
+      ? { privateKey: auth.privateKey, authHandler: ["publickey"] }
+      : agent !== undefined
+        ? { agent, authHandler: ["agent"] }
+        : {}),
   };
   return new Promise((resolve, reject) => {
     client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
@@ -104,9 +116,10 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
         return;
       }
       const f = dialFailure(err, where);
-      const fix = f.kind === "auth"
-        ? "check the user and the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"
-        : "check that the node is up and sshd listens there";
+      const fix =
+        f.kind === "auth"
+          ? "check the user and the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"
+          : "check that the node is up and sshd listens there";
       reject(new TransportError(t.node, "connect", f.detail, fix, f.kind));
     });
     try {
@@ -158,7 +171,12 @@ class SshHost implements Host {
           settled = true;
           cancel();
           try {
-            resolve(c.finish(this.node, { code: typeof code === "number" ? code : null, signal: typeof signal === "string" ? signal : null }));
+            resolve(
+              c.finish(this.node, {
+                code: typeof code === "number" ? code : null,
+                signal: typeof signal === "string" ? signal : null,
+              }),
+            );
           } catch (e) {
             reject(e instanceof Error ? e : new Error(String(e)));
           }

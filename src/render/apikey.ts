@@ -15,8 +15,8 @@ export function readApiKeyLines(files: readonly string[]): string {
     "key=''",
     `for kf in ${files.map(nodePath).join(" ")}; do sm121_get "$kf" API_KEY && rc=0 || rc=$?`,
     '  if [ "$rc" = 0 ] && [ -n "$REPLY" ]; then key=$REPLY; fi',
-    '  if [ "$rc" = 2 ]; then echo "sm121: the API_KEY line of $kf is in no form sm121 reads as a literal '
-      + `(write it as API_KEY='<key>'); it is not sent" >&2; fi`,
+    '  if [ "$rc" = 2 ]; then echo "sm121: the API_KEY line of $kf is in no form sm121 reads as a literal ' +
+      `(write it as API_KEY='<key>'); it is not sent" >&2; fi`,
     "done; unset REPLY",
   ].join("\n");
 }

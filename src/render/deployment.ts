@@ -31,7 +31,12 @@ export function renderSite(site: Site, recipes: ReadonlyMap<string, Recipe>, opt
   return out;
 }
 
-export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap<string, Recipe>, opts: RenderOptions): DeploymentBundle {
+export function renderDeployment(
+  site: Site,
+  d: Deployment,
+  recipes: ReadonlyMap<string, Recipe>,
+  opts: RenderOptions,
+): DeploymentBundle {
   const recipe = recipes.get(d.recipe);
   if (recipe === undefined) throw new Error(`recipe ${d.recipe} is not loaded`);
   const driver = driverFor(recipe.engine);
@@ -63,7 +68,9 @@ export function renderDeployment(site: Site, d: Deployment, recipes: ReadonlyMap
         graceS: site.readyGraceS,
         proofs: [...new Set([...recipe.readiness.proofs, ...s.proofs])],
         ...(s.servedName !== undefined && { servedName: s.servedName }),
-        ...((recipe.readiness.maxModelLen ?? s.maxModelLen) !== undefined && { maxModelLen: recipe.readiness.maxModelLen ?? s.maxModelLen }),
+        ...((recipe.readiness.maxModelLen ?? s.maxModelLen) !== undefined && {
+          maxModelLen: recipe.readiness.maxModelLen ?? s.maxModelLen,
+        }),
         ...(driver.kvCachePattern !== undefined && { kvCachePattern: driver.kvCachePattern }),
       },
       clientNotes: s.profile.directives.clients,

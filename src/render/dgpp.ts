@@ -21,7 +21,8 @@ export function stagedLines(b: DeploymentBundle, paths: DgppPaths): string[] {
   return b.nodes.flatMap((n) =>
     n.files
       .filter((f) => f.path.startsWith(`${paths.dir}/`))
-      .map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`));
+      .map((f) => `${n.node} ${f.path} sha256 ${f.sha256.slice(0, 12)}`),
+  );
 }
 
 export function dgppPaths(recipe: Recipe): DgppPaths {
@@ -70,7 +71,8 @@ export function dgppEnvFile(recipe: Recipe, peers: string[], sshUser: string): s
  */
 export function dgppBuildScript(recipe: Recipe): string {
   const d = recipe.dgpp;
-  if (d?.repo === undefined || d.rev === undefined) throw new Error(`${recipe.file}: [dgpp] has no repo/rev to provision`);
+  if (d?.repo === undefined || d.rev === undefined)
+    throw new Error(`${recipe.file}: [dgpp] has no repo/rev to provision`);
   const p = dgppPaths(recipe);
   return [
     "#!/usr/bin/env bash",

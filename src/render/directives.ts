@@ -64,11 +64,18 @@ export function readDirective(
   if (known === undefined) {
     const near = suggest(name);
     const list = DIRECTIVE_NAMES.map((d) => `${prefix}-${d}`).join(", ");
-    const fix = near === undefined ? msg("spec.directive.listFix", { list }) : msg("spec.directive.nearFix", { near: `${prefix}-${near}`, list });
+    const fix =
+      near === undefined
+        ? msg("spec.directive.listFix", { list })
+        : msg("spec.directive.nearFix", { near: `${prefix}-${near}`, list });
     return fail(col, msg("spec.directive.unknown"), fix);
   }
   if (!rest.startsWith(":")) {
-    return fail(col + prefix.length + 1 + name.length, msg("spec.directive.noColon"), msg("spec.directive.noColonFix", { directive: `${prefix}-${name}` }));
+    return fail(
+      col + prefix.length + 1 + name.length,
+      msg("spec.directive.noColon"),
+      msg("spec.directive.noColonFix", { directive: `${prefix}-${name}` }),
+    );
   }
   const raw = rest.slice(1);
   const value = raw.trim();
@@ -86,7 +93,11 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
   const unseen = textFault(value);
   if (unseen !== undefined) return unseen;
   if (value === "" && name !== "description") {
-    return { index: 0, problem: msg("spec.directive.noValue"), fix: msg("spec.directive.noValueFix", { line: `# sm121-${name}: ${EXAMPLES[name]}` }) };
+    return {
+      index: 0,
+      problem: msg("spec.directive.noValue"),
+      fix: msg("spec.directive.noValueFix", { line: `# sm121-${name}: ${EXAMPLES[name]}` }),
+    };
   }
   switch (name) {
     case "recipe":
@@ -101,7 +112,12 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
     case "mkdir": {
       const fault = valueFault(value, "unquoted");
       if (fault !== undefined) return fault;
-      if (value.split("/").includes("..")) return { index: value.indexOf(".."), problem: msg("spec.directive.dotDot", { value }), fix: msg("spec.directive.dotDotFix") };
+      if (value.split("/").includes(".."))
+        return {
+          index: value.indexOf(".."),
+          problem: msg("spec.directive.dotDot", { value }),
+          fix: msg("spec.directive.dotDotFix"),
+        };
       if (value.startsWith("/") || value.startsWith("{{")) return undefined;
       return { index: 0, problem: msg("spec.directive.relative", { value }), fix: msg("spec.directive.relativeFix") };
     }
@@ -116,7 +132,8 @@ function valueProblem(name: DirectiveName, value: string): { index: number; prob
 function textFault(value: string): { index: number; problem: Msg; fix: Msg } | undefined {
   let index = 0;
   for (const c of value) {
-    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f" || /\p{Cf}/u.test(c)) return { index, problem: msg("spec.value.contains", { char: describeChar(c) }), fix: msg("spec.removeIt") };
+    if ((c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f" || /\p{Cf}/u.test(c))
+      return { index, problem: msg("spec.value.contains", { char: describeChar(c) }), fix: msg("spec.removeIt") };
     index += c.length;
   }
   return undefined;

@@ -100,9 +100,14 @@ export function pairsFromTokens(
     i += 2;
     const fault = valueFault(word.text, "unquoted");
     if (fault !== undefined) {
-      const problem = fault.char === undefined ? fault.problem : msg("spec.value.contains", { char: describeChar(fault.char) });
+      const problem =
+        fault.char === undefined ? fault.problem : msg("spec.value.contains", { char: describeChar(fault.char) });
       const fix = fault.char === undefined ? fault.fix : msg("spec.docker.wordFix");
-      fail({ ...word, col: word.col + fault.index }, msg("spec.docker.word", { flag: flag.text, word: showWord(word.text), problem }), fix);
+      fail(
+        { ...word, col: word.col + fault.index },
+        msg("spec.docker.word", { flag: flag.text, word: showWord(word.text), problem }),
+        fix,
+      );
       continue;
     }
     const problem = flag.text === "-e" ? envProblem(word.text) : mountProblem(word.text, placeholders);
@@ -124,9 +129,11 @@ function notAPair(word: string): { problem: Msg; fix: Msg } {
 
 function envProblem(value: string): { problem: Msg; fix: Msg } | undefined {
   const m = ENV_VALUE.exec(value);
-  if (m === null) return { problem: msg("spec.docker.notEnv", { word: showWord(value) }), fix: msg("spec.docker.notEnvFix") };
+  if (m === null)
+    return { problem: msg("spec.docker.notEnv", { word: showWord(value) }), fix: msg("spec.docker.notEnvFix") };
   const name = m[1] ?? "";
-  if (isSecretKey(name)) return { problem: msg("spec.docker.secret", { name }), fix: msg("spec.docker.secretFix", { name }) };
+  if (isSecretKey(name))
+    return { problem: msg("spec.docker.secret", { name }), fix: msg("spec.docker.secretFix", { name }) };
   return undefined;
 }
 
@@ -134,11 +141,15 @@ function mountProblem(value: string, placeholders: boolean): { problem: Msg; fix
   const parts = value.split(":");
   const [src = "", dst = "", mode] = parts;
   const fix = msg("spec.docker.mountFix");
-  if (parts.length < 2 || parts.length > 3 || src === "" || dst === "") return { problem: msg("spec.docker.notMount", { value }), fix };
-  if (mode !== undefined && mode !== "ro" && mode !== "rw") return { problem: msg("spec.docker.mode", { value, mode }), fix: msg("spec.docker.modeFix") };
-  const absolute = (p: string): boolean => p.startsWith("/") || (placeholders && hasPlaceholder(p) && p.startsWith("{{"));
+  if (parts.length < 2 || parts.length > 3 || src === "" || dst === "")
+    return { problem: msg("spec.docker.notMount", { value }), fix };
+  if (mode !== undefined && mode !== "ro" && mode !== "rw")
+    return { problem: msg("spec.docker.mode", { value, mode }), fix: msg("spec.docker.modeFix") };
+  const absolute = (p: string): boolean =>
+    p.startsWith("/") || (placeholders && hasPlaceholder(p) && p.startsWith("{{"));
   if (!absolute(src)) return { problem: msg("spec.docker.source", { value, src }), fix: msg("spec.docker.sourceFix") };
   if (!absolute(dst)) return { problem: msg("spec.docker.target", { value, dst }), fix };
-  if ([...src.split("/"), ...dst.split("/")].includes("..")) return { problem: msg("spec.docker.dotDot", { value }), fix: msg("spec.docker.dotDotFix") };
+  if ([...src.split("/"), ...dst.split("/")].includes(".."))
+    return { problem: msg("spec.docker.dotDot", { value }), fix: msg("spec.docker.dotDotFix") };
   return undefined;
 }

@@ -28,15 +28,32 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
     const docker = recipe.deploy === "docker";
     const stateDir = joinNode(node.stateDir, "deployments", d.name);
     // An engine that takes its key from a file gets it next to secrets.env, written at start.
-    const keyFile = driver.apiKey === "key-file" ? { path: joinNode(stateDir, "api-key.yaml"), seenAs: docker ? CONTAINER_KEY_FILE : joinNode(stateDir, "api-key.yaml") } : undefined;
-    const ctx = { recipe, rank, nnodes: nodes.length, peers, bindHost, port, ...(keyFile !== undefined && { keyFile: keyFile.seenAs }) };
+    const keyFile =
+      driver.apiKey === "key-file"
+        ? {
+            path: joinNode(stateDir, "api-key.yaml"),
+            seenAs: docker ? CONTAINER_KEY_FILE : joinNode(stateDir, "api-key.yaml"),
+          }
+        : undefined;
+    const ctx = {
+      recipe,
+      rank,
+      nnodes: nodes.length,
+      peers,
+      bindHost,
+      port,
+      ...(keyFile !== undefined && { keyFile: keyFile.seenAs }),
+    };
     const argv = engineArgv(driver, ctx);
     // The node's fabric first: a recipe may still set any of its variables for its engine.
     const env: Record<string, string> = { ...(node.fabric === undefined ? {} : fabricEnv(node.fabric)), ...recipe.env };
     const access = docker ? containerAccess(node, nodes.length, site.fabric) : undefined;
     if (node.env.HF_HOME !== undefined) env["HF_HOME"] = docker ? CONTAINER_HF_HOME : node.env.HF_HOME;
     Object.assign(env, driver.engineEnv(recipe, node.ip));
-    const mounts = docker && node.env.HF_HOME !== undefined ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts] : [...recipe.mounts];
+    const mounts =
+      docker && node.env.HF_HOME !== undefined
+        ? [`${node.env.HF_HOME}:${CONTAINER_HF_HOME}`, ...recipe.mounts]
+        : [...recipe.mounts];
     // The HF cache that this up fills (the engine downloads into it, or ModelCache copies) is made
     // by the up; one that nothing fills must exist already, and the plan says so.
     const hf = hfCachePlan(site, recipe, node);
@@ -86,7 +103,10 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       mkdirs: hf.mkdirs,
       preflight: [
         ...enginePreflight(recipe, node, spec, {
-          headCoordinated, hint: driver.installHint, made: hf.mkdirs, hfFilled: hf.filled,
+          headCoordinated,
+          hint: driver.installHint,
+          made: hf.mkdirs,
+          hfFilled: hf.filled,
         }),
         ...hf.checks,
         ...startFileChecks(recipe, spec),
@@ -120,7 +140,12 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
   const checks: PreflightCheck[] = [];
   if (!spec.runs && !headCoordinated) return checks;
   if (recipe.deploy === "docker" && recipe.image !== undefined) {
-    checks.push({ kind: "image", subject: recipe.image, why: `the image of ${recipe.name} (docker pull it on ${node.name})`, fatal: true });
+    checks.push({
+      kind: "image",
+      subject: recipe.image,
+      why: `the image of ${recipe.name} (docker pull it on ${node.name})`,
+      fatal: true,
+    });
   }
   for (const m of spec.mounts) {
     const src = m.split(":")[0] ?? "";
@@ -149,9 +174,20 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
   }
   if (headCoordinated) {
     if (recipe.dgpp?.roceDevices === undefined) {
-      checks.push({ kind: "roce", subject: "2", why: `a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); set [dgpp] roce_devices in ${recipe.file}`, fatal: false });
+      checks.push({
+        kind: "roce",
+        subject: "2",
+        why: `a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); set [dgpp] roce_devices in ${recipe.file}`,
+        fatal: false,
+      });
     }
-    if (recipe.dgpp?.repo === undefined) checks.push({ kind: "dir", subject: recipe.dgpp?.dir ?? "~/dgpp", why: "the pre-installed DGPP checkout ([dgpp] has no repo/rev)", fatal: true });
+    if (recipe.dgpp?.repo === undefined)
+      checks.push({
+        kind: "dir",
+        subject: recipe.dgpp?.dir ?? "~/dgpp",
+        why: "the pre-installed DGPP checkout ([dgpp] has no repo/rev)",
+        fatal: true,
+      });
   }
   return checks;
 }
@@ -168,7 +204,11 @@ function engineDownloads(recipe: Recipe): boolean {
  * it, or sm121:modelCache copies the model), else checked at plan time: a missing cache that
  * nothing fills would stop the engine (docker refuses the mount, the engine finds no model).
  */
-function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): {
+function hfCachePlan(
+  site: Site,
+  recipe: Recipe,
+  node: SiteNode,
+): {
   mkdirs: string[];
   checks: PreflightCheck[];
   /** Something in the up fills the cache: the engine's own download or sm121:modelCache. */
@@ -183,7 +223,8 @@ function hfCachePlan(site: Site, recipe: Recipe, node: SiteNode): {
   const reads = perNode
     ? "the engine runs offline or loads a local path"
     : "the head-coordinated engine reads it from the cache and downloads nothing";
-  const why = `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, ` +
+  const why =
+    `the HF cache (HF_HOME) of ${node.name}, which nothing in this up fills (${reads}, ` +
     `and sm121:modelCache is off); create it on ${node.name} and put ${recipe.model} there, ` +
     "or set sm121:modelCache: keep";
   return { mkdirs: [], checks: [{ kind: "dir", subject: hfHome, why, fatal: true, atPlan: true }], filled: false };
@@ -208,12 +249,14 @@ function hostPathOf(path: string, mounts: readonly string[]): string | undefined
  */
 function startFileChecks(recipe: Recipe, spec: LaunchSpec): PreflightCheck[] {
   if (!spec.runs) return [];
-  return driverFor(recipe.engine).startFiles(recipe).flatMap((f) => {
-    const inContainer = recipe.deploy === "docker";
-    const onNode = !inContainer ? f.path : f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined;
-    if (onNode === undefined || !(onNode.startsWith("/") || onNode.startsWith("~/"))) return [];
-    const seen = onNode === f.path ? "" : ` (${f.path} in the container)`;
-    const why = `${f.why}${seen}; put the file there, or change the path in ${recipe.file}`;
-    return [{ kind: "file" as const, subject: onNode, why, fatal: true, atPlan: true }];
-  });
+  return driverFor(recipe.engine)
+    .startFiles(recipe)
+    .flatMap((f) => {
+      const inContainer = recipe.deploy === "docker";
+      const onNode = !inContainer ? f.path : f.path.startsWith("/") ? hostPathOf(f.path, spec.mounts) : undefined;
+      if (onNode === undefined || !(onNode.startsWith("/") || onNode.startsWith("~/"))) return [];
+      const seen = onNode === f.path ? "" : ` (${f.path} in the container)`;
+      const why = `${f.why}${seen}; put the file there, or change the path in ${recipe.file}`;
+      return [{ kind: "file" as const, subject: onNode, why, fatal: true, atPlan: true }];
+    });
 }

@@ -96,7 +96,13 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
     else keys[e.key] = renderValue(e, { ...scope, field: e.key }, errors);
   }
   const merged = mergeDockerArgs(
-    { profile: profilePairs, overlay: input.overlay, overlayWins: input.overlayWins === true, ownedMounts: input.ownedMounts ?? [], node: input.nodeDockerArgs ?? [] },
+    {
+      profile: profilePairs,
+      overlay: input.overlay,
+      overlayWins: input.overlayWins === true,
+      ownedMounts: input.ownedMounts ?? [],
+      node: input.nodeDockerArgs ?? [],
+    },
     errors,
   );
   const taken = new Set(merged.pairs.filter((p) => p.flag === "-e").map((p) => envName(p.value)));
@@ -120,8 +126,20 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
       const field = `directive ${d.prefix}-mkdir`;
       const out = substitute({ text: d.value, line: d.line, col: d.valueCol }, "unquoted", { ...scope, field }, errors);
       if (out.ok && !out.text.startsWith("/")) {
-        const problem = msg("spec.env.mkdirRelative", { path: out.text, vars: out.used.map((v) => `{{${v}}}`).join(", ") });
-        errors.push(new SpecError({ file: profile.file, line: d.line, col: d.valueCol, field, problem, fix: msg("spec.env.mkdirFix", { source: scope.source }) }));
+        const problem = msg("spec.env.mkdirRelative", {
+          path: out.text,
+          vars: out.used.map((v) => `{{${v}}}`).join(", "),
+        });
+        errors.push(
+          new SpecError({
+            file: profile.file,
+            line: d.line,
+            col: d.valueCol,
+            field,
+            problem,
+            fix: msg("spec.env.mkdirFix", { source: scope.source }),
+          }),
+        );
       }
       return out.text;
     });
@@ -129,7 +147,8 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
 
   const body = order.map((k) => `${k}="${keys[k] ?? ""}"\n`).join("");
   const bodySha256 = sha256(body);
-  const overlayLine = input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
+  const overlayLine =
+    input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
   const header = [
     `# sm121-profile: ${profile.name}`,
     `# sm121-node: ${input.node}`,
@@ -156,7 +175,14 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
   const site = { file: input.siteFile ?? "site", line: 1, col: 1 };
   const { profile } = input;
   if (!NAME_PATTERN.test(input.node)) {
-    errors.push(new SpecError({ ...site, field: "node", problem: msg("spec.env.nodeName", { node: input.node }), fix: msg("spec.env.nameFix") }));
+    errors.push(
+      new SpecError({
+        ...site,
+        field: "node",
+        problem: msg("spec.env.nodeName", { node: input.node }),
+        fix: msg("spec.env.nameFix"),
+      }),
+    );
   }
   if (input.recipe !== profile.directives.recipe) {
     const d = profile.directiveList.find((x) => x.name === "recipe");
@@ -166,21 +192,38 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
         line: d?.line ?? 1,
         col: d?.valueCol ?? 1,
         field: `directive ${d?.prefix ?? "sm121"}-recipe`,
-        problem: msg("spec.env.otherRecipe", { recipe: profile.directives.recipe, node: input.node, runs: input.recipe }),
-        fix: msg("spec.env.otherRecipeFix", { profile: profile.name, recipe: profile.directives.recipe, runs: input.recipe }),
+        problem: msg("spec.env.otherRecipe", {
+          recipe: profile.directives.recipe,
+          node: input.node,
+          runs: input.recipe,
+        }),
+        fix: msg("spec.env.otherRecipeFix", {
+          profile: profile.name,
+          recipe: profile.directives.recipe,
+          runs: input.recipe,
+        }),
       }),
     );
   }
   for (const [k, v] of Object.entries(input.nodeEnv)) {
     const field = `nodes.${input.node}.env.${k}`;
     if (!isNodeKey(k)) {
-      errors.push(new SpecError({ ...site, field, problem: msg("spec.env.notNodeKey"), fix: msg("spec.env.notNodeKeyFix", { keys: NODE_ENV_KEYS.join(", ") }) }));
+      errors.push(
+        new SpecError({
+          ...site,
+          field,
+          problem: msg("spec.env.notNodeKey"),
+          fix: msg("spec.env.notNodeKeyFix", { keys: NODE_ENV_KEYS.join(", ") }),
+        }),
+      );
       continue;
     }
     for (const c of v) {
       const fault = charFault(c, "quoted");
       if (fault === undefined) continue;
-      errors.push(new SpecError({ ...site, field, problem: msg("spec.value.the", { problem: fault.problem }), fix: fault.fix }));
+      errors.push(
+        new SpecError({ ...site, field, problem: msg("spec.value.the", { problem: fault.problem }), fix: fault.fix }),
+      );
       break;
     }
   }
@@ -188,7 +231,11 @@ function checkInput(input: RenderEnvInput, errors: SpecError[]): void {
 
 /** Substitutes the variables of a plain value; a multi-line value becomes one line. */
 function renderValue(e: ProfileEntry, scope: VarScope, errors: SpecError[]): string {
-  const parts = e.segments.map((s) => ({ ...substitute(s, e.quoted ? "quoted" : "unquoted", scope, errors), line: s.line, col: s.col }));
+  const parts = e.segments.map((s) => ({
+    ...substitute(s, e.quoted ? "quoted" : "unquoted", scope, errors),
+    line: s.line,
+    col: s.col,
+  }));
   if (e.key === "EXTRA_VLLM_ARGS" && parts.every((p) => p.ok) && parts.some((p) => p.used.length > 0)) {
     const tokens = parts.flatMap((p) => tokenizeLine(p.text, p.line, p.col));
     checkVllmArgs(scope.file, e.key, tokens, errors, true);

@@ -135,7 +135,7 @@ function readDoubleQuoted(src: string, start: number): { value: string; end: num
     const c = src.charAt(i);
     if (c === '"') return { value, end: i + 1, closed: true };
     const next = src.charAt(i + 1);
-    if (c === "\\" && "$`\"\\\n".includes(next) && next !== "") {
+    if (c === "\\" && '$`"\\\n'.includes(next) && next !== "") {
       if (next !== "\n") value += next;
       i += 2;
       continue;

@@ -43,7 +43,12 @@ export function fabricEnv(f: NodeFabric): Record<string, string> {
   if (f.rdma === "auto") return { ...env, NCCL_IB_HCA: "auto", NCCL_IB_GID_INDEX: "auto", NCCL_IB_DISABLE: "0" };
   if (f.rdma.length === 0) return { ...env, NCCL_IB_DISABLE: "1" };
   const gid = gidIndexOf(f.rdma);
-  return { ...env, NCCL_IB_HCA: hcaList(f.rdma), ...(gid !== undefined && { NCCL_IB_GID_INDEX: String(gid) }), NCCL_IB_DISABLE: "0" };
+  return {
+    ...env,
+    NCCL_IB_HCA: hcaList(f.rdma),
+    ...(gid !== undefined && { NCCL_IB_GID_INDEX: String(gid) }),
+    NCCL_IB_DISABLE: "0",
+  };
 }
 
 /**
@@ -55,7 +60,12 @@ export function containerAccess(node: SiteNode, nnodes: number, site: SiteFabric
   const limits = ["memlock=-1:-1", `nofile=${site.nofile}:${site.nofile}`];
   if (site.privileged) return { privileged: true, devices: [], capAdd: [], ulimits: limits };
   const dev = node.fabric?.devices ?? CONTAINER_DEVICES;
-  return { privileged: false, devices: [dev === CONTAINER_DEVICES ? dev : `${dev}:${CONTAINER_DEVICES}`], capAdd: ["IPC_LOCK"], ulimits: limits };
+  return {
+    privileged: false,
+    devices: [dev === CONTAINER_DEVICES ? dev : `${dev}:${CONTAINER_DEVICES}`],
+    capAdd: ["IPC_LOCK"],
+    ulimits: limits,
+  };
 }
 
 /**
@@ -72,13 +82,18 @@ export function fabricFacts(
   if (f === undefined) return [];
   const found = f.found === undefined ? "" : ` (${f.found})`;
   const facts = [`fabric interface ${f.interface}, address ${node.ip} (the rendezvous address)${found}`];
-  if (f.rdma === "auto") facts.push("fabric rdma auto (the plan-time look finds the ports; sm121 render reads no node)");
+  if (f.rdma === "auto")
+    facts.push("fabric rdma auto (the plan-time look finds the ports; sm121 render reads no node)");
   else if (f.rdma.length === 0) facts.push("fabric rdma none (NCCL uses sockets on the interface)");
-  else facts.push(`fabric rdma ${f.rdma.map((p) => `${p.hca}:${p.port}${p.gidIndex === undefined ? "" : ` gid ${p.gidIndex}`}`).join(", ")}, devices ${f.devices}`);
+  else
+    facts.push(
+      `fabric rdma ${f.rdma.map((p) => `${p.hca}:${p.port}${p.gidIndex === undefined ? "" : ` gid ${p.gidIndex}`}`).join(", ")}, devices ${f.devices}`,
+    );
   const own = [...set.own, ...Object.keys(fabricEnv(f)).filter((k) => Object.hasOwn(recipe.env, k))];
   if (own.length > 0) facts.push(`fabric variables the recipe sets itself (${set.ownedBy}): ${own.join(", ")}`);
   for (const flag of access === undefined ? [] : accessFlags(access)) facts.push(`container ${flag}`);
-  if (usesRdma(f) && recipe.deploy !== "docker") facts.push("fabric memlock: the preflight refuses a node whose `ulimit -l` is not unlimited");
+  if (usesRdma(f) && recipe.deploy !== "docker")
+    facts.push("fabric memlock: the preflight refuses a node whose `ulimit -l` is not unlimited");
   if (recipe.deploy === "script")
     facts.push(
       "fabric variables reach start.sh's container as -e pairs of EXTRA_DOCKER_ARGS; " +

@@ -79,7 +79,12 @@ export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts:
       name: m.model,
       deployment: m.deployment,
       status: m.status,
-      endpoints: endpoints.map((e) => ({ node: e.node, url: e.url, enabled: e.enabled, ...(e.why !== undefined && { disabled: e.why }) })),
+      endpoints: endpoints.map((e) => ({
+        node: e.node,
+        url: e.url,
+        enabled: e.enabled,
+        ...(e.why !== undefined && { disabled: e.why }),
+      })),
     })),
   };
   return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: t("gateway.sm121Note") };

@@ -10,7 +10,18 @@
  *   file's head as a comment too, the same way.
  */
 import { LITELLM_ROUTER } from "./gatewayRoll";
-import { Document, isMap, isNode, isScalar, isSeq, parseDocument, Scalar, stringify, type Pair, type YAMLMap } from "yaml";
+import {
+  Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  parseDocument,
+  Scalar,
+  stringify,
+  type Pair,
+  type YAMLMap,
+} from "yaml";
 import { t, type Msg } from "../text/messages";
 import { stringOf } from "../text/unknown";
 
@@ -70,7 +81,10 @@ const disabledLine = (model: string, node: string, url: string, why: string) => 
 
 /** A YAML value as comment lines (without their `#`), indented under its `disabled:` line. */
 function commented(value: unknown): string[] {
-  return stringify(value).trimEnd().split("\n").map((l) => `   ${l}`);
+  return stringify(value)
+    .trimEnd()
+    .split("\n")
+    .map((l) => `   ${l}`);
 }
 
 function litellmEntry(model: string, deployment: string, e: ResolvedEndpoint, apiKey: string) {
@@ -81,7 +95,8 @@ function litellmEntry(model: string, deployment: string, e: ResolvedEndpoint, ap
   };
 }
 
-const ROUTER_NOTE = " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
+const ROUTER_NOTE =
+  " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
   "another, and a replica that fails is left out of every pick for cooldown_time seconds.";
 
 export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: string[]): GatewayFile {
@@ -89,16 +104,21 @@ export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: st
   const list = resolved.flatMap(({ m, endpoints }) => {
     return endpoints.filter((e) => e.enabled).map((e) => litellmEntry(m.model, m.deployment, e, apiKey));
   });
-  const disabled = resolved.flatMap(({ m, endpoints }) => endpoints.filter((e) => !e.enabled).flatMap((e) => [
-    disabledLine(m.model, e.node, e.url, e.why ?? ""),
-    ...commented([litellmEntry(m.model, m.deployment, e, apiKey)]),
-  ]));
+  const disabled = resolved.flatMap(({ m, endpoints }) =>
+    endpoints
+      .filter((e) => !e.enabled)
+      .flatMap((e) => [
+        disabledLine(m.model, e.node, e.url, e.why ?? ""),
+        ...commented([litellmEntry(m.model, m.deployment, e, apiKey)]),
+      ]),
+  );
   const keyLine = opts.apiKey
     ? ` api_key: the engines' key (sm121:apiKey), read from $${GATEWAY_KEY_VAR} in the proxy's environment.`
     : " api_key: the engines have no key (sm121:apiKey is not set); LiteLLM needs one, so a placeholder is sent.";
   const head = [" Written by sm121. LiteLLM proxy model_list; one entry per enabled endpoint.", keyLine];
   if (disabled.length > 0) head.push(` ${KEPT} (LiteLLM has no switch for an entry):`, ...disabled);
-  const replicated = resolved.some(({ endpoints }) => endpoints.length >= 2) ||
+  const replicated =
+    resolved.some(({ endpoints }) => endpoints.length >= 2) ||
     new Set(resolved.map(({ m }) => m.model)).size < resolved.length;
   if (replicated) head.push(ROUTER_NOTE);
   const doc = new Document({ model_list: list, ...(replicated && { router_settings: LITELLM_ROUTER }) });

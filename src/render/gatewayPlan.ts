@@ -14,7 +14,10 @@ export function gatewayPlan(format: GatewayFormat, where: string, models: Gatewa
   const warnings: Msg[] = [];
   const lines = [`${format} backends in ${where}`];
   for (const { m, endpoints } of resolveEndpoints(format, models, warnings)) {
-    for (const e of endpoints) lines.push(`${m.model} from ${m.deployment} on ${e.node} ${e.url} ${e.enabled ? "enabled" : `disabled (${e.why ?? ""})`}`);
+    for (const e of endpoints)
+      lines.push(
+        `${m.model} from ${m.deployment} on ${e.node} ${e.url} ${e.enabled ? "enabled" : `disabled (${e.why ?? ""})`}`,
+      );
   }
   // The plan is an input of the resource: English whatever the language, so that a change of it plans no change.
   for (const w of warnings) lines.push(`warning ${say(w, "en")}`);

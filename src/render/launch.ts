@@ -74,10 +74,12 @@ export function sameLaunch(before: NodeBundle, after: NodeBundle): boolean {
 /** Nodes whose launch differs between two bundles of a deployment (a node new to it counts). */
 export function launchChanged(before: DeploymentBundle, after: DeploymentBundle): string[] {
   const old = new Map(before.nodes.map((n) => [n.node, n]));
-  return after.nodes.filter((n) => {
-    const o = old.get(n.node);
-    return o === undefined || !sameLaunch(o, n);
-  }).map((n) => n.node);
+  return after.nodes
+    .filter((n) => {
+      const o = old.get(n.node);
+      return o === undefined || !sameLaunch(o, n);
+    })
+    .map((n) => n.node);
 }
 
 /** What changed that is no launch field, in words, for "checks, does not restart: ...". */
@@ -97,7 +99,10 @@ export function checkFields(before: DeploymentBundle, after: DeploymentBundle): 
   });
   if (scripts) out.push("sm121's start and stop scripts");
   const own = (n: NodeBundle) =>
-    n.files.filter((f) => isOwnFile(n, f.path)).map((f) => `${f.path}:${f.sha256}`).join(",");
+    n.files
+      .filter((f) => isOwnFile(n, f.path))
+      .map((f) => `${f.path}:${f.sha256}`)
+      .join(",");
   const files = after.nodes.some((n) => {
     const o = old.get(n.node);
     return o !== undefined && own(o) !== own(n);

@@ -83,8 +83,9 @@ export function linkTestPlan(site: Site, b: Group, o: LinkTestOptions = LINK_TES
     ...(minimum !== undefined && { minBusBandwidthGBps: minimum }),
     timeoutS: site.fabric.linkTestTimeoutS,
     scripts: b.nodes.map((nb) => linkTestScript(site, b, nb, o)),
-    ...(b.deploy === "docker" && image !== undefined && {
-      mpi: linkTestMpi(site, b, image, (nb) => linkTestContainer(b.deployment, nb)),
-    }),
+    ...(b.deploy === "docker" &&
+      image !== undefined && {
+        mpi: linkTestMpi(site, b, image, (nb) => linkTestContainer(b.deployment, nb)),
+      }),
   };
 }

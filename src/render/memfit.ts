@@ -79,7 +79,11 @@ function modelOf(b: DeploymentBundle, recipe: Recipe | undefined): string | unde
 }
 
 /** The node whose HF cache answers first (rank order), with the facts it had. */
-function firstWith<K extends keyof NodeModelFacts>(b: DeploymentBundle, seen: Readonly<Record<string, NodeModelFacts>>, key: K): { node: string; value: NonNullable<NodeModelFacts[K]> } | undefined {
+function firstWith<K extends keyof NodeModelFacts>(
+  b: DeploymentBundle,
+  seen: Readonly<Record<string, NodeModelFacts>>,
+  key: K,
+): { node: string; value: NonNullable<NodeModelFacts[K]> } | undefined {
   for (const nb of b.nodes) {
     const v = seen[nb.node]?.[key];
     if (v !== undefined && v !== null) return { node: nb.node, value: v };
@@ -99,27 +103,38 @@ export function ranksPerNode(knobs: Pick<FitKnobs, "tp" | "pp">, nodes: number):
   return Math.max(1, Math.ceil((knobs.tp * knobs.pp) / Math.max(1, nodes)));
 }
 
-export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Readonly<Record<string, NodeModelFacts>>): Fit {
+export function fitOf(
+  b: DeploymentBundle,
+  recipe: Recipe | undefined,
+  seen: Readonly<Record<string, NodeModelFacts>>,
+): Fit {
   const knobs = knobsOf(b, recipe);
   const ranks = ranksPerNode(knobs, b.nodes.length);
   // A node's share of the weights: its ranks of tp x pp.
   const share = (knobs.tp * knobs.pp) / ranks;
   const cfg = firstWith(b, seen, "config");
   const shape: ModelShape = cfg !== undefined ? shapeOf(cfg.value) : shapeOf(recipe?.memory?.shape ?? {});
-  const shapeFrom = cfg !== undefined
-    ? msg("fit.fromConfig", { node: cfg.node })
-    : recipe?.memory !== undefined && shape.layers !== undefined
-      ? msg("fit.fromMemory", { file: recipe.file })
-      : undefined;
+  const shapeFrom =
+    cfg !== undefined
+      ? msg("fit.fromConfig", { node: cfg.node })
+      : recipe?.memory !== undefined && shape.layers !== undefined
+        ? msg("fit.fromMemory", { file: recipe.file })
+        : undefined;
   const w = firstWith(b, seen, "weightsBytes");
   const weightsBytes = w?.value ?? recipe?.memory?.weightsBytes;
-  const weightsFrom = w !== undefined
-    ? msg("fit.fromIndex", { node: w.node })
-    : weightsBytes !== undefined ? msg("fit.fromWeightsGb", { file: recipe?.file ?? b.recipeFile }) : undefined;
+  const weightsFrom =
+    w !== undefined
+      ? msg("fit.fromIndex", { node: w.node })
+      : weightsBytes !== undefined
+        ? msg("fit.fromWeightsGb", { file: recipe?.file ?? b.recipeFile })
+        : undefined;
   const maxLen = knobs.maxModelLen?.value ?? shape.maxPositions;
-  if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined) knobs.maxModelLen = {
-    value: shape.maxPositions, from: "config.json max_position_embeddings (the engine's default)", byDefault: true,
-  };
+  if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined)
+    knobs.maxModelLen = {
+      value: shape.maxPositions,
+      from: "config.json max_position_embeddings (the engine's default)",
+      byDefault: true,
+    };
   const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
   const perRank = element === undefined ? undefined : kvBytesPerToken(shape, element, knobs.tp, knobs.pp);
   const perToken = perRank === undefined ? undefined : perRank * ranks;
@@ -130,7 +145,13 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     const mem = seen[nb.node]?.memTotalBytes;
     const memoryGiB = (mem ?? GB10_MEM_TOTAL_BYTES) / GIB;
     const budgetGiB = memoryGiB * knobs.util.value;
-    const base = { node: nb.node, memoryGiB, memoryFrom: mem === undefined ? ("GB10" as const) : ("node" as const), budgetGiB, overheadGiB: overhead };
+    const base = {
+      node: nb.node,
+      memoryGiB,
+      memoryFrom: mem === undefined ? ("GB10" as const) : ("node" as const),
+      budgetGiB,
+      overheadGiB: overhead,
+    };
     if (weightsBytes === undefined) {
       return { ...base, verdict: "unknown", why: msg("fit.whyNoWeights", { file: recipe?.file ?? b.recipeFile }) };
     }
@@ -172,11 +193,12 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
     ...(weightsFrom !== undefined && { weightsFrom }),
     ...(shapeFrom !== undefined && { shapeFrom }),
     ...(perToken !== undefined && { kvPerTokenBytes: perToken }),
-    kvFormula: element === undefined
-      ? msg("fit.kvDtypeUnknown", { dtype: knobs.kvDtype.value })
-      : ranks > 1
-        ? msg("fit.ranksOnNode", { formula: kvFormula(shape, element, knobs.tp, knobs.pp), count: ranks })
-        : msg("fit.formula", { formula: kvFormula(shape, element, knobs.tp, knobs.pp) }),
+    kvFormula:
+      element === undefined
+        ? msg("fit.kvDtypeUnknown", { dtype: knobs.kvDtype.value })
+        : ranks > 1
+          ? msg("fit.ranksOnNode", { formula: kvFormula(shape, element, knobs.tp, knobs.pp), count: ranks })
+          : msg("fit.formula", { formula: kvFormula(shape, element, knobs.tp, knobs.pp) }),
     nodes,
     verdict,
   };
@@ -185,20 +207,25 @@ export function fitOf(b: DeploymentBundle, recipe: Recipe | undefined, seen: Rea
 /** One line each for the deployment's inputs: what the numbers come from. */
 export function fitHeader(fit: Fit): string[] {
   const k = fit.knobs;
-  const len = k.maxModelLen === undefined
-    ? t("fit.maxLenUnknown")
-    : t("fit.maxLen", { value: k.maxModelLen.value, from: k.maxModelLen.from });
-  const seqs = k.maxNumSeqs === undefined
-    ? t("fit.seqsUnset")
-    : t("fit.seqs", { value: k.maxNumSeqs.value, from: k.maxNumSeqs.from });
+  const len =
+    k.maxModelLen === undefined
+      ? t("fit.maxLenUnknown")
+      : t("fit.maxLen", { value: k.maxModelLen.value, from: k.maxModelLen.from });
+  const seqs =
+    k.maxNumSeqs === undefined
+      ? t("fit.seqsUnset")
+      : t("fit.seqs", { value: k.maxNumSeqs.value, from: k.maxNumSeqs.from });
   const formula = say(fit.kvFormula);
-  const kv = fit.kvPerTokenBytes === undefined
-    ? fit.shapeFrom === undefined ? t("fit.kvUnknownShape") : t("fit.kvUnknown", { formula })
-    : t("fit.kvPerToken", {
-      kib: Math.round(fit.kvPerTokenBytes / 1024),
-      formula,
-      from: say(fit.shapeFrom ?? msg("fit.unknown")),
-    });
+  const kv =
+    fit.kvPerTokenBytes === undefined
+      ? fit.shapeFrom === undefined
+        ? t("fit.kvUnknownShape")
+        : t("fit.kvUnknown", { formula })
+      : t("fit.kvPerToken", {
+          kib: Math.round(fit.kvPerTokenBytes / 1024),
+          formula,
+          from: say(fit.shapeFrom ?? msg("fit.unknown")),
+        });
   const model = fit.model ?? t("fit.noModel");
   const tp = `${k.tp}${k.pp > 1 ? ` x pp ${k.pp}` : ""}`;
   const weights = say(fit.weightsFrom ?? msg("fit.unknown"));
@@ -211,7 +238,15 @@ export function fitHeader(fit: Fit): string[] {
 }
 
 /** A node's row: the numbers, then the verdict. */
-export function fitCells(n: NodeFit): { memory: string; budget: string; weights: string; kv: string; overhead: string; need: string; verdict: string } {
+export function fitCells(n: NodeFit): {
+  memory: string;
+  budget: string;
+  weights: string;
+  kv: string;
+  overhead: string;
+  need: string;
+  verdict: string;
+} {
   const opt = (x: number | undefined) => (x === undefined ? "?" : gib(x));
   const kvAll = n.kvAllGiB !== undefined && n.kvAllGiB !== n.kvOneGiB ? n.kvAllGiB : undefined;
   const seq = n.sequences === undefined ? "" : ` (${t("fit.fullSeq", { count: n.sequences })})`;
@@ -219,9 +254,12 @@ export function fitCells(n: NodeFit): { memory: string; budget: string; weights:
     memory: `${gib(n.memoryGiB)}${n.memoryFrom === "GB10" ? " (GB10)" : ""}`,
     budget: gib(n.budgetGiB),
     weights: opt(n.weightsGiB),
-    kv: n.kvOneGiB === undefined
-      ? "?"
-      : kvAll !== undefined ? t("fit.kvCell", { one: gib(n.kvOneGiB), all: gib(kvAll) }) : gib(n.kvOneGiB),
+    kv:
+      n.kvOneGiB === undefined
+        ? "?"
+        : kvAll !== undefined
+          ? t("fit.kvCell", { one: gib(n.kvOneGiB), all: gib(kvAll) })
+          : gib(n.kvOneGiB),
     overhead: gib(n.overheadGiB),
     need: opt(n.needGiB),
     verdict: `${verdictText(n.verdict)}${seq}`,
@@ -253,7 +291,12 @@ export function fitNotes(fit: Fit): string[] {
 /** The column headers of the fit's table, in the locale of the process. */
 export function fitColumns(): string[] {
   const keys = [
-    "fit.colMemory", "fit.colBudget", "fit.colWeights", "fit.colKv", "fit.colOverhead", "fit.colNeed",
+    "fit.colMemory",
+    "fit.colBudget",
+    "fit.colWeights",
+    "fit.colKv",
+    "fit.colOverhead",
+    "fit.colNeed",
   ] as const;
   return [t("status.colNode"), ...keys.map((k) => t(k)), t("fit.colVerdict")];
 }

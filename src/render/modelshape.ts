@@ -31,7 +31,11 @@ function textConfig(config: Readonly<Record<string, unknown>>): Readonly<Record<
   if (num(config["num_hidden_layers"]) !== undefined) return config;
   for (const k of ["text_config", "llm_config", "language_config"]) {
     const inner = config[k];
-    if (typeof inner === "object" && inner !== null && !Array.isArray(inner)) return { ...(inner as Record<string, unknown>), torch_dtype: config["torch_dtype"] ?? (inner as Record<string, unknown>)["torch_dtype"] };
+    if (typeof inner === "object" && inner !== null && !Array.isArray(inner))
+      return {
+        ...(inner as Record<string, unknown>),
+        torch_dtype: config["torch_dtype"] ?? (inner as Record<string, unknown>)["torch_dtype"],
+      };
   }
   return config;
 }
@@ -39,7 +43,8 @@ function textConfig(config: Readonly<Record<string, unknown>>): Readonly<Record<
 /** The shape of a model from its config.json (or a partial one, such as a recipe's `[memory]`). */
 export function shapeOf(config: Readonly<Record<string, unknown>>): ModelShape {
   const c = textConfig(config);
-  const dtype = typeof c["torch_dtype"] === "string" ? c["torch_dtype"] : typeof c["dtype"] === "string" ? c["dtype"] : undefined;
+  const dtype =
+    typeof c["torch_dtype"] === "string" ? c["torch_dtype"] : typeof c["dtype"] === "string" ? c["dtype"] : undefined;
   const layers = num(c["num_hidden_layers"]);
   const rank = num(c["kv_lora_rank"]);
   const heads = num(c["num_attention_heads"]);
@@ -50,7 +55,12 @@ export function shapeOf(config: Readonly<Record<string, unknown>>): ModelShape {
   if (rank !== undefined) attention = { kind: "mla", latent: rank + (num(c["qk_rope_head_dim"]) ?? 0) };
   else if (kvHeads !== undefined && headDim !== undefined) attention = { kind: "gqa", kvHeads, headDim };
   const maxPositions = num(c["max_position_embeddings"]);
-  return { ...(dtype !== undefined && { dtype }), ...(layers !== undefined && { layers }), ...(attention !== undefined && { attention }), ...(maxPositions !== undefined && { maxPositions }) };
+  return {
+    ...(dtype !== undefined && { dtype }),
+    ...(layers !== undefined && { layers }),
+    ...(attention !== undefined && { attention }),
+    ...(maxPositions !== undefined && { maxPositions }),
+  };
 }
 
 /** Bytes of one element of a weight dtype as config.json names it. */

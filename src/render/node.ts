@@ -61,11 +61,14 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     ...(p.api !== undefined && { api: p.api }),
     ...(p.envKeys !== undefined && { envKeys: p.envKeys }),
     ...(p.fabric !== undefined && p.fabric.length > 0 && { fabric: p.fabric }),
-    container: p.spec.deploy === "docker" ? {
-      mounts: p.spec.mounts,
-      ...(p.spec.access !== undefined && { access: p.spec.access }),
-      ...(p.spec.keyFile !== undefined && { keyFile: p.spec.keyFile }),
-    } : null,
+    container:
+      p.spec.deploy === "docker"
+        ? {
+            mounts: p.spec.mounts,
+            ...(p.spec.access !== undefined && { access: p.spec.access }),
+            ...(p.spec.keyFile !== undefined && { keyFile: p.spec.keyFile }),
+          }
+        : null,
     identity,
   };
 }
@@ -97,7 +100,8 @@ export function hfCacheCheck(
   revision: string,
   o: { fatal: boolean; why: string },
 ): PreflightCheck {
-  const fix = `fix: on ${node} run \`HF_HOME=${hfHome} hf download ${repo} --revision ${revision}\`, ` +
+  const fix =
+    `fix: on ${node} run \`HF_HOME=${hfHome} hf download ${repo} --revision ${revision}\`, ` +
     "or set sm121:modelCache: keep and the up brings it";
   return {
     kind: "hf-cache",

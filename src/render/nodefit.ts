@@ -83,14 +83,16 @@ export function nodeLines(budgets: readonly NodeBudget[]): string[] {
 
 /** Why an over-committed node is refused: each deployment's share, the total, the limit and the fix. */
 export function nodeRefusals(budgets: readonly NodeBudget[]): FitRefusal[] {
-  return budgets.filter((n) => n.verdict === "over").map((n) => {
-    const claim = (c: NodeClaim) => {
-      return t("fit.claims", { deployment: c.deployment, claim: gib(c.claimGiB), how: say(c.how) });
-    };
-    const claims = n.claims.map(claim).join(" + ");
-    const limit = t("fit.limit", { limit: gib(n.limitGiB), share: NODE_SHARE, memory: gib(n.memoryGiB) });
-    const fix = t("fit.overFix", { share: NODE_SHARE, node: n.node });
-    const text = t("fit.overCommitted", { node: n.node, claims, total: gib(n.totalGiB), limit, fix });
-    return { nodes: [n.node], text };
-  });
+  return budgets
+    .filter((n) => n.verdict === "over")
+    .map((n) => {
+      const claim = (c: NodeClaim) => {
+        return t("fit.claims", { deployment: c.deployment, claim: gib(c.claimGiB), how: say(c.how) });
+      };
+      const claims = n.claims.map(claim).join(" + ");
+      const limit = t("fit.limit", { limit: gib(n.limitGiB), share: NODE_SHARE, memory: gib(n.memoryGiB) });
+      const fix = t("fit.overFix", { share: NODE_SHARE, node: n.node });
+      const text = t("fit.overCommitted", { node: n.node, claims, total: gib(n.totalGiB), limit, fix });
+      return { nodes: [n.node], text };
+    });
 }

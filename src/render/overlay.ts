@@ -9,7 +9,16 @@ import * as path from "node:path";
 import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import { msg, type Msg } from "../text/messages";
 import { sha256 } from "./identity";
-import { containerPath, DockerArgPair, envName, LocatedPair, mountTarget, pairsFromTokens, Token, tokenizeLine } from "./dockerargs";
+import {
+  containerPath,
+  DockerArgPair,
+  envName,
+  LocatedPair,
+  mountTarget,
+  pairsFromTokens,
+  Token,
+  tokenizeLine,
+} from "./dockerargs";
 
 export type { DockerArgPair, LocatedPair } from "./dockerargs";
 
@@ -57,10 +66,18 @@ export function parseOverlay(dir: string, dockerArgs: Uint8Array, manifest: Uint
   const manifestFile = path.join(dir, MANIFEST_FILE);
   if ([...dir].some((c) => /\s/.test(c) || (c.codePointAt(0) ?? 0) < 0x20 || c === "\u007f")) {
     errors.push(
-      new SpecError({ file: dir, line: 1, col: 1, field: "overlay", problem: msg("spec.overlay.dirName"), fix: msg("spec.overlay.dirNameFix") }),
+      new SpecError({
+        file: dir,
+        line: 1,
+        col: 1,
+        field: "overlay",
+        problem: msg("spec.overlay.dirName"),
+        fix: msg("spec.overlay.dirNameFix"),
+      }),
     );
   }
-  const pairs: LocatedPair[] = collectErrors(errors, () => parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"))) ?? [];
+  const pairs: LocatedPair[] =
+    collectErrors(errors, () => parseDockerArgs(argsFile, Buffer.from(dockerArgs).toString("utf8"))) ?? [];
   let parsed: unknown;
   const manifestText = Buffer.from(manifest).toString("utf8");
   try {
@@ -80,7 +97,14 @@ function jsonError(file: string, text: string, message: string): SpecError {
   const lines = before.split("\n");
   const line = lines.length;
   const col = (lines[lines.length - 1] ?? "").length + 1;
-  return new SpecError({ file, line, col, field: "", problem: msg("spec.overlay.json", { why }), fix: msg("spec.overlay.jsonFix") });
+  return new SpecError({
+    file,
+    line,
+    col,
+    field: "",
+    problem: msg("spec.overlay.json", { why }),
+    fix: msg("spec.overlay.jsonFix"),
+  });
 }
 
 /** Reads DIR/docker-args.txt and DIR/manifest.json; both are required. */
@@ -92,7 +116,8 @@ export function loadOverlay(dir: string): Overlay {
       return readFileSync(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "read error";
-      const problem = code === "ENOENT" ? msg("spec.overlay.missing", { name }) : msg("spec.overlay.unreadable", { name, code });
+      const problem =
+        code === "ENOENT" ? msg("spec.overlay.missing", { name }) : msg("spec.overlay.unreadable", { name, code });
       const fix = msg("spec.overlay.missingFix", { args: DOCKER_ARGS_FILE, manifest: MANIFEST_FILE, dir });
       errors.push(new SpecError({ file, line: 1, col: 1, field: "overlay", problem, fix }));
       return undefined;
@@ -135,12 +160,24 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
       const k = pairKey(p);
       const first = seen.get(k);
       if (first !== undefined) {
-        errors.push(at(p, msg("spec.overlay.twice", { pair: describe(p), what: what(p), who, line: first.line }), msg("spec.directive.twiceFix")));
+        errors.push(
+          at(
+            p,
+            msg("spec.overlay.twice", { pair: describe(p), what: what(p), who, line: first.line }),
+            msg("spec.directive.twiceFix"),
+          ),
+        );
         continue;
       }
       seen.set(k, p);
       if (p.flag === "-v" && owned.has(mountTarget(p.value))) {
-        errors.push(at(p, msg("spec.overlay.owned", { pair: describe(p), path: mountTarget(p.value) }), msg("spec.overlay.ownedFix", { path: mountTarget(p.value) })));
+        errors.push(
+          at(
+            p,
+            msg("spec.overlay.owned", { pair: describe(p), path: mountTarget(p.value) }),
+            msg("spec.overlay.ownedFix", { path: mountTarget(p.value) }),
+          ),
+        );
       }
     }
     return seen;
@@ -161,7 +198,12 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
     errors.push(
       at(
         o,
-        msg(o.flag === "-v" ? "spec.overlay.profileMounts" : "spec.overlay.profileSets", { pair: describe(o), what: what(o), other: describe(p), at: `${p.file}:${p.line}:${p.col}` }),
+        msg(o.flag === "-v" ? "spec.overlay.profileMounts" : "spec.overlay.profileSets", {
+          pair: describe(o),
+          what: what(o),
+          other: describe(p),
+          at: `${p.file}:${p.line}:${p.col}`,
+        }),
         msg(o.flag === "-v" ? "spec.overlay.mountWinsFix" : "spec.overlay.valueWinsFix"),
       ),
     );
@@ -175,7 +217,13 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
     if (p === undefined) continue;
     const who = msg(overlayPairs.includes(p) ? "spec.overlay.theOverlay" : "spec.overlay.theProfile");
     const args = { pair: describe(n), what: what(n), who, other: describe(p), at: `${p.file}:${p.line}:${p.col}` };
-    errors.push(at(n, msg(n.flag === "-v" ? "spec.overlay.alsoMounts" : "spec.overlay.alsoSets", args), msg("spec.overlay.nodeFix", { who })));
+    errors.push(
+      at(
+        n,
+        msg(n.flag === "-v" ? "spec.overlay.alsoMounts" : "spec.overlay.alsoSets", args),
+        msg("spec.overlay.nodeFix", { who }),
+      ),
+    );
   }
   return { pairs: [...kept, ...nodePairs], replacements };
 }
@@ -189,7 +237,9 @@ function describe(p: DockerArgPair): string {
 }
 
 function what(p: DockerArgPair): Msg {
-  return p.flag === "-v" ? msg("spec.overlay.mounts", { path: mountTarget(p.value) }) : msg("spec.overlay.sets", { name: envName(p.value) });
+  return p.flag === "-v"
+    ? msg("spec.overlay.mounts", { path: mountTarget(p.value) })
+    : msg("spec.overlay.sets", { name: envName(p.value) });
 }
 
 function at(p: LocatedPair, problem: Msg, fix: Msg): SpecError {

@@ -27,11 +27,21 @@ interface Range {
 /** Each override: its field, its allowed range, and what holds when it is not set. */
 export const OVERRIDES = {
   SM121_TIMEOUT_S: {
-    key: "timeoutS", min: 1, max: 86_400, whole: true, what: "a whole number of seconds", example: "3600",
+    key: "timeoutS",
+    min: 1,
+    max: 86_400,
+    whole: true,
+    what: "a whole number of seconds",
+    example: "3600",
     otherwise: "the recipe's readiness.timeout_s plus sm121:readyGraceS",
   },
   SM121_MIN_MEM_GIB: {
-    key: "minMemGiB", min: 1, max: 1024, whole: false, what: "a number of GiB", example: "90",
+    key: "minMemGiB",
+    min: 1,
+    max: 1024,
+    whole: false,
+    what: "a number of GiB",
+    example: "90",
     otherwise: "the node's minMemAvailableGiB, else sm121:minMemAvailableGiB",
   },
 } as const satisfies Record<string, Range>;
@@ -44,8 +54,10 @@ function refusal(name: OverrideName, raw: string): string | undefined {
   const n = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   const ok = Number.isFinite(n) && n >= r.min && n <= r.max && (!r.whole || Number.isInteger(n));
   if (ok) return undefined;
-  return `${name}=${JSON.stringify(raw)} is not ${r.what} from ${r.min} to ${r.max}; ` +
-    `set it to e.g. ${name}=${r.example}, or unset it for ${r.otherwise}`;
+  return (
+    `${name}=${JSON.stringify(raw)} is not ${r.what} from ${r.min} to ${r.max}; ` +
+    `set it to e.g. ${name}=${r.example}, or unset it for ${r.otherwise}`
+  );
 }
 
 /** The overrides of this run from the environment; every bad value refused, each with its name and range. */

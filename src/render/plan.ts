@@ -86,13 +86,14 @@ function overrideLines(b: DeploymentBundle, o: RunOverrides): string[] {
   return lines;
 }
 
-
 /** The plan text of a deployment: what it runs on which node, one fact a line. */
 export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string {
   const what = [`${b.engine} on ${b.deploy}, recipe ${b.recipe} (${b.recipeFile})`];
   if (b.profile !== undefined) what.push(`profile ${b.profile} (${b.profileStatus ?? "stable"})`);
   if (b.overlay !== undefined) what.push(`overlay ${b.overlay}`);
-  const group = b.nodes.map((n) => `${n.node} (rank ${n.rank}${n.runs ? "" : ", no engine process"}${n.protected ? ", protected" : ""})`);
+  const group = b.nodes.map(
+    (n) => `${n.node} (rank ${n.rank}${n.runs ? "" : ", no engine process"}${n.protected ? ", protected" : ""})`,
+  );
   const lines = [
     what.join(", "),
     `serves on ${group.join(", ")}${b.nodes.length > 1 ? " as one group (stopped and started together)" : ""}`,
@@ -101,7 +102,10 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   const per = b.nodes.map(nodeFacts);
   const shared = (per[0] ?? []).filter((f) => per.every((p) => p.includes(f)));
   lines.push(...shared);
-  if (b.nodes.length > 1) b.nodes.forEach((n, i) => lines.push(...(per[i] ?? []).filter((f) => !shared.includes(f)).map((f) => `${n.node} ${f}`)));
+  if (b.nodes.length > 1)
+    b.nodes.forEach((n, i) =>
+      lines.push(...(per[i] ?? []).filter((f) => !shared.includes(f)).map((f) => `${n.node} ${f}`)),
+    );
   const r = b.readiness;
   if (b.optionsChecked !== undefined) lines.push(`args checked against ${b.optionsChecked}`);
   const served = r.servedName === undefined ? "" : ` with ${r.servedName}`;
@@ -117,12 +121,16 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
       ...(min === undefined ? [] : [`under ${min} GB/s busbw`]),
     ];
     const between = b.nodes.map((n) => n.node).join(", ");
-    lines.push(`link test before a start (sm121:fabricCheck), all-reduce between ${between}`
-      + (fails.length > 0 ? `: fails ${fails.join(", ")}` : ""));
-    lines.push(b.linkTest.mpi === undefined
-      ? "link test tool: sm121's torch all-reduce script (no image to look in for nccl-tests)"
-      : "link test tool: nccl-tests' all_reduce_perf under mpirun where the image has it, mpirun and ssh " +
-        "(the up looks), else sm121's torch all-reduce script");
+    lines.push(
+      `link test before a start (sm121:fabricCheck), all-reduce between ${between}` +
+        (fails.length > 0 ? `: fails ${fails.join(", ")}` : ""),
+    );
+    lines.push(
+      b.linkTest.mpi === undefined
+        ? "link test tool: sm121's torch all-reduce script (no image to look in for nccl-tests)"
+        : "link test tool: nccl-tests' all_reduce_perf under mpirun where the image has it, mpirun and ssh " +
+            "(the up looks), else sm121's torch all-reduce script",
+    );
   }
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");

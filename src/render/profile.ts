@@ -117,7 +117,14 @@ export function readProfileFile(filePath: string, displayPath?: string): Profile
     text = readFileSync(filePath, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? "read error";
-    throw new SpecError({ file: shown, line: 1, col: 1, field: "", problem: msg("spec.profile.unreadable", { code }), fix: msg("spec.profile.unreadableFix") });
+    throw new SpecError({
+      file: shown,
+      line: 1,
+      col: 1,
+      field: "",
+      problem: msg("spec.profile.unreadable", { code }),
+      fix: msg("spec.profile.unreadableFix"),
+    });
   }
   return parseProfile(shown, text);
 }
@@ -159,13 +166,21 @@ function readAssignment(
     return fail(valueCol, key, msg("spec.profile.singleQuotes"), msg("spec.profile.singleQuotesFix"));
   }
   if (!rest.startsWith('"')) {
-    return { entry: { key, value: rest, line, col: 1, quoted: false, segments: [{ text: rest, line, col: valueCol }] }, last: start };
+    return {
+      entry: { key, value: rest, line, col: 1, quoted: false, segments: [{ text: rest, line, col: valueCol }] },
+      last: start,
+    };
   }
   const close = rest.indexOf('"', 1);
   if (close >= 0) {
     const after = rest.slice(close + 1);
     if (after.trim() !== "") {
-      return fail(valueCol + close + 1 + leading(after), key, msg("spec.profile.afterQuote"), msg("spec.profile.afterQuoteFix"));
+      return fail(
+        valueCol + close + 1 + leading(after),
+        key,
+        msg("spec.profile.afterQuote"),
+        msg("spec.profile.afterQuoteFix"),
+      );
     }
     const segments = [{ text: rest.slice(1, close), line, col: valueCol + 1 }];
     return { entry: { key, value: rest.slice(1, close), line, col: 1, quoted: true, segments }, last: start };
@@ -184,15 +199,32 @@ function readAssignment(
     segments.push({ text: text.slice(0, q), line: j + 1, col: 1 });
     if (text.slice(q + 1).trim() !== "") {
       errors.push(
-        new SpecError({ file, line: j + 1, col: q + 2 + leading(text.slice(q + 1)), field: key, problem: msg("spec.profile.afterQuote"), fix: msg("spec.profile.afterQuoteFix") }),
+        new SpecError({
+          file,
+          line: j + 1,
+          col: q + 2 + leading(text.slice(q + 1)),
+          field: key,
+          problem: msg("spec.profile.afterQuote"),
+          fix: msg("spec.profile.afterQuoteFix"),
+        }),
       );
       return { last: j };
     }
-    const value = segments.flatMap((s) => s.text.split(/[ \t]+/)).filter((w) => w !== "").join(" ");
+    const value = segments
+      .flatMap((s) => s.text.split(/[ \t]+/))
+      .filter((w) => w !== "")
+      .join(" ");
     return { entry: { key, value, line, col: 1, quoted: true, segments }, last: j };
   }
   errors.push(
-    new SpecError({ file, line, col: valueCol, field: key, problem: msg("spec.profile.unclosed"), fix: msg("spec.profile.unclosedFix") }),
+    new SpecError({
+      file,
+      line,
+      col: valueCol,
+      field: key,
+      problem: msg("spec.profile.unclosed"),
+      fix: msg("spec.profile.unclosedFix"),
+    }),
   );
   return { last: lines.length - 1 };
 }
@@ -212,7 +244,10 @@ function keyFix(key: string): Msg {
 function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boolean {
   const at = { file, line: entry.line, col: entry.col, field: entry.key };
   if (isForbiddenKey(entry.key)) {
-    const fix = entry.key === "TP1_CONTAINER_NAME" ? msg("spec.profile.containerFix") : msg("spec.profile.secretFix", { key: entry.key });
+    const fix =
+      entry.key === "TP1_CONTAINER_NAME"
+        ? msg("spec.profile.containerFix")
+        : msg("spec.profile.secretFix", { key: entry.key });
     errors.push(new SpecError({ ...at, problem: msg("spec.profile.forbidden"), fix }));
     return false;
   }
@@ -224,7 +259,15 @@ function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boole
   for (const s of entry.segments) {
     const fault = valueFault(s.text, form);
     if (fault !== undefined) {
-      errors.push(new SpecError({ ...at, line: s.line, col: s.col + fault.index, problem: msg("spec.value.the", { problem: fault.problem }), fix: fault.fix }));
+      errors.push(
+        new SpecError({
+          ...at,
+          line: s.line,
+          col: s.col + fault.index,
+          problem: msg("spec.value.the", { problem: fault.problem }),
+          fix: fault.fix,
+        }),
+      );
       return false;
     }
   }
@@ -240,7 +283,13 @@ function checkKey(file: string, entry: ProfileEntry, errors: SpecError[]): boole
  * A token is the key's flag when vLLM's parser takes it so (its option table: `--api-key`,
  * `--api_key=...`, a unique prefix such as `--api-k`).
  */
-export function checkVllmArgs(file: string, field: string, tokens: Span[], errors: SpecError[], substituted = false): void {
+export function checkVllmArgs(
+  file: string,
+  field: string,
+  tokens: Span[],
+  errors: SpecError[],
+  substituted = false,
+): void {
   const index = new OptionIndex(VLLM_OPTIONS);
   for (const t of tokens) {
     const c = index.classify(t.text);

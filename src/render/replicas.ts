@@ -112,8 +112,10 @@ export function replicaPlaces(
 /** The plan's line for a set: "rolls qwen3-32b: a, then b; at most 1 of 2 down". */
 export function rollWords(s: ReplicaSet): string {
   if (s.roll === "all") {
-    return `restarts ${s.model} all at once (${s.allBecause ?? "roll: all"}): ${s.members.join(", ")}; ` +
-      `all ${s.members.length} down together`;
+    return (
+      `restarts ${s.model} all at once (${s.allBecause ?? "roll: all"}): ${s.members.join(", ")}; ` +
+      `all ${s.members.length} down together`
+    );
   }
   return `rolls ${s.model}: ${s.members.join(", then ")}; at most 1 of ${s.members.length} down`;
 }

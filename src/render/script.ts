@@ -37,7 +37,8 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
   const profile = readProfileFile(join(root, rel), rel);
   // The overlay is named as the site names it, so that the .env identity does not depend on where
   // the project is checked out.
-  const overlay: Overlay | undefined = d.overlay === undefined ? undefined : { ...loadOverlay(join(root, d.overlay)), dir: d.overlay };
+  const overlay: Overlay | undefined =
+    d.overlay === undefined ? undefined : { ...loadOverlay(join(root, d.overlay)), dir: d.overlay };
   const target = profile.directives.recipe;
   const nodes = d.nodes.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
   const errors: SpecError[] = [];
@@ -48,14 +49,28 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     const nodeRecipe = Object.hasOwn(node.recipes, target) ? node.recipes[target] : undefined;
     if (nodeRecipe === undefined) {
       const needs = msg("spec.script.nodeRecipe", { profile: profile.name, recipe: target, node: node.name });
-      errors.push(siteError(site, ["nodes", node.name, "recipes"], needs, msg("spec.script.nodeRecipeFix", { recipe: target, node: node.name })));
+      errors.push(
+        siteError(
+          site,
+          ["nodes", node.name, "recipes"],
+          needs,
+          msg("spec.script.nodeRecipeFix", { recipe: target, node: node.name }),
+        ),
+      );
       return undefined;
     }
     // The endpoint sm121 probes must be the one start.sh binds, so BIND and PORT are the node's.
     const bind = node.env.BIND;
     const port = Number(node.env.PORT);
     if (bind === undefined || node.env.PORT === undefined) {
-      errors.push(siteError(site, ["nodes", node.name, "env"], msg("spec.script.bind", { node: node.name, recipe: target }), msg("spec.script.bindFix")));
+      errors.push(
+        siteError(
+          site,
+          ["nodes", node.name, "env"],
+          msg("spec.script.bind", { node: node.name, recipe: target }),
+          msg("spec.script.bindFix"),
+        ),
+      );
       return undefined;
     }
     // start.sh sources the .env, where a quoted ~ stays a ~: the node's home must be written out.
@@ -69,9 +84,10 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
     if (errors.length > before) return undefined;
     // The node's fabric reaches start.sh's container as the engines' variables reach theirs, with the
     // engine's host-IP variable: -e pairs of EXTRA_DOCKER_ARGS, the one channel a profile has into it.
-    const fabric = node.fabric === undefined
-      ? undefined
-      : { ...fabricEnv(node.fabric), ...driverFor(recipe.engine).engineEnv(recipe, node.ip) };
+    const fabric =
+      node.fabric === undefined
+        ? undefined
+        : { ...fabricEnv(node.fabric), ...driverFor(recipe.engine).engineEnv(recipe, node.ip) };
     const env = renderEnv({
       profile,
       node: node.name,
@@ -103,7 +119,10 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       stateDir: joinNode(node.stateDir, "deployments", d.name),
     };
     // Seed 001: the overlay's manifest.json goes into the deployment's state on the node, unchanged.
-    const manifest = overlay === undefined ? [] : [{ path: joinNode(spec.stateDir, MANIFEST_FILE), content: overlay.manifestText, mode: 0o644, backup: false }];
+    const manifest =
+      overlay === undefined
+        ? []
+        : [{ path: joinNode(spec.stateDir, MANIFEST_FILE), content: overlay.manifestText, mode: 0o644, backup: false }];
     return nodeBundle({
       node,
       spec,
@@ -138,7 +157,13 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
  * The node recipe's dockerArgs as -e/-v pairs, by the rules of a profile's EXTRA_DOCKER_ARGS;
  * errors point at the field in the site file.
  */
-function nodeRecipeDockerArgs(site: Site, node: string, recipe: string, text: string | undefined, errors: SpecError[]): LocatedPair[] {
+function nodeRecipeDockerArgs(
+  site: Site,
+  node: string,
+  recipe: string,
+  text: string | undefined,
+  errors: SpecError[],
+): LocatedPair[] {
   if (text === undefined || text.trim() === "") return [];
   const path = ["nodes", node, "recipes", recipe, "dockerArgs"];
   // The site's locator finds the value where it is written (stack file, Pulumi.yaml or Pulumi's config).
@@ -159,19 +184,28 @@ function hfCacheChecks(node: SiteNode, keys: Record<string, string>, modelCache:
   const model = keys["MODEL"];
   if (model === undefined || model === "" || model.startsWith("/") || !model.includes("/")) return [];
   const words = (keys["EXTRA_DOCKER_ARGS"] ?? "").split(/\s+/);
-  const mounted = words.flatMap((w, i) => (words[i - 1] === "-v" && mountTarget(w) === CONTAINER_HF_CACHE ? [w.split(":")[0] ?? ""] : []));
+  const mounted = words.flatMap((w, i) =>
+    words[i - 1] === "-v" && mountTarget(w) === CONTAINER_HF_CACHE ? [w.split(":")[0] ?? ""] : [],
+  );
   const home = node.env.HF_HOME ?? "~/.cache/huggingface";
   const caches = [...new Set([home, ...mounted])];
   return caches.map((c) => {
     const brought = modelCache && c === home;
-    const why = `MODEL of the profile, which start.sh mounts from this cache at ${CONTAINER_HF_CACHE}` +
+    const why =
+      `MODEL of the profile, which start.sh mounts from this cache at ${CONTAINER_HF_CACHE}` +
       (brought ? "; sm121:modelCache brings it before the start" : "");
     return hfCacheCheck(node.name, c, model, "main", { fatal: !brought, why });
   });
 }
 
 /** Seed 001's preflight: the recipe, its scripts, the chat template, the draft vocab, every mount source. */
-function scriptPreflight(dir: string, start: string, stop: string, keys: Record<string, string>, mkdirs: string[]): PreflightCheck[] {
+function scriptPreflight(
+  dir: string,
+  start: string,
+  stop: string,
+  keys: Record<string, string>,
+  mkdirs: string[],
+): PreflightCheck[] {
   const checks: PreflightCheck[] = [
     { kind: "dir", subject: dir, why: "the node-side recipe directory", fatal: true },
     { kind: "file", subject: joinNode(dir, start), why: "the recipe's start script", fatal: true },
@@ -179,7 +213,13 @@ function scriptPreflight(dir: string, start: string, stop: string, keys: Record<
   ];
   for (const key of ["CHAT_TEMPLATE", "MTP_DRAFT_VOCAB"]) {
     const v = keys[key];
-    if (v !== undefined && v !== "") checks.push({ kind: "file", subject: v.startsWith("/") ? v : joinNode(dir, v), why: `${key} of the profile`, fatal: true });
+    if (v !== undefined && v !== "")
+      checks.push({
+        kind: "file",
+        subject: v.startsWith("/") ? v : joinNode(dir, v),
+        why: `${key} of the profile`,
+        fatal: true,
+      });
   }
   const image = keys["IMAGE"] ?? keys["VLLM_IMAGE"];
   if (image !== undefined) checks.push({ kind: "image", subject: image, why: "the recipe's image", fatal: true });

@@ -18,7 +18,6 @@ import { SGLANG_OPTIONS } from "../engines/options/table";
 import type { EngineName } from "../recipe/types";
 import { SECRET_CONFIG, type SecretKey } from "./keys";
 
-
 const setAgain = (key: SecretKey, what = "it again") =>
   `set ${what} with \`pulumi config set --secret ${SECRET_CONFIG[key]}\` (the value on stdin)`;
 
@@ -44,24 +43,32 @@ function sglangTakes(key: string): boolean {
 function apiKeyFault(v: string, sglang: readonly string[]): string | undefined {
   const name = SECRET_CONFIG.API_KEY;
   if (v === "") {
-    return `${name} is empty, and an engine given an empty key refuses every client; `
-      + `set a key, or remove it with \`pulumi config rm ${name}\``;
+    return (
+      `${name} is empty, and an engine given an empty key refuses every client; ` +
+      `set a key, or remove it with \`pulumi config rm ${name}\``
+    );
   }
   if (/[^\x20-\x7e\t]/.test(v)) {
-    return `${name} holds a character outside ASCII: the engines compare the key with the Authorization `
-      + `header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; `
-      + setAgain("API_KEY", "a key in printable ASCII");
+    return (
+      `${name} holds a character outside ASCII: the engines compare the key with the Authorization ` +
+      `header, which they read as Latin-1, so no client (nor sm121's probe) could authenticate; ` +
+      setAgain("API_KEY", "a key in printable ASCII")
+    );
   }
   if (/^\s|\s$/.test(v)) {
-    return `${name} begins or ends with white space, which HTTP servers strip from the Authorization `
-      + `header before the engine compares it; ${setAgain("API_KEY", "it without that white space")}`;
+    return (
+      `${name} begins or ends with white space, which HTTP servers strip from the Authorization ` +
+      `header before the engine compares it; ${setAgain("API_KEY", "it without that white space")}`
+    );
   }
   if (sglang.length > 0 && !sglangTakes(v)) {
     const which = `deployment${sglang.length > 1 ? "s" : ""} ${sglang.join(", ")}`;
-    return `${name} begins with "-", and SGLang (${which}) reads its --config file back into its `
-      + "command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 "
-      + `stops with "argument --api-key: expected one argument"); `
-      + setAgain("API_KEY", 'a key that does not begin with "-"');
+    return (
+      `${name} begins with "-", and SGLang (${which}) reads its --config file back into its ` +
+      "command line as --api-key <key>, where its parser takes the key for an option (SGLang 0.5.23 " +
+      `stops with "argument --api-key: expected one argument"); ` +
+      setAgain("API_KEY", 'a key that does not begin with "-"')
+    );
   }
   return undefined;
 }

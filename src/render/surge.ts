@@ -52,7 +52,9 @@ export function surgeWords(set: ReplicaSet, spare: Spare, v: SurgeVerdict): stri
   const name = spare.deployment.name;
   if (!v.go) return `${rollWords(set)}; no surge onto ${nodes}: ${v.why}`;
   const last = set.members[set.members.length - 1] ?? name;
-  return `surges ${set.model} onto ${nodes} first: ${name} starts the new recipe there and answers, ` +
+  return (
+    `surges ${set.model} onto ${nodes} first: ${name} starts the new recipe there and answers, ` +
     `then ${set.members.join(", then ")}, each stopped only once the one before it answers; ` +
-    `${name} stops once ${last} answers; none of ${set.members.length} down`;
+    `${name} stops once ${last} answers; none of ${set.members.length} down`
+  );
 }

@@ -125,12 +125,19 @@ export function substitute(
     const value = Object.hasOwn(scope.vars, name) ? scope.vars[name] : undefined;
     if (value === undefined) {
       ok = false;
-      const known = Object.keys(scope.vars).sort().map((k) => `{{${k}}}`).join(", ");
+      const known = Object.keys(scope.vars)
+        .sort()
+        .map((k) => `{{${k}}}`)
+        .join(", ");
       errors.push(
         new SpecError({
           ...at,
           problem: msg("spec.value.unknownVar", { name }),
-          fix: msg("spec.value.unknownVarFix", { known: known === "" ? msg("spec.none") : known, name, source: scope.source }),
+          fix: msg("spec.value.unknownVarFix", {
+            known: known === "" ? msg("spec.none") : known,
+            name,
+            source: scope.source,
+          }),
         }),
       );
       return whole;

@@ -32,34 +32,57 @@ function staged(nb: NodeBundle, dir: string): NodeBundle {
   return { ...nb, files: nb.files.filter((f) => f.path.startsWith(`${dir}/`)) };
 }
 
-export async function provisionDgpp(b: DeploymentBundle, s: ProvisionSettings, auth: SshAuth, log: (m: string) => void): Promise<ProvisionOutcome> {
-  return withHosts(b.nodes, auth, async (hosts) => {
-    const out: ProvisionOutcome = { backups: [] };
-    const head = b.nodes[0];
-    if (head === undefined) throw new Error(`${b.deployment} has no nodes`);
-    const paths = s.paths;
-    // 1. Stage first, on every launch node: install validates DGPP_NODES per node.
-    const stamp = utcStamp();
-    await Promise.all(
-      b.nodes.map(async (nb) => {
-        const res = await hostFor(hosts, nb.node).run(writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {} }), { step: "stage DGPP config" });
-        const backups = recordsOf(res.records, "written").flatMap((r) => (r.backup === null ? [] : [r.backup]));
-        out.backups.push(...backups.map((b) => `${nb.node}:${b}`));
-      }),
-    );
-    if (s.rev === undefined || s.buildScript === undefined) return out;
-    // 2. Provision on rank 0 only, skipped when the marker says this rev.
-    const h = hostFor(hosts, head.node);
-    const marker = (await h.run(`cat ${nodePath(paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })).stdout.trim();
-    if (marker === s.rev) {
-      log(t("serve.dgppInstalled", { rev: s.rev, node: head.node, marker: paths.marker }));
-      return { ...out, marker };
-    }
-    log(t("serve.dgppBuilding", { rev: s.rev, node: head.node, session: paths.session, cap: s.capS, log: paths.buildLog }));
-    await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
-    await waitBuild(h, paths, s, log);
-    return { ...out, marker: s.rev };
-  }, { lock: true, log });
+export async function provisionDgpp(
+  b: DeploymentBundle,
+  s: ProvisionSettings,
+  auth: SshAuth,
+  log: (m: string) => void,
+): Promise<ProvisionOutcome> {
+  return withHosts(
+    b.nodes,
+    auth,
+    async (hosts) => {
+      const out: ProvisionOutcome = { backups: [] };
+      const head = b.nodes[0];
+      if (head === undefined) throw new Error(`${b.deployment} has no nodes`);
+      const paths = s.paths;
+      // 1. Stage first, on every launch node: install validates DGPP_NODES per node.
+      const stamp = utcStamp();
+      await Promise.all(
+        b.nodes.map(async (nb) => {
+          const res = await hostFor(hosts, nb.node).run(
+            writeScript(staged(nb, paths.dir), { stamp, renderedAt: stamp, secrets: {} }),
+            { step: "stage DGPP config" },
+          );
+          const backups = recordsOf(res.records, "written").flatMap((r) => (r.backup === null ? [] : [r.backup]));
+          out.backups.push(...backups.map((b) => `${nb.node}:${b}`));
+        }),
+      );
+      if (s.rev === undefined || s.buildScript === undefined) return out;
+      // 2. Provision on rank 0 only, skipped when the marker says this rev.
+      const h = hostFor(hosts, head.node);
+      const marker = (
+        await h.run(`cat ${nodePath(paths.marker)} 2>/dev/null || true`, { step: "read the DGPP rev marker" })
+      ).stdout.trim();
+      if (marker === s.rev) {
+        log(t("serve.dgppInstalled", { rev: s.rev, node: head.node, marker: paths.marker }));
+        return { ...out, marker };
+      }
+      log(
+        t("serve.dgppBuilding", {
+          rev: s.rev,
+          node: head.node,
+          session: paths.session,
+          cap: s.capS,
+          log: paths.buildLog,
+        }),
+      );
+      await h.run(startBuild(paths, s.buildScript), { step: "start the DGPP build" });
+      await waitBuild(h, paths, s, log);
+      return { ...out, marker: s.rev };
+    },
+    { lock: true, log },
+  );
 }
 
 /** The build script goes to a file and runs as `bash <file> 2>&1 | tee <log>` in a detached session. */
@@ -92,25 +115,38 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
   for (;;) {
     const polled = firstRecord((await h.run(check, { step: "poll the DGPP build" })).records, "dgppBuild");
     const state = polled?.state;
-    const last = Buffer.from(polled?.last64 ?? "", "base64").toString("utf8").trim();
+    const last = Buffer.from(polled?.last64 ?? "", "base64")
+      .toString("utf8")
+      .trim();
     if (state === "running" && Date.now() - said >= 10_000) {
       said = Date.now();
       const waited = { node: h.node, seconds: Math.round((said - started) / 1000), cap: s.capS };
-      log(last !== "" && last !== seen ? t("serve.dgppWaitingLog", { ...waited, last }) : t("serve.dgppWaiting", waited));
+      log(
+        last !== "" && last !== seen ? t("serve.dgppWaitingLog", { ...waited, last }) : t("serve.dgppWaiting", waited),
+      );
       seen = last;
     }
     if (state === "done") {
-      const notes = await h.run(`tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`, { step: "end the DGPP build session" });
+      const notes = await h.run(
+        `tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`,
+        { step: "end the DGPP build session" },
+      );
       for (const line of notes.stdout.split("\n").filter((l) => l !== "")) log(line.replace(/^sm121: /, ""));
       log(t("serve.dgppDone", { seconds: Math.round((Date.now() - started) / 1000) }));
       return;
     }
     if (state === "failed") {
-      const tail = (await h.run(`tail -n 20 ${quote(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })).stdout;
-      throw new Error(`the DGPP build of ${s.rev ?? ""} failed on ${h.node}; no marker was written, so the next \`pulumi up\` retries. Log: ${p.buildLog}\n${tail}`);
+      const tail = (
+        await h.run(`tail -n 20 ${quote(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })
+      ).stdout;
+      throw new Error(
+        `the DGPP build of ${s.rev ?? ""} failed on ${h.node}; no marker was written, so the next \`pulumi up\` retries. Log: ${p.buildLog}\n${tail}`,
+      );
     }
     if (Date.now() - started > s.capS * 1000) {
-      throw new Error(`the DGPP build of ${s.rev ?? ""} on ${h.node} ran longer than ${Math.round(s.capS / 60)} min; it is still in tmux session ${p.session}, log ${p.buildLog}`);
+      throw new Error(
+        `the DGPP build of ${s.rev ?? ""} on ${h.node} ran longer than ${Math.round(s.capS / 60)} min; it is still in tmux session ${p.session}, log ${p.buildLog}`,
+      );
     }
     await new Promise((r) => setTimeout(r, s.pollS * 1000));
   }

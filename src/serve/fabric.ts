@@ -40,24 +40,33 @@ function imageChecked(site: Site, d: FabricDeployment): boolean {
   return d.deploy === "docker" && d.nodes.length > 1 && !site.imageSync && d.image !== undefined;
 }
 
-export async function lookFabric(site: Site, deployments: readonly FabricDeployment[], dial: Dialer): Promise<FabricLook> {
+export async function lookFabric(
+  site: Site,
+  deployments: readonly FabricDeployment[],
+  dial: Dialer,
+): Promise<FabricLook> {
   const ds = fabricDeployments(site, deployments);
   const image = new Map<string, string>();
-  for (const d of ds) if (imageChecked(site, d) && d.image !== undefined) for (const n of d.nodes) image.set(n, d.image);
+  for (const d of ds)
+    if (imageChecked(site, d) && d.image !== undefined) for (const n of d.nodes) image.set(n, d.image);
   const names = [...new Set(ds.flatMap((d) => d.nodes))].filter((n) => site.nodes[n] !== undefined);
-  const seen = await Promise.all(names.map(async (n): Promise<[string, FabricFacts | { error: string }]> => {
-    const node = site.nodes[n] as SiteNode;
-    let host: Host | undefined;
-    try {
-      host = await dial.host(n, nodeConn(node));
-      const res = await host.run(fabricLookScript(node.fabric?.devices ?? "/dev/infiniband", image.get(n)), { step: "look at the fabric" });
-      return [n, parseFabricLook(res.stdout)];
-    } catch (e) {
-      return [n, { error: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" }];
-    } finally {
-      host?.close();
-    }
-  }));
+  const seen = await Promise.all(
+    names.map(async (n): Promise<[string, FabricFacts | { error: string }]> => {
+      const node = site.nodes[n] as SiteNode;
+      let host: Host | undefined;
+      try {
+        host = await dial.host(n, nodeConn(node));
+        const res = await host.run(fabricLookScript(node.fabric?.devices ?? "/dev/infiniband", image.get(n)), {
+          step: "look at the fabric",
+        });
+        return [n, parseFabricLook(res.stdout)];
+      } catch (e) {
+        return [n, { error: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" }];
+      } finally {
+        host?.close();
+      }
+    }),
+  );
   return judgeFabric(site, ds, Object.fromEntries(seen));
 }
 
@@ -96,13 +105,23 @@ function resolve(node: SiteNode, fab: NodeFabric, f: FabricFacts): { fabric: Nod
   }
   let rdma: RdmaPort[] = fab.rdma === "auto" ? [] : fab.rdma;
   if (fab.rdma === "auto") {
-    const up = f.rdma.length > 0 ? f.rdma.filter(active).map((l) => ({ hca: l.hca, port: l.port })) : f.ibdev.filter((l) => l.up).map((l) => ({ hca: l.hca, port: l.port }));
+    const up =
+      f.rdma.length > 0
+        ? f.rdma.filter(active).map((l) => ({ hca: l.hca, port: l.port }))
+        : f.ibdev.filter((l) => l.up).map((l) => ({ hca: l.hca, port: l.port }));
     // NCCL_IB_GID_INDEX: the RoCE v2 GID that carries the node's address (show_gids).
     const gid = f.gids.find((g) => g.version === "v2" && g.ipv4 === node.ip)?.index;
     rdma = up.map((p) => ({ ...p, ...(gid !== undefined && { gidIndex: gid }) }));
-    found.push(rdma.length === 0 ? "no RDMA port is up: sockets" : `ports up: ${rdma.map((p) => `${p.hca}:${p.port}`).join(", ")}${gid === undefined ? "" : `, RoCE v2 GID ${gid}`}`);
+    found.push(
+      rdma.length === 0
+        ? "no RDMA port is up: sockets"
+        : `ports up: ${rdma.map((p) => `${p.hca}:${p.port}`).join(", ")}${gid === undefined ? "" : `, RoCE v2 GID ${gid}`}`,
+    );
   }
-  return { fabric: { ...fab, interface: nic, rdma, found: `found by the plan-time look: ${found.join("; ")}` }, refusals: [] };
+  return {
+    fabric: { ...fab, interface: nic, rdma, found: `found by the plan-time look: ${found.join("; ")}` },
+    refusals: [],
+  };
 }
 
 const active = (l: { state: string; physical: string }) => l.state === "ACTIVE" && l.physical === "LINK_UP";
@@ -150,7 +169,12 @@ function network(address: string, prefix: number): string {
   return `${[24, 16, 8, 0].map((s) => (v >>> s) & 255).join(".")}/${prefix}`;
 }
 
-function subnetRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts"], resolved: Record<string, NodeFabric>): string[] {
+function subnetRefusal(
+  site: Site,
+  d: FabricDeployment,
+  facts: FabricLook["facts"],
+  resolved: Record<string, NodeFabric>,
+): string[] {
   if (d.nodes.length < 2) return [];
   const nets: string[] = [];
   const subnets = new Set<string>();

@@ -6,10 +6,30 @@
  */
 import { nodePath, quote } from "../text/shell";
 
-export interface Addr { iface: string; address: string; prefix: number }
-export interface Link { iface: string; up: boolean }
-export interface RdmaLink { hca: string; port: number; state: string; physical: string; netdev?: string }
-export interface Gid { hca: string; port: number; index: number; ipv4?: string; version: string; netdev?: string }
+export interface Addr {
+  iface: string;
+  address: string;
+  prefix: number;
+}
+export interface Link {
+  iface: string;
+  up: boolean;
+}
+export interface RdmaLink {
+  hca: string;
+  port: number;
+  state: string;
+  physical: string;
+  netdev?: string;
+}
+export interface Gid {
+  hca: string;
+  port: number;
+  index: number;
+  ipv4?: string;
+  version: string;
+  netdev?: string;
+}
 
 export interface FabricFacts {
   addrs: Addr[];
@@ -33,14 +53,23 @@ type Section = (typeof SECTIONS)[number];
 export function fabricLookScript(devices: string, image: string | undefined): string {
   const mark = (s: Section) => `echo '@sm121-fabric ${s}'`;
   return [
-    mark("ip-addr"), "ip -o -4 addr show 2>/dev/null || true",
-    mark("ip-link"), "ip -o link show 2>/dev/null || true",
-    mark("rdma"), "rdma link show 2>/dev/null || true",
-    mark("ibdev2netdev"), "if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev 2>/dev/null || true; fi",
-    mark("show_gids"), "if command -v show_gids >/dev/null 2>&1; then show_gids 2>/dev/null || true; fi",
-    mark("devices"), `if [ -d ${nodePath(devices)} ]; then ls -1 ${nodePath(devices)}; else echo '@absent'; fi`,
-    mark("memlock"), "ulimit -l",
-    ...(image === undefined ? [] : [mark("image"), `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`]),
+    mark("ip-addr"),
+    "ip -o -4 addr show 2>/dev/null || true",
+    mark("ip-link"),
+    "ip -o link show 2>/dev/null || true",
+    mark("rdma"),
+    "rdma link show 2>/dev/null || true",
+    mark("ibdev2netdev"),
+    "if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev 2>/dev/null || true; fi",
+    mark("show_gids"),
+    "if command -v show_gids >/dev/null 2>&1; then show_gids 2>/dev/null || true; fi",
+    mark("devices"),
+    `if [ -d ${nodePath(devices)} ]; then ls -1 ${nodePath(devices)}; else echo '@absent'; fi`,
+    mark("memlock"),
+    "ulimit -l",
+    ...(image === undefined
+      ? []
+      : [mark("image"), `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`]),
   ].join("\n");
 }
 
@@ -76,7 +105,15 @@ export function parseRdmaLink(lines: readonly string[]): RdmaLink[] {
   return lines.flatMap((l) => {
     const m = /^link\s+(\S+)\/(\d+)\s+state\s+(\S+)\s+physical_state\s+(\S+)(?:\s+netdev\s+(\S+))?/.exec(l);
     if (m === null) return [];
-    return [{ hca: m[1] ?? "", port: Number(m[2]), state: m[3] ?? "", physical: m[4] ?? "", ...(m[5] !== undefined && { netdev: m[5] }) }];
+    return [
+      {
+        hca: m[1] ?? "",
+        port: Number(m[2]),
+        state: m[3] ?? "",
+        physical: m[4] ?? "",
+        ...(m[5] !== undefined && { netdev: m[5] }),
+      },
+    ];
   });
 }
 
@@ -91,11 +128,23 @@ export function parseIbdev2netdev(lines: readonly string[]): FabricFacts["ibdev"
 /** show_gids (MLNX OFED): `DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV`, then one tab-separated row a GID. */
 export function parseShowGids(lines: readonly string[]): Gid[] {
   return lines.flatMap((l) => {
-    const f = l.split("\t").map((s) => s.trim()).filter((s) => s !== "");
+    const f = l
+      .split("\t")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
     if (f.length < 5 || !/^\d+$/.test(f[1] ?? "") || !/^\d+$/.test(f[2] ?? "")) return [];
     const ipv4 = /^\d+\.\d+\.\d+\.\d+$/.test(f[4] ?? "") ? f[4] : undefined;
     const rest = ipv4 === undefined ? f.slice(4) : f.slice(5);
-    return [{ hca: f[0] ?? "", port: Number(f[1]), index: Number(f[2]), ...(ipv4 !== undefined && { ipv4 }), version: rest[0] ?? "", ...(rest[1] !== undefined && { netdev: rest[1] }) }];
+    return [
+      {
+        hca: f[0] ?? "",
+        port: Number(f[1]),
+        index: Number(f[2]),
+        ...(ipv4 !== undefined && { ipv4 }),
+        version: rest[0] ?? "",
+        ...(rest[1] !== undefined && { netdev: rest[1] }),
+      },
+    ];
   });
 }
 

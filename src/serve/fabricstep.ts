@@ -22,7 +22,12 @@ export interface FabricStepInput {
 }
 
 export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
-  const ds = i.bundles.map((b) => ({ name: b.deployment, deploy: b.deploy, nodes: b.nodes.map((n) => n.node), ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }) }));
+  const ds = i.bundles.map((b) => ({
+    name: b.deployment,
+    deploy: b.deploy,
+    nodes: b.nodes.map((n) => n.node),
+    ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }),
+  }));
   const look = await lookFabric(i.site, ds, i.dial);
   if (look.refusals.length > 0) {
     throw i.refuse([t("fabric.refuses"), ...look.refusals.map((r) => `  ${r}`)].join("\n"));

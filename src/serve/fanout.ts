@@ -61,7 +61,11 @@ export async function withPeerAccess<T>(peers: Peer[], receiver: string, fn: (a:
  * holds in its 0600 copy directory for the copy's duration, and trusts exactly the host key sm121
  * verified for the next peer. `fn` gets the grant of the first peer.
  */
-export async function withChainAccess<T>(peers: Peer[], writerOf: (p: Peer) => string, fn: (a: Access, first: Grant) => Promise<T>): Promise<T> {
+export async function withChainAccess<T>(
+  peers: Peer[],
+  writerOf: (p: Peer) => string,
+  fn: (a: Access, first: Grant) => Promise<T>,
+): Promise<T> {
   const op = newOperation();
   const granted: Grant[] = [];
   try {
@@ -90,24 +94,57 @@ function newOperation(): Operation {
 }
 
 async function grant(peer: Peer, op: Operation, receiver: string): Promise<Grant> {
-  if (peer.host.hostKey === undefined) throw new Error(`${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`);
-  const res = await peer.host.run(grantScript(peer.stateDir, op.id, op.pair.public, receiver), { step: "authorize the copy from the source node" });
+  if (peer.host.hostKey === undefined)
+    throw new Error(
+      `${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`,
+    );
+  const res = await peer.host.run(grantScript(peer.stateDir, op.id, op.pair.public, receiver), {
+    step: "authorize the copy from the source node",
+  });
   const recv = firstRecord(res.records, "recv")?.path;
-  if (recv === undefined || !SAFE_PATH.test(recv)) throw new Error(`${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`);
+  if (recv === undefined || !SAFE_PATH.test(recv))
+    throw new Error(
+      `${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`,
+    );
   return { peer, recv };
 }
 
 async function revokeAll(granted: Grant[], id: string): Promise<void> {
-  await Promise.allSettled(granted.map((g) => g.peer.host.run(revokeScript(g.peer.stateDir, id), { step: "remove the copy's key" })));
+  await Promise.allSettled(
+    granted.map((g) => g.peer.host.run(revokeScript(g.peer.stateDir, id), { step: "remove the copy's key" })),
+  );
 }
 
 /** The ssh command that feeds `g`'s receiver, with the key and known_hosts files named in shell words. */
 function sshTo(g: Grant, key: string, knownHosts: string): string {
   const alias = `sm121-peer-${g.peer.host.node}`;
   return [
-    "ssh", "-F", "/dev/null", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes",
-    "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHosts}`, "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", `HostKeyAlias=${alias}`, "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=15", "-p", String(g.peer.port), quote(`${g.peer.user}@${g.peer.ip}`),
+    "ssh",
+    "-F",
+    "/dev/null",
+    "-i",
+    key,
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    "IdentityAgent=none",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    `UserKnownHostsFile=${knownHosts}`,
+    "-o",
+    "GlobalKnownHostsFile=/dev/null",
+    "-o",
+    `HostKeyAlias=${alias}`,
+    "-o",
+    "ConnectTimeout=15",
+    "-o",
+    "ServerAliveInterval=15",
+    "-p",
+    String(g.peer.port),
+    quote(`${g.peer.user}@${g.peer.ip}`),
     quote(`bash ${g.recv}`),
   ].join(" ");
 }
@@ -122,12 +159,18 @@ function knownHostsLine(g: Grant): string {
  */
 function chainReceiver(writer: string, next: Grant | undefined, privateKey: string): string {
   const w = Buffer.from(writer).toString("base64");
-  const lines = ["set -euo pipefail", `k=$(cd "$(dirname "$0")" && pwd)`, `printf '%s' ${quote(w)} | base64 -d > "$k/write.sh"`];
+  const lines = [
+    "set -euo pipefail",
+    `k=$(cd "$(dirname "$0")" && pwd)`,
+    `printf '%s' ${quote(w)} | base64 -d > "$k/write.sh"`,
+  ];
   if (next === undefined) return [...lines, `exec bash "$k/write.sh"`].join("\n");
   return [
     ...lines,
     "umask 077",
-    `cat > "$k/next_id" <<'SM121_KEY'`, privateKey.trim(), "SM121_KEY",
+    `cat > "$k/next_id" <<'SM121_KEY'`,
+    privateKey.trim(),
+    "SM121_KEY",
     `printf '%s\\n' ${knownHostsLine(next)} > "$k/next_kh"`,
     `rm -f "$k/fwd"; mkfifo "$k/fwd"`,
     `${sshTo(next, `"$k/next_id"`, `"$k/next_kh"`)} < "$k/fwd" & fwd=$!`,
@@ -221,7 +264,13 @@ export function rateText(bytes: number, ms: number): string {
  * channel of a connection the operation already has); `total`, when known, gives the ETA.
  * Returns the stop function.
  */
-export function meter(label: string, measure: () => Promise<number>, total: number | undefined, log: (m: string) => void, everyS = 10): () => void {
+export function meter(
+  label: string,
+  measure: () => Promise<number>,
+  total: number | undefined,
+  log: (m: string) => void,
+  everyS = 10,
+): () => void {
   const t0 = Date.now();
   let stopped = false;
   const tick = async (): Promise<void> => {
@@ -231,7 +280,9 @@ export function meter(label: string, measure: () => Promise<number>, total: numb
     const ms = Date.now() - t0;
     const rate = done / Math.max(ms / 1000, 0.001);
     const eta = total !== undefined && rate > 0 && total > done ? `, ETA ${Math.round((total - done) / rate)} s` : "";
-    log(`${label}: ${bytesText(done)}${total === undefined ? "" : ` of ${bytesText(total)}`} in ${Math.round(ms / 1000)} s (${bytesText(Math.round(rate))}/s${eta})`);
+    log(
+      `${label}: ${bytesText(done)}${total === undefined ? "" : ` of ${bytesText(total)}`} in ${Math.round(ms / 1000)} s (${bytesText(Math.round(rate))}/s${eta})`,
+    );
   };
   const timer = setInterval(() => void tick(), everyS * 1000);
   return () => {

@@ -99,7 +99,8 @@ export interface Completeness {
 /** Whether `revision` is complete in this cache: its snapshot, every link's blob, every indexed shard. */
 export function completeness(m: Manifest, revision: string): Completeness {
   const commit = commitOf(m, revision);
-  if (commit === undefined) return { missing: [`no refs/${revision}: the revision was never downloaded here`], files: 0, bytes: 0 };
+  if (commit === undefined)
+    return { missing: [`no refs/${revision}: the revision was never downloaded here`], files: 0, bytes: 0 };
   const snap = `snapshots/${commit}/`;
   const entries = [...m.links.keys(), ...m.files.keys()].filter((p) => p.startsWith(snap));
   const missing: string[] = [];
@@ -113,11 +114,15 @@ export function completeness(m: Manifest, revision: string): Completeness {
     }
     const blob = blobOf(p, target);
     const size = blob === undefined ? undefined : m.files.get(blob);
-    if (size === undefined) missing.push(`${p}: its blob ${blob ?? target} is missing${blob !== undefined && m.files.has(`${blob}.incomplete`) ? " (a download or copy was cut short)" : ""}`);
+    if (size === undefined)
+      missing.push(
+        `${p}: its blob ${blob ?? target} is missing${blob !== undefined && m.files.has(`${blob}.incomplete`) ? " (a download or copy was cut short)" : ""}`,
+      );
     else bytes += size;
   }
   for (const shard of m.shards.get(`${snap}${INDEX}`) ?? []) {
-    if (!m.links.has(`${snap}${shard}`) && !m.files.has(`${snap}${shard}`)) missing.push(`${snap}${shard}: named by ${INDEX}, not in the snapshot`);
+    if (!m.links.has(`${snap}${shard}`) && !m.files.has(`${snap}${shard}`))
+      missing.push(`${snap}${shard}: named by ${INDEX}, not in the snapshot`);
   }
   return { commit, missing, files: entries.length, bytes };
 }
@@ -149,7 +154,9 @@ export function copyPlan(source: Manifest, commit: string, peer: Manifest): Copy
     const size = b === undefined ? undefined : source.files.get(b);
     if (b !== undefined && size !== undefined) blobs.set(b, size);
   }
-  const dirs = [...source.dirs].filter((d) => d === "blobs" || d === "refs" || d === "snapshots" || `${d}/`.startsWith(snap)).filter((d) => !peer.dirs.has(d));
+  const dirs = [...source.dirs]
+    .filter((d) => d === "blobs" || d === "refs" || d === "snapshots" || `${d}/`.startsWith(snap))
+    .filter((d) => !peer.dirs.has(d));
   const items: CopyItem[] = dirs.map((path) => ({ kind: "d", path }));
   let bytes = 0;
   let present = 0;
@@ -167,7 +174,8 @@ export function copyPlan(source: Manifest, commit: string, peer: Manifest): Copy
   }
   for (const [path, target] of links) if (peer.links.get(path) !== target) items.push({ kind: "l", path, target });
   for (const [name, c] of source.refs) {
-    if (c === commit && peer.refs.get(name) !== commit) items.push({ kind: "f", path: `refs/${name}`, offset: 0, length: source.files.get(`refs/${name}`) ?? 0 });
+    if (c === commit && peer.refs.get(name) !== commit)
+      items.push({ kind: "f", path: `refs/${name}`, offset: 0, length: source.files.get(`refs/${name}`) ?? 0 });
   }
   return { items, bytes, present };
 }
@@ -186,7 +194,8 @@ export function chainPlan(plans: readonly CopyPlan[]): CopyPlan {
       if (had === undefined || (had.kind === "f" && it.kind === "f" && it.offset < had.offset)) items.set(key, it);
     }
   }
-  const order = (it: CopyItem) => (it.kind === "d" ? 0 : it.kind === "f" && !it.path.startsWith("refs/") ? 1 : it.kind === "l" ? 2 : 3);
+  const order = (it: CopyItem) =>
+    it.kind === "d" ? 0 : it.kind === "f" && !it.path.startsWith("refs/") ? 1 : it.kind === "l" ? 2 : 3;
   const all = [...items.values()].sort((a, b) => order(a) - order(b));
   const bytes = all.reduce((n, it) => n + (it.kind === "f" && !it.path.startsWith("refs/") ? it.length : 0), 0);
   return { items: all, bytes, present: Math.min(...plans.map((p) => p.present)) };

@@ -55,7 +55,7 @@ function agentText(deployment: string, peers: readonly Peer[]): string {
   return [
     "#!/bin/sh",
     "# mpirun's rsh agent for sm121's link test: ssh to a peer node, into its link-test container.",
-    'h=$1; shift',
+    "h=$1; shift",
     'case "$h" in',
     ...cases,
     `  *) echo "sm121 link test: mpirun asked for $h, which is no node of ${deployment}" >&2; exit 1 ;;`,
@@ -125,9 +125,10 @@ export async function runMpi(
         allowFailure: true,
         timeoutMs: (timeoutS + 60) * 1000,
       });
-      const ended = res.code === 0
-        ? msg("link.mpirunDone", { node: first.node })
-        : msg("link.mpirunExited", { node: first.node, code: exitText(res.code) });
+      const ended =
+        res.code === 0
+          ? msg("link.mpirunDone", { node: first.node })
+          : msg("link.mpirunExited", { node: first.node, code: exitText(res.code) });
       say(said(ended));
       return [{ node: first.node, rank: first.rank, code: res.code, output: `${res.stdout}${res.stderr}` }];
     });

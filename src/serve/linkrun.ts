@@ -42,9 +42,10 @@ export async function runLinkTest(
   say: (line: string) => void = () => undefined,
 ): Promise<LinkTestReport> {
   const first = b.nodes[0];
-  const tool: LinkTool = first === undefined
-    ? { kind: "torch", why: msg("link.whyNoNodes") }
-    : await chooseTool(b.deploy, plan.mpi, hostOf(first));
+  const tool: LinkTool =
+    first === undefined
+      ? { kind: "torch", why: msg("link.whyNoNodes") }
+      : await chooseTool(b.deploy, plan.mpi, hostOf(first));
   say(t("link.with", { deployment: b.deployment, tool: toolName(tool), why: said(tool.why) }));
   const ranks =
     tool.kind === "all_reduce_perf" && plan.mpi !== undefined

@@ -8,7 +8,16 @@ import { hfCacheDir } from "../render/node";
 import type { NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
-import { chainPlan, completeness, copyPlan, manifestScript, parseManifest, type CopyItem, type CopyPlan, type Manifest } from "./hfcache";
+import {
+  chainPlan,
+  completeness,
+  copyPlan,
+  manifestScript,
+  parseManifest,
+  type CopyItem,
+  type CopyPlan,
+  type Manifest,
+} from "./hfcache";
 import { t } from "../text/messages";
 
 export interface CacheNode {
@@ -76,7 +85,11 @@ function producer(dir: string, items: CopyItem[]): string {
   for (const it of items) {
     if (it.kind === "d") lines.push(`printf 'd %s\\n' ${b64(it.path)}`);
     else if (it.kind === "l") lines.push(`printf 'l %s %s\\n' ${b64(it.path)} ${b64(it.target)}`);
-    else lines.push(`printf 'f %s %s %s\\n' ${it.offset} ${it.length} ${b64(it.path)}`, `tail -c +${it.offset + 1} -- ${quote(it.path)} | head -c ${it.length}`);
+    else
+      lines.push(
+        `printf 'f %s %s %s\\n' ${it.offset} ${it.length} ${b64(it.path)}`,
+        `tail -c +${it.offset + 1} -- ${quote(it.path)} | head -c ${it.length}`,
+      );
   }
   lines.push("printf 'e\\n'");
   return lines.join("\n");
@@ -92,7 +105,7 @@ export function receiverScript(dir: string): string {
     `dec() { printf '%s' "$1" | base64 -d; }`,
     `safe() { case "/$1/" in */../*|//) bad "path $1";; esac; case "$1" in /*) bad "path $1";; esac; }`,
     "while IFS=' ' read -r kind a b c; do",
-    "  case \"$kind\" in",
+    '  case "$kind" in',
     `    d) p=$(dec "$a"); safe "$p"; mkdir -p -- "$base/$p" ;;`,
     `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
     `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"; end=$((a + b)); have=-1`,
@@ -118,33 +131,70 @@ export function receiverScript(dir: string): string {
  * one stream to the first peer; each peer writes what it lacks and forwards the stream to the next.
  * Returns the bytes that left the source.
  */
-async function copyChain(src: Host, from: CacheNode, chain: CacheNode[], plans: CopyPlan[], host: (n: CacheNode) => Host, dirOf: (n: CacheNode) => string, log: (m: string) => void): Promise<number> {
+async function copyChain(
+  src: Host,
+  from: CacheNode,
+  chain: CacheNode[],
+  plans: CopyPlan[],
+  host: (n: CacheNode) => Host,
+  dirOf: (n: CacheNode) => string,
+  log: (m: string) => void,
+): Promise<number> {
   const plan = chainPlan(plans);
   const names = chain.map((n) => n.node).join(" -> ");
-  const what = plan.present > 0
-    ? t("copy.continuing", { bytes: bytesText(plan.bytes), present: bytesText(plan.present) })
-    : bytesText(plan.bytes);
+  const what =
+    plan.present > 0
+      ? t("copy.continuing", { bytes: bytesText(plan.bytes), present: bytesText(plan.present) })
+      : bytesText(plan.bytes);
   log(t("serve.modelCopying", { what, from: from.node, nodes: names }));
   const last = chain[chain.length - 1] as CacheNode;
   const base = await bytesOn(host(last), dirOf(last));
   const t0 = Date.now();
-  const peers = chain.map((n) => ({ host: host(n), ip: n.ip, port: n.conn.port, user: n.conn.user, stateDir: n.stateDir }));
+  const peers = chain.map((n) => ({
+    host: host(n),
+    ip: n.ip,
+    port: n.conn.port,
+    user: n.conn.user,
+    stateDir: n.stateDir,
+  }));
   const byHost = new Map(chain.map((n, i) => [peers[i]?.host, n] as const));
   // The stream paths are relative to the repo dir, which may differ per node (HF_HOME).
-  const sent = await withChainAccess(peers, (p) => receiverScript(dirOf(byHost.get(p.host) as CacheNode)), async (a, first) => {
-    const progress = async () => (await bytesOn(host(last), dirOf(last))) - base;
-    const stop = meter(t("copy.to", { node: last.node }), progress, plans[plans.length - 1]?.bytes, log);
-    try {
-      return sentBytes((await src.run(sendScript(a, first, producer(dirOf(from), plan.items)), { step: `copy the model to ${names}` })).records);
-    } finally {
-      stop();
-    }
-  });
-  log(t("serve.modelCopied", { rate: rateText(plan.bytes, Date.now() - t0), nodes: names, sent: bytesText(sent), from: from.node }));
+  const sent = await withChainAccess(
+    peers,
+    (p) => receiverScript(dirOf(byHost.get(p.host) as CacheNode)),
+    async (a, first) => {
+      const progress = async () => (await bytesOn(host(last), dirOf(last))) - base;
+      const stop = meter(t("copy.to", { node: last.node }), progress, plans[plans.length - 1]?.bytes, log);
+      try {
+        return sentBytes(
+          (
+            await src.run(sendScript(a, first, producer(dirOf(from), plan.items)), {
+              step: `copy the model to ${names}`,
+            })
+          ).records,
+        );
+      } finally {
+        stop();
+      }
+    },
+  );
+  log(
+    t("serve.modelCopied", {
+      rate: rateText(plan.bytes, Date.now() - t0),
+      nodes: names,
+      sent: bytesText(sent),
+      from: from.node,
+    }),
+  );
   return sent;
 }
 
-export async function syncModel(spec: ModelSpec, token: string | undefined, auth: SshAuth, log: (m: string) => void): Promise<ModelOutcome> {
+export async function syncModel(
+  spec: ModelSpec,
+  token: string | undefined,
+  auth: SshAuth,
+  log: (m: string) => void,
+): Promise<ModelOutcome> {
   const head = spec.nodes[0];
   if (head === undefined) throw new Error(t("copy.noNodes", { deployment: spec.deployment }));
   return withHosts(spec.nodes, auth, async (hosts) => {
@@ -155,7 +205,12 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     if (srcIndex < 0) {
       srcIndex = 0;
       const h = hostFor(hosts, head.node);
-      log(t(spec.nodes.length > 1 ? "serve.downloadingOnce" : "serve.downloading", { model: `${spec.repo}@${spec.revision}`, node: head.node }));
+      log(
+        t(spec.nodes.length > 1 ? "serve.downloadingOnce" : "serve.downloading", {
+          model: `${spec.repo}@${spec.revision}`,
+          node: head.node,
+        }),
+      );
       const t0 = Date.now();
       const base = await bytesOn(h, dirOf(head));
       const progress = async () => (await bytesOn(h, dirOf(head))) - base;
@@ -167,7 +222,12 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       }
       seen[0] = await manifestOf(h, dirOf(head));
       downloaded = true;
-      log(t("serve.downloaded", { rate: rateText((await bytesOn(h, dirOf(head))) - base, Date.now() - t0), node: head.node }));
+      log(
+        t("serve.downloaded", {
+          rate: rateText((await bytesOn(h, dirOf(head))) - base, Date.now() - t0),
+          node: head.node,
+        }),
+      );
     }
     const src = spec.nodes[srcIndex] ?? head;
     const srcM = seen[srcIndex] as Manifest;
@@ -177,17 +237,36 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
       throw new Error(t("copy.incomplete", { ...where, missing: done.missing.join("; ") }));
     }
     const commit = done.commit;
-    if (!downloaded) log(t("serve.modelComplete", { model: `${spec.repo}@${spec.revision}`, commit: commit.slice(0, 12), node: src.node }));
-    const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => i !== srcIndex && copyPlan(srcM, commit, seen[i] as Manifest).items.length > 0);
+    if (!downloaded)
+      log(
+        t("serve.modelComplete", {
+          model: `${spec.repo}@${spec.revision}`,
+          commit: commit.slice(0, 12),
+          node: src.node,
+        }),
+      );
+    const peers = spec.nodes
+      .map((n, i) => ({ n, i }))
+      .filter(({ i }) => i !== srcIndex && copyPlan(srcM, commit, seen[i] as Manifest).items.length > 0);
     const copied: Record<string, number> = {};
     let sentFromSource = 0;
     if (peers.length > 0) {
       const plans = peers.map(({ i }) => copyPlan(srcM, commit, seen[i] as Manifest));
       peers.forEach(({ n }, k) => (copied[n.node] = plans[k]?.bytes ?? 0));
-      sentFromSource = await copyChain(hostFor(hosts, src.node), src, peers.map((p) => p.n), plans, (n) => hostFor(hosts, n.node), dirOf, log);
+      sentFromSource = await copyChain(
+        hostFor(hosts, src.node),
+        src,
+        peers.map((p) => p.n),
+        plans,
+        (n) => hostFor(hosts, n.node),
+        dirOf,
+        log,
+      );
     }
     // Verified against the source: every file of the revision at its size, every link, the refs.
-    const after = await Promise.all(peers.map(async ({ n }) => ({ n, m: await manifestOf(hostFor(hosts, n.node), dirOf(n)) })));
+    const after = await Promise.all(
+      peers.map(async ({ n }) => ({ n, m: await manifestOf(hostFor(hosts, n.node), dirOf(n)) })),
+    );
     for (const { n, m } of after) {
       const left = copyPlan(srcM, commit, m);
       if (left.items.length > 0) {
@@ -197,14 +276,31 @@ export async function syncModel(spec: ModelSpec, token: string | undefined, auth
     }
     const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);
     if (untouched.length > 0) log(t("serve.sameFiles", { nodes: untouched.join(", ") }));
-    return { commit, files: done.files, bytes: done.bytes, source: src.node, downloaded, copied, incomplete: {}, sentFromSource };
+    return {
+      commit,
+      files: done.files,
+      bytes: done.bytes,
+      source: src.node,
+      downloaded,
+      copied,
+      incomplete: {},
+      sentFromSource,
+    };
   });
 }
 
 /** Which nodes lack the recorded revision now (read-only; refresh). */
 export async function checkModel(spec: ModelSpec, commit: string, auth: SshAuth): Promise<Record<string, string[]>> {
   return withHosts(spec.nodes, auth, async (hosts) => {
-    const found = await Promise.all(spec.nodes.map(async (n) => [n.node, completeness(await manifestOf(hostFor(hosts, n.node), hfCacheDir(n.hfHome, spec.repo)), commit).missing] as const));
+    const found = await Promise.all(
+      spec.nodes.map(
+        async (n) =>
+          [
+            n.node,
+            completeness(await manifestOf(hostFor(hosts, n.node), hfCacheDir(n.hfHome, spec.repo)), commit).missing,
+          ] as const,
+      ),
+    );
     return Object.fromEntries(found.filter(([, m]) => m.length > 0));
   });
 }
@@ -213,7 +309,13 @@ export async function checkModel(spec: ModelSpec, commit: string, auth: SshAuth)
 export async function removeModel(spec: ModelSpec, protectedNodes: string[], auth: SshAuth): Promise<string[]> {
   const nodes = spec.nodes.filter((n) => !protectedNodes.includes(n.node));
   await withHosts(nodes, auth, async (hosts) => {
-    await Promise.all(nodes.map((n) => hostFor(hosts, n.node).run(`rm -rf ${nodePath(hfCacheDir(n.hfHome, spec.repo))}`, { step: "remove the model cache" })));
+    await Promise.all(
+      nodes.map((n) =>
+        hostFor(hosts, n.node).run(`rm -rf ${nodePath(hfCacheDir(n.hfHome, spec.repo))}`, {
+          step: "remove the model cache",
+        }),
+      ),
+    );
   });
   return nodes.map((n) => n.node);
 }

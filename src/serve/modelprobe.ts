@@ -15,7 +15,7 @@ export function modelFactsScript(nb: NodeBundle): string {
   const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
   const lines = [
     // free's "Mem:" row, second field, read by bash itself (no awk: the look runs at every plan).
-    'mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi',
+    "mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi",
     printRecord("memTotal", '"bytes":%s', '"${mt:-null}"'),
   ];
   if (caches.length === 0) return lines.join("\n");
@@ -30,8 +30,11 @@ export function modelFactsScript(nb: NodeBundle): string {
     '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
     `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
     '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',
-    `    ${printRecord("modelConfig", '"config64":"%s","weightsBytes":%s',
-      '"$(head -c 262144 "$s/config.json" | base64 -w0)" "${size:-null}"')}`,
+    `    ${printRecord(
+      "modelConfig",
+      '"config64":"%s","weightsBytes":%s',
+      '"$(head -c 262144 "$s/config.json" | base64 -w0)" "${size:-null}"',
+    )}`,
     "    break",
     "  fi",
     "done",
@@ -47,7 +50,8 @@ export function addModelFact(facts: NodeModelFacts, r: NodeRecord): boolean {
   if (r.kind !== "modelConfig") return false;
   try {
     const config: unknown = JSON.parse(Buffer.from(r.config64, "base64").toString("utf8"));
-    if (typeof config === "object" && config !== null && !Array.isArray(config)) facts.config = config as Record<string, unknown>;
+    if (typeof config === "object" && config !== null && !Array.isArray(config))
+      facts.config = config as Record<string, unknown>;
   } catch {
     // A config.json that is not JSON tells the fit nothing; the engine will say more at its start.
   }

@@ -80,7 +80,10 @@ export function addTimings(out: NodeOutcome, records: readonly NodeRecord[]): vo
 }
 
 export function utcStamp(d: Date = new Date()): string {
-  return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return d
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** Docker prints nanoseconds; Date parses milliseconds. */

@@ -88,17 +88,21 @@ export function ownerOf(v: unknown): Owner | undefined {
 /** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */
 export function takeoverRefusal(node: string, h: Holder & { owner: Owner }, me: Owner): string {
   if (movedFrom(h.owner, me)) {
-    return `${node}: if stack ${h.owner.stack} moved to this backend from ${h.owner.backend} (pulumi stack `
-      + `export / import), record the move once with SM121_ALLOW_TAKEOVER=${node}: nothing restarts for it; `
-      + "if a copy of the stack still lives there, remove it there first "
-      + `(\`pulumi stack rm ${h.owner.stack} --force --preserve-config\`, logged in to that backend)`;
+    return (
+      `${node}: if stack ${h.owner.stack} moved to this backend from ${h.owner.backend} (pulumi stack ` +
+      `export / import), record the move once with SM121_ALLOW_TAKEOVER=${node}: nothing restarts for it; ` +
+      "if a copy of the stack still lives there, remove it there first " +
+      `(\`pulumi stack rm ${h.owner.stack} --force --preserve-config\`, logged in to that backend)`
+    );
   }
   const here = h.owner.project === me.project && h.owner.backend === me.backend;
   const dir = here ? "" : " (in that project's directory, logged in to its backend)";
-  return `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; `
-    + `a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: `
-    + `\`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run `
-    + `its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`;
+  return (
+    `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; ` +
+    `a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: ` +
+    `\`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run ` +
+    `its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`
+  );
 }
 
 /** Foreign deployments that may run on a node (stop.sh there, another owner): what a run there would stop. */
@@ -125,6 +129,8 @@ export function ownerDrift(node: string, deployment: string, holders: readonly H
   const still = holders.some((h) => h.deployment === by.deployment && h.held);
   const who = `deployment ${by.deployment} of stack ${by.owner.stack}`;
   if (still) return [`${node} now serves ${by.deployment} of stack ${by.owner.stack}`];
-  return [`${node}: deployment ${deployment} was stopped by ${who}, which has left the node since; `
-    + "this up starts it again"];
+  return [
+    `${node}: deployment ${deployment} was stopped by ${who}, which has left the node since; ` +
+      "this up starts it again",
+  ];
 }

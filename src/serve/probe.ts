@@ -234,7 +234,9 @@ const PROGRESS_COUNTERS = [
   "vllm:generation_tokens_total",
   "sglang:num_requests_total",
   "sglang:generation_tokens_total",
-].map((c) => `^${c}[{ ]`).join("|");
+]
+  .map((c) => `^${c}[{ ]`)
+  .join("|");
 
 /**
  * One 1-token completion to a serving engine within `timeoutS`, with the deployment's API key (read
@@ -261,8 +263,11 @@ export function livenessScript(nb: NodeBundle, timeoutS: number): string {
     `left=${timeoutS}`,
     ...one.send,
     'p1=$(progress); [ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
-    printRecord("live", '"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s',
-      '"$((10#${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"'),
+    printRecord(
+      "live",
+      '"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s',
+      '"$((10#${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"',
+    ),
   ].join("\n");
 }
 
@@ -351,8 +356,8 @@ function sameFiles(st: NodeState): boolean {
   return Object.entries(rec).every(([p, sha]) => st.files[p]?.sha256 === sha);
 }
 
-export type DriftKind = "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount" | "hung"
-  | "stop-failed";
+export type DriftKind =
+  "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount" | "hung" | "stop-failed";
 
 /** Drift of the engine's health, which an up repairs by a restart that counts against sm121:liveness. */
 export const HEALTH_DRIFT: ReadonlySet<DriftKind> = new Set(["not-running", "hung"]);
@@ -374,22 +379,34 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
     const now = st.files[p];
     if (now?.sha256 === sha) continue;
     if (now === undefined) out.push({ kind: "removed", files: [p], words: `${p} was removed on the node` });
-    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) out.push({ kind: "edited", files: [p], words: `.env edited on the node: ${keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"}` });
+    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined)
+      out.push({
+        kind: "edited",
+        files: [p],
+        words: `.env edited on the node: ${keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"}`,
+      });
     else out.push({ kind: "edited", files: [p], words: `${p} edited on the node` });
   }
   if (st.recorded === undefined) out.push({ kind: "no-record", files: [], words: "no sm121 record on the node" });
-  else if (st.recorded.identity !== nb.identity) out.push({ kind: "other-bundle", files: [], words: "the node runs another bundle" });
+  else if (st.recorded.identity !== nb.identity)
+    out.push({ kind: "other-bundle", files: [], words: "the node runs another bundle" });
   if (st.stopFailed !== undefined) {
     const words = `the last stop failed here (${st.stopFailed.at}): ${st.stopFailed.lines}`;
     out.push({ kind: "stop-failed", files: [], words });
   }
-  if (nb.runs && !st.running && st.recorded !== undefined) out.push({ kind: "not-running", files: [], words: `the engine is not running (${st.detail ?? "not found"})` });
+  if (nb.runs && !st.running && st.recorded !== undefined)
+    out.push({ kind: "not-running", files: [], words: `the engine is not running (${st.detail ?? "not found"})` });
   if (st.running && st.live?.verdict === "hung" && st.recorded?.identity === nb.identity) {
     out.push({ kind: "hung", files: [], words: liveWords(st.live) });
   }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const newer = changedSinceStart(nb, st);
-    if (newer.length > 0) out.push({ kind: "newer-mount", files: newer, words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)` });
+    if (newer.length > 0)
+      out.push({
+        kind: "newer-mount",
+        files: newer,
+        words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)`,
+      });
   }
   return out;
 }

@@ -33,8 +33,8 @@ export function curlFunction(nb: NodeBundle, url: string): string {
   };
   return [
     readApiKeyLines(keyFiles(nb)),
-    'body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)',
-    "trap 'rm -f \"$body_file\" \"$chat_file\" \"$chat_req\"' EXIT",
+    "body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)",
+    'trap \'rm -f "$body_file" "$chat_file" "$chat_req"\' EXIT',
     "models_get() {",
     call("$body_file", "--max-time 3", url),
     "}",
@@ -71,10 +71,10 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
     // the first time 2 s in: an engine just started has had no time to exit.
     "while :; do",
-    '  code=$(models_get)',
+    "  code=$(models_get)",
     '  if [ "$code" = 200 ]; then break; fi',
     `  case "$code" in 401|403) ${keyRefused("/v1/models", "$code", evidence)};; esac`,
-    '  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi',
+    "  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi",
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
@@ -179,7 +179,9 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
   lines.push('rm -f "$log"');
   // A launcher (start.sh) still waiting after the server answers will give up on it later.
   const d = nodePath(nb.stateDir);
-  lines.push(`for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`);
+  lines.push(
+    `for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`,
+  );
   const waiting = `[ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null`;
   lines.push(`if ${waiting}; then ${printRecord("launcherRunning")}; fi`);
   return lines.join("\n");

@@ -48,16 +48,18 @@ export function registerScript(nb: NodeBundle, afterStop: readonly string[], own
   const text = `#!/usr/bin/env bash\n# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\nset -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
   return [
     `mkdir -p ${d}`,
-    `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp`
-      + ` && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
-    ...(owner === undefined ? [] : [
-      `o=${quote(JSON.stringify(owner))}; was=`,
-      `if [ -f ${d}/owner.json ]; then IFS= read -r was < ${d}/owner.json || true; fi`,
-      `if [ -n "$was" ] && [ "$was" != "$o" ] && [ ! -f ${d}/taken-from.json ]; then`,
-      `  printf '%s\\n' "$was" > ${d}/taken-from.json`,
-      "fi",
-      `printf '%s\\n' "$o" > ${d}/owner.json`,
-    ]),
+    `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp` +
+      ` && mv ${d}/stop.sh.sm121-tmp ${d}/stop.sh`,
+    ...(owner === undefined
+      ? []
+      : [
+          `o=${quote(JSON.stringify(owner))}; was=`,
+          `if [ -f ${d}/owner.json ]; then IFS= read -r was < ${d}/owner.json || true; fi`,
+          `if [ -n "$was" ] && [ "$was" != "$o" ] && [ ! -f ${d}/taken-from.json ]; then`,
+          `  printf '%s\\n' "$was" > ${d}/taken-from.json`,
+          "fi",
+          `printf '%s\\n' "$o" > ${d}/owner.json`,
+        ]),
     `rm -f ${d}/displaced-by ${d}/stop-failed.json`,
   ].join("\n");
 }

@@ -47,13 +47,16 @@ export function envSecretLines(secrets: Readonly<Record<string, string>>): strin
  */
 export function backupCare(secrets: Readonly<Record<string, string>>, keep: number): string {
   const own = envSecrets(secrets);
-  const rewrite = own.length === 0 ? [] : [
-    `  if grep -qE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b"; then`,
-    `    { grep -vE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b" || true; `
-      + `printf '%s\\n' ${own.map(([k, v]) => quote(assignment(k, v))).join(" ")}; } > "$b.sm121-tmp"`,
-    '    chmod 600 "$b.sm121-tmp"; mv "$b.sm121-tmp" "$b"',
-    "  fi",
-  ];
+  const rewrite =
+    own.length === 0
+      ? []
+      : [
+          `  if grep -qE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b"; then`,
+          `    { grep -vE '^(export )?(${own.map(([k]) => k).join("|")})=' "$b" || true; ` +
+            `printf '%s\\n' ${own.map(([k, v]) => quote(assignment(k, v))).join(" ")}; } > "$b.sm121-tmp"`,
+          '    chmod 600 "$b.sm121-tmp"; mv "$b.sm121-tmp" "$b"',
+          "  fi",
+        ];
   return [
     // The stamps are UTC times of one width: name order is age order.
     `mapfile -t baks < <(ls -1d -- "$f".sm121-bak-* 2>/dev/null | sort)`,

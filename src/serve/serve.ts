@@ -9,7 +9,13 @@ import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types
 import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
 import {
-  addTimings, DeploymentOutcome, NodeOutcome, PreflightFailure, ServeFailure, utcStamp, type ServeStep,
+  addTimings,
+  DeploymentOutcome,
+  NodeOutcome,
+  PreflightFailure,
+  ServeFailure,
+  utcStamp,
+  type ServeStep,
 } from "./outcome";
 import { modelsListed, verifyScript } from "./readiness";
 import { firstRecord, recordsOf, type NodeRecord } from "../protocol";
@@ -60,16 +66,17 @@ async function preflight(
   b.nodes.forEach((nb, i) => {
     const st = states[i] as NodeState;
     for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: ${describeCheck(f)}`);
-    if (st.clients !== undefined && st.clients > 0) warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
+    if (st.clients !== undefined && st.clients > 0)
+      warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
     const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
     if (!mayTake) for (const h of foreignHolders(st.holders, me)) fatal.push(takeoverRefusal(nb.node, h, me));
   });
-  if (fatal.length > 0) throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
+  if (fatal.length > 0)
+    throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
   return { states, warnings };
 }
-
 
 /** The link test before a start; a failure leaves every node as it was. */
 async function fabricCheck(
@@ -101,10 +108,20 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     if (o.verbose === true || !l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
   };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
-    warnings.push(`sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`);
+    warnings.push(
+      `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`,
+    );
   }
 
-  const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({ node: nb.node, rank: nb.rank, status: "standby", identity: nb.identity, backups: [], restarted: false, ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }) }));
+  const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({
+    node: nb.node,
+    rank: nb.rank,
+    status: "standby",
+    identity: nb.identity,
+    backups: [],
+    restarted: false,
+    ...(states[i]?.startedAt !== undefined && { startedAt: states[i]?.startedAt }),
+  }));
   // Deployments the site also puts on a node share it; any other one there is stopped first.
   const neighbors = (i: number) => b.nodes[i]?.neighbors ?? [];
   const strangers = (i: number) => (states[i] as NodeState).others.filter((o) => !neighbors(i).includes(o));
@@ -128,7 +145,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
   // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops;
   // its failure is a preflight's: the deployment stays as it was.
-  if ((!same || o.forceRestart) && !checksOnly && b.linkTest !== undefined) await fabricCheck(b, b.linkTest, hosts, o.log);
+  if ((!same || o.forceRestart) && !checksOnly && b.linkTest !== undefined)
+    await fabricCheck(b, b.linkTest, hosts, o.log);
   /** The files the write step reports, as the node's record of this bundle. */
   const recordWrites = (i: number, nb: NodeBundle, records: readonly NodeRecord[]) => {
     const out = outcomes[i] as NodeOutcome;
@@ -145,11 +163,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       // Only what is no launch field changed: sm121's own files are brought up to date, the engine runs on.
       o.log(t("serve.checksOnly"));
       step = "write";
-      await Promise.all(b.nodes.map(async (nb, i) => {
-        const write = timed("write", (scripts[i] as Record<Step, string>).write);
-        const res = await host(hosts, nb).run(write, { step: "write", onLine: say(nb) });
-        recordWrites(i, nb, res.records);
-      }));
+      await Promise.all(
+        b.nodes.map(async (nb, i) => {
+          const write = timed("write", (scripts[i] as Record<Step, string>).write);
+          const res = await host(hosts, nb).run(write, { step: "write", onLine: say(nb) });
+          recordWrites(i, nb, res.records);
+        }),
+      );
     } else if (!same || o.forceRestart) {
       // 3. Stop on every node, and verify gone, before any node starts again. Nodes where
       // nothing of this deployment runs or was ever written (a first serve) only get their mkdirs.
@@ -157,19 +177,25 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
       if (stopping.length > 0) o.log(t("serve.stopping", { nodes: stopping.join(", ") }));
-      await Promise.all(b.nodes.map(async (nb, i) => {
-        // Another deployment on the node (a node move) stops first, by its own stored stop.
-        const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
-        if (script === ":") return;
-        const res = await host(hosts, nb).run(script, { step: "stop", onLine: say(nb) });
-        addTimings(outcomes[i] as NodeOutcome, res.records);
-      }));
+      await Promise.all(
+        b.nodes.map(async (nb, i) => {
+          // Another deployment on the node (a node move) stops first, by its own stored stop.
+          const script = fresh(i) ? mkdirScript(nb) : timed("stop", (scripts[i] as Record<Step, string>).stop);
+          if (script === ":") return;
+          const res = await host(hosts, nb).run(script, { step: "stop", onLine: say(nb) });
+          addTimings(outcomes[i] as NodeOutcome, res.records);
+        }),
+      );
       // 4-6. Memory gate, write with backup, start: one script per node.
       step = "memory gate, write and start";
       await Promise.all(
         b.nodes.map(async (nb, i) => {
           const s = scripts[i] as Record<Step, string>;
-          const script = [timed("memory-gate", s["memory-gate"]), timed("write", s.write), timed("start", s.start)].join("\n");
+          const script = [
+            timed("memory-gate", s["memory-gate"]),
+            timed("write", s.write),
+            timed("start", s.start),
+          ].join("\n");
           const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: say(nb) });
           recordWrites(i, nb, res.records);
           const out = outcomes[i] as NodeOutcome;
@@ -182,11 +208,13 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     }
     // 7-8. Readiness and verification where the API answers; the other ranks must still run.
     step = "readiness";
-    const verified = await Promise.all(b.nodes.map((nb, i) => {
-      const st = states[i] as NodeState;
-      const here = { steps: scripts[i] as Record<Step, string>, st, out: outcomes[i] as NodeOutcome };
-      return finish(b, nb, here, host(hosts, nb), warnings, say(nb), o.owner);
-    }));
+    const verified = await Promise.all(
+      b.nodes.map((nb, i) => {
+        const st = states[i] as NodeState;
+        const here = { steps: scripts[i] as Record<Step, string>, st, out: outcomes[i] as NodeOutcome };
+        return finish(b, nb, here, host(hosts, nb), warnings, say(nb), o.owner);
+      }),
+    );
     const api = verified.find((v) => v !== undefined);
     return {
       status: "serving",
@@ -200,7 +228,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     for (const out of outcomes) if (out.status !== "serving") out.status = "failed";
     const backups = outcomes.flatMap((n) => n.backups.map((p) => `${n.node}:${p}`));
     const failure = `${step} failed: ${msg}`;
-    const back = backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
+    const back =
+      backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
     const advice = failureAdvice(e, b);
     const state = o.failedState ?? "is marked failed in the stack state";
     const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
@@ -238,15 +267,21 @@ async function finish(
   }
   // A node that was not restarted keeps the start time its preflight read: no second status call.
   const verify = out.restarted ? steps.verify : verifyScript(nb, b.readiness);
-  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", verify)].join("\n"), { step: "readiness", timeoutMs: (b.readiness.timeoutS + 60) * 1000, onLine });
+  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", verify)].join("\n"), {
+    step: "readiness",
+    timeoutMs: (b.readiness.timeoutS + 60) * 1000,
+    onLine,
+  });
   addTimings(out, res.records);
   const models = modelsListed(res.records);
   const ids = (models?.data ?? []).map((m) => m.id ?? "");
   const want = b.readiness.servedName;
-  if (want !== undefined && !ids.includes(want)) throw new Error(`${nb.node}: /v1/models serves ${ids.join(", ") || "nothing"}, not ${want}`);
+  if (want !== undefined && !ids.includes(want))
+    throw new Error(`${nb.node}: /v1/models serves ${ids.join(", ") || "nothing"}, not ${want}`);
   const entry = (models?.data ?? []).find((m) => want === undefined || m.id === want);
   const maxLen = entry?.max_model_len;
-  if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen) throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
+  if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen)
+    throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
   const first = firstRecord(res.records, "firstToken");
   if (first !== undefined) {
     out.readyS = Math.round(first.readyMs / 100) / 10;
@@ -258,7 +293,9 @@ async function finish(
   if (kv !== "") out.kvCacheLine = kv;
   else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
   if (firstRecord(res.records, "launcherRunning") !== undefined) {
-    warnings.push(`${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check (often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out (seed 001: a BIND other than 127.0.0.1 breaks that check)`);
+    warnings.push(
+      `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check (often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out (seed 001: a BIND other than 127.0.0.1 breaks that check)`,
+    );
   }
   for (const r of recordsOf(res.records, "proof")) {
     if (!r.found) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`);

@@ -16,7 +16,6 @@ import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS } fro
 import { secretsEnvScript } from "../targets/secretsenv";
 import { envFileOf } from "../render/node";
 
-
 /**
  * Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process, as
  * bash runs a command substitution of one simple command without redirections in the subshell
@@ -40,7 +39,10 @@ function hfCacheLine(c: PreflightCheck): string {
 
 function checkLine(c: PreflightCheck): string {
   if (c.kind === "hf-cache" && c.model !== undefined) return hfCacheLine(c);
-  const s = c.kind === "image" || c.kind === "command" || c.kind === "port-free" || c.kind === "roce" ? quote(c.subject) : nodePath(c.subject);
+  const s =
+    c.kind === "image" || c.kind === "command" || c.kind === "port-free" || c.kind === "roce"
+      ? quote(c.subject)
+      : nodePath(c.subject);
   const test: Record<PreflightCheck["kind"], string> = {
     dir: `[ -d ${s} ]`,
     file: `[ -e ${s} ]`,
@@ -74,7 +76,12 @@ export interface ProbeOptions {
  * engine, sm121's record of what it wrote, the sha256 and change time of every watched file, the
  * open client connections, and the current .env text for the plan's key diff.
  */
-export function preflightScript(nb: NodeBundle, watch: string[], envPath: string | undefined, o: ProbeOptions = {}): string {
+export function preflightScript(
+  nb: NodeBundle,
+  watch: string[],
+  envPath: string | undefined,
+  o: ProbeOptions = {},
+): string {
   const d = nodePath(nb.stateDir);
   const checks = o.checks ?? true;
   const lines = [
@@ -97,7 +104,9 @@ export function preflightScript(nb: NodeBundle, watch: string[], envPath: string
   ];
   const port = (o.clients ?? true) ? nb.api?.port : undefined;
   if (port !== undefined) {
-    lines.push(`mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`);
+    lines.push(
+      `mapfile -t conns < <(ss -Htn state established "( sport = :${port} )" 2>/dev/null); conns=\${#conns[@]}`,
+    );
     lines.push(printRecord("clients", '"clients":%d', '"$conns"'));
   }
   if (envPath !== undefined) {
@@ -162,7 +171,8 @@ const PS_FORMAT = quote('{{.Names}}|{{.Label "sm121.deployment"}}|{{.Command}}')
 function otherVllmProbe(nb: NodeBundle): string {
   const root = nodePath(deploymentsDir(nb));
   const own = quote(deploymentOf(nb));
-  const why = "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
+  const why =
+    "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
   const whyArg = quote(JSON.stringify(why));
   return [
     "if command -v docker >/dev/null 2>&1; then",
@@ -173,15 +183,21 @@ function otherVllmProbe(nb: NodeBundle): string {
     `      if [ -n "$dep" ] && { [ "$dep" = ${own} ] || [ -d ${root}/"$dep" ]; }; then continue; fi`,
     "      case \"$cmd\" in *'vllm serve'*|*vllm.entrypoints.openai*) ;; *) continue;; esac",
     '      if printf \'%s\\n\' "$known" | grep -qwF -- "$name"; then continue; fi',
-    `      ${printRecord("check", '"check":"vllm-container","subject":"%s","why":%s,"fatal":true',
-      `"$name" ${whyArg}`)}`,
+    `      ${printRecord(
+      "check",
+      '"check":"vllm-container","subject":"%s","why":%s,"fatal":true',
+      `"$name" ${whyArg}`,
+    )}`,
     "    done",
     // The daemon does not answer (stopped, restarting, a socket the user may not use): whether
     // another vLLM runs is unknown, and docker's own error says why.
     "  else",
     `    err=${lastErrorLine("docker ps -q")}`,
-    `    ${printRecord("check", '"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true',
-      '"$err"')}`,
+    `    ${printRecord(
+      "check",
+      '"check":"docker","subject":"docker","why":"docker does not answer: %s","fatal":true',
+      '"$err"',
+    )}`,
     "  fi",
     "fi",
   ].join("\n");
@@ -258,8 +274,11 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
       ...(f.backup ? [backupCare(isEnv ? o.secrets : {}, o.keepBackups ?? DEFAULT_KEEP_BACKUPS)] : []),
       sha256Into('"$f"'),
       'if [ -n "$bak" ]; then bak="\\"$bak\\""; else bak=null; fi',
-      printRecord("written", '"file":%s,"written":%s,"backup":%s,"sha256":"%s"',
-        `${quote(JSON.stringify(f.path))} "$written" "$bak" "$sum"`),
+      printRecord(
+        "written",
+        '"file":%s,"written":%s,"backup":%s,"sha256":"%s"',
+        `${quote(JSON.stringify(f.path))} "$written" "$bak" "$sum"`,
+      ),
     );
   }
   lines.push(secretsEnvScript(nb.stateDir, o.secrets));

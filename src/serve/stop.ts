@@ -29,9 +29,12 @@ export class StopFailure extends Error {
 function lastLines(e: unknown): string {
   if (e instanceof CommandError) {
     const tail = (e.stderrTail.trim() !== "" ? e.stderrTail : e.stdoutTail).trim().split("\n").slice(-3);
-    const ending = e.code !== null
-      ? `exit code ${e.code}`
-      : e.timedOutS !== undefined ? `timed out after ${e.timedOutS} s` : `signal ${e.signal ?? "?"}`;
+    const ending =
+      e.code !== null
+        ? `exit code ${e.code}`
+        : e.timedOutS !== undefined
+          ? `timed out after ${e.timedOutS} s`
+          : `signal ${e.signal ?? "?"}`;
     return [`${ending}`, ...tail].join(" | ");
   }
   return (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
@@ -59,49 +62,59 @@ export async function stopDeployment(
   secrets: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const mask = (text: string) => maskSecrets(text, secrets);
-  await withHosts(b.nodes, auth, async (hosts) => {
-    log(t("serve.stopping", { nodes: b.nodes.map((n) => n.node).join(", ") }));
-    const host = (nb: NodeBundle): Host => hostFor(hosts, nb.node);
-    const stop = (nb: NodeBundle) => {
-      const onLine = (l: string) => log(`${nb.node}: ${mask(l)}`);
-      return host(nb).run(ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets)), { step: "stop", onLine });
-    };
-    const results = await Promise.allSettled(b.nodes.map(stop));
-    const failed = b.nodes.flatMap((nb, i) => {
-      const r = results[i];
-      return r?.status === "rejected" ? [{ nb, error: r.reason as unknown, lines: mask(lastLines(r.reason)) }] : [];
-    });
-    if (failed.length === 0) return;
-    const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    // Best effort: a node whose connection is gone keeps its registry entry, which says as much.
-    const record = (f: (typeof failed)[number]) => {
-      return host(f.nb).run(stopFailedScript(f.nb, at, f.lines), { step: "record the failed stop" });
-    };
-    await Promise.allSettled(failed.map(record));
-    const stopped = b.nodes.filter((nb) => !failed.some((f) => f.nb === nb)).map((nb) => nb.node);
-    const where = failed.map((f) => f.nb.node).join(", ");
-    const evidence = failed.map((f) => mask(f.error instanceof Error ? f.error.message : String(f.error)));
-    const script = joinNode(failed[0]?.nb.stateDir ?? "", "stop.sh");
-    throw new StopFailure(
-      [
-        `deployment ${b.deployment}: the stop failed on ${where}; ${b.deployment} stays in the stack state, ` +
-          `marked failed on ${where}${stopped.length > 0 ? ` (${stopped.join(", ")} stopped)` : ""}, ` +
-          "and its gateway endpoints stay disabled.",
-        ...evidence,
-        `Fix the stop on ${where} (the deployment's stop script there: ${script}), ` +
-          "then run `pulumi destroy` again, or `pulumi up` (which tries the stop again).",
-      ].join("\n"),
-      failed.map((f) => ({ node: f.nb.node, lines: f.lines })),
-    );
-  }, { lock: true, log });
+  await withHosts(
+    b.nodes,
+    auth,
+    async (hosts) => {
+      log(t("serve.stopping", { nodes: b.nodes.map((n) => n.node).join(", ") }));
+      const host = (nb: NodeBundle): Host => hostFor(hosts, nb.node);
+      const stop = (nb: NodeBundle) => {
+        const onLine = (l: string) => log(`${nb.node}: ${mask(l)}`);
+        return host(nb).run(ownStopScript(nb, b.hooks.afterStop, forgetScript(nb, secrets)), { step: "stop", onLine });
+      };
+      const results = await Promise.allSettled(b.nodes.map(stop));
+      const failed = b.nodes.flatMap((nb, i) => {
+        const r = results[i];
+        return r?.status === "rejected" ? [{ nb, error: r.reason as unknown, lines: mask(lastLines(r.reason)) }] : [];
+      });
+      if (failed.length === 0) return;
+      const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      // Best effort: a node whose connection is gone keeps its registry entry, which says as much.
+      const record = (f: (typeof failed)[number]) => {
+        return host(f.nb).run(stopFailedScript(f.nb, at, f.lines), { step: "record the failed stop" });
+      };
+      await Promise.allSettled(failed.map(record));
+      const stopped = b.nodes.filter((nb) => !failed.some((f) => f.nb === nb)).map((nb) => nb.node);
+      const where = failed.map((f) => f.nb.node).join(", ");
+      const evidence = failed.map((f) => mask(f.error instanceof Error ? f.error.message : String(f.error)));
+      const script = joinNode(failed[0]?.nb.stateDir ?? "", "stop.sh");
+      throw new StopFailure(
+        [
+          `deployment ${b.deployment}: the stop failed on ${where}; ${b.deployment} stays in the stack state, ` +
+            `marked failed on ${where}${stopped.length > 0 ? ` (${stopped.join(", ")} stopped)` : ""}, ` +
+            "and its gateway endpoints stay disabled.",
+          ...evidence,
+          `Fix the stop on ${where} (the deployment's stop script there: ${script}), ` +
+            "then run `pulumi destroy` again, or `pulumi up` (which tries the stop again).",
+        ].join("\n"),
+        failed.map((f) => ({ node: f.nb.node, lines: f.lines })),
+      );
+    },
+    { lock: true, log },
+  );
 }
 
 /** What runs on the nodes now, against the bundle: running, identity, drift, a failed stop. */
 export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Promise<DeploymentOutcome> {
   return withHosts(b.nodes, auth, async (hosts) => {
     const look = async (nb: NodeBundle) => ({ nb, st: await probeNode(hostFor(hosts, nb.node), nb) });
-    const seen = (await Promise.all(b.nodes.map(look)))
-      .map(({ nb, st }) => ({ nb, st, drift: driftFindings(nb, st).map((d) => d.words).join("; ") }));
+    const seen = (await Promise.all(b.nodes.map(look))).map(({ nb, st }) => ({
+      nb,
+      st,
+      drift: driftFindings(nb, st)
+        .map((d) => d.words)
+        .join("; "),
+    }));
     const nodes: NodeOutcome[] = seen.map(({ nb, st, drift }) => {
       const gone = st.recorded === undefined && !st.running;
       const fine = nb.api !== undefined ? "serving" : "standby";
@@ -120,8 +133,9 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
     const warnings = seen.filter(({ drift }) => drift !== "").map(({ nb, drift }) => `${nb.node}: drifted: ${drift}`);
     const stopFailed = seen.filter(({ st }) => st.stopFailed !== undefined);
     if (stopFailed.length > 0) {
-      const where = stopFailed.map(({ nb, st }) =>
-        `${nb.node} (${st.stopFailed?.at ?? ""}): ${st.stopFailed?.lines ?? ""}`);
+      const where = stopFailed.map(
+        ({ nb, st }) => `${nb.node} (${st.stopFailed?.at ?? ""}): ${st.stopFailed?.lines ?? ""}`,
+      );
       const failure = `stop failed on ${where.join("; ")}`;
       return { status: "failed", nodes, warnings, failure };
     }

@@ -5,7 +5,8 @@ import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 import { exportSecrets } from "./secretsenv";
 
 /** The `status` record from shell variables $running, $started and $detail (why not running). */
-export const STATUS_RECORD = 'at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; ' +
+export const STATUS_RECORD =
+  'at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; ' +
   printRecord("status", '"running":%s,"startedAt":%s,"detail":"%s"', '"$running" "$at" "${detail:-}"');
 
 /** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
@@ -35,7 +36,13 @@ export function keyFileScript(keyFile: string): string {
 }
 
 /** run.sh for tmux and native: env, secrets, then exec the argv with the log appended. */
-export function runScript(stateDir: string, env: Record<string, string>, argvLine: string, workDir?: string, keyFile?: string): string {
+export function runScript(
+  stateDir: string,
+  env: Record<string, string>,
+  argvLine: string,
+  workDir?: string,
+  keyFile?: string,
+): string {
   const d = nodePath(stateDir);
   return [
     "#!/usr/bin/env bash",
@@ -109,19 +116,31 @@ export function logsScript(file: string): string {
 /** The engine's argv as run.sh's shell line: the key file's `~/` path is the one word the node's shell expands. */
 export function runArgvLine(spec: LaunchSpec): string {
   const key = spec.keyFile;
-  return key === undefined ? quoteArgv(spec.argv) : spec.argv.map((a) => (a === key.seenAs ? nodePath(a) : quoteArgv([a]))).join(" ");
+  return key === undefined
+    ? quoteArgv(spec.argv)
+    : spec.argv.map((a) => (a === key.seenAs ? nodePath(a) : quoteArgv([a]))).join(" ");
 }
 
 /** run.sh of the tmux and native targets: the engine's environment and exact command line. */
 function runFile(spec: LaunchSpec): BundleFile {
-  return { path: joinNode(spec.stateDir, "run.sh"), content: runScript(spec.stateDir, spec.env, runArgvLine(spec), undefined, spec.keyFile?.path), mode: 0o755, backup: false };
+  return {
+    path: joinNode(spec.stateDir, "run.sh"),
+    content: runScript(spec.stateDir, spec.env, runArgvLine(spec), undefined, spec.keyFile?.path),
+    mode: 0o755,
+    backup: false,
+  };
 }
 
 /**
  * A target that runs run.sh under a supervisor of its own (a tmux session, a setsid process
  * group): running while the shell condition `alive` holds, its log in logs/engine.log.
  */
-export function runShTarget(spec: LaunchSpec, alive: string, what: string, s: { start: string; stop: string; launch: string }): TargetScripts {
+export function runShTarget(
+  spec: LaunchSpec,
+  alive: string,
+  what: string,
+  s: { start: string; stop: string; launch: string },
+): TargetScripts {
   return {
     files: [runFile(spec)],
     start: s.start,

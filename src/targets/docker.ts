@@ -1,8 +1,6 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
 import { accessFlags } from "./access";
-import {
-  containerLogs, containersLeft, containerStatus, keyFileScript, waitGone,
-} from "./common";
+import { containerLogs, containersLeft, containerStatus, keyFileScript, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { ContainerAccess, LaunchSpec, TargetScripts } from "./types";
 import { exportSecrets, SECRETS_ENV_KEYS } from "./secretsenv";
@@ -64,20 +62,26 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
     `ids=$(docker ps -aq ${filter})`,
     'if [ -n "$ids" ]; then',
     "  docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true",
-    waitGone(containersLeft(filter, `the container of ${spec.deployment}`), 30, `container of ${spec.deployment}`)
-      .replace(/^/gm, "  "),
+    waitGone(
+      containersLeft(filter, `the container of ${spec.deployment}`),
+      30,
+      `container of ${spec.deployment}`,
+    ).replace(/^/gm, "  "),
     "fi",
   ].join("\n");
   return {
-    files: [{ path: joinNode(spec.stateDir, "engine.env"), content: envFileText(spec.env), mode: 0o644, backup: false }],
+    files: [
+      { path: joinNode(spec.stateDir, "engine.env"), content: envFileText(spec.env), mode: 0o644, backup: false },
+    ],
     start,
     stop,
     status: containerStatus(name),
     logs: containerLogs(name),
-    launch: runArgv.replace('"${secrets[@]}"', `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from `
-      + `${d}/secrets.env when it holds it]`),
+    launch: runArgv.replace(
+      '"${secrets[@]}"',
+      `[${SECRETS_ENV_KEYS.map((k) => `-e ${k}`).join(" ")}: each from ` + `${d}/secrets.env when it holds it]`,
+    ),
     statusAsksApi: false,
     containerName: name,
   };
 }
-

@@ -22,17 +22,35 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     waitGone(alive, 5, `process group of ${spec.deployment}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, alive, "process", { start, stop, launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${runArgvLine(spec)}` });
+  return runShTarget(spec, alive, "process", {
+    start,
+    stop,
+    launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${runArgvLine(spec)}`,
+  });
 }
 
 /** The head-coordinated native launch of DGPP: `dgpp-cluster up/down --config <json>` on rank 0. */
-export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: string, api: { host: string; port: number }, release?: { name: string } | { rev: string }): TargetScripts {
+export function dgppNativeTarget(
+  spec: LaunchSpec,
+  dgppDir: string,
+  configPath: string,
+  api: { host: string; port: number },
+  release?: { name: string } | { rev: string },
+): TargetScripts {
   const dir = nodePath(dgppDir);
   const cfg = nodePath(configPath);
   const d = nodePath(spec.stateDir);
   if (!spec.runs) {
     const none = 'running=false; started=""\n' + STATUS_RECORD;
-    return { files: [], start: ":", stop: ":", status: none, statusAsksApi: false, logs: ":", launch: "(rank 0 brings this node up)" };
+    return {
+      files: [],
+      start: ":",
+      stop: ":",
+      status: none,
+      statusAsksApi: false,
+      logs: ":",
+      launch: "(rank 0 brings this node up)",
+    };
   }
   const start = [
     // The node's environment for DGPP (HF_HOME: where its preflight looks for the checkpoint).
@@ -44,7 +62,11 @@ export function dgppNativeTarget(spec: LaunchSpec, dgppDir: string, configPath: 
     `log=log/sm121-up-$(date -u +%Y%m%dT%H%M%SZ).log`,
     `ln -sfn "$PWD/$log" ${d}/engine.log`,
     // Release names are short revs: the pinned rev's, resolved in the checkout.
-    release === undefined ? "rel=()" : "name" in release ? `rel=(--release ${quote(release.name)})` : `rel=(--release "$(git rev-parse --short=7 ${quote(`${release.rev}^{commit}`)})")`,
+    release === undefined
+      ? "rel=()"
+      : "name" in release
+        ? `rel=(--release ${quote(release.name)})`
+        : `rel=(--release "$(git rev-parse --short=7 ${quote(`${release.rev}^{commit}`)})")`,
     `rm -f ${d}/launcher.exit`,
     // `up` returns once the manager runs; its exit code tells readiness whether it gave up.
     `setsid bash -c 'scripts/dgpp-cluster up --config "$0" "\${@:3}" > "$1" 2>&1 < /dev/null; echo $? > "$2"' ${cfg} "$log" ${d}/launcher.exit "\${rel[@]}" > /dev/null 2>&1 < /dev/null &`,

@@ -28,5 +28,9 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     waitGone(has, 10, `tmux session ${sessionName(spec)}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, has, "tmux session", { start, stop, launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${runArgvLine(spec)}` });
+  return runShTarget(spec, has, "tmux session", {
+    start,
+    stop,
+    launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${runArgvLine(spec)}`,
+  });
 }

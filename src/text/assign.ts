@@ -36,7 +36,7 @@ export const ASSIGNMENT_READER = [
   `      case $t in *"$q"*) REPLY=; r=2;; *) REPLY=\${v//"'\\\\''"/"$q"}; r=0;; esac`,
   `    elif [ "\${#v}" -ge 2 ] && [ "\${v:0:1}" = '"' ] && [ "\${v: -1}" = '"' ]; then`,
   "      v=${v:1:${#v}-2}",
-  "      case $v in *[\\\"\\$\\`\\\\]*) REPLY=; r=2;; *) REPLY=$v; r=0;; esac",
+  '      case $v in *[\\"\\$\\`\\\\]*) REPLY=; r=2;; *) REPLY=$v; r=0;; esac',
   "    elif [[ $v =~ ^[A-Za-z0-9_./:=,@+%-]*$ ]]; then REPLY=$v; r=0",
   "    else REPLY=; r=2; fi",
   '  done < "$1"',

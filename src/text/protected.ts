@@ -11,7 +11,10 @@ export function protectedRefusal(node: string, situation: Msg): string {
 
 /** The nodes SM121_ALLOW_PROTECTED allows this run to stop or restart, from the environment. */
 export function allowedProtected(env: Readonly<Record<string, string | undefined>>): string[] {
-  return (env["SM121_ALLOW_PROTECTED"] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return (env["SM121_ALLOW_PROTECTED"] ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 /**

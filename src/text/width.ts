@@ -20,6 +20,7 @@ export function pad(s: string, width: number): string {
 export function columns(header: readonly string[], rows: readonly string[][], indent = "  "): string[] {
   const last = header.length - 1;
   const widths = header.map((h, i) => Math.max(cells(h), ...rows.map((r) => (i === last ? 0 : cells(r[i] ?? "")))));
-  const line = (r: readonly string[]) => `${indent}${r.map((c, i) => (i === last ? c : pad(c, widths[i] ?? 0))).join("  ")}`;
+  const line = (r: readonly string[]) =>
+    `${indent}${r.map((c, i) => (i === last ? c : pad(c, widths[i] ?? 0))).join("  ")}`;
   return [header, ...rows].map((r) => line(r).trimEnd());
 }

@@ -12,15 +12,20 @@ import { pulumiEnv } from "../helpers/pulumi";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 
-const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
-const legacy = (release: string) => readFileSync(join(REPO, "test", "fixtures", "legacy", `provider-${release}.txt`), "utf8");
+const SOLO =
+  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
+const legacy = (release: string) =>
+  readFileSync(join(REPO, "test", "fixtures", "legacy", `provider-${release}.txt`), "utf8");
 /**
  * The provider texts earlier releases wrote, with where each names its implementation: 9492e6f
  * by the checkout's absolute path, 97d9858 (the closure serializer's text) by the path inside
  * the project.
  */
 const RELEASES: Array<[string, (dir: string, impl: string) => string]> = [
-  ["9492e6f", (dir, impl) => legacy("9492e6f").replace("@IMPL_PATH@", join(dir, "dist", "src", "providers", `${impl}.js`))],
+  [
+    "9492e6f",
+    (dir, impl) => legacy("9492e6f").replace("@IMPL_PATH@", join(dir, "dist", "src", "providers", `${impl}.js`)),
+  ],
   ["97d9858", (_dir, impl) => legacy("97d9858").replace("@IMPL_REL@", `dist/src/providers/${impl}.js`)],
 ];
 
@@ -35,17 +40,29 @@ interface StateResource {
 
 /** The provider text stored with every dynamic resource of the stack. */
 async function providerTexts(e: E2E): Promise<string[]> {
-  const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
-  return state.deployment.resources.flatMap((r) => (typeof r.outputs?.["__provider"] === "string" ? [r.outputs["__provider"]] : []));
+  const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+    deployment: { resources: StateResource[] };
+  };
+  return state.deployment.resources.flatMap((r) =>
+    typeof r.outputs?.["__provider"] === "string" ? [r.outputs["__provider"]] : [],
+  );
 }
 
 describe.sequential("any checkout, any path", () => {
   let e: E2E;
   let c1: SimNode;
-  const started = async () => (await sshScript(e.site, c1, "docker inspect -f '{{.State.StartedAt}}' sm121-solo-0")).stdout;
+  const started = async () =>
+    (await sshScript(e.site, c1, "docker inspect -f '{{.State.StartedAt}}' sm121-solo-0")).stdout;
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "checkout", nodes: ["c1"], firstIp: 118, sshPort: 2318, recipes: { "solo.toml": SOLO }, config: () => "  sm121:deployments:\n    - { name: solo, recipe: solo, nodes: [c1] }" });
+    e = await e2eProject({
+      name: "checkout",
+      nodes: ["c1"],
+      firstIp: 118,
+      sshPort: 2318,
+      recipes: { "solo.toml": SOLO },
+      config: () => "  sm121:deployments:\n    - { name: solo, recipe: solo, nodes: [c1] }",
+    });
     c1 = e.site.nodes[0] as SimNode;
     // Checkout A has its own build, as a real clone has (not the repository's dist/).
     rmSync(join(e.dir, "dist"));
@@ -66,58 +83,80 @@ describe.sequential("any checkout, any path", () => {
     }
   });
 
-  it.each(RELEASES)("rewrites a state written by release %s with one up that restarts nothing", async (_release, textOf) => {
-    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
-    const impl: Record<string, string> = { EngineDeployment: "engineImpl", GatewayFragment: "gatewayImpl", DgppProvision: "dgppImpl" };
-    const current = await providerTexts(e);
-    for (const r of exported.deployment.resources) {
-      const kind = r.type.split(":").pop() ?? "";
-      if (impl[kind] === undefined) continue;
-      const text = textOf(e.dir, impl[kind]);
-      for (const props of [r.inputs, r.outputs]) if (props !== undefined) props["__provider"] = text;
-    }
-    // Earlier releases used the package's default provider, not the one the program registers.
-    for (const r of exported.deployment.resources) {
-      if (r.type === "pulumi:providers:pulumi-nodejs") r.urn = r.urn.replace(/::sm121$/, "::default");
-      if (r.provider !== undefined) r.provider = r.provider.replace("pulumi:providers:pulumi-nodejs::sm121::", "pulumi:providers:pulumi-nodejs::default::");
-    }
-    // Earlier releases had no Site component: the deployments were the stack's own children.
-    const site = exported.deployment.resources.find((r) => r.type === "sm121:index:Site");
-    const stackUrn = exported.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
-    expect(site?.parent).toBe(stackUrn);
-    exported.deployment.resources = exported.deployment.resources.filter((r) => r !== site);
-    // Earlier releases named the component sm121:index:Recipe (its children's URNs too).
-    const file = join(e.dir, "..", "legacy-state.json");
-    const text = JSON.stringify(exported).replaceAll(`"${site?.urn ?? ""}"`, `"${stackUrn ?? ""}"`);
-    writeFileSync(file, text.replaceAll("sm121:index:Site$", "").replaceAll("sm121:index:Deployment", "sm121:index:Recipe"));
-    const imported = await e.pulumi.run(["stack", "import", "--file", file]);
-    expect(imported.code, imported.all).toBe(0);
-    const before = await started();
-    const up = await e.up();
-    expect(up.code, up.all).toBe(0);
-    expect(up.all).toContain("provider code in the state is rewritten");
-    expect(await started()).toBe(before);
-    expect(await providerTexts(e)).toEqual(current);
-    expect(up.all).not.toMatch(/replace/);
-    // Only the provider changes hands (earlier releases used the default one), and the Site
-    // component comes; nothing else comes or goes.
-    const comeOrGo = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(creat|delet)(ing|ed)\b/.test(l));
-    const others = comeOrGo.filter((l) => !l.includes("pulumi:providers:pulumi-nodejs"));
-    const what = [...new Set(others.map((l) => l.trim().split(/\s+/).slice(0, 3).join(" ")))];
-    expect(what, up.all).toEqual([`+ sm121:index:Site ${e.stack}`]);
-    const after = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
-    // The aliases carried the component and its children over to the type's new name.
-    const types = after.deployment.resources.map((r) => r.type);
-    expect(types).toContain("sm121:index:Deployment");
-    const parents = new Map(after.deployment.resources.map((r) => [r.urn, r.parent]));
-    const siteUrn = after.deployment.resources.find((r) => r.type === "sm121:index:Site")?.urn;
-    const deployment = after.deployment.resources.find((r) => r.type === "sm121:index:Deployment");
-    expect(deployment?.parent).toBe(siteUrn);
-    expect(deployment?.urn).toContain("::sm121:index:Site$sm121:index:Deployment::solo");
-    expect(parents.size).toBe(after.deployment.resources.length);
-    expect(JSON.stringify(after)).not.toContain("sm121:index:Recipe");
-    expect(after.deployment.resources.filter((r) => r.type === "pulumi:providers:pulumi-nodejs").map((r) => r.urn.split("::").pop())).toEqual(["sm121"]);
-  });
+  it.each(RELEASES)(
+    "rewrites a state written by release %s with one up that restarts nothing",
+    async (_release, textOf) => {
+      const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+        deployment: { resources: StateResource[] };
+      };
+      const impl: Record<string, string> = {
+        EngineDeployment: "engineImpl",
+        GatewayFragment: "gatewayImpl",
+        DgppProvision: "dgppImpl",
+      };
+      const current = await providerTexts(e);
+      for (const r of exported.deployment.resources) {
+        const kind = r.type.split(":").pop() ?? "";
+        if (impl[kind] === undefined) continue;
+        const text = textOf(e.dir, impl[kind]);
+        for (const props of [r.inputs, r.outputs]) if (props !== undefined) props["__provider"] = text;
+      }
+      // Earlier releases used the package's default provider, not the one the program registers.
+      for (const r of exported.deployment.resources) {
+        if (r.type === "pulumi:providers:pulumi-nodejs") r.urn = r.urn.replace(/::sm121$/, "::default");
+        if (r.provider !== undefined)
+          r.provider = r.provider.replace(
+            "pulumi:providers:pulumi-nodejs::sm121::",
+            "pulumi:providers:pulumi-nodejs::default::",
+          );
+      }
+      // Earlier releases had no Site component: the deployments were the stack's own children.
+      const site = exported.deployment.resources.find((r) => r.type === "sm121:index:Site");
+      const stackUrn = exported.deployment.resources.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
+      expect(site?.parent).toBe(stackUrn);
+      exported.deployment.resources = exported.deployment.resources.filter((r) => r !== site);
+      // Earlier releases named the component sm121:index:Recipe (its children's URNs too).
+      const file = join(e.dir, "..", "legacy-state.json");
+      const text = JSON.stringify(exported).replaceAll(`"${site?.urn ?? ""}"`, `"${stackUrn ?? ""}"`);
+      writeFileSync(
+        file,
+        text.replaceAll("sm121:index:Site$", "").replaceAll("sm121:index:Deployment", "sm121:index:Recipe"),
+      );
+      const imported = await e.pulumi.run(["stack", "import", "--file", file]);
+      expect(imported.code, imported.all).toBe(0);
+      const before = await started();
+      const up = await e.up();
+      expect(up.code, up.all).toBe(0);
+      expect(up.all).toContain("provider code in the state is rewritten");
+      expect(await started()).toBe(before);
+      expect(await providerTexts(e)).toEqual(current);
+      expect(up.all).not.toMatch(/replace/);
+      // Only the provider changes hands (earlier releases used the default one), and the Site
+      // component comes; nothing else comes or goes.
+      const comeOrGo = up.all.split("\n").filter((l) => /^ [+-] +\S+:\S+ .*\b(creat|delet)(ing|ed)\b/.test(l));
+      const others = comeOrGo.filter((l) => !l.includes("pulumi:providers:pulumi-nodejs"));
+      const what = [...new Set(others.map((l) => l.trim().split(/\s+/).slice(0, 3).join(" ")))];
+      expect(what, up.all).toEqual([`+ sm121:index:Site ${e.stack}`]);
+      const after = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+        deployment: { resources: StateResource[] };
+      };
+      // The aliases carried the component and its children over to the type's new name.
+      const types = after.deployment.resources.map((r) => r.type);
+      expect(types).toContain("sm121:index:Deployment");
+      const parents = new Map(after.deployment.resources.map((r) => [r.urn, r.parent]));
+      const siteUrn = after.deployment.resources.find((r) => r.type === "sm121:index:Site")?.urn;
+      const deployment = after.deployment.resources.find((r) => r.type === "sm121:index:Deployment");
+      expect(deployment?.parent).toBe(siteUrn);
+      expect(deployment?.urn).toContain("::sm121:index:Site$sm121:index:Deployment::solo");
+      expect(parents.size).toBe(after.deployment.resources.length);
+      expect(JSON.stringify(after)).not.toContain("sm121:index:Recipe");
+      expect(
+        after.deployment.resources
+          .filter((r) => r.type === "pulumi:providers:pulumi-nodejs")
+          .map((r) => r.urn.split("::").pop()),
+      ).toEqual(["sm121"]);
+    },
+  );
 
   it("runs preview, refresh and destroy from checkout B at another path after A is removed", async () => {
     const b = join(dirname(e.dir), "elsewhere", "checkout-b");

@@ -15,7 +15,12 @@ import { sshOk } from "../site/exec";
 import { waitFor } from "../site/faults";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
-interface RecipeOptions { timeoutS?: number; proofs?: string[]; args?: string[]; mounts?: string[] }
+interface RecipeOptions {
+  timeoutS?: number;
+  proofs?: string[];
+  args?: string[];
+  mounts?: string[];
+}
 const recipe = (o: RecipeOptions = {}) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"

@@ -19,7 +19,10 @@ describe("scripts/ci-deploy.sh", () => {
       nodes: ["c1"],
       firstIp: 98,
       sshPort: 2298,
-      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' },
+      recipes: {
+        "tiny.toml":
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+      },
       config: () => "  sm121:deployments:\n    - { recipe: tiny, nodes: [c1] }",
     });
     key = readFileSync(e.site.clientKey, "utf8");
@@ -39,7 +42,8 @@ describe("scripts/ci-deploy.sh", () => {
     const again = run("up");
     expect(again.status, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/ci-deploy: pulumi up: nothing to do \(\d+ unchanged\)/);
-    for (const out of [preview, up, again]) expect(out.stdout + out.stderr).not.toContain(key.split("\n")[1] ?? "never");
+    for (const out of [preview, up, again])
+      expect(out.stdout + out.stderr).not.toContain(key.split("\n")[1] ?? "never");
   });
 
   it("exits non-zero with a summary on a failure, and refuses to run without the passphrase", () => {

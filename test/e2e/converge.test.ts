@@ -52,7 +52,10 @@ describe.sequential("every up converges", () => {
     // refresh finds it, and with the program run the stack outputs say so too.
     const refresh = await e.pulumi.run(["refresh", "--yes", "--skip-preview", "--run-program"]);
     expect(refresh.code, refresh.all).toBe(0);
-    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<string, { status: string; endpoints: string[] }>;
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<
+      string,
+      { status: string; endpoints: string[] }
+    >;
     expect(out["a"]).toMatchObject({ status: "drifted", endpoints: [] });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
@@ -86,7 +89,9 @@ describe.sequential("every up converges", () => {
     e.reconfigure(both);
     const refused = await e.up();
     expect(refused.code).not.toBe(0);
-    expect(refused.all).toContain("node n2 is protected and this run would restart c on it; run with SM121_ALLOW_PROTECTED=n2");
+    expect(refused.all).toContain(
+      "node n2 is protected and this run would restart c on it; run with SM121_ALLOW_PROTECTED=n2",
+    );
     const allowed = await e.up({ SM121_ALLOW_PROTECTED: "n2" });
     expect(allowed.code, allowed.all).toBe(0);
     const cStarted = await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0");
@@ -95,7 +100,9 @@ describe.sequential("every up converges", () => {
     e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n1] }"]));
     const removal = await e.preview();
     expect(removal.code).not.toBe(0);
-    expect(removal.all).toContain("node n2 is protected and this run would stop deployment c on it (the site no longer puts it there)");
+    expect(removal.all).toContain(
+      "node n2 is protected and this run would stop deployment c on it (the site no longer puts it there)",
+    );
     // Moving b onto n2 would stop c there and restart b on a protected node: refused too.
     e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n2] }"]));
     const move = await e.preview();
@@ -106,7 +113,9 @@ describe.sequential("every up converges", () => {
     // destroy: c (protected) is met first and refuses; b on n1 is not stopped either.
     const destroy = await e.destroy();
     expect(destroy.code).not.toBe(0);
-    expect(destroy.all).toContain("node n2 is protected and this run would stop c on it; run with SM121_ALLOW_PROTECTED=n2");
+    expect(destroy.all).toContain(
+      "node n2 is protected and this run would stop c on it; run with SM121_ALLOW_PROTECTED=n2",
+    );
     expect(await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0")).toBe(cStarted);
     expect(await sh(n1, "docker ps --format '{{.Names}}'")).toBe("sm121-b-0\n");
     const ok = await e.destroy({ SM121_ALLOW_PROTECTED: "n2" });

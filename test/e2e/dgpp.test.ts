@@ -30,7 +30,11 @@ describe.sequential("DGPP through pulumi up", () => {
   let e: E2E;
   let head: SimNode;
   let peer: SimNode;
-  const calls = () => readFileSync(join(e.site.dir, "dgpp-calls.log"), "utf8").trim().split("\n").filter((l) => l !== "");
+  const calls = () =>
+    readFileSync(join(e.site.dir, "dgpp-calls.log"), "utf8")
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "");
   const installs = () => calls().filter((l) => / install /.test(l));
   const marker = () => readFileSync(join(head.home, "dgpp", ".sm121-dgpp-rev"), "utf8").trim();
   const setRev = (rev: string) => writeFileSync(join(e.dir, "recipes", "qwen-dgpp.toml"), recipe(e.site, rev));
@@ -45,7 +49,9 @@ describe.sequential("DGPP through pulumi up", () => {
       prepare: (site) => {
         // DGPP's own prerequisite, not sm121's: the checkpoint in the head's HF cache.
         const h = site.nodes[0] as SimNode;
-        mkdirSync(join(h.home, ".cache", "huggingface", "hub", `models--${MODEL.replace("/", "--")}`, "snapshots"), { recursive: true });
+        mkdirSync(join(h.home, ".cache", "huggingface", "hub", `models--${MODEL.replace("/", "--")}`, "snapshots"), {
+          recursive: true,
+        });
       },
     });
     [head, peer] = e.site.nodes as [SimNode, SimNode];
@@ -62,7 +68,9 @@ describe.sequential("DGPP through pulumi up", () => {
     try {
       const preview = await e.preview();
       expect(preview.code, preview.all).toBe(0);
-      expect(preview.all).toContain("python3 scripts/download_model.py --config ~/dgpp/sm121-qwen-dgpp.json` on rank 0");
+      expect(preview.all).toContain(
+        "python3 scripts/download_model.py --config ~/dgpp/sm121-qwen-dgpp.json` on rank 0",
+      );
       expect(preview.all).toMatch(/d1: more than two RoCE devices: .*set \[dgpp\] roce_devices/);
       expect(existsSync(join(head.home, "dgpp"))).toBe(false);
     } finally {
@@ -80,10 +88,17 @@ describe.sequential("DGPP through pulumi up", () => {
     expect(installs()[1]).toContain("--local");
     for (const n of [head, peer]) {
       expect(readFileSync(join(n.home, "dgpp", ".env"), "utf8")).toContain(`DGPP_NODES="${head.ip} ${peer.ip}"`);
-      expect(JSON.parse(readFileSync(join(n.home, "dgpp", "sm121-qwen-dgpp.json"), "utf8"))).toMatchObject({ model: MODEL, world_size: 2, http: { port: 18080 }, engine: { kv_cache_dtype: "fp8" } });
+      expect(JSON.parse(readFileSync(join(n.home, "dgpp", "sm121-qwen-dgpp.json"), "utf8"))).toMatchObject({
+        model: MODEL,
+        world_size: 2,
+        http: { port: 18080 },
+        engine: { kv_cache_dtype: "fp8" },
+      });
       expect(existsSync(join(n.home, "dgpp", "releases", short))).toBe(true);
     }
-    const models = JSON.parse((await sshScript(e.site, head, `curl -s http://${head.ip}:18080/v1/models`)).stdout) as { data: Array<{ id: string }> };
+    const models = JSON.parse((await sshScript(e.site, head, `curl -s http://${head.ip}:18080/v1/models`)).stdout) as {
+      data: Array<{ id: string }>;
+    };
     expect(models.data[0]?.id).toBe(MODEL);
     expect(calls().some((l) => / d1 up --config /.test(l) && l.includes(`--release ${short}`))).toBe(true);
   });
@@ -117,7 +132,9 @@ describe.sequential("DGPP through pulumi up", () => {
     setRev(e.site.dgppRevs[0] ?? "");
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain("no marker was written, so the next `pulumi up` retries. Log: /tmp/qwen-dgpp-dgpp-build.log");
+    expect(up.all).toContain(
+      "no marker was written, so the next `pulumi up` retries. Log: /tmp/qwen-dgpp-dgpp-build.log",
+    );
     expect(marker()).toBe(e.site.dgppRevs[1]);
     rmSync(join(head.root, "etc", "dgpp-release-fail"));
     const retry = await e.up();
@@ -129,8 +146,18 @@ describe.sequential("DGPP through pulumi up", () => {
     const d = await e.destroy();
     expect(d.code, d.all).toBe(0);
     expect(d.all).toContain("the installed DGPP release");
-    expect(calls().filter((l) => / down /.test(l)).pop()).toMatch(/^\S+ d1 down --config/);
-    const left = (await sshScript(e.site, head, "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:18080/v1/models || true")).stdout;
+    expect(
+      calls()
+        .filter((l) => / down /.test(l))
+        .pop(),
+    ).toMatch(/^\S+ d1 down --config/);
+    const left = (
+      await sshScript(
+        e.site,
+        head,
+        "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:18080/v1/models || true",
+      )
+    ).stdout;
     expect(left).toBe("000");
   });
 });

@@ -32,7 +32,14 @@ const sh = (e: E2E, node: SimNode, script: string): Promise<string> => sshOk(e.s
 describe.sequential("docker vLLM through pulumi up", () => {
   let e: E2E;
   beforeAll(async () => {
-    e = await e2eProject({ name: "dockervllm", nodes: ["spark1", "spark2", "spark3"], firstIp: 21, sshPort: 2231, config: () => deployments, recipes: { "qwen3-8b-solo.toml": SOLO } });
+    e = await e2eProject({
+      name: "dockervllm",
+      nodes: ["spark1", "spark2", "spark3"],
+      firstIp: 21,
+      sshPort: 2231,
+      config: () => deployments,
+      recipes: { "qwen3-8b-solo.toml": SOLO },
+    });
   });
   afterAll(async () => {
     await e?.stop();
@@ -62,8 +69,13 @@ describe.sequential("docker vLLM through pulumi up", () => {
     expect(exported["solo"]).toMatchObject({ endpoints: [`http://${n1.ip}:8000`], status: "serving" });
 
     // The gateway file, in LiteLLM's format, written on spark1.
-    const lite = parse(await sh(e, n1, "cat ~/litellm/models.yaml")) as { model_list: Array<{ model_name: string; litellm_params: { api_base: string } }> };
-    expect(lite.model_list.map((m) => [m.model_name, m.litellm_params.api_base])).toEqual([["qwen3-8b", `http://${n1.ip}:8000/v1`], ["qwen3-32b", `http://${n2.ip}:8000/v1`]]);
+    const lite = parse(await sh(e, n1, "cat ~/litellm/models.yaml")) as {
+      model_list: Array<{ model_name: string; litellm_params: { api_base: string } }>;
+    };
+    expect(lite.model_list.map((m) => [m.model_name, m.litellm_params.api_base])).toEqual([
+      ["qwen3-8b", `http://${n1.ip}:8000/v1`],
+      ["qwen3-32b", `http://${n2.ip}:8000/v1`],
+    ]);
 
     const before = await sh(e, n1, "docker inspect -f '{{.State.StartedAt}}' sm121-solo-0");
     const again = await e.up();

@@ -28,11 +28,14 @@ timeout_s = 60
 
 /** The processes whose command line mentions `text` (the program's `--pwd <dir>`, a host's engine address). */
 function processes(text: string): string[] {
-  return spawnSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(text) && !l.includes("ps -eo"));
+  return spawnSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter((l) => l.includes(text) && !l.includes("ps -eo"));
 }
 
 async function until(what: () => boolean, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) if (what()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 250)))
+    if (what()) return true;
   return what();
 }
 
@@ -62,7 +65,8 @@ describe("the Node.js language host through the real CLI", () => {
     writeFiles(project, {
       "Pulumi.yaml": "name: tiny\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n",
       // One local dependency (no registry needed), and an install script of the project's own.
-      "package.json": '{"name":"tiny","version":"1.0.0","private":true,"dependencies":{"dep":"file:./dep"},"scripts":{"postinstall":"node -e \\"require(\'fs\').writeFileSync(\'installed\',\'yes\')\\""}}\n',
+      "package.json":
+        '{"name":"tiny","version":"1.0.0","private":true,"dependencies":{"dep":"file:./dep"},"scripts":{"postinstall":"node -e \\"require(\'fs\').writeFileSync(\'installed\',\'yes\')\\""}}\n',
       "dep/package.json": '{"name":"dep","version":"0.1.0"}\n',
     });
     const p = pulumiEnv(project, join(dir, "install-pulumi"));
@@ -84,10 +88,18 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     const home = mkdtempSync(join(tmpdir(), "sm121-home-"));
     return { ...e.pulumi.env, HOME: home, SM121_STACK: "", SM121_SSH_KEY: "", ...extra };
   };
-  const cli = (args: string[], env: Record<string, string>) => sm121({ dir: e.dir, stack: "", site: { clientKey: "" } }, args, { env });
+  const cli = (args: string[], env: Record<string, string>) =>
+    sm121({ dir: e.dir, stack: "", site: { clientKey: "" } }, args, { env });
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "ecosystem", nodes: ["spark1"], firstIp: 165, sshPort: 2460, config: () => "", recipes: { "small.toml": SMALL } });
+    e = await e2eProject({
+      name: "ecosystem",
+      nodes: ["spark1"],
+      firstIp: 165,
+      sshPort: 2460,
+      config: () => "",
+      recipes: { "small.toml": SMALL },
+    });
     node = e.site.nodes[0] as SimNode;
   });
   afterAll(async () => {
@@ -95,7 +107,10 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
   });
 
   it("reads deployments from Pulumi.yaml's project config, in the program and in the CLI", async () => {
-    writeFileSync(join(e.dir, "Pulumi.yaml"), `${projectYaml()}config:\n  sm121:deployments:\n    value:\n      - { name: from-project, recipe: small, nodes: [spark1] }\n`);
+    writeFileSync(
+      join(e.dir, "Pulumi.yaml"),
+      `${projectYaml()}config:\n  sm121:deployments:\n    value:\n      - { name: from-project, recipe: small, nodes: [spark1] }\n`,
+    );
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toContain("::sm121:index:Site$sm121:index:Deployment::from-project]");
@@ -105,8 +120,16 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
 
   it("passes runtime.options.nodeargs to node as shell words", async () => {
     const hook = join(e.dir, "a dir", "hook.js");
-    writeFiles(e.dir, { "a dir/hook.js": "require('fs').writeFileSync(__dirname + '/ran', process.execArgv.join('|'));\n" });
-    writeFileSync(join(e.dir, "Pulumi.yaml"), projectYaml().replace("    typescript: false\n", `    typescript: false\n    nodeargs: --require "${hook}" --max-old-space-size=1024\n`));
+    writeFiles(e.dir, {
+      "a dir/hook.js": "require('fs').writeFileSync(__dirname + '/ran', process.execArgv.join('|'));\n",
+    });
+    writeFileSync(
+      join(e.dir, "Pulumi.yaml"),
+      projectYaml().replace(
+        "    typescript: false\n",
+        `    typescript: false\n    nodeargs: --require "${hook}" --max-old-space-size=1024\n`,
+      ),
+    );
     const preview = await e.preview();
     writeFileSync(join(e.dir, "Pulumi.yaml"), projectYaml());
     expect(preview.code, preview.all).toBe(0);
@@ -122,10 +145,18 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     writeFileSync(join(e.dir, "Pulumi.yaml"), projectYaml());
     expect(bad.all).toContain(`Pulumi.yaml:${line}:3: sm121:lockWaitS: `);
     const file = join(e.dir, "elsewhere.yaml");
-    writeFileSync(file, readFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), "utf8").replace("config:\n", "config:\n  sm121:rollback: sideways\n"));
+    writeFileSync(
+      file,
+      readFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), "utf8").replace(
+        "config:\n",
+        "config:\n  sm121:rollback: sideways\n",
+      ),
+    );
     const fromFile = await e.pulumi.run(["preview", "--config-file", file]);
     expect(fromFile.code).not.toBe(0);
-    expect(fromFile.all).toContain("Pulumi's configuration of the stack (an ESC environment or --config-file): sm121:rollback: ");
+    expect(fromFile.all).toContain(
+      "Pulumi's configuration of the stack (an ESC environment or --config-file): sm121:rollback: ",
+    );
   });
 
   it("reads the whole site from --config-file", async () => {
@@ -143,7 +174,17 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
   });
 
   it("the CLI follows pulumi stack select; $SM121_STACK still wins", async () => {
-    writeFileSync(join(e.dir, "Pulumi.other.yaml"), ["config:", `  sm121:knownHosts: ${e.site.knownHosts}`, nodesYaml(e.site), "  sm121:deployments:", "    - { name: on-other, recipe: small, nodes: [spark1] }", ""].join("\n"));
+    writeFileSync(
+      join(e.dir, "Pulumi.other.yaml"),
+      [
+        "config:",
+        `  sm121:knownHosts: ${e.site.knownHosts}`,
+        nodesYaml(e.site),
+        "  sm121:deployments:",
+        "    - { name: on-other, recipe: small, nodes: [spark1] }",
+        "",
+      ].join("\n"),
+    );
     expect((await e.pulumi.run(["stack", "init", "other"])).code).toBe(0);
     const selected = await cli(["validate"], operator());
     expect(selected.stdout, selected.stderr).toMatch(/deployments? \(on-other\)/);
@@ -160,8 +201,13 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     const report = JSON.parse(doctor.stdout) as { nodes: Array<{ node: string; connect: unknown }> };
     expect(report.nodes.map((n) => [n.node, n.connect])).toEqual([["spark1", null]]);
     // Without the stack's key (a stack file read alone: no Pulumi CLI knows this stack) it cannot log in.
-    const bare = await cli(["doctor", "--node", "spark1", "--json"], { ...env, PULUMI_BACKEND_URL: `file://${mkdtempSync(join(tmpdir(), "sm121-empty-"))}` });
-    expect((JSON.parse(bare.stdout) as { nodes: Array<{ connect: { kind: string } | null }> }).nodes[0]?.connect?.kind).toBe("auth");
+    const bare = await cli(["doctor", "--node", "spark1", "--json"], {
+      ...env,
+      PULUMI_BACKEND_URL: `file://${mkdtempSync(join(tmpdir(), "sm121-empty-"))}`,
+    });
+    expect(
+      (JSON.parse(bare.stdout) as { nodes: Array<{ connect: { kind: string } | null }> }).nodes[0]?.connect?.kind,
+    ).toBe("auth");
     // The key was read into memory: no file under the operator's HOME holds it.
     expect(spawnSync("grep", ["-rl", "PRIVATE KEY", env.HOME], { encoding: "utf8" }).stdout).toBe("");
   });
@@ -171,19 +217,30 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     const preview = await e.preview();
     renameSync(join(e.dir, "recipes-away"), join(e.dir, "recipes"));
     expect(preview.code).not.toBe(0);
-    expect(preview.all).toContain(`sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see docs/recipes.md)`);
+    expect(preview.all).toContain(
+      `sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see docs/recipes.md)`,
+    );
     expect(preview.all).not.toMatch(/ENOENT| {4}at /);
   });
 
   it("Ctrl-C during pulumi up ends the program and the language host; the next up converges", async () => {
-    writeFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), readFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), "utf8").replace("config:\n", "config:\n  sm121:deployments:\n    - { name: slow, recipe: small, nodes: [spark1] }\n"));
+    writeFileSync(
+      join(e.dir, `Pulumi.${e.stack}.yaml`),
+      readFileSync(join(e.dir, `Pulumi.${e.stack}.yaml`), "utf8").replace(
+        "config:\n",
+        "config:\n  sm121:deployments:\n    - { name: slow, recipe: small, nodes: [spark1] }\n",
+      ),
+    );
     setEngineBehaviour(node, { startDelayS: 15 });
     // Ctrl-C once the engine is loading: the up is in the middle of its serve.
     const loading = waitFor("the slow engine", () => nodeProcesses(node, /fake-engine/).length > 0);
     const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 120_000, interruptWhen: loading });
     expect(up.code).not.toBe(0);
     expect(up.all).not.toContain("exited prematurely");
-    expect(await until(() => processes(`--pwd ${e.dir}`).length === 0, 15_000), processes(`--pwd ${e.dir}`).join("\n")).toBe(true);
+    expect(
+      await until(() => processes(`--pwd ${e.dir}`).length === 0, 15_000),
+      processes(`--pwd ${e.dir}`).join("\n"),
+    ).toBe(true);
     setEngineBehaviour(node, null);
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
@@ -191,14 +248,23 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
 
   it("a language host whose engine vanished (kill -9 of pulumi) ends itself and its program", async () => {
     setEngineBehaviour(node, { startDelayS: 30 });
-    const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"], { cwd: e.dir, env: { ...process.env, ...e.pulumi.env, SM121_RESTART: "1" }, stdio: "ignore" });
+    const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"], {
+      cwd: e.dir,
+      env: { ...process.env, ...e.pulumi.env, SM121_RESTART: "1" },
+      stdio: "ignore",
+    });
     const pid = child.pid ?? 0;
     const hosts = () => processes("pulumi-language-nodejs").filter((l) => l.trim().split(/\s+/)[1] === String(pid));
     expect(await until(() => hosts().length > 0 && processes(`--pwd ${e.dir}`).length > 0, 30_000)).toBe(true);
     const hostPid = hosts()[0]?.trim().split(/\s+/)[0] ?? "";
     child.kill("SIGKILL");
     // The health check asks every 10 s; the program gets SIGINT, then SIGKILL 5 s later.
-    const gone = await until(() => !processes("pulumi-language-nodejs").some((l) => l.trim().split(/\s+/)[0] === hostPid) && processes(`--pwd ${e.dir}`).length === 0, 40_000);
+    const gone = await until(
+      () =>
+        !processes("pulumi-language-nodejs").some((l) => l.trim().split(/\s+/)[0] === hostPid) &&
+        processes(`--pwd ${e.dir}`).length === 0,
+      40_000,
+    );
     expect(gone, processes("pulumi-language-nodejs").join("\n")).toBe(true);
     setEngineBehaviour(node, null);
   });

@@ -42,12 +42,32 @@ describe.sequential("SGLang in tmux and gr8 in docker through pulumi up", () => 
     const run1 = await sh(n2, "cat ~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh");
     expect(run1).toContain(`--host ${n2.ip} --port 30000 --nnodes 2 --node-rank 1 --dist-init-addr ${n1.ip}:31000`);
     expect(run1).toContain(`export SGLANG_WORKER_IP=${n2.ip}`);
-    const sg = JSON.parse(await sh(n1, `curl -s http://${n1.ip}:30000/v1/models`)) as { data: Array<{ id: string; max_model_len: number }> };
+    const sg = JSON.parse(await sh(n1, `curl -s http://${n1.ip}:30000/v1/models`)) as {
+      data: Array<{ id: string; max_model_len: number }>;
+    };
     expect(sg.data[0]).toMatchObject({ id: "qwen3-30b-a3b", max_model_len: 65536 });
     // gr8: four containers, no host/port flags, the API on the first peer's :8100.
-    const peers = e.site.nodes.slice(2).map((n) => n.ip).join(",");
+    const peers = e.site.nodes
+      .slice(2)
+      .map((n) => n.ip)
+      .join(",");
     const args = JSON.parse(await sh(n4, "docker inspect -f '{{json .Args}}' sm121-glm53-full-tp4-gr8-1")) as string[];
-    expect(args).toEqual(["glm53", "up", "--model", "zai-org/GLM-5.3-FP8", "--tp", "4", "--peers", peers, "--model-cache", "/models", "--drafter", "mtp-k4", "--shape", "full"]);
+    expect(args).toEqual([
+      "glm53",
+      "up",
+      "--model",
+      "zai-org/GLM-5.3-FP8",
+      "--tp",
+      "4",
+      "--peers",
+      peers,
+      "--model-cache",
+      "/models",
+      "--drafter",
+      "mtp-k4",
+      "--shape",
+      "full",
+    ]);
     const gr = JSON.parse(await sh(n3, `curl -s http://${n3.ip}:8100/v1/models`)) as { data: Array<{ id: string }> };
     expect(gr.data[0]?.id).toBe("zai-org/GLM-5.3-FP8");
   });
@@ -67,7 +87,7 @@ describe.sequential("SGLang in tmux and gr8 in docker through pulumi up", () => 
     expect(d.code, d.all).toBe(0);
     for (const n of e.site.nodes) {
       expect(await sh(n, "tmux ls 2>/dev/null | wc -l; docker ps -aq | wc -l")).toBe("0\n0\n");
-      expect(await sh(n, "pgrep -f \"SIM_NODE_ROOT=$SIM_NODE_ROOT\" -c || true")).toMatch(/^0?\n?$/);
+      expect(await sh(n, 'pgrep -f "SIM_NODE_ROOT=$SIM_NODE_ROOT" -c || true')).toMatch(/^0?\n?$/);
     }
   });
 });

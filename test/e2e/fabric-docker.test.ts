@@ -15,7 +15,6 @@ import { devicesDir } from "../site/fabric";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
 
-
 describe.sequential("RDMA in real containers through pulumi up", () => {
   let e: E2E;
   beforeAll(async () => {
@@ -34,7 +33,7 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
   it("serves with the devices, IPC_LOCK and the limits in each container", async () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    for (const [rank, n] of (e.site.nodes).entries()) {
+    for (const [rank, n] of e.site.nodes.entries()) {
       const name = `sm121-pair-${rank}`;
       const host = await sshOk(
         e.site,

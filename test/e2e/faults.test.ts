@@ -20,14 +20,37 @@ describe.sequential("faults", () => {
   let e: E2E;
   let f1: SimNode;
   const env = () => readFileSync(join(f1.home, DIR, ".env"), "utf8");
-  const backups = () => readdirSync(join(f1.home, DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
+  const backups = () =>
+    readdirSync(join(f1.home, DIR))
+      .filter((f) => f.startsWith(".env.sm121-bak-"))
+      .sort();
   /** `f3Gate`: a memory gate of f3's own (node minMemAvailableGiB). */
   const stack = (profile: string, gate = 1, memTimeoutS = 30, f3Gate?: number) =>
-    ["config:", `  sm121:knownHosts: ${e.site.knownHosts}`, `  sm121:minMemAvailableGiB: ${gate}`, `  sm121:memTimeoutS: ${memTimeoutS}`, "  sm121:readyGraceS: 0",
-      nodesYaml(e.site, (n) => (n.name === "f1" ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }` : n.name === "f3" && f3Gate !== undefined ? `      minMemAvailableGiB: ${f3Gate}` : ""), (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: "18493" } : {})),
-      "  sm121:deployments:", `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [f1] }`, "    - { recipe: pair, nodes: [f2, f3] }", ""].join("\n");
+    [
+      "config:",
+      `  sm121:knownHosts: ${e.site.knownHosts}`,
+      `  sm121:minMemAvailableGiB: ${gate}`,
+      `  sm121:memTimeoutS: ${memTimeoutS}`,
+      "  sm121:readyGraceS: 0",
+      nodesYaml(
+        e.site,
+        (n) =>
+          n.name === "f1"
+            ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }`
+            : n.name === "f3" && f3Gate !== undefined
+              ? `      minMemAvailableGiB: ${f3Gate}`
+              : "",
+        (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: "18493" } : {}),
+      ),
+      "  sm121:deployments:",
+      `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [f1] }`,
+      "    - { recipe: pair, nodes: [f2, f3] }",
+      "",
+    ].join("\n");
   const outcome = async (name: string): Promise<Outcome | undefined> => {
-    const s = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ urn: string; outputs?: { outcome?: Outcome } }> } };
+    const s = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: { resources: Array<{ urn: string; outputs?: { outcome?: Outcome } }> };
+    };
     return s.deployment.resources.find((r) => r.urn.endsWith(`::${name}-engine`))?.outputs?.outcome;
   };
   const converge = async () => {
@@ -43,7 +66,10 @@ describe.sequential("faults", () => {
       nodes: ["f1", "f2", "f3"],
       firstIp: 96,
       sshPort: 2296,
-      recipes: { "pair.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n' },
+      recipes: {
+        "pair.toml":
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n',
+      },
       prepare: (site) => {
         const n = site.nodes[0] as SimNode;
         makeScriptRecipe(n, DIR);
@@ -65,7 +91,9 @@ describe.sequential("faults", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     expect(up.all).toMatch(/node f1: memory gate, write and start exited with code 3/);
-    expect(up.all).toMatch(/MemAvailable is \d+ GiB after 3 s, below the gate of 1000 GiB; free memory on the node or lower minMemAvailableGiB/);
+    expect(up.all).toMatch(
+      /MemAvailable is \d+ GiB after 3 s, below the gate of 1000 GiB; free memory on the node or lower minMemAvailableGiB/,
+    );
     expect(up.all).toContain("To go back: set profile: best for deployment flash");
     expect((await outcome("flash"))?.status).toBe("failed");
     expect(env()).toBe(before);
@@ -108,7 +136,9 @@ describe.sequential("faults", () => {
     e.writeStack(stack("best", 1, 3, 100_000));
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
-    expect(up.all).toMatch(/deployment pair is marked failed in the stack state; memory gate, write and start failed: node f3: memory gate, write and start exited with code 3/);
+    expect(up.all).toMatch(
+      /deployment pair is marked failed in the stack state; memory gate, write and start failed: node f3: memory gate, write and start exited with code 3/,
+    );
     expect(up.all).toMatch(/MemAvailable is \d+ GiB after 3 s, below the gate of 100000 GiB/);
     expect((await outcome("pair"))?.status).toBe("failed");
     expect(leftovers(f3).filter((l) => l.includes("fake-engine"))).toEqual([]);

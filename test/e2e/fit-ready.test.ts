@@ -28,7 +28,16 @@ timeout_s = 20
 `;
 
 function stack(site: SimSite): string {
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site), "  sm121:deployments:", "    - { name: q32, recipe: q32, nodes: [spark1] }", ""].join("\n");
+  return [
+    "config:",
+    `  sm121:knownHosts: ${site.knownHosts}`,
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:readyGraceS: 0",
+    nodesYaml(site),
+    "  sm121:deployments:",
+    "    - { name: q32, recipe: q32, nodes: [spark1] }",
+    "",
+  ].join("\n");
 }
 
 /** The checkpoint's small files in the node's HF cache, in the hub's layout (the weights themselves are not needed to plan). */
@@ -45,7 +54,15 @@ describe.sequential("memory fit and first token", () => {
   const recipeFile = () => join(e.dir, "recipes", "q32.toml");
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "fit", nodes: ["spark1"], firstIp: 216, sshPort: 2520, config: () => "", recipes: { "q32.toml": recipe("0.5") }, prepare: (site) => placeCheckpoint(site.nodes[0] as SimNode) });
+    e = await e2eProject({
+      name: "fit",
+      nodes: ["spark1"],
+      firstIp: 216,
+      sshPort: 2520,
+      config: () => "",
+      recipes: { "q32.toml": recipe("0.5") },
+      prepare: (site) => placeCheckpoint(site.nodes[0] as SimNode),
+    });
     n = e.site.nodes[0] as SimNode;
     e.writeStack(stack(e.site));
   });
@@ -60,7 +77,9 @@ describe.sequential("memory fit and first token", () => {
       "deployment q32 cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization",
     );
     expect(preview.all).toContain("weights: the safetensors index in spark1's HF cache");
-    expect((await sshScript(e.site, n, "docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).stdout).toBe("0\n0\n");
+    expect((await sshScript(e.site, n, "docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).stdout).toBe(
+      "0\n0\n",
+    );
   }, 240_000);
 
   it("reads a node's memory as the node reports it (its free), not a GB10's", async () => {
@@ -75,11 +94,15 @@ describe.sequential("memory fit and first token", () => {
     writeFileSync(join(n.root, "etc", "memory.json"), JSON.stringify({ memTotalKiB: 127601452 }));
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/spark1 +121\.7 GiB +103\.4 GiB +61\.0 GiB +8\.0 GiB +4\.0 GiB +73\.0 GiB +fits \(4 full seq\)/);
+    expect(preview.all).toMatch(
+      /spark1 +121\.7 GiB +103\.4 GiB +61\.0 GiB +8\.0 GiB +4\.0 GiB +73\.0 GiB +fits \(4 full seq\)/,
+    );
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toMatch(/spark1: ready in [\d.]+ s; first token in \d+ ms \(a one-token chat completion\)/);
-    const outputs = JSON.parse((await e.pulumi.run(["stack", "output", "--json"])).stdout) as { deployments: Record<string, { firstToken: Array<{ node: string; readyS: number; ttftMs: number }> }> };
+    const outputs = JSON.parse((await e.pulumi.run(["stack", "output", "--json"])).stdout) as {
+      deployments: Record<string, { firstToken: Array<{ node: string; readyS: number; ttftMs: number }> }>;
+    };
     const first = outputs.deployments["q32"]?.firstToken;
     expect(first?.map((f) => f.node)).toEqual(["spark1"]);
     expect(first?.[0]?.ttftMs).toBeGreaterThanOrEqual(0);
@@ -93,7 +116,9 @@ describe.sequential("memory fit and first token", () => {
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("readiness failed: node spark1: readiness exited with code 8");
-    expect(up.all).toMatch(/sm121: the engine lists its model but http:\/\/[\d.]+:8000\/v1\/chat\/completions gave no first token within \d+ s \(a chat completion of max_tokens 1; readiness\.timeout_s is 20\)/);
+    expect(up.all).toMatch(
+      /sm121: the engine lists its model but http:\/\/[\d.]+:8000\/v1\/chat\/completions gave no first token within \d+ s \(a chat completion of max_tokens 1; readiness\.timeout_s is 20\)/,
+    );
     expect(up.all).toContain("generated no token for a one-token chat completion");
     expect(up.all).not.toMatch(/did not answer 200 within/);
     setEngineBehaviour(n, null);

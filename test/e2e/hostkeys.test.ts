@@ -20,14 +20,27 @@ function fingerprintOf(n: SimNode): string {
 describe.sequential("host keys", () => {
   let e: E2E;
   let kh: string;
-  const stack = (mode: string) => ["config:", `  sm121:knownHosts: ${kh}`, `  sm121:hostKeys: ${mode}`, "  sm121:minMemAvailableGiB: 1", nodesYaml(e.site), "  sm121:deployments:", "    - { recipe: tiny, nodes: [k1] }", ""].join("\n");
+  const stack = (mode: string) =>
+    [
+      "config:",
+      `  sm121:knownHosts: ${kh}`,
+      `  sm121:hostKeys: ${mode}`,
+      "  sm121:minMemAvailableGiB: 1",
+      nodesYaml(e.site),
+      "  sm121:deployments:",
+      "    - { recipe: tiny, nodes: [k1] }",
+      "",
+    ].join("\n");
   beforeAll(async () => {
     e = await e2eProject({
       name: "hostkeys",
       nodes: ["k1", "k2"],
       firstIp: 93,
       sshPort: 2293,
-      recipes: { "tiny.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' },
+      recipes: {
+        "tiny.toml":
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+      },
       config: () => "",
     });
     kh = join(e.site.dir, "operator_known_hosts");
@@ -42,7 +55,11 @@ describe.sequential("host keys", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     const n = e.site.nodes[0] as SimNode;
-    expect(up.all).toMatch(new RegExp(`\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ssh-ed25519 key is SHA256:[A-Za-z0-9+/]{43}\\)`));
+    expect(up.all).toMatch(
+      new RegExp(
+        `\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ssh-ed25519 key is SHA256:[A-Za-z0-9+/]{43}\\)`,
+      ),
+    );
     expect(up.all).toContain(`ssh-keyscan -p 2293 ${n.ip} >> ${kh}`);
     expect(readFileSync(kh, "utf8")).toBe("");
   });
@@ -63,11 +80,15 @@ describe.sequential("host keys", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     for (const n of e.site.nodes) {
-      expect(up.all).toContain(`recorded the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`);
+      expect(up.all).toContain(
+        `recorded the ssh-ed25519 host key of [${n.ip}]:${n.sshPort} (${fingerprintOf(n)}) in ${kh}`,
+      );
     }
     const n = e.site.nodes[0] as SimNode;
     // Every node of the site is recorded: the plan-time look reads each one, also k2 (no deployment).
-    expect(readFileSync(kh, "utf8")).toMatch(new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 ssh-ed25519 AAAA`, "m"));
+    expect(readFileSync(kh, "utf8")).toMatch(
+      new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 ssh-ed25519 AAAA`, "m"),
+    );
     e.writeStack(stack("strict"));
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
@@ -77,7 +98,13 @@ describe.sequential("host keys", () => {
     const n1 = e.site.nodes[0] as SimNode;
     const n2 = e.site.nodes[1] as SimNode;
     // k1's entry now carries k2's key: what a man in the middle (or a reinstall) looks like.
-    const k2key = readFileSync(e.site.knownHosts, "utf8").split("\n").find((l) => l.startsWith(`[${n2.ip}]`))?.split(" ").slice(1).join(" ") ?? "";
+    const k2key =
+      readFileSync(e.site.knownHosts, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith(`[${n2.ip}]`))
+        ?.split(" ")
+        .slice(1)
+        .join(" ") ?? "";
     writeFileSync(kh, `[${n1.ip}]:2293 ${k2key}\n`);
     e.writeStack(stack("accept-new"));
     const up = await e.destroy();

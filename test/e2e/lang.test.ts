@@ -25,7 +25,17 @@ timeout_s = 30
 function stack(site: SimSite): string {
   const gateway = `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`;
   const nodes = nodesYaml(site, () => "      protected: true");
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", gateway, nodes, "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
+  return [
+    "config:",
+    `  sm121:knownHosts: ${site.knownHosts}`,
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:readyGraceS: 0",
+    gateway,
+    nodes,
+    "  sm121:deployments:",
+    "    - { name: guarded, recipe: small, nodes: [spark1] }",
+    "",
+  ].join("\n");
 }
 
 const EN = { SM121_LANG: "en", LANG: "en_US.UTF-8" };
@@ -36,15 +46,34 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
   let n: SimNode;
   /** What the plan compares and what the last up found, as stored (secrets are encrypted afresh each run). */
   const engineState = async () => {
-    interface Stored { plan?: string; drift?: string[]; __bundle?: string; outcome?: unknown }
+    interface Stored {
+      plan?: string;
+      drift?: string[];
+      __bundle?: string;
+      outcome?: unknown;
+    }
     type Resource = { type: string; inputs?: Stored; outputs?: Stored };
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Resource[] } };
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: { resources: Resource[] };
+    };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
-    return { plan: engine?.inputs?.plan, drift: engine?.inputs?.drift, bundle: engine?.inputs?.__bundle, outcome: engine?.outputs?.outcome };
+    return {
+      plan: engine?.inputs?.plan,
+      drift: engine?.inputs?.drift,
+      bundle: engine?.inputs?.__bundle,
+      outcome: engine?.outputs?.outcome,
+    };
   };
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "lang", nodes: ["spark1"], firstIp: 67, sshPort: 2267, config: () => "", recipes: { "small.toml": recipe(8192) } });
+    e = await e2eProject({
+      name: "lang",
+      nodes: ["spark1"],
+      firstIp: 67,
+      sshPort: 2267,
+      config: () => "",
+      recipes: { "small.toml": recipe(8192) },
+    });
     n = e.site.nodes[0] as SimNode;
     e.writeStack(stack(e.site));
     const up = await e.up({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
@@ -75,14 +104,17 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     const started = (await sshScript(e.site, n, "docker inspect -f '{{.State.StartedAt}}' $(docker ps -q)")).stdout;
     const up = await e.up(DE);
     expect(up.code).not.toBe(0);
-    const refusal = "Knoten spark1 ist geschützt, und dieser Lauf würde guarded darauf neu starten; " +
+    const refusal =
+      "Knoten spark1 ist geschützt, und dieser Lauf würde guarded darauf neu starten; " +
       "starten Sie mit SM121_ALLOW_PROTECTED=spark1, um es zu erlauben";
     expect(up.all).toContain(refusal);
     expect(up.all).not.toContain("is protected and this run would restart");
     // Pulumi's own words: its diagnostics heading and its summary stay Pulumi's.
     expect(up.all).toMatch(/Diagnostics:/);
     expect(up.all).toMatch(/error: /);
-    expect((await sshScript(e.site, n, "docker inspect -f '{{.State.StartedAt}}' $(docker ps -q)")).stdout).toBe(started);
+    expect((await sshScript(e.site, n, "docker inspect -f '{{.State.StartedAt}}' $(docker ps -q)")).stdout).toBe(
+      started,
+    );
   });
 
   it("says the plan's reason in German, and the same change in English under English", async () => {
@@ -93,7 +125,11 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     expect(de.all).toMatch(/- --max-model-len 8192\n\s+\+ --max-model-len 16384\n/);
     const en = await e.preview({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
     expect(en.all).toMatch(/restarts spark1: the rendered bundle changed \(the launch on spark1\)/);
-    const lines = (s: string) => s.split("\n").filter((l) => /^\s+[-+~] /.test(l)).join("\n");
+    const lines = (s: string) =>
+      s
+        .split("\n")
+        .filter((l) => /^\s+[-+~] /.test(l))
+        .join("\n");
     expect(lines(de.stdout)).toBe(lines(en.stdout));
     expect(readFileSync(join(e.dir, "recipes", "small.toml"), "utf8")).toContain("16384");
   });

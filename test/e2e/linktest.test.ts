@@ -14,7 +14,6 @@ import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
 
-
 describe.sequential("the link test between two docker nodes", () => {
   let e: E2E;
   const nodes = () => e.site.nodes;
@@ -163,7 +162,9 @@ describe.sequential("the link test between two docker nodes", () => {
         nodes().map((n, rank) => sshOk(e.site, n, `docker inspect -f '{{.State.StartedAt}}' sm121-pair-${rank}`)),
       );
     const before = await started();
-    e.reconfigure(`  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${pairDeployment(["lt1", "lt2"])}`);
+    e.reconfigure(
+      `  sm121:fabricCheck: true\n  sm121:fabric: { minBusBandwidthGBps: 5 }\n${pairDeployment(["lt1", "lt2"])}`,
+    );
     const preview = await e.preview({ SM121_RESTART: "1" });
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toContain(

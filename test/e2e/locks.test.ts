@@ -37,10 +37,28 @@ describe.sequential("node locks", () => {
     const first = readFileSync(join(e.dir, "Pulumi.sim.yaml"), "utf8");
     expect((await e.pulumi.run(["stack", "init", "other"])).code).toBe(0);
     const key = readFileSync(e.site.clientKey, "utf8");
-    expect((await e.pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey", "--stack", "other"], { input: key })).code).toBe(0);
-    const secret = /\n( {2}sm121:sshPrivateKey:\n(?: {4}.*\n)+)/.exec(readFileSync(join(e.dir, "Pulumi.other.yaml"), "utf8"))?.[1] ?? "";
+    expect(
+      (await e.pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey", "--stack", "other"], { input: key }))
+        .code,
+    ).toBe(0);
+    const secret =
+      /\n( {2}sm121:sshPrivateKey:\n(?: {4}.*\n)+)/.exec(readFileSync(join(e.dir, "Pulumi.other.yaml"), "utf8"))?.[1] ??
+      "";
     const salt = /^encryptionsalt: .*\n/m.exec(readFileSync(join(e.dir, "Pulumi.other.yaml"), "utf8"))?.[0] ?? "";
-    writeFileSync(join(e.dir, "Pulumi.other.yaml"), [salt.trimEnd(), "config:", `  sm121:knownHosts: ${e.site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:lockWaitS: 1", nodesYaml(e.site), "  sm121:deployments:", "    - { recipe: quick, nodes: [spark1] }", secret].join("\n"));
+    writeFileSync(
+      join(e.dir, "Pulumi.other.yaml"),
+      [
+        salt.trimEnd(),
+        "config:",
+        `  sm121:knownHosts: ${e.site.knownHosts}`,
+        "  sm121:minMemAvailableGiB: 1",
+        "  sm121:lockWaitS: 1",
+        nodesYaml(e.site),
+        "  sm121:deployments:",
+        "    - { recipe: quick, nodes: [spark1] }",
+        secret,
+      ].join("\n"),
+    );
     expect((await e.pulumi.run(["stack", "select", "sim"])).code).toBe(0);
     expect(first).toContain("sm121:deployments");
   });

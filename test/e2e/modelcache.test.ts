@@ -34,8 +34,14 @@ max_model_len = 4096
 const sh = (e: E2E, node: SimNode, script: string): Promise<string> => sshOk(e.site, node, script);
 
 /** Every file of the repo dir with its size and inode, links with their targets. */
-const listing = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`);
-const inodes = (e: E2E, n: SimNode) => sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}/blobs && stat -c '%i %Y %n' * | sort -k3`);
+const listing = (e: E2E, n: SimNode) =>
+  sh(
+    e,
+    n,
+    `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`,
+  );
+const inodes = (e: E2E, n: SimNode) =>
+  sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}/blobs && stat -c '%i %Y %n' * | sort -k3`);
 const imageId = (e: E2E, n: SimNode) => sh(e, n, `docker image inspect --format '{{.Id}}' ${IMAGE}`);
 
 describe.sequential("ModelCache and ImageSync through pulumi up", () => {
@@ -45,7 +51,13 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
   let imageOnM1 = "";
   const downloads = () => {
     const f = join(e.site.dir, "hf-downloads.log");
-    return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+    return existsSync(f)
+      ? readFileSync(f, "utf8")
+          .trim()
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+      : [];
   };
 
   beforeAll(async () => {
@@ -54,7 +66,8 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
       nodes: ["m1", "m2"],
       firstIp: 221,
       sshPort: 2530,
-      config: () => "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
+      config: () =>
+        "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
       recipes: { "tiny.toml": recipe(IMAGE) },
       prepare: (site: SimSite) => {
         // The model gated behind the token.
@@ -83,7 +96,9 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.all).toMatch(/tiny model: copied 213\.0 KiB in [\d.]+ s \([^)]*\) to m2; 21[34]\.\d KiB left m1/);
     expect(up.all).toContain(`m2 lacks ${IMAGE}: copying it from m1`);
     expect(await listing(e, m2)).toBe(await listing(e, m1));
-    expect(await listing(e, m2)).toMatch(/^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m);
+    expect(await listing(e, m2)).toMatch(
+      /^l \.\.\/\.\.\/blobs\/[0-9a-f]{64} snapshots\/[0-9a-f]{40}\/model-00001-of-00002\.safetensors$/m,
+    );
     expect(await imageId(e, m2)).toBe(`${imageOnM1}\n`);
     expect(modelsIn(await sh(e, m1, `curl -s http://${m1.ip}:8000/v1/models`))[0]?.id).toBe("tiny");
     // The operation's key is gone from the peer; the token is nowhere in the output or the state.
@@ -107,11 +122,21 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     // <blob>.incomplete, another not started, the rest complete.
     const blobs = (await sh(e, m2, `cd ${dir}/blobs && ls -S`)).trim().split("\n");
     const [big = "", second = ""] = blobs;
-    await sh(e, m2, `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / 2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`);
+    await sh(
+      e,
+      m2,
+      `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / 2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`,
+    );
     // A line a killed copy left behind is dropped once its hour has passed; other lines stay.
-    const stale = 'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old';
-    const live = 'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running';
-    await sh(e, m2, `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ~/.ssh/authorized_keys`);
+    const stale =
+      'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old';
+    const live =
+      'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running';
+    await sh(
+      e,
+      m2,
+      `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ~/.ssh/authorized_keys`,
+    );
     const kept = (await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second));
     const refresh = await e.refresh();
     expect(refresh.code, refresh.all).toBe(0);
@@ -119,11 +144,18 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     expect(downloads()).toHaveLength(1);
     expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
-    expect(up.all).toMatch(/copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 over the cluster network as a chain: m1 -> m2/);
+    expect(up.all).toMatch(
+      /copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 over the cluster network as a chain: m1 -> m2/,
+    );
     expect(await listing(e, m2)).toBe(whole);
-    expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop", live]);
+    expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual([
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop",
+      live,
+    ]);
     // The blobs that were complete were not written again.
-    expect((await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second))).toEqual(kept);
+    expect(
+      (await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second)),
+    ).toEqual(kept);
   });
 
   it("an image on no node is pulled once on rank 0 and copied to the peer", async () => {

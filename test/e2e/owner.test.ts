@@ -15,10 +15,12 @@ import type { SimNode } from "../site/site";
 type Owner = Record<string, string>;
 
 const RECIPES = {
-  "quick.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "quick"\n'
-    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
-  "slow.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "slow"\n'
-    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "quick.toml":
+    'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "quick"\n' +
+    'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "slow.toml":
+    'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "slow"\n' +
+    'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
 };
 
 const KEEP = "    - { name: keep, recipe: quick, nodes: [o2] }";

@@ -19,8 +19,10 @@ import { unpack } from "../../src/providers/packed";
 
 const GOLDEN = join(REPO, "test", "golden", "plan");
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
-const SOLO = (name: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
-const PAIR = (len: string) => `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\nargs = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
+const SOLO = (name: string) =>
+  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
+const PAIR = (len: string) =>
+  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\nargs = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
 const DEPLOYMENTS = [
   "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }",
   "{ name: pair, recipe: pair, nodes: [spark2, spark3] }",
@@ -31,21 +33,35 @@ const DEPLOYMENTS = [
 const MAX_LINES = 40;
 
 function stackYaml(site: SimSite, deployments: string[]): string {
-  const extra = (n: SimNode) => (n.name !== "spark1" ? "" : [
-    `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
-    "      recipes:",
-    `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
-  ].join("\n"));
+  const extra = (n: SimNode) =>
+    n.name !== "spark1"
+      ? ""
+      : [
+          `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+          "      recipes:",
+          `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+        ].join("\n");
   // start.sh answers on 127.0.0.1, which every test site shares: a port no other suite uses.
   const env = (n: SimNode): Record<string, string> => (n.name === "spark1" ? { BIND: "127.0.0.1", PORT: "18506" } : {});
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0",
+  return [
+    "config:",
+    `  sm121:knownHosts: ${site.knownHosts}`,
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:readyGraceS: 0",
     "  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark2 }",
-    nodesYaml(site, extra, env), "  sm121:deployments:", ...deployments.map((d) => `    - ${d}`), ""].join("\n");
+    nodesYaml(site, extra, env),
+    "  sm121:deployments:",
+    ...deployments.map((d) => `    - ${d}`),
+    "",
+  ].join("\n");
 }
 
 /** Pulumi's output without its heartbeat (`@ previewing update....`, printed when a run takes a while). */
 function stdoutOf(run: PulumiRun): string {
-  return run.stdout.split("\n").filter((l) => !l.startsWith("@ ")).join("\n");
+  return run.stdout
+    .split("\n")
+    .filter((l) => !l.startsWith("@ "))
+    .join("\n");
 }
 
 /**
@@ -56,18 +72,22 @@ function stdoutOf(run: PulumiRun): string {
 function normalized(run: PulumiRun, site: SimSite): string {
   const hashes = new Map<string, string>();
   // The nodes' addresses, not the network's prefix: a start.sh's localhost (127.0.0.1) stays.
-  const nodesAt = (text: string) => site.nodes.reduce((t, n) => t.replaceAll(n.ip, `10.0.0.${n.ip.split(".").pop() ?? ""}`), text);
-  const fix = (text: string) => nodesAt(text
-    .replaceAll(site.dir.replace(/\/site$/, ""), "<run>"))
-    // Times measured by the last up (the stack outputs' first token).
-    .replace(/(readyS|ttftMs): [\d.]+/g, "$1: <n>")
-    // The provider host's id is new in every stack.
-    .replace(/(pulumi:providers:pulumi-nodejs::sm121::)[0-9a-f-]{36}/g, "$1<id>")
-    .replace(/\b[0-9a-f]{12}\b/g, (h) => {
-      if (!hashes.has(h)) hashes.set(h, `<hash ${hashes.size + 1}>`);
-      return hashes.get(h) ?? h;
-    });
-  const diagnostics = run.stderr.split("\n").filter((l) => l.trim() !== "").sort();
+  const nodesAt = (text: string) =>
+    site.nodes.reduce((t, n) => t.replaceAll(n.ip, `10.0.0.${n.ip.split(".").pop() ?? ""}`), text);
+  const fix = (text: string) =>
+    nodesAt(text.replaceAll(site.dir.replace(/\/site$/, ""), "<run>"))
+      // Times measured by the last up (the stack outputs' first token).
+      .replace(/(readyS|ttftMs): [\d.]+/g, "$1: <n>")
+      // The provider host's id is new in every stack.
+      .replace(/(pulumi:providers:pulumi-nodejs::sm121::)[0-9a-f-]{36}/g, "$1<id>")
+      .replace(/\b[0-9a-f]{12}\b/g, (h) => {
+        if (!hashes.has(h)) hashes.set(h, `<hash ${hashes.size + 1}>`);
+        return hashes.get(h) ?? h;
+      });
+  const diagnostics = run.stderr
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .sort();
   return `${fix(stdoutOf(run))}--- diagnostics (sorted)\n${diagnostics.map(fix).join("\n")}\n`;
 }
 
@@ -90,24 +110,45 @@ function linesPerDeployment(run: PulumiRun): Map<string, number> {
     if (current !== undefined) counts.set(current, (counts.get(current) ?? 0) + 1);
     else pending++;
   }
-  for (const [d, n] of counts) counts.set(d, n + run.stderr.split("\n").filter((l) => l.startsWith(`sm121: ${d}: `)).length);
+  for (const [d, n] of counts)
+    counts.set(d, n + run.stderr.split("\n").filter((l) => l.startsWith(`sm121: ${d}: `)).length);
   return counts;
 }
 
 function expectPlan(name: string, run: PulumiRun, site: SimSite): void {
   expect(run.code, run.all).toBe(0);
   expectGolden(join(GOLDEN, `${name}.txt`), normalized(run, site), "test/e2e/plan.test.ts");
-  for (const [deployment, lines] of linesPerDeployment(run)) expect(lines, `${deployment} takes ${lines} lines of the plan:\n${run.all}`).toBeLessThanOrEqual(MAX_LINES);
+  for (const [deployment, lines] of linesPerDeployment(run))
+    expect(lines, `${deployment} takes ${lines} lines of the plan:\n${run.all}`).toBeLessThanOrEqual(MAX_LINES);
 }
 
 describe.sequential("the plan in one screen", () => {
   let e: E2E;
   let profile: string;
   const node = (i: number) => e.site.nodes[i] as SimNode;
-  const started = async () => Promise.all(e.site.nodes.map(async (n) => (await sshScript(e.site, n, "for c in $(docker ps --format '{{.Names}}'); do echo \"$c $(docker inspect -f '{{.State.StartedAt}}' \"$c\")\"; done")).stdout));
+  const started = async () =>
+    Promise.all(
+      e.site.nodes.map(
+        async (n) =>
+          (
+            await sshScript(
+              e.site,
+              n,
+              "for c in $(docker ps --format '{{.Names}}'); do echo \"$c $(docker inspect -f '{{.State.StartedAt}}' \"$c\")\"; done",
+            )
+          ).stdout,
+      ),
+    );
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "plan", nodes: ["spark1", "spark2", "spark3", "spark4", "spark5"], firstIp: 206, sshPort: 2500, config: () => "", recipes: { "chat.toml": SOLO("chat"), "code.toml": SOLO("code"), "pair.toml": PAIR("32768") } });
+    e = await e2eProject({
+      name: "plan",
+      nodes: ["spark1", "spark2", "spark3", "spark4", "spark5"],
+      firstIp: 206,
+      sshPort: 2500,
+      config: () => "",
+      recipes: { "chat.toml": SOLO("chat"), "code.toml": SOLO("code"), "pair.toml": PAIR("32768") },
+    });
     makeScriptRecipe(node(0), RECIPE_DIR);
     mkdirSync(join(node(0).home, "models", "qwen38-mtp-r2"), { recursive: true });
     setEngineProofs(node(0), ["MTP draft head: FP8 rowwise copy engaged"]);
@@ -144,7 +185,9 @@ describe.sequential("the plan in one screen", () => {
   });
 
   it("shows a node moved to another deployment: the old one deleted, the new one replaced on it", async () => {
-    e.writeStack(stackYaml(e.site, [DEPLOYMENTS[0] ?? "", DEPLOYMENTS[1] ?? "", "{ name: code, recipe: code, nodes: [spark4] }"]));
+    e.writeStack(
+      stackYaml(e.site, [DEPLOYMENTS[0] ?? "", DEPLOYMENTS[1] ?? "", "{ name: code, recipe: code, nodes: [spark4] }"]),
+    );
     const preview = await e.preview();
     e.writeStack(stackYaml(e.site, DEPLOYMENTS));
     expect(preview.stdout).toContain('"spark4: stops deployment chat first (the node now serves code)"');
@@ -162,13 +205,28 @@ describe.sequential("the plan in one screen", () => {
   });
 
   it("rewrites a stack of the nested form with one up that restarts no engine", async () => {
-    interface StateResource { type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> }
-    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
+    interface StateResource {
+      type: string;
+      inputs?: Record<string, unknown>;
+      outputs?: Record<string, unknown>;
+    }
+    const exported = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: { resources: StateResource[] };
+    };
     // The form the previous release wrote for an engine: the bundle nested, the run's settings beside
     // it, no state version (test/e2e/state-upgrade.test.ts imports whole stacks that release wrote).
     const nested = (p: Record<string, unknown>): Record<string, unknown> => {
-      const { plan: _p, __bundle, __run, stateVersion: _v, ...rest } = p as {
-        plan: string; __bundle: string; __run: Record<string, unknown>; stateVersion: number;
+      const {
+        plan: _p,
+        __bundle,
+        __run,
+        stateVersion: _v,
+        ...rest
+      } = p as {
+        plan: string;
+        __bundle: string;
+        __run: Record<string, unknown>;
+        stateVersion: number;
       };
       const bundle = unpack<{ nodes: Array<Record<string, unknown>> }>(__bundle);
       for (const n of bundle.nodes) delete n["image"];
@@ -184,12 +242,17 @@ describe.sequential("the plan in one screen", () => {
     const before = await started();
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    expect(up.all).toContain("the EngineDeployment state is rewritten from the unversioned form of version 1 to version 2");
+    expect(up.all).toContain(
+      "the EngineDeployment state is rewritten from the unversioned form of version 1 to version 2",
+    );
     expect(await started(), up.all).toEqual(before);
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
     expect(again.all).not.toMatch(/updated|created|replaced/);
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: StateResource[] } };
-    for (const r of state.deployment.resources.filter((x) => x.type.endsWith(":EngineDeployment"))) expect(typeof r.outputs?.["__bundle"]).toBe("string");
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: { resources: StateResource[] };
+    };
+    for (const r of state.deployment.resources.filter((x) => x.type.endsWith(":EngineDeployment")))
+      expect(typeof r.outputs?.["__bundle"]).toBe("string");
   });
 });

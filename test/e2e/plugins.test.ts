@@ -13,7 +13,8 @@ import { t } from "../../src/text/messages";
 import { REPO } from "../helpers/project";
 import { pulumiEnv, type PulumiEnv } from "../helpers/pulumi";
 
-const RECIPE = 'engine = "vllm"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n[hooks]\nbefore_serve = ["true"]\n';
+const RECIPE =
+  'engine = "vllm"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n[hooks]\nbefore_serve = ["true"]\n';
 const STACK = [
   "config:",
   "  sm121:nodes:",
@@ -27,7 +28,9 @@ const STACK = [
 
 /** The top-level packages package-lock.json installs (`node_modules/<name>`, not nested ones). */
 function lockedPackages(): string[] {
-  const lock = JSON.parse(readFileSync(join(REPO, "package-lock.json"), "utf8")) as { packages: Record<string, unknown> };
+  const lock = JSON.parse(readFileSync(join(REPO, "package-lock.json"), "utf8")) as {
+    packages: Record<string, unknown>;
+  };
   return Object.keys(lock.packages)
     .filter((k) => /^node_modules\/(@[^/]+\/)?[^/@]+$/.test(k))
     .map((k) => k.slice("node_modules/".length));

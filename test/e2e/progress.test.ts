@@ -17,11 +17,12 @@ const PORT = 18491;
 const OVERLAY_MANIFEST = '{\n  "builder": "e2e",\n  "set": ["progress"]\n}\n';
 
 function stackYaml(site: SimSite): string {
-  const extra = (n: SimNode) => [
-    `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
-    "      recipes:",
-    `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, dockerArgs: "-e SM121_NODE_ARG=spark", ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
-  ].join("\n");
+  const extra = (n: SimNode) =>
+    [
+      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+      "      recipes:",
+      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, dockerArgs: "-e SM121_NODE_ARG=spark", ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+    ].join("\n");
   return [
     "config:",
     `  sm121:knownHosts: ${site.knownHosts}`,
@@ -36,7 +37,12 @@ function stackYaml(site: SimSite): string {
 }
 
 interface Exported {
-  deployment: { resources: Array<{ type: string; outputs?: { outcome?: { nodes: Array<{ timings?: Array<{ step: string; s: number }> }> } } }> };
+  deployment: {
+    resources: Array<{
+      type: string;
+      outputs?: { outcome?: { nodes: Array<{ timings?: Array<{ step: string; s: number }> }> } };
+    }>;
+  };
 }
 
 describe.sequential("progress, step timings and seed 001's preflight through pulumi up", () => {
@@ -65,7 +71,9 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     // --debug shows every debug line that reaches the engine: sm121's notes, not the SDK's own.
     const preview = await e.pulumi.run(["preview", "--diff", "--debug"]);
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/preflight: spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4, .*SERVED_MODEL_NAME added \(qwen38\)/);
+    expect(preview.all).toMatch(
+      /preflight: spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4, .*SERVED_MODEL_NAME added \(qwen38\)/,
+    );
     // (The stack's own registration comes before the program loads.)
     expect(preview.all).toMatch(/Registering resource: t=pulumi:pulumi:Stack/);
     expect(preview.all).not.toMatch(/Registering resource: t=(sm121|pulumi-nodejs|pulumi:providers)/);
@@ -76,7 +84,9 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     const preview = await e.pulumi.run(["preview", "--diff", "--debug"], { env: { SM121_DEBUG: "1" } });
     expect(preview.code, preview.all).toBe(0);
     expect(preview.all).toMatch(/Registering resource: t=sm121:index:Deployment, name=cap/);
-    expect(preview.all).toMatch(/Registering resource: t=pulumi-nodejs:dynamic\/sm121:EngineDeployment, name=cap-engine/);
+    expect(preview.all).toMatch(
+      /Registering resource: t=pulumi-nodejs:dynamic\/sm121:EngineDeployment, name=cap-engine/,
+    );
   });
 
   it("prints readiness progress, the key diff, the client note and the step timings of the up (and, verbose, the raw records)", async () => {
@@ -92,28 +102,44 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     expect(up.all).toMatch(/spark1: engine log: \S/);
     expect(up.all).toMatch(/client note \(sm121-client\): .*cache_salt/);
     // A first serve: no stop; each other step with its time, then the total.
-    expect(up.all).toMatch(/step timings on spark1: memory-gate \d+\.\d s, write \d+\.\d s, start \d+\.\d s, readiness \d+\.\d s, verify \d+\.\d s, total \d+\.\d s/);
+    expect(up.all).toMatch(
+      /step timings on spark1: memory-gate \d+\.\d s, write \d+\.\d s, start \d+\.\d s, readiness \d+\.\d s, verify \d+\.\d s, total \d+\.\d s/,
+    );
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as Exported;
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
-    expect((engine?.outputs?.outcome?.nodes[0]?.timings ?? []).map((t) => t.step)).toEqual(["memory-gate", "write", "start", "readiness", "verify"]);
+    expect((engine?.outputs?.outcome?.nodes[0]?.timings ?? []).map((t) => t.step)).toEqual([
+      "memory-gate",
+      "write",
+      "start",
+      "readiness",
+      "verify",
+    ]);
   }, 240_000);
 
   it("applies the node recipe's dockerArgs after the overlay's and keeps the overlay manifest with the deployment's state", () => {
     const env = readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8");
     expect(env).toMatch(/^EXTRA_DOCKER_ARGS=".*-e SM121_OVERLAY=progress -e SM121_NODE_ARG=spark"$/m);
-    expect(readFileSync(join(node.home, ".sm121", "deployments", "cap", "manifest.json"), "utf8")).toBe(OVERLAY_MANIFEST);
+    expect(readFileSync(join(node.home, ".sm121", "deployments", "cap", "manifest.json"), "utf8")).toBe(
+      OVERLAY_MANIFEST,
+    );
   });
 
   it("refuses to start while another vLLM container runs on the node, naming it, and changes nothing", async () => {
     setEngineBehaviour(node, null);
-    const run = await sh(`docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest Qwen/Qwen3-8B --port ${PORT + 7} --gpu-memory-utilization 0.1 >/dev/null`);
+    const run = await sh(
+      `docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest Qwen/Qwen3-8B --port ${PORT + 7} --gpu-memory-utilization 0.1 >/dev/null`,
+    );
     expect(run.code, run.stderr).toBe(0);
     const ps = await sh("docker ps --no-trunc --format '{{.Names}}|{{.Command}}'");
-    expect(ps.stdout, (await sh("docker logs rogue-vllm 2>&1 | tail -n 5")).stdout).toMatch(/^rogue-vllm\|"vllm serve Qwen/m);
+    expect(ps.stdout, (await sh("docker logs rogue-vllm 2>&1 | tail -n 5")).stdout).toMatch(
+      /^rogue-vllm\|"vllm serve Qwen/m,
+    );
     const started = (await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).stdout;
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
-    expect(up.all).toMatch(/preflight of cap failed; nothing was changed:\s+spark1: another vLLM container runs on the node: rogue-vllm/);
+    expect(up.all).toMatch(
+      /preflight of cap failed; nothing was changed:\s+spark1: another vLLM container runs on the node: rogue-vllm/,
+    );
     expect((await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).stdout).toBe(started);
     await sh("docker rm -f rogue-vllm >/dev/null");
     const again = await e.up({ SM121_RESTART: "1" });

@@ -13,14 +13,14 @@ import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
 const QUOTED = 'sk-"quoted"-key-9d1c';
-const RECIPE = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\n'
-  + "port = 8000\n[readiness]\ntimeout_s = 900\n";
+const RECIPE =
+  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:25.10-py3"\n' +
+  "port = 8000\n[readiness]\ntimeout_s = 900\n";
 const FLASH = "{ name: flash, recipe: qwen38-flash, profile: datagen, nodes: [r2] }";
 /** The node lines of the script recipe's node: its vars and where the recipe is. */
 const FLASH_NODE = (home: string) =>
-  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
-  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
-
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n` +
+  "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
 
 describe.sequential("readiness and the API key", () => {
   let e: E2E;

@@ -95,7 +95,8 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     writeFileSync(join(e.dir, "recipes", "roll.toml"), rollRecipe(64));
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    const stopped = `replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; ` +
+    const stopped =
+      `replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; ` +
       "the 1 replica after it keeps the old recipe";
     expect(up.all).toContain(stopped);
     // roll-2 was not touched: its engine never stopped, and it serves the recipe of the last up.

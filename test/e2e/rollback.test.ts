@@ -26,7 +26,14 @@ describe("automatic rollback", () => {
   let e: E2E;
   let n: SimNode;
   beforeAll(async () => {
-    e = await e2eProject({ name: "rollback", nodes: ["spark1"], firstIp: 86, sshPort: 2288, recipes: { "rb.toml": recipe(8192, 8192) }, config: () => "  sm121:deployments:\n    - { recipe: rb, nodes: [spark1] }" });
+    e = await e2eProject({
+      name: "rollback",
+      nodes: ["spark1"],
+      firstIp: 86,
+      sshPort: 2288,
+      recipes: { "rb.toml": recipe(8192, 8192) },
+      config: () => "  sm121:deployments:\n    - { recipe: rb, nodes: [spark1] }",
+    });
     n = e.site.nodes[0] as SimNode;
   });
   afterAll(async () => {
@@ -41,11 +48,23 @@ describe("automatic rollback", () => {
     expect(res.code).not.toBe(0);
     expect(res.all).toContain("max_model_len is 16384, the recipe expects 99999");
     // The node's address follows $SM121_TEST_NET (default 127.0.0).
-    expect(res.all).toMatch(new RegExp(`sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`));
-    const models = JSON.parse((await sshScript(e.site, n, "curl -s http://$SIM_NODE_IP:8000/v1/models")).stdout) as { data: Array<{ max_model_len: number }> };
+    expect(res.all).toMatch(
+      new RegExp(
+        `sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`,
+      ),
+    );
+    const models = JSON.parse((await sshScript(e.site, n, "curl -s http://$SIM_NODE_IP:8000/v1/models")).stdout) as {
+      data: Array<{ max_model_len: number }>;
+    };
     expect(models.data[0]?.max_model_len).toBe(8192);
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; rolledBack?: boolean } } }> } };
-    expect(state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"))?.outputs?.outcome).toMatchObject({ status: "failed", rolledBack: true });
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: {
+        resources: Array<{ type: string; outputs?: { outcome?: { status: string; rolledBack?: boolean } } }>;
+      };
+    };
+    expect(
+      state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"))?.outputs?.outcome,
+    ).toMatchObject({ status: "failed", rolledBack: true });
     expect(readFileSync(join(n.home, ".sm121", "deployments", "rb", "engine.env"), "utf8")).toContain("VLLM_HOST_IP=");
   });
 });

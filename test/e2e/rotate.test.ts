@@ -31,12 +31,23 @@ describe.sequential("rotation, hooks and addresses", () => {
   let e: E2E;
   let r1: SimNode;
   const sh = async (script: string) => (await sshScript(e.site, r1, script)).stdout;
-  const code = (key: string) => sh(`printf 'header = "Authorization: Bearer %s"\\n' ${key === "" ? "none" : key} | curl -s -o /dev/null -w '%{http_code}' -K - http://$SIM_NODE_IP:8000/v1/models`);
-  const setKey = async (key: string) => expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
+  const code = (key: string) =>
+    sh(
+      `printf 'header = "Authorization: Bearer %s"\\n' ${key === "" ? "none" : key} | curl -s -o /dev/null -w '%{http_code}' -K - http://$SIM_NODE_IP:8000/v1/models`,
+    );
+  const setKey = async (key: string) =>
+    expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
   const hooks = () => readFileSync(join(r1.home, "hooks.log"), "utf8").trim().split("\n");
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "rotate", nodes: ["r1"], firstIp: 115, sshPort: 2315, recipes: { "keyed.toml": RECIPE }, config: () => CONFIG });
+    e = await e2eProject({
+      name: "rotate",
+      nodes: ["r1"],
+      firstIp: 115,
+      sshPort: 2315,
+      recipes: { "keyed.toml": RECIPE },
+      config: () => CONFIG,
+    });
     r1 = e.site.nodes[0] as SimNode;
     writeFileSync(join(r1.home, "hooks.log"), "");
     await setKey("rotate-key-one");
@@ -62,7 +73,8 @@ describe.sequential("rotation, hooks and addresses", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("secret rotated: sm121:apiKey");
-    for (const out of [preview.all, up.all]) for (const k of ["rotate-key-one", "rotate-key-two"]) expect(out).not.toContain(k);
+    for (const out of [preview.all, up.all])
+      for (const k of ["rotate-key-one", "rotate-key-two"]) expect(out).not.toContain(k);
     expect(await code("rotate-key-two")).toBe("200");
     expect(await code("rotate-key-one")).toBe("401");
     // One stop and one start: after_stop once, before_serve once more.
@@ -82,7 +94,10 @@ describe.sequential("rotation, hooks and addresses", () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' sm121-keyed-0");
     killNodeSshd(e.site, r1);
     const cfg = join(r1.root, "etc", "ssh", "sshd_config");
-    writeFileSync(cfg, readFileSync(cfg, "utf8").replace(`ListenAddress ${r1.ip}:${r1.sshPort}`, `ListenAddress ${r1.ip}:2316`));
+    writeFileSync(
+      cfg,
+      readFileSync(cfg, "utf8").replace(`ListenAddress ${r1.ip}:${r1.sshPort}`, `ListenAddress ${r1.ip}:2316`),
+    );
     r1.sshPort = 2316;
     await restartNodeSshd(e.site, r1);
     const pub = readFileSync(join(r1.root, "etc", "ssh", "ssh_host_ed25519_key.pub"), "utf8").trim();

@@ -24,7 +24,17 @@ timeout_s = ${timeoutS}
 `;
 
 function stack(site: SimSite, protect: boolean): string {
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`, nodesYaml(site, () => (protect ? "      protected: true" : "")), "  sm121:deployments:", "    - { name: guarded, recipe: small, nodes: [spark1] }", ""].join("\n");
+  return [
+    "config:",
+    `  sm121:knownHosts: ${site.knownHosts}`,
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:readyGraceS: 0",
+    `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`,
+    nodesYaml(site, () => (protect ? "      protected: true" : "")),
+    "  sm121:deployments:",
+    "    - { name: guarded, recipe: small, nodes: [spark1] }",
+    "",
+  ].join("\n");
 }
 
 // The tests run in order, each from the state the one before left (protected, served, failed).
@@ -35,7 +45,14 @@ describe.sequential("safety of pulumi up", () => {
   const sh = async (script: string) => (await sshScript(e.site, n, script)).stdout;
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "safety", nodes: ["spark1"], firstIp: 51, sshPort: 2261, config: () => "", recipes: { "small.toml": recipe(8192, 30) } });
+    e = await e2eProject({
+      name: "safety",
+      nodes: ["spark1"],
+      firstIp: 51,
+      sshPort: 2261,
+      config: () => "",
+      recipes: { "small.toml": recipe(8192, 30) },
+    });
     n = e.site.nodes[0] as SimNode;
     e.writeStack(stack(e.site, true));
   });
@@ -46,7 +63,9 @@ describe.sequential("safety of pulumi up", () => {
   it("refuses a protected node without the allowance, before touching it", async () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain("node spark1 is protected and this run would restart guarded on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it");
+    expect(up.all).toContain(
+      "node spark1 is protected and this run would restart guarded on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it",
+    );
     expect(await sh("docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).toBe("0\n0\n");
   });
 
@@ -65,26 +84,43 @@ describe.sequential("safety of pulumi up", () => {
     setEngineBehaviour(n, { mode: "never-ready" });
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain("deployment guarded is marked failed in the stack state; readiness failed: node spark1: readiness exited with code 5");
+    expect(up.all).toContain(
+      "deployment guarded is marked failed in the stack state; readiness failed: node spark1: readiness exited with code 5",
+    );
     expect(up.all).toMatch(/did not answer 200 within 4 s/);
     expect(up.all).toContain("To go back: revert the change to the recipe or the site");
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; failure: string } } }> } };
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; failure: string } } }> };
+    };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("failed");
     // The gateway file says so at once (its only endpoint stays enabled, not also marked disabled:
     // the first-endpoint rule, with a warning).
-    const gw = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }> };
+    const gw = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as {
+      models: Array<{ status: string; endpoints: Array<{ enabled: boolean; disabled?: string }> }>;
+    };
     expect(gw.models[0]).toMatchObject({ status: "failed", endpoints: [{ enabled: true }] });
     expect(gw.models[0]?.endpoints[0]?.disabled).toBeUndefined();
-    expect(up.all).toContain("model qwen3-8b: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config");
+    expect(up.all).toContain(
+      "model qwen3-8b: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config",
+    );
     // The next up retries the failed deployment (no-change is not "done" while it is failed).
     setEngineBehaviour(n, null);
     const retry = await e.up();
     expect(retry.code, retry.all).toBe(0);
     expect(retry.all).toMatch(/2 updated/);
     expect(modelsIn(await sh(`curl -s http://${n.ip}:8000/v1/models`))[0]?.max_model_len).toBe(16384);
-    const healed = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as { models: Array<{ name: string; status: string; endpoints: Array<{ url: string; enabled: boolean }> }> };
-    expect(healed.models).toEqual([{ name: "qwen3-8b", deployment: "guarded", status: "serving", endpoints: [{ node: "spark1", url: `http://${n.ip}:8000`, enabled: true }] }]);
+    const healed = JSON.parse(readFileSync(join(e.site.dir, "gateway-backends.json"), "utf8")) as {
+      models: Array<{ name: string; status: string; endpoints: Array<{ url: string; enabled: boolean }> }>;
+    };
+    expect(healed.models).toEqual([
+      {
+        name: "qwen3-8b",
+        deployment: "guarded",
+        status: "serving",
+        endpoints: [{ node: "spark1", url: `http://${n.ip}:8000`, enabled: true }],
+      },
+    ]);
   });
 
   it("fails the preview of an invalid recipe with file, line and field, touching no node", async () => {
@@ -92,11 +128,15 @@ describe.sequential("safety of pulumi up", () => {
     // What the node holds: the container's start, and every file sm121 wrote with its content.
     const node = async () => ({
       startedAt: await sh("docker inspect -f '{{.State.StartedAt}}' sm121-guarded-0"),
-      files: Object.fromEntries(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), "utf8")])),
+      files: Object.fromEntries(
+        readdirSync(dir)
+          .sort()
+          .map((f) => [f, readFileSync(join(dir, f), "utf8")]),
+      ),
     });
     const before = await node();
     expect(Object.keys(before.files)).toContain("engine.env");
-    writeFileSync(recipeFile(), recipe(16384, 4).replace('port = 8000', 'port = 8000\ntp = "two"'));
+    writeFileSync(recipeFile(), recipe(16384, 4).replace("port = 8000", 'port = 8000\ntp = "two"'));
     const preview = await e.preview();
     expect(preview.code).not.toBe(0);
     expect(preview.all).toContain("recipes/small.toml:7:1: tp: expected number, got string; write a number");

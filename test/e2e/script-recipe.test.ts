@@ -14,15 +14,30 @@ import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 import { modelsIn } from "../helpers/json";
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
-const SOLO = 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 18432\n';
+const SOLO =
+  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 18432\n';
 
-function stackYaml(site: SimSite, profile: string, deployment = `{ name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`): string {
-  const extra = (n: SimNode) => [
-    `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
-    `      recipes:`,
-    `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+function stackYaml(
+  site: SimSite,
+  profile: string,
+  deployment = `{ name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [spark1] }`,
+): string {
+  const extra = (n: SimNode) =>
+    [
+      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+      `      recipes:`,
+      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+    ].join("\n");
+  return [
+    "config:",
+    `  sm121:knownHosts: ${site.knownHosts}`,
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:readyGraceS: 0",
+    nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })),
+    "  sm121:deployments:",
+    `    - ${deployment}`,
+    "",
   ].join("\n");
-  return ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:readyGraceS: 0", nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })), "  sm121:deployments:", `    - ${deployment}`, ""].join("\n");
 }
 
 // The tests run in order on one site, each from the state the one before left.
@@ -33,7 +48,14 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
   const sh = async (script: string) => (await sshScript(e.site, node, script)).stdout;
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "script", nodes: ["spark1"], firstIp: 31, sshPort: 2241, config: () => "", recipes: { "solo.toml": SOLO } });
+    e = await e2eProject({
+      name: "script",
+      nodes: ["spark1"],
+      firstIp: 31,
+      sshPort: 2241,
+      config: () => "",
+      recipes: { "solo.toml": SOLO },
+    });
     node = e.site.nodes[0] as SimNode;
     makeScriptRecipe(node, RECIPE_DIR);
     mkdirSync(join(node.home, "models", "qwen38-mtp-r2"), { recursive: true });
@@ -52,14 +74,20 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     expect(up.all).not.toContain("hf_secret_e2e_do_not_print");
     const env = readFileSync(envFile, "utf8");
-    expect(env).toMatch(/^# sm121-profile: best\n# sm121-node: spark1\n# sm121-recipe: qwen38-flash\n# sm121-overlay: none\n# sm121-rendered: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# sm121-sha256: [0-9a-f]{64}\n/);
+    expect(env).toMatch(
+      /^# sm121-profile: best\n# sm121-node: spark1\n# sm121-recipe: qwen38-flash\n# sm121-overlay: none\n# sm121-rendered: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# sm121-sha256: [0-9a-f]{64}\n/,
+    );
     expect(env).toContain('MAX_NUM_SEQS="4"');
     expect(env.trimEnd().split("\n").pop()).toBe('HF_TOKEN="hf_secret_e2e_do_not_print"');
     expect(existsSync(join(node.home, ".cache", "triton-qwen38"))).toBe(true); // the mkdir directive
     const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-"));
     expect(backups).toHaveLength(1);
-    expect(readFileSync(join(node.home, RECIPE_DIR, backups[0] ?? ""), "utf8")).toBe('MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n');
-    const models = JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")) as { data: Array<{ id: string; max_model_len: number }> };
+    expect(readFileSync(join(node.home, RECIPE_DIR, backups[0] ?? ""), "utf8")).toBe(
+      'MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n',
+    );
+    const models = JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")) as {
+      data: Array<{ id: string; max_model_len: number }>;
+    };
     expect(models.data[0]).toMatchObject({ id: "qwen38", max_model_len: 524288 });
     const logs = readdirSync(join(node.home, RECIPE_DIR, "logs")).filter((f) => f.startsWith("sm121-up-"));
     expect(logs).toHaveLength(1);
@@ -145,7 +173,9 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(readFileSync(envFile, "utf8")).toContain("# sm121-profile: datagen");
-    const backups = readdirSync(join(node.home, RECIPE_DIR)).filter((f) => f.startsWith(".env.sm121-bak-")).sort();
+    const backups = readdirSync(join(node.home, RECIPE_DIR))
+      .filter((f) => f.startsWith(".env.sm121-bak-"))
+      .sort();
     expect(backups).toHaveLength(2);
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[1] ?? ""), "utf8")).toBe(before);
     expect(modelsIn(await sh("curl -s http://127.0.0.1:18431/v1/models"))[0]?.max_model_len).toBe(262144);
@@ -157,7 +187,14 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     const refresh = await e.refresh();
     expect(refresh.code, refresh.all).toBe(0);
     // Refresh rewrote the resource's state (stack outputs wait for the next program run).
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Array<{ type: string; outputs?: { outcome?: { status: string; nodes: Array<{ identity: string }> } } }> } };
+    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
+      deployment: {
+        resources: Array<{
+          type: string;
+          outputs?: { outcome?: { status: string; nodes: Array<{ identity: string }> } };
+        }>;
+      };
+    };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("drifted");
     expect(engine?.outputs?.outcome?.nodes[0]?.identity).toBe("drifted: .env edited on the node: MAX_NUM_SEQS 8 -> 16");
@@ -186,7 +223,9 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
   it("fails a start that start.sh refuses with start.sh's own reason, and the next up converges", async () => {
     // Another GPU process on the node: start.sh refuses with REQUIRE_IDLE_GPU=1 (its default). Not a
     // vLLM server: sm121's preflight refuses that one itself, before any change (test/e2e/progress.test.ts).
-    await sh("docker run -d --name busy --gpus all --network host lmsysorg/sglang:spark python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null");
+    await sh(
+      "docker run -d --name busy --gpus all --network host lmsysorg/sglang:spark python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null",
+    );
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("the engine exited before");

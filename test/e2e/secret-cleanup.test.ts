@@ -12,12 +12,14 @@ import { e2eProject, type E2E } from "../helpers/project";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
 
-const TOKENS = ["hf_cleanup_one_11aa", "hf_cleanup_two_22bb", "hf_cleanup_three_33cc", "hf_cleanup_four_44dd"]
-  .concat(["hf_cleanup_five_55ee"]);
+const TOKENS = ["hf_cleanup_one_11aa", "hf_cleanup_two_22bb", "hf_cleanup_three_33cc", "hf_cleanup_four_44dd"].concat([
+  "hf_cleanup_five_55ee",
+]);
 const KEY = "sk-cleanup-key-66ff";
 const RECIPES = {
-  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
-    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "vl-docker.toml":
+    'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n' +
+    'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
   "sg-tmux.toml": 'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n',
 };
 const ALL = [
@@ -27,9 +29,8 @@ const ALL = [
 ];
 /** The node lines of the script recipe's node: its vars and where the recipe is. */
 const FLASH_NODE = (home: string) =>
-  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
-  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
-
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n` +
+  "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {

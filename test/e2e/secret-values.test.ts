@@ -38,17 +38,18 @@ const HOSTILE: Array<{ name: string; value: (home: string) => string; api: boole
 const PLAIN_KEY = "sk-plain-api-key-0001";
 /** The node lines of the script recipe's node: its vars and where the recipe is. */
 const FLASH_NODE = (home: string) =>
-  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n`
-  + "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
-
+  `      vars: { tritonCache: ${home}/triton }\n      recipes:\n` +
+  "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }";
 
 const RECIPES = {
-  "vl-docker.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
-    + 'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
+  "vl-docker.toml":
+    'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n' +
+    'image = "nvcr.io/nvidia/vllm:25.10-py3"\nport = 8000\n',
   "vl-tmux.toml": 'engine = "vllm"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n',
   "vl-native.toml": 'engine = "vllm"\ndeploy = "native"\nmodel = "Qwen/Qwen3-8B"\nport = 8000\n',
-  "sg-docker.toml": 'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n'
-    + 'image = "lmsysorg/sglang:spark"\nport = 30000\n',
+  "sg-docker.toml":
+    'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\n' +
+    'image = "lmsysorg/sglang:spark"\nport = 30000\n',
   "sg-tmux.toml": 'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-8B"\nport = 30000\n',
 };
 const DEPLOYMENTS = [
@@ -73,7 +74,11 @@ describe.sequential("hostile secret values through every path and target", () =>
     return JSON.parse(r.stdout) as { apiKeySha256: string[]; hfTokenSha256: string | null };
   };
   const marks = () =>
-    nodes.flatMap((n) => readdirSync(n.home).filter((f) => f.startsWith(MARK)).map((f) => `${n.name}: ${f}`));
+    nodes.flatMap((n) =>
+      readdirSync(n.home)
+        .filter((f) => f.startsWith(MARK))
+        .map((f) => `${n.name}: ${f}`),
+    );
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -106,7 +111,13 @@ describe.sequential("hostile secret values through every path and target", () =>
       for (const s of [hf, key]) expect(up.all).not.toContain(s);
       // The script recipe: start.sh sourced the .env and passed HF_TOKEN into its container.
       expect(await received(h1, 18460, "127.0.0.1")).toEqual({ apiKeySha256: [], hfTokenSha256: sha(hf) });
-      for (const [n, port] of [[h2, 8000], [h3, 8000], [h4, 8000], [h5, 30000], [h6, 30000]] as const) {
+      for (const [n, port] of [
+        [h2, 8000],
+        [h3, 8000],
+        [h4, 8000],
+        [h5, 30000],
+        [h6, 30000],
+      ] as const) {
         expect(await received(n, port), n.name).toEqual({ apiKeySha256: [sha(key)], hfTokenSha256: sha(hf) });
       }
       // The stop.sh of the next up reads the same .env: still nothing runs.

@@ -52,16 +52,21 @@ describe("secrets", () => {
       firstIp: 88,
       sshPort: 2289,
       nodeEnv: (n): Record<string, string> => (n.name === "s1" ? { BIND: "127.0.0.1", PORT: "18488" } : {}),
-      nodeExtra: (n) => (n.name === "s1" ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }` : ""),
+      nodeExtra: (n) =>
+        n.name === "s1"
+          ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }`
+          : "",
       prepare: (site) => {
         const s1 = site.nodes[0] as SimNode;
         makeScriptRecipe(s1, "flash");
         writeFileSync(join(s1.home, "flash", ".env"), `HF_TOKEN="${OLD_HF}"\n`);
       },
       recipes: {
-        "guarded.toml": 'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+        "guarded.toml":
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
       },
-      config: () => "  sm121:deployments:\n    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [s1] }\n    - { recipe: guarded, nodes: [s2] }",
+      config: () =>
+        "  sm121:deployments:\n    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [s1] }\n    - { recipe: guarded, nodes: [s2] }",
     });
     flashNode = e.site.nodes[0] as SimNode;
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:hfToken"], { input: HF })).code).toBe(0);
@@ -81,13 +86,18 @@ describe("secrets", () => {
     for (const out of [up.all, preview.all]) for (const s of [HF, KEY, OLD_HF]) expect(out).not.toContain(s);
     // The key works: /v1 needs it, and it is on the node where the engine reads it.
     const s2 = e.site.nodes[1] as SimNode;
-    const denied = await sshScript(e.site, s2, "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models");
+    const denied = await sshScript(
+      e.site,
+      s2,
+      "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models",
+    );
     expect(denied.stdout).toBe("401");
     // The Pulumi state (the raw file of the file:// backend, and its export) holds ciphertext only.
     const stateFiles = filesUnder(join(e.dir, "..", "pulumi", "state"));
     expect(stateFiles.length).toBeGreaterThan(0);
     const exported = (await e.pulumi.run(["stack", "export"])).stdout;
-    for (const text of [exported, ...stateFiles.map((f) => readFileSync(f, "utf8"))]) for (const s of [HF, KEY, OLD_HF]) expect(text).not.toContain(s);
+    for (const text of [exported, ...stateFiles.map((f) => readFileSync(f, "utf8"))])
+      for (const s of [HF, KEY, OLD_HF]) expect(text).not.toContain(s);
     // Logs on the nodes: sm121's, the engines', docker's, sshd's.
     const logs = filesUnder(e.site.dir).filter((f) => /\.log$|\/logs\/|json\.log|-json\.log/.test(f));
     expect(logs.length).toBeGreaterThan(3);

@@ -23,9 +23,11 @@ describe("an SGLang endpoint with sm121:apiKey", () => {
       firstIp: 150,
       sshPort: 2450,
       recipes: {
-        "sg-docker.toml": 'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q8"\nimage = "lmsysorg/sglang:spark"\nport = 30000\n',
+        "sg-docker.toml":
+          'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q8"\nimage = "lmsysorg/sglang:spark"\nport = 30000\n',
       },
-      config: () => "  sm121:deployments:\n    - { recipe: qwen3-30b-sglang-tmux, nodes: [k1, k2] }\n    - { recipe: sg-docker, nodes: [k3] }",
+      config: () =>
+        "  sm121:deployments:\n    - { recipe: qwen3-30b-sglang-tmux, nodes: [k1, k2] }\n    - { recipe: sg-docker, nodes: [k3] }",
     });
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: KEY })).code).toBe(0);
   });
@@ -38,7 +40,8 @@ describe("an SGLang endpoint with sm121:apiKey", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).not.toContain(KEY);
-    const code = (n: SimNode, port: number, auth: string) => sh(n, `curl -s -o /dev/null -w '%{http_code}' ${auth} http://${n.ip}:${port}/v1/models`);
+    const code = (n: SimNode, port: number, auth: string) =>
+      sh(n, `curl -s -o /dev/null -w '%{http_code}' ${auth} http://${n.ip}:${port}/v1/models`);
     for (const n of [k1, k3]) {
       expect(await code(n, 30000, ""), n.name).toBe("401");
       expect(await code(n, 30000, "-H 'Authorization: Bearer wrong'"), n.name).toBe("401");
@@ -54,9 +57,14 @@ describe("an SGLang endpoint with sm121:apiKey", () => {
     const file = join(k1.home, ".sm121", "deployments", "qwen3-30b-sglang-tmux", "api-key.yaml");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, "utf8")).toBe(`api-key: '${KEY.replace(/'/g, "''")}'\n`);
-    expect(await sh(k1, "cat ~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh")).toContain('--config "$HOME"/.sm121/deployments/qwen3-30b-sglang-tmux/api-key.yaml');
+    expect(await sh(k1, "cat ~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh")).toContain(
+      '--config "$HOME"/.sm121/deployments/qwen3-30b-sglang-tmux/api-key.yaml',
+    );
     const args = JSON.parse(await sh(k3, "docker inspect -f '{{json .Args}}' sm121-sg-docker-0")) as string[];
-    expect(args.slice(args.indexOf("--config"), args.indexOf("--config") + 2)).toEqual(["--config", "/run/sm121/api-key.yaml"]);
+    expect(args.slice(args.indexOf("--config"), args.indexOf("--config") + 2)).toEqual([
+      "--config",
+      "/run/sm121/api-key.yaml",
+    ]);
     const ps = await sh(k1, "ps -eo args");
     expect(ps).toContain("sglang");
     expect(ps).not.toContain(KEY);

@@ -89,20 +89,32 @@ const sm121Kind = (type: string): string | undefined => /^pulumi-nodejs:dynamic\
  * node is read-only).
  */
 async function starts(e: E2E): Promise<Record<string, string>> {
-  const each = await Promise.all(e.site.nodes.map(async (n) => {
-    const f = join(n.root, "run", "engine-events.jsonl");
-    const lines = existsSync(f) ? readFileSync(f, "utf8").split("\n") : [];
-    const served = lines.filter((l) => l.includes('"event":"serving"')).length;
-    const inspect = "docker ps -aq | xargs -r docker inspect -f '{{.Name}} {{.State.StartedAt}} {{.State.Running}}'";
-    const containers = (await sshOk(e.site, n, inspect)).trim().split("\n").filter((l) => l !== "");
-    return [n.name, [`${served} served`, ...containers].join("; ")] as const;
-  }));
+  const each = await Promise.all(
+    e.site.nodes.map(async (n) => {
+      const f = join(n.root, "run", "engine-events.jsonl");
+      const lines = existsSync(f) ? readFileSync(f, "utf8").split("\n") : [];
+      const served = lines.filter((l) => l.includes('"event":"serving"')).length;
+      const inspect = "docker ps -aq | xargs -r docker inspect -f '{{.Name}} {{.State.StartedAt}} {{.State.Running}}'";
+      const containers = (await sshOk(e.site, n, inspect))
+        .trim()
+        .split("\n")
+        .filter((l) => l !== "");
+      return [n.name, [`${served} served`, ...containers].join("; ")] as const;
+    }),
+  );
   return Object.fromEntries(each);
 }
 
 /** What the fixture and a fresh export of the same release must share: the resources and their properties. */
 const shape = (r: Resources) =>
-  r.map((x) => `${x.type} ${x.urn.split("::").pop() ?? ""} ${Object.keys(x.outputs ?? {}).sort().join(",")}`).sort();
+  r
+    .map(
+      (x) =>
+        `${x.type} ${x.urn.split("::").pop() ?? ""} ${Object.keys(x.outputs ?? {})
+          .sort()
+          .join(",")}`,
+    )
+    .sort();
 
 describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
   let e: E2E;

@@ -41,10 +41,16 @@ function events(n: SimNode, since: number): EngineEvent[] {
       return "";
     }
   })();
-  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as EngineEvent).filter((x) => x.at >= since);
+  return text
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as EngineEvent)
+    .filter((x) => x.at >= since);
 }
 const at = (n: SimNode, since: number, what: EngineEvent["event"]) => {
-  return events(n, since).filter((x) => x.event === what).map((x) => x.at);
+  return events(n, since)
+    .filter((x) => x.event === what)
+    .map((x) => x.at);
 };
 
 /** A streamed chat straight at an engine: its text, whole or as far as it came. */
@@ -53,8 +59,11 @@ async function stream(n: SimNode, tokens: number): Promise<{ text: string; error
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
-      model: ROLL_MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: tokens,
-      stream: true, ignore_eos: true,
+      model: ROLL_MODEL,
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: tokens,
+      stream: true,
+      ignore_eos: true,
     }),
   });
   let text = "";
@@ -78,17 +87,23 @@ describe.sequential("a surge onto a spare group", () => {
 
   beforeAll(async () => {
     e = await e2eProject({
-      name: "surge", nodes: ["r1", "r2", "s1"], firstIp: 234, sshPort: 2834, recipes: { "roll.toml": recipe(8) },
+      name: "surge",
+      nodes: ["r1", "r2", "s1"],
+      firstIp: 234,
+      sshPort: 2834,
+      recipes: { "roll.toml": recipe(8) },
       config: () => "",
     });
     [r1, r2, s1] = e.site.nodes as [SimNode, SimNode, SimNode];
     gwFile = join(e.dir, "..", "gw", "litellm.yaml");
-    e.reconfigure([
-      `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
-      "  sm121:drainS: 60",
-      "  sm121:deployments:",
-      "    - { name: roll, recipe: roll, replicas: [[r1], [r2]], spare: [s1] }",
-    ].join("\n"));
+    e.reconfigure(
+      [
+        `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
+        "  sm121:drainS: 60",
+        "  sm121:deployments:",
+        "    - { name: roll, recipe: roll, replicas: [[r1], [r2]], spare: [s1] }",
+      ].join("\n"),
+    );
     // Ten tokens a second: a long answer is still streaming when its replica's turn comes.
     for (const n of [r1, r2, s1]) setEngineBehaviour(n, { startDelayS: 2, tokensPerSecond: 10 });
     const up = await e.up();
@@ -102,9 +117,11 @@ describe.sequential("a surge onto a spare group", () => {
     writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(16));
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toContain(`surges ${ROLL_MODEL} onto s1 first: roll-spare starts the new recipe there and ` +
-      "answers, then roll-1, then roll-2, each stopped only once the one before it answers; " +
-      "roll-spare stops once roll-2 answers; none of 2 down");
+    expect(preview.all).toContain(
+      `surges ${ROLL_MODEL} onto s1 first: roll-spare starts the new recipe there and ` +
+        "answers, then roll-1, then roll-2, each stopped only once the one before it answers; " +
+        "roll-spare stops once roll-2 answers; none of 2 down",
+    );
     expect(preview.all).toContain(`replica 1 of 2 of ${ROLL_MODEL}, rolled first, after the surge roll-spare answers`);
   }, 240_000);
 
@@ -125,8 +142,10 @@ describe.sequential("a surge onto a spare group", () => {
     const times = JSON.stringify({ spareUp, spareDown, r1Down, r1Up, r2Down, r2Up });
     for (const t of [spareUp, spareDown, r1Down, r1Up, r2Down, r2Up]) expect(t, times).toBeDefined();
     const ms = (a?: number, b?: number) => (a ?? 0) - (b ?? 0);
-    console.log(`surge: the spare answered ${ms(r1Down, spareUp)} ms before roll-1 stopped and stopped ` +
-      `${ms(spareDown, r2Up)} ms after roll-2 answered; the stream had ${s.text.split("data: ").length - 1} chunks`);
+    console.log(
+      `surge: the spare answered ${ms(r1Down, spareUp)} ms before roll-1 stopped and stopped ` +
+        `${ms(spareDown, r2Up)} ms after roll-2 answered; the stream had ${s.text.split("data: ").length - 1} chunks`,
+    );
     expect(spareUp, times).toBeLessThan(r1Down as number);
     expect(r1Up, times).toBeLessThan(r2Down as number);
     expect(r2Up, times).toBeLessThan(spareDown as number);
@@ -148,8 +167,10 @@ describe.sequential("a surge onto a spare group", () => {
     const since = Date.now();
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
-    expect(up.all).toContain(`rolls ${ROLL_MODEL}: roll-1, then roll-2; at most 1 of 2 down; no surge onto s1: ` +
-      "the new recipe does not fit there: deployment roll-spare cannot fit in memory");
+    expect(up.all).toContain(
+      `rolls ${ROLL_MODEL}: roll-1, then roll-2; at most 1 of 2 down; no surge onto s1: ` +
+        "the new recipe does not fit there: deployment roll-spare cannot fit in memory",
+    );
     expect(at(s1, since, "serving")).toEqual([]);
     expect(downTimes([r1, r2], since).map((d) => d.node)).toEqual(["r1", "r2"]);
     expect(overlapping(downTimes([r1, r2], since))).toBe(false);
@@ -162,8 +183,9 @@ describe.sequential("a surge onto a spare group", () => {
     const since = Date.now();
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain("the surge roll-spare on s1 failed: no replica of the set was stopped, " +
-      "they all serve the old recipe");
+    expect(up.all).toContain(
+      "the surge roll-spare on s1 failed: no replica of the set was stopped, " + "they all serve the old recipe",
+    );
     expect(up.all).toContain("deployment roll-spare did not start on the spare; readiness failed");
     expect(at(r1, since, "stopped")).toEqual([]);
     expect(at(r2, since, "stopped")).toEqual([]);
@@ -176,9 +198,11 @@ describe.sequential("a surge onto a spare group", () => {
     const since = Date.now();
     const up = await e.up();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain(`replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; the 1 replica ` +
-      "after it keeps the old recipe; the surge roll-spare keeps serving the new recipe on its spare until an up " +
-      "completes the roll");
+    expect(up.all).toContain(
+      `replica roll-1 (1 of 2 of ${ROLL_MODEL}) failed: the roll stops here; the 1 replica ` +
+        "after it keeps the old recipe; the surge roll-spare keeps serving the new recipe on its spare until an up " +
+        "completes the roll",
+    );
     // The surge answered and still serves; roll-2 was not touched.
     expect(at(s1, since, "serving")).toHaveLength(1);
     expect(at(s1, since, "stopped")).toEqual([]);

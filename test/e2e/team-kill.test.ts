@@ -11,8 +11,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alive } from "../helpers/project";
 import {
-  engineLog, moveToPostgres, nodeLockFree, nodeLockHolder, providerOf, recordMove, runnerB, servedLens, STACK_LOCKED,
-  startsAt, setGates, TEAM, teamProject, tmuxSessions, until, type Checkout, type Team,
+  engineLog,
+  moveToPostgres,
+  nodeLockFree,
+  nodeLockHolder,
+  providerOf,
+  recordMove,
+  runnerB,
+  servedLens,
+  STACK_LOCKED,
+  startsAt,
+  setGates,
+  TEAM,
+  teamProject,
+  tmuxSessions,
+  until,
+  type Checkout,
+  type Team,
 } from "../helpers/team";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
@@ -51,7 +66,14 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
     const loading = () => nodes.every((n, i) => startsAt(n, TEAM[i]?.name ?? "", 10240) > 0);
     // Two minutes: on a loaded machine the stop, the memory wait and the starts can take a while.
     const started = await until(() => loading() && job.pulumiPids.size === 1, 100_000);
-    const logs = () => nodes.map((n, i) => engineLog(n, TEAM[i]?.name ?? "").slice(-5).join("\n")).join("\n");
+    const logs = () =>
+      nodes
+        .map((n, i) =>
+          engineLog(n, TEAM[i]?.name ?? "")
+            .slice(-5)
+            .join("\n"),
+        )
+        .join("\n");
     expect(started, `${job.output()}\n${logs()}`).toBe(true);
     const cli = [...job.pulumiPids][0] ?? 0;
     const provider = providerOf(cli) ?? 0;

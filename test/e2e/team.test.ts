@@ -11,8 +11,18 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  engineStarts, moveToPostgres, ownerRecord, recordMove, runnerB, setGates, STACK_LOCKED, startsAt, TEAM, teamProject,
-  type Checkout, type Team,
+  engineStarts,
+  moveToPostgres,
+  ownerRecord,
+  recordMove,
+  runnerB,
+  setGates,
+  STACK_LOCKED,
+  startsAt,
+  TEAM,
+  teamProject,
+  type Checkout,
+  type Team,
 } from "../helpers/team";
 import type { SimNode } from "../site/site";
 
@@ -52,8 +62,9 @@ describe.sequential("a team on one site: the state in PostgreSQL, an operator an
     const pgIdentity = t.pg.url.replace("pulumi@", "");
     nodes.forEach((n, i) => {
       const records = `the node records ${TEAM[i]?.name} for backend ${fileBackend}; this up records ${pgIdentity}`;
-      const move = `if stack sim moved to this backend from ${fileBackend} (pulumi stack export / import), `
-        + `record the move once with SM121_ALLOW_TAKEOVER=${n.name}: nothing restarts`;
+      const move =
+        `if stack sim moved to this backend from ${fileBackend} (pulumi stack export / import), ` +
+        `record the move once with SM121_ALLOW_TAKEOVER=${n.name}: nothing restarts`;
       expect(plain.all).toContain(`${n.name}: ${records}: ${n.name}: ${move}`);
     });
     // The one up that records the move restarts nothing; the next one has nothing to do.
@@ -97,7 +108,10 @@ describe.sequential("a team on one site: the state in PostgreSQL, an operator an
     const [ra, rb] = await Promise.all([runs.A.done, runs.B.done]);
     t.keep("race-a", ra.all);
     t.keep("race-b", rb.all);
-    expect([ra.code, rb.code].filter((c) => c === 0), `A:\n${ra.all}\nB:\n${rb.all}`).toHaveLength(1);
+    expect(
+      [ra.code, rb.code].filter((c) => c === 0),
+      `A:\n${ra.all}\nB:\n${rb.all}`,
+    ).toHaveLength(1);
     const aWon = ra.code === 0;
     const [winner, loser, won, lost] = aWon ? (["A", "B", 16384, 12288] as const) : (["B", "A", 12288, 16384] as const);
     t.keep("race-winner", winner);

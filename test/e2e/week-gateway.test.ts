@@ -50,7 +50,10 @@ function litellmDeployments(text: string): string[] {
   const env = { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True" };
   const r = spawnSync(LITELLM_PYTHON, ["-c", program], { input: text, encoding: "utf8", env, timeout: 120_000 });
   if (r.status !== 0) throw new Error(`LiteLLM's loader refused the file:\n${r.stderr}`);
-  return r.stdout.trim().split(" ").filter((x) => x !== "");
+  return r.stdout
+    .trim()
+    .split(" ")
+    .filter((x) => x !== "");
 }
 
 describe.sequential("the operator's week, part two", () => {
@@ -60,28 +63,35 @@ describe.sequential("the operator's week, part two", () => {
   const sh = async (n: SimNode, script: string) => (await sshScript(e.site, n, script)).stdout;
   const gateway = () => sh(g1, "cat ~/gw/models.yaml 2>/dev/null || true");
   /** g2 has the seed-001 script recipe, bound to its loopback (the gateway on g1 cannot reach it). */
-  const scriptNode = (n: SimNode) => [
-    `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }`,
-    "      recipes:",
-    "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }",
-  ].join("\n");
-  const stack = (deployments: string[]) => [
-    "config:",
-    `  sm121:knownHosts: ${e.site.knownHosts}`,
-    "  sm121:minMemAvailableGiB: 1",
-    "  sm121:readyGraceS: 0",
-    "  sm121:gateway: { path: ~/gw/models.yaml, format: litellm, node: g1 }",
-    nodesYaml(e.site, (n) => (n.name === "g2" ? scriptNode(n) : ""), (n): Record<string, string> => {
-      return n.name === "g2" ? { BIND: "127.0.0.1", PORT: "18493" } : {};
-    }),
-    "  sm121:deployments:",
-    ...deployments.map((d) => `    - ${d}`),
-    "",
-  ].join("\n");
-  const both = () => stack([
-    "{ name: a, recipe: alpha, nodes: [g1] }",
-    "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [g2] }",
-  ]);
+  const scriptNode = (n: SimNode) =>
+    [
+      `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }`,
+      "      recipes:",
+      "        qwen38-flash: { dir: ~/flash, container: qwen38-flash }",
+    ].join("\n");
+  const stack = (deployments: string[]) =>
+    [
+      "config:",
+      `  sm121:knownHosts: ${e.site.knownHosts}`,
+      "  sm121:minMemAvailableGiB: 1",
+      "  sm121:readyGraceS: 0",
+      "  sm121:gateway: { path: ~/gw/models.yaml, format: litellm, node: g1 }",
+      nodesYaml(
+        e.site,
+        (n) => (n.name === "g2" ? scriptNode(n) : ""),
+        (n): Record<string, string> => {
+          return n.name === "g2" ? { BIND: "127.0.0.1", PORT: "18493" } : {};
+        },
+      ),
+      "  sm121:deployments:",
+      ...deployments.map((d) => `    - ${d}`),
+      "",
+    ].join("\n");
+  const both = () =>
+    stack([
+      "{ name: a, recipe: alpha, nodes: [g1] }",
+      "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [g2] }",
+    ]);
   type Resource = { urn: string; outputs?: { outcome?: { status: string; failure?: string } } };
   const resources = async () => {
     const exported = (await e.pulumi.run(["stack", "export"])).stdout;
@@ -167,15 +177,19 @@ describe.sequential("the operator's week, part two", () => {
 
     const destroy = await e.destroy();
     expect(destroy.code).not.toBe(0);
-    expect(destroy.all).toContain([
-      "deployment flash: the stop failed on g2; flash stays in the stack state, marked failed on g2,",
-      "and its gateway endpoints stay disabled.",
-    ].join(" "));
+    expect(destroy.all).toContain(
+      [
+        "deployment flash: the stop failed on g2; flash stays in the stack state, marked failed on g2,",
+        "and its gateway endpoints stay disabled.",
+      ].join(" "),
+    );
     expect(destroy.all).toContain(busy);
-    expect(destroy.all).toContain([
-      "Fix the stop on g2 (the deployment's stop script there: ~/.sm121/deployments/flash/stop.sh),",
-      "then run `pulumi destroy` again, or `pulumi up` (which tries the stop again).",
-    ].join(" "));
+    expect(destroy.all).toContain(
+      [
+        "Fix the stop on g2 (the deployment's stop script there: ~/.sm121/deployments/flash/stop.sh),",
+        "then run `pulumi destroy` again, or `pulumi up` (which tries the stop again).",
+      ].join(" "),
+    );
     // Nothing is reported deleted that still runs: flash stays, its engine runs, the node keeps the record.
     expect((await resources()).map((r) => r.urn.split("::").pop())).toContain("flash-engine");
     expect(nodeProcesses(g2, /fake-engine/)).toEqual(engines);
@@ -209,15 +223,17 @@ describe.sequential("the operator's week, part two", () => {
     e.writeStack(stack(["{ name: a, recipe: alpha, nodes: [g1] }", "{ name: c, recipe: gamma, nodes: [g1] }"]));
     const over = await e.preview();
     expect(over.code).not.toBe(0);
-    expect(over.all).toContain([
-      "node g1 is over-committed:",
-      "a claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/alpha.toml)) +",
-      "c claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/gamma.toml)) =",
-      "121.7 GiB > 109.5 GiB (0.9 x 121.7 GiB MemTotal; the rest is the OS's);",
-      "lower the deployments' utilization so that their shares add up to at most 0.9,",
-      "or move one of them to another node;",
-      "SM121_ALLOW_UNFIT=g1 lets this run go on",
-    ].join(" "));
+    expect(over.all).toContain(
+      [
+        "node g1 is over-committed:",
+        "a claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/alpha.toml)) +",
+        "c claims 60.8 GiB (0.5 x 121.7 GiB (--gpu-memory-utilization in recipes/gamma.toml)) =",
+        "121.7 GiB > 109.5 GiB (0.9 x 121.7 GiB MemTotal; the rest is the OS's);",
+        "lower the deployments' utilization so that their shares add up to at most 0.9,",
+        "or move one of them to another node;",
+        "SM121_ALLOW_UNFIT=g1 lets this run go on",
+      ].join(" "),
+    );
     const allowed = await e.preview({ SM121_ALLOW_UNFIT: "g1" });
     expect(allowed.code, allowed.all).toBe(0);
     expect(allowed.all).toContain("SM121_ALLOW_UNFIT=g1: going on although node g1 is over-committed");

@@ -50,19 +50,20 @@ describe.sequential("the operator's week", () => {
   const sh = async (n: SimNode, script: string) => (await sshScript(e.site, n, script)).stdout.trim();
   const started = (n: SimNode, name: string) => sh(n, `docker inspect -f '{{.State.StartedAt}}' sm121-${name}-0`);
   /** w3 is protected from the start; w2 when `protectW2`. */
-  const stack = (protectW2: boolean) => [
-    "config:",
-    `  sm121:knownHosts: ${e.site.knownHosts}`,
-    "  sm121:minMemAvailableGiB: 1",
-    "  sm121:readyGraceS: 0",
-    "  sm121:liveness: { timeout: 2, maxRestarts: 2, windowS: 3600 }",
-    nodesYaml(e.site, (n) => (n.name === "w3" || (n.name === "w2" && protectW2) ? "      protected: true" : "")),
-    "  sm121:deployments:",
-    "    - { name: live, recipe: live, nodes: [w1] }",
-    "    - { name: other, recipe: other, nodes: [w2] }",
-    "    - { name: far, recipe: far, nodes: [w3] }",
-    "",
-  ].join("\n");
+  const stack = (protectW2: boolean) =>
+    [
+      "config:",
+      `  sm121:knownHosts: ${e.site.knownHosts}`,
+      "  sm121:minMemAvailableGiB: 1",
+      "  sm121:readyGraceS: 0",
+      "  sm121:liveness: { timeout: 2, maxRestarts: 2, windowS: 3600 }",
+      nodesYaml(e.site, (n) => (n.name === "w3" || (n.name === "w2" && protectW2) ? "      protected: true" : "")),
+      "  sm121:deployments:",
+      "    - { name: live, recipe: live, nodes: [w1] }",
+      "    - { name: other, recipe: other, nodes: [w2] }",
+      "    - { name: far, recipe: far, nodes: [w3] }",
+      "",
+    ].join("\n");
   const engine = async (name: string): Promise<Engine> => {
     const s = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as { deployment: { resources: Engine[] } };
     const r = s.deployment.resources.find((x) => x.urn.endsWith(`::${name}-engine`));
@@ -186,7 +187,10 @@ describe.sequential("the operator's week", () => {
     writeFileSync(join(e.dir, "recipes", "other.toml"), recipe("other", 4096));
     killNodeSshd(e.site, w3);
     // The place of w3's ssh block in the stack file.
-    const line = readFileSync(join(e.dir, "Pulumi.sim.yaml"), "utf8").split("\n").findIndex((l) => l === "    w3:") + 2;
+    const line =
+      readFileSync(join(e.dir, "Pulumi.sim.yaml"), "utf8")
+        .split("\n")
+        .findIndex((l) => l === "    w3:") + 2;
     const at = `${w3.ip}:${w3.sshPort}`;
     const place = `Pulumi.sim.yaml:${line}:7: sm121:nodes.w3.ssh: w3 unreachable:`;
     const fix = "check that sshd runs on w3 and listens on ssh.port";
@@ -229,11 +233,13 @@ describe.sequential("the operator's week", () => {
     e.writeStack(stack(true).replace(`${ssh} ${e.site.user} }`, `${ssh} nobody-here }`));
     const login = await e.preview({ SM121_ALLOW_PROTECTED: "w2" });
     expect(login.code).not.toBe(0);
-    expect(login.all).toContain([
-      `${place} the login as nobody-here@${at} was refused (All configured authentication methods failed);`,
-      "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent)",
-      "is in that user's ~/.ssh/authorized_keys on w3",
-    ].join(" "));
+    expect(login.all).toContain(
+      [
+        `${place} the login as nobody-here@${at} was refused (All configured authentication methods failed);`,
+        "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent)",
+        "is in that user's ~/.ssh/authorized_keys on w3",
+      ].join(" "),
+    );
     writeFileSync(join(e.dir, "Pulumi.sim.yaml"), good);
     const back = await e.up();
     expect(back.code, back.all).toBe(0);

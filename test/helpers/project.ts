@@ -52,14 +52,20 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
 }
 
 /** The sm121:nodes block for the simulated nodes. */
-export function nodesYaml(site: SimSite, extra: (n: SimNode) => string = () => "", env: (n: SimNode) => Record<string, string> = () => ({})): string {
+export function nodesYaml(
+  site: SimSite,
+  extra: (n: SimNode) => string = () => "",
+  env: (n: SimNode) => Record<string, string> = () => ({}),
+): string {
   const lines = ["  sm121:nodes:"];
   for (const n of site.nodes) {
     lines.push(
       `    ${n.name}:`,
       `      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }`,
       `      ip: ${n.ip}`,
-      `      env: { ${Object.entries({ HF_HOME: `${n.home}/.cache/huggingface`, ...env(n) }).map(([k, v]) => `${k}: ${v}`).join(", ")} }`,
+      `      env: { ${Object.entries({ HF_HOME: `${n.home}/.cache/huggingface`, ...env(n) })
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ")} }`,
       `      stateDir: ~/.sm121`,
     );
     const more = extra(n);
@@ -124,11 +130,23 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   let salt = "";
   const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
   const stackYaml = (part: string) =>
-    ["config:", `  sm121:knownHosts: ${site.knownHosts}`, "  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0", "  sm121:dgppPollS: 0.5", nodesYaml(site, nodeExtra, nodeEnv), part, ""].join("\n");
+    [
+      "config:",
+      `  sm121:knownHosts: ${site.knownHosts}`,
+      "  sm121:minMemAvailableGiB: 1",
+      "  sm121:memTimeoutS: 30",
+      "  sm121:readyGraceS: 0",
+      "  sm121:dgppPollS: 0.5",
+      nodesYaml(site, nodeExtra, nodeEnv),
+      part,
+      "",
+    ].join("\n");
   writeStack(stackYaml(config(site)));
   const init = await pulumi.run(["stack", "init", stack]);
   if (init.code !== 0) throw new Error(`pulumi stack init failed:\n${init.all}`);
-  const key = await pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey"], { input: readFileSync(site.clientKey, "utf8") });
+  const key = await pulumi.run(["config", "set", "--secret", "sm121:sshPrivateKey"], {
+    input: readFileSync(site.clientKey, "utf8"),
+  });
   if (key.code !== 0) throw new Error(`pulumi config set failed:\n${key.all}`);
   const m = /\n( {2}sm121:sshPrivateKey:\n(?: {4}.*\n)+)/.exec(readFileSync(stackFile, "utf8"));
   if (m === null) throw new Error("the encrypted sm121:sshPrivateKey was not found in the stack file");

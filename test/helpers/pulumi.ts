@@ -22,7 +22,16 @@ export interface PulumiEnv {
   dir: string;
   env: Record<string, string>;
   /** `interruptWhen`: an operator's Ctrl-C (SIGINT) once that promise resolves, e.g. when the run has reached a given step. */
-  run(args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number; stream?: boolean; interruptWhen?: Promise<void> }): Promise<PulumiRun>;
+  run(
+    args: string[],
+    opts?: {
+      env?: Record<string, string>;
+      input?: string;
+      timeoutMs?: number;
+      stream?: boolean;
+      interruptWhen?: Promise<void>;
+    },
+  ): Promise<PulumiRun>;
 }
 
 export const PASSPHRASE = "sm121-test-passphrase";

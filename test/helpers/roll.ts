@@ -39,8 +39,12 @@ export function downTimes(nodes: readonly SimNode[], since: number): Down[] {
   return nodes.flatMap((n) => {
     const file = join(n.root, "run", "engine-events.jsonl");
     if (!existsSync(file)) return [];
-    const events = readFileSync(file, "utf8").trim().split("\n").filter((l) => l !== "")
-      .map((l) => JSON.parse(l) as { event: string; at: number }).filter((x) => x.at >= since);
+    const events = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as { event: string; at: number })
+      .filter((x) => x.at >= since);
     const out: Down[] = [];
     for (const [i, ev] of events.entries()) {
       if (ev.event !== "stopped") continue;
@@ -75,14 +79,34 @@ export async function rollUnderLoad(
 ): Promise<RollRun> {
   const since = Date.now();
   writeFileSync(join(e.dir, "recipes", "roll.toml"), o.recipe);
-  const args = ["bench", "--url", proxy.url, "--model", ROLL_MODEL, "--rate", String(o.rate),
-    "--requests", String(o.requests), "--concurrency", "8", "--max-tokens", "8", "--prompt-tokens", "16", "--json"];
+  const args = [
+    "bench",
+    "--url",
+    proxy.url,
+    "--model",
+    ROLL_MODEL,
+    "--rate",
+    String(o.rate),
+    "--requests",
+    String(o.requests),
+    "--concurrency",
+    "8",
+    "--max-tokens",
+    "8",
+    "--prompt-tokens",
+    "16",
+    "--json",
+  ];
   const timeoutMs = (o.requests / o.rate) * 1000 + 120_000;
   const served = () => (readFileSync(proxy.log, "utf8").match(/"POST \/v1\/chat\/completions /g) ?? []).length;
   const before = served();
   const load = sm121(e, args, { env: { SM121_API_KEY: proxy.key }, timeoutMs });
   // The up starts once the load runs through the proxy (the proxy's own access log says so).
-  await eventually("the load through the proxy", () => Promise.resolve(served()), (n) => n > before);
+  await eventually(
+    "the load through the proxy",
+    () => Promise.resolve(served()),
+    (n) => n > before,
+  );
   const up = await e.up(o.env);
   const b = await load;
   const to = Date.now();
@@ -125,11 +149,13 @@ export async function rollSite(o: RollSiteOptions): Promise<RollSite> {
   };
   try {
     const gwFile = join(e.dir, "..", "gw", "litellm.yaml");
-    e.reconfigure([
-      `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
-      "  sm121:deployments:",
-      "    - { name: roll, recipe: roll, replicas: [[r1], [r2]] }",
-    ].join("\n"));
+    e.reconfigure(
+      [
+        `  sm121:gateway: { path: ${gwFile}, format: litellm }`,
+        "  sm121:deployments:",
+        "    - { name: roll, recipe: roll, replicas: [[r1], [r2]] }",
+      ].join("\n"),
+    );
     const up = await e.up();
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
     proxy = await startLiteLLM({ dir: join(e.dir, "..", "litellm"), config: gwFile, key: "sk-sm121-roll" });

@@ -38,7 +38,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 /** A copy of `v` with `f` applied to every value, deepest first. */
 function mapDeep(v: unknown, f: (v: unknown, key: string) => unknown, key = ""): unknown {
-  if (Array.isArray(v)) return f(v.map((x) => mapDeep(x, f, key)), key);
+  if (Array.isArray(v))
+    return f(
+      v.map((x) => mapDeep(x, f, key)),
+      key,
+    );
   if (isObject(v)) return f(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapDeep(x, f, k)])), key);
   return f(v, key);
 }
@@ -68,7 +72,8 @@ export function toFixture(e: Exported, ctx: RecordContext): Exported {
   const scrubbed = mapSecrets(e, (plain) => replaceStrings(plain, [[key, "@SSH_PRIVATE_KEY@"]]));
   const moved = replaceStrings(scrubbed, [[ctx.buildDir, "@CHECKOUT@"]]);
   const unpacked = mapDeep(moved, (x, key) =>
-    key === "__bundle" && typeof x === "string" ? { "@packed": unpack(x) } : x);
+    key === "__bundle" && typeof x === "string" ? { "@packed": unpack(x) } : x,
+  );
   const out = unpacked as Exported;
   const { secrets_providers: _s, ...deployment } = out.deployment;
   // Any line of the key's body left anywhere (a secret this scrub does not know) fails the recording.

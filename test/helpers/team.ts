@@ -22,15 +22,20 @@ import { modelsIn } from "./json";
  * Pulumi's DIY stack lock, as a refused run prints it (pkg/backend/diy/lock.go of v3.274.1): the
  * holder's user, host and pid are groups 1-3.
  */
-export const STACK_LOCKED = new RegExp([
-  String.raw`error: the stack is currently locked by 1 lock\(s\)\. Either wait for the other process\(es\) `,
-  String.raw`to end or delete the lock file with \`pulumi cancel\`\.\n {2}postgres://\*{4}:\*{4}@127\.0\.0\.1:\d+/`,
-  String.raw`pulumi_state/\.pulumi/locks/organization/sm121/sim/[0-9a-f-]{36}\.json\?sslmode=disable: `,
-  String.raw`created by (\S+)@(\S+) \(pid (\d+)\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`,
-].join(""));
+export const STACK_LOCKED = new RegExp(
+  [
+    String.raw`error: the stack is currently locked by 1 lock\(s\)\. Either wait for the other process\(es\) `,
+    String.raw`to end or delete the lock file with \`pulumi cancel\`\.\n {2}postgres://\*{4}:\*{4}@127\.0\.0\.1:\d+/`,
+    String.raw`pulumi_state/\.pulumi/locks/organization/sm121/sim/[0-9a-f-]{36}\.json\?sslmode=disable: `,
+    String.raw`created by (\S+)@(\S+) \(pid (\d+)\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`,
+  ].join(""),
+);
 
 /** The deployments: number i on node i. */
-export const TEAM = [{ name: "chat", port: 8000 }, { name: "code", port: 8001 }] as const;
+export const TEAM = [
+  { name: "chat", port: 8000 },
+  { name: "code", port: 8001 },
+] as const;
 
 /** The file a gated recipe's engines wait for on their node (see gate). */
 const GATE = ".team-gate";
@@ -79,7 +84,10 @@ export interface Checkout {
 }
 
 const BATCH = ["--non-interactive", "--color", "never"];
-const pids = (): number[] => readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number);
+const pids = (): number[] =>
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 
 function comm(pid: number): string {
   try {
@@ -271,7 +279,11 @@ export async function moveToPostgres(c: Checkout, stack: string, pg: Postgres, f
   const before = c.env["PULUMI_BACKEND_URL"] ?? "";
   const runs = [await c.pulumi(["stack", "export", "--stack", stack, "--file", file]).done];
   Object.assign(c.env, { PULUMI_BACKEND_URL: "", PGPASSWORD: pg.password });
-  for (const args of [["login", pg.url], ["stack", "init", stack], ["stack", "import", "--file", file]]) {
+  for (const args of [
+    ["login", pg.url],
+    ["stack", "init", stack],
+    ["stack", "import", "--file", file],
+  ]) {
     runs.push(await c.pulumi(args).done);
   }
   const rm = ["stack", "rm", stack, "--force", "--yes", "--preserve-config"];
@@ -287,6 +299,8 @@ export function recordMove(c: Checkout, nodes: readonly SimNode[]): Run {
 /** A deployment's owner record on a node (serve/owner). */
 export function ownerRecord(n: SimNode, deployment: string): { project: string; stack: string; backend: string } {
   return JSON.parse(readFileSync(join(n.home, ".sm121", "deployments", deployment, "owner.json"), "utf8")) as {
-    project: string; stack: string; backend: string;
+    project: string;
+    stack: string;
+    backend: string;
   };
 }

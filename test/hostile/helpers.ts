@@ -154,6 +154,8 @@ export function runWithFakes(script: string, names: string[], dir = tempDir("run
     encoding: "utf8",
     env: { PATH: `${bin}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, HOME: dir, LANG: "C.UTF-8" },
   });
-  const calls = readdirSync(log).sort().map((f) => readFileSync(join(log, f), "utf8").split("\0").slice(0, -1));
+  const calls = readdirSync(log)
+    .sort()
+    .map((f) => readFileSync(join(log, f), "utf8").split("\0").slice(0, -1));
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls };
 }

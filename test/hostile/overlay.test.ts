@@ -11,25 +11,33 @@ import { CORPUS, PAYLOADS, rejected } from "./helpers";
 
 const A = "ov/docker-args.txt";
 const OV = join(CORPUS, "project", "overlays");
-const WORD = "a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
-const PAIRS = "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, or set what it does through a -e or -v pair or a recipe key";
+const WORD =
+  "a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
+const PAIRS =
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, or set what it does through a -e or -v pair or a recipe key";
 const MOUNT = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 
 /** -v /srv/x<payload>:/x in docker-args.txt: every payload is refused. */
 const IN_OVERLAY: Record<string, string[]> = {
   "command substitution": [`${A}:1:10: -v /srv/x$(id):/x contains \`$\`; ${WORD}`],
-  "backticks": [`${A}:1:10: -v /srv/x\`id\`:/x contains a backtick; ${WORD}`],
+  backticks: [`${A}:1:10: -v /srv/x\`id\`:/x contains a backtick; ${WORD}`],
   "a semicolon": [`${A}:1:10: -v /srv/x;id:/x contains \`;\`; ${WORD}`],
   "&&": [`${A}:1:10: -v /srv/x&&id:/x contains \`&\`; ${WORD}`],
   "a pipe": [`${A}:1:10: -v /srv/x|id:/x contains \`|\`; ${WORD}`],
-  "a newline": [`${A}:1:4: -v /srv/x is not SRC:DST[:ro|rw]; ${MOUNT}`, `${A}:2:1: \`id:/x\` is not part of a -e or -v pair: ${PAIRS}`],
+  "a newline": [
+    `${A}:1:4: -v /srv/x is not SRC:DST[:ro|rw]; ${MOUNT}`,
+    `${A}:2:1: \`id:/x\` is not part of a -e or -v pair: ${PAIRS}`,
+  ],
   "a carriage return": [`${A}:1:10: -v /srv/x\\u000Did:/x contains a carriage return; ${WORD}`],
-  "NUL": [`${A}:1:10: -v /srv/x\\u0000id:/x contains control character U+0000; ${WORD}`],
+  NUL: [`${A}:1:10: -v /srv/x\\u0000id:/x contains control character U+0000; ${WORD}`],
   "a single quote": [`${A}:1:10: -v /srv/x'id:/x contains a single quote; ${WORD}`],
   "a double quote": [`${A}:1:10: -v /srv/x"id:/x contains a double quote; ${WORD}`],
   "${IFS}": [`${A}:1:10: -v /srv/x\${IFS}id:/x contains \`$\`; ${WORD}`],
   "a glob": [`${A}:1:10: -v /srv/x*:/x contains \`*\`; ${WORD}`],
-  "a space": [`${A}:1:4: -v /srv/x is not SRC:DST[:ro|rw]; ${MOUNT}`, `${A}:1:11: \`id:/x\` is not part of a -e or -v pair: ${PAIRS}`],
+  "a space": [
+    `${A}:1:4: -v /srv/x is not SRC:DST[:ro|rw]; ${MOUNT}`,
+    `${A}:1:11: \`id:/x\` is not part of a -e or -v pair: ${PAIRS}`,
+  ],
   "an ESC sequence": [`${A}:1:10: -v /srv/x\\u001B[2Jid:/x contains control character U+001b; ${WORD}`],
   "a right-to-left override": [`${A}:1:10: -v /srv/x\\u202Eid:/x contains invisible format character U+202E; ${WORD}`],
 };
@@ -53,7 +61,8 @@ describe("hostile overlay directories", () => {
 
   it("flags: docker flags that are not -e/-v pairs", () => {
     const f = file("flags");
-    const not = (w: string, fix: string) => `\`${w}\` is not part of a -e or -v pair: ${PAIRS.replace(/; remove it.*$/, "")}; ${fix}`;
+    const not = (w: string, fix: string) =>
+      `\`${w}\` is not part of a -e or -v pair: ${PAIRS.replace(/; remove it.*$/, "")}; ${fix}`;
     const other = "remove it, or set what it does through a -e or -v pair or a recipe key";
     expect(rejected(() => loadOverlay(join(OV, "flags")), f)).toEqual([
       `${f}:1:1: ${not("--privileged", other)}`,
@@ -97,7 +106,10 @@ describe("hostile overlay directories", () => {
   it("a manifest nested 200,000 deep is read (no stack overflow); only its bytes count (the identity hash)", () => {
     const deep = Buffer.from(`${"[".repeat(200_000)}${"]".repeat(200_000)}`);
     const o = parseOverlay("/ov", Buffer.from("-e A=1\n"), deep);
-    expect([o.dockerArgs.length, o.sha256]).toEqual([1, createHash("sha256").update("-e A=1\n").update(deep).digest("hex")]);
+    expect([o.dockerArgs.length, o.sha256]).toEqual([
+      1,
+      createHash("sha256").update("-e A=1\n").update(deep).digest("hex"),
+    ]);
   });
 
   it("a directory that is a file, and a directory name with a newline", () => {
@@ -106,12 +118,17 @@ describe("hostile overlay directories", () => {
       `${dir}/docker-args.txt:1:1: overlay: cannot read docker-args.txt (ENOTDIR); an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
       `${dir}/manifest.json:1:1: overlay: cannot read manifest.json (ENOTDIR); an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
     ]);
-    expect(rejected(() => parseOverlay("/srv/ov\nx", Buffer.from("-e A=1\n"), Buffer.from("{}")), "/srv/ov\nx")).toEqual([
+    expect(
+      rejected(() => parseOverlay("/srv/ov\nx", Buffer.from("-e A=1\n"), Buffer.from("{}")), "/srv/ov\nx"),
+    ).toEqual([
       "/srv/ov\\u000Ax:1:1: overlay: the directory name contains white space or a control character; use a directory path without them: it goes into the .env header",
     ]);
   });
 
   it("crlf: a builder run on Windows is fine (the control case)", () => {
-    expect(loadOverlay(join(OV, "crlf")).dockerArgs.map((p) => `${p.flag} ${p.value}`)).toEqual(["-e A=1", "-v /srv/x:/x:ro"]);
+    expect(loadOverlay(join(OV, "crlf")).dockerArgs.map((p) => `${p.flag} ${p.value}`)).toEqual([
+      "-e A=1",
+      "-v /srv/x:/x:ro",
+    ]);
   });
 });

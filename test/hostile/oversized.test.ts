@@ -17,7 +17,8 @@ const F = "recipes/x.toml";
 const S = "Pulumi.s.yaml";
 const BASE = 'engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
 const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join("\n");
-const more = (file: string, at: string) => `${file}:${at}: more than 100 errors; the first 100 are listed; fix them and run again`;
+const more = (file: string, at: string) =>
+  `${file}:${at}: more than 100 errors; the first 100 are listed; fix them and run again`;
 
 /** The rejection's messages, or [] when `fn` accepted the input. `fn` runs once. */
 function outcome(fn: () => unknown, file?: string): string[] {
@@ -37,11 +38,15 @@ describe("recipes", () => {
   });
 
   it("2 MB of junk on one line", () => {
-    expect(outcome(() => parseRecipe(F, "x".repeat(2 << 20)), F)).toEqual([`${F}:1:1: TOML syntax: incomplete key-value: cannot find end of key; fix the syntax at this spot`]);
+    expect(outcome(() => parseRecipe(F, "x".repeat(2 << 20)), F)).toEqual([
+      `${F}:1:1: TOML syntax: incomplete key-value: cannot find end of key; fix the syntax at this spot`,
+    ]);
   });
 
   it("a 2 MB served name", () => {
-    expect(outcome(() => parseRecipe(F, `${BASE}served_model_name = "${"q".repeat(2 << 20)}"\n`), F)).toEqual([`${F}:5:1: served_model_name: may contain only letters, digits and . _ / : -; rename it`]);
+    expect(outcome(() => parseRecipe(F, `${BASE}served_model_name = "${"q".repeat(2 << 20)}"\n`), F)).toEqual([
+      `${F}:5:1: served_model_name: may contain only letters, digits and . _ / : -; rename it`,
+    ]);
   });
 
   it("a 200 KB key name (too long for a pattern, cut in the message)", () => {
@@ -52,7 +57,15 @@ describe("recipes", () => {
 
   it("10,000 arguments are read", () => {
     let n = 0;
-    expect(outcome(() => (n = parseRecipe(F, `${BASE}args = [\n${many(10_000, (i) => (i % 2 === 0 ? '  "--max-model-len",' : `  "${i}",`))}\n]\n`).args.length))).toEqual([]);
+    expect(
+      outcome(
+        () =>
+          (n = parseRecipe(
+            F,
+            `${BASE}args = [\n${many(10_000, (i) => (i % 2 === 0 ? '  "--max-model-len",' : `  "${i}",`))}\n]\n`,
+          ).args.length),
+      ),
+    ).toEqual([]);
     expect(n).toBe(10_000);
   });
 
@@ -68,7 +81,11 @@ describe("recipes", () => {
 
   it("10,000 copies of a flag that sm121 sets", () => {
     const m = outcome(() => parseRecipe(F, `${BASE}args = [\n${many(10_000, () => '  "--port",')}\n]\n`), F);
-    expect([m.length, m[0], m[100]]).toEqual([101, `${F}:6:3: args[0]: --port is set by sm121; remove it (set \`port\` instead)`, more(F, "106:3")]);
+    expect([m.length, m[0], m[100]]).toEqual([
+      101,
+      `${F}:6:3: args[0]: --port is set by sm121; remove it (set \`port\` instead)`,
+      more(F, "106:3"),
+    ]);
   });
 
   it("5,000 unknown keys: the same 101 messages as 500", () => {
@@ -82,7 +99,9 @@ describe("profiles and docker-args files", () => {
   const R = "# sm121-recipe: scripted\n";
   it("100,000 keys are read", () => {
     let n = 0;
-    expect(outcome(() => (n = parseProfile("p.env", `${R}${many(100_000, (i) => `K${i}=${i}`)}\n`).entries.length))).toEqual([]);
+    expect(
+      outcome(() => (n = parseProfile("p.env", `${R}${many(100_000, (i) => `K${i}=${i}`)}\n`).entries.length)),
+    ).toEqual([]);
     expect(n).toBe(100_000);
   });
 
@@ -97,21 +116,35 @@ describe("profiles and docker-args files", () => {
 
   it("100,000 status directives", () => {
     const m = outcome(() => parseProfile("p.env", `${R}${many(100_000, () => "# sm121-status: stable")}\n`), "p.env");
-    expect([m.length, m[0], m[100]]).toEqual([101, "p.env:3:3: directive sm121-status: occurs a second time (first on line 2); keep one of them", more("p.env", "103:3")]);
+    expect([m.length, m[0], m[100]]).toEqual([
+      101,
+      "p.env:3:3: directive sm121-status: occurs a second time (first on line 2); keep one of them",
+      more("p.env", "103:3"),
+    ]);
   });
 
   it("an EXTRA_DOCKER_ARGS of 100,000 lines is read", () => {
-    expect(outcome(() => parseProfile("p.env", `${R}EXTRA_DOCKER_ARGS="\n${many(100_000, (i) => `-e A${i}=1`)}\n"\n`))).toEqual([]);
+    expect(
+      outcome(() => parseProfile("p.env", `${R}EXTRA_DOCKER_ARGS="\n${many(100_000, (i) => `-e A${i}=1`)}\n"\n`)),
+    ).toEqual([]);
   });
 
   it("a docker-args.txt of 100,000 docker flags", () => {
-    const m = outcome(() => parseDockerArgs("d.txt", many(100_000, () => "--privileged")), "d.txt");
+    const m = outcome(
+      () =>
+        parseDockerArgs(
+          "d.txt",
+          many(100_000, () => "--privileged"),
+        ),
+      "d.txt",
+    );
     expect([m.length, m[100]]).toEqual([101, more("d.txt", "101:1")]);
   });
 });
 
 describe("sites", () => {
-  const nodes = (n: number, ip: string) => `config:\n  sm121:nodes:\n${many(n, (i) => `    n${i}: { host: local, ip: ${ip} }`)}\n`;
+  const nodes = (n: number, ip: string) =>
+    `config:\n  sm121:nodes:\n${many(n, (i) => `    n${i}: { host: local, ip: ${ip} }`)}\n`;
   it("300 nodes with a bad ip: the same 101 messages as 3,000", () => {
     const m = outcome(() => parseSite(S, "s", nodes(300, "203.0.113.300")), S);
     expect(outcome(() => parseSite(S, "s", nodes(3_000, "203.0.113.300")), S)).toEqual(m);
@@ -141,23 +174,34 @@ describe("sites", () => {
 
   it("20,000 nested flow sequences", () => {
     // The column is where the parser's stack ran out, which depends on the stack size.
-    const m = outcome(() => parseSite(S, "s", `config:\n  sm121:nodes: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`), S);
+    const m = outcome(
+      () => parseSite(S, "s", `config:\n  sm121:nodes: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`),
+      S,
+    );
     expect(m).toHaveLength(1);
-    expect(m[0]).toMatch(/^Pulumi\.s\.yaml:2:\d+: YAML syntax: Maximum call stack size exceeded; fix the syntax at this spot$/);
+    expect(m[0]).toMatch(
+      /^Pulumi\.s\.yaml:2:\d+: YAML syntax: Maximum call stack size exceeded; fix the syntax at this spot$/,
+    );
   });
 
   it("12,000 nodes (the YAML parser's time grows with the square of a map's size)", () => {
     const text = `${nodes(12_000, "203.0.113.1")}    last: { host: local, ip: 203.0.113.256 }\n`;
-    expect(outcome(() => parseSite(S, "s", text), S)).toEqual([`${S}:10001:1: the stack config has 12004 lines; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`]);
+    expect(outcome(() => parseSite(S, "s", text), S)).toEqual([
+      `${S}:10001:1: the stack config has 12004 lines; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+    ]);
   });
 
   it("a 2 MB site (a comment)", () => {
     const text = `${nodes(1, "203.0.113.1")}# ${"x".repeat(2 << 20)}\n`;
-    expect(outcome(() => parseSite(S, "s", text), S)).toEqual([`${S}:1:1: the stack config has 2.0 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`]);
+    expect(outcome(() => parseSite(S, "s", text), S)).toEqual([
+      `${S}:1:1: the stack config has 2.0 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+    ]);
   });
 
   it("a 1.5 MB site on one line", () => {
-    expect(outcome(() => parseSite(S, "s", `config: {${" ".repeat(1_500_000)}}\n`), S)).toEqual([`${S}:1:1: the stack config has 1.4 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`]);
+    expect(outcome(() => parseSite(S, "s", `config: {${" ".repeat(1_500_000)}}\n`), S)).toEqual([
+      `${S}:1:1: the stack config has 1.4 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+    ]);
   });
 
   it("a site of 1,990 lines with one mistake at its end", () => {

@@ -25,21 +25,57 @@ afterAll(cleanTemp);
  * belong to an option; --allowed-media-domains takes any number of values).
  */
 const ODD = [
-  "--chat-template", "{% for m in messages %}{{ m['content'] }}{% endfor %}", "--allowed-media-domains",
-  "a b  c", "'single'", '"double"', "$(touch pwned)", "`touch pwned`", "a;touch pwned", "a&&b", "a|b", "${IFS}",
-  "*", "?", "[a]", "{a,b}", "~", "~root", "-", "", "tab\there", "ünïcödé ✓", "\\back\\slash", "!event", "#hash", "a=b=c", "%s%n",
+  "--chat-template",
+  "{% for m in messages %}{{ m['content'] }}{% endfor %}",
+  "--allowed-media-domains",
+  "a b  c",
+  "'single'",
+  '"double"',
+  "$(touch pwned)",
+  "`touch pwned`",
+  "a;touch pwned",
+  "a&&b",
+  "a|b",
+  "${IFS}",
+  "*",
+  "?",
+  "[a]",
+  "{a,b}",
+  "~",
+  "~root",
+  "-",
+  "",
+  "tab\there",
+  "ünïcödé ✓",
+  "\\back\\slash",
+  "!event",
+  "#hash",
+  "a=b=c",
+  "%s%n",
 ];
-const ENV: Record<string, string> = { A_B: "with  space", Q: `it's "quoted" $(touch pwned) \`x\``, G: "*", E: "", U: "ünï ✓" };
+const ENV: Record<string, string> = {
+  A_B: "with  space",
+  Q: `it's "quoted" $(touch pwned) \`x\``,
+  G: "*",
+  E: "",
+  U: "ünï ✓",
+};
 
 function recipe(deploy: string, entrypoint: string[]): Recipe {
-  const env = Object.entries(ENV).map(([k, v]) => `${k} = ${tomlStr(v)}`).join("\n");
+  const env = Object.entries(ENV)
+    .map(([k, v]) => `${k} = ${tomlStr(v)}`)
+    .join("\n");
   const text = `engine = "vllm"\ndeploy = "${deploy}"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nentrypoint = [${entrypoint.map(tomlStr).join(", ")}]\nargs = [${ODD.map(tomlStr).join(", ")}]\n${deploy === "docker" ? 'mounts = ["~/models:/models:ro"]\n' : ""}[env]\n${env}\n`;
   return parseRecipe(`recipes/odd-${deploy}.toml`, text);
 }
 
 /** One local node whose stateDir is a temporary directory; the deployment runs `r`. */
 function bundle(r: Recipe, dir: string): NodeBundle {
-  const site = parseSite("Pulumi.s.yaml", "s", `config:\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1, stateDir: ${dir}/state }\n  sm121:deployments:\n    - { recipe: ${r.name}, nodes: [n1] }\n`);
+  const site = parseSite(
+    "Pulumi.s.yaml",
+    "s",
+    `config:\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1, stateDir: ${dir}/state }\n  sm121:deployments:\n    - { recipe: ${r.name}, nodes: [n1] }\n`,
+  );
   const b = renderSite(site, new Map([[r.name, r]]), { root: dir })[0];
   const nb = b?.nodes[0];
   if (nb === undefined) throw new Error("no bundle rendered");
@@ -49,7 +85,12 @@ function bundle(r: Recipe, dir: string): NodeBundle {
 /** The NUL-separated `env -0` of a bash that ran `lines`, as a map. */
 function envAfter(lines: string, dir: string): Record<string, string> {
   const r = runWithFakes(`${lines}\nenv -0`, [], dir);
-  return Object.fromEntries(r.stdout.split("\0").filter((l) => l !== "").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+  return Object.fromEntries(
+    r.stdout
+      .split("\0")
+      .filter((l) => l !== "")
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
 }
 
 describe("deploy = docker", () => {
@@ -94,7 +135,10 @@ describe.each(["tmux", "native"])("deploy = %s", (deploy) => {
     expect([run.status, run.stderr]).toEqual([0, ""]);
     expect(run.calls).toEqual([["fake-engine", ...nb.argv.slice(1)]]);
     expect(nb.argv.slice(-ODD.length)).toEqual(ODD);
-    const exports = runSh.split("\n").filter((l) => l.startsWith("export ")).join("\n");
+    const exports = runSh
+      .split("\n")
+      .filter((l) => l.startsWith("export "))
+      .join("\n");
     expect(envAfter(exports, dir)).toMatchObject(ENV);
     expect(existsSync(join(dir, "pwned"))).toBe(false);
   });
@@ -107,13 +151,21 @@ describe("deploy = script: the rendered .env as the node's bash sources it", () 
     C: "plain/value:1,2@3+4%5=6",
     EXTRA_VLLM_ARGS: "--x 'y' --z",
   };
-  const profile = `# sm121-recipe: scripted\n${Object.entries(values).map(([k, v]) => (k === "C" ? `${k}=${v}` : `${k}="${v}"`)).join("\n")}\nEXTRA_DOCKER_ARGS="-e V=1 -v {{cache}}:/cache:ro"\n`;
+  const profile = `# sm121-recipe: scripted\n${Object.entries(values)
+    .map(([k, v]) => (k === "C" ? `${k}=${v}` : `${k}="${v}"`))
+    .join("\n")}\nEXTRA_DOCKER_ARGS="-e V=1 -v {{cache}}:/cache:ro"\n`;
 
   it("writes it with the real write script, and bash reads back every value exactly", () => {
     const dir = tempDir("script");
     const root = tempProject({ "recipes/scripted/profiles/odd.env": profile.replace("{{ literal", "{ literal") });
-    const site = parseSite("Pulumi.s.yaml", "s", `config:\n  sm121:nodes:\n    n1:\n      host: local\n      ip: 127.0.0.1\n      stateDir: ${dir}/state\n      env: { BIND: 127.0.0.1, PORT: 8000 }\n      vars: { cache: /srv/cache }\n      recipes:\n        scripted: { dir: ${dir}/recipe, container: scripted }\n  sm121:deployments:\n    - { recipe: scripted, profile: odd, nodes: [n1] }\n`);
-    const recipes = new Map([["scripted", parseRecipe("recipes/scripted.toml", readFileSync(join(root, "recipes/scripted.toml"), "utf8"))]]);
+    const site = parseSite(
+      "Pulumi.s.yaml",
+      "s",
+      `config:\n  sm121:nodes:\n    n1:\n      host: local\n      ip: 127.0.0.1\n      stateDir: ${dir}/state\n      env: { BIND: 127.0.0.1, PORT: 8000 }\n      vars: { cache: /srv/cache }\n      recipes:\n        scripted: { dir: ${dir}/recipe, container: scripted }\n  sm121:deployments:\n    - { recipe: scripted, profile: odd, nodes: [n1] }\n`,
+    );
+    const recipes = new Map([
+      ["scripted", parseRecipe("recipes/scripted.toml", readFileSync(join(root, "recipes/scripted.toml"), "utf8"))],
+    ]);
     const nb = renderSite(site, recipes, { root })[0]?.nodes[0];
     if (nb === undefined) throw new Error("no bundle rendered");
     const write = writeScript(nb, { stamp: "20260101T000000Z", renderedAt: "2026-01-01T00:00:00Z", secrets: {} });
@@ -122,9 +174,17 @@ describe("deploy = script: the rendered .env as the node's bash sources it", () 
     // A glob that is expanded would pick this file up.
     writeFileSync(join(dir, "recipe", "x-glob-bait"), "");
     const env = envAfter(`set -a; . ${dir}/recipe/.env; set +a`, join(dir, "recipe"));
-    expect(env).toMatchObject({ ...values, B: "ünïcödé ✓ { literal braces", EXTRA_DOCKER_ARGS: "-e V=1 -v /srv/cache:/cache:ro" });
+    expect(env).toMatchObject({
+      ...values,
+      B: "ünïcödé ✓ { literal braces",
+      EXTRA_DOCKER_ARGS: "-e V=1 -v /srv/cache:/cache:ro",
+    });
     // start.sh splices EXTRA_DOCKER_ARGS unquoted: it must split into exactly the pair words.
-    const splice = runWithFakes(`set -a; . ${dir}/recipe/.env; set +a; docker run $EXTRA_DOCKER_ARGS img`, ["docker"], join(dir, "recipe"));
+    const splice = runWithFakes(
+      `set -a; . ${dir}/recipe/.env; set +a; docker run $EXTRA_DOCKER_ARGS img`,
+      ["docker"],
+      join(dir, "recipe"),
+    );
     expect(splice.calls).toEqual([["docker", "run", "-e", "V=1", "-v", "/srv/cache:/cache:ro", "img"]]);
   });
 });
@@ -134,7 +194,10 @@ describe("DGPP provisioning: repo and rev reach git exactly", () => {
     const home = tempDir("dgpp");
     const repo = "git@github.com:HawkBearPig/dgpp+x.git";
     const rev = "release/v0.4.1_rc-2";
-    const r = parseRecipe("recipes/d.toml", `engine = "dgpp"\ndeploy = "native"\nmodel = "a/b"\n[dgpp]\nrepo = ${tomlStr(repo)}\nrev = ${tomlStr(rev)}\ndir = "~/dgpp"\n`);
+    const r = parseRecipe(
+      "recipes/d.toml",
+      `engine = "dgpp"\ndeploy = "native"\nmodel = "a/b"\n[dgpp]\nrepo = ${tomlStr(repo)}\nrev = ${tomlStr(rev)}\ndir = "~/dgpp"\n`,
+    );
     for (const f of ["scripts/release.sh", "scripts/dgpp-cluster"]) {
       mkdirSync(join(home, "dgpp", "scripts"), { recursive: true });
       writeFileSync(join(home, "dgpp", f), "#!/usr/bin/env bash\nexit 0\n", { mode: 0o755 });
@@ -155,7 +218,7 @@ describe("proofs reach grep -F exactly", () => {
   it("finds proofs with quotes and substitutions literally, and runs none of them", () => {
     const dir = tempDir("proofs");
     const nb = bundle(recipe("docker", ["vllm", "serve"]), dir);
-    const proofs = ["it's \"ready\" $(touch pwned)", "`touch pwned` *", "not in the log"];
+    const proofs = ['it\'s "ready" $(touch pwned)', "`touch pwned` *", "not in the log"];
     writeFileSync(join(dir, "engine.log"), `${proofs[0]}\n${proofs[1]}\n`);
     const script = verifyScript({ ...nb, logs: `cat ${dir}/engine.log` }, { timeoutS: 1, proofs });
     expect(bashSyntax(script)).toBe("");

@@ -12,12 +12,19 @@ import { cleanTemp, rejected, tempDir } from "./helpers";
 afterAll(cleanTemp);
 
 const F = "recipes/x.toml";
-const BASE = ['engine = "vllm"', 'model = "Qwen/Qwen3-8B"', 'image = "nvcr.io/nvidia/vllm:26.01-py3"', "port = 8000", ""].join("\n");
+const BASE = [
+  'engine = "vllm"',
+  'model = "Qwen/Qwen3-8B"',
+  'image = "nvcr.io/nvidia/vllm:26.01-py3"',
+  "port = 8000",
+  "",
+].join("\n");
 const DGPP = ['engine = "dgpp"', 'deploy = "native"', 'model = "Qwen/Qwen3.8-27B-NVFP4"', "[dgpp]", ""].join("\n");
 const SCRIPT = ['engine = "vllm"', 'deploy = "script"', ""].join("\n");
 const bad = (text: string, file = F): string[] => rejected(() => parseRecipe(file, text), file);
 
-const TILDE = "starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path";
+const TILDE =
+  "starts with ~user, which the node does not expand; write ~/ for the node user's home or an absolute path";
 const DASH = 'starts with "-"; a leading dash would be read as a flag';
 const DOTS = 'contains a ".." segment; use a path without ..';
 const PROGRAM = 'start the entrypoint with the program, e.g. ["vllm", "serve"]';
@@ -27,31 +34,95 @@ type Case = [title: string, text: string, messages: string[]];
 describe("paths", () => {
   const cases: Case[] = [
     ["a model with .. segments", BASE.replace("Qwen/Qwen3-8B", "../../etc/passwd"), [`${F}:2:1: model: model ${DOTS}`]],
-    ["a model that starts with a dash", BASE.replace("Qwen/Qwen3-8B", "--trust-remote-code"), [`${F}:2:1: model: model ${DASH}`]],
+    [
+      "a model that starts with a dash",
+      BASE.replace("Qwen/Qwen3-8B", "--trust-remote-code"),
+      [`${F}:2:1: model: model ${DASH}`],
+    ],
     ["a model under ~root", BASE.replace("Qwen/Qwen3-8B", "~root/models/q"), [`${F}:2:1: model: model ${TILDE}`]],
     ["a DGPP dir with ..", `${DGPP}dir = "~/dgpp/../../.ssh"\n`, [`${F}:5:1: dgpp.dir: dir ${DOTS}`]],
     ["a DGPP dir under ~root", `${DGPP}dir = "~root/dgpp"\n`, [`${F}:5:1: dgpp.dir: dir ${TILDE}`]],
     ["a DGPP dir that is a flag", `${DGPP}dir = "-rf"\n`, [`${F}:5:1: dgpp.dir: dir ${DASH}`]],
     ["a DGPP release that is a flag", `${DGPP}release = "--force"\n`, [`${F}:5:1: dgpp.release: release ${DASH}`]],
     ["a DGPP release under ~x", `${DGPP}release = "~x"\n`, [`${F}:5:1: dgpp.release: release ${TILDE}`]],
-    ["a DGPP repo that is a flag", `${DGPP}repo = "--upload-pack=touch"\nrev = "v1"\n`, [
-      `${F}:5:1: dgpp.repo: repo may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`,
-      `${F}:5:1: dgpp.repo: repo ${DASH}`,
-    ]],
-    ["a DGPP repo with a leading dash", `${DGPP}repo = "-oProxyCommand"\nrev = "v1"\n`, [`${F}:5:1: dgpp.repo: repo ${DASH}`]],
-    ["git's ext:: transport (runs a program)", `${DGPP}repo = "ext::/tmp/evil.sh"\nrev = "v1"\n`, [`${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`]],
-    ["git's fd:: transport", `${DGPP}repo = "fd::3"\nrev = "v1"\n`, [`${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`]],
-    ["a rev that is a flag", `${DGPP}repo = "https://x/dgpp.git"\nrev = "--orphan"\n`, [`${F}:6:1: dgpp.rev: is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1`]],
-    ["an absolute profiles_dir", `${SCRIPT}profiles_dir = "/etc/sm121"\n`, [`${F}:3:1: profiles_dir: profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles`]],
-    ["a profiles_dir under ~", `${SCRIPT}profiles_dir = "~/profiles"\n`, [`${F}:3:1: profiles_dir: profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles`]],
-    ["a profiles_dir that climbs out", `${SCRIPT}profiles_dir = "../../../etc"\n`, [`${F}:3:1: profiles_dir: profiles_dir ${DOTS}`]],
-    ["a mount source with ..", `${BASE}mounts = ["/data/../../etc:/models"]\n`, [`${F}:5:11: mounts[0]: contains a ".." segment; use paths without ..`]],
-    ["a mount target with ..", `${BASE}mounts = ["/data:/models/../root"]\n`, [`${F}:5:11: mounts[0]: contains a ".." segment; use paths without ..`]],
+    [
+      "a DGPP repo that is a flag",
+      `${DGPP}repo = "--upload-pack=touch"\nrev = "v1"\n`,
+      [
+        `${F}:5:1: dgpp.repo: repo may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`,
+        `${F}:5:1: dgpp.repo: repo ${DASH}`,
+      ],
+    ],
+    [
+      "a DGPP repo with a leading dash",
+      `${DGPP}repo = "-oProxyCommand"\nrev = "v1"\n`,
+      [`${F}:5:1: dgpp.repo: repo ${DASH}`],
+    ],
+    [
+      "git's ext:: transport (runs a program)",
+      `${DGPP}repo = "ext::/tmp/evil.sh"\nrev = "v1"\n`,
+      [
+        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`,
+      ],
+    ],
+    [
+      "git's fd:: transport",
+      `${DGPP}repo = "fd::3"\nrev = "v1"\n`,
+      [
+        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`,
+      ],
+    ],
+    [
+      "a rev that is a flag",
+      `${DGPP}repo = "https://x/dgpp.git"\nrev = "--orphan"\n`,
+      [`${F}:6:1: dgpp.rev: is not a commit or tag; write e.g. 3f2d7d7 or v0.4.1`],
+    ],
+    [
+      "an absolute profiles_dir",
+      `${SCRIPT}profiles_dir = "/etc/sm121"\n`,
+      [`${F}:3:1: profiles_dir: profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles`],
+    ],
+    [
+      "a profiles_dir under ~",
+      `${SCRIPT}profiles_dir = "~/profiles"\n`,
+      [`${F}:3:1: profiles_dir: profiles_dir is relative to the recipes directory; write e.g. qwen38-flash/profiles`],
+    ],
+    [
+      "a profiles_dir that climbs out",
+      `${SCRIPT}profiles_dir = "../../../etc"\n`,
+      [`${F}:3:1: profiles_dir: profiles_dir ${DOTS}`],
+    ],
+    [
+      "a mount source with ..",
+      `${BASE}mounts = ["/data/../../etc:/models"]\n`,
+      [`${F}:5:11: mounts[0]: contains a ".." segment; use paths without ..`],
+    ],
+    [
+      "a mount target with ..",
+      `${BASE}mounts = ["/data:/models/../root"]\n`,
+      [`${F}:5:11: mounts[0]: contains a ".." segment; use paths without ..`],
+    ],
     ["a mount source under ~root", `${BASE}mounts = ["~root/.ssh:/models"]\n`, [`${F}:5:11: mounts[0]: ${TILDE}`]],
-    ["a relative mount source", `${BASE}mounts = ["data:/models"]\n`, [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`]],
-    ["a relative mount target", `${BASE}mounts = ["/data:models"]\n`, [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`]],
-    ["a mount with an unknown mode", `${BASE}mounts = ["/data:/models:z"]\n`, [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`]],
-    ["a mount of the whole root", `${BASE}mounts = ["/:/"]\n`, [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`]],
+    [
+      "a relative mount source",
+      `${BASE}mounts = ["data:/models"]\n`,
+      [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`],
+    ],
+    [
+      "a relative mount target",
+      `${BASE}mounts = ["/data:models"]\n`,
+      [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`],
+    ],
+    [
+      "a mount with an unknown mode",
+      `${BASE}mounts = ["/data:/models:z"]\n`,
+      [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`],
+    ],
+    [
+      "a mount of the whole root",
+      `${BASE}mounts = ["/:/"]\n`,
+      [`${F}:5:11: mounts[0]: is not SRC:DST[:ro|rw] with absolute paths; write e.g. /data/models:/models:ro`],
+    ],
   ];
   it.each(cases)("%s", (_, text, messages) => expect(bad(text)).toEqual(messages));
 
@@ -64,14 +135,32 @@ describe("paths", () => {
 
 describe("the entrypoint's program", () => {
   const cases: Case[] = [
-    ["a program that is a flag of exec", `${BASE}entrypoint = ["-a", "evil", "vllm", "serve"]\n`, [`${F}:5:15: entrypoint[0]: the program "-a" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`]],
-    ["a program that is a long flag", `${BASE}entrypoint = ["--privileged"]\n`, [`${F}:5:15: entrypoint[0]: the program "--privileged" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`]],
-    ["an empty program (docker would run the image's own entrypoint)", `${BASE}entrypoint = ["", "serve"]\n`, [`${F}:5:15: entrypoint[0]: the program is empty; ${PROGRAM}`]],
+    [
+      "a program that is a flag of exec",
+      `${BASE}entrypoint = ["-a", "evil", "vllm", "serve"]\n`,
+      [
+        `${F}:5:15: entrypoint[0]: the program "-a" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`,
+      ],
+    ],
+    [
+      "a program that is a long flag",
+      `${BASE}entrypoint = ["--privileged"]\n`,
+      [
+        `${F}:5:15: entrypoint[0]: the program "--privileged" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`,
+      ],
+    ],
+    [
+      "an empty program (docker would run the image's own entrypoint)",
+      `${BASE}entrypoint = ["", "serve"]\n`,
+      [`${F}:5:15: entrypoint[0]: the program is empty; ${PROGRAM}`],
+    ],
   ];
   it.each(cases)("%s", (_, text, messages) => expect(bad(text)).toEqual(messages));
 
   it("lets later elements start with dashes: they are arguments", () => {
-    expect(parseRecipe(F, `${BASE}entrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n`).entrypoint).toEqual(["python3", "-m", "vllm.entrypoints.openai.api_server"]);
+    expect(
+      parseRecipe(F, `${BASE}entrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n`).entrypoint,
+    ).toEqual(["python3", "-m", "vllm.entrypoints.openai.api_server"]);
   });
 });
 

@@ -97,7 +97,9 @@ describe("files that are missing or not files", () => {
   it("a profile that is a directory", () => {
     const root = tempProject();
     mkdirSync(join(root, P, "dir.env"));
-    expect(rejected(() => render(root, siteText({ profile: "dir" })), `${P}/dir.env`)).toEqual([`${P}/dir.env:1:1: cannot read the profile (EISDIR); check the path`]);
+    expect(rejected(() => render(root, siteText({ profile: "dir" })), `${P}/dir.env`)).toEqual([
+      `${P}/dir.env:1:1: cannot read the profile (EISDIR); check the path`,
+    ]);
   });
 
   it("a recipes directory that does not exist (loadProject)", () => {
@@ -112,7 +114,8 @@ describe("loadProject reports the site's and the recipes' errors together", () =
   it("a flag as stateDir, a NUL in a hook and a recipe file that is no recipe name", () => {
     const root = tempProject({
       [F]: siteText({ nodeExtra: "" }).replace("      host: local", "      host: local\n      stateDir: -rf"),
-      "recipes/hooked.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[hooks]\nafter_stop = ["docker rm -f x\\u0000"]\n',
+      "recipes/hooked.toml":
+        'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[hooks]\nafter_stop = ["docker rm -f x\\u0000"]\n',
       "recipes/Qwen 3.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
     });
     expect(rejected(() => loadProject(root, "hostile"))).toEqual([

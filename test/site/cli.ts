@@ -25,7 +25,8 @@ function parse(argv: string[], valued: string[], flags: string[]): Map<string, s
   try {
     const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
     const out = new Map<string, string>();
-    for (const [k, v] of Object.entries(values)) if (typeof v === "string" || typeof v === "boolean") out.set(`--${k}`, String(v));
+    for (const [k, v] of Object.entries(values))
+      if (typeof v === "string" || typeof v === "boolean") out.set(`--${k}`, String(v));
     return out;
   } catch (e) {
     throw new CliError(e instanceof Error ? e.message : String(e));
@@ -51,7 +52,9 @@ async function run(argv: string[]): Promise<void> {
     const o = parse(rest, ["--dir", "--nodes", "--first-ip", "--ssh-port"], []);
     const site = await startSite({
       dir: need(o, "--dir"),
-      nodes: need(o, "--nodes").split(",").filter((n) => n.length > 0),
+      nodes: need(o, "--nodes")
+        .split(",")
+        .filter((n) => n.length > 0),
       firstIp: num(o, "--first-ip"),
       sshPort: num(o, "--ssh-port"),
     });
@@ -64,7 +67,11 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   if (cmd === "engine-mode") {
-    const o = parse(rest, ["--dir", "--node", "--mode", "--start-delay-s", "--crash-after-s", "--tokens-per-second"], ["--reset", "--ignore-sigterm"]);
+    const o = parse(
+      rest,
+      ["--dir", "--node", "--mode", "--start-delay-s", "--crash-after-s", "--tokens-per-second"],
+      ["--reset", "--ignore-sigterm"],
+    );
     const node = findNode(loadSite(need(o, "--dir")), need(o, "--node"));
     if (o.has("--reset")) {
       setEngineBehaviour(node, null);

@@ -22,7 +22,11 @@ function git(cwd: string, args: string[], date?: string): string {
     env.GIT_AUTHOR_DATE = date;
     env.GIT_COMMITTER_DATE = date;
   }
-  const r = spawnSync("git", ["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", ...args], { cwd, env, encoding: "utf8" });
+  const r = spawnSync("git", ["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", ...args], {
+    cwd,
+    env,
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`test site: git ${args.join(" ")} in ${cwd} failed: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -44,6 +48,8 @@ export function createDgppRepo(dir: string): { repo: string; revs: string[] } {
   fs.writeFileSync(path.join(src, "VERSION"), "0.1.1\n");
   git(src, ["commit", "-q", "-am", "DGPP 0.1.1: bump version"], "2026-09-15T10:00:00Z");
   git(dir, ["clone", "-q", "--bare", src, repo]);
-  const revs = git(repo, ["rev-list", "--reverse", "main"]).split("\n").filter((l) => l.length > 0);
+  const revs = git(repo, ["rev-list", "--reverse", "main"])
+    .split("\n")
+    .filter((l) => l.length > 0);
   return { repo, revs };
 }

@@ -194,7 +194,10 @@ function childrenOf(recs: ProcRecord[]): ProcRecord[] {
   const parents = new Set(recs.filter((r) => isAlive(r.pid, r.start)).map((r) => r.pid));
   if (parents.size === 0) return [];
   const out: ProcRecord[] = [];
-  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number)) {
+  for (const pid of fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)) {
     const st = procStat(pid);
     if (st !== null && parents.has(st.ppid)) out.push({ pid, start: st.start, what: `child of ${st.ppid}` });
   }

@@ -11,29 +11,53 @@ export interface RunResult {
 }
 
 /** argv of the system ssh client for a node: the site key, the site known_hosts, no user config. */
-export function sshArgv(site: Pick<SimSite, "clientKey" | "knownHosts" | "user">, node: Pick<SimNode, "ip" | "sshPort">, knownHosts?: string): string[] {
+export function sshArgv(
+  site: Pick<SimSite, "clientKey" | "knownHosts" | "user">,
+  node: Pick<SimNode, "ip" | "sshPort">,
+  knownHosts?: string,
+): string[] {
   return [
-    "ssh", "-F", "/dev/null",
-    "-i", site.clientKey,
-    "-o", "IdentitiesOnly=yes",
-    "-o", `UserKnownHostsFile=${knownHosts ?? site.knownHosts}`,
-    "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", "StrictHostKeyChecking=yes",
-    "-o", "BatchMode=yes",
-    "-o", "ConnectTimeout=10",
-    "-p", String(node.sshPort),
+    "ssh",
+    "-F",
+    "/dev/null",
+    "-i",
+    site.clientKey,
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    `UserKnownHostsFile=${knownHosts ?? site.knownHosts}`,
+    "-o",
+    "GlobalKnownHostsFile=/dev/null",
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=10",
+    "-p",
+    String(node.sshPort),
     `${site.user}@${node.ip}`,
   ];
 }
 
-function collect(cmd: string, args: string[], input: string, env: NodeJS.ProcessEnv | undefined, timeoutMs: number): Promise<RunResult> {
+function collect(
+  cmd: string,
+  args: string[],
+  input: string,
+  env: NodeJS.ProcessEnv | undefined,
+  timeoutMs: number,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${cmd} ${args.join(" ")} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `${cmd} ${args.join(" ")} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
@@ -50,7 +74,12 @@ function collect(cmd: string, args: string[], input: string, env: NodeJS.Process
 }
 
 /** `ssh node bash -s` with the script on stdin, as sm121 runs its node scripts. */
-export function sshScript(site: SimSite, node: SimNode, script: string, opts: { knownHosts?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function sshScript(
+  site: SimSite,
+  node: SimNode,
+  script: string,
+  opts: { knownHosts?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   const [cmd, ...args] = sshArgv(site, node, opts.knownHosts);
   return collect(cmd ?? "ssh", [...args, "bash -s"], script, process.env, opts.timeoutMs ?? 60000);
 }
@@ -58,7 +87,10 @@ export function sshScript(site: SimSite, node: SimNode, script: string, opts: { 
 /** sshScript that must succeed: its stdout, or an error with the node, the exit code and stderr. */
 export async function sshOk(site: SimSite, node: SimNode, script: string): Promise<string> {
   const r = await sshScript(site, node, script);
-  if (r.code !== 0) throw new Error(`${node.name}: exit ${String(r.code)}\n--- script\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  if (r.code !== 0)
+    throw new Error(
+      `${node.name}: exit ${String(r.code)}\n--- script\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`,
+    );
   return r.stdout;
 }
 

@@ -7,8 +7,19 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { SimNode } from "./site";
 
-export interface SimInterface { name: string; address?: string; prefix?: number; up: boolean }
-export interface SimHca { name: string; port?: number; netdev: string; state: "ACTIVE" | "DOWN"; physical: "LINK_UP" | "DISABLED" }
+export interface SimInterface {
+  name: string;
+  address?: string;
+  prefix?: number;
+  up: boolean;
+}
+export interface SimHca {
+  name: string;
+  port?: number;
+  netdev: string;
+  state: "ACTIVE" | "DOWN";
+  physical: "LINK_UP" | "DISABLED";
+}
 
 export interface SimFabric {
   interfaces: SimInterface[];
@@ -40,13 +51,19 @@ export function sparkFabric(address: string, prefix = 24): SimFabric {
 }
 
 export function setFabric(node: SimNode, f: SimFabric): void {
-  fs.writeFileSync(path.join(node.root, "etc", "fabric.json"), `${JSON.stringify({ interfaces: f.interfaces, hcas: f.hcas }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(node.root, "etc", "fabric.json"),
+    `${JSON.stringify({ interfaces: f.interfaces, hcas: f.hcas }, null, 2)}\n`,
+  );
   const dir = devicesDir(node);
   fs.rmSync(dir, { recursive: true, force: true });
   if (!f.devices) return;
   fs.mkdirSync(dir, { recursive: true });
   // As on a Spark: one uverbs device per HCA (major 231), and rdma_cm (10:58).
-  const devs: Array<[string, number, number]> = [...f.hcas.map((_, i): [string, number, number] => [`uverbs${i}`, 231, 192 + i]), ["rdma_cm", 10, 58]];
+  const devs: Array<[string, number, number]> = [
+    ...f.hcas.map((_, i): [string, number, number] => [`uverbs${i}`, 231, 192 + i]),
+    ["rdma_cm", 10, 58],
+  ];
   for (const [name, major, minor] of devs) {
     try {
       execFileSync("mknod", [path.join(dir, name), "c", String(major), String(minor)], { stdio: "ignore" });

@@ -11,7 +11,11 @@ import type { SimNode, SimSite } from "./site";
 
 function children(pid: number): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).trim().split("\n").filter((l) => l !== "").map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map(Number);
   } catch {
     return [];
   }
@@ -33,7 +37,7 @@ export function killNodeSshd(site: SimSite, node: SimNode): void {
 
 /** Resolves once `cond` holds (checked every 50 ms); rejects after `timeoutMs` naming `what`. */
 export async function waitFor(what: string, cond: () => boolean, timeoutMs = 120_000): Promise<void> {
-  for (const end = Date.now() + timeoutMs; !cond(); ) {
+  for (const end = Date.now() + timeoutMs; !cond();) {
     if (Date.now() > end) throw new Error(`test site: ${what} did not happen within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -43,7 +47,10 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 120
 export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<void> {
   const log = path.join(node.root, "var", "log", "sshd.log");
   const rec = startSshd(sshdConfigPath(node.root), log);
-  fs.writeFileSync(path.join(site.dir, "run", "procs", `${rec.pid}.json`), `${JSON.stringify({ ...rec, node: node.name })}\n`);
+  fs.writeFileSync(
+    path.join(site.dir, "run", "procs", `${rec.pid}.json`),
+    `${JSON.stringify({ ...rec, node: node.name })}\n`,
+  );
   await waitForSshd(node.ip, node.sshPort, rec, log, 15_000);
 }
 
@@ -53,7 +60,11 @@ export async function restartNodeSshd(site: SimSite, node: SimNode): Promise<voi
  */
 export async function stopNodeEngine(site: SimSite, node: SimNode): Promise<void> {
   const dirs = engineDirs(nodeEngineDir(node));
-  await stopEngine(dirs, registeredProcesses(site.dir).filter((r) => r.what === `${ENGINE}${dirs.dir}`), 5000);
+  await stopEngine(
+    dirs,
+    registeredProcesses(site.dir).filter((r) => r.what === `${ENGINE}${dirs.dir}`),
+    5000,
+  );
 }
 
 /** The node's Docker Engine starts again, with the images and the (stopped) containers it had. */

@@ -148,7 +148,10 @@ export function inputs(): Input[] {
 
 /** The JSON tables of an engines' directory of src/, where the fake engine reads them (engine/<kind>/). */
 function tables(dir: string, kind: string): Input[] {
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
   return files.map((f) => ({ src: path.join(dir, f), dest: `sim/opt/sm121-sim/engine/${kind}/${f}`, ours: true }));
 }
 
@@ -236,4 +239,3 @@ export function writeContext(ctx: string, all: Input[]): void {
   fs.symlinkSync("/opt/sm121-sim/gr8", path.join(sim, "opt/gr8/gr8"));
   fs.writeFileSync(path.join(ctx, "Dockerfile"), DOCKERFILE);
 }
-

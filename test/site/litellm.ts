@@ -31,7 +31,10 @@ export async function startLiteLLM(o: { dir: string; config: string; key: string
   const log = fs.openSync(logFile, "a");
   // Offline: the model cost map from the package itself, no telemetry.
   const env = {
-    ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_MASTER_KEY: o.key, LITELLM_TELEMETRY: "False",
+    ...process.env,
+    LITELLM_LOCAL_MODEL_COST_MAP: "True",
+    LITELLM_MASTER_KEY: o.key,
+    LITELLM_TELEMETRY: "False",
   };
   const argv = ["--config", o.config, "--host", "127.0.0.1", "--port", String(port)];
   const child = spawn(bin, argv, { stdio: ["ignore", log, log], env });
@@ -43,7 +46,10 @@ export async function startLiteLLM(o: { dir: string; config: string; key: string
   for (const end = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
     const tail = () => fs.readFileSync(logFile, "utf8").slice(-3000);
     if (!isAlive(pid, rec.start)) throw new Error(`test site: the LiteLLM proxy exited:\n${tail()}`);
-    const ready = await fetch(`${url}/health/readiness`).then((r) => r.status === 200, () => false);
+    const ready = await fetch(`${url}/health/readiness`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > end) {
       await stop();

@@ -25,18 +25,27 @@ export function engineMetricsDir(): string {
 
 /** The bin directory of a Node.js >= 22 (the nodes' PATH and the shims' `node`). */
 export function nodeBinDir(): string {
-  const major = Number((process.versions.node.split(".")[0] ?? "0"));
+  const major = Number(process.versions.node.split(".")[0] ?? "0");
   if (major >= 22) return path.dirname(process.execPath);
   const cache = path.join(os.homedir(), ".cache", "sm121");
-  const dirs = fs.existsSync(cache) ? fs.readdirSync(cache).filter((d) => /^node-22\./.test(d)).sort() : [];
+  const dirs = fs.existsSync(cache)
+    ? fs
+        .readdirSync(cache)
+        .filter((d) => /^node-22\./.test(d))
+        .sort()
+    : [];
   const last = dirs[dirs.length - 1];
   if (last !== undefined) return path.join(cache, last, "bin");
-  throw new Error(`test site: Node.js 22 not found (running ${process.version}); put ~/.cache/sm121/node-22.*/bin first on PATH`);
+  throw new Error(
+    `test site: Node.js 22 not found (running ${process.version}); put ~/.cache/sm121/node-22.*/bin first on PATH`,
+  );
 }
 
 /** Absolute paths that sshd_config SetEnv and the shell scripts can carry unquoted. */
 export function checkPlainPath(what: string, p: string): void {
   if (!path.isAbsolute(p) || !/^[A-Za-z0-9_./+-]+$/.test(p)) {
-    throw new Error(`test site: ${what} must be an absolute path of letters, digits and _./+- only, got ${JSON.stringify(p)}`);
+    throw new Error(
+      `test site: ${what} must be an absolute path of letters, digits and _./+- only, got ${JSON.stringify(p)}`,
+    );
   }
 }

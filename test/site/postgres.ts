@@ -47,18 +47,25 @@ export function pgBinDir(): string {
   const versions = fs.existsSync(base) ? fs.readdirSync(base).filter((v) => /^\d+$/.test(v)) : [];
   versions.sort((a, b) => Number(b) - Number(a));
   for (const v of versions) if (fs.existsSync(path.join(base, v, "bin", "initdb"))) return path.join(base, v, "bin");
-  throw new Error("PostgreSQL not found: no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin; "
-    + "install Debian's postgresql package (scripts/setup.sh does)");
+  throw new Error(
+    "PostgreSQL not found: no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin; " +
+      "install Debian's postgresql package (scripts/setup.sh does)",
+  );
 }
 
 /** Who runs the cluster: the `postgres` user when we are root, else ourselves. */
 function clusterUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = fs.readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"));
+  const line = fs
+    .readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("postgres:"));
   const f = line?.split(":");
   if (f === undefined || f.length < 4) {
-    throw new Error("the tests run as root and there is no `postgres` user (/etc/passwd); "
-      + "install Debian's postgresql package, which creates it");
+    throw new Error(
+      "the tests run as root and there is no `postgres` user (/etc/passwd); " +
+        "install Debian's postgresql package, which creates it",
+    );
   }
   return { uid: Number(f[2]), gid: Number(f[3]) };
 }
@@ -104,7 +111,11 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Fast shutdown by pid (SIGINT), then immediate (SIGQUIT), then SIGKILL, each given time to end. */
 async function stopPid(pid: number): Promise<void> {
   const start = procStat(pid)?.start ?? null;
-  for (const [sig, ms] of [["SIGINT", 15_000], ["SIGQUIT", 5_000], ["SIGKILL", 5_000]] as const) {
+  for (const [sig, ms] of [
+    ["SIGINT", 15_000],
+    ["SIGQUIT", 5_000],
+    ["SIGKILL", 5_000],
+  ] as const) {
     if (!isAlive(pid, start)) return;
     process.kill(pid, sig);
     const deadline = Date.now() + ms;
@@ -125,7 +136,10 @@ export async function startPostgres(o: StartPostgresOptions): Promise<Postgres> 
   const host = o.host ?? "127.0.0.1";
   const role = o.role ?? "pulumi";
   const database = o.database ?? "pulumi_state";
-  for (const [what, v] of [["role", role], ["database", database]] as const) {
+  for (const [what, v] of [
+    ["role", role],
+    ["database", database],
+  ] as const) {
     if (/^[a-z_][a-z0-9_]{0,62}$/.test(v)) continue;
     throw new Error(`postgres harness: ${what} ${JSON.stringify(v)} must match [a-z_][a-z0-9_]*`);
   }

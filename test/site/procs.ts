@@ -37,7 +37,10 @@ export function isAlive(pid: number, start?: string | null): boolean {
 
 function readNul(file: string): string[] {
   try {
-    return fs.readFileSync(file, "utf8").split("\0").filter((s) => s.length > 0);
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\0")
+      .filter((s) => s.length > 0);
   } catch {
     return [];
   }
@@ -67,7 +70,8 @@ export function siteProcesses(dir: string): ProcRecord[] {
     const argv = readNul(`/proc/${pid}/cmdline`);
     const mentions = env.includes(`SIM_SITE_DIR=${dir}`) || argv.some((a) => a === dir || a.includes(`${dir}/`));
     const st = procStat(pid);
-    if (mentions && st !== null && st.state !== "Z") out.push({ pid, start: st.start, what: argv.join(" ").slice(0, 200) });
+    if (mentions && st !== null && st.state !== "Z")
+      out.push({ pid, start: st.start, what: argv.join(" ").slice(0, 200) });
   }
   return out;
 }

@@ -78,7 +78,8 @@ function register(dir: string, rec: ProcRecord, node: string): void {
 /** The first three octets of the site's loopback addresses: `$SM121_TEST_NET`, default 127.0.0. */
 export function testNet(): string {
   const prefix = process.env["SM121_TEST_NET"] ?? "127.0.0";
-  if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix)) throw new Error(`SM121_TEST_NET=${prefix} must be 127.X.Y (a loopback /24)`);
+  if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix))
+    throw new Error(`SM121_TEST_NET=${prefix} must be 127.X.Y (a loopback /24)`);
   return prefix;
 }
 
@@ -117,9 +118,13 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const prefix = testNet();
   const sshPort = opts.sshPort ?? 2222;
   if (opts.nodes.length === 0) throw new Error("test site: at least one node is needed");
-  if (new Set(opts.nodes).size !== opts.nodes.length) throw new Error(`test site: node names repeat: ${opts.nodes.join(", ")}`);
-  for (const n of opts.nodes) if (!/^[a-z][a-z0-9-]{0,30}$/.test(n)) throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
-  if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254) throw new Error(`test site: ${prefix}.${firstIp} + ${opts.nodes.length} nodes leaves ${prefix}.2-254`);
+  if (new Set(opts.nodes).size !== opts.nodes.length)
+    throw new Error(`test site: node names repeat: ${opts.nodes.join(", ")}`);
+  for (const n of opts.nodes)
+    if (!/^[a-z][a-z0-9-]{0,30}$/.test(n))
+      throw new Error(`test site: node name ${JSON.stringify(n)} must match [a-z][a-z0-9-]*`);
+  if (firstIp < 2 || firstIp + opts.nodes.length - 1 > 254)
+    throw new Error(`test site: ${prefix}.${firstIp} + ${opts.nodes.length} nodes leaves ${prefix}.2-254`);
   await stopStaleSite(dir);
   // Another run's sshd (or registry) on the same address would answer in place of ours.
   const registryIp = `${prefix}.${firstIp}`;
@@ -129,16 +134,35 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   ];
   const used = await Promise.all(wanted.map((w) => listening(w.host, w.port)));
   const taken = wanted.filter((_, i) => used[i] === true).map((w) => `${w.host}:${w.port}`);
-  if (taken.length > 0) throw new Error(`test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`);
+  if (taken.length > 0)
+    throw new Error(
+      `test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`,
+    );
   fs.mkdirSync(dir, { recursive: true });
-  for (const sub of ["nodes", "ssh", "shims", "run", "dgpp-src", "dgpp.git", "dgpp-calls.log", "site.json", "hf-hub", "hf-downloads.log", "registry"]) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  for (const sub of [
+    "nodes",
+    "ssh",
+    "shims",
+    "run",
+    "dgpp-src",
+    "dgpp.git",
+    "dgpp-calls.log",
+    "site.json",
+    "hf-hub",
+    "hf-downloads.log",
+    "registry",
+  ])
+    fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
   try {
     ensurePrivsepDir();
     fs.cpSync(path.join(siteSourceDir(), "shims"), path.join(dir, "shims"), { recursive: true });
     // The hub the fake `hf download` serves (shims/hfhub/download.js).
     fs.cpSync(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"), { recursive: true });
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
-    fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), { recursive: true, filter: (f) => !f.endsWith(".ts") });
+    fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), {
+      recursive: true,
+      filter: (f) => !f.endsWith(".ts"),
+    });
     fs.cpSync(engineMetricsDir(), path.join(dir, "shims", "engine", "metrics"), { recursive: true });
     const store = await siteImageStore();
     const reg = (f: string) => path.join(dir, "registry", f);
@@ -162,7 +186,11 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     const knownHosts = path.join(dir, "ssh", "known_hosts");
     const lines = nodes.map((n) => {
       fs.mkdirSync(path.join(n.root, "etc", "ssh"), { recursive: true });
-      return knownHostsLine(n.ip, n.sshPort, keygen(path.join(n.root, "etc", "ssh", "ssh_host_ed25519_key"), `${n.name}-host`));
+      return knownHostsLine(
+        n.ip,
+        n.sshPort,
+        keygen(path.join(n.root, "etc", "ssh", "ssh_host_ed25519_key"), `${n.name}-host`),
+      );
     });
     fs.writeFileSync(knownHosts, `${lines.join("\n")}\n`);
     const base = { dir, user: os.userInfo().username, nodes, clientKey, knownHosts, nodeBin: nodeBinDir(), registryIp };
@@ -198,8 +226,15 @@ export function loadSite(dir: string): SimSite {
   const abs = path.resolve(dir);
   const f = JSON.parse(fs.readFileSync(path.join(abs, "site.json"), "utf8")) as SiteFile;
   return {
-    dir: f.dir, user: f.user, nodes: f.nodes, clientKey: f.clientKey, knownHosts: f.knownHosts,
-    dgppRepo: f.dgppRepo, dgppRevs: f.dgppRevs, nodeBin: f.nodeBin, registryIp: f.registryIp,
+    dir: f.dir,
+    user: f.user,
+    nodes: f.nodes,
+    clientKey: f.clientKey,
+    knownHosts: f.knownHosts,
+    dgppRepo: f.dgppRepo,
+    dgppRevs: f.dgppRevs,
+    nodeBin: f.nodeBin,
+    registryIp: f.registryIp,
     stop: () => stopStaleSite(abs),
   };
 }
@@ -215,14 +250,23 @@ export async function stopStaleSite(dir: string): Promise<void> {
   const abs = path.resolve(dir);
   if (!fs.existsSync(abs)) return;
   const registered = registeredProcesses(abs);
-  await terminate(registered.filter((r) => r.what.startsWith("sshd ")), 2000);
+  await terminate(
+    registered.filter((r) => r.what.startsWith("sshd ")),
+    2000,
+  );
   killTmuxServers(abs);
   const nodesDir = path.join(abs, "nodes");
   const nodeRoots = fs.existsSync(nodesDir) ? fs.readdirSync(nodesDir).map((n) => path.join(nodesDir, n)) : [];
-  await Promise.all(nodeRoots.map((root) => {
-    const dirs = engineDirs(nodeEngineDir({ root }));
-    return stopEngine(dirs, registered.filter((r) => r.what === `${ENGINE}${dirs.dir}`), 5000);
-  }));
+  await Promise.all(
+    nodeRoots.map((root) => {
+      const dirs = engineDirs(nodeEngineDir({ root }));
+      return stopEngine(
+        dirs,
+        registered.filter((r) => r.what === `${ENGINE}${dirs.dir}`),
+        5000,
+      );
+    }),
+  );
   await terminate(registered, 3000);
   for (let round = 0; round < 5; round++) {
     const left = siteProcesses(abs);
@@ -230,12 +274,14 @@ export async function stopStaleSite(dir: string): Promise<void> {
     await terminate(left, round === 0 ? 1500 : 200);
   }
   const reg = path.join(abs, "run", "procs");
-  for (const r of registeredProcesses(abs)) if (!isAlive(r.pid, r.start)) fs.rmSync(path.join(reg, `${r.pid}.json`), { force: true });
+  for (const r of registeredProcesses(abs))
+    if (!isAlive(r.pid, r.start)) fs.rmSync(path.join(reg, `${r.pid}.json`), { force: true });
 }
 
 export function findNode(site: SimSite, name: string): SimNode {
   const node = site.nodes.find((n) => n.name === name);
-  if (node === undefined) throw new Error(`test site: no node ${name} (nodes: ${site.nodes.map((n) => n.name).join(", ")})`);
+  if (node === undefined)
+    throw new Error(`test site: no node ${name} (nodes: ${site.nodes.map((n) => n.name).join(", ")})`);
   return node;
 }
 

@@ -12,7 +12,8 @@ export function keygen(file: string, comment: string): string {
   fs.rmSync(file, { force: true });
   fs.rmSync(`${file}.pub`, { force: true });
   const r = spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`test site: ssh-keygen for ${file} failed: ${r.stderr || (r.error?.message ?? "")}`);
+  if (r.status !== 0)
+    throw new Error(`test site: ssh-keygen for ${file} failed: ${r.stderr || (r.error?.message ?? "")}`);
   fs.chmodSync(file, 0o600);
   return fs.readFileSync(`${file}.pub`, "utf8").trim();
 }
@@ -34,7 +35,9 @@ export interface SshdConfigInput {
 }
 
 export function sshdConfig(c: SshdConfigInput): string {
-  const setEnv = Object.entries(c.env).map(([k, v]) => `${k}=${v}`).join(" ");
+  const setEnv = Object.entries(c.env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   return [
     `# sshd of simulated node ${c.name} (written by test/site/site.ts)`,
     `ListenAddress ${c.ip}:${c.port}`,
@@ -101,7 +104,10 @@ export function sshdListeners(siteDir: string, root: string): ProcRecord[] {
 /** Start `sshd -D` detached (own session) so it outlives the CLI that starts it. */
 export function startSshd(cfg: string, log: string): ProcRecord {
   const out = fs.openSync(log, "a");
-  const child = spawn(SSHD, ["-D", ...reexecFlags(cfg), "-f", cfg, "-E", log], { detached: true, stdio: ["ignore", out, out] });
+  const child = spawn(SSHD, ["-D", ...reexecFlags(cfg), "-f", cfg, "-E", log], {
+    detached: true,
+    stdio: ["ignore", out, out],
+  });
   fs.closeSync(out);
   child.unref();
   const pid = child.pid;
@@ -134,7 +140,13 @@ function banner(ip: string, port: number): Promise<string | null> {
 }
 
 /** Wait until the node's sshd greets with an SSH banner; fail early if it died. */
-export async function waitForSshd(ip: string, port: number, rec: ProcRecord, log: string, timeoutMs: number): Promise<void> {
+export async function waitForSshd(
+  ip: string,
+  port: number,
+  rec: ProcRecord,
+  log: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const st = procStat(rec.pid);
@@ -149,7 +161,11 @@ export async function waitForSshd(ip: string, port: number, rec: ProcRecord, log
   throw new Error(`test site: sshd on ${ip}:${port} did not accept connections within ${timeoutMs} ms (log: ${log})`);
 }
 
-export function sshConfigFor(nodes: { name: string; ip: string; sshPort: number }[], user: string, home: string): string {
+export function sshConfigFor(
+  nodes: { name: string; ip: string; sshPort: number }[],
+  user: string,
+  home: string,
+): string {
   const blocks = nodes.map((n) =>
     [
       `Host ${n.ip} ${n.name}`,

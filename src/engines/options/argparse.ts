@@ -41,7 +41,8 @@ function flexible(token: string): { token: string; dotted: boolean; level?: stri
     const renamed = `--${head.slice(2).replace(/_/g, "-")}${dot < 0 ? "" : key.slice(dot)}`;
     return { token: `${renamed}${rest}`, dotted: dot >= 0 };
   }
-  if (token.startsWith("-O") && token !== "-O") return { token: "--optimization-level", dotted: false, level: token[2] === "=" ? token.slice(3) : token.slice(2) };
+  if (token.startsWith("-O") && token !== "-O")
+    return { token: "--optimization-level", dotted: false, level: token[2] === "=" ? token.slice(3) : token.slice(2) };
   const key = token.split("=")[0] ?? token;
   return { token, dotted: token.startsWith("-") && key.includes(".") };
 }
@@ -66,18 +67,24 @@ export class OptionIndex {
     const flex = this.table.underscoresAsDashes ? flexible(token) : { token, dotted: false };
     if (flex.level !== undefined) {
       const o = this.bySpelling.get(flex.token);
-      if (o !== undefined) return { kind: "option", sel: { option: o, spelling: flex.token, explicit: flex.level, dotted: false } };
+      if (o !== undefined)
+        return { kind: "option", sel: { option: o, spelling: flex.token, explicit: flex.level, dotted: false } };
     }
     // A dotted vLLM key (`--compilation-config.mode 3`) is passed on as its base key with a JSON
     // value, which argparse then matches like any other token (abbreviations included).
     const key = flex.dotted ? (flex.token.split(".")[0] ?? flex.token) : flex.token;
     const exact = this.bySpelling.get(key);
-    if (exact !== undefined) return { kind: "option", sel: { option: exact, spelling: key, explicit: undefined, dotted: flex.dotted } };
+    if (exact !== undefined)
+      return { kind: "option", sel: { option: exact, spelling: key, explicit: undefined, dotted: flex.dotted } };
     if (key.length === 1) return { kind: "positional" };
     const eq = key.indexOf("=");
     if (eq >= 0) {
       const o = this.bySpelling.get(key.slice(0, eq));
-      if (o !== undefined) return { kind: "option", sel: { option: o, spelling: key.slice(0, eq), explicit: key.slice(eq + 1), dotted: false } };
+      if (o !== undefined)
+        return {
+          kind: "option",
+          sel: { option: o, spelling: key.slice(0, eq), explicit: key.slice(eq + 1), dotted: false },
+        };
     }
     const tuples = this.optionTuples(key);
     if (tuples.length > 1) return { kind: "ambiguous", matches: tuples.map((t) => t.spelling) };
@@ -108,5 +115,4 @@ export class OptionIndex {
     }
     return out;
   }
-
 }

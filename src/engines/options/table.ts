@@ -48,11 +48,21 @@ function nargsOf(v: unknown, where: string): Nargs {
 }
 
 /** Types the JSON as it is checked: a table that does not have the shape fails at load. */
-function asTable(json: { options: ReadonlyArray<{ nargs: unknown } & Omit<OptionSpec, "nargs">>; positionals: ReadonlyArray<{ nargs: unknown; dest: string; required: boolean }> } & Omit<OptionTable, "options" | "positionals">): OptionTable {
+function asTable(
+  json: {
+    options: ReadonlyArray<{ nargs: unknown } & Omit<OptionSpec, "nargs">>;
+    positionals: ReadonlyArray<{ nargs: unknown; dest: string; required: boolean }>;
+  } & Omit<OptionTable, "options" | "positionals">,
+): OptionTable {
   const where = `${json.engine} ${json.version} option table`;
   return {
     ...json,
-    options: json.options.map((o) => ({ ...o, spellings: [...o.spellings], choices: o.choices === null ? null : [...o.choices], nargs: nargsOf(o.nargs, `${where}, ${o.name}`) })),
+    options: json.options.map((o) => ({
+      ...o,
+      spellings: [...o.spellings],
+      choices: o.choices === null ? null : [...o.choices],
+      nargs: nargsOf(o.nargs, `${where}, ${o.name}`),
+    })),
     positionals: json.positionals.map((p) => ({ ...p, nargs: nargsOf(p.nargs, `${where}, ${p.dest}`) })),
   };
 }

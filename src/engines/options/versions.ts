@@ -45,7 +45,10 @@ export interface TableChoice {
 
 /** A version as numbers, for "nearest": 0.10.2 -> [0, 10, 2]; a suffix (`.post1`, `rc1`) is ignored. */
 function parts(v: string): number[] {
-  return v.split(/[.+-]/).map((p) => Number.parseInt(p, 10)).filter((n) => Number.isFinite(n));
+  return v
+    .split(/[.+-]/)
+    .map((p) => Number.parseInt(p, 10))
+    .filter((n) => Number.isFinite(n));
 }
 
 function distance(a: string, b: string): number[] {
@@ -90,9 +93,10 @@ export function tableFor(
 ): TableChoice | undefined {
   if (engine !== "vllm" && engine !== "sglang") return undefined;
   const name = engine === "vllm" ? "vLLM" : "SGLang";
-  const from = o.engineVersion !== undefined
-    ? { version: o.engineVersion, why: `engine_version in ${o.file}` }
-    : knownOf(engine, o.image);
+  const from =
+    o.engineVersion !== undefined
+      ? { version: o.engineVersion, why: `engine_version in ${o.file}` }
+      : knownOf(engine, o.image);
   if (from === undefined) {
     const table = ENGINE_TABLES[engine][ENGINE_TABLES[engine].length - 1] as OptionTable;
     const said = `${table.prog} ${table.version} (the newest table)`;
@@ -103,7 +107,10 @@ export function tableFor(
       table,
       said: `${said}: the ${name} version of ${o.image} is not known`,
       warning: msg("spec.warn.imageVersion", {
-        file: o.file, engine: name, image: o.image, table: `${table.prog} ${table.version}`,
+        file: o.file,
+        engine: name,
+        image: o.image,
+        table: `${table.prog} ${table.version}`,
       }),
     };
   }
@@ -114,7 +121,12 @@ export function tableFor(
     table,
     said: `${table.prog} ${table.version}, the nearest table to ${name} ${from.version} (${from.why})`,
     warning: msg("spec.warn.noTable", {
-      file: o.file, engine: name, version: from.version, why: from.why, table: `${table.prog} ${table.version}`, have,
+      file: o.file,
+      engine: name,
+      version: from.version,
+      why: from.why,
+      table: `${table.prog} ${table.version}`,
+      have,
     }),
   };
 }

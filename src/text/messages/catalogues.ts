@@ -48,20 +48,31 @@ export const AREAS = {
   cli: { en: cliEn, ru: cliRu, zh: cliZh, ja: cliJa, de: cliDe, es: cliEs } satisfies Area<typeof cliEn>,
   spec: { en: specEn, ru: specRu, zh: specZh, ja: specJa, de: specDe, es: specEs } satisfies Area<typeof specEn>,
   profile: {
-    en: profileEn, ru: profileRu, zh: profileZh, ja: profileJa, de: profileDe, es: profileEs,
+    en: profileEn,
+    ru: profileRu,
+    zh: profileZh,
+    ja: profileJa,
+    de: profileDe,
+    es: profileEs,
   } satisfies Area<typeof profileEn>,
   usage: {
-    en: usageEn, ru: usageRu, zh: usageZh, ja: usageJa, de: usageDe, es: usageEs,
+    en: usageEn,
+    ru: usageRu,
+    zh: usageZh,
+    ja: usageJa,
+    de: usageDe,
+    es: usageEs,
   } satisfies Area<typeof usageEn>,
   serve: {
-    en: serveEn, ru: serveRu, zh: serveZh, ja: serveJa, de: serveDe, es: serveEs,
+    en: serveEn,
+    ru: serveRu,
+    zh: serveZh,
+    ja: serveJa,
+    de: serveDe,
+    es: serveEs,
   } satisfies Area<typeof serveEn>,
 };
 
 export type AreaName = keyof typeof AREAS;
 export type MessageKey =
-  | keyof typeof cliEn
-  | keyof typeof specEn
-  | keyof typeof profileEn
-  | keyof typeof usageEn
-  | keyof typeof serveEn;
+  keyof typeof cliEn | keyof typeof specEn | keyof typeof profileEn | keyof typeof usageEn | keyof typeof serveEn;

@@ -57,7 +57,11 @@ export function msg(key: MessageKey, args?: MsgArgs): Msg {
 /** The language part of a locale name: `ru_RU.UTF-8` -> ru, `zh-Hans` -> zh, `C` -> undefined. */
 export function localeOf(name: string | undefined): Locale | undefined {
   if (name === undefined) return undefined;
-  const lang = name.trim().toLowerCase().split(/[_.@-]/)[0] ?? "";
+  const lang =
+    name
+      .trim()
+      .toLowerCase()
+      .split(/[_.@-]/)[0] ?? "";
   return (LOCALES as readonly string[]).includes(lang) ? (lang as Locale) : undefined;
 }
 

@@ -28,7 +28,10 @@ function makePlan(mode, args) {
   if (mode === "vllm") {
     if (args[0] === "--version" || args[0] === "-v") return { version: vllm.version };
     if (args[0] !== "serve") {
-      const bad = args[0] === undefined ? "the following arguments are required: subparser" : `argument subparser: invalid choice: '${args[0]}' (choose from ${VLLM_SUBCOMMANDS.map((s) => `'${s}'`).join(", ")})`;
+      const bad =
+        args[0] === undefined
+          ? "the following arguments are required: subparser"
+          : `argument subparser: invalid choice: '${args[0]}' (choose from ${VLLM_SUBCOMMANDS.map((s) => `'${s}'`).join(", ")})`;
       throw c.argparseExit("vllm", "vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...", bad);
     }
     return vllm.plan("serve", args.slice(1));
@@ -94,7 +97,11 @@ async function run(plan, b) {
   if (plan.listen && plan.listen.addr) {
     const busy = await portFree(plan.listen.addr, plan.listen.port);
     if (busy) {
-      const e = c.pyExit(plan.where, "OSError", `[Errno 98] error while attempting to bind on address ('${plan.listen.addr}', ${plan.listen.port}): address already in use`);
+      const e = c.pyExit(
+        plan.where,
+        "OSError",
+        `[Errno 98] error while attempting to bind on address ('${plan.listen.addr}', ${plan.listen.port}): address already in use`,
+      );
       process.stderr.write(e.message);
       process.exit(1);
     }
@@ -115,7 +122,11 @@ async function run(plan, b) {
     fatal(err.message);
   }
   const proofs = c.proofs();
-  if (b.mode === "crash-loading") setTimeout(() => fatal("CUDA error: out of memory while loading the weights (simulated crash-loading)"), b.crashAfterS * 1000);
+  if (b.mode === "crash-loading")
+    setTimeout(
+      () => fatal("CUDA error: out of memory while loading the weights (simulated crash-loading)"),
+      b.crashAfterS * 1000,
+    );
   const load = plan.log.load(b, proofs);
   emit(load.slice(0, 1 + proofs.length));
   if (b.mode === "never-ready") {
@@ -138,7 +149,11 @@ async function run(plan, b) {
     event(plan, "serving");
   }
   emit(plan.log.ready());
-  if (b.mode === "crash-after") setTimeout(() => fatal("CUDA error: an illegal memory access was encountered (simulated crash-after)"), b.crashAfterS * 1000);
+  if (b.mode === "crash-after")
+    setTimeout(
+      () => fatal("CUDA error: an illegal memory access was encountered (simulated crash-after)"),
+      b.crashAfterS * 1000,
+    );
 }
 
 function main() {
@@ -153,7 +168,11 @@ function main() {
     }
     // In a container, the node (its GPU) is what the NVIDIA hook gave it: nothing without --gpus.
     if (nodeRoot() === null) {
-      throw c.pyExit(plan.where, "RuntimeError", "Failed to infer device type: no GPU visible in the container (docker run without --gpus)");
+      throw c.pyExit(
+        plan.where,
+        "RuntimeError",
+        "Failed to infer device type: no GPU visible in the container (docker run without --gpus)",
+      );
     }
     b = c.behaviour();
   } catch (err) {

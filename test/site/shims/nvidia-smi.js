@@ -24,7 +24,7 @@ const GPU = {
   "temperature.gpu": "42",
   "power.draw": "11.52 W",
   count: "1",
-  "persistence_mode": "Enabled",
+  persistence_mode: "Enabled",
 };
 
 function fail(msg, code) {
@@ -40,7 +40,13 @@ function engineApps(root) {
     const i = argv.findIndex((a) => path.basename(a) === "fake-engine.js");
     if (i < 0 || !onNode(pid, root)) continue;
     const mode = argv[i + 1] || "";
-    const names = { vllm: "VLLM::EngineCore", sglang: "sglang::scheduler", gr8: "gr8-engine", dgpp: "dgpp-manager", "dgpp-worker": "dgpp-worker" };
+    const names = {
+      vllm: "VLLM::EngineCore",
+      sglang: "sglang::scheduler",
+      gr8: "gr8-engine",
+      dgpp: "dgpp-manager",
+      "dgpp-worker": "dgpp-worker",
+    };
     const u = argv.indexOf("--gpu-memory-utilization");
     const m = argv.indexOf("--mem-fraction-static");
     const frac = u > 0 ? Number(argv[u + 1]) : m > 0 ? Number(argv[m + 1]) : 0.9;
@@ -52,24 +58,37 @@ function engineApps(root) {
 function query(kind, fieldsArg, format) {
   if (format === undefined) return fail("Missing --format argument.\n\nPlease run 'nvidia-smi -h' for help.", 2);
   const opts = format.split(",");
-  if (opts[0] !== "csv" || opts.slice(1).some((o) => o !== "noheader" && o !== "nounits")) return fail(`Invalid format: ${format}`, 2);
+  if (opts[0] !== "csv" || opts.slice(1).some((o) => o !== "noheader" && o !== "nounits"))
+    return fail(`Invalid format: ${format}`, 2);
   const noheader = opts.includes("noheader");
   const nounits = opts.includes("nounits");
   const fields = fieldsArg.split(",");
-  const appFields = { pid: "pid", process_name: "process_name", used_memory: "used_gpu_memory [MiB]", used_gpu_memory: "used_gpu_memory [MiB]", gpu_uuid: "gpu_uuid", gpu_name: "gpu_name" };
+  const appFields = {
+    pid: "pid",
+    process_name: "process_name",
+    used_memory: "used_gpu_memory [MiB]",
+    used_gpu_memory: "used_gpu_memory [MiB]",
+    gpu_uuid: "gpu_uuid",
+    gpu_name: "gpu_name",
+  };
   const known = kind === "apps" ? appFields : Object.fromEntries(Object.keys(GPU).map((k) => [k, k]));
   for (const f of fields) if (!(f in known)) return fail(`Field "${f}" is not a valid field to query.`, 2);
   const rows = [];
   if (!noheader) rows.push(fields.map((f) => (nounits ? known[f].replace(/ \[.*\]$/, "") : known[f])).join(", "));
   const items = kind === "apps" ? engineApps(nodeRoot() || "") : [GPU];
   for (const it of items) {
-    rows.push(fields.map((f) => {
-      if (f === "used_memory" || f === "used_gpu_memory") return nounits ? String(it.used_memory) : `${it.used_memory} MiB`;
-      if (f === "gpu_uuid") return GPU.uuid;
-      if (f === "gpu_name") return GPU.name;
-      const v = it[f];
-      return nounits ? String(v).replace(/ (%|W)$/, "") : String(v);
-    }).join(", "));
+    rows.push(
+      fields
+        .map((f) => {
+          if (f === "used_memory" || f === "used_gpu_memory")
+            return nounits ? String(it.used_memory) : `${it.used_memory} MiB`;
+          if (f === "gpu_uuid") return GPU.uuid;
+          if (f === "gpu_name") return GPU.name;
+          const v = it[f];
+          return nounits ? String(v).replace(/ (%|W)$/, "") : String(v);
+        })
+        .join(", "),
+    );
   }
   if (rows.length) process.stdout.write(`${rows.join("\n")}\n`);
 }
@@ -97,9 +116,12 @@ function table() {
     "|        ID   ID                                                               Usage      |",
     "|=========================================================================================|",
   ];
-  if (apps.length === 0) out.push("|  No running processes found                                                             |");
+  if (apps.length === 0)
+    out.push("|  No running processes found                                                             |");
   for (const a of apps) {
-    out.push(`|    0   N/A  N/A    ${a.pid.padStart(12)}      C   ${a.process_name.padEnd(34)}${`${a.used_memory}MiB`.padStart(11)} |`);
+    out.push(
+      `|    0   N/A  N/A    ${a.pid.padStart(12)}      C   ${a.process_name.padEnd(34)}${`${a.used_memory}MiB`.padStart(11)} |`,
+    );
   }
   out.push(line);
   process.stdout.write(`${out.join("\n")}\n`);
@@ -118,7 +140,8 @@ function main(argv) {
     else return fail(`Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.`, 2);
   }
   if (q) return query(q.kind, q.fields, format);
-  if (format !== undefined) return fail(`Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.`, 2);
+  if (format !== undefined)
+    return fail(`Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.`, 2);
   table();
 }
 

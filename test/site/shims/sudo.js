@@ -92,7 +92,14 @@ function main(argv) {
   const r = spawnSync(exe, args, {
     stdio: "inherit",
     argv0: cmd[0],
-    env: { ...process.env, SIM_SUDO: "1", SUDO_USER: user.username, SUDO_UID: String(user.uid), SUDO_GID: String(user.gid), SUDO_COMMAND: cmd.join(" ") },
+    env: {
+      ...process.env,
+      SIM_SUDO: "1",
+      SUDO_USER: user.username,
+      SUDO_UID: String(user.uid),
+      SUDO_GID: String(user.gid),
+      SUDO_COMMAND: cmd.join(" "),
+    },
   });
   if (before) reconcile(procRoot, before);
   if (r.error) {

@@ -11,18 +11,31 @@ const path = require("node:path");
 
 class ArgError extends Error {}
 
-const TABLE_DIRS = [path.join(__dirname, "options"), path.resolve(__dirname, "..", "..", "..", "..", "src", "engines", "options")];
+const TABLE_DIRS = [
+  path.join(__dirname, "options"),
+  path.resolve(__dirname, "..", "..", "..", "..", "src", "engines", "options"),
+];
 
 /** A table file's version as numbers, for the newest: vllm-0.33.0.json -> [0, 33, 0]. */
-const versionOf = (file) => file.replace(/^[a-z]+-|\.json$/g, "").split(".").map((x) => Number.parseInt(x, 10) || 0);
-const newer = (a, b) => { for (let i = 0; i < 3; i++) if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0); return false; };
+const versionOf = (file) =>
+  file
+    .replace(/^[a-z]+-|\.json$/g, "")
+    .split(".")
+    .map((x) => Number.parseInt(x, 10) || 0);
+const newer = (a, b) => {
+  for (let i = 0; i < 3; i++) if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0);
+  return false;
+};
 
 /** The option table of `engine` (vllm, sglang): the newest version's file (sm121 keeps one per version). */
 function loadTable(engine) {
   for (const dir of TABLE_DIRS) {
     if (!fs.existsSync(dir)) continue;
     const files = fs.readdirSync(dir).filter((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
-    const file = files.reduce((best, f) => (best === undefined || newer(versionOf(f), versionOf(best)) ? f : best), undefined);
+    const file = files.reduce(
+      (best, f) => (best === undefined || newer(versionOf(f), versionOf(best)) ? f : best),
+      undefined,
+    );
     if (file) return JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
   }
   throw new Error(`fake-engine: no option table for ${engine} in ${TABLE_DIRS.join(" or ")}`);
@@ -46,9 +59,13 @@ function parseOptional(table, arg) {
   if (bySpelling.has(arg)) return { option: bySpelling.get(arg), spelling: arg, explicit: undefined };
   if (arg.length === 1) return null;
   const eq = arg.indexOf("=");
-  if (eq >= 0 && bySpelling.has(arg.slice(0, eq))) return { option: bySpelling.get(arg.slice(0, eq)), spelling: arg.slice(0, eq), explicit: arg.slice(eq + 1) };
+  if (eq >= 0 && bySpelling.has(arg.slice(0, eq)))
+    return { option: bySpelling.get(arg.slice(0, eq)), spelling: arg.slice(0, eq), explicit: arg.slice(eq + 1) };
   const tuples = optionTuples(table, arg);
-  if (tuples.length > 1) throw new ArgError(`ambiguous option: ${eq >= 0 ? arg.slice(0, eq) : arg} could match ${tuples.map((t) => t.spelling).join(", ")}`);
+  if (tuples.length > 1)
+    throw new ArgError(
+      `ambiguous option: ${eq >= 0 ? arg.slice(0, eq) : arg} could match ${tuples.map((t) => t.spelling).join(", ")}`,
+    );
   if (tuples.length === 1) return tuples[0];
   if (NEGATIVE_NUMBER.test(arg) && !negativeLike) return null;
   if (arg.includes(" ")) return null;
@@ -87,7 +104,7 @@ function humanInt(raw, auto) {
     const dec = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 }[m[2]];
     if (dec) return Math.trunc(Number(m[1]) * dec);
     if (m[1].includes(".")) return null;
-    return Number(m[1]) * 2 ** (10 * (" KMGT".indexOf(m[2])));
+    return Number(m[1]) * 2 ** (10 * " KMGT".indexOf(m[2]));
   }
   return PY_INT.test(s) ? Number(s.replace(/_/g, "")) : null;
 }
@@ -107,7 +124,9 @@ function convert(o, raw) {
     v = Number(raw.replace(/_/g, ""));
   }
   if (o.choices && !o.choices.includes(String(raw))) {
-    throw new ArgError(`argument ${o.name}: invalid choice: '${raw}' (choose from ${o.choices.map((c) => `'${c}'`).join(", ")})`);
+    throw new ArgError(
+      `argument ${o.name}: invalid choice: '${raw}' (choose from ${o.choices.map((c) => `'${c}'`).join(", ")})`,
+    );
   }
   return v;
 }
@@ -124,7 +143,12 @@ function flagValue(o, spelling) {
   return true;
 }
 
-const expected = (n) => (n === 1 || n === undefined ? "expected one argument" : n === "+" ? "expected at least one argument" : `expected ${n} arguments`);
+const expected = (n) =>
+  n === 1 || n === undefined
+    ? "expected one argument"
+    : n === "+"
+      ? "expected at least one argument"
+      : `expected ${n} arguments`;
 
 /**
  * Parses argv as argparse's parse_args would with this table. Returns

@@ -64,10 +64,15 @@ function behaviour() {
     }
   }
   for (const k of Object.keys(raw)) {
-    if (!(k in BEHAVIOUR_DEFAULTS)) throw new EngineExit(3, `fake-engine: ${file}: unknown key "${k}" (known: ${Object.keys(BEHAVIOUR_DEFAULTS).join(", ")})\n`);
+    if (!(k in BEHAVIOUR_DEFAULTS))
+      throw new EngineExit(
+        3,
+        `fake-engine: ${file}: unknown key "${k}" (known: ${Object.keys(BEHAVIOUR_DEFAULTS).join(", ")})\n`,
+      );
   }
   const b = { ...BEHAVIOUR_DEFAULTS, ...raw };
-  if (!MODES.includes(b.mode)) throw new EngineExit(3, `fake-engine: ${file}: mode "${b.mode}" is not one of ${MODES.join(", ")}\n`);
+  if (!MODES.includes(b.mode))
+    throw new EngineExit(3, `fake-engine: ${file}: mode "${b.mode}" is not one of ${MODES.join(", ")}\n`);
   return b;
 }
 
@@ -90,7 +95,10 @@ function liveMode() {
 function proofs() {
   const file = path.join(nodeRoot(), "etc", "fake-engine-proofs.txt");
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 }
 
 function hfHome() {
@@ -102,17 +110,29 @@ function hfHome() {
 function checkModel(where, model) {
   if (model.startsWith("/") || model.startsWith(".")) {
     if (!fs.existsSync(model) || !fs.statSync(model).isDirectory()) {
-      throw pyExit(where, "OSError", `Incorrect path_or_model_id: '${model}'. Please provide either the path to a local folder or the repo_id of a model on the Hub.`);
+      throw pyExit(
+        where,
+        "OSError",
+        `Incorrect path_or_model_id: '${model}'. Please provide either the path to a local folder or the repo_id of a model on the Hub.`,
+      );
     }
     return;
   }
   if (!/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/.test(model) || model.includes("--") || model.includes("..")) {
-    throw pyExit(where, "huggingface_hub.errors.HFValidationError", `Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, '-' and '.' cannot start or end the name, max length is 96: '${model}'.`);
+    throw pyExit(
+      where,
+      "huggingface_hub.errors.HFValidationError",
+      `Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, '-' and '.' cannot start or end the name, max length is 96: '${model}'.`,
+    );
   }
   if (process.env.HF_HUB_OFFLINE === "1") {
     const dir = path.join(hfHome(), "hub", `models--${model.replace(/\//g, "--")}`);
     if (!fs.existsSync(dir)) {
-      throw pyExit(where, "OSError", `We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files (HF_HUB_OFFLINE=1, looked in ${dir}).`);
+      throw pyExit(
+        where,
+        "OSError",
+        `We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files (HF_HUB_OFFLINE=1, looked in ${dir}).`,
+      );
     }
   }
 }
@@ -129,7 +149,12 @@ function bindAddress(where, host, port) {
   if (host === null || host === undefined || host === "" || host === "0.0.0.0" || host === "::") addr = ip;
   else if (host === "localhost" || host === "127.0.0.1" || host === "::1") addr = "127.0.0.1";
   else if (host === ip) addr = ip;
-  else throw pyExit(where, "OSError", `[Errno 99] error while attempting to bind on address ('${host}', ${port}): cannot assign requested address`);
+  else
+    throw pyExit(
+      where,
+      "OSError",
+      `[Errno 99] error while attempting to bind on address ('${host}', ${port}): cannot assign requested address`,
+    );
   return addr;
 }
 
@@ -153,6 +178,20 @@ function kvTokens(b, fraction, fp8, world) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 module.exports = {
-  EngineExit, argparseExit, pyExit, nodeRoot, nodeIp, behaviour, liveMode, proofs, hfHome, checkModel,
-  bindAddress, vllmTime, sglTime, commas, kvTokens, sleep,
+  EngineExit,
+  argparseExit,
+  pyExit,
+  nodeRoot,
+  nodeIp,
+  behaviour,
+  liveMode,
+  proofs,
+  hfHome,
+  checkModel,
+  bindAddress,
+  vllmTime,
+  sglTime,
+  commas,
+  kvTokens,
+  sleep,
 };

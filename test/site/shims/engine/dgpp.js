@@ -25,7 +25,10 @@ function readEnvFile(file) {
   for (const line of fs.readFileSync(file, "utf8").split("\n")) {
     const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
     if (!m) continue;
-    env[m[1]] = m[2].trim().replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
+    env[m[1]] = m[2]
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .replace(/^'(.*)'$/, "$1");
   }
   return env;
 }
@@ -48,7 +51,11 @@ function managerPlan(argv) {
   if (nodes[0] !== c.nodeIp()) throw die(`the manager runs on DGPP_NODES[0] (${nodes[0]}), not on ${c.nodeIp()}`);
   const port = cfg.http.port;
   const rdzv = (cfg.rendezvous && cfg.rendezvous.port) || Number(env.DGPP_RDZV_PORT || 29600);
-  const listen = { addr: c.bindAddress("dgpp", cfg.http.host || nodes[0], port), port, shown: cfg.http.host || nodes[0] };
+  const listen = {
+    addr: c.bindAddress("dgpp", cfg.http.host || nodes[0], port),
+    port,
+    shown: cfg.http.host || nodes[0],
+  };
   const maxLen = (cfg.engine && cfg.engine.max_model_len) || 131072;
   const out = log("manager");
   return {
@@ -61,7 +68,17 @@ function managerPlan(argv) {
     apiKey: cfg.http.api_key || null,
     listen,
     healthOnly: false,
-    rendezvous: nodes.length === 1 ? null : { role: "head", addr: nodes[0], port: rdzv, expect: nodes.length - 1, rank: 0, hello: { engine: "dgpp", model: cfg.model, nnodes: nodes.length } },
+    rendezvous:
+      nodes.length === 1
+        ? null
+        : {
+            role: "head",
+            addr: nodes[0],
+            port: rdzv,
+            expect: nodes.length - 1,
+            rank: 0,
+            hello: { engine: "dgpp", model: cfg.model, nnodes: nodes.length },
+          },
     log: {
       start: () => [out(`manager for ${cfg.model}, world_size ${cfg.world_size}, nodes ${nodes.join(" ")}`)],
       waiting: (n, where) => [out(`waiting for ${n} peer worker(s) on ${where}`)],
@@ -95,7 +112,14 @@ function workerPlan(argv) {
     apiKey: null,
     listen: null,
     healthOnly: false,
-    rendezvous: { role: "worker", addr: m[1], port: Number(m[2]), expect: 0, rank, hello: { engine: "dgpp", model: o.model, nnodes: Number(o.world) } },
+    rendezvous: {
+      role: "worker",
+      addr: m[1],
+      port: Number(m[2]),
+      expect: 0,
+      rank,
+      hello: { engine: "dgpp", model: o.model, nnodes: Number(o.world) },
+    },
     log: {
       start: () => [out(`worker rank ${rank} on ${c.nodeIp()}, manager ${o.head}`)],
       waiting: () => [],

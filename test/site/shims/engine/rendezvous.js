@@ -38,8 +38,10 @@ function head(r, hooks) {
         const h = msg.hello || {};
         const mismatch = Object.keys(r.hello).find((k) => h[k] !== r.hello[k]);
         let err = null;
-        if (mismatch) err = `rank ${h.rank} disagrees on ${mismatch}: ${JSON.stringify(h[mismatch])} (rank 0 has ${JSON.stringify(r.hello[mismatch])})`;
-        else if (!Number.isInteger(h.rank) || h.rank < 1 || h.rank > r.expect) err = `rank ${h.rank} is outside 1..${r.expect}`;
+        if (mismatch)
+          err = `rank ${h.rank} disagrees on ${mismatch}: ${JSON.stringify(h[mismatch])} (rank 0 has ${JSON.stringify(r.hello[mismatch])})`;
+        else if (!Number.isInteger(h.rank) || h.rank < 1 || h.rank > r.expect)
+          err = `rank ${h.rank} is outside 1..${r.expect}`;
         else if (members.has(h.rank)) err = `rank ${h.rank} joined twice (from ${h.ip})`;
         else if (done) err = "the process group is already complete";
         if (err) {
@@ -54,7 +56,11 @@ function head(r, hooks) {
         rank = h.rank;
         members.set(rank, sock);
         hooks.onJoined(rank, h.ip);
-        sock.on("close", () => hooks.onLost(`connection to node rank ${rank} (${h.ip}) lost: remote process exited or there was a network error`));
+        sock.on("close", () =>
+          hooks.onLost(
+            `connection to node rank ${rank} (${h.ip}) lost: remote process exited or there was a network error`,
+          ),
+        );
         if (members.size === r.expect) {
           done = true;
           for (const s of members.values()) s.write(JSON.stringify({ ready: true }) + "\n");

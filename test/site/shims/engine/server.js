@@ -17,7 +17,12 @@ function answerWords(plan) {
 function countWords(messages) {
   let n = 0;
   for (const m of messages) {
-    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p) => p.text || "").join(" ") : "";
+    const content =
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p) => p.text || "").join(" ")
+          : "";
     n += content.split(/\s+/).filter((w) => w).length;
   }
   return n;
@@ -41,23 +46,33 @@ function createServer(plan, behaviour) {
     res.writeHead(status, { "content-type": "application/json", ...(headers || {}) });
     res.end(body === undefined ? "" : JSON.stringify(body));
   };
-  const error = (res, status, message, type) => send(res, status, { object: "error", message, type, param: null, code: status });
+  const error = (res, status, message, type) =>
+    send(res, status, { object: "error", message, type, param: null, code: status });
 
   async function complete(req, res, body, chat) {
-    if (body.model !== undefined && !plan.served.includes(body.model)) return error(res, 404, `The model \`${body.model}\` does not exist.`, "NotFoundError");
-    if (chat && (!Array.isArray(body.messages) || body.messages.length === 0)) return error(res, 400, "messages: field required (a non-empty list)", "BadRequestError");
-    if (!chat && typeof body.prompt !== "string") return error(res, 400, "prompt: field required (a string)", "BadRequestError");
+    if (body.model !== undefined && !plan.served.includes(body.model))
+      return error(res, 404, `The model \`${body.model}\` does not exist.`, "NotFoundError");
+    if (chat && (!Array.isArray(body.messages) || body.messages.length === 0))
+      return error(res, 400, "messages: field required (a non-empty list)", "BadRequestError");
+    if (!chat && typeof body.prompt !== "string")
+      return error(res, 400, "prompt: field required (a string)", "BadRequestError");
     const limit = body.max_tokens !== undefined ? body.max_tokens : body.max_completion_tokens;
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) return error(res, 400, `max_tokens must be at least 1, got ${limit}.`, "BadRequestError");
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+      return error(res, 400, `max_tokens must be at least 1, got ${limit}.`, "BadRequestError");
     // The request is accepted and never answered; the client's own timeout ends it.
     if (behaviour.mode === "chat-never-answers") return new Promise(() => {});
     const all = answerWords(plan);
     // ignore_eos (vLLM's benchmark switch) generates exactly max_tokens words
     const n = limit === undefined ? all.length : body.ignore_eos === true ? limit : Math.min(limit, all.length);
     const words = Array.from({ length: n }, (_, i) => all[i % all.length]);
-    const finish = limit !== undefined && n === limit && (body.ignore_eos === true || n < all.length) ? "length" : "stop";
+    const finish =
+      limit !== undefined && n === limit && (body.ignore_eos === true || n < all.length) ? "length" : "stop";
     const promptTokens = chat ? countWords(body.messages) : body.prompt.split(/\s+/).filter((w) => w).length;
-    const usage = { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: words.length,
+      total_tokens: promptTokens + words.length,
+    };
     const id = `${chat ? "chatcmpl" : "cmpl"}-${crypto.randomBytes(12).toString("hex")}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model || plan.served[0];
@@ -85,20 +100,43 @@ function createServer(plan, behaviour) {
         for (let i = 0; i < words.length; i++) await produce();
         const text = words.join(" ");
         const choice = chat
-          ? { index: 0, message: { role: "assistant", content: text, tool_calls: [] }, logprobs: null, finish_reason: finish }
+          ? {
+              index: 0,
+              message: { role: "assistant", content: text, tool_calls: [] },
+              logprobs: null,
+              finish_reason: finish,
+            }
           : { index: 0, text, logprobs: null, finish_reason: finish };
-        return send(res, 200, { id, object: chat ? "chat.completion" : "text_completion", created, model, choices: [choice], usage });
+        return send(res, 200, {
+          id,
+          object: chat ? "chat.completion" : "text_completion",
+          created,
+          model,
+          choices: [choice],
+          usage,
+        });
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const object = chat ? "chat.completion.chunk" : "text_completion";
-      const chunk = (choice, extra) => res.write(`data: ${JSON.stringify({ id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) })}\n\n`);
+      const chunk = (choice, extra) =>
+        res.write(
+          `data: ${JSON.stringify({ id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) })}\n\n`,
+        );
       if (chat) chunk({ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null });
       for (let i = 0; i < words.length; i++) {
         await produce();
         const piece = i === 0 ? words[i] : ` ${words[i]}`;
-        chunk(chat ? { index: 0, delta: { content: piece }, logprobs: null, finish_reason: null } : { index: 0, text: piece, logprobs: null, finish_reason: null });
+        chunk(
+          chat
+            ? { index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }
+            : { index: 0, text: piece, logprobs: null, finish_reason: null },
+        );
       }
-      chunk(chat ? { index: 0, delta: {}, logprobs: null, finish_reason: finish } : { index: 0, text: "", logprobs: null, finish_reason: finish });
+      chunk(
+        chat
+          ? { index: 0, delta: {}, logprobs: null, finish_reason: finish }
+          : { index: 0, text: "", logprobs: null, finish_reason: finish },
+      );
       if (body.stream_options && body.stream_options.include_usage) chunk(null, { usage });
       res.end("data: [DONE]\n\n");
     } finally {
@@ -123,7 +161,8 @@ function createServer(plan, behaviour) {
       const keys = Array.isArray(plan.apiKey) ? plan.apiKey : [plan.apiKey];
       // Node reads header bytes as Latin-1, as uvicorn and Starlette do before the engines compare
       // the header with the key as text: a key outside ASCII never matches, as with the real ones.
-      if (!keys.some((k) => req.headers.authorization === `Bearer ${k}`)) return send(res, 401, { error: "Unauthorized" });
+      if (!keys.some((k) => req.headers.authorization === `Bearer ${k}`))
+        return send(res, 401, { error: "Unauthorized" });
     }
     if (url === "/version" && get) return send(res, 200, { version: plan.engineVersion || "unknown" });
     if (url === "/metrics" && get) {
@@ -135,7 +174,15 @@ function createServer(plan, behaviour) {
     }
     if (url === "/v1/models") {
       if (!get) return send(res, 405, { detail: "Method Not Allowed" });
-      const data = plan.served.map((id) => ({ id, object: "model", created: Math.floor(Date.now() / 1000), owned_by: plan.ownedBy, root: plan.model, parent: null, max_model_len: plan.maxModelLen }));
+      const data = plan.served.map((id) => ({
+        id,
+        object: "model",
+        created: Math.floor(Date.now() / 1000),
+        owned_by: plan.ownedBy,
+        root: plan.model,
+        parent: null,
+        max_model_len: plan.maxModelLen,
+      }));
       return send(res, 200, { object: "list", data });
     }
     if (url === "/v1/chat/completions" || url === "/v1/completions") {
@@ -146,7 +193,8 @@ function createServer(plan, behaviour) {
       } catch {
         return error(res, 400, "request body is not valid JSON", "BadRequestError");
       }
-      if (!body || typeof body !== "object") return error(res, 400, "request body must be a JSON object", "BadRequestError");
+      if (!body || typeof body !== "object")
+        return error(res, 400, "request body must be a JSON object", "BadRequestError");
       return complete(req, res, body, url === "/v1/chat/completions");
     }
     return send(res, 404, { detail: "Not Found" });
@@ -156,7 +204,12 @@ function createServer(plan, behaviour) {
     const parts = [];
     req.on("data", (d) => parts.push(d));
     req.on("end", () => {
-      res.on("finish", () => plan.onAccess && plan.onAccess(`${req.socket.remoteAddress}:${req.socket.remotePort}`, req.method, req.url, res.statusCode));
+      res.on(
+        "finish",
+        () =>
+          plan.onAccess &&
+          plan.onAccess(`${req.socket.remoteAddress}:${req.socket.remotePort}`, req.method, req.url, res.statusCode),
+      );
       Promise.resolve(route(req, res, Buffer.concat(parts).toString("utf8"))).catch((err) => {
         if (!res.headersSent) send(res, 500, { error: String(err) });
         else res.end();

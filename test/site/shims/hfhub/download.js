@@ -19,21 +19,41 @@ class HfError extends Error {
 
 function parseArgs(prog, argv) {
   const o = { files: [] };
-  const takes = { "--revision": "revision", "--cache-dir": "cacheDir", "--repo-type": "repoType", "--token": "token", "--max-workers": "maxWorkers", "--local-dir": "localDir" };
+  const takes = {
+    "--revision": "revision",
+    "--cache-dir": "cacheDir",
+    "--repo-type": "repoType",
+    "--token": "token",
+    "--max-workers": "maxWorkers",
+    "--local-dir": "localDir",
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.indexOf("=");
     const flag = a.startsWith("--") && eq > 0 ? a.slice(0, eq) : a;
     if (flag in takes) {
       const v = eq > 0 && a.startsWith("--") ? a.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new HfError(prog === "hf" ? `Option '${flag}' requires an argument.` : `${prog} download: error: argument ${flag}: expected one argument`, 2);
+      if (v === undefined)
+        throw new HfError(
+          prog === "hf"
+            ? `Option '${flag}' requires an argument.`
+            : `${prog} download: error: argument ${flag}: expected one argument`,
+          2,
+        );
       o[takes[flag]] = v;
     } else if (a === "--quiet" || a === "-q") o.quiet = true;
-    else if (a.startsWith("-")) throw new HfError(prog === "hf" ? `No such option: ${a}` : `${prog}: error: unrecognized arguments: ${a}`, 2);
+    else if (a.startsWith("-"))
+      throw new HfError(prog === "hf" ? `No such option: ${a}` : `${prog}: error: unrecognized arguments: ${a}`, 2);
     else if (o.repo === undefined) o.repo = a;
     else o.files.push(a);
   }
-  if (o.repo === undefined) throw new HfError(prog === "hf" ? "Missing argument 'REPO_ID'." : `${prog} download: error: the following arguments are required: repo_id`, 2);
+  if (o.repo === undefined)
+    throw new HfError(
+      prog === "hf"
+        ? "Missing argument 'REPO_ID'."
+        : `${prog} download: error: the following arguments are required: repo_id`,
+      2,
+    );
   if (o.localDir !== undefined || o.files.length > 0 || (o.repoType !== undefined && o.repoType !== "model")) {
     throw new HfError(`the test site's ${prog} downloads whole model repos into the cache only`, 2);
   }
@@ -56,28 +76,48 @@ function download(prog, argv) {
   const o = parseArgs(prog, argv);
   const site = process.env.SIM_SITE_DIR || "/nonexistent";
   const src = path.join(site, "hf-hub", ...o.repo.split("/"));
-  const log = (entry) => fs.appendFileSync(path.join(site, "hf-downloads.log"), `${JSON.stringify({ at: new Date().toISOString(), node: process.env.SIM_NODE_NAME, prog, argv, token: process.env.HF_TOKEN ? "set" : "unset", ...entry })}\n`);
+  const log = (entry) =>
+    fs.appendFileSync(
+      path.join(site, "hf-downloads.log"),
+      `${JSON.stringify({ at: new Date().toISOString(), node: process.env.SIM_NODE_NAME, prog, argv, token: process.env.HF_TOKEN ? "set" : "unset", ...entry })}\n`,
+    );
   if (!/^[\w.-]+\/[\w.-]+$/.test(o.repo) || !fs.existsSync(src)) {
     log({ repo: o.repo, error: "not found" });
-    throw new HfError(`Repository Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${o.revision || "main"}.\nPlease make sure you specified the correct \`repo_id\` and \`repo_type\`.\nIf you are trying to access a private or gated repo, make sure you are authenticated.`, 1);
+    throw new HfError(
+      `Repository Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${o.revision || "main"}.\nPlease make sure you specified the correct \`repo_id\` and \`repo_type\`.\nIf you are trying to access a private or gated repo, make sure you are authenticated.`,
+      1,
+    );
   }
   const gate = `${src}.gated`;
   if (fs.existsSync(gate) && process.env.HF_TOKEN !== fs.readFileSync(gate, "utf8").trim()) {
     log({ repo: o.repo, error: "gated" });
-    throw new HfError(`Cannot access gated repo for url https://huggingface.co/${o.repo}/resolve/main/config.json.\nAccess to model ${o.repo} is restricted. You must have access to it and be authenticated to access it. Please log in.`, 1);
+    throw new HfError(
+      `Cannot access gated repo for url https://huggingface.co/${o.repo}/resolve/main/config.json.\nAccess to model ${o.repo} is restricted. You must have access to it and be authenticated to access it. Please log in.`,
+      1,
+    );
   }
-  const files = fs.readdirSync(src).sort().map((f) => {
-    const data = fs.readFileSync(path.join(src, f));
-    return { f, data, tag: etag(f, data) };
-  });
-  const commit = crypto.createHash("sha1").update(files.map((x) => `${x.f} ${x.tag}\n`).join("")).digest("hex");
+  const files = fs
+    .readdirSync(src)
+    .sort()
+    .map((f) => {
+      const data = fs.readFileSync(path.join(src, f));
+      return { f, data, tag: etag(f, data) };
+    });
+  const commit = crypto
+    .createHash("sha1")
+    .update(files.map((x) => `${x.f} ${x.tag}\n`).join(""))
+    .digest("hex");
   const revision = o.revision || "main";
   if (revision !== "main" && revision !== commit) {
     log({ repo: o.repo, revision, error: "revision not found" });
-    throw new HfError(`Revision Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${revision}.\nInvalid rev id: ${revision}`, 1);
+    throw new HfError(
+      `Revision Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${revision}.\nInvalid rev id: ${revision}`,
+      1,
+    );
   }
   const repoDir = path.join(cacheRoot(o), `models--${o.repo.replace("/", "--")}`);
-  for (const d of ["blobs", "refs", path.join("snapshots", commit)]) fs.mkdirSync(path.join(repoDir, d), { recursive: true });
+  for (const d of ["blobs", "refs", path.join("snapshots", commit)])
+    fs.mkdirSync(path.join(repoDir, d), { recursive: true });
   let fetched = 0;
   for (const { f, data, tag } of files) {
     const blob = path.join(repoDir, "blobs", tag);
@@ -99,11 +139,17 @@ function download(prog, argv) {
 function main(prog) {
   const [cmd, ...rest] = process.argv.slice(2);
   try {
-    if (cmd !== "download") throw new HfError(prog === "hf" ? `No such command '${cmd}'.` : `${prog}: error: argument {download}: invalid choice: '${cmd}'`, 2);
+    if (cmd !== "download")
+      throw new HfError(
+        prog === "hf" ? `No such command '${cmd}'.` : `${prog}: error: argument {download}: invalid choice: '${cmd}'`,
+        2,
+      );
     process.exitCode = download(prog, rest);
   } catch (e) {
     if (!(e instanceof HfError)) throw e;
-    process.stderr.write(`${e.code === 2 ? "Usage: " + prog + " download [OPTIONS] REPO_ID\n" : ""}${e.code === 2 ? "Error: " : ""}${e.message}\n`);
+    process.stderr.write(
+      `${e.code === 2 ? "Usage: " + prog + " download [OPTIONS] REPO_ID\n" : ""}${e.code === 2 ? "Error: " : ""}${e.message}\n`,
+    );
     process.exitCode = e.code;
   }
 }

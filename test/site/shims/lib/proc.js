@@ -34,7 +34,10 @@ function startOf(pid) {
 
 function readNulList(file) {
   try {
-    return fs.readFileSync(file, "utf8").split("\0").filter((s) => s.length > 0);
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\0")
+      .filter((s) => s.length > 0);
   } catch {
     return [];
   }
@@ -113,5 +116,16 @@ function sleep(ms) {
 }
 
 module.exports = {
-  procStat, alive, startOf, environOf, cmdlineOf, allPids, containerOf, onNode, register, unregister, signal, sleep,
+  procStat,
+  alive,
+  startOf,
+  environOf,
+  cmdlineOf,
+  allPids,
+  containerOf,
+  onNode,
+  register,
+  unregister,
+  signal,
+  sleep,
 };

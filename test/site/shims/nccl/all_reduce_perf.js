@@ -16,22 +16,50 @@ const { runtime } = require("./mpiwire.js");
 
 const SHORT = "t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:";
 const LONG = {
-  nthreads: "t", ngpus: "g", minbytes: "b", maxbytes: "e", stepbytes: "i", stepfactor: "f", iters: "n",
-  agg_iters: "m", warmup_iters: "w", run_cycles: "N", parallel_init: "p", check: "c", op: "o", datatype: "d",
-  root: "r", blocking: "z", stream_null: "y", timeout: "T", cudagraph: "G", report_cputime: "C",
-  report_timestamps: "S", output_file: "J", average: "a", local_register: "R", cta_policy: "x",
-  device_implementation: "D", device_cta_count: "V", memory: "M", unalign: "u", per_iter_timing: "I",
-  per_iter_skip: "K", help: "h",
+  nthreads: "t",
+  ngpus: "g",
+  minbytes: "b",
+  maxbytes: "e",
+  stepbytes: "i",
+  stepfactor: "f",
+  iters: "n",
+  agg_iters: "m",
+  warmup_iters: "w",
+  run_cycles: "N",
+  parallel_init: "p",
+  check: "c",
+  op: "o",
+  datatype: "d",
+  root: "r",
+  blocking: "z",
+  stream_null: "y",
+  timeout: "T",
+  cudagraph: "G",
+  report_cputime: "C",
+  report_timestamps: "S",
+  output_file: "J",
+  average: "a",
+  local_register: "R",
+  cta_policy: "x",
+  device_implementation: "D",
+  device_cta_count: "V",
+  memory: "M",
+  unalign: "u",
+  per_iter_timing: "I",
+  per_iter_skip: "K",
+  help: "h",
 };
 const prog = "all_reduce_perf";
 
 function usage(bad) {
   if (bad) process.stderr.write(`${prog}: ${bad}\n`);
-  process.stdout.write(`USAGE: ${prog} \n\t[-t,--nthreads <num threads>] \n\t[-g,--ngpus <gpus per thread>] \n\t` +
-    "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t" +
-    "[-i,--stepbytes <increment size>] \n\t[-f,--stepfactor <increment factor>] \n\t" +
-    "[-n,--iters <iteration count>] \n\t[-w,--warmup_iters <warmup iteration count>] \n\t" +
-    "[-c,--check <check iteration count>] \n\t[-o,--op <sum/prod/min/max/avg/mulsum/all>] \n\t[-h,--help]\n");
+  process.stdout.write(
+    `USAGE: ${prog} \n\t[-t,--nthreads <num threads>] \n\t[-g,--ngpus <gpus per thread>] \n\t` +
+      "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t" +
+      "[-i,--stepbytes <increment size>] \n\t[-f,--stepfactor <increment factor>] \n\t" +
+      "[-n,--iters <iteration count>] \n\t[-w,--warmup_iters <warmup iteration count>] \n\t" +
+      "[-c,--check <check iteration count>] \n\t[-o,--op <sum/prod/min/max/avg/mulsum/all>] \n\t[-h,--help]\n",
+  );
   process.exit(0);
 }
 
@@ -66,7 +94,7 @@ function options(argv) {
 function parsesize(v) {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([KkMmGg]?)/.exec(v);
   if (m === null) return -1;
-  return Math.floor(Number(m[1]) * ({ "": 1, k: 1024, m: 1 << 20, g: 1 << 30 }[m[2].toLowerCase()]));
+  return Math.floor(Number(m[1]) * { "": 1, k: 1024, m: 1 << 20, g: 1 << 30 }[m[2].toLowerCase()]);
 }
 
 const o = options(process.argv.slice(2));
@@ -148,12 +176,20 @@ async function main() {
   }
   const bws = [];
   const table = await allReduce({
-    rank, world, sockets, env, oob: `${ifname}:${own}<0>`, lo: minBytes, hi: maxBytes, version: "2.31.2+cuda13.0",
+    rank,
+    world,
+    sockets,
+    env,
+    oob: `${ifname}:${own}<0>`,
+    lo: minBytes,
+    hi: maxBytes,
+    version: "2.31.2+cuda13.0",
     row: (r) => {
       const wrong = (w) => String(w === "N/A" ? 0 : Number(w)).padStart(6);
       const body = (h) => `  ${fmt(Number(h[0]), 7)}  ${fmt(Number(h[1]), 6)}  ${fmt(Number(h[2]), 6)}  ${wrong(h[3])}`;
       bws.push(Number(r.half[0][2]));
-      const head = `${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ` +
+      const head =
+        `${String(r.bytes).padStart(12)}  ${String(Math.max(r.bytes / 4, 1)).padStart(12)}  ` +
         `${"float".padStart(8)}  ${"sum".padStart(6)}  ${"-1".padStart(6)}`;
       print(`${head}${body(r.half[0])}${body(r.half[1])}\n`);
     },

@@ -53,10 +53,13 @@ function hcaFilter(spec) {
   if (exclude) s = s.slice(1);
   const exact = s.startsWith("=");
   if (exact) s = s.slice(1);
-  const items = s.split(",").filter((x) => x !== "").map((x) => {
-    const [name, port] = x.split(":");
-    return { name, port: port === undefined ? undefined : Number(port) };
-  });
+  const items = s
+    .split(",")
+    .filter((x) => x !== "")
+    .map((x) => {
+      const [name, port] = x.split(":");
+      return { name, port: port === undefined ? undefined : Number(port) };
+    });
   const hit = (name, port) =>
     items.some((i) => (exact ? name === i.name : name.startsWith(i.name)) && (i.port === undefined || i.port === port));
   return (name, port) => (exclude ? !hit(name, port) : hit(name, port));

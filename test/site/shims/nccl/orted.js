@@ -16,24 +16,27 @@ if (mca.orte_hnp_uri === undefined || !Number.isInteger(vpid)) {
   process.exit(1);
 }
 
-connect(mca.orte_hnp_uri).then((c) => {
-  c.on((m) => {
-    if (m.kind !== "launch") return;
-    const env = { ...process.env, ...m.env };
-    const p = spawn(m.argv[0], m.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
-    p.stdout.on("data", (d) => c.send({ kind: "out", text: d.toString() }));
-    p.stderr.on("data", (d) => c.send({ kind: "err", text: d.toString() }));
-    p.on("error", (e) => {
-      c.send({ kind: "err", text: `orted: could not start ${m.argv[0]}: ${e.message}\n` });
-      c.send({ kind: "exit", rank: m.rank, code: 1 });
+connect(mca.orte_hnp_uri).then(
+  (c) => {
+    c.on((m) => {
+      if (m.kind !== "launch") return;
+      const env = { ...process.env, ...m.env };
+      const p = spawn(m.argv[0], m.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
+      p.stdout.on("data", (d) => c.send({ kind: "out", text: d.toString() }));
+      p.stderr.on("data", (d) => c.send({ kind: "err", text: d.toString() }));
+      p.on("error", (e) => {
+        c.send({ kind: "err", text: `orted: could not start ${m.argv[0]}: ${e.message}\n` });
+        c.send({ kind: "exit", rank: m.rank, code: 1 });
+      });
+      p.on("close", (code) => {
+        c.send({ kind: "exit", rank: m.rank, code: code ?? 1 });
+        c.sock.end();
+      });
     });
-    p.on("close", (code) => {
-      c.send({ kind: "exit", rank: m.rank, code: code ?? 1 });
-      c.sock.end();
-    });
-  });
-  c.send({ kind: "hello", vpid });
-}, (e) => {
-  process.stderr.write(`orted: cannot reach mpirun at ${mca.orte_hnp_uri}: ${e.message}\n`);
-  process.exit(1);
-});
+    c.send({ kind: "hello", vpid });
+  },
+  (e) => {
+    process.stderr.write(`orted: cannot reach mpirun at ${mca.orte_hnp_uri}: ${e.message}\n`);
+    process.exit(1);
+  },
+);
