@@ -48,5 +48,5 @@ if [ ! -d node_modules/@pulumi/command ]; then
   echo "setup: npm run hooks:install" >&2
   npm run hooks:install >&2
 fi
-npx tsc -p tsconfig.json >&2
+npm run --silent build >&2
 echo "$bin"

@@ -1,10 +1,11 @@
 /**
  * sm121's messages in six locales. A message is a key of the catalogues (./catalogues) and its
  * arguments (`Msg`), so what sm121 finds carries no wording of its own: the words are chosen where
- * the message is printed, in the locale of the process that prints it. At run time one zod schema
- * (exactly the English keys of the area, each a non-empty text or its plural forms) validates every
- * catalogue. Placeholders are `{name}`; test/i18n.test.ts checks that every locale uses the same
- * ones.
+ * the message is printed, in the locale of the process that prints it. One zod schema (exactly
+ * the English keys of the area, each a non-empty text or its plural forms) validates every
+ * catalogue when sm121 is built (./check, run by `npm run build`), not at each run: the catalogues
+ * are data compiled in beside the code. Placeholders are `{name}`; test/i18n.test.ts checks that
+ * every locale uses the same ones.
  *
  * The locale: --lang (useLocale), else $SM121_LANG, else the POSIX variables in their order of
  * precedence ($LC_ALL, $LC_MESSAGES, $LANG), e.g. `ru_RU.UTF-8`; English when none names a known
@@ -89,7 +90,6 @@ export function format(message: string, params: Params = {}): string {
 export type Translate = (key: MessageKey, params?: Params) => string;
 
 export function translator(locale: Locale): Translate {
-  for (const area of Object.keys(AREAS) as AreaName[]) checkCatalogue(area, locale);
   const cat = CATALOGUES[locale];
   const rules = new Intl.PluralRules(locale);
   return (key, params) => {
