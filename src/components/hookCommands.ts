@@ -22,7 +22,9 @@
  * authorized_keys line) and refuses any other; sm121 takes it from the site's known_hosts, which
  * the plan-time look at the nodes has just verified (and, with accept-new, recorded).
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunError } from "@pulumi/pulumi/errors";
+import { output } from "@pulumi/pulumi/output";
 import { pinnedHostKey } from "../remote/knownhosts";
 import type { ConnectionSettings } from "../providers/settings";
 import type { DeploymentBundle } from "../render/types";
@@ -70,7 +72,7 @@ export function commandPackage(): CommandPackage {
   try {
     require.resolve("@pulumi/command");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new pulumi.RunError(t("serve.commandMissing"));
+    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new RunError(t("serve.commandMissing"));
     throw e;
   }
   loaded = require("@pulumi/command") as CommandPackage;
@@ -107,11 +109,11 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
     const { host, port, user } = n.conn;
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
-      throw new pulumi.RunError(
+      throw new RunError(
         `sm121:hooks: pulumi-command pins the host key of every node, and ${a.knownHosts} has none for ${port === 22 ? host : `[${host}]:${port}`} (node ${n.node}); add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, or run once with sm121:hostKeys: accept-new`,
       );
     }
-    const connection = pulumi.output(a.connection).apply((c) => ({
+    const connection = output(a.connection).apply((c) => ({
       host,
       port,
       user,

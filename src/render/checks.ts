@@ -100,11 +100,15 @@ function launchOf(site: Site, d: Deployment, recipe: Recipe): SpecError | undefi
     return siteError(site, nodesAt, problem, msg("spec.check.gpusDifferFix"));
   }
   const table = tableFor(recipe.engine, recipe)?.table;
+  const driver = driverFor(recipe.engine);
+  const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, ...(table && { table }) };
+  if (driver.launchProblem(recipe, layout) === undefined) return undefined;
+  // Only a problem names where the site declares the deployment (placing it parses the site's files): the
+  // driver words it again with that place.
   const at = site.locate(entry);
   const where = at.line > 0 ? `${at.file}:${at.line}` : at.file;
   const deployment = msg("spec.check.deploymentAt", { deployment: d.name, at: where });
-  const layout = { nodes: d.nodes.length, gpusPerNode: gpus[0] ?? 1, deployment, ...(table && { table }) };
-  const p = driverFor(recipe.engine).launchProblem(recipe, layout);
+  const p = driver.launchProblem(recipe, { ...layout, deployment });
   if (p === undefined) return undefined;
   if (p.field === undefined) return siteError(site, nodesAt, p.problem, p.fix);
   const place = recipe.locate(p.field);

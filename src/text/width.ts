@@ -4,11 +4,17 @@
  * cells. The CLI's tables (cli/table.ts) and the program's memory-fit tables (render/memfit.ts,
  * render/nodefit.ts) measure with it.
  */
-import stringWidth from "string-width";
+type StringWidth = typeof import("string-width");
+
+let measure: StringWidth["default"] | undefined;
 
 /** Terminal cells of a string. */
 export function cells(s: string): number {
-  return stringWidth(s);
+  // Printable ASCII takes a cell a character; other text is measured by string-width, loaded when first needed
+  // (its Unicode tables are most of what a table of plain names would cost).
+  if (/^[\x20-\x7e]*$/.test(s)) return s.length;
+  measure ??= (require("string-width") as StringWidth).default;
+  return measure(s);
 }
 
 /** `s` padded with spaces to `width` cells. */
