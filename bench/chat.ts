@@ -71,7 +71,8 @@ async function one(
   maxTokens: number,
 ): Promise<ChatRun> {
   say(
-    `chat: ${requests} streamed requests, concurrency ${concurrency}, max_tokens ${maxTokens} (${useCli ? "sm121 bench" : "bench/lib/client.ts"})`,
+    `chat: ${requests} streamed requests, concurrency ${concurrency}, ` +
+      `max_tokens ${maxTokens} (${useCli ? "sm121 bench" : "bench/lib/client.ts"})`,
   );
   const base = { concurrency, requests, maxTokens };
   if (!useCli) {

@@ -62,7 +62,8 @@ export async function measureCopies(): Promise<CopyRow[]> {
         ratio: Math.round((sent / out.bytes) * 1000) / 1000,
       });
       say(
-        `copies: ${peers} peer(s): ${sent} bytes left the source for a ${out.bytes}-byte payload (${(sent / out.bytes).toFixed(3)}x)`,
+        `copies: ${peers} peer(s): ${sent} bytes left the source for a ${out.bytes}-byte payload ` +
+          `(${(sent / out.bytes).toFixed(3)}x)`,
       );
     }
     return rows;

@@ -22,7 +22,10 @@ export interface FloorResult {
 /** The head of the naive programs: the SDK and a no-op dynamic provider. */
 const NOOP_PROVIDER = `"use strict";
 const pulumi = require("@pulumi/pulumi");
-const provider = { async create(inputs) { return { id: "noop", outs: inputs }; }, async diff() { return { changes: false }; } };
+const provider = {
+  async create(inputs) { return { id: "noop", outs: inputs }; },
+  async diff() { return { changes: false }; },
+};
 `;
 
 /** One no-op dynamic resource: Pulumi's closure serialization and the dynamic provider plugin, nothing else. */
@@ -38,7 +41,8 @@ export function naiveSite(n: number): string {
   return `${NOOP_PROVIDER}class Deployment extends pulumi.ComponentResource {
   constructor(name) {
     super("bench:index:Deployment", name, {}, {});
-    const r = new pulumi.dynamic.Resource(provider, name, { bundle: "x".repeat(5000), node: name }, { parent: this }, "bench", "Noop");
+    const inputs = { bundle: "x".repeat(5000), node: name };
+    const r = new pulumi.dynamic.Resource(provider, name, inputs, { parent: this }, "bench", "Noop");
     this.registerOutputs({ endpoints: r.id, servedModel: "m", status: "serving", firstToken: 1 });
   }
 }

@@ -178,7 +178,8 @@ async function main(): Promise<void> {
     );
     for (const c of r.copies)
       lines.push(
-        `  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`,
+        `  ${String(c.peers).padEnd(5)}  ${String(c.payloadBytes).padEnd(7)}  ` +
+          `${String(c.sentFromSource).padEnd(7)}  ${c.ratio.toFixed(3)}  ${c.ratio <= 1.01 ? "met" : "missed"}`,
       );
   }
   if (r.roll !== undefined) lines.push(...rollLines(r.roll));

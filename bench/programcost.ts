@@ -34,7 +34,8 @@ export function measureProgramCost(projectDir: string, stack: string, runs: numb
   const harness = HARNESS.map((m) => `require(${nm(m)});`).join(" ");
   /** Time of `body` after `pre`, in one fresh process. */
   const after = (pre: string, body: string) =>
-    `${pre} const t1 = process.hrtime.bigint(); ${body}; process.stdout.write(String(Number(process.hrtime.bigint() - t1) / 1e6)); process.exit(0)`;
+    `${pre} const t1 = process.hrtime.bigint(); ${body}; ` +
+    "process.stdout.write(String(Number(process.hrtime.bigint() - t1) / 1e6)); process.exit(0)";
   const cases: Array<[string, string]> = [
     ["Pulumi's run harness modules (the floor program pays these too)", after("", harness)],
     [
@@ -59,7 +60,8 @@ export function measureProgramCost(projectDir: string, stack: string, runs: numb
       "+ require sm121 modules (project, components, providers)",
       after(
         `${harness} require(${nm("@pulumi/pulumi")});`,
-        `require(${dist("project")}); require(${dist("components/recipe")}); require(${dist("providers/gatewayFragment")})`,
+        `require(${dist("project")}); require(${dist("components/recipe")}); ` +
+          `require(${dist("providers/gatewayFragment")})`,
       ),
     ],
     [

@@ -138,7 +138,9 @@ export async function measureRender(runs: number): Promise<RenderResult> {
       if (v.code !== 0 || !v.stdout.includes(`${site.deployments.length} deployments`))
         throw new Error(`sm121 validate failed: ${v.stdout}${v.stderr}`);
       val.push(v.ms);
-      checked = `render ${pick} --json (renderSchema ok): ${j.nodes.length} nodes, ${j.nodes.reduce((n, x) => n + x.files.length, 0)} files; validate: ${v.stdout.trim().slice(0, 60)}...`;
+      checked =
+        `render ${pick} --json (renderSchema ok): ${j.nodes.length} nodes, ` +
+        `${j.nodes.reduce((n, x) => n + x.files.length, 0)} files; validate: ${v.stdout.trim().slice(0, 60)}...`;
     }
     const m = (xs: number[]) => Math.round(median(xs) * 10) / 10;
     const r1 = (xs: number[]) => xs.map((x) => Math.round(x * 10) / 10);

@@ -35,8 +35,10 @@ export function perNode(cs: NodeCount[]): string {
       c.connections === touched[0]?.connections &&
       c.docker === touched[0]?.docker,
   );
-  const f = (c: NodeCount) =>
-    `${c.accepted}c/${c.channels}ch/${c.docker}d${c.connections !== c.accepted ? ` (${c.connections} with channels)` : ""}`;
+  const f = (c: NodeCount) => {
+    const withChannels = c.connections !== c.accepted ? ` (${c.connections} with channels)` : "";
+    return `${c.accepted}c/${c.channels}ch/${c.docker}d${withChannels}`;
+  };
   if (same && touched[0] !== undefined) return `${touched.length} node(s) x ${f(touched[0])}`;
   return touched.map((c) => `${c.node} ${f(c)}`).join(", ");
 }
@@ -115,7 +117,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
   if (r.site !== undefined) {
     out.push(
       "",
-      `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources}); the nodes' CPU: ${r.site.nodeCpu}`,
+      `== 2. site: ${r.site.deployments} deployments on ${r.site.nodes} nodes (${r.site.resources}); ` +
+        `the nodes' CPU: ${r.site.nodeCpu}`,
     );
     out.push(
       ...table(
@@ -132,7 +135,9 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
     );
     out.push(
       "",
-      "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, the site's no-change up and preview (the nodes in a CPU group of a tenth of the weight, see bench/lib/nodecpu.ts), and the up again with the nodes out of it",
+      "-- interleaved rounds: the empty program, the naive one-dynamic-resource program, " +
+        "the site's no-change up and preview (the nodes in a CPU group of a tenth of the weight, " +
+        "see bench/lib/nodecpu.ts), and the up again with the nodes out of it",
     );
     const head = [
       "round",
@@ -168,7 +173,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
     const c = r.scale;
     out.push(
       "",
-      `== scale: no-change up of ${c.small} and of ${c.large} one-node deployments (interleaved rounds; ${c.largeSummary})`,
+      `== scale: no-change up of ${c.small} and of ${c.large} one-node deployments (interleaved rounds; ` +
+        `${c.largeSummary})`,
     );
     const ratio = (a: number | undefined, b: number | undefined) =>
       `${round((a ?? Number.NaN) / (b ?? Number.NaN), 2)}x`;
@@ -187,7 +193,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       ),
     );
     out.push(
-      `the naive program: per deployment a component with one no-op dynamic resource (5 KB of inputs) and four outputs, no node and no look (bench/floor.ts naiveSite)`,
+      "the naive program: per deployment a component with one no-op dynamic resource (5 KB of inputs) " +
+        "and four outputs, no node and no look (bench/floor.ts naiveSite)",
     );
   }
   const cases = [r.one, r.four].filter((c): c is ServeResult => c !== undefined);
@@ -221,7 +228,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
     );
     if (r.one !== undefined && r.four !== undefined)
       out.push(
-        `four-node / one-node up: ${round(r.four.upMedianMs / r.one.upMedianMs, 2)}x   overhead = median of (up - floor sample taken just before it - engine start)`,
+        `four-node / one-node up: ${round(r.four.upMedianMs / r.one.upMedianMs, 2)}x   overhead = median of ` +
+          "(up - floor sample taken just before it - engine start)",
       );
     out.push(
       "nodes' CPU: CPU time of every node's sshd (and what it started: sessions, the docker CLI, tmux engines) and " +
@@ -232,7 +240,9 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       const c = r.sshCost;
       out.push(
         "",
-        `-- the price of SSH here (sm121's transport, median of ${c.samples}): require("ssh2") ${c.requireSsh2Ms} ms, connect ${c.connectMs} ms, empty channel ${c.emptyChannelMs} ms, channel running docker ps ${c.dockerPsChannelMs} ms`,
+        `-- the price of SSH here (sm121's transport, median of ${c.samples}): require("ssh2") ` +
+          `${c.requireSsh2Ms} ms, connect ${c.connectMs} ms, empty channel ${c.emptyChannelMs} ms, ` +
+          `channel running docker ps ${c.dockerPsChannelMs} ms`,
       );
     }
     out.push(

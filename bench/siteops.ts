@@ -117,7 +117,8 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
     const rounds: SiteResult["rounds"] = [];
     for (let i = 0; i < runs; i++) {
       say(
-        `site: round ${i + 1}/${runs} (floor, one dynamic resource, no-change up and preview (taking turns first), no-change up with the nodes out of their CPU group)`,
+        `site: round ${i + 1}/${runs} (floor, one dynamic resource, ` +
+          "no-change up and preview (taking turns first), no-change up with the nodes out of their CPU group)",
       );
       const floorMs = await floor.up();
       const dynamicMs = await floor.dynamicUp();

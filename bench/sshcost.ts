@@ -29,7 +29,8 @@ export async function measureSshCost(site: SimSite, node: SimNode, runs: number)
       process.execPath,
       [
         "-e",
-        `const t = process.hrtime.bigint(); require(${JSON.stringify(join(REPO, "node_modules", "ssh2"))}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6))`,
+        `const t = process.hrtime.bigint(); require(${JSON.stringify(join(REPO, "node_modules", "ssh2"))}); ` +
+          "process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6))",
       ],
       { encoding: "utf8" },
     );

@@ -113,8 +113,9 @@ export function targets(r: Results): Target[] {
   if (r.scale !== undefined) {
     const c = r.scale;
     const measured =
-      `${c.perExtraRatio}x (${c.perExtraMs} ms vs ${c.naivePerExtraMs} ms per deployment from ${c.small} to ${c.large}, ` +
-      `median of ${c.largeMs.length} rounds; no-change up ${s(median(c.largeMs))} vs ${s(median(c.smallMs))}: ${c.ratio}x, ` +
+      `${c.perExtraRatio}x (${c.perExtraMs} ms vs ${c.naivePerExtraMs} ms ` +
+      `per deployment from ${c.small} to ${c.large}, median of ${c.largeMs.length} rounds; ` +
+      `no-change up ${s(median(c.largeMs))} vs ${s(median(c.smallMs))}: ${c.ratio}x, ` +
       `the naive program's ${c.naiveRatio}x)`;
     out.push(atMost("cost per extra deployment <= 1.5x the naive program's", c.perExtraRatio, 1.5, measured, "1.5x"));
   }
@@ -139,7 +140,8 @@ export function targets(r: Results): Target[] {
       r.four.nodeCpuMedianMs !== null && r.one.nodeCpuMedianMs !== null
         ? `; the nodes' CPU ${s(r.four.nodeCpuMedianMs)} / ${s(r.one.nodeCpuMedianMs)} on this machine's cores`
         : "";
-    const measured = `${round(x, 2)}x (${s(r.four.overheadMedianMs)} / ${s(r.one.overheadMedianMs)}: ${overhead(r.four)}${cpu})`;
+    const both = `${s(r.four.overheadMedianMs)} / ${s(r.one.overheadMedianMs)}`;
+    const measured = `${round(x, 2)}x (${both}: ${overhead(r.four)}${cpu})`;
     out.push(atMost("launcher overhead, four nodes <= 1.2x one node", x, 1.2, measured, "1.2x"));
   }
   for (const [c, limit] of [
@@ -177,7 +179,8 @@ export function targets(r: Results): Target[] {
         "readiness noticed <= 0.5 s after the engine answers (worst run)",
         worst,
         500,
-        `${s(worst)} worst of ${all.length} (median ${s(r.readiness.noticedMedianMs ?? Number.NaN)} at startDelayS ${r.readiness.startDelayS})`,
+        `${s(worst)} worst of ${all.length} (median ${s(r.readiness.noticedMedianMs ?? Number.NaN)} at ` +
+          `startDelayS ${r.readiness.startDelayS})`,
         "0.50 s",
       ),
     );
@@ -186,7 +189,9 @@ export function targets(r: Results): Target[] {
   if (chat !== undefined) {
     out.push({
       target: "bench client >= 1000 streamed requests/s",
-      measured: `${chat.requestsPerS} req/s (${chat.client}, c=${chat.concurrency}, ${chat.completed} ok, ${chat.errors} errors, client CPU ${chat.clientCpuPercent}%)`,
+      measured:
+        `${chat.requestsPerS} req/s (${chat.client}, c=${chat.concurrency}, ${chat.completed} ok, ` +
+        `${chat.errors} errors, client CPU ${chat.clientCpuPercent}%)`,
       limit: ">= 1000 req/s",
       ratio: round(1000 / Math.max(chat.requestsPerS, 0.001), 2),
       pass: chat.requestsPerS >= 1000 && chat.errors === 0,

@@ -25,7 +25,8 @@ function extra(n: SimNode): string {
   return [
     `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2 }`,
     "      recipes:",
-    "        qwen38-flash: { dir: ~/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/recipe/files] }",
+    "        qwen38-flash: { dir: ~/spark-recipes/qwen38-flash, container: qwen38-flash, " +
+      "ownedMounts: [/recipe/files] }",
   ].join("\n");
 }
 

@@ -2,12 +2,14 @@
  * The house rules for code (STYLE.md): no line over 120 columns, no file over 500 lines. Prettier
  * wraps code at 120 but leaves long strings and comments whole, so this test is what keeps them
  * short. It reads every tracked code file; recorded outputs (test/golden, test/fixtures) stay as
- * recorded. A failure lists each file:line (or file and its length) to mend.
+ * recorded. Columns are terminal cells, as Prettier and the CLI's tables count them: "—" and "д"
+ * take one, a CJK character two. A failure lists each file:line (or file and its length) to mend.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cells as columns } from "../src/text/width";
 import { REPO } from "./helpers/project";
 
 const MAX_COLUMNS = 120;
@@ -28,10 +30,6 @@ function linesOf(path: string): string[] {
   return lines;
 }
 
-/** Columns as an editor counts them: one per code point, so "—" is one column, not three bytes. */
-function columns(line: string): number {
-  return [...line].length;
-}
 
 describe("the house rules for code", () => {
   const files = codeFiles();

@@ -33,7 +33,10 @@ export interface NodeCpu {
    * the nodes' engines start are in it, whatever `place` does later. Undefined where there is none.
    */
   readonly cgroupParent: string | undefined;
-  /** Moves these processes into the nodes' group (true) or to the hierarchy's root (false), where a process of the machine is. */
+  /**
+   * Moves these processes into the nodes' group (true) or to the hierarchy's root (false), where a
+   * process of the machine is.
+   */
   place(pids: number[], weighted: boolean): void;
   /**
    * The CPU time in ms the nodes' processes (and what they started) have used since the group
@@ -131,7 +134,10 @@ function counter(file: string, toMs: (text: string) => number): () => number | u
   };
 }
 
-/** Counting the nodes' CPU time: the v2 group's cpu.stat, cpuacct of a co-mounted v1 group, or a v1 cpuacct group of the same name. */
+/**
+ * Counting the nodes' CPU time: the v2 group's cpu.stat, cpuacct of a co-mounted v1 group, or a v1
+ * cpuacct group of the same name.
+ */
 function account(h: Hierarchy, name: string, dir: string): Account {
   if (h.file === "cpu.weight")
     return {

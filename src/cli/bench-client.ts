@@ -72,10 +72,10 @@ export interface LoadResult {
   cpuMs: number;
 }
 
-const WORDS =
-  "the quick brown fox jumps over a lazy dog while seven small robots count every grain of sand on the long quiet beach".split(
-    " ",
-  );
+const WORDS = (
+  "the quick brown fox jumps over a lazy dog while seven small robots count every grain of sand " +
+  "on the long quiet beach"
+).split(" ");
 
 /** About `n` tokens of prompt text: common words, about one token each. */
 export function promptText(n: number): string {

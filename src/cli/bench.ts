@@ -4,8 +4,8 @@
  * machine against the deployment's endpoint(s) (round robin) or any OpenAI endpoint.
  *
  * The API key: $SM121_API_KEY, else (--url) $OPENAI_API_KEY, else (a deployment whose endpoint
- * answers 401) the key kept on the node, read over ssh from the files status reads it from. A protected node's endpoint needs --yes: a benchmark
- * is load on a server that carries live traffic.
+ * answers 401) the key kept on the node, read over ssh from the files status reads it from. A
+ * protected node's endpoint needs --yes: a benchmark is load on a server that carries live traffic.
  */
 import * as http from "node:http";
 import * as https from "node:https";

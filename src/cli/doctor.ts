@@ -282,7 +282,13 @@ async function imageVersionCheck(
   const known = recipe?.engineVersion !== undefined || (image !== undefined && imageVersion(image) !== undefined);
   if (nb.rank !== 0 || image === undefined || known || (engine !== "vllm" && engine !== "sglang")) return undefined;
   const py = `import importlib.metadata as m; print(m.version(${JSON.stringify(engine)}))`;
-  const read = `docker run --rm --network none --entrypoint python3 ${quote(image)} -c ${quote(py)} 2>/dev/null || true`;
+  const read = [
+    "docker run --rm --network none --entrypoint python3",
+    quote(image),
+    "-c",
+    quote(py),
+    "2>/dev/null || true",
+  ].join(" ");
   const res = await host.run(read, { step: "engine version", allowFailure: true, timeoutMs: 120_000 });
   const version = /^\d+\.\d+\.\d+\S*$/m.exec(res.stdout)?.[0];
   const said = { image, engine, file: recipe?.file ?? b.recipeFile };

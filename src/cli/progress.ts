@@ -35,9 +35,8 @@ export class Progress {
     const fill = Math.round(frac * width);
     const rate = done / Math.max(0.001, (now - this.started) / 1000);
     const bar = `[${"#".repeat(fill)}${"-".repeat(width - fill)}]`;
-    this.stream.write(
-      `\r${bar} ${t("bench.progress", { done: done + errors, total: this.total, rate: rate.toFixed(1), errors })}\x1b[K`,
-    );
+    const counts = t("bench.progress", { done: done + errors, total: this.total, rate: rate.toFixed(1), errors });
+    this.stream.write(`\r${bar} ${counts}\x1b[K`);
     this.drawn = true;
   }
 

@@ -74,12 +74,22 @@ function stepLines(b: DeploymentBundle, n: NodeBundle, steps: readonly Step[], s
 
 function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames, recipe: Recipe | undefined): string[] {
   const lines = [
-    `# ${t("render.deployment", { deployment: b.deployment, recipe: b.recipe, file: b.recipeFile, engine: b.engine, deploy: b.deploy, shape: b.shape })}`,
+    `# ${t("render.deployment", {
+      deployment: b.deployment,
+      recipe: b.recipe,
+      file: b.recipeFile,
+      engine: b.engine,
+      deploy: b.deploy,
+      shape: b.shape,
+    })}`,
     `# ${t("render.identity", { identity: b.identity })}`,
   ];
   if (b.profile !== undefined)
     lines.push(
-      `# ${t(b.runnable ? "render.profile" : "render.profileRenderOnly", { profile: b.profile, status: b.profileStatus ?? "stable" })}`,
+      `# ${t(b.runnable ? "render.profile" : "render.profileRenderOnly", {
+        profile: b.profile,
+        status: b.profileStatus ?? "stable",
+      })}`,
     );
   for (const w of b.warnings) lines.push(`# ${t("render.warning", { warning: w })}`);
   lines.push(`# ${t("render.placeholders", { stamp: STAMP_PLACEHOLDER, rendered: RENDERED_PLACEHOLDER })}`);
@@ -115,7 +125,8 @@ function writeOut(dir: string, b: DeploymentBundle, nodes: NodeBundle[], secrets
     for (const [name, body] of named) {
       writeFileSync(
         join(base, name),
-        `#!/usr/bin/env bash\n# ${b.deployment} on ${n.node} (rank ${n.rank}); run as: bash -s < ${name}\nset -euo pipefail\n${body}\n`,
+        `#!/usr/bin/env bash\n# ${b.deployment} on ${n.node} (rank ${n.rank}); ` +
+          `run as: bash -s < ${name}\nset -euo pipefail\n${body}\n`,
         { mode: 0o755 },
       );
     }

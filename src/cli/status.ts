@@ -45,7 +45,8 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
   const lines = [preflightScript(nb, watchedPaths(nb), envPathOf(nb), { checks: false, runStatus, clients: false })];
   if (b.readiness.kvCachePattern !== undefined && nb.runs && nb.logs !== ":") {
     lines.push(
-      `kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; ${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
+      "kv=$( ( SM121_LINES=100000; SM121_FOLLOW=0; export SM121_LINES SM121_FOLLOW; " +
+        `${nb.logs} ) 2>&1 | grep -E ${quote(b.readiness.kvCachePattern)} | tail -n 1 || true)`,
       printRecord(
         "kvLog",
         '"log64":"%s","saved64":"%s"',
@@ -62,7 +63,8 @@ export function factsScript(): string {
   return [
     "mem=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)",
     "wsf=$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)",
-    "apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits 2>/dev/null); rc=$?",
+    "apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory " +
+      "--format=csv,noheader,nounits 2>/dev/null); rc=$?",
     printRecord(
       "nodeMemory",
       '"memKiB":%s,"wsf":"%s","apps64":"%s","appsRc":%d',

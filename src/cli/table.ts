@@ -190,9 +190,13 @@ export function statusText(r: StatusReport): string[] {
     for (const e of d.nodes) {
       if (e.env !== null) {
         const edited = e.env.edited ? ` ${t("status.envEdited")}` : "";
-        out.push(
-          `  ${e.node} .env: ${t("status.envLine", { path: e.env.path, profile: e.env.profile ?? "?", rendered: e.env.rendered ?? "?", sha: (e.env.sha256 ?? "?").slice(0, 16) })}${edited}`,
-        );
+        const line = t("status.envLine", {
+          path: e.env.path,
+          profile: e.env.profile ?? "?",
+          rendered: e.env.rendered ?? "?",
+          sha: (e.env.sha256 ?? "?").slice(0, 16),
+        });
+        out.push(`  ${e.node} .env: ${line}${edited}`);
       }
       // An unreachable node's error is shown once, under nodes.
       const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;

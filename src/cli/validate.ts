@@ -30,7 +30,10 @@ function attempt<T>(errors: SpecError[], f: () => T): T | undefined {
   }
 }
 
-/** The site and the recipes for finding the profiles, also when the project as a whole failed (its errors are reported already). */
+/**
+ * The site and the recipes for finding the profiles, also when the project as a whole failed (its
+ * errors are reported already).
+ */
 function inputs(ctx: CliContext, project: Project | undefined): { site?: Site; recipes?: ReadonlyMap<string, Recipe> } {
   if (project !== undefined) return project;
   const ignored: SpecError[] = [];

@@ -109,8 +109,12 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
     const { host, port, user } = n.conn;
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
+      const known = port === 22 ? host : `[${host}]:${port}`;
       throw new RunError(
-        `sm121:hooks: pulumi-command pins the host key of every node, and ${a.knownHosts} has none for ${port === 22 ? host : `[${host}]:${port}`} (node ${n.node}); add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, or run once with sm121:hostKeys: accept-new`,
+        "sm121:hooks: pulumi-command pins the host key of every node, " +
+          `and ${a.knownHosts} has none for ${known} (node ${n.node}); ` +
+          `add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, ` +
+          "or run once with sm121:hostKeys: accept-new",
       );
     }
     const connection = output(a.connection).apply((c) => ({

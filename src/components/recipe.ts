@@ -52,7 +52,10 @@ export interface DeploymentArgs {
   after?: pulumi.Resource[];
   /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
   dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
-  /** `sm121:hooks: pulumi-command`: the hooks run as @pulumi/command resources; `knownHosts` pins each node's host key. */
+  /**
+   * `sm121:hooks: pulumi-command`: the hooks run as @pulumi/command resources; `knownHosts` pins
+   * each node's host key.
+   */
   hookCommands?: { knownHosts: string };
   /** The checkpoint on every node before the engine starts (./sync modelSyncOf). */
   model?: ModelSync;

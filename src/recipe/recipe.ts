@@ -13,7 +13,10 @@ import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
-/** Control characters besides tab (and the line breaks SAFE_LINE names) and invisible format characters (U+200B, U+202E, ...): the plan would not show them. */
+/**
+ * Control characters besides tab (and the line breaks SAFE_LINE names) and invisible format
+ * characters (U+200B, U+202E, ...): the plan would not show them.
+ */
 const unseen = (s: string): boolean => /[\p{Cc}\p{Cf}]/u.test(s.replace(/[\t\n\r\0]/g, ""));
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 /** `~user/...`: the node would not expand it (scripts quote paths), so it names a relative directory `~user`. */

@@ -252,7 +252,10 @@ export function parseSite(file: string, stack: string, text: string): Site {
   return siteFrom(stackFileSource({ file, text }), stack);
 }
 
-/** The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws SpecError or SpecErrors. */
+/**
+ * The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws
+ * SpecError or SpecErrors.
+ */
 export function siteFrom(source: SiteSource, stack: string): Site {
   const { file, raw, locate } = source;
   throwIfAny(

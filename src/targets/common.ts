@@ -95,7 +95,8 @@ export function containerStatus(name: string): string {
   return [
     `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
     'running=false; started=""; detail="container gone"',
-    'case "$state" in "true "*) running=true; detail=""; started=${state#true };; "false "*) detail="container exited";; esac',
+    'case "$state" in "true "*) running=true; detail=""; started=${state#true };; ' +
+      '"false "*) detail="container exited";; esac',
     `if [ -z "$state" ] && ! docker ps -aq ${filter} >/dev/null 2>&1; then`,
     `  detail="docker does not answer: ${lastErrorLine(`docker ps -aq ${filter}`)}"`,
     "fi",
@@ -106,11 +107,17 @@ export function containerStatus(name: string): string {
 /** A container's log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
 export function containerLogs(name: string): string {
   const c = quote(name);
-  return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${c} 2>&1; else docker logs --tail "\${SM121_LINES:-100}" ${c} 2>&1 || true; fi`;
+  return (
+    `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec docker logs -f --tail "\${SM121_LINES:-100}" ${c} 2>&1; ` +
+    `else docker logs --tail "\${SM121_LINES:-100}" ${c} 2>&1 || true; fi`
+  );
 }
 
 export function logsScript(file: string): string {
-  return `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec tail -n "\${SM121_LINES:-100}" -F ${file}; else tail -n "\${SM121_LINES:-100}" ${file} 2>/dev/null || true; fi`;
+  return (
+    `if [ "\${SM121_FOLLOW:-0}" = 1 ]; then exec tail -n "\${SM121_LINES:-100}" -F ${file}; ` +
+    `else tail -n "\${SM121_LINES:-100}" ${file} 2>/dev/null || true; fi`
+  );
 }
 
 /** The engine's argv as run.sh's shell line: the key file's `~/` path is the one word the node's shell expands. */

@@ -69,12 +69,14 @@ export function dgppNativeTarget(
         : `rel=(--release "$(git rev-parse --short=7 ${quote(`${release.rev}^{commit}`)})")`,
     `rm -f ${d}/launcher.exit`,
     // `up` returns once the manager runs; its exit code tells readiness whether it gave up.
-    `setsid bash -c 'scripts/dgpp-cluster up --config "$0" "\${@:3}" > "$1" 2>&1 < /dev/null; echo $? > "$2"' ${cfg} "$log" ${d}/launcher.exit "\${rel[@]}" > /dev/null 2>&1 < /dev/null &`,
+    `setsid bash -c 'scripts/dgpp-cluster up --config "$0" "\${@:3}" > "$1" 2>&1 < /dev/null; ` +
+      `echo $? > "$2"' ${cfg} "$log" ${d}/launcher.exit "\${rel[@]}" > /dev/null 2>&1 < /dev/null &`,
     `echo $! > ${d}/launcher.pid`,
   ].join("\n");
   const stop = [
     `if [ -x ${dir}/scripts/dgpp-cluster ]; then (cd ${dir} && scripts/dgpp-cluster down --config ${cfg}); fi`,
-    `if [ -f ${d}/launcher.pid ]; then kill "$(cat ${d}/launcher.pid)" 2>/dev/null || true; rm -f ${d}/launcher.pid; fi`,
+    `if [ -f ${d}/launcher.pid ]; then kill "$(cat ${d}/launcher.pid)" 2>/dev/null || true; ` +
+      `rm -f ${d}/launcher.pid; fi`,
   ].join("\n");
   // DGPP's manager owns its processes; "running" is its API answering on the head.
   const url = quote(`http://${api.host}:${api.port}/v1/models`);
@@ -84,13 +86,17 @@ export function dgppNativeTarget(
     `case "$code" in 200|401) running=true; ${readStartedAt(spec.stateDir)};; esac`,
     STATUS_RECORD,
   ].join("\n");
+  const shownRelease =
+    release === undefined ? "" : "name" in release ? ` --release ${release.name}` : ` --release <short ${release.rev}>`;
   return {
     files: [],
     start,
     stop,
     status,
     logs: logsScript(`${d}/engine.log`),
-    launch: `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath}${release === undefined ? "" : "name" in release ? ` --release ${release.name}` : ` --release <short ${release.rev}>`} > log/sm121-up-<UTC>.log 2>&1 &`,
+    launch:
+      `cd ${dgppDir} && nohup scripts/dgpp-cluster up --config ${configPath}${shownRelease}` +
+      " > log/sm121-up-<UTC>.log 2>&1 &",
     statusAsksApi: true,
   };
 }

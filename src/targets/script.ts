@@ -22,7 +22,9 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     `rm -f ${d}/launcher.exit`,
     // start.sh runs until its server is ready: while it runs a missing container means "starting";
     // its exit code, kept in launcher.exit, tells readiness when it gave up.
-    `setsid bash -c 'env -i HOME="$0" PATH="$1" USER="$2" LANG=C.UTF-8 bash "$3" > "$4" 2>&1 < /dev/null; echo $? > "$5"' "$HOME" "$PATH" "\${USER:-}" ${quote(nodeRecipe.start)} "$log" ${d}/launcher.exit > /dev/null 2>&1 < /dev/null &`,
+    `setsid bash -c 'env -i HOME="$0" PATH="$1" USER="$2" LANG=C.UTF-8 bash "$3" > "$4" 2>&1 < /dev/null; ` +
+      `echo $? > "$5"' "$HOME" "$PATH" "\${USER:-}" ${quote(nodeRecipe.start)} "$log" ${d}/launcher.exit ` +
+      "> /dev/null 2>&1 < /dev/null &",
     `echo $! > ${d}/launcher.pid`,
   ].join("\n");
   // stop.sh reads the .env, so it runs before the new .env is written; it returns before the
@@ -32,7 +34,8 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
   const stop = [
     // A start.sh of an earlier up may still wait for its server: end it first, so that it can
     // neither report on nor remove the server that this up starts.
-    `if [ -f ${d}/launcher.pid ]; then kill -TERM -- "-$(cat ${d}/launcher.pid)" 2>/dev/null || true; rm -f ${d}/launcher.pid ${d}/launcher.exit; fi`,
+    `if [ -f ${d}/launcher.pid ]; then kill -TERM -- "-$(cat ${d}/launcher.pid)" 2>/dev/null || true; ` +
+      `rm -f ${d}/launcher.pid ${d}/launcher.exit; fi`,
     `if [ -f ${dir}/${quote(nodeRecipe.stop)} ]; then (cd ${dir} && ${cleanEnv} bash ${quote(nodeRecipe.stop)}); fi`,
     waitGone(gone, 60, `container ${nodeRecipe.container}`),
   ].join("\n");
@@ -42,7 +45,9 @@ export function scriptTarget(spec: LaunchSpec, nodeRecipe: NodeRecipe, envText: 
     stop,
     status: containerStatus(nodeRecipe.container),
     logs: containerLogs(nodeRecipe.container),
-    launch: `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} > logs/sm121-up-<UTC>.log 2>&1 &`,
+    launch:
+      `cd ${nodeRecipe.dir} && setsid env -i HOME=$HOME PATH=$PATH bash ${nodeRecipe.start} ` +
+      "> logs/sm121-up-<UTC>.log 2>&1 &",
     statusAsksApi: false,
     containerName: nodeRecipe.container,
   };

@@ -31,6 +31,8 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
   return runShTarget(spec, has, "tmux session", {
     start,
     stop,
-    launch: `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'  # run.sh: exec ${runArgvLine(spec)}`,
+    launch:
+      `tmux new-session -d -s ${sessionName(spec)} 'bash ${spec.stateDir}/run.sh'` +
+      `  # run.sh: exec ${runArgvLine(spec)}`,
   });
 }

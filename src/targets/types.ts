@@ -56,7 +56,10 @@ export interface TargetScripts {
   stop: string;
   /** Prints one `status` record (protocol/): running, startedAt ("ISO" or null), detail. */
   status: string;
-  /** Whether `status` asks the engine's API (DGPP's does): an HTTP request, which a protected node gets only when allowed. */
+  /**
+   * Whether `status` asks the engine's API (DGPP's does): an HTTP request, which a protected node
+   * gets only when allowed.
+   */
   statusAsksApi: boolean;
   /** Prints the engine log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
   logs: string;
