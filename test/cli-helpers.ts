@@ -248,7 +248,10 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
   return rows;
 }
 
-/** Ends a served site of a CLI suite: the CLI snapshot, the site's processes, and its files (/tmp/sm121-e2e-<name>-<pid>). */
+/**
+ * Ends a served site of a CLI suite: the CLI snapshot, the site's processes, and its files
+ * (/tmp/sm121-e2e-<name>-<pid>).
+ */
 export async function releaseSite(s: CliSite | undefined): Promise<void> {
   removeCliSnapshot();
   await s?.e.stop();

@@ -37,7 +37,8 @@ beforeAll(() => {
   const image = 'image = "nvcr.io/nvidia/vllm:26.01-py3"';
   writeFileSync(
     join(project, "recipes", "broken.toml"),
-    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\nmounts = ["/data/../models:/models"]\n`,
+    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\nmounts = ` +
+      `["/data/../models:/models"]\n`,
   );
   writeFileSync(
     join(project, "recipes", "flags.toml"),
@@ -51,7 +52,8 @@ const RU = [
   "recipes/broken.toml:4:1: port: должен быть не меньше 1024; выберите непривилегированный порт, например 8000",
   'recipes/broken.toml:6:11: mounts[0]: содержит сегмент ".."; укажите пути без ..',
   "recipes/broken.toml:5:1: prot: неизвестный ключ; может быть, имелось в виду port?",
-  "recipes/flags.toml:5:9: args[0]: --max-model-length не является опцией vllm serve 0.11.1; может быть, имелось в виду --max-model-len?",
+  "recipes/flags.toml:5:9: args[0]: --max-model-length не является опцией vllm serve 0.11.1; " +
+    "может быть, имелось в виду --max-model-len?",
   "4 ошибки",
   "",
 ].join("\n");
@@ -75,8 +77,9 @@ describe("sm121 validate --lang ru on broken recipes", () => {
 
   it("lets --lang win over SM121_LANG and the locale", () => {
     const de = sm121(["validate", "--stack", "spark-site", "--lang=de"], { SM121_LANG: "ru", LANG: "ja_JP.UTF-8" });
-    expect(de.stderr).toMatch(
-      /^recipes\/broken\.toml:4:1: port: muss 1024 oder größer sein; wählen Sie einen nicht privilegierten Port wie 8000\n/,
+    expect(de.stderr.split("\n")[0]).toBe(
+      "recipes/broken.toml:4:1: port: muss 1024 oder größer sein; " +
+        "wählen Sie einen nicht privilegierten Port wie 8000",
     );
     expect(de.stderr).toMatch(/\n4 Fehler\n$/);
     expect(sm121(["validate", "--stack", "spark-site", "--lang", "ru"], { SM121_LANG: "de" }).stderr).toBe(RU);
@@ -100,9 +103,12 @@ describe("sm121 validate --lang ru on broken recipes", () => {
     expect(ja.stdout).toMatch(/^使い方: sm121 <command> \[options\]\n\nコマンド:\n {2}init /);
     expect(ja.stdout).toContain("\n共通オプション:\n  --stack S ");
     const es = sm121(["validate", "--help"], { LANG: "es_ES.UTF-8" }).stdout;
-    expect(es).toMatch(
-      /^uso: sm121 validate \[options\]\n {2}comprueba cada receta, cada perfil \(desplegado o no\) y el sitio; sale con 1 ante cualquier error\n\nopciones:\n/,
-    );
+    expect(es.split("\n").slice(0, 4)).toEqual([
+      "uso: sm121 validate [options]",
+      "  comprueba cada receta, cada perfil (desplegado o no) y el sitio; sale con 1 ante cualquier error",
+      "",
+      "opciones:",
+    ]);
     expect(es).toContain("--lang L   el idioma de los mensajes: en, ru, zh, ja, de, es");
     const bad = sm121(["validate", "--jsn"], { SM121_LANG: "zh" });
     expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([

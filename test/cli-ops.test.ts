@@ -36,7 +36,8 @@ describe("sm121 smoke", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
       new RegExp(
-        `^flash on spark2 \\(http://${ipPattern(s.nodes[1])}:8000/v1/chat/completions\\): HTTP 200 in [\\d.]+ ms \\(first byte after [\\d.]+ ms\\)$`,
+        `^flash on spark2 \\(http://${ipPattern(s.nodes[1])}:8000/v1/chat/completions\\): ` +
+          "HTTP 200 in [\\d.]+ ms \\(first byte after [\\d.]+ ms\\)$",
         "m",
       ),
     );
@@ -62,7 +63,7 @@ describe("sm121 smoke", () => {
     expect(Number(await chats())).toBe(Number(before) + 1);
   });
 
-  it("without --node: the named deployment's API node; with several deployments and none named, it asks which", async () => {
+  it("no --node: the named deployment's API node; with several deployments and none named, it asks which", async () => {
     const r = await sm121(s.e, ["smoke"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
@@ -267,7 +268,8 @@ describe("sm121 doctor", () => {
   it("reports a missing engine binary with the driver's install hint", async () => {
     writeFileSync(
       join(s.e.dir, "recipes", "sglang-native-missing.toml"),
-      'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n',
+      'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ' +
+        '["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n',
     );
     writeFileSync(
       join(s.e.dir, "Pulumi.broken.yaml"),

@@ -107,7 +107,8 @@ describe("sm121 render glm53-full-tp4-gr8 --json --stack examples", () => {
       "full",
     ]);
     expect(nodes[rank]?.launch).toContain(
-      `--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n  glm53 up --model zai-org/GLM-5.3-FP8 --tp 4 --peers ${PEERS} `,
+      "--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n  glm53 up --model zai-org/GLM-5.3-FP8 " +
+        `--tp 4 --peers ${PEERS} `,
     );
   });
 
@@ -142,9 +143,12 @@ describe("sm121 render errors", () => {
     const r = sm121(["render", "glm53-full-tp4-gr8", "--jsn"]);
     expect(r.code).toBe(2);
     // The flag, then the verb's usage: what it does take.
-    expect(r.stderr).toMatch(
-      /^sm121 render: unknown option --jsn \(known: --stack, --lang, --help, --node, --step, --json, --out\)\n\nusage: sm121 render <deployment> \[options\]\n/,
-    );
+    expect(r.stderr.split("\n").slice(0, 4)).toEqual([
+      "sm121 render: unknown option --jsn (known: --stack, --lang, --help, --node, --step, --json, --out)",
+      "",
+      "usage: sm121 render <deployment> [options]",
+      expect.any(String),
+    ]);
     expect(r.stderr).toContain(
       "\n  --step NAME  only this step: preflight, stop, memory-gate, write, start, readiness or verify\n",
     );
@@ -233,7 +237,9 @@ describe("sm121 validate", () => {
     expect(sm121(["validate", "--stack", "examples"], project)).toEqual({
       code: 0,
       stdout:
-        "ok: 6 recipes, 4 profiles, 14 nodes, 8 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, qwen38-flash-capture, qwen3-8b-solo)\n",
+        "ok: 6 recipes, 4 profiles, 14 nodes, 8 deployments (glm53-full-tp4-gr8, qwen38-27b-nvfp4-dgpp, " +
+        "qwen3-32b-vllm-tp2, qwen3-30b-sglang-tmux, qwen38-flash-best, qwen38-flash-datagen, " +
+        "qwen38-flash-capture, qwen3-8b-solo)\n",
       stderr: "",
     });
   });
@@ -241,18 +247,24 @@ describe("sm121 validate", () => {
   it("exits 1 with every cross-check error of a broken stack", () => {
     const project = projectCopy("broken", join(FIXTURES, "sites", "broken.yaml"));
     const known =
-      "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen3-8b-solo, qwen38-27b-nvfp4-dgpp, qwen38-flash";
+      "glm53-full-tp4-gr8, qwen3-30b-sglang-tmux, qwen3-32b-vllm-tp2, qwen3-8b-solo, qwen38-27b-nvfp4-dgpp, " +
+      "qwen38-flash";
     expect(sm121(["validate", "--stack", "broken"], project)).toEqual({
       code: 1,
       stdout: "",
       stderr: [
-        "recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, but deployment qwen3-32b-vllm-tp2 (Pulumi.broken.yaml:9) has 3 GPUs (3 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); set tp = 3 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment",
+        "recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, " +
+          "but deployment qwen3-32b-vllm-tp2 (Pulumi.broken.yaml:9) has 3 GPUs (3 nodes x 1 GPU; " +
+          "a DGX Spark has one GB10 unless the node sets gpus); " +
+          "set tp = 3 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment",
         'Pulumi.broken.yaml:12:15: sm121:deployments[1].nodes[0]: node "n3" also serves deployment ' +
           "qwen3-32b-vllm-tp2, and qwen3-32b-vllm-tp2 runs on 3 nodes; a node shared by deployments serves " +
           "one-node deployments only (the ranks of a group meet on fixed ports); " +
           "give qwen3-32b-vllm-tp2 nodes of its own, or remove n3 from one of them",
-        "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
-        `Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; use one of ${known} or add recipes/qwen3-8b.toml`,
+        "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: " +
+          "tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
+        `Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; ` +
+          `use one of ${known} or add recipes/qwen3-8b.toml`,
         "4 errors",
         "",
       ].join("\n"),
@@ -269,10 +281,14 @@ describe("sm121 validate", () => {
       code: 1,
       stdout: "",
       stderr: [
-        "recipes/gr8-with-port.toml:6:1: port: gr8 serves its API on a fixed port (8100 on the first peer), so port is not used; remove port",
-        "recipes/vllm-owned-flags.toml:6:9: args[0]: --host is set by sm121; remove it (sm121 sets it from the node's BIND/ip)",
-        "recipes/vllm-owned-flags.toml:6:30: args[2]: --api-key is set by sm121; remove it (put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv)",
-        "recipes/vllm-owned-flags.toml:9:1: env.HF_TOKEN: HF_TOKEN is a secret and a recipe is plain text; set it with `pulumi config set --secret sm121:hfToken` or keep it in the node .env",
+        "recipes/gr8-with-port.toml:6:1: port: gr8 serves its API on a fixed port (8100 on the first peer), " +
+          "so port is not used; remove port",
+        "recipes/vllm-owned-flags.toml:6:9: args[0]: --host is set by sm121; " +
+          "remove it (sm121 sets it from the node's BIND/ip)",
+        "recipes/vllm-owned-flags.toml:6:30: args[2]: --api-key is set by sm121; " +
+          "remove it (put API_KEY in the node .env or a Pulumi secret; a flag would show it in argv)",
+        "recipes/vllm-owned-flags.toml:9:1: env.HF_TOKEN: HF_TOKEN is a secret and a recipe is plain text; " +
+          "set it with `pulumi config set --secret sm121:hfToken` or keep it in the node .env",
         "4 errors",
         "",
       ].join("\n"),
@@ -289,8 +305,10 @@ describe("sm121 validate", () => {
       [
         "",
         "2 errors",
-        "Pulumi.mixed.yaml:4:24: sm121:nodes.n1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
-        "recipes/gr8-with-port.toml:6:1: port: gr8 serves its API on a fixed port (8100 on the first peer), so port is not used; remove port",
+        "Pulumi.mixed.yaml:4:24: sm121:nodes.n1.ip: is not an IPv4 address; " +
+          "write the node's address on the cluster network, e.g. 203.0.113.12",
+        "recipes/gr8-with-port.toml:6:1: port: gr8 serves its API on a fixed port (8100 on the first peer), " +
+          "so port is not used; remove port",
       ].sort(),
     );
   });
@@ -301,7 +319,8 @@ describe("sm121 validate", () => {
     const r = sm121(["validate", "--stack", "absent"], project);
     expect([r.code, r.stdout]).toEqual([1, ""]);
     expect(r.stderr).toBe(
-      `sm121 validate: no stack config ${join(project, "Pulumi.absent.yaml")}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack\n`,
+      `sm121 validate: no stack config ${join(project, "Pulumi.absent.yaml")}: ` +
+        "create it (see Pulumi.spark-site.yaml) or pick a stack with --stack\n",
     );
   });
 });

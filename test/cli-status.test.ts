@@ -103,7 +103,8 @@ describe("sm121 status", () => {
     expect(code).toBe("401");
     const withKey = await sh(
       s.nodes[1],
-      `curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ${API_KEY}' http://${s.nodes[1].ip}:8000/v1/models`,
+      `curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer ${API_KEY}' ` +
+        `http://${s.nodes[1].ip}:8000/v1/models`,
     );
     expect(withKey).toBe("200");
   });

@@ -79,18 +79,22 @@ describe("cliAuth", () => {
     }
   });
 
-  it("takes the stack's sm121:sshPrivateKey (and passphrase) before every other source, and falls through when the stack has none", () => {
-    const secrets: Record<string, string> = { "sm121:sshPrivateKey": "STACK KEY", "sm121:sshPassphrase": "stack-pw" };
-    const stack = { secret: (k: string) => secrets[k] };
-    const env = { SM121_SSH_KEY: key("d"), SSH_AUTH_SOCK: "/run/agent.sock", SM121_SSH_PASSPHRASE: "env-pw" };
-    const auth = cliAuth(site, args(["--identity", key("e")]), env, stack);
-    expect(auth).toMatchObject({ source: "stack", auth: { privateKey: "STACK KEY", passphrase: "stack-pw" } });
-    expect(auth.keyFile).toBeUndefined();
-    expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({
-      source: "env",
-      auth: { privateKey: "KEY d\n", passphrase: "env-pw" },
-    });
-  });
+  it(
+    "takes the stack's sm121:sshPrivateKey (and passphrase) before every other source, " +
+      "and falls through when the stack has none",
+    () => {
+      const secrets: Record<string, string> = { "sm121:sshPrivateKey": "STACK KEY", "sm121:sshPassphrase": "stack-pw" };
+      const stack = { secret: (k: string) => secrets[k] };
+      const env = { SM121_SSH_KEY: key("d"), SSH_AUTH_SOCK: "/run/agent.sock", SM121_SSH_PASSPHRASE: "env-pw" };
+      const auth = cliAuth(site, args(["--identity", key("e")]), env, stack);
+      expect(auth).toMatchObject({ source: "stack", auth: { privateKey: "STACK KEY", passphrase: "stack-pw" } });
+      expect(auth.keyFile).toBeUndefined();
+      expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({
+        source: "env",
+        auth: { privateKey: "KEY d\n", passphrase: "env-pw" },
+      });
+    },
+  );
 
   it("passes a passphrase and names an unreadable key file", () => {
     expect(cliAuth(site, args(["--identity", key("c")]), { SM121_SSH_PASSPHRASE: "pw" }).auth.passphrase).toBe("pw");
@@ -110,7 +114,8 @@ describe("the status probe", () => {
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
     expect(s).toContain(
-      "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; } | base64 -w0)\"",
+      "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; " +
+        '} | base64 -w0)"',
     );
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');

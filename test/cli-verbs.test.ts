@@ -108,7 +108,9 @@ describe("sm121 validate", () => {
       const r = await run(["validate"]);
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(
-        "recipes/qwen38-flash/profiles/whoami.env:3:5: FOO: the value contains `$`; a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it\n1 error\n",
+        "recipes/qwen38-flash/profiles/whoami.env:3:5: FOO: the value contains `$`; " +
+          "a profile value must not contain $, a backtick, a backslash or a double quote: " +
+          "write the literal value, nothing expands it\n1 error\n",
       );
       const j = validateSchema().parse(json(await run(["validate", "--json"])));
       expect(j).toMatchObject({
@@ -159,42 +161,47 @@ describe("sm121 render", () => {
     const bad = await run(["render", "flash", "--step", "serve"]);
     expect([bad.code, bad.stderr]).toEqual([
       2,
-      "sm121 render: --step serve: no such step; the steps of up: preflight, stop, memory-gate, write, start, readiness, verify\n",
+      "sm121 render: --step serve: no such step; the steps of up: preflight, stop, memory-gate, write, start, " +
+        "readiness, verify\n",
     ]);
     const none = await run(["render"]);
     expect([none.code, none.stderr]).toEqual([2, "sm121 render: name a deployment: solo, flash, small\n"]);
   });
 
-  it("its scripts are the ones up runs: the preflight finds what up wrote, the readiness and verify pass on the serving node", async () => {
-    const j = renderSchema().parse(json(await run(["render", "small", "--json"])));
-    const node = j.nodes[0];
-    expect(Object.keys(node?.steps ?? {})).toEqual([
-      "preflight",
-      "stop",
-      "memory-gate",
-      "write",
-      "start",
-      "readiness",
-      "verify",
-    ]);
-    const pre = await sh(s.nodes[2], node?.steps.preflight ?? "");
-    // On the node: sm121's record of small, the file up wrote with the sha256 render shows, the engine running.
-    const file = node?.files[0];
-    expect(file?.path).toBe("~/.sm121/deployments/small/run.sh");
-    const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
-    const look = records(pre);
-    const state = firstRecord(look, "state")?.state;
-    expect([state?.["identity"], state?.["launch"]]).toEqual([
-      expect.stringMatching(/^[0-9a-f]{64}$/),
-      expect.stringMatching(/^[0-9a-f]{64}$/),
-    ]);
-    expect(state?.["deployment"]).toBe("small");
-    const watched = recordsOf(look, "watched").find((r) => r.file === file?.path);
-    expect(watched?.sha256).toBe(file?.sha256);
-    expect(firstRecord(look, "status")?.running).toBe(true);
-    const ready = await sh(s.nodes[2], `${node?.steps.readiness ?? ""}\n${node?.steps.verify ?? ""}`);
-    expect(modelsListed(records(ready))?.data?.map((m) => m.id)).toContain("qwen3-small");
-  });
+  it(
+    "its scripts are the ones up runs: the preflight finds what up wrote, " +
+      "the readiness and verify pass on the serving node",
+    async () => {
+      const j = renderSchema().parse(json(await run(["render", "small", "--json"])));
+      const node = j.nodes[0];
+      expect(Object.keys(node?.steps ?? {})).toEqual([
+        "preflight",
+        "stop",
+        "memory-gate",
+        "write",
+        "start",
+        "readiness",
+        "verify",
+      ]);
+      const pre = await sh(s.nodes[2], node?.steps.preflight ?? "");
+      // On the node: sm121's record of small, the file up wrote with the sha256 render shows, the engine running.
+      const file = node?.files[0];
+      expect(file?.path).toBe("~/.sm121/deployments/small/run.sh");
+      const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
+      const look = records(pre);
+      const state = firstRecord(look, "state")?.state;
+      expect([state?.["identity"], state?.["launch"]]).toEqual([
+        expect.stringMatching(/^[0-9a-f]{64}$/),
+        expect.stringMatching(/^[0-9a-f]{64}$/),
+      ]);
+      expect(state?.["deployment"]).toBe("small");
+      const watched = recordsOf(look, "watched").find((r) => r.file === file?.path);
+      expect(watched?.sha256).toBe(file?.sha256);
+      expect(firstRecord(look, "status")?.running).toBe(true);
+      const ready = await sh(s.nodes[2], `${node?.steps.readiness ?? ""}\n${node?.steps.verify ?? ""}`);
+      expect(modelsListed(records(ready))?.data?.map((m) => m.id)).toContain("qwen3-small");
+    },
+  );
 });
 
 describe("a verb that needs a deployment, given none", () => {
@@ -231,7 +238,8 @@ describe("sm121 down", () => {
     const r = await run(["down", "solo"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      "refused: node spark1 is protected and this run would stop deployment solo on it (sm121 down); run with SM121_ALLOW_PROTECTED=spark1 to allow it\n",
+      "refused: node spark1 is protected and this run would stop deployment solo on it (sm121 down); " +
+        "run with SM121_ALLOW_PROTECTED=spark1 to allow it\n",
     );
     expect((await sh(s.nodes[0], "docker ps --filter name=sm121-solo-0 --format '{{.Names}}'")).trim()).toBe(
       "sm121-solo-0",
@@ -245,7 +253,8 @@ describe("sm121 down", () => {
     expect(r.stdout).toMatch(/^stopping small on spark3: SM121_DOWN=small pulumi up$/m);
     expect(r.stdout).toContain("small is stopped on spark3\n");
     expect(r.stdout).toContain(
-      "the site (Pulumi.sim.yaml) still lists small: the next pulumi up serves it again; remove it from sm121:deployments to keep it down\n",
+      "the site (Pulumi.sim.yaml) still lists small: the next pulumi up serves it again; " +
+        "remove it from sm121:deployments to keep it down\n",
     );
     expect((await sh(s.nodes[2], "tmux ls 2>/dev/null | grep -c sm121-small || true")).trim()).toBe("0");
     expect(await stateHas("small")).toBe(false);

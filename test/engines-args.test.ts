@@ -124,7 +124,7 @@ describe.each(ENGINES)(
       }
     });
 
-    it("agrees with the real parser on every recorded case: refused exactly when it errs or sets an owned option", () => {
+    it("matches the real parser on each recorded case: refused exactly when it errs or sets an owned option", () => {
       // The executor backend is owned but for the value "mp"; its own test above covers both.
       for (const c of cases.filter((x) => !(x.dests ?? []).includes("distributed_executor_backend"))) {
         const refused = [...DRIVERS[engine].checkArgs(c.args)].length > 0;
@@ -159,7 +159,9 @@ describe("what the engines would refuse is refused before it reaches a node", ()
     const [p, ...more] = DRIVERS.vllm.checkArgs(["--max-num", "8"]);
     expect(more).toEqual([]);
     expect(said(p?.problem)).toBe(
-      "--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, --max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, --max-num-queued-tokens",
+      "--max-num is ambiguous for vllm serve 0.33.0: it could match --max-num-batched-tokens, " +
+        "--max-num-scheduled-tokens, --max-num-seqs, --max-num-active-seqs, --max-num-queued-reqs, " +
+        "--max-num-queued-tokens",
     );
     expect(said(p?.fix)).toBe("write the option in full");
   });

@@ -149,7 +149,7 @@ describe("start-up contracts, as the real engines have them", () => {
     expect(ascHeadless?.text).toContain("--api-server-count=1 cannot be used with --headless");
   });
 
-  it("a vLLM worker rank through the old api_server module starts an API server of its own (it ignores --headless)", () => {
+  it("a vLLM worker rank via the old api_server module starts its own API server (it ignores --headless)", () => {
     expect(apiServerWorker?.text).toContain("ignores --headless");
     expect(serveWorker?.text).toContain("run it with --headless");
   });

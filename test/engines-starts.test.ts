@@ -83,7 +83,8 @@ describe.each(recorded.map((r) => [r.version, r] as const))("vLLM %s", (version,
 
   it.each(servers.map((c) => [c.args.join(" "), c] as const))("`vllm serve m %s`: as the real one answers", (_, c) => {
     const headless = c.args.includes("--headless");
-    // sm121 adds --headless to the ranks above 0: the recipe's args without it, on two nodes; without it, rank 0 of one.
+    // sm121 adds --headless to the ranks above 0: the recipe's args without it, on two nodes;
+    // without it, rank 0 of one.
     const errors = validate(
       version,
       c.args.filter((a) => a !== "--headless"),

@@ -59,7 +59,10 @@ describe("the table a recipe is checked against", () => {
     const c = tableFor("vllm", { image: "vllm/vllm-openai:latest", file: "recipes/r.toml" });
     expect(c?.table).toBe(ENGINE_TABLES.vllm.at(-1));
     expect(said(c?.warning)).toBe(
-      `recipes/r.toml: the vLLM version of image vllm/vllm-openai:latest is not known, so its args are checked against vllm serve ${ENGINE_TABLES.vllm.at(-1)?.version ?? ""}, the newest table; set engine_version = "<version>" in recipes/r.toml (\`sm121 doctor\` reads it from the image on the node)`,
+      "recipes/r.toml: the vLLM version of image vllm/vllm-openai:latest is not known, " +
+        `so its args are checked against vllm serve ${ENGINE_TABLES.vllm.at(-1)?.version ?? ""}, ` +
+        `the newest table; set engine_version = "<version>" in recipes/r.toml (\`sm121 doctor\` reads it from ` +
+        "the image on the node)",
     );
   });
 
@@ -69,7 +72,11 @@ describe("the table a recipe is checked against", () => {
     const c = tableFor("vllm", { image: "vllm/vllm-openai:v0.12.0", file: "recipes/r.toml" });
     expect(c?.table.version).toBe("0.11.1");
     expect(said(c?.warning)).toMatch(
-      /^recipes\/r\.toml: no option table for vLLM 0\.12\.0 \(vllm\/vllm-openai:v0\.12\.0: its tag names vllm 0\.12\.0\); its args are checked against vllm serve 0\.11\.1, the nearest/,
+      new RegExp(
+        String.raw`^recipes/r\.toml: no option table for vLLM 0\.12\.0 ` +
+          String.raw`\(vllm/vllm-openai:v0\.12\.0: its tag names vllm 0\.12\.0\); ` +
+          String.raw`its args are checked against vllm serve 0\.11\.1, the nearest`,
+      ),
     );
   });
 

@@ -97,7 +97,8 @@ describe("renderEnv: the golden best profile on spark2", () => {
     expect(r.proofs).toEqual(["MTP draft head: FP8 rowwise copy engaged", "block-drop backport: active"]);
     expect(Object.keys(r.keys).slice(-5)).toEqual(["EXTRA_DOCKER_ARGS", "HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"]);
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe(
-      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v /home/ops/.cache/triton/qwen38:/triton-cache " +
+      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v " +
+        "/home/ops/.cache/triton/qwen38:/triton-cache " +
         "-v /srv/models/qwen38/mtp-shard-r2:/models/mtp-shard-r2:ro " +
         "-v /home/ops/spark-tuning/qwen38-flash/files/patches/block_drop.py:/opt/patches/block_drop.py:ro",
     );
@@ -157,77 +158,94 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
       "unknown variable",
       input('EXTRA_DOCKER_ARGS="-v {{nope}}:/x"\n'),
       [
-        `p.env:2:23: EXTRA_DOCKER_ARGS: unknown variable {{nope}}; the known variables are {{captureDir}}, {{mtpShardR2}}, {{recipeDir}}, {{tritonCache}}; or define nope in ${SOURCE}`,
+        "p.env:2:23: EXTRA_DOCKER_ARGS: unknown variable {{nope}}; " +
+          "the known variables are {{captureDir}}, {{mtpShardR2}}, {{recipeDir}}, {{tritonCache}}; " +
+          `or define nope in ${SOURCE}`,
       ],
     ],
     [
       "a var with $ in a quoted value",
       input('A="x {{bad}}"\n', { vars: { bad: "a$b" } }),
       [
-        `p.env:2:6: A: {{bad}} expands to a value that contains \`$\`; a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it; change the variable bad in ${SOURCE}`,
+        `p.env:2:6: A: {{bad}} expands to a value that contains \`$\`; ` +
+          "a profile value must not contain $, a backtick, a backslash or a double quote: " +
+          `write the literal value, nothing expands it; change the variable bad in ${SOURCE}`,
       ],
     ],
     [
       "a var with a space in a docker word",
       input('EXTRA_DOCKER_ARGS="-v {{sp}}:/x"\n', { vars: { sp: "/a b" } }),
       [
-        `p.env:2:23: EXTRA_DOCKER_ARGS: {{sp}} expands to a value that contains a space outside double quotes; in this place a value may hold only letters, digits and _ . / : = , @ + % -; change the variable sp in ${SOURCE}`,
+        "p.env:2:23: EXTRA_DOCKER_ARGS: {{sp}} expands to a value that contains a space outside double quotes; " +
+          "in this place a value may hold only letters, digits and _ . / : = , @ + % -; " +
+          `change the variable sp in ${SOURCE}`,
       ],
     ],
     [
       "a var that makes a mount source relative",
       input('EXTRA_DOCKER_ARGS="-v {{rel}}:/x"\n', { vars: { rel: "cache" } }),
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -v cache:/x: source cache is not an absolute path (after substituting {{rel}}); write -v /absolute/source:/absolute/target, optionally with :ro or :rw; the source is a path on the node",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v cache:/x: source cache is not an absolute path (after substituting " +
+          "{{rel}}); write -v /absolute/source:/absolute/target, optionally with :ro or :rw; " +
+          "the source is a path on the node",
       ],
     ],
     [
       "a var with a colon",
       input('EXTRA_DOCKER_ARGS="-v {{two}}:/x"\n', { vars: { two: "/a:/b" } }),
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -v /a:/b:/x has mode `/x` (after substituting {{two}}); use :ro or :rw, or no mode",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v /a:/b:/x has mode `/x` (after substituting {{two}}); " +
+          "use :ro or :rw, or no mode",
       ],
     ],
     [
       "--api-key through a var",
       input('EXTRA_VLLM_ARGS="--enforce-eager {{k}}"\n', { vars: { k: "--api-key=sk-secret123" } }),
       [
-        "p.env:2:34: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS (after substituting variables); put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+        "p.env:2:34: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS (after substituting " +
+          "variables); put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
       ],
     ],
     [
       "a mkdir var that is not absolute",
       input("# sm121-mkdir: {{rel}}\n", { vars: { rel: "cache" } }),
       [
-        `p.env:2:16: directive sm121-mkdir: cache (after substituting {{rel}}) is not an absolute path; give the variable an absolute path in ${SOURCE}`,
+        "p.env:2:16: directive sm121-mkdir: cache (after substituting {{rel}}) is not an absolute path; " +
+          `give the variable an absolute path in ${SOURCE}`,
       ],
     ],
     [
       "an unknown var in a mkdir",
       input("# pulse-mkdir: {{nope}}/x\n", { vars: {} }),
       [
-        `p.env:2:16: directive pulse-mkdir: unknown variable {{nope}}; the known variables are {{recipeDir}}; or define nope in ${SOURCE}`,
+        "p.env:2:16: directive pulse-mkdir: unknown variable {{nope}}; the known variables are {{recipeDir}}; " +
+          `or define nope in ${SOURCE}`,
       ],
     ],
     [
       "recipe mismatch",
       input("A=1\n", { recipe: "qwen38-dual" }),
       [
-        "p.env:1:17: directive sm121-recipe: the profile is for recipe qwen38-flash, but node spark2 runs recipe qwen38-dual; deploy profile p with recipe qwen38-flash, or choose a profile of qwen38-dual",
+        "p.env:1:17: directive sm121-recipe: the profile is for recipe qwen38-flash, " +
+          "but node spark2 runs recipe qwen38-dual; deploy profile p with recipe qwen38-flash, " +
+          "or choose a profile of qwen38-dual",
       ],
     ],
     [
       "a node env key that is not a node key (a secret: no value shown)",
       input("A=1\n", { nodeEnv: { ...NODE_ENV, API_KEY: "sk-secret123" } }),
       [
-        "site:1:1: nodes.spark2.env.API_KEY: is not a node key; the node env holds only HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU",
+        "site:1:1: nodes.spark2.env.API_KEY: is not a node key; " +
+          "the node env holds only HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU",
       ],
     ],
     [
       "a node env value with a double quote",
       input("A=1\n", { nodeEnv: { BIND: '127.0.0.1"' }, siteFile: "Pulumi.dev.yaml" }),
       [
-        "Pulumi.dev.yaml:1:1: nodes.spark2.env.BIND: the value contains a double quote; a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it",
+        "Pulumi.dev.yaml:1:1: nodes.spark2.env.BIND: the value contains a double quote; " +
+          "a profile value must not contain $, a backtick, a backslash or a double quote: " +
+          "write the literal value, nothing expands it",
       ],
     ],
     [
@@ -239,14 +257,16 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
       "a profile mount on a path that start.sh owns",
       input('EXTRA_DOCKER_ARGS="-v /a:/opt/mtp.py:ro"\n', { ownedMounts: ["/opt/mtp.py"] }),
       [
-        "p.env:2:20: EXTRA_DOCKER_ARGS: -v /a:/opt/mtp.py:ro mounts /opt/mtp.py, which start.sh mounts itself; remove this mount; start.sh owns /opt/mtp.py",
+        "p.env:2:20: EXTRA_DOCKER_ARGS: -v /a:/opt/mtp.py:ro mounts /opt/mtp.py, which start.sh mounts itself; " +
+          "remove this mount; start.sh owns /opt/mtp.py",
       ],
     ],
     [
       "the same container path twice in a profile",
       input('EXTRA_DOCKER_ARGS="-v /a:/x -v /b:/x/"\n'),
       [
-        "p.env:2:29: EXTRA_DOCKER_ARGS: -v /b:/x/ mounts /x a second time in the profile (first on line 2); keep one of them",
+        "p.env:2:29: EXTRA_DOCKER_ARGS: -v /b:/x/ mounts /x a second time in the profile (first on line 2); " +
+          "keep one of them",
       ],
     ],
   ];

@@ -101,10 +101,13 @@ describe("judgement", () => {
         { hca: "roceP2p1s0f1", port: 1, gidIndex: 3 },
       ],
       found:
-        "found by the plan-time look: enp1s0f1np1 holds 192.168.101.12; ports up: rocep1s0f1:1, roceP2p1s0f1:1, RoCE v2 GID 3",
+        "found by the plan-time look: enp1s0f1np1 holds 192.168.101.12; " +
+        "ports up: rocep1s0f1:1, roceP2p1s0f1:1, RoCE v2 GID 3",
     });
     expect(j.refusals).toEqual([
-      "r: the fabric addresses of its nodes are not on one subnet: a 192.168.100.11/24 (192.168.100.0/24), b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet (or name the interfaces that share one)",
+      "r: the fabric addresses of its nodes are not on one subnet: a 192.168.100.11/24 (192.168.100.0/24), " +
+        "b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet (or " +
+        "name the interfaces that share one)",
     ]);
   });
 
@@ -118,9 +121,14 @@ describe("judgement", () => {
     });
     const j = judgeFabric(site, [d], { a: down, b: facts("192.168.100.12") });
     expect(j.refusals.filter((r) => r.startsWith("a: "))).toEqual([
-      "a: RDMA is declared (rocep1s0f1) but /dev/infiniband does not exist on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in sm121:nodes.a.fabric",
-      "a: the link of rocep1s0f1/1 (enp1s0f1np1) is down (state DOWN, physical_state DISABLED); check the cable and `sudo ip link set enp1s0f1np1 up` on a",
-      "a: `ulimit -l` is 8192 KiB for a tmux launch of r; RDMA pins the engine's buffers, so make it unlimited for the node's user (`* - memlock unlimited` in /etc/security/limits.conf, then log in again; LimitMEMLOCK=infinity for a service)",
+      "a: RDMA is declared (rocep1s0f1) but /dev/infiniband does not exist on the node; " +
+        "load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: " +
+        "none in sm121:nodes.a.fabric",
+      "a: the link of rocep1s0f1/1 (enp1s0f1np1) is down (state DOWN, physical_state DISABLED); " +
+        "check the cable and `sudo ip link set enp1s0f1np1 up` on a",
+      "a: `ulimit -l` is 8192 KiB for a tmux launch of r; " +
+        "RDMA pins the engine's buffers, so make it unlimited for the node's user (`* - " +
+        "memlock unlimited` in /etc/security/limits.conf, then log in again; LimitMEMLOCK=infinity for a service)",
     ]);
   });
 

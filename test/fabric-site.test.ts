@@ -41,7 +41,8 @@ function stack(fabric: (n: SimNode) => string, deployments = ""): string {
   const nodes = site.nodes
     .map(
       (n) =>
-        `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n      fabric: ${fabric(n)}\n`,
+        `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ` +
+        `${n.ip}\n      fabric: ${fabric(n)}\n`,
     )
     .join("");
   return `config:\n  sm121:nodes:\n${nodes}${deployments}`;
@@ -76,7 +77,7 @@ describe("the fabric look on the site", () => {
     });
   });
 
-  it("refuses a node without the device directory and a tmux launch with memlock limited, naming node and fix", async () => {
+  it("refuses a missing device directory and a tmux launch with memlock limited, naming node and fix", async () => {
     setFabric(node(2), { ...sparkFabric(node(2).ip), devices: false });
     try {
       const s = parseSite("Pulumi.f.yaml", "f", stack(declared));
@@ -85,9 +86,14 @@ describe("the fabric look on the site", () => {
         { name: "native", deploy: "tmux", nodes: ["f2"] },
       ]);
       expect(look.refusals).toEqual([
-        `f3: RDMA is declared (rocep1s0f1) but ${devicesDir(node(2))} does not exist on the node; load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: none in sm121:nodes.f3.fabric`,
+        `f3: RDMA is declared (rocep1s0f1) but ${devicesDir(node(2))} does not exist on the node; ` +
+          "load the RDMA modules (modprobe ib_uverbs rdma_ucm) or install the driver, or write rdma: " +
+          "none in sm121:nodes.f3.fabric",
         expect.stringMatching(
-          /^f2: `ulimit -l` is \d+ KiB for a tmux launch of native; RDMA pins the engine's buffers, so make it unlimited/,
+          new RegExp(
+            String.raw`^f2: ${"`"}ulimit -l${"`"} is \d+ KiB for a tmux launch of native; ` +
+              "RDMA pins the engine's buffers, so make it unlimited",
+          ),
         ),
       ]);
     } finally {

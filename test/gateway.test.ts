@@ -38,38 +38,48 @@ describe("the gateway backend file", () => {
     expect(f.restartNote).toContain("PULSE_QWEN_BACKENDS");
   });
 
-  it("keeps the first endpoint of a model with none usable enabled (never enabled and disabled at once), with a warning", () => {
-    const f = gatewayFile("sm121", [qwen("failed")]);
-    const eps = (JSON.parse(f.text) as { models: Array<{ endpoints: Array<{ enabled: boolean; disabled?: string }> }> })
-      .models[0]?.endpoints;
-    expect(eps).toEqual([
-      { node: "spark1", url: "http://203.0.113.1:8000", enabled: true },
-      { node: "spark2", url: "http://127.0.0.1:8000", enabled: false, disabled: "the deployment is failed" },
-    ]);
-    expect(f.warnings).toEqual([
-      "model qwen38: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config",
-    ]);
-  });
+  it(
+    "keeps the first endpoint of a model with none usable enabled (never enabled and disabled at once), " +
+      "with a warning",
+    () => {
+      const f = gatewayFile("sm121", [qwen("failed")]);
+      const eps = (
+        JSON.parse(f.text) as { models: Array<{ endpoints: Array<{ enabled: boolean; disabled?: string }> }> }
+      ).models[0]?.endpoints;
+      expect(eps).toEqual([
+        { node: "spark1", url: "http://203.0.113.1:8000", enabled: true },
+        { node: "spark2", url: "http://127.0.0.1:8000", enabled: false, disabled: "the deployment is failed" },
+      ]);
+      expect(f.warnings).toEqual([
+        "model qwen38: no endpoint is usable (the deployment is failed); " +
+          "spark1 stays enabled so that the gateway accepts the config",
+      ]);
+    },
+  );
 
-  it("writes LiteLLM's model_list with one entry per enabled endpoint and a placeholder key when the engines have none", () => {
-    const f = gatewayFile("litellm", [qwen("serving", false)]);
-    const doc = parse(f.text) as {
-      model_list: Array<{ model_name: string; litellm_params: { api_base: string; model: string; api_key: string } }>;
-    };
-    expect(doc.model_list).toHaveLength(1);
-    expect(doc.model_list[0]).toMatchObject({
-      model_name: "qwen38",
-      litellm_params: {
-        model: "openai/qwen38",
-        api_base: "http://203.0.113.1:8000/v1",
-        api_key: LITELLM_PLACEHOLDER_KEY,
-      },
-    });
-    expect(f.text).toContain(
-      "# disabled: qwen38 on spark2 (http://127.0.0.1:8000): the gateway cannot reach its bind address",
-    );
-    expect(f.restartNote).not.toContain("SM121_API_KEY");
-  });
+  it(
+    "writes LiteLLM's model_list with one entry per enabled endpoint and a placeholder key when the engines have " +
+      "none",
+    () => {
+      const f = gatewayFile("litellm", [qwen("serving", false)]);
+      const doc = parse(f.text) as {
+        model_list: Array<{ model_name: string; litellm_params: { api_base: string; model: string; api_key: string } }>;
+      };
+      expect(doc.model_list).toHaveLength(1);
+      expect(doc.model_list[0]).toMatchObject({
+        model_name: "qwen38",
+        litellm_params: {
+          model: "openai/qwen38",
+          api_base: "http://203.0.113.1:8000/v1",
+          api_key: LITELLM_PLACEHOLDER_KEY,
+        },
+      });
+      expect(f.text).toContain(
+        "# disabled: qwen38 on spark2 (http://127.0.0.1:8000): the gateway cannot reach its bind address",
+      );
+      expect(f.restartNote).not.toContain("SM121_API_KEY");
+    },
+  );
 
   it("reads the engines' key from $SM121_API_KEY in LiteLLM when sm121:apiKey is set, and says so", () => {
     const f = gatewayFile("litellm", [qwen("serving")], { apiKey: true });
@@ -79,7 +89,9 @@ describe("the gateway backend file", () => {
       "os.environ/SM121_API_KEY",
     ]);
     expect(f.restartNote).toBe(
-      "LiteLLM reads its config at start: set SM121_API_KEY in the proxy's environment to the engines' key (pulumi config get sm121:apiKey) and restart it: litellm --config <file> (or include: [<file>] in your proxy config)",
+      "LiteLLM reads its config at start: set SM121_API_KEY in the proxy's environment to the engines' key " +
+        "(pulumi config get sm121:apiKey) and restart it: litellm --config <file> (or include: " +
+        "[<file>] in your proxy config)",
     );
   });
 
@@ -121,7 +133,10 @@ describe("the gateway backend file", () => {
       "flash-b-spark3",
     ]);
     expect(f.warnings).toEqual([
-      'model qwen38 is served by 2 llama-swap peers (flash-spark1, flash-b-spark3): llama-swap does not route the plain name "qwen38" then; clients ask for flash-spark1/qwen38 or flash-b-spark3/qwen38, or give the deployments distinct served model names',
+      "model qwen38 is served by 2 llama-swap peers (flash-spark1, flash-b-spark3): " +
+        'llama-swap does not route the plain name "qwen38" then; ' +
+        "clients ask for flash-spark1/qwen38 or flash-b-spark3/qwen38, or give the deployments distinct served " +
+        "model names",
     ]);
   });
 
@@ -147,7 +162,8 @@ describe("the gateway backend file", () => {
     ]);
     expect(json.models[1]?.endpoints.map((e) => e.enabled)).toEqual([true]);
     expect(disabled.warnings).toEqual([
-      "model qwen38: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config",
+      "model qwen38: no endpoint is usable (the deployment is failed); " +
+        "spark1 stays enabled so that the gateway accepts the config",
     ]);
     const both = (format: "litellm" | "llama-swap") => gatewayFile(format, [qwen("serving"), other]).text;
     const failedFlash = "# disabled: qwen38 on spark1 (http://203.0.113.1:8000): the deployment is failed";

@@ -30,7 +30,6 @@ function linesOf(path: string): string[] {
   return lines;
 }
 
-
 describe("the house rules for code", () => {
   const files = codeFiles();
 

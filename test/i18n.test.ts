@@ -159,7 +159,7 @@ describe("the catalogues", () => {
     }
   });
 
-  it("every catalogue passes the one schema, which refuses a missing, an unknown or an empty key by file and key", () => {
+  it("every catalogue passes the one schema, which refuses a missing, unknown or empty key by file and key", () => {
     for (const a of areaNames) for (const l of LOCALES) expect(() => checkCatalogue(a, l)).not.toThrow();
     const { "smoke.answer": _dropped, ...rest } = AREAS.cli.de;
     expect(() => checkCatalogue("cli", "de", rest)).toThrow(/^src\/text\/messages\/cli\/de\.json: smoke\.answer: /);

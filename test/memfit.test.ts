@@ -90,26 +90,30 @@ const vllm = (model: string, tp: number, args: string, extra = "") =>
   `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = ${tp}\nport = 8000\nargs = [${args}]\n${extra}`;
 
 describe("the fit of a deployment on GB10 nodes", () => {
-  it("Qwen3-32B on two nodes at tp 2: 30.5 GiB of weights and 4 GiB of KV cache for 32768 tokens per node, 4 sequences fit", () => {
-    const { fit } = fitFor(
-      vllm(
-        "Qwen/Qwen3-32B",
-        2,
-        '"--max-model-len", "32768", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.85"',
-      ),
-      ["spark1", "spark2"],
-      { spark1: QWEN32, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } },
-    );
-    const n = fit.nodes[1];
-    expect(n?.weightsGiB).toBeCloseTo(65_527_752_704 / 2 / GIB, 6); // 30.51 GiB
-    expect(n?.kvOneGiB).toBe(4); // 32768 tokens x 128 KiB
-    expect(n?.kvAllGiB).toBe(16);
-    expect(n?.budgetGiB).toBeCloseTo((127_601_452 * 1024 * 0.85) / GIB, 6); // 103.4 GiB
-    expect(n?.needGiB).toBeCloseTo(65_527_752_704 / 2 / GIB + 4 + 4, 6);
-    expect(fit.verdict).toBe("fits");
-    expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("the safetensors index in spark1's HF cache");
-    expect(fitRefusal(fit, "recipes/r.toml")).toBeUndefined();
-  });
+  it(
+    "Qwen3-32B on two nodes at tp 2: 30.5 GiB of weights and 4 GiB of KV cache for 32768 tokens per node, " +
+      "4 sequences fit",
+    () => {
+      const { fit } = fitFor(
+        vllm(
+          "Qwen/Qwen3-32B",
+          2,
+          '"--max-model-len", "32768", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.85"',
+        ),
+        ["spark1", "spark2"],
+        { spark1: QWEN32, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } },
+      );
+      const n = fit.nodes[1];
+      expect(n?.weightsGiB).toBeCloseTo(65_527_752_704 / 2 / GIB, 6); // 30.51 GiB
+      expect(n?.kvOneGiB).toBe(4); // 32768 tokens x 128 KiB
+      expect(n?.kvAllGiB).toBe(16);
+      expect(n?.budgetGiB).toBeCloseTo((127_601_452 * 1024 * 0.85) / GIB, 6); // 103.4 GiB
+      expect(n?.needGiB).toBeCloseTo(65_527_752_704 / 2 / GIB + 4 + 4, 6);
+      expect(fit.verdict).toBe("fits");
+      expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("the safetensors index in spark1's HF cache");
+      expect(fitRefusal(fit, "recipes/r.toml")).toBeUndefined();
+    },
+  );
 
   it("names the engine's setting to raise when the utilization is its default, whatever the words say", () => {
     const recipe = vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "400000"');
@@ -170,7 +174,8 @@ describe("the fit of a deployment on GB10 nodes", () => {
 
   it("without the checkpoint on a node, the recipe's [memory] block answers; render takes a GB10's memory", () => {
     const mem =
-      '[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\ntorch_dtype = "bfloat16"\n';
+      "[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = " +
+      '128\ntorch_dtype = "bfloat16"\n';
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768"', mem), ["spark1", "spark2"], {});
     expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] weights_gb in recipes/r.toml");
     expect(say(fit.shapeFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] in recipes/r.toml");
@@ -183,12 +188,15 @@ describe("the fit of a deployment on GB10 nodes", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
     expect(fit.verdict).toBe("unknown");
     expect(fitLines(fit).at(-1)).toBe(
-      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has no [memory] weights_gb",
+      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has " +
+        "no [memory] weights_gb",
     );
   });
 
   it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
-    const text = `engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\ntp = 2\nport = 30000\nargs = ["--context-length", "65536", "--mem-fraction-static", "0.8"]\n[memory]\nweights_gb = 61.06\n`;
+    const text =
+      `engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\ntp = 2\nport = 30000\nargs = ` +
+      `["--context-length", "65536", "--mem-fraction-static", "0.8"]\n[memory]\nweights_gb = 61.06\n`;
     const facts = { config: config("Qwen--Qwen3-30B-A3B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
     const { fit } = fitFor(text, ["spark1", "spark2"], { spark1: facts, spark2: facts });
     expect(fit.knobs.util).toEqual({ value: 0.8, from: "--mem-fraction-static" });
@@ -203,8 +211,11 @@ describe("the fit of a deployment on GB10 nodes", () => {
       { spark1: QWEN32, spark2: QWEN32 },
     );
     expect(fitLines(fit)).toEqual([
-      "memory fit of r: Qwen/Qwen3-32B on vllm, tp 2, max_model_len 32768 (--max-model-len), max_num_seqs not set (one full sequence asked)",
-      "  weights: the safetensors index in spark1's HF cache; KV dtype auto (the engine's default); KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, shape from config.json in spark1's HF cache",
+      "memory fit of r: Qwen/Qwen3-32B on vllm, tp 2, max_model_len 32768 (--max-model-len), " +
+        "max_num_seqs not set (one full sequence asked)",
+      "  weights: the safetensors index in spark1's HF cache; KV dtype auto (the engine's default); " +
+        "KV cache: 128 KiB per token per node = 64 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes, " +
+        "shape from config.json in spark1's HF cache",
       "  budget: 0.85 of each node's memory (--gpu-memory-utilization)",
       "  NODE    MEMORY     BUDGET     WEIGHTS   KV CACHE  OVERHEAD  NEED      VERDICT",
       "  spark1  121.7 GiB  103.4 GiB  30.5 GiB  4.0 GiB   4.0 GiB   38.5 GiB  fits (17 full seq)",
@@ -297,7 +308,8 @@ describe("the recipe's [memory] block is checked like every field", () => {
         ),
       ),
     ).toEqual([
-      "recipes/r.toml:4:1: memory.weights_gb: weights_gb is the checkpoint's size in GB (10^9 bytes); write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)",
+      "recipes/r.toml:4:1: memory.weights_gb: weights_gb is the checkpoint's size in GB (10^9 bytes); " +
+        "write e.g. 65.5 (the safetensors index's metadata.total_size / 1e9)",
       "recipes/r.toml:5:1: memory.num_hidden_layer: unknown key; did you mean num_hidden_layers?",
     ]);
   });

@@ -11,7 +11,8 @@ const OVERLAYS = path.join(__dirname, "fixtures/overlays");
 const MTP_R3 = path.join(OVERLAYS, "mtp-r3");
 const F = "o/docker-args.txt";
 const WHY =
-  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS " +
+  "unquoted into a generated bash script";
 const REMOVE = "remove it, or set what it does through a -e or -v pair or a recipe key";
 const MOUNT_FIX = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 
@@ -66,7 +67,8 @@ describe("parseDockerArgs", () => {
       "--env long form",
       "--env=A=1\n",
       [
-        `${F}:1:1: \`--env=A=1\` is not part of a -e or -v pair: ${WHY}; use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]`,
+        `${F}:1:1: \`--env=A=1\` is not part of a -e or -v pair: ${WHY}; ` +
+          "use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]",
       ],
     ],
     [
@@ -91,7 +93,8 @@ describe("parseDockerArgs", () => {
       "relative source",
       "-v shard:/models/x\n",
       [
-        `${F}:1:4: -v shard:/models/x: source shard is not an absolute path; ${MOUNT_FIX}; the source is a path on the node`,
+        `${F}:1:4: -v shard:/models/x: source shard is not an absolute path; ${MOUNT_FIX}; ` +
+          "the source is a path on the node",
       ],
     ],
     [
@@ -103,21 +106,24 @@ describe("parseDockerArgs", () => {
       "a $ in a value",
       "-e A=$HOME\n",
       [
-        `${F}:1:6: -e A=$HOME contains \`$\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
+        `${F}:1:6: -e A=$HOME contains \`$\`; a word here may hold only letters, digits and _ . / : = , ` +
+          "@ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script",
       ],
     ],
     [
       "a glob in a path",
       "-v /a/*:/b\n",
       [
-        `${F}:1:7: -v /a/*:/b contains \`*\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
+        `${F}:1:7: -v /a/*:/b contains \`*\`; a word here may hold only letters, digits and _ . / : = , ` +
+          "@ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script",
       ],
     ],
     [
       "a secret",
       "-e API_KEY=sk-secret123\n",
       [
-        `${F}:1:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; API_KEY belongs in the node .env or a Pulumi secret`,
+        `${F}:1:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; ` +
+          "API_KEY belongs in the node .env or a Pulumi secret",
       ],
     ],
     [
@@ -162,38 +168,48 @@ describe("loadOverlay", () => {
   it("names a missing manifest.json", () => {
     const dir = path.join(OVERLAYS, "no-manifest");
     expect(messages(() => loadOverlay(dir))).toEqual([
-      `${dir}/manifest.json:1:1: overlay: the overlay has no manifest.json; an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
+      `${dir}/manifest.json:1:1: overlay: the overlay has no manifest.json; ` +
+        "an overlay directory holds docker-args.txt and manifest.json; " +
+        `build it with the overlay builder (--out ${dir}) or give the right directory`,
     ]);
   });
 
   it("names both files when the directory does not exist", () => {
     const dir = path.join(OVERLAYS, "absent");
     expect(messages(() => loadOverlay(dir))).toEqual([
-      `${dir}/docker-args.txt:1:1: overlay: the overlay has no docker-args.txt; an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
-      `${dir}/manifest.json:1:1: overlay: the overlay has no manifest.json; an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
+      `${dir}/docker-args.txt:1:1: overlay: the overlay has no docker-args.txt; ` +
+        "an overlay directory holds docker-args.txt and manifest.json; " +
+        `build it with the overlay builder (--out ${dir}) or give the right directory`,
+      `${dir}/manifest.json:1:1: overlay: the overlay has no manifest.json; ` +
+        "an overlay directory holds docker-args.txt and manifest.json; " +
+        `build it with the overlay builder (--out ${dir}) or give the right directory`,
     ]);
   });
 
   it("rejects a manifest that is not JSON, without quoting it", () => {
     const dir = path.join(OVERLAYS, "bad-manifest");
     expect(messages(() => loadOverlay(dir))).toEqual([
-      `${dir}/manifest.json:1:1: is not valid JSON (Unexpected token 'm'); rebuild the overlay: the builder writes valid JSON`,
+      `${dir}/manifest.json:1:1: is not valid JSON (Unexpected token 'm'); ` +
+        "rebuild the overlay: the builder writes valid JSON",
     ]);
     expect(messages(() => parseOverlay("/d", Buffer.from(""), Buffer.from('{\n  "a": 1,\n}')))).toEqual([
-      "/d/manifest.json:3:1: is not valid JSON (Expected double-quoted property name in JSON at position 12 (line 3 column 1)); rebuild the overlay: the builder writes valid JSON",
+      "/d/manifest.json:3:1: is not valid JSON (Expected double-quoted property name in JSON at position 12 " +
+        "(line 3 column 1)); rebuild the overlay: the builder writes valid JSON",
     ]);
   });
 
   it("collects docker-args errors and manifest errors together", () => {
     expect(messages(() => parseOverlay("/d", Buffer.from("-x\n"), Buffer.from("")))).toEqual([
       `/d/docker-args.txt:1:1: \`-x\` is not part of a -e or -v pair: ${WHY}; ${REMOVE}`,
-      "/d/manifest.json:1:1: is not valid JSON (Unexpected end of JSON input); rebuild the overlay: the builder writes valid JSON",
+      "/d/manifest.json:1:1: is not valid JSON (Unexpected end of JSON input); " +
+        "rebuild the overlay: the builder writes valid JSON",
     ]);
   });
 
   it("rejects a directory name that cannot go into the header line", () => {
     expect(messages(() => parseOverlay("/srv/my overlay", Buffer.from(""), Buffer.from("{}")))).toEqual([
-      "/srv/my overlay:1:1: overlay: the directory name contains white space or a control character; use a directory path without them: it goes into the .env header",
+      "/srv/my overlay:1:1: overlay: the directory name contains white space or a control character; " +
+        "use a directory path without them: it goes into the .env header",
     ]);
   });
 });
@@ -204,7 +220,8 @@ describe("overlay conflicts in renderEnv", () => {
 
   it("is an error when an overlay mounts a path that the profile mounts", () => {
     expect(messages(() => renderEnv(input(PROFILE, { overlay: overlay("-v /b:/x/:ro\n") })))).toEqual([
-      `${O}:1:1: -v /b:/x/:ro mounts /x, which the profile also mounts (-v /a:/x, p.env:2:27); remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)`,
+      `${O}:1:1: -v /b:/x/:ro mounts /x, which the profile also mounts (-v /a:/x, p.env:2:27); ` +
+        "remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)",
     ]);
   });
 
@@ -216,7 +233,8 @@ describe("overlay conflicts in renderEnv", () => {
 
   it("is an error when both set the same -e name, and the overlay wins only with overlayWins", () => {
     expect(messages(() => renderEnv(input(PROFILE, { overlay: overlay("-e B=2\n-e A=2\n") })))).toEqual([
-      `${O}:2:1: -e A=2 sets A, which the profile also sets (-e A=1, p.env:2:20); remove one of the two, or let the overlay replace the profile value (--overlay-wins)`,
+      `${O}:2:1: -e A=2 sets A, which the profile also sets (-e A=1, p.env:2:20); ` +
+        "remove one of the two, or let the overlay replace the profile value (--overlay-wins)",
     ]);
     const r = renderEnv(input(PROFILE, { overlay: overlay("-e B=2\n-e A=2\n"), overlayWins: true }));
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe("-v /a:/x -e B=2 -e A=2");
@@ -231,7 +249,8 @@ describe("overlay conflicts in renderEnv", () => {
         ownedMounts: ["/opt/vllm/mtp.py/"],
       });
       expect(messages(() => renderEnv(given))).toEqual([
-        `${O}:1:8: -v /srv/mtp.py:/opt/vllm/mtp.py:ro mounts /opt/vllm/mtp.py, which start.sh mounts itself; remove this mount; start.sh owns /opt/vllm/mtp.py`,
+        `${O}:1:8: -v /srv/mtp.py:/opt/vllm/mtp.py:ro mounts /opt/vllm/mtp.py, which start.sh mounts itself; ` +
+          "remove this mount; start.sh owns /opt/vllm/mtp.py",
       ]);
     }
   });
@@ -258,17 +277,21 @@ describe("overlay conflicts in renderEnv", () => {
     };
     const args = path.join(MTP_R3, "docker-args.txt");
     expect(messages(() => renderEnv(given))).toEqual([
-      `${args}:5:1: -v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro mounts /models/mtp-shard-r2, which the profile also mounts (-v /m/r2:/models/mtp-shard-r2:ro, ${profile.file}:38:3); remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)`,
+      `${args}:5:1: -v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro mounts /models/mtp-shard-r2, ` +
+        `which the profile also mounts (-v /m/r2:/models/mtp-shard-r2:ro, ${profile.file}:38:3); ` +
+        "remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)",
     ]);
     const r = renderEnv({ ...given, overlayWins: true });
     expect(r.replacements).toEqual([
-      "overlay replaces -v /m/r2:/models/mtp-shard-r2:ro (profile) with -v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro",
+      "overlay replaces -v /m/r2:/models/mtp-shard-r2:ro (profile) with -v " +
+        "/srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro",
     ]);
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe(
       "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v /c/triton:/triton-cache " +
         "-v /r/files/patches/block_drop.py:/opt/patches/block_drop.py:ro " +
         "-e SM121_OVERLAY=mtp-r3 -v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro " +
-        "-v /srv/overlays/qwen38/mtp-r3/mtp_patch.py:/opt/patches/mtp_patch.py:ro -e VLLM_MTP_PATCH=/opt/patches/mtp_patch.py",
+        "-v /srv/overlays/qwen38/mtp-r3/mtp_patch.py:/opt/patches/mtp_patch.py:ro -e " +
+        "VLLM_MTP_PATCH=/opt/patches/mtp_patch.py",
     );
     expect(r.overlayLine).toBe(`${MTP_R3} overlay-sha256=${loadOverlay(MTP_R3).sha256}`);
   });

@@ -47,50 +47,62 @@ describe("the provider text, run as the host runs it", () => {
   /** Runs `calls` against the provider of `text` in a fresh node whose working directory is `cwd`. */
   function host(cwd: string, text: string, calls: string): { status: number | null; stdout: string; stderr: string } {
     // The host's own loader: require-from-string as @pulumi/pulumi resolves it.
-    const load = `const p = require(${JSON.stringify(require.resolve("require-from-string", { paths: [SDK] }))})(process.env.TEXT).handler();`;
+    const loader = JSON.stringify(require.resolve("require-from-string", { paths: [SDK] }));
+    const load = `const p = require(${loader})(process.env.TEXT).handler();`;
     const r = spawnSync(
       process.execPath,
       [
         "-e",
-        `${load} (async () => { ${calls} })().catch((e) => { process.stderr.write(String(e.message)); process.exit(3); });`,
+        `${load} (async () => { ${calls} })().catch((e) => { process.stderr.write(String(e.message)); ` +
+          "process.exit(3); });",
       ],
       { cwd, env: { ...process.env, TEXT: text, NODE_COMPILE_CACHE: join(dir, "cc") }, encoding: "utf8" },
     );
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 
-  it("finds its implementation by the path inside the project, from a subdirectory too, and passes every call through", () => {
-    const project = join(dir, "project");
-    mkdirSync(join(project, "dist", "impl"), { recursive: true });
-    mkdirSync(join(project, "sub"), { recursive: true });
-    writeFileSync(
-      join(project, "dist", "impl", "fake.js"),
-      [
-        "exports.check = async (o, n) => ({ inputs: { ...n, checked: true } });",
-        "exports.diff = async (id, o, n) => ({ changes: o.v !== n.v });",
-        "exports.create = async (i) => ({ id: 'made', outs: i });",
-        "exports.update = async (id, o, n) => ({ outs: n });",
-        "exports.remove = async () => { process.stdout.write('removed;'); };",
-        "",
-      ].join("\n"),
-    );
-    const calls = [
-      "const c = await p.check({}, { v: 1 });",
-      "const d = await p.diff('x', { v: 1 }, { v: 2 });",
-      "const m = await p.create({ v: 3 });",
-      "await p.delete('x', {});",
-      "const r = await p.read('x', { v: 4 });",
-      "process.stdout.write(JSON.stringify({ c, d, m, r }));",
-    ].join(" ");
-    for (const cwd of [project, join(project, "sub")]) {
-      const out = host(cwd, providerText("dist/impl/fake.js"), calls);
-      expect(out.stderr).toBe("");
-      expect(out.status).toBe(0);
-      expect(out.stdout).toBe(
-        'removed;{"c":{"inputs":{"v":1,"checked":true}},"d":{"changes":true},"m":{"id":"made","outs":{"v":3}},"r":{"id":"x","props":{"v":4}}}',
+  it(
+    "finds its implementation by the path inside the project, from a subdirectory too, " +
+      "and passes every call through",
+    () => {
+      const project = join(dir, "project");
+      mkdirSync(join(project, "dist", "impl"), { recursive: true });
+      mkdirSync(join(project, "sub"), { recursive: true });
+      writeFileSync(
+        join(project, "dist", "impl", "fake.js"),
+        [
+          "exports.check = async (o, n) => ({ inputs: { ...n, checked: true } });",
+          "exports.diff = async (id, o, n) => ({ changes: o.v !== n.v });",
+          "exports.create = async (i) => ({ id: 'made', outs: i });",
+          "exports.update = async (id, o, n) => ({ outs: n });",
+          "exports.remove = async () => { process.stdout.write('removed;'); };",
+          "",
+        ].join("\n"),
       );
-    }
-  });
+      const calls = [
+        "const c = await p.check({}, { v: 1 });",
+        "const d = await p.diff('x', { v: 1 }, { v: 2 });",
+        "const m = await p.create({ v: 3 });",
+        "await p.delete('x', {});",
+        "const r = await p.read('x', { v: 4 });",
+        "process.stdout.write(JSON.stringify({ c, d, m, r }));",
+      ].join(" ");
+      for (const cwd of [project, join(project, "sub")]) {
+        const out = host(cwd, providerText("dist/impl/fake.js"), calls);
+        expect(out.stderr).toBe("");
+        expect(out.status).toBe(0);
+        expect(out.stdout).toBe(
+          "removed;" +
+            JSON.stringify({
+              c: { inputs: { v: 1, checked: true } },
+              d: { changes: true },
+              m: { id: "made", outs: { v: 3 } },
+              r: { id: "x", props: { v: 4 } },
+            }),
+        );
+      }
+    },
+  );
 
   it("says what to run when the implementation is not built", () => {
     const out = host(dir, providerText("dist/src/providers/none.js"), "await p.diff('x', {}, {});");

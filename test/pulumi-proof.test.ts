@@ -17,14 +17,25 @@ const fs = require("fs");
 // A dynamic resource that keeps a file: create writes it, update rewrites it, read reports
 // whether it is still there, delete removes it.
 const provider = {
-  async create(inputs) { fs.writeFileSync(inputs.path, inputs.text); return { id: inputs.path, outs: { ...inputs, writes: 1 } }; },
-  async diff(id, olds, news) { return { changes: olds.text !== news.text || olds.present === false, replaces: olds.path !== news.path ? ["path"] : [] }; },
-  async update(id, olds, news) { fs.writeFileSync(news.path, news.text); return { outs: { ...news, writes: olds.writes + 1 } }; },
+  async create(inputs) {
+    fs.writeFileSync(inputs.path, inputs.text);
+    return { id: inputs.path, outs: { ...inputs, writes: 1 } };
+  },
+  async diff(id, olds, news) {
+    const changes = olds.text !== news.text || olds.present === false;
+    return { changes, replaces: olds.path !== news.path ? ["path"] : [] };
+  },
+  async update(id, olds, news) {
+    fs.writeFileSync(news.path, news.text);
+    return { outs: { ...news, writes: olds.writes + 1 } };
+  },
   async read(id, props) { return { id, props: { ...props, present: fs.existsSync(props.path) } }; },
   async delete(id, props) { fs.rmSync(props.path, { force: true }); },
 };
 class Note extends pulumi.dynamic.Resource {
-  constructor(name, args, opts) { super(provider, name, { writes: undefined, present: undefined, ...args }, opts, "proof", "Note"); }
+  constructor(name, args, opts) {
+    super(provider, name, { writes: undefined, present: undefined, ...args }, opts, "proof", "Note");
+  }
 }
 const cfg = new pulumi.Config();
 const note = new Note("note", { path: cfg.require("path"), text: cfg.require("text") });

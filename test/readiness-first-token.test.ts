@@ -54,7 +54,8 @@ async function run(): Promise<{ code: number | null; stdout: string; stderr: str
   const site = parseSite(
     "Pulumi.s.yaml",
     "s",
-    "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1 }\n  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n",
+    "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: " +
+      "127.0.0.1 }\n  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n",
   );
   const [b] = renderSite(site, new Map([["t", recipe]]), { root: __dirname });
   const nb = b?.nodes[0];
@@ -98,7 +99,8 @@ describe("readiness by first token", () => {
     const r = await run();
     expect(r.code).toBe(8);
     expect(r.stderr).toContain(
-      `sm121: the engine lists its model but http://127.0.0.1:${port}/v1/chat/completions gave no first token within 5 s (a chat completion of max_tokens 1; readiness.timeout_s is 1)`,
+      `sm121: the engine lists its model but http://127.0.0.1:${port}/v1/chat/completions gave no first token ` +
+        "within 5 s (a chat completion of max_tokens 1; readiness.timeout_s is 1)",
     );
     expect(r.stdout).not.toMatch(/firstToken/);
   });

@@ -200,14 +200,18 @@ describe("the Recipe component under Pulumi's mocks", () => {
       for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
     });
 
-    it("registers its resources with one-frame stack traces (the SDK formats one per promise of every output property and registration)", () => {
-      expect(r.stacks.deep).toBe(0);
-      // Each registration's own promises too, until the engine has answered (about three a
-      // resource without): only the provider host's, registered before the look, stay deep.
-      expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
-      // four promises per output property, every property of every resource
-      expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
-    });
+    it(
+      "registers its resources with one-frame stack traces (the SDK formats one per promise of every output " +
+        "property and registration)",
+      () => {
+        expect(r.stacks.deep).toBe(0);
+        // Each registration's own promises too, until the engine has answered (about three a
+        // resource without): only the provider host's, registered before the look, stay deep.
+        expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
+        // four promises per output property, every property of every resource
+        expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
+      },
+    );
 
     it("drops the run harness's stack trace formatter (source maps) unless SM121_DEBUG=1", () => {
       expect(r.formatter).toBe("removed");
@@ -224,7 +228,7 @@ describe("the Recipe component under Pulumi's mocks", () => {
       expect(byName(r, "hooked-engine").dependsOn).toEqual(["dg-engine", "plain-engine"]);
     });
 
-    it("keeps the hooks in the engine's bundle, registers no command: resource and loads no @pulumi/command module", () => {
+    it("keeps the hooks in the engine's bundle, registers no command: resource, loads no @pulumi/command", () => {
       expect(bundleOf(byName(r, "hooked-engine"))).toMatchObject({
         hooks: {
           beforeServe: ["sudo -n sysctl -w vm.compaction_proactiveness=0"],

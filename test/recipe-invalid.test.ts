@@ -27,7 +27,8 @@ describe("TOML syntax errors point at the spot", () => {
     [
       "two values on one line",
       "port = 80 00\n",
-      `${F}:1:11: TOML syntax: each key-value declaration must be followed by an end-of-line; fix the syntax at this spot`,
+      `${F}:1:11: TOML syntax: each key-value declaration must be followed by an end-of-line; ` +
+        "fix the syntax at this spot",
     ],
     [
       "a key defined twice",
@@ -67,7 +68,9 @@ describe("unknown keys say what was meant", () => {
     [
       "a word like no key",
       `${BASE}zzzzzzzz = 1\n`,
-      `${F}:5:1: zzzzzzzz: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`,
+      `${F}:5:1: zzzzzzzz: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, ` +
+        "image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, " +
+        "rollback, memory)",
     ],
     [
       "a readiness typo",

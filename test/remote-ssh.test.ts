@@ -80,7 +80,8 @@ describe("the ssh transport", () => {
       // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
       await expect(run).rejects.toHaveProperty(
         "message",
-        "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
+        "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may " +
+          "still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
       );
     } finally {
       h.close();
@@ -193,7 +194,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
 });
 
 describe("the ssh login", () => {
-  it('offers the key (or the agent\'s) first: no "none" attempt, a round trip a key-only node refuses anyway', async () => {
+  it('offers the key (or the agent\'s) first: no "none" try, a round trip a key-only node refuses anyway', async () => {
     const hostKey = utils.generateKeyPairSync("ed25519");
     const client = utils.generateKeyPairSync("ed25519");
     const methods: string[] = [];

@@ -68,13 +68,15 @@ function planText(b: DeploymentBundle, n: NodeBundle): string {
     `deployment identity: ${b.identity}`,
     `node identity: ${n.identity}`,
     `runnable: ${b.runnable}  rollback: ${b.rollback}  memTimeoutS: ${b.memTimeoutS}`,
-    `readiness: timeoutS=${r.timeoutS} servedName=${r.servedName ?? "-"} maxModelLen=${r.maxModelLen ?? "-"} kvCachePattern=${r.kvCachePattern ?? "-"}`,
+    `readiness: timeoutS=${r.timeoutS} servedName=${r.servedName ?? "-"} maxModelLen=${r.maxModelLen ?? "-"} ` +
+      `kvCachePattern=${r.kvCachePattern ?? "-"}`,
     ...r.proofs.map((p) => `proof: ${p}`),
     ...b.hooks.beforeServe.map((h) => `hook before_serve: ${h}`),
     ...b.hooks.afterStop.map((h) => `hook after_stop: ${h}`),
     ...b.clientNotes.map((c) => `client note: ${c}`),
     ...b.warnings.map((w) => `warning: ${w}`),
-    `conn: ${n.conn.kind} ${n.conn.user}@${n.conn.host}:${n.conn.port}  ip: ${n.ip}  protected: ${n.protected}  runs: ${n.runs}`,
+    `conn: ${n.conn.kind} ${n.conn.user}@${n.conn.host}:${n.conn.port}  ip: ${n.ip}  protected: ` +
+      `${n.protected}  runs: ${n.runs}`,
     `api: ${n.api?.url ?? "-"}`,
     `stateDir: ${n.stateDir}`,
     `memGateGiB: ${n.memGateGiB}`,

@@ -24,7 +24,8 @@ import { recordOfLine } from "../src/protocol";
 
 const REPO = resolve(__dirname, "..");
 const NODE_RECIPE =
-  "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: [/workspace/mtp.py] }";
+  "qwen38-flash: { dir: /home/ops/spark-recipes/qwen38-flash, container: qwen38-flash, ownedMounts: " +
+  "[/workspace/mtp.py] }";
 
 /** A checkout of the examples site, with `edit` applied to the site text. */
 function checkout(edit: (site: string) => string): string {
@@ -152,7 +153,8 @@ describe("the preflight's .env key diff", () => {
       .map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
     const diff = envKeyDiff(nb, state(`${onNode.join("\n")}\nOLD_KEY="x"\nHF_TOKEN="hf_secret"\n`));
     expect(diff).toBe(
-      `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed`,
+      `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, ` +
+        "MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed",
     );
   });
 

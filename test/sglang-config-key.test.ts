@@ -55,8 +55,13 @@ function fakeEngine(files: string[]): Array<{ code: number; text: string; apiKey
     const sglang = require(${JSON.stringify(join(shims, "sglang.js"))});
     const out = [];
     for (const f of JSON.parse(process.argv[1])) {
-      try { const p = sglang.plan(["--model-path", "Q/q", "--config", f]); out.push({ code: 0, text: "", apiKey: p.apiKey }); }
-      catch (e) { if (!(e instanceof c.EngineExit)) throw e; out.push({ code: e.code, text: e.message }); }
+      try {
+        const p = sglang.plan(["--model-path", "Q/q", "--config", f]);
+        out.push({ code: 0, text: "", apiKey: p.apiKey });
+      } catch (e) {
+        if (!(e instanceof c.EngineExit)) throw e;
+        out.push({ code: e.code, text: e.message });
+      }
     }
     process.stdout.write(JSON.stringify(out));`;
   const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: "127.0.0.9" };

@@ -26,7 +26,9 @@ type Case = [title: string, text: string, message: string];
 
 describe("parseSite: defaults", () => {
   const site = parse(
-    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n`,
+    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n    - ` +
+      "{ recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: " +
+      "[spark1] }\n",
   );
 
   it("fills the node defaults: ssh on port 22, unprotected, ~/.sm121", () => {
@@ -81,28 +83,33 @@ describe("parseSite: defaults", () => {
 
   it("ignores other namespaces and never reads the secret keys from the file", () => {
     const s = parse(
-      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n    secure: AAABAJdGVzdA==\n`,
+      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n    ` +
+        "secure: AAABAJdGVzdA==\n",
     );
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
   });
 
-  it("reads the example site Pulumi.spark-site.yaml: two Sparks, each with its fabric found by the look, no gateway", () => {
-    const text = readFileSync(join(__dirname, "..", "Pulumi.spark-site.yaml"), "utf8");
-    const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
-    expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
-    expect(s.nodes["spark1"]).toMatchObject({
-      protected: false,
-      ip: "192.168.100.1",
-      fabric: { interface: "auto", rdma: "auto" },
-      gpus: 1,
-      env: { HF_HOME: "~/.cache/huggingface" },
-    });
-    const at = { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] };
-    const solo = { name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at };
-    expect(s.deployments).toEqual([solo]);
-    expect(s.gateway).toBeUndefined();
-    expect(s.minMemAvailableGiB).toBe(100);
-  });
+  it(
+    "reads the example site Pulumi.spark-site.yaml: two Sparks, each with its fabric found by the look, " +
+      "no gateway",
+    () => {
+      const text = readFileSync(join(__dirname, "..", "Pulumi.spark-site.yaml"), "utf8");
+      const s = parseSite("Pulumi.spark-site.yaml", "spark-site", text);
+      expect(Object.keys(s.nodes)).toEqual(["spark1", "spark2"]);
+      expect(s.nodes["spark1"]).toMatchObject({
+        protected: false,
+        ip: "192.168.100.1",
+        fabric: { interface: "auto", rdma: "auto" },
+        gpus: 1,
+        env: { HF_HOME: "~/.cache/huggingface" },
+      });
+      const at = { entry: ["deployments", 0], nodes: ["deployments", 0, "nodes"] };
+      const solo = { name: "qwen3-8b-solo", recipe: "qwen3-8b-solo", nodes: ["spark1"], overlayWins: false, at };
+      expect(s.deployments).toEqual([solo]);
+      expect(s.gateway).toBeUndefined();
+      expect(s.minMemAvailableGiB).toBe(100);
+    },
+  );
 });
 
 describe("YAML syntax errors point at the spot", () => {
@@ -110,11 +117,13 @@ describe("YAML syntax errors point at the spot", () => {
     [
       "an unclosed flow map",
       "config:\n  sm121:nodes: {\n",
-      `${F}:3:1: YAML syntax: Flow map in block collection must be sufficiently indented and end with a }; fix the syntax at this spot`,
+      `${F}:3:1: YAML syntax: Flow map in block collection must be sufficiently indented and end with a }; ` +
+        "fix the syntax at this spot",
     ],
     [
       "a node defined twice",
-      "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: 203.0.113.1\n    spark1:\n      host: local\n      ip: 203.0.113.2\n",
+      "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: " +
+        "203.0.113.1\n    spark1:\n      host: local\n      ip: 203.0.113.2\n",
       `${F}:6:5: YAML syntax: Map keys must be unique; fix the syntax at this spot`,
     ],
   ];
@@ -130,23 +139,27 @@ describe("nodes", () => {
     ],
     [
       "an unknown ssh key",
-      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n      ip: 203.0.113.1\n",
+      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n      ip: " +
+        "203.0.113.1\n",
       `${F}:4:44: sm121:nodes.spark1.ssh.prot: unknown key; did you mean port?`,
     ],
     [
       "a bad ip",
       ONE.replace("ip: 203.0.113.1", "ip: 203.0.113.300"),
-      `${F}:5:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12`,
+      `${F}:5:7: sm121:nodes.spark1.ip: is not an IPv4 address; ` +
+        "write the node's address on the cluster network, e.g. 203.0.113.12",
     ],
     [
       "no ssh block (host defaults to ssh)",
       "config:\n  sm121:nodes:\n    spark1:\n      ip: 203.0.113.1\n",
-      `${F}:3:5: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`,
+      `${F}:3:5: sm121:nodes.spark1.host: host: ssh needs an ssh block; ` +
+        "add ssh: {host: <name or address>, user: <user>}",
     ],
     [
       "host: ssh without an ssh block",
       "config:\n  sm121:nodes:\n    spark1:\n      host: ssh\n      ip: 203.0.113.1\n",
-      `${F}:4:7: sm121:nodes.spark1.host: host: ssh needs an ssh block; add ssh: {host: <name or address>, user: <user>}`,
+      `${F}:4:7: sm121:nodes.spark1.host: host: ssh needs an ssh block; ` +
+        "add ssh: {host: <name or address>, user: <user>}",
     ],
     [
       "an ssh block without host",
@@ -176,7 +189,8 @@ describe("nodes", () => {
     [
       "an env key that is not a node key",
       `${ONE}      env: { FOO: bar }\n`,
-      `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)`,
+      `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; ` +
+        "remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)",
     ],
     [
       "an env key with a typo",
@@ -186,17 +200,20 @@ describe("nodes", () => {
     [
       "a space in a node env value",
       `${ONE}      env: { HF_HOME: "/a b" }\n`,
-      `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , @ + % - after a leading ~; remove spaces, quotes and shell characters`,
+      `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , ` +
+        "@ + % - after a leading ~; remove spaces, quotes and shell characters",
     ],
     [
       "a space in another node env value",
       `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`,
-      `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+      `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, ` +
+        "digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a shell character in a var",
       `${ONE}      vars: { tritonCache: "/x;rm" }\n`,
-      `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+      `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . ` +
+        "/ : = , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a var name with a dash",
@@ -233,8 +250,10 @@ describe("nodes", () => {
 
   it("reports every bad var at once", () => {
     expect(bad(`${ONE}      vars: { a: "x y", b: "$HOME" }\n`)).toEqual([
-      `${F}:6:15: sm121:nodes.spark1.vars.a: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
-      `${F}:6:25: sm121:nodes.spark1.vars.b: a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+      `${F}:6:15: sm121:nodes.spark1.vars.a: a var value may contain only letters, digits and _ . / : = , ` +
+        "@ + % -; remove spaces, quotes and shell characters",
+      `${F}:6:25: sm121:nodes.spark1.vars.b: a var value may contain only letters, digits and _ . / : = , ` +
+        "@ + % -; remove spaces, quotes and shell characters",
     ]);
   });
 });
@@ -245,7 +264,8 @@ describe("deployments", () => {
     [
       "an unknown node",
       dep("    - recipe: r\n      nodes: [spark1, spark9]\n"),
-      `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark9" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`,
+      `${F}:8:23: sm121:deployments[0].nodes[1]: node "spark9" is not in sm121:nodes; ` +
+        "add it to sm121:nodes or use one of spark1",
     ],
     [
       "a node listed twice",
@@ -255,7 +275,8 @@ describe("deployments", () => {
     [
       "two deployments with one name",
       dep("    - recipe: r\n      nodes: [spark1]\n    - recipe: r\n      nodes: [spark1]\n"),
-      `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; set name: on one of them to a distinct name`,
+      `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; ` +
+        "set name: on one of them to a distinct name",
     ],
     [
       "no nodes",
@@ -283,9 +304,11 @@ describe("deployments", () => {
       "    - recipe: r\n      nodes: [spark9, spark1, spark1]\n    - recipe: r\n      nodes: [spark1]\n",
     );
     expect(bad(text)).toEqual([
-      `${F}:8:15: sm121:deployments[0].nodes[0]: node "spark9" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`,
+      `${F}:8:15: sm121:deployments[0].nodes[0]: node "spark9" is not in sm121:nodes; ` +
+        "add it to sm121:nodes or use one of spark1",
       `${F}:8:31: sm121:deployments[0].nodes[2]: node "spark1" is listed twice; list each node once, rank 0 first`,
-      `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; set name: on one of them to a distinct name`,
+      `${F}:9:7: sm121:deployments[1]: deployment name "r" is already used by deployments[0]; ` +
+        "set name: on one of them to a distinct name",
     ]);
   });
 });

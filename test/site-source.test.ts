@@ -65,7 +65,8 @@ describe("the site from Pulumi's resolved configuration", () => {
         ),
       ),
     ).toEqual([
-      "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
+      "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; " +
+        "write the node's address on the cluster network, e.g. 203.0.113.12",
     ]);
     // Pulumi.yaml's default (`default:` form) and short form.
     expect(
@@ -117,7 +118,8 @@ describe("the site from Pulumi's resolved configuration", () => {
       "sm121:nodes": '{"spark1":{"ip":"203.0.113.300","ssh":{"host":"203.0.113.1","user":"ops"}}}',
     };
     expect(rejected(() => siteFrom(source(bad), "s"))).toEqual([
-      "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12",
+      "Pulumi.s.yaml:6:7: sm121:nodes.spark1.ip: is not an IPv4 address; " +
+        "write the node's address on the cluster network, e.g. 203.0.113.12",
     ]);
     expect(reads).toContain("Pulumi.s.yaml");
   });

@@ -51,7 +51,7 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     expect(flag.code).toBe(2);
   });
 
-  it("fills the HF cache layout; a complete revision is read as complete, a damaged one names what is missing", async () => {
+  it("fills the HF cache layout; a complete revision reads complete, a damaged one names what it lacks", async () => {
     const dl = await sh(`HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO}`);
     expect(dl.code, dl.stderr).toBe(0);
     const m = await manifest(home());
@@ -71,11 +71,14 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     const blob = `blobs/${shard.split("/").pop() ?? ""}`;
     const base = `${home()}/hub/models--sm121-test--tiny-qwen3`;
     await sh(
-      `mv ${base}/${blob} ${base}/${blob}.incomplete && rm ${base}/snapshots/${commit}/model-00001-of-00002.safetensors`,
+      `mv ${base}/${blob} ${base}/${blob}.incomplete && rm ` +
+        `${base}/snapshots/${commit}/model-00001-of-00002.safetensors`,
     );
     expect(completeness(await manifest(home()), "main").missing).toEqual([
-      `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download or copy was cut short)`,
-      `snapshots/${commit}/model-00001-of-00002.safetensors: named by model.safetensors.index.json, not in the snapshot`,
+      `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download or copy ` +
+        "was cut short)",
+      `snapshots/${commit}/model-00001-of-00002.safetensors: named by model.safetensors.index.json, ` +
+        "not in the snapshot",
     ]);
     // A second download fetches only what is missing, as huggingface_hub does.
     await sh(`rm ${base}/${blob}.incomplete; HF_HOME=${home()} HF_TOKEN=hf_gate hf download ${REPO}`);
@@ -87,7 +90,7 @@ describe("the fake hf download and sm121's reading of the cache", () => {
     expect(completeness(await manifest(home()), "main").missing).toEqual([]);
   });
 
-  it("plans what a peer lacks: directories, the rest of a partial blob, missing blobs, links, the refs last", async () => {
+  it("plans what a peer lacks: directories, a partial blob's rest, missing blobs, links, the refs last", async () => {
     const src = await manifest(home());
     const commit = src.refs.get("main") ?? "";
     const total = completeness(src, "main").bytes;

@@ -130,7 +130,8 @@ describe("simulated site", () => {
     const run = await sh(
       spark1,
       `docker run -d --name vq --label sm121.deployment=t1 --gpus all --network host --ipc host \\
-      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 --max-model-len 32768`,
+      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 \\
+      --max-model-len 32768`,
     );
     expect(run.trim()).toMatch(/^[0-9a-f]{64}$/);
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({
@@ -139,7 +140,8 @@ describe("simulated site", () => {
     });
     const ps = await sh(
       spark1,
-      "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label \"sm121.deployment\"}}'; docker ps --filter label=sm121.deployment=other -q",
+      "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label " +
+        '"sm121.deployment"}}\'; docker ps --filter label=sm121.deployment=other -q',
     );
     expect(ps.trim()).toBe("vq running t1");
     const pid = Number((await sh(spark1, "docker inspect -f '{{.State.Pid}}' vq")).trim());
@@ -169,7 +171,8 @@ describe("simulated site", () => {
   it("fails a misspelt engine flag with the engine's own message in docker logs", async () => {
     await sh(
       spark1,
-      `docker run -d --name bad --gpus all --network host vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port 18002
+      `docker run -d --name bad --gpus all --network host \\
+      vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port 18002
       for i in $(seq 50); do [ "$(docker inspect -f '{{.State.Running}}' bad)" = false ] && break; sleep 0.1; done`,
     );
     expect((await sh(spark1, "docker inspect -f '{{.State.Status}} {{.State.ExitCode}}' bad")).trim()).toBe("exited 2");
@@ -186,9 +189,10 @@ describe("simulated site", () => {
     expect(fs.readdirSync(src)).toEqual([]);
   });
 
-  it("makes a two-node vLLM head ready only after its headless worker joined, and ends it when the worker goes", async () => {
+  it("makes a 2-node vLLM head ready only after its headless worker joined; ends it when the worker goes", async () => {
     const common =
-      "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 --master-addr 127.0.0.201 --master-port 29611";
+      "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 " +
+      "--master-addr 127.0.0.201 --master-port 29611";
     await sh(
       spark1,
       `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port 18003`,
@@ -203,7 +207,8 @@ describe("simulated site", () => {
     expect(await get(`http://${spark1.ip}:18003/health`)).toBeNull();
     const noIp = await sh(
       spark2,
-      `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; docker logs w0 2>&1; docker rm -f w0 >/dev/null`,
+      `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; ` +
+        "docker logs w0 2>&1; docker rm -f w0 >/dev/null",
     );
     expect(noIp).toContain("VLLM_HOST_IP=(unset) is not this node's address (127.0.0.202)");
     await sh(spark2, `docker run -d --name worker -e VLLM_HOST_IP=${spark2.ip} ${common} --node-rank 1 --headless`);
@@ -222,7 +227,8 @@ describe("simulated site", () => {
 
   it("refuses gr8 until vm.compaction_proactiveness is 0 (set with sudo -n sysctl)", async () => {
     const run =
-      "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
+      "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model " +
+      "zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
     await sh(
       spark1,
       `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`,
@@ -239,7 +245,7 @@ describe("simulated site", () => {
     await sh(spark1, "docker rm -f g8");
   });
 
-  it("provisions DGPP from the bare repo on rank 0 for both nodes, then serves it with up and stops it with down", async () => {
+  it("provisions DGPP from the bare repo on rank 0 for both nodes, serves it with up, stops it with down", async () => {
     const rev = site.dgppRevs[1] ?? "";
     const short = rev.slice(0, 7);
     const cluster = { model: "Qwen/Qwen3.8-27B-NVFP4", world_size: 2, http: { port: 18080 }, engine: { tp: 2 } };
@@ -253,8 +259,10 @@ describe("simulated site", () => {
     }
     const install = await sh(
       spark1,
-      `cd ~/dgpp && git init -q && git remote add origin ${site.dgppRepo} && git fetch -q origin && git checkout -q ${rev}
-      scripts/release.sh >/dev/null && scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config ~/dgpp/cluster.json`,
+      `cd ~/dgpp && git init -q && git remote add origin ${site.dgppRepo}
+      git fetch -q origin && git checkout -q ${rev}
+      scripts/release.sh >/dev/null
+      scripts/dgpp-cluster install dist/dgpp-*.tar.zst --config ~/dgpp/cluster.json`,
     );
     expect(install).toContain(`installed release ${short} on spark1`);
     expect(install).toContain(`installed release ${short} on spark2`);
@@ -275,7 +283,8 @@ describe("simulated site", () => {
     expect(early.stderr).toContain("python3 scripts/download_model.py --config");
     await sh(
       spark1,
-      "cd ~/dgpp && python3 scripts/download_model.py --config cluster.json && scripts/dgpp-cluster up --config cluster.json",
+      "cd ~/dgpp && python3 scripts/download_model.py --config cluster.json && scripts/dgpp-cluster up " +
+        "--config cluster.json",
     );
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18080/v1/models`))[0]?.id).toBe("Qwen/Qwen3.8-27B-NVFP4");
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=process_name --format=csv,noheader")).toContain(
@@ -285,7 +294,8 @@ describe("simulated site", () => {
     expect(await get(`http://${spark1.ip}:18080/health`)).toBeNull();
     await sh(
       spark2,
-      'for i in $(seq 50); do [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ] && break; sleep 0.1; done',
+      'for i in $(seq 50); do [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ] && break; ' +
+        "sleep 0.1; done",
     );
     expect(await sh(spark2, "nvidia-smi --query-compute-apps=pid --format=csv,noheader")).toBe("");
   });
@@ -311,13 +321,15 @@ describe("simulated site", () => {
     const started = Date.now();
     await sh(
       spark2,
-      `tmux new-session -d -s eng "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port 18004 > ~/eng.log 2>&1"`,
+      `tmux new-session -d -s eng "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ` +
+        `${spark2.ip} --port 18004 > ~/eng.log 2>&1"`,
     );
     await waitFor(`http://${spark2.ip}:18004/health`);
     expect(Date.now() - started).toBeGreaterThan(1400);
     await sh(
       spark2,
-      "for i in $(seq 40); do tmux has-session -t eng 2>/dev/null || break; sleep 0.1; done; ! tmux has-session -t eng 2>/dev/null",
+      "for i in $(seq 40); do tmux has-session -t eng 2>/dev/null || break; sleep 0.1; done; " +
+        "! tmux has-session -t eng 2>/dev/null",
     );
     const log = fs.readFileSync(path.join(spark2.home, "eng.log"), "utf8");
     expect(log).toContain("MTP draft head: FP8 rowwise copy engaged");
@@ -329,11 +341,13 @@ describe("simulated site", () => {
     const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
     await sh(
       spark1,
-      `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+      `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ` +
+        `${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`,
     );
     await sh(
       spark2,
-      `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+      `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ` +
+        `${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
     );
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     await waitFor(`http://${spark2.ip}:18005/health`);

@@ -146,13 +146,18 @@ describe("ImageSync on a protected node", () => {
 
   it("refuses to replace another build on a protected node without the run's allowance", () => {
     expect(protectedReplacements(spec([]), [want, other], want)).toBe(
-      "node p is protected and holds another build of img:1 (sha256:bbbbbbbbbbbb); this run would replace it with sha256:aaaaaaaaaaaa; run with SM121_ALLOW_PROTECTED=p to allow it",
+      "node p is protected and holds another build of img:1 (sha256:bbbbbbbbbbbb); " +
+        "this run would replace it with sha256:aaaaaaaaaaaa; run with SM121_ALLOW_PROTECTED=p to allow it",
     );
   });
 
-  it("allows it with SM121_ALLOW_PROTECTED, and a copy onto a protected node that lacks the image, or holds the same build", () => {
-    expect(protectedReplacements(spec(["p"]), [want, other], want)).toBeUndefined();
-    expect(protectedReplacements(spec([]), [want, undefined], want)).toBeUndefined();
-    expect(protectedReplacements(spec([]), [other, want], want)).toBeUndefined();
-  });
+  it(
+    "allows it with SM121_ALLOW_PROTECTED, and a copy onto a protected node that lacks the image, " +
+      "or holds the same build",
+    () => {
+      expect(protectedReplacements(spec(["p"]), [want, other], want)).toBeUndefined();
+      expect(protectedReplacements(spec([]), [want, undefined], want)).toBeUndefined();
+      expect(protectedReplacements(spec([]), [other, want], want)).toBeUndefined();
+    },
+  );
 });

@@ -48,7 +48,7 @@ const inputs = {
 };
 
 describe("ModelCache", () => {
-  it("changes nothing when nothing changed; a new revision, a moved cache or a gap a refresh found reach the nodes", async () => {
+  it("is a no-op when nothing changed; a new revision, a moved cache or a refresh's gap reach the nodes", async () => {
     expect((await model.diff("d-model", modelState, inputs)).changes).toBe(false);
     expect((await model.diff("d-model", modelState, { ...inputs, revision: "v2" })).changes).toBe(true);
     expect(
@@ -87,7 +87,7 @@ describe("ImageSync", () => {
   };
   const { imageId: _i, ids: _ids, source: _s, ...args } = state;
 
-  it("changes nothing when nothing changed; a new reference or an ID that moved on a node reach the nodes", async () => {
+  it("is a no-op when nothing changed; a new reference or an ID that moved on a node reach the nodes", async () => {
     expect((await image.diff("d-image", state, args)).changes).toBe(false);
     expect((await image.diff("d-image", state, { ...args, image: "nvcr.io/nvidia/vllm:25.11-py3" })).changes).toBe(
       true,

@@ -94,90 +94,100 @@ const links = (bin: string) =>
   );
 
 describe("scripts/toolchain.sh", () => {
-  it("uses the machine's Pulumi CLI when it is a v3 release >= v3.153.0, and is idempotent with its own directory on PATH", () => {
-    const repo = checkout();
-    const cache = join(base, "cache-machine");
-    const machine = machinePulumi("machine", "v3.200.0");
-    // The state the old script left behind: a `node` linked to itself, first on PATH.
-    const loop = join(base, "loop");
-    mkdirSync(loop);
-    symlinkSync(join(loop, "node"), join(loop, "node"));
-    const path = [loop, machine, NODE_DIR, SYSTEM].join(":");
-    const first = toolchain(repo, cache, path);
-    expect(first.code, first.stderr).toBe(0);
-    expect(links(first.bin)).toEqual({
-      node: realpathSync(process.execPath),
-      pulumi: join(machine, "pulumi"),
-      "pulumi-language-nodejs": join(machine, "pulumi-language-nodejs"),
-      "pulumi-resource-pulumi-nodejs": join(machine, "pulumi-resource-pulumi-nodejs"),
-    });
-    expect(first.stderr).toContain(`pulumi v3.200.0 at ${join(machine, "pulumi")} (the machine's)`);
+  it(
+    "uses the machine's Pulumi CLI when it is a v3 release >= v3.153.0, " +
+      "and is idempotent with its own directory on PATH",
+    () => {
+      const repo = checkout();
+      const cache = join(base, "cache-machine");
+      const machine = machinePulumi("machine", "v3.200.0");
+      // The state the old script left behind: a `node` linked to itself, first on PATH.
+      const loop = join(base, "loop");
+      mkdirSync(loop);
+      symlinkSync(join(loop, "node"), join(loop, "node"));
+      const path = [loop, machine, NODE_DIR, SYSTEM].join(":");
+      const first = toolchain(repo, cache, path);
+      expect(first.code, first.stderr).toBe(0);
+      expect(links(first.bin)).toEqual({
+        node: realpathSync(process.execPath),
+        pulumi: join(machine, "pulumi"),
+        "pulumi-language-nodejs": join(machine, "pulumi-language-nodejs"),
+        "pulumi-resource-pulumi-nodejs": join(machine, "pulumi-resource-pulumi-nodejs"),
+      });
+      expect(first.stderr).toContain(`pulumi v3.200.0 at ${join(machine, "pulumi")} (the machine's)`);
 
-    // As the README says: export PATH="$(bash scripts/toolchain.sh | tail -n 1):$PATH", then again.
-    for (let i = 0; i < 2; i++) {
+      // As the README says: export PATH="$(bash scripts/toolchain.sh | tail -n 1):$PATH", then again.
+      for (let i = 0; i < 2; i++) {
+        const again = toolchain(repo, cache, `${first.bin}:${path}`);
+        expect(again.code, again.stderr).toBe(0);
+        expect(again.bin).toBe(first.bin);
+        expect(links(again.bin)).toEqual(links(first.bin));
+      }
+      const node = spawnSync(join(first.bin, "node"), ["--version"], { encoding: "utf8" });
+      expect(node.stdout.trim()).toBe(process.version);
+    },
+    120_000,
+  );
+
+  it(
+    "builds when the machine's CLI is too old, or with SM121_BUILD_PULUMI=1; " +
+      "a language host change rebuilds the host alone",
+    () => {
+      const repo = checkout();
+      const cache = join(base, "cache-build");
+      const log = join(base, "go.log");
+      writeFileSync(log, "");
+      const builds = () =>
+        readFileSync(log, "utf8")
+          .trim()
+          .split("\n")
+          .filter((l) => l !== "");
+      const old = machinePulumi("old", "v3.100.0");
+      const path = [old, goShim(log), NODE_DIR, SYSTEM].join(":");
+
+      const first = toolchain(repo, cache, path);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).toContain(
+        `skipping ${join(old, "pulumi")} (v3.100.0): sm121 needs a Pulumi v3 release >= v3.153.0`,
+      );
+      expect(builds()).toEqual([
+        "build github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+        "build ./cmd/pulumi-language-nodejs",
+      ]);
+      const built = links(first.bin);
+      expect(built["pulumi"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
+      expect(built["pulumi-language-nodejs"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
+      // The dynamic provider plugin is sm121's launcher of the SDK's host.
+      expect(readFileSync(built["pulumi-resource-pulumi-nodejs"] ?? "", "utf8")).toBe(
+        readFileSync(join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs"), "utf8"),
+      );
+
+      // Cached: a second run, its own directory on PATH, builds nothing.
       const again = toolchain(repo, cache, `${first.bin}:${path}`);
-      expect(again.code, again.stderr).toBe(0);
       expect(again.bin).toBe(first.bin);
-      expect(links(again.bin)).toEqual(links(first.bin));
-    }
-    const node = spawnSync(join(first.bin, "node"), ["--version"], { encoding: "utf8" });
-    expect(node.stdout.trim()).toBe(process.version);
-  }, 120_000);
+      expect(builds()).toHaveLength(2);
 
-  it("builds when the machine's CLI is too old, or with SM121_BUILD_PULUMI=1; a language host change rebuilds the host alone", () => {
-    const repo = checkout();
-    const cache = join(base, "cache-build");
-    const log = join(base, "go.log");
-    writeFileSync(log, "");
-    const builds = () =>
-      readFileSync(log, "utf8")
-        .trim()
-        .split("\n")
-        .filter((l) => l !== "");
-    const old = machinePulumi("old", "v3.100.0");
-    const path = [old, goShim(log), NODE_DIR, SYSTEM].join(":");
+      // A change to the language host's source rebuilds the host, not the CLI.
+      appendFileSync(join(repo, "toolchain", "pulumi", "cmd", "pulumi-language-nodejs", "main.go"), "\n// changed\n");
+      const changed = toolchain(repo, cache, path);
+      expect(changed.code, changed.stderr).toBe(0);
+      expect(builds().slice(2)).toEqual(["build ./cmd/pulumi-language-nodejs"]);
+      // The same CLI file (hard-linked beside the new host, where the CLI looks for its plugins).
+      const cli = (bin: string) => statSync(join(bin, "pulumi")).ino;
+      expect(cli(changed.bin)).toBe(cli(first.bin));
+      expect(dirname(links(changed.bin)["pulumi"] ?? "")).toBe(
+        dirname(links(changed.bin)["pulumi-language-nodejs"] ?? ""),
+      );
 
-    const first = toolchain(repo, cache, path);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toContain(
-      `skipping ${join(old, "pulumi")} (v3.100.0): sm121 needs a Pulumi v3 release >= v3.153.0`,
-    );
-    expect(builds()).toEqual([
-      "build github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
-      "build ./cmd/pulumi-language-nodejs",
-    ]);
-    const built = links(first.bin);
-    expect(built["pulumi"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
-    expect(built["pulumi-language-nodejs"]?.startsWith(`${realpathSync(cache)}/`)).toBe(true);
-    // The dynamic provider plugin is sm121's launcher of the SDK's host.
-    expect(readFileSync(built["pulumi-resource-pulumi-nodejs"] ?? "", "utf8")).toBe(
-      readFileSync(join(REPO, "toolchain", "pulumi-resource-pulumi-nodejs"), "utf8"),
-    );
-
-    // Cached: a second run, its own directory on PATH, builds nothing.
-    const again = toolchain(repo, cache, `${first.bin}:${path}`);
-    expect(again.bin).toBe(first.bin);
-    expect(builds()).toHaveLength(2);
-
-    // A change to the language host's source rebuilds the host, not the CLI.
-    appendFileSync(join(repo, "toolchain", "pulumi", "cmd", "pulumi-language-nodejs", "main.go"), "\n// changed\n");
-    const changed = toolchain(repo, cache, path);
-    expect(changed.code, changed.stderr).toBe(0);
-    expect(builds().slice(2)).toEqual(["build ./cmd/pulumi-language-nodejs"]);
-    // The same CLI file (hard-linked beside the new host, where the CLI looks for its plugins).
-    const cli = (bin: string) => statSync(join(bin, "pulumi")).ino;
-    expect(cli(changed.bin)).toBe(cli(first.bin));
-    expect(dirname(links(changed.bin)["pulumi"] ?? "")).toBe(
-      dirname(links(changed.bin)["pulumi-language-nodejs"] ?? ""),
-    );
-
-    // A new enough machine CLI is passed over when the build is asked for.
-    const machine = machinePulumi("machine-2", "v3.274.1");
-    const forced = toolchain(repo, cache, [machine, path].join(":"), { SM121_BUILD_PULUMI: "1" });
-    expect(forced.code, forced.stderr).toBe(0);
-    expect(cli(forced.bin)).toBe(cli(first.bin));
-    expect(builds()).toHaveLength(3);
-  }, 300_000);
+      // A new enough machine CLI is passed over when the build is asked for.
+      const machine = machinePulumi("machine-2", "v3.274.1");
+      const forced = toolchain(repo, cache, [machine, path].join(":"), { SM121_BUILD_PULUMI: "1" });
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(cli(forced.bin)).toBe(cli(first.bin));
+      expect(builds()).toHaveLength(3);
+    },
+    300_000,
+  );
 });
 
 describe("the dynamic provider launcher", () => {
@@ -195,7 +205,8 @@ describe("the dynamic provider launcher", () => {
     mkdirSync(dirname(host), { recursive: true });
     writeFileSync(
       host,
-      "process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cache: process.env.NODE_COMPILE_CACHE !== undefined }));\n",
+      "process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cache: " +
+        "process.env.NODE_COMPILE_CACHE !== undefined }));\n",
     );
     mkdirSync(join(project, "dist"));
     for (const cwd of [project, join(project, "dist")]) {
