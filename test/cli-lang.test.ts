@@ -37,8 +37,8 @@ beforeAll(() => {
   const image = 'image = "nvcr.io/nvidia/vllm:26.01-py3"';
   writeFileSync(
     join(project, "recipes", "broken.toml"),
-    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\nmounts = ` +
-      `["/data/../models:/models"]\n`,
+    `engine = "vllm"\nmodel = "Qwen/Qwen3-8B"\n${image}\nport = 80\nprot = 8000\n` +
+      'mounts = ["/data/../models:/models"]\n',
   );
   writeFileSync(
     join(project, "recipes", "flags.toml"),

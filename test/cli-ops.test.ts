@@ -268,8 +268,8 @@ describe("sm121 doctor", () => {
   it("reports a missing engine binary with the driver's install hint", async () => {
     writeFileSync(
       join(s.e.dir, "recipes", "sglang-native-missing.toml"),
-      'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\nentrypoint = ' +
-        '["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n',
+      'engine = "sglang"\ndeploy = "native"\nmodel = "Qwen/Qwen3-0.6B"\n' +
+        'entrypoint = ["/opt/sglang-venv/bin/python3", "-m", "sglang.launch_server"]\nport = 30000\n',
     );
     writeFileSync(
       join(s.e.dir, "Pulumi.broken.yaml"),

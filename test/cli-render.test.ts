@@ -107,8 +107,8 @@ describe("sm121 render glm53-full-tp4-gr8 --json --stack examples", () => {
       "full",
     ]);
     expect(nodes[rank]?.launch).toContain(
-      "--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n  glm53 up --model zai-org/GLM-5.3-FP8 " +
-        `--tp 4 --peers ${PEERS} `,
+      "--entrypoint /opt/gr8/gr8 \\\n  ghcr.io/kindlingai/gr8:0.9.2 \\\n" +
+        `  glm53 up --model zai-org/GLM-5.3-FP8 --tp 4 --peers ${PEERS} `,
     );
   });
 
@@ -263,7 +263,7 @@ describe("sm121 validate", () => {
           "give qwen3-32b-vllm-tp2 nodes of its own, or remove n3 from one of them",
         "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: " +
           "tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
-        `Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; ` +
+        'Pulumi.broken.yaml:13:7: sm121:deployments[2].recipe: recipe "qwen3-8b" is not in recipes/; ' +
           `use one of ${known} or add recipes/qwen3-8b.toml`,
         "4 errors",
         "",

@@ -114,8 +114,8 @@ describe("the status probe", () => {
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
     expect(s).toContain(
-      "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; " +
-        '} | base64 -w0)"',
+      "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; } | " +
+        'base64 -w0)"',
     );
     expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');

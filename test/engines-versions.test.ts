@@ -61,8 +61,8 @@ describe("the table a recipe is checked against", () => {
     expect(said(c?.warning)).toBe(
       "recipes/r.toml: the vLLM version of image vllm/vllm-openai:latest is not known, " +
         `so its args are checked against vllm serve ${ENGINE_TABLES.vllm.at(-1)?.version ?? ""}, ` +
-        `the newest table; set engine_version = "<version>" in recipes/r.toml (\`sm121 doctor\` reads it from ` +
-        "the image on the node)",
+        'the newest table; set engine_version = "<version>" in recipes/r.toml ' +
+        "(`sm121 doctor` reads it from the image on the node)",
     );
   });
 

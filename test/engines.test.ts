@@ -24,16 +24,16 @@ function ctx(r: Recipe, rank: number, n: number, port = r.port ?? driverFor(r.en
 const argv = (r: Recipe, rank: number, n: number): string[] => engineArgv(driverFor(r.engine), ctx(r, rank, n));
 
 const VLLM = recipe(
-  'model = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\ntp = 2\nargs = ' +
-    '["--max-model-len", "32768"]\n',
+  'model = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\ntp = 2\n' +
+    'args = ["--max-model-len", "32768"]\n',
 );
 const SGLANG = recipe(
-  'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\nport = 30000\ntp = 2\nargs = ' +
-    '["--context-length", "65536"]\n',
+  'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\nport = 30000\ntp = 2\n' +
+    'args = ["--context-length", "65536"]\n',
 );
 const GR8 = recipe(
-  'engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\ntp = 4\nargs = ' +
-    '["--shape", "full"]\n',
+  'engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\ntp = 4\n' +
+    'args = ["--shape", "full"]\n',
 );
 const DGPP = recipe('engine = "dgpp"\ndeploy = "native"\nmodel = "Qwen/Qwen3.8-27B"\n[dgpp]\nhttp_port = 18181\n');
 
@@ -99,8 +99,8 @@ describe("what each engine reads from the environment", () => {
 
 describe("launch rules of the engines", () => {
   const OLD = recipe(
-    'model = "Q/q"\nimage = "i/v:1"\nport = 8000\nentrypoint = ["python3", "-m", ' +
-      '"vllm.entrypoints.openai.api_server"]\n',
+    'model = "Q/q"\nimage = "i/v:1"\nport = 8000\n' +
+      'entrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n',
   );
   const on = (nodes: number, gpusPerNode = 1) => ({ nodes, gpusPerNode });
   it("vLLM's old api_server module serves one node, and is refused for worker ranks (it ignores --headless)", () => {
@@ -116,8 +116,8 @@ describe("launch rules of the engines", () => {
     const one = DRIVERS.vllm.launchProblem(VLLM, on(1));
     expect(said(one?.problem)).toBe(
       "tp = 2 starts 2 ranks, one per GPU, but the deployment has 1 GPU (1 node x 1 GPU; " +
-        'a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with "World size ' +
-        '(2) is larger than the number of available GPUs"',
+        "a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with " +
+        '"World size (2) is larger than the number of available GPUs"',
     );
     expect(said(one?.fix)).toBe("set tp = 1 in recipes/t.toml, or list 2 nodes in the deployment");
     expect(one?.field).toEqual(["tp"]);
@@ -155,8 +155,8 @@ describe("vLLM", () => {
 
   it("takes --model after the api_server module entrypoint", () => {
     const r = recipe(
-      'model = "Qwen/Qwen3-8B"\nimage = "i/v:1"\nport = 8000\nentrypoint = ["python3", "-m", ' +
-        '"vllm.entrypoints.openai.api_server"]\n',
+      'model = "Qwen/Qwen3-8B"\nimage = "i/v:1"\nport = 8000\n' +
+        'entrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n',
     );
     expect(argv(r, 0, 1)).toEqual([
       "python3",

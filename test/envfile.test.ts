@@ -97,8 +97,8 @@ describe("renderEnv: the golden best profile on spark2", () => {
     expect(r.proofs).toEqual(["MTP draft head: FP8 rowwise copy engaged", "block-drop backport: active"]);
     expect(Object.keys(r.keys).slice(-5)).toEqual(["EXTRA_DOCKER_ARGS", "HF_HOME", "BIND", "PORT", "REQUIRE_IDLE_GPU"]);
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe(
-      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v " +
-        "/home/ops/.cache/triton/qwen38:/triton-cache " +
+      "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache " +
+        "-v /home/ops/.cache/triton/qwen38:/triton-cache " +
         "-v /srv/models/qwen38/mtp-shard-r2:/models/mtp-shard-r2:ro " +
         "-v /home/ops/spark-tuning/qwen38-flash/files/patches/block_drop.py:/opt/patches/block_drop.py:ro",
     );
@@ -167,7 +167,7 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
       "a var with $ in a quoted value",
       input('A="x {{bad}}"\n', { vars: { bad: "a$b" } }),
       [
-        `p.env:2:6: A: {{bad}} expands to a value that contains \`$\`; ` +
+        "p.env:2:6: A: {{bad}} expands to a value that contains `$`; " +
           "a profile value must not contain $, a backtick, a backslash or a double quote: " +
           `write the literal value, nothing expands it; change the variable bad in ${SOURCE}`,
       ],
@@ -185,8 +185,8 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
       "a var that makes a mount source relative",
       input('EXTRA_DOCKER_ARGS="-v {{rel}}:/x"\n', { vars: { rel: "cache" } }),
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -v cache:/x: source cache is not an absolute path (after substituting " +
-          "{{rel}}); write -v /absolute/source:/absolute/target, optionally with :ro or :rw; " +
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v cache:/x: source cache is not an absolute path " +
+          "(after substituting {{rel}}); write -v /absolute/source:/absolute/target, optionally with :ro or :rw; " +
           "the source is a path on the node",
       ],
     ],
@@ -202,8 +202,9 @@ describe("renderEnv: invalid inputs, one exact message each", () => {
       "--api-key through a var",
       input('EXTRA_VLLM_ARGS="--enforce-eager {{k}}"\n', { vars: { k: "--api-key=sk-secret123" } }),
       [
-        "p.env:2:34: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS (after substituting " +
-          "variables); put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+        "p.env:2:34: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS " +
+          "(after substituting variables); put the key in the node .env as API_KEY; " +
+          "start.sh passes it to vLLM as --api-key",
       ],
     ],
     [

@@ -106,8 +106,8 @@ describe("judgement", () => {
     });
     expect(j.refusals).toEqual([
       "r: the fabric addresses of its nodes are not on one subnet: a 192.168.100.11/24 (192.168.100.0/24), " +
-        "b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet (or " +
-        "name the interfaces that share one)",
+        "b 192.168.101.12/24 (192.168.101.0/24); give the nodes' fabric interfaces addresses on one subnet " +
+        "(or name the interfaces that share one)",
     ]);
   });
 
@@ -127,8 +127,9 @@ describe("judgement", () => {
       "a: the link of rocep1s0f1/1 (enp1s0f1np1) is down (state DOWN, physical_state DISABLED); " +
         "check the cable and `sudo ip link set enp1s0f1np1 up` on a",
       "a: `ulimit -l` is 8192 KiB for a tmux launch of r; " +
-        "RDMA pins the engine's buffers, so make it unlimited for the node's user (`* - " +
-        "memlock unlimited` in /etc/security/limits.conf, then log in again; LimitMEMLOCK=infinity for a service)",
+        "RDMA pins the engine's buffers, so make it unlimited for the node's user " +
+        "(`* - memlock unlimited` in /etc/security/limits.conf, then log in again; " +
+        "LimitMEMLOCK=infinity for a service)",
     ]);
   });
 

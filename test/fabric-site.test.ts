@@ -41,8 +41,8 @@ function stack(fabric: (n: SimNode) => string, deployments = ""): string {
   const nodes = site.nodes
     .map(
       (n) =>
-        `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ` +
-        `${n.ip}\n      fabric: ${fabric(n)}\n`,
+        `    ${n.name}:\n      ssh: { host: ${n.ip}, port: ${n.sshPort}, user: ${site.user} }\n      ip: ${n.ip}\n` +
+        `      fabric: ${fabric(n)}\n`,
     )
     .join("");
   return `config:\n  sm121:nodes:\n${nodes}${deployments}`;

@@ -58,8 +58,8 @@ describe("the gateway backend file", () => {
   );
 
   it(
-    "writes LiteLLM's model_list with one entry per enabled endpoint and a placeholder key when the engines have " +
-      "none",
+    "writes LiteLLM's model_list with one entry per enabled endpoint " +
+      "and a placeholder key when the engines have none",
     () => {
       const f = gatewayFile("litellm", [qwen("serving", false)]);
       const doc = parse(f.text) as {
@@ -135,8 +135,8 @@ describe("the gateway backend file", () => {
     expect(f.warnings).toEqual([
       "model qwen38 is served by 2 llama-swap peers (flash-spark1, flash-b-spark3): " +
         'llama-swap does not route the plain name "qwen38" then; ' +
-        "clients ask for flash-spark1/qwen38 or flash-b-spark3/qwen38, or give the deployments distinct served " +
-        "model names",
+        "clients ask for flash-spark1/qwen38 or flash-b-spark3/qwen38, " +
+        "or give the deployments distinct served model names",
     ]);
   });
 

@@ -174,8 +174,8 @@ describe("the fit of a deployment on GB10 nodes", () => {
 
   it("without the checkpoint on a node, the recipe's [memory] block answers; render takes a GB10's memory", () => {
     const mem =
-      "[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = " +
-      '128\ntorch_dtype = "bfloat16"\n';
+      "[memory]\nweights_gb = 65.53\nnum_hidden_layers = 64\nnum_key_value_heads = 8\nhead_dim = 128\n" +
+      'torch_dtype = "bfloat16"\n';
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--max-model-len", "32768"', mem), ["spark1", "spark2"], {});
     expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] weights_gb in recipes/r.toml");
     expect(say(fit.shapeFrom ?? { key: "fit.unknown" }, "en")).toBe("[memory] in recipes/r.toml");
@@ -188,15 +188,16 @@ describe("the fit of a deployment on GB10 nodes", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
     expect(fit.verdict).toBe("unknown");
     expect(fitLines(fit).at(-1)).toBe(
-      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache and recipes/r.toml has " +
-        "no [memory] weights_gb",
+      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache " +
+        "and recipes/r.toml has no [memory] weights_gb",
     );
   });
 
   it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
     const text =
-      `engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\ntp = 2\nport = 30000\nargs = ` +
-      `["--context-length", "65536", "--mem-fraction-static", "0.8"]\n[memory]\nweights_gb = 61.06\n`;
+      'engine = "sglang"\ndeploy = "tmux"\nmodel = "Qwen/Qwen3-30B-A3B"\ntp = 2\nport = 30000\n' +
+      'args = ["--context-length", "65536", "--mem-fraction-static", "0.8"]\n[memory]\n' +
+      "weights_gb = 61.06\n";
     const facts = { config: config("Qwen--Qwen3-30B-A3B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
     const { fit } = fitFor(text, ["spark1", "spark2"], { spark1: facts, spark2: facts });
     expect(fit.knobs.util).toEqual({ value: 0.8, from: "--mem-fraction-static" });

@@ -11,8 +11,8 @@ const OVERLAYS = path.join(__dirname, "fixtures/overlays");
 const MTP_R3 = path.join(OVERLAYS, "mtp-r3");
 const F = "o/docker-args.txt";
 const WHY =
-  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS " +
-  "unquoted into a generated bash script";
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
 const REMOVE = "remove it, or set what it does through a -e or -v pair or a recipe key";
 const MOUNT_FIX = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 
@@ -283,15 +283,15 @@ describe("overlay conflicts in renderEnv", () => {
     ]);
     const r = renderEnv({ ...given, overlayWins: true });
     expect(r.replacements).toEqual([
-      "overlay replaces -v /m/r2:/models/mtp-shard-r2:ro (profile) with -v " +
-        "/srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro",
+      "overlay replaces -v /m/r2:/models/mtp-shard-r2:ro (profile) with " +
+        "-v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro",
     ]);
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe(
       "-e VLLM_USE_V2_MODEL_RUNNER=1 -e TRITON_CACHE_DIR=/triton-cache -v /c/triton:/triton-cache " +
-        "-v /r/files/patches/block_drop.py:/opt/patches/block_drop.py:ro " +
-        "-e SM121_OVERLAY=mtp-r3 -v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro " +
-        "-v /srv/overlays/qwen38/mtp-r3/mtp_patch.py:/opt/patches/mtp_patch.py:ro -e " +
-        "VLLM_MTP_PATCH=/opt/patches/mtp_patch.py",
+        "-v /r/files/patches/block_drop.py:/opt/patches/block_drop.py:ro -e SM121_OVERLAY=mtp-r3 " +
+        "-v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro " +
+        "-v /srv/overlays/qwen38/mtp-r3/mtp_patch.py:/opt/patches/mtp_patch.py:ro " +
+        "-e VLLM_MTP_PATCH=/opt/patches/mtp_patch.py",
     );
     expect(r.overlayLine).toBe(`${MTP_R3} overlay-sha256=${loadOverlay(MTP_R3).sha256}`);
   });

@@ -6,8 +6,8 @@ import { errorsOf as messages } from "./helpers/spec";
 const R = "# sm121-recipe: qwen38-flash\n";
 
 const WHY =
-  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS " +
-  "unquoted into a generated bash script";
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
 const MOUNT_FIX = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 const WORD_FIX =
   "a word here may hold only letters, digits and _ . / : = , @ + % -, " +

@@ -54,8 +54,8 @@ async function run(): Promise<{ code: number | null; stdout: string; stderr: str
   const site = parseSite(
     "Pulumi.s.yaml",
     "s",
-    "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: " +
-      "127.0.0.1 }\n  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n",
+    "config:\n  sm121:readyGraceS: 0\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1 }\n" +
+      "  sm121:deployments:\n    - { recipe: t, nodes: [n1] }\n",
   );
   const [b] = renderSite(site, new Map([["t", recipe]]), { root: __dirname });
   const nb = b?.nodes[0];

@@ -44,8 +44,8 @@ describe("engine and deploy target go together", () => {
     ],
     [
       "a served name on gr8",
-      'engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = ' +
-        '"ghcr.io/kindlingai/gr8:0.9.2"\nserved_model_name = "glm-5.3"\n',
+      'engine = "gr8"\nmodel = "zai-org/GLM-5.3-FP8"\nimage = "ghcr.io/kindlingai/gr8:0.9.2"\n' +
+        'served_model_name = "glm-5.3"\n',
       `${F}:4:1: served_model_name: gr8 serves the model under its repo id (zai-org/GLM-5.3-FP8); ` +
         "it takes no served name; remove served_model_name",
     ],
@@ -53,13 +53,13 @@ describe("engine and deploy target go together", () => {
       "[dgpp] on a vllm recipe",
       `${BASE}[dgpp]\ndir = "~/dgpp"\n`,
       `${F}:5:1: dgpp: a [dgpp] block belongs to engine = "dgpp", not "vllm"; ` +
-        `remove the [dgpp] block or set engine = "dgpp"`,
+        'remove the [dgpp] block or set engine = "dgpp"',
     ],
     [
       "only [dgpp.engine] on a vllm recipe",
       `${BASE}[dgpp.engine]\nx = 1\n`,
       `${F}:5:1: dgpp: a [dgpp] block belongs to engine = "dgpp", not "vllm"; ` +
-        `remove the [dgpp] block or set engine = "dgpp"`,
+        'remove the [dgpp] block or set engine = "dgpp"',
     ],
     [
       "profiles_dir on a docker recipe",
@@ -112,8 +112,8 @@ describe("flags that sm121 owns are refused in args", () => {
     [
       "--api-key on its own line",
       `${BASE}args = [\n  "--enable-prefix-caching",\n  "--api-key",\n  "sk-1",\n]\n`,
-      `${F}:7:3: args[1]: --api-key is set by sm121; remove it (put API_KEY in the node .env or a Pulumi ` +
-        "secret; a flag would show it in argv)",
+      `${F}:7:3: args[1]: --api-key is set by sm121; remove it (put API_KEY in the node .env ` +
+        "or a Pulumi secret; a flag would show it in argv)",
     ],
     [
       "--served-model-name",
@@ -131,21 +131,21 @@ describe("flags that sm121 owns are refused in args", () => {
   it("reports every owned flag of one file at once", () => {
     expect(bad(`${BASE}args = ["-tp", "2", "--headless", "--master_port=1"]\n`)).toEqual([
       `${F}:5:9: args[0]: -tp (vllm reads it as --tensor-parallel-size) is set by sm121; ` +
-        `remove it (set \`tp\` instead)`,
+        "remove it (set `tp` instead)",
       `${F}:5:21: args[2]: --headless is set by sm121; remove it (sm121 adds it on vLLM ranks above 0)`,
       `${F}:5:35: args[3]: --master_port (vllm reads it as --master-port) is set by sm121; ` +
-        `remove it (sm121 derives it from \`port\`)`,
+        "remove it (sm121 derives it from `port`)",
     ]);
   });
 
   it("SGLang's rendezvous flags are owned too", () => {
     const text =
-      'engine = "sglang"\nmodel = "Q/Q"\nimage = "lmsysorg/sglang:v0.5"\nport = 30000\nargs = ["--tp-size", ' +
-      '"2", "--dist-init-addr=1.2.3.4:5"]\n';
+      'engine = "sglang"\nmodel = "Q/Q"\nimage = "lmsysorg/sglang:v0.5"\nport = 30000\n' +
+      'args = ["--tp-size", "2", "--dist-init-addr=1.2.3.4:5"]\n';
     expect(bad(text)).toEqual([
       `${F}:5:9: args[0]: --tp-size is set by sm121; remove it (set \`tp\` instead)`,
       `${F}:5:27: args[2]: --dist-init-addr is set by sm121; ` +
-        `remove it (sm121 derives it from rank 0's ip and \`port\`)`,
+        "remove it (sm121 derives it from rank 0's ip and `port`)",
     ]);
   });
 
@@ -161,13 +161,13 @@ describe("secrets never sit in a recipe", () => {
       "HF_TOKEN",
       `${BASE}[env]\nHF_TOKEN = "hf_x"\n`,
       `${F}:6:1: env.HF_TOKEN: HF_TOKEN is a secret and a recipe is plain text; ` +
-        `set it with \`pulumi config set --secret sm121:hfToken\` or keep it in the node .env`,
+        "set it with `pulumi config set --secret sm121:hfToken` or keep it in the node .env",
     ],
     [
       "API_KEY",
       `${BASE}[env]\nAPI_KEY = "x"\n`,
       `${F}:6:1: env.API_KEY: API_KEY is a secret and a recipe is plain text; ` +
-        `set it with \`pulumi config set --secret sm121:apiKey\` or keep it in the node .env`,
+        "set it with `pulumi config set --secret sm121:apiKey` or keep it in the node .env",
     ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));

@@ -84,8 +84,8 @@ describe("failures", () => {
     await expect(run).rejects.toBeInstanceOf(CommandError);
     await expect(run).rejects.toMatchObject({
       message:
-        "node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n--- " +
-        "stdout (last lines) ---\nstarted",
+        "node n1: write exited with code 3\n--- stderr (last lines) ---\nno space left\n" +
+        "--- stdout (last lines) ---\nstarted",
       node: "n1",
       step: "write",
       code: 3,
@@ -107,8 +107,8 @@ describe("failures", () => {
     await expect(run).rejects.toBeInstanceOf(CommandError);
     await expect(run).rejects.toMatchObject({
       message:
-        "node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) " +
-        "---\nstill loading\n--- stdout (last lines) ---\nstarted",
+        "node n1: readiness timed out after 0.3 s and was stopped (signal SIGKILL)\n--- stderr (last lines) ---\n" +
+        "still loading\n--- stdout (last lines) ---\nstarted",
       code: null,
       signal: "SIGKILL",
       timedOutS: 0.3,

@@ -60,8 +60,8 @@ describe("the lock channel over ssh", () => {
         await expect(b).rejects.toBeInstanceOf(CommandError);
         await expect(b).rejects.toHaveProperty(
           "message",
-          "node s1: write exited with code 3\n--- stderr (last lines) ---\ndisk full\n--- stdout (last lines) " +
-            "---\nprogress",
+          "node s1: write exited with code 3\n--- stderr (last lines) ---\ndisk full\n" +
+            "--- stdout (last lines) ---\nprogress",
         );
         expect(lines).toEqual(["progress"]);
         // Asked for at once, they run one after the other, and each gets its own output.
@@ -149,8 +149,8 @@ describe("the lock channel over ssh", () => {
         // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
         await expect(run).rejects.toHaveProperty(
           "message",
-          "node s1: readiness timed out after 0.5 s; its channel was closed without an exit status (the node " +
-            "may still be running it)\n--- stdout (last lines) ---\nstarted",
+          "node s1: readiness timed out after 0.5 s; its channel was closed without an exit status " +
+            "(the node may still be running it)\n--- stdout (last lines) ---\nstarted",
         );
         await expect(h.run("echo next", { step: "verify" })).rejects.toBeInstanceOf(TransportError);
         await expect(h.run("echo next", { step: "verify" })).rejects.toThrow(

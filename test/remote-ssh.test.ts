@@ -80,8 +80,9 @@ describe("the ssh transport", () => {
       // The site's sshd runs a forced command, which refuses signals: the channel is closed instead.
       await expect(run).rejects.toHaveProperty(
         "message",
-        "node s1: readiness timed out after 1 s; its channel was closed without an exit status (the node may " +
-          "still be running it)\n--- stderr (last lines) ---\nstill loading\n--- stdout (last lines) ---\nstarted",
+        "node s1: readiness timed out after 1 s; its channel was closed without an exit status " +
+          "(the node may still be running it)\n--- stderr (last lines) ---\nstill loading\n" +
+          "--- stdout (last lines) ---\nstarted",
       );
     } finally {
       h.close();

@@ -153,8 +153,8 @@ describe("the preflight's .env key diff", () => {
       .map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
     const diff = envKeyDiff(nb, state(`${onNode.join("\n")}\nOLD_KEY="x"\nHF_TOKEN="hf_secret"\n`));
     expect(diff).toBe(
-      `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, ` +
-        "MODEL added (Qwen/Qwen3.8-Flash-Next), OLD_KEY removed",
+      `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added ` +
+        "(Qwen/Qwen3.8-Flash-Next), OLD_KEY removed",
     );
   });
 

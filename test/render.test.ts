@@ -36,8 +36,8 @@ function recipes(): Map<string, Recipe> {
     "old",
     parseRecipe(
       "recipes/old.toml",
-      'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\ntp = 2\nentrypoint = ' +
-        '["python3", "-m", "vllm.entrypoints.openai.api_server"]\n',
+      'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\ntp = 2\n' +
+        'entrypoint = ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n',
     ),
   );
   return all;
@@ -83,8 +83,8 @@ describe("cross-checks of the deployments against the recipes", () => {
     [
       "tp 3 on 4 nodes",
       "    - { recipe: x, nodes: [a1, a2, a3, a4] }\n",
-      `recipes/x.toml:4:1: tp: tp = 3 starts 3 ranks, one per GPU, but deployment x (${F}:8) ` +
-        "has 4 GPUs (4 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); " +
+      `recipes/x.toml:4:1: tp: tp = 3 starts 3 ranks, one per GPU, but deployment x (${F}:8) has 4 GPUs ` +
+        "(4 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus); " +
         "set tp = 4 in recipes/x.toml, or list 3 nodes in the deployment",
     ],
     [
@@ -100,8 +100,8 @@ describe("cross-checks of the deployments against the recipes", () => {
       "    - { recipe: qwen3-32b-vllm-tp2, nodes: [a1] }\n",
       "recipes/qwen3-32b-vllm-tp2.toml:12:1: tp: tp = 2 starts 2 ranks, one per GPU, " +
         `but deployment qwen3-32b-vllm-tp2 (${F}:8) has 1 GPU (1 node x 1 GPU; ` +
-        `a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with "World size ` +
-        `(2) is larger than the number of available GPUs"; ` +
+        "a DGX Spark has one GB10 unless the node sets gpus): the engine would stop at start with " +
+        '"World size (2) is larger than the number of available GPUs"; ' +
         "set tp = 1 in recipes/qwen3-32b-vllm-tp2.toml, or list 2 nodes in the deployment",
     ],
     [
@@ -113,17 +113,17 @@ describe("cross-checks of the deployments against the recipes", () => {
     [
       "vLLM's old api_server entrypoint on 2 nodes",
       "    - { recipe: old, nodes: [a1, a2] }\n",
-      `recipes/old.toml:5:1: entrypoint: vLLM's entrypoint "python3 -m vllm.entrypoints.openai.api_server" ` +
+      'recipes/old.toml:5:1: entrypoint: vLLM\'s entrypoint "python3 -m vllm.entrypoints.openai.api_server" ' +
         "(recipes/old.toml) runs an API server on every rank; " +
         "it ignores --headless, so the 1 worker rank(s) would not join rank 0; " +
-        `remove entrypoint (sm121 runs \`vllm serve\`), or set entrypoint = ["vllm", "serve"], ` +
+        'remove entrypoint (sm121 runs `vllm serve`), or set entrypoint = ["vllm", "serve"], ' +
         "or serve this recipe on one node",
     ],
     [
       "a profile on a docker recipe",
       "    - { recipe: qwen3-32b-vllm-tp2, profile: best, nodes: [a1, a2] }\n",
       `${F}:8:37: sm121:deployments[0].profile: profiles belong to script recipes; ` +
-        `qwen3-32b-vllm-tp2 is deploy = "docker"; remove profile`,
+        'qwen3-32b-vllm-tp2 is deploy = "docker"; remove profile',
     ],
     [
       "an overlay on a docker recipe",
@@ -166,15 +166,15 @@ describe("cross-checks of the deployments against the recipes", () => {
 
   it("checkDeployments returns every error of every deployment at once", () => {
     const s = site(
-      "    - { recipe: glm53-full-tp4-gr8, nodes: [a1, a2] }\n    - { recipe: x, nodes: [a3, a4] }\n    - " +
-        "{ recipe: nope, nodes: [a1] }\n",
+      "    - { recipe: glm53-full-tp4-gr8, nodes: [a1, a2] }\n    - { recipe: x, nodes: [a3, a4] }\n" +
+        "    - { recipe: nope, nodes: [a1] }\n",
     );
     expect(checkDeployments(s, recipes()).map((e) => e.message)).toEqual([
       "recipes/glm53-full-tp4-gr8.toml:7:1: tp: gr8 runs one rank per peer: " +
         "tp = 4 in recipes/glm53-full-tp4-gr8.toml but 2 nodes are listed; list 4 nodes or set tp = 2",
-      `recipes/x.toml:4:1: tp: tp = 3 starts 3 ranks, one per GPU, but deployment x (${F}:9) ` +
-        "has 2 GPUs (2 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus): " +
-        `the engine would stop at start with "World size (3) is larger than the number of available GPUs"; ` +
+      `recipes/x.toml:4:1: tp: tp = 3 starts 3 ranks, one per GPU, but deployment x (${F}:9) has 2 GPUs ` +
+        "(2 nodes x 1 GPU; a DGX Spark has one GB10 unless the node sets gpus): " +
+        'the engine would stop at start with "World size (3) is larger than the number of available GPUs"; ' +
         "set tp = 2 in recipes/x.toml, or list 3 nodes in the deployment",
       `${F}:10:9: sm121:deployments[2].recipe: recipe "nope" is not in recipes/; ` +
         `use one of ${KNOWN} or add recipes/nope.toml`,
@@ -198,8 +198,8 @@ describe("cross-checks of the deployments against the recipes", () => {
     const two = parseSite(
       F,
       "s",
-      "config:\n  sm121:nodes:\n    b1: { host: local, ip: 203.0.113.9, gpus: 2 }\n  sm121:deployments:\n    - " +
-        "{ recipe: qwen3-32b-vllm-tp2, nodes: [b1] }\n",
+      "config:\n  sm121:nodes:\n    b1: { host: local, ip: 203.0.113.9, gpus: 2 }\n  sm121:deployments:\n" +
+        "    - { recipe: qwen3-32b-vllm-tp2, nodes: [b1] }\n",
     );
     expect(checkDeployments(two, recipes())).toEqual([]);
   });
@@ -214,10 +214,9 @@ describe("cross-checks of the deployments against the recipes", () => {
       ),
     );
     expect(checkDeployments(site("    - { recipe: ngc2510, nodes: [a1, a2] }\n"), r).map((e) => e.message)).toEqual([
-      "recipes/ngc2510.toml:2:1: image: vLLM 0.10.2 has no --nnodes, --node-rank, --master-addr, " +
-        "--master-port, which sm121's launch on 2 nodes passes: it would stop at start with \"unrecognized " +
-        'arguments"; serve it on one node, or use an image with vLLM 0.11.1 or newer (image in ' +
-        "recipes/ngc2510.toml)",
+      "recipes/ngc2510.toml:2:1: image: vLLM 0.10.2 has no --nnodes, --node-rank, --master-addr, --master-port, " +
+        'which sm121\'s launch on 2 nodes passes: it would stop at start with "unrecognized arguments"; ' +
+        "serve it on one node, or use an image with vLLM 0.11.1 or newer (image in recipes/ngc2510.toml)",
     ]);
   });
 });
@@ -353,8 +352,9 @@ describe("the HF cache of a node", () => {
     parseSite(
       F,
       "s",
-      `config:\n  sm121:modelCache: ${modelCache}\n  sm121:nodes:\n    a1: { host: local, ip: 203.0.113.1, ` +
-        "env: { HF_HOME: ~/.cache/huggingface } }\n  sm121:deployments:\n    - { recipe: r, nodes: [a1] }\n",
+      `config:\n  sm121:modelCache: ${modelCache}\n  sm121:nodes:\n` +
+        "    a1: { host: local, ip: 203.0.113.1, env: { HF_HOME: ~/.cache/huggingface } }\n  sm121:deployments:\n" +
+        "    - { recipe: r, nodes: [a1] }\n",
     );
   const render1 = (recipeEnv: string, modelCache = "off") => {
     const r = new Map([

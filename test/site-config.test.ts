@@ -26,9 +26,9 @@ type Case = [title: string, text: string, message: string];
 
 describe("parseSite: defaults", () => {
   const site = parse(
-    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n    - ` +
-      "{ recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: " +
-      "[spark1] }\n",
+    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n` +
+      "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n" +
+      "    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n",
   );
 
   it("fills the node defaults: ssh on port 22, unprotected, ~/.sm121", () => {
@@ -83,8 +83,8 @@ describe("parseSite: defaults", () => {
 
   it("ignores other namespaces and never reads the secret keys from the file", () => {
     const s = parse(
-      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n    ` +
-        "secure: AAABAJdGVzdA==\n",
+      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n` +
+        "    secure: AAABAJdGVzdA==\n",
     );
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
   });
@@ -122,8 +122,8 @@ describe("YAML syntax errors point at the spot", () => {
     ],
     [
       "a node defined twice",
-      "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: " +
-        "203.0.113.1\n    spark1:\n      host: local\n      ip: 203.0.113.2\n",
+      "config:\n  sm121:nodes:\n    spark1:\n      host: local\n      ip: 203.0.113.1\n    spark1:\n" +
+        "      host: local\n      ip: 203.0.113.2\n",
       `${F}:6:5: YAML syntax: Map keys must be unique; fix the syntax at this spot`,
     ],
   ];
@@ -139,8 +139,8 @@ describe("nodes", () => {
     ],
     [
       "an unknown ssh key",
-      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n      ip: " +
-        "203.0.113.1\n",
+      "config:\n  sm121:nodes:\n    spark1:\n      ssh: { host: 203.0.113.1, user: ops, prot: 1 }\n" +
+        "      ip: 203.0.113.1\n",
       `${F}:4:44: sm121:nodes.spark1.ssh.prot: unknown key; did you mean port?`,
     ],
     [
@@ -206,14 +206,14 @@ describe("nodes", () => {
     [
       "a space in another node env value",
       `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`,
-      `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, ` +
-        "digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters",
+      `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits ` +
+        "and _ . / : = , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a shell character in a var",
       `${ONE}      vars: { tritonCache: "/x;rm" }\n`,
-      `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . ` +
-        "/ : = , @ + % -; remove spaces, quotes and shell characters",
+      `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : ` +
+        "= , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a var name with a dash",

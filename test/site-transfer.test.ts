@@ -75,8 +75,8 @@ describe("the fake hf download and sm121's reading of the cache", () => {
         `${base}/snapshots/${commit}/model-00001-of-00002.safetensors`,
     );
     expect(completeness(await manifest(home()), "main").missing).toEqual([
-      `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download or copy ` +
-        "was cut short)",
+      `snapshots/${commit}/model-00002-of-00002.safetensors: its blob ${blob} is missing (a download ` +
+        "or copy was cut short)",
       `snapshots/${commit}/model-00001-of-00002.safetensors: named by model.safetensors.index.json, ` +
         "not in the snapshot",
     ]);

@@ -140,8 +140,8 @@ describe("simulated site", () => {
     });
     const ps = await sh(
       spark1,
-      "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} {{.Label " +
-        '"sm121.deployment"}}\'; docker ps --filter label=sm121.deployment=other -q',
+      "docker ps --filter label=sm121.deployment=t1 --format '{{.Names}} {{.State}} " +
+        '{{.Label "sm121.deployment"}}\'; docker ps --filter label=sm121.deployment=other -q',
     );
     expect(ps.trim()).toBe("vq running t1");
     const pid = Number((await sh(spark1, "docker inspect -f '{{.State.Pid}}' vq")).trim());
@@ -227,8 +227,8 @@ describe("simulated site", () => {
 
   it("refuses gr8 until vm.compaction_proactiveness is 0 (set with sudo -n sysctl)", async () => {
     const run =
-      "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up --model " +
-      "zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
+      "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up " +
+      "--model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
     await sh(
       spark1,
       `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`,
@@ -321,8 +321,9 @@ describe("simulated site", () => {
     const started = Date.now();
     await sh(
       spark2,
-      `tmux new-session -d -s eng "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ` +
-        `${spark2.ip} --port 18004 > ~/eng.log 2>&1"`,
+      "tmux new-session -d -s eng " +
+        `"python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port 18004 > ` +
+        '~/eng.log 2>&1"',
     );
     await waitFor(`http://${spark2.ip}:18004/health`);
     expect(Date.now() - started).toBeGreaterThan(1400);
@@ -341,13 +342,13 @@ describe("simulated site", () => {
     const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
     await sh(
       spark1,
-      `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 --host ` +
-        `${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+      `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 ` +
+        `--host ${spark1.ip} > ~/sgl.log 2>&1 < /dev/null &`,
     );
     await sh(
       spark2,
-      `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 --host ` +
-        `${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
+      `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 ` +
+        `--host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
     );
     expect(modelsIn(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
     await waitFor(`http://${spark2.ip}:18005/health`);
