@@ -28,7 +28,8 @@ while [ $# -gt 0 ]; do
     preview|up|auto) mode=$1; shift ;;
     --stack) stack=$2; shift 2 ;;
     --cwd) cwd=$2; shift 2 ;;
-    *) echo "ci-deploy: unknown argument $1 (usage: ci-deploy.sh [preview|up|auto] [--stack S] [--cwd DIR])" >&2; exit 2 ;;
+    *) echo "ci-deploy: unknown argument $1" \
+         "(usage: ci-deploy.sh [preview|up|auto] [--stack S] [--cwd DIR])" >&2; exit 2 ;;
   esac
 done
 if [ "$mode" = auto ]; then
@@ -37,17 +38,20 @@ if [ "$mode" = auto ]; then
   else mode=preview; fi
 fi
 [ -n "${PULUMI_CONFIG_PASSPHRASE:-}${PULUMI_CONFIG_PASSPHRASE_FILE:-}${PULUMI_ACCESS_TOKEN:-}" ] || {
-  echo "ci-deploy: set PULUMI_CONFIG_PASSPHRASE (file backend) or PULUMI_ACCESS_TOKEN (Pulumi Cloud) from the CI's secrets" >&2; exit 2; }
+  echo "ci-deploy: set PULUMI_CONFIG_PASSPHRASE (file backend) or PULUMI_ACCESS_TOKEN (Pulumi Cloud)" \
+    "from the CI's secrets" >&2; exit 2; }
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 # Diffs in parallel (sm121's are pure) and Node's compile cache (src/cli/pulumi.ts pulumiRunEnv).
-export PULUMI_PARALLEL_DIFF=${PULUMI_PARALLEL_DIFF:-true} NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-${TMPDIR:-/tmp}/node-compile-cache}
+export PULUMI_PARALLEL_DIFF=${PULUMI_PARALLEL_DIFF:-true}
+export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-${TMPDIR:-/tmp}/node-compile-cache}
 
 cleanup() { if [ -n "${SSH_AGENT_PID:-}" ]; then ssh-agent -k >/dev/null 2>&1 || true; fi; }
 trap cleanup EXIT
 if [ -n "${SM121_SSH_PRIVATE_KEY:-}" ]; then
   eval "$(ssh-agent -s)" >/dev/null
   # The key goes to ssh-add on stdin: never in an argv, a file or the log.
-  printf '%s\n' "$SM121_SSH_PRIVATE_KEY" | ssh-add - >/dev/null 2>&1 || { echo "ci-deploy: SM121_SSH_PRIVATE_KEY is not a usable private key" >&2; exit 2; }
+  printf '%s\n' "$SM121_SSH_PRIVATE_KEY" | ssh-add - >/dev/null 2>&1 ||
+    { echo "ci-deploy: SM121_SSH_PRIVATE_KEY is not a usable private key" >&2; exit 2; }
 fi
 
 if [ -n "${SM121_KNOWN_HOSTS:-}" ]; then
@@ -56,12 +60,16 @@ if [ -n "${SM121_KNOWN_HOSTS:-}" ]; then
   added=0
   while IFS= read -r line; do
     case "$line" in ''|'#'*) continue ;; esac
-    grep -qxF -- "$line" "$HOME/.ssh/known_hosts" || { printf '%s\n' "$line" >> "$HOME/.ssh/known_hosts"; added=$((added + 1)); }
+    if ! grep -qxF -- "$line" "$HOME/.ssh/known_hosts"; then
+      printf '%s\n' "$line" >> "$HOME/.ssh/known_hosts"
+      added=$((added + 1))
+    fi
   done <<< "$SM121_KNOWN_HOSTS"
   echo "ci-deploy: ~/.ssh/known_hosts: $added node key(s) added from SM121_KNOWN_HOSTS"
 fi
 # A password in the URL (better kept in PGPASSWORD) is not printed.
-backend=$(printf '%s' "${PULUMI_BACKEND_URL:-the one pulumi login chose}" | sed -E 's#^([a-z0-9]+://[^:/@]*):[^@/]*@#\1:****@#')
+backend=$(printf '%s' "${PULUMI_BACKEND_URL:-the one pulumi login chose}" |
+  sed -E 's#^([a-z0-9]+://[^:/@]*):[^@/]*@#\1:****@#')
 echo "ci-deploy: state backend $backend, stack ${stack:-(the selected one)}"
 
 args=(--non-interactive --color never)

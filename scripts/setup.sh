@@ -27,7 +27,8 @@ command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 { [ -x /bin/busybox ] || [ -x /usr/bin/busybox ]; } || missing+=(busybox-static)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again" >&2
+    echo "setup: missing Debian packages: ${missing[*]};" \
+      "install them (sudo apt-get install ${missing[*]}) and run again" >&2
     exit 1
   fi
   echo "setup: installing ${missing[*]}" >&2

@@ -78,13 +78,18 @@ else
     case "$cand" in "$cache"/*) continue ;; esac
     v=$(v3_release "$cand")
     if [ -n "$v" ] && at_least "$v" "$PULUMI_MIN"; then pulumi_real=$cand; break; fi
-    say "skipping $cand ($("$cand" version 2>/dev/null || echo "no version")): sm121 needs a Pulumi v3 release >= $PULUMI_MIN"
+    say "skipping $cand ($("$cand" version 2>/dev/null || echo "no version")):" \
+      "sm121 needs a Pulumi v3 release >= $PULUMI_MIN"
   done < <(candidates pulumi)
 fi
 
 mod="$here/toolchain/pulumi"
 mod_key=$(cat "$mod/go.mod" "$mod/go.sum" | hash12)
-need_go() { command -v go >/dev/null || { say "go is required to build $1 (apt-get install golang), or put a Pulumi CLI >= $PULUMI_MIN on PATH"; exit 1; }; }
+need_go() {
+  command -v go >/dev/null && return
+  say "go is required to build $1 (apt-get install golang), or put a Pulumi CLI >= $PULUMI_MIN on PATH"
+  exit 1
+}
 
 if [ -n "$pulumi_real" ]; then
   say "pulumi $(v3_release "$pulumi_real") at $pulumi_real (the machine's)"
@@ -147,7 +152,9 @@ if [ "$beside" = "$cache/pulumi-cli-$PULUMI_VERSION-$mod_key" ]; then
   together="$cache/pulumi-$PULUMI_VERSION-$mod_key-$(printf '%s\n' "$host_real" "$provider_real" | hash12)"
   if [ ! -x "$together/pulumi-language-nodejs" ]; then
     rm -rf "$together.tmp" && mkdir -p "$together.tmp"
-    for f in "$pulumi_real" "$host_real" "$provider_real"; do ln -f "$f" "$together.tmp/" 2>/dev/null || cp -p "$f" "$together.tmp/"; done
+    for f in "$pulumi_real" "$host_real" "$provider_real"; do
+      ln -f "$f" "$together.tmp/" 2>/dev/null || cp -p "$f" "$together.tmp/"
+    done
     rm -rf "$together" && mv "$together.tmp" "$together"
   fi
   pulumi_real="$together/pulumi"
