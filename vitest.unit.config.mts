@@ -25,4 +25,10 @@ export const SITE_TESTS = [
   "test/site.test.ts",
 ];
 
-export default mergeConfig(base, defineConfig({ test: { exclude: SITE_TESTS, env: { SM121_TEST_LANE: "unit" } } }));
+// The unit lane reuses each worker's modules from one file to the next (isolate: false): most of its time was
+// importing sm121's modules again for every file. `npm test` runs the same files isolated, so a test that leans
+// on another file's module state fails in one of the two lanes.
+export default mergeConfig(
+  base,
+  defineConfig({ test: { exclude: SITE_TESTS, isolate: false, env: { SM121_TEST_LANE: "unit" } } }),
+);
