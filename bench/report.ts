@@ -150,6 +150,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       "up, nodes ungrouped s",
       "/ dynamic",
       ...WORKAROUNDS.map((w) => `up, ${w}=1 s`),
+      "refused up s",
+      ...WORKAROUNDS.map((w) => `refused, ${w}=1 s`),
     ];
     out.push(
       ...table(
@@ -165,6 +167,8 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
           s(x.upSharedMs),
           `${round(x.upSharedMs / x.dynamicMs, 2)}x`,
           ...WORKAROUNDS.map((w) => s(x.workaroundsOffMs[w])),
+          s(x.refusedMs),
+          ...WORKAROUNDS.map((w) => s(x.refusedOffMs[w])),
         ]),
       ),
     );

@@ -30,6 +30,19 @@ export const SITE_DEPLOYMENTS: DeploymentLine[] = [
 export const WORKAROUNDS = ["SM121_DEBUG"] as const;
 export type Workaround = (typeof WORKAROUNDS)[number];
 
+/**
+ * An up that the program refuses after the look, where its other refusals stand (a takeover, a
+ * protected node, the memory fit): an SM121_ROLL value it does not know. Nothing on a node changes.
+ */
+const REFUSED_ENV = { SM121_ROLL: "bench-refused" };
+
+async function refusedUp(p: BenchProject, env: Record<string, string>): Promise<number> {
+  const r = await p.up([], { ...REFUSED_ENV, ...env });
+  if (r.code === 0 || !/SM121_ROLL=bench-refused/.test(r.stdout + r.stderr))
+    throw new Error(`site: the up with SM121_ROLL=bench-refused was not refused: ${summary(r)}`);
+  return r.ms;
+}
+
 export interface SiteOp {
   op: string;
   ms: number[];
@@ -63,6 +76,9 @@ export interface SiteResult {
     upSharedMs: number;
     /** The no-change up with each SDK workaround turned off by its switch (docs/toolchain.md). */
     workaroundsOffMs: Record<Workaround, number>;
+    /** An up refused at plan time (REFUSED_ENV), as it is, and with each workaround turned off. */
+    refusedMs: number;
+    refusedOffMs: Record<Workaround, number>;
   }>;
   /** medians of the per-round ratios */
   upPerDynamic: number;
@@ -135,6 +151,9 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
       p.nodes.place(true);
       const off = {} as Record<Workaround, number>;
       for (const w of WORKAROUNDS) off[w] = ok(`site: no-change up with ${w}=1`, await p.up([], { [w]: "1" })).ms;
+      const refusedMs = await refusedUp(p, {});
+      const refusedOffMs = {} as Record<Workaround, number>;
+      for (const w of WORKAROUNDS) refusedOffMs[w] = await refusedUp(p, { [w]: "1" });
       ups.push(up);
       previews.push(pv);
       rounds.push({
@@ -144,6 +163,8 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
         previewMs: pv.medianMs,
         upSharedMs: up0.ms,
         workaroundsOffMs: off,
+        refusedMs,
+        refusedOffMs,
       });
     }
     const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {

@@ -89,12 +89,37 @@ export function targets(r: Results): Target[] {
         "1.2x",
       ),
     );
+    // A workaround stays while it gains 0.3 s on a plan an operator runs: the no-change up, or the up refused
+    // at plan time (the SDK formats the stack of every promise it still holds when a program fails).
     for (const w of WORKAROUNDS) {
-      const gains = site.rounds.map((x) => x.workaroundsOffMs[w] - x.upMs);
-      const gain = median(gains);
+      const gainsOf = (
+        off: (x: SiteResult["rounds"][number]) => number,
+        on: (x: SiteResult["rounds"][number]) => number,
+      ) => site.rounds.map((x) => off(x) - on(x));
+      const plans = [
+        {
+          plan: "no-change up",
+          gains: gainsOf(
+            (x) => x.workaroundsOffMs[w],
+            (x) => x.upMs,
+          ),
+        },
+        {
+          plan: "refused up",
+          gains: gainsOf(
+            (x) => x.refusedOffMs[w],
+            (x) => x.refusedMs,
+          ),
+        },
+      ];
+      const each = plans.map(({ plan, gains }) => {
+        const list = gains.map((g) => s(g)).join(", ");
+        return { plan, gain: median(gains), text: `${plan} ${s(median(gains))} (rounds ${list})` };
+      });
+      const gain = Math.max(...each.map((e) => e.gain));
       out.push({
-        target: `the workaround that ${w}=1 turns off gains >= 0.3 s per no-change up`,
-        measured: `${s(gain)} (median of ${gains.length} rounds: ${gains.map((g) => s(g)).join(", ")})`,
+        target: `the workaround that ${w}=1 turns off gains >= 0.3 s per no-change or refused up`,
+        measured: each.map((e) => e.text).join("; "),
         limit: ">= 0.30 s",
         ratio: round(300 / Math.max(gain, 0.001), 2),
         pass: gain >= 300,
