@@ -21,6 +21,8 @@ import { factsScript, probeScript } from "../src/cli/status";
 import { driftFindings, driftOf, type NodeState } from "../src/serve/probe";
 import { loadProject } from "../src/project";
 import { TransportError } from "../src/remote";
+import { transportFix } from "../src/remote/errors";
+import { msg } from "../src/text/messages";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 
 const ROOT = join(__dirname, "..");
@@ -267,11 +269,16 @@ describe("doctor's needs", () => {
 
   it("says how to accept an unknown host key and how to clear a changed one", () => {
     const conn = { kind: "ssh" as const, host: "203.0.113.4", port: 2222, user: "ops" };
-    const refused =
-      "host key refused for ops@203.0.113.4:2222: " +
-      "[203.0.113.4]:2222 is not in /kh (its ssh-ed25519 key is SHA256:abcDEF+/123)";
+    const refused = msg("remote.hostKeyRefused", { where: "ops@203.0.113.4:2222", reason: "not in /kh" });
     const refusal = { status: "new" as const, fingerprint: "SHA256:abcDEF+/123" };
-    const unknown = new TransportError("gr8-4", "connect", refused, "x", "host-key", refusal);
+    const unknown = new TransportError(
+      "gr8-4",
+      "connect",
+      refused,
+      transportFix("host-key", "gr8-4"),
+      "host-key",
+      refusal,
+    );
     expect(connectFailure(unknown)).toBe("host-key");
     expect(hostKeyRefusalOf(unknown)?.fingerprint).toBe("SHA256:abcDEF+/123");
     expect(hostKeyFix(hostKeyRefusalOf(unknown), conn, "/kh")).toBe("ssh-keyscan -p 2222 203.0.113.4 >> /kh");
@@ -279,7 +286,8 @@ describe("doctor's needs", () => {
     expect(hostKeyFix(changed, conn, "/kh")).toBe("ssh-keygen -R '[203.0.113.4]:2222' -f /kh");
     // A revoked key has no command that makes it right: the message says what to do.
     expect(hostKeyFix({ status: "revoked", fingerprint: "SHA256:x" }, conn, "/kh")).toBeNull();
-    expect(connectFailure(new TransportError("n", "connect", "the login as x was refused", "y", "auth"))).toBe("auth");
+    const login = msg("remote.dialAuth", { where: "x", seen: "All configured authentication methods failed" });
+    expect(connectFailure(new TransportError("n", "connect", login, transportFix("auth", "n"), "auth"))).toBe("auth");
     expect(connectFailure(new Error("ECONNREFUSED"))).toBe("unreachable");
   });
 });

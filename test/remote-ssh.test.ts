@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CommandError, TransportError, type Host } from "../src/remote";
 import { transportFix } from "../src/remote/errors";
 import { connectSsh } from "../src/remote/ssh";
+import { say } from "../src/text/messages";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 import { matching } from "./helpers/json";
 
@@ -117,7 +118,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
       (x: unknown) => x,
     );
     if (!(e instanceof TransportError)) throw new Error(`not a TransportError: ${String(e)}`);
-    return { kind: e.kind, detail: e.detail, fix: transportFix(e.kind, "s1") };
+    return { kind: e.kind, detail: say(e.detail, "en"), fix: say(transportFix(e.kind, "s1"), "en") };
   };
 
   beforeAll(async () => {

@@ -20,7 +20,7 @@ import { expandHome } from "../text/home";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { cliAuth } from "./connect";
 import type { CliContext } from "./context";
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
 import { nodeFacts, PAIR_RECIPE, SOLO_RECIPE, stackYaml, type NodeFacts } from "./initsite";
 
 const IDENT = /^[a-z][a-z0-9-]{0,47}$/;
@@ -94,7 +94,7 @@ async function hostKeys(
       fresh.push({ x, blob: key.blob });
     } else {
       const v = verifyHostKey(knownHosts, x.host, x.port, key.blob, "strict");
-      ctx.err(`${t("common.error")}: ${v.ok ? said.fingerprint : v.reason}`);
+      ctx.err(`${t("common.error")}: ${v.ok ? said.fingerprint : say(v.reason)}`);
       bad = true;
     }
   }

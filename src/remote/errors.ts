@@ -2,6 +2,7 @@
  * Two kinds of failure, kept apart as pulumi-command does: the host could not be reached (a
  * TransportError) or a script ran and failed (a CommandError). Both name the node and the step.
  */
+import { msg, SaidError, type MessageKey, type Msg } from "../text/messages";
 import type { HostKeyRefusal } from "./knownhosts";
 
 /**
@@ -23,24 +24,24 @@ export type TransportKind =
 /** The kinds a second dial cannot mend: the answer is the same, or the refusal is meant. */
 export const FINAL_KINDS: ReadonlySet<TransportKind> = new Set(["auth", "host-key", "key", "not-found"]);
 
-export class TransportError extends Error {
+export class TransportError extends SaidError {
   readonly node: string;
   readonly step: string;
   readonly kind: TransportKind;
-  /** What the client saw, without the fix: "connection refused by ops@203.0.113.12:22 (ECONNREFUSED)". */
-  readonly detail: string;
+  /** What the client saw, without the fix: "connection to ops@203.0.113.12:22 refused (ECONNREFUSED)". */
+  readonly detail: Msg;
   /** Kind `host-key`: why the key was refused, and its fingerprint. */
   readonly hostKey?: HostKeyRefusal;
 
   constructor(
     node: string,
     step: string,
-    detail: string,
-    fix: string,
+    detail: Msg,
+    fix: Msg,
     kind: TransportKind = "other",
     hostKey?: HostKeyRefusal,
   ) {
-    super(`node ${node}: ${step}: ${detail}; ${fix}`);
+    super(msg("remote.transport", { node, step, detail, fix }));
     this.name = "TransportError";
     this.node = node;
     this.step = step;
@@ -53,72 +54,60 @@ export class TransportError extends Error {
 /** What a dial that failed saw. */
 interface Dialed {
   kind: TransportKind;
-  detail: string;
+  detail: Msg;
 }
 
-/** A connection's failure from Node's or ssh2's error: its kind and what the client saw. */
+/**
+ * A connection's failure from Node's or ssh2's error: its kind and what the client saw (the
+ * client's own words stay as it said them).
+ */
 export function dialFailure(err: Error & { code?: unknown; level?: unknown }, where: string): Dialed {
   const code = typeof err.code === "string" ? err.code : undefined;
   const seen = `${err.message}${code !== undefined && !err.message.includes(code) ? ` (${code})` : ""}`;
-  if (err.level === "client-authentication") {
-    return { kind: "auth", detail: `the login as ${where} was refused (${err.message})` };
-  }
-  if (err.level === "client-timeout") {
-    return { kind: "timeout", detail: `${where} did not complete the SSH handshake in time (${err.message})` };
-  }
+  const dialed = (kind: TransportKind, key: MessageKey, s = seen): Dialed => ({
+    kind,
+    detail: msg(key, { where, seen: s }),
+  });
+  if (err.level === "client-authentication") return dialed("auth", "remote.dialAuth", err.message);
+  if (err.level === "client-timeout") return dialed("timeout", "remote.dialHandshake", err.message);
   switch (code) {
     case "ENOTFOUND":
     case "EAI_AGAIN":
     case "EAI_NONAME":
     case "EAI_NODATA":
-      return { kind: "not-found", detail: `host name of ${where} not found (${seen})` };
+      return dialed("not-found", "remote.dialNotFound");
     case "ECONNREFUSED":
-      return { kind: "refused", detail: `connection to ${where} refused (${seen})` };
+      return dialed("refused", "remote.dialRefused");
     case "ETIMEDOUT":
-      return { kind: "timeout", detail: `connecting to ${where} timed out (${seen})` };
+      return dialed("timeout", "remote.dialTimeout");
     case "EHOSTUNREACH":
     case "ENETUNREACH":
     case "EHOSTDOWN":
-      return { kind: "unreachable", detail: `no route to ${where} (${seen})` };
+      return dialed("unreachable", "remote.dialUnreachable");
     case "ECONNRESET":
     case "EPIPE":
-      return { kind: "lost", detail: `${where} closed the connection (${seen})` };
+      return dialed("lost", "remote.dialLost");
     default:
-      return { kind: "other", detail: `cannot reach ${where}: ${seen}` };
+      return dialed("other", "remote.dialOther");
   }
 }
 
 /** The fix for each kind, in the site's own terms (the fields of the node's `ssh` block). */
-export function transportFix(kind: TransportKind, node: string): string {
-  switch (kind) {
-    case "auth":
-      return (
-        "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
-        `is in that user's ~/.ssh/authorized_keys on ${node}`
-      );
-    case "not-found":
-      return "fix ssh.host: a name this machine resolves, or the node's address";
-    case "refused":
-      return `check that sshd runs on ${node} and listens on ssh.port`;
-    case "timeout":
-    case "unreachable":
-      return (
-        `check that ${node} is on and reachable from this machine, and ssh.host and ssh.port; ` +
-        "run again when it answers"
-      );
-    case "host-key":
-      return "if that is not the machine you meant, fix ssh.host";
-    case "key":
-      return (
-        "set sm121:sshPrivateKey to an OpenSSH or PEM private key " +
-        "(pulumi config set --secret sm121:sshPrivateKey < ~/.ssh/id_ed25519), or unset it to use ssh-agent"
-      );
-    case "lost":
-      return `check that ${node} is up and its network stable, then run again`;
-    case "other":
-      return `check ${node}'s ssh block and that the node is up`;
-  }
+export function transportFix(kind: TransportKind, node: string): Msg {
+  return msg(FIXES[kind], { node });
 }
+
+const FIXES = {
+  auth: "remote.fixAuth",
+  "not-found": "remote.fixNotFound",
+  refused: "remote.fixRefused",
+  timeout: "remote.fixUnreachable",
+  unreachable: "remote.fixUnreachable",
+  "host-key": "remote.fixHostKey",
+  key: "remote.fixKey",
+  lost: "remote.fixLost",
+  other: "remote.fixOther",
+} as const satisfies Record<TransportKind, MessageKey>;
 
 /** How a script ended: its exit code, or the signal that ended it (ssh names it without "SIG"). */
 export interface Exit {
@@ -140,7 +129,7 @@ export interface CommandFailure {
 }
 
 /** A step that ran and failed, with the evidence: how it ended and the tails of both streams. */
-export class CommandError extends Error {
+export class CommandError extends SaidError {
   readonly node: string;
   readonly step: string;
   readonly code: number | null;
@@ -153,18 +142,26 @@ export class CommandError extends Error {
   constructor(f: CommandFailure) {
     const signal =
       f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
-    const timedOut = `timed out after ${f.timedOutS ?? 0} s`;
-    const ending =
+    const where = {
+      node: f.node,
+      step: f.step,
+      stderr: section("stderr", f.stderr),
+      stdout: section("stdout", f.stdout),
+    };
+    const timedOut = { ...where, seconds: f.timedOutS ?? 0 };
+    super(
       f.interrupted === true
-        ? "was interrupted (Ctrl-C) and stopped; the node keeps what this step had done"
+        ? msg("remote.interrupted", where)
         : f.timedOutS !== undefined
-          ? f.exit.code === null && signal === null
-            ? `${timedOut}; its channel was closed without an exit status (the node may still be running it)`
-            : `${timedOut} and was stopped (${f.exit.code !== null ? `exit code ${f.exit.code}` : `signal ${signal ?? ""}`})`
+          ? f.exit.code !== null
+            ? msg("remote.timedOutCode", { ...timedOut, code: f.exit.code })
+            : signal !== null
+              ? msg("remote.timedOutSignal", { ...timedOut, signal })
+              : msg("remote.timedOutNoStatus", timedOut)
           : f.exit.code !== null
-            ? `exited with code ${f.exit.code}`
-            : `was killed by signal ${signal ?? "(unknown)"}`;
-    super(`node ${f.node}: ${f.step} ${ending}${section("stderr", f.stderr)}${section("stdout", f.stdout)}`);
+            ? msg("remote.exited", { ...where, code: f.exit.code })
+            : msg("remote.killed", { ...where, signal: signal ?? "?" }),
+    );
     this.name = "CommandError";
     this.node = f.node;
     this.step = f.step;
@@ -177,6 +174,7 @@ export class CommandError extends Error {
   }
 }
 
-function section(name: string, tail: string): string {
-  return tail === "" ? "" : `\n--- ${name} (last lines) ---\n${tail}`;
+/** A stream's last lines under a heading, or nothing (what the node printed stays as it printed it). */
+function section(stream: string, tail: string): string | Msg {
+  return tail === "" ? "" : msg("remote.tail", { stream, tail });
 }

@@ -6,6 +6,7 @@
  * output and, on both streams, the end marker and the exit code. Each stream keeps its own order,
  * so a step has ended when both markers have arrived.
  */
+import { msg } from "../text/messages";
 import { TransportError, type Exit } from "./errors";
 import { Collector, interruptedBefore, stepScript, type RunOptions, type RunResult } from "./host";
 
@@ -153,9 +154,8 @@ export class HeldChannel {
         return;
       }
       if (this.closed) {
-        const fix = "the connection was lost or an earlier step ran out of time; run again";
-        const detail = "the node's lock channel ended before the step began";
-        reject(new TransportError(this.node, opts.step, detail, fix, "lost"));
+        const fix = msg("remote.fixChannelEnded", { node: this.node });
+        reject(new TransportError(this.node, opts.step, msg("remote.channelEnded"), fix, "lost"));
         return;
       }
       const c = new Collector(opts);

@@ -5,6 +5,7 @@
  * lock's own channel (./held); any other step gets a channel of its own.
  */
 import { cancelled } from "./cancel";
+import { msg, say } from "../text/messages";
 import { CommandError, TransportError, type Exit } from "./errors";
 import { OutputStream } from "./output";
 import { ProtocolError, RECORD_PREFIX, recordOfLine, type NodeRecord } from "../protocol";
@@ -147,10 +148,8 @@ export class Collector {
     }
     // No exit status and no signal: the channel died with its connection, not the script.
     if (!this.timedOut && !this.interrupted && exit.code === null && exit.signal === null) {
-      const fix =
-        "check that the node is up and reachable, then run again " +
-        "(the step may have run in part; the next run converges)";
-      throw new TransportError(node, this.opts.step, "the connection was lost before the step ended", fix, "lost");
+      const fix = msg("remote.fixLostInStep", { node });
+      throw new TransportError(node, this.opts.step, msg("remote.lostInStep"), fix, "lost");
     }
     if (this.timedOut || exit.code !== 0) {
       throw new CommandError({
@@ -169,9 +168,7 @@ export class Collector {
 
   /** A record the program cannot read: the node ran a script of another sm121, or one was changed. */
   private protocolFailure(node: string, e: ProtocolError): ProtocolError {
-    const fix =
-      "the node printed what this sm121 does not read; run the same sm121 release on every machine " +
-      "that runs pulumi for this stack, then run again";
-    return new ProtocolError(e.record, `${e.problem} (${node}, step ${this.opts.step}); ${fix}`);
+    const problem = say(msg("remote.protocolFix", { problem: e.problem, node, step: this.opts.step }));
+    return new ProtocolError(e.record, problem);
   }
 }

@@ -1,5 +1,6 @@
 /** Connecting to a node of a bundle: local or ssh, with the operation's auth settings. */
 import type { NodeConn } from "../render/types";
+import { msg, SaidError } from "../text/messages";
 import type { Host, LockChannel } from "./host";
 import { LocalHost } from "./local";
 import { runName, waitingMessage } from "./lock";
@@ -59,7 +60,7 @@ function shared(h: Host): Host {
 /** The operation's connection to `node` (every node of a withHosts call has one). */
 export function hostFor(hosts: ReadonlyMap<string, Host>, node: string): Host {
   const h = hosts.get(node);
-  if (h === undefined) throw new Error(`no connection to ${node}`);
+  if (h === undefined) throw new SaidError(msg("remote.noConnection", { node }));
   return h;
 }
 

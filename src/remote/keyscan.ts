@@ -4,6 +4,7 @@
  * it against known_hosts (./knownhosts) and records it once the operator confirms it.
  */
 import type { Client } from "ssh2";
+import { msg, SaidError } from "../text/messages";
 
 export interface ScannedKey {
   /** The key blob in the SSH wire format (its type name first). */
@@ -19,7 +20,7 @@ export function scanHostKey(host: string, port: number, timeoutMs = 10_000): Pro
     const done = (e?: Error) => {
       client.end();
       if (key !== undefined) resolve({ blob: key });
-      else reject(e ?? new Error(`${host}:${port} presented no host key`));
+      else reject(e ?? new SaidError(msg("remote.noHostKey", { host, port })));
     };
     client.once("error", (e: Error) => done(e));
     client.once("ready", () => done());

@@ -8,6 +8,7 @@ import { createHash, createHmac } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ServerHostKeyAlgorithm } from "ssh2";
+import { msg, type Msg } from "../text/messages";
 
 /** The name a host's keys are filed under: `host`, or `[host]:port` for a port other than 22. */
 export function hostPattern(host: string, port: number): string {
@@ -219,8 +220,7 @@ export interface HostKeyRefusal {
 
 /** `accepted`: accept-new took an unknown key, appended to the file unless the run records nothing (a preview). */
 export type HostKeyVerdict =
-  | { ok: true; accepted?: { recorded: boolean; words: string } }
-  | { ok: false; reason: string; refusal: HostKeyRefusal };
+  { ok: true; accepted?: { recorded: boolean; words: Msg } } | { ok: false; reason: Msg; refusal: HostKeyRefusal };
 
 /**
  * Checks a presented host key against the file. strict: unknown, changed and revoked keys are
@@ -254,31 +254,28 @@ export function verifyHostKey(
       return {
         ok: false,
         refusal: { status: "revoked", fingerprint: fp },
-        reason: `the ${type} host key of ${name} (${fp}) is marked @revoked in ${file}:${s.line}; this may be a stolen key. Give the node a new host key, or remove the @revoked line if the key is trusted again`,
+        reason: msg("remote.hostKeyRevoked", { type, name, fingerprint: fp, file, line: s.line }),
       };
-    case "changed":
+    case "changed": {
+      const known = { line: s.known.line, knownType: s.known.type, knownFingerprint: fingerprint(s.known.blob) };
       return {
         ok: false,
         refusal: { status: "changed", fingerprint: fp },
-        reason: `the ${type} host key of ${name} has CHANGED (now ${fp}; ${file}:${s.known.line} has ${s.known.type} ${fingerprint(s.known.blob)}); this may be an attack, or the node was reinstalled. If you know why, remove the old line with \`ssh-keygen -R '${name}' -f ${file}\` and connect again`,
+        reason: msg("remote.hostKeyChanged", { type, name, fingerprint: fp, file, ...known }),
       };
+    }
     case "new":
       if (mode === "accept-new") {
-        const what = `the ${type} host key of ${name} (${fp}) in ${file}`;
-        if (!record) {
-          const words = `would record ${what} (sm121:hostKeys: accept-new; a preview records nothing, pulumi up does)`;
-          return { ok: true, accepted: { recorded: false, words } };
-        }
+        const what = { type, name, fingerprint: fp, file };
+        if (!record) return { ok: true, accepted: { recorded: false, words: msg("remote.hostKeyWouldRecord", what) } };
         mkdirSync(dirname(file), { recursive: true });
         appendFileSync(file, `${name} ${type} ${keyBlob.toString("base64")}\n`, { mode: 0o600 });
-        const check = "compare it with `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` on the node";
-        const words = `recorded ${what} (sm121:hostKeys: accept-new); ${check}`;
-        return { ok: true, accepted: { recorded: true, words } };
+        return { ok: true, accepted: { recorded: true, words: msg("remote.hostKeyRecorded", what) } };
       }
       return {
         ok: false,
         refusal: { status: "new", fingerprint: fp },
-        reason: `${name} is not in ${file} (its ${type} key is ${fp}). Check the fingerprint on the node (\`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\`), then add it with \`ssh-keyscan -p ${port} ${host} >> ${file}\`, or set sm121:hostKeys: accept-new for one run`,
+        reason: msg("remote.hostKeyUnknown", { name, file, type, fingerprint: fp, port, host }),
       };
   }
 }

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname, userInfo } from "node:os";
+import { msg, SaidError, say, type Msg } from "../text/messages";
 import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
 import { cancelled } from "./cancel";
@@ -18,17 +19,20 @@ import { interruptedBefore, type LockChannel } from "./host";
 
 export type { LockIo } from "./held";
 
-export class NodeBusyError extends Error {
+export class NodeBusyError extends SaidError {
   constructor(
     readonly node: string,
-    holder: string,
+    /** Who holds the node, as its holder file names them (`runName`); "" when it names nobody. */
+    readonly holder: string,
     waitS: number,
   ) {
-    super(
-      `node ${node} is busy: held by ${holder === "" ? "another operation" : holder}; waited ${waitS} s. Run again when it is done`,
-    );
+    super(msg("remote.busy", { node, holder: holderOf(holder), seconds: waitS }));
     this.name = "NodeBusyError";
   }
+}
+
+function holderOf(holder: string): string | Msg {
+  return holder === "" ? msg("remote.anotherOperation") : holder;
 }
 
 export const LOCK_FILE = "~/.sm121/node.lock";
@@ -46,8 +50,7 @@ export function runName(stack: string | undefined, pid: number = process.pid): s
 
 /** What an operation says while it waits for a node another run holds. */
 export function waitingMessage(node: string, holder: string, waitS: number): string {
-  const by = holder === "" ? "another operation" : holder;
-  return `${node}: waiting up to ${waitS} s for the node's lock, held by ${by}`;
+  return say(msg("remote.waiting", { node, seconds: waitS, holder: holderOf(holder) }));
 }
 
 /**
@@ -135,8 +138,8 @@ export function driveLock(
               new TransportError(
                 node,
                 "lock",
-                `the lock channel ended with code ${String(code)} before the lock was taken`,
-                "check that flock (util-linux) is installed on the node",
+                msg("remote.lockEnded", { code: String(code) }),
+                msg("remote.fixFlock", { node }),
               ),
             );
         });
@@ -146,9 +149,7 @@ export function driveLock(
   return {
     acquired,
     run: (script, opts) =>
-      held === undefined
-        ? Promise.reject(new Error(`node ${node}: a step ran before the node's lock was held`))
-        : held.run(script, opts),
+      held === undefined ? Promise.reject(new SaidError(msg("remote.notLocked", { node }))) : held.run(script, opts),
     release: () => io?.end(),
   };
 }

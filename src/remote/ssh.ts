@@ -3,7 +3,8 @@
  * (strict by default), bounded dial retries with a per-dial timeout.
  */
 import type { Client, ClientChannel, ConnectConfig } from "ssh2";
-import { dialFailure, FINAL_KINDS, TransportError } from "./errors";
+import { msg, say, type Msg } from "../text/messages";
+import { dialFailure, FINAL_KINDS, TransportError, transportFix } from "./errors";
 import {
   Collector,
   interruptedBefore,
@@ -46,7 +47,8 @@ export interface SshAuth {
 /** Host keys accept-new took in this process, already shown. */
 const shownHostKeys = new Set<string>();
 
-function showAccepted(auth: SshAuth, words: string): void {
+function showAccepted(auth: SshAuth, said: Msg): void {
+  const words = say(said);
   if (shownHostKeys.has(words)) return;
   shownHostKeys.add(words);
   if (auth.onHostKey !== undefined) auth.onHostKey(words);
@@ -73,7 +75,7 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   // Loaded here, not at module scope: this module may be reached from a serialized provider.
   const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
   const client: Client = new SshClient();
-  let refusal: { reason: string; refusal: HostKeyRefusal } | undefined;
+  let refusal: { reason: Msg; refusal: HostKeyRefusal } | undefined;
   let verified = "";
   const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
   const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
@@ -110,25 +112,21 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     client.on("error", (err: Error) => {
       const where = `${t.user}@${t.host}:${t.port}`;
       if (refusal !== undefined) {
-        const detail = `host key refused for ${where}: ${refusal.reason}`;
-        const fix = "sm121 verifies host keys by default";
+        const detail = msg("remote.hostKeyRefused", { where, reason: refusal.reason });
+        const fix = transportFix("host-key", t.node);
         reject(new TransportError(t.node, "connect", detail, fix, "host-key", refusal.refusal));
         return;
       }
       const f = dialFailure(err, where);
-      const fix =
-        f.kind === "auth"
-          ? "check the user and the key (sm121:sshPrivateKey or ssh-agent) and authorized_keys on the node"
-          : "check that the node is up and sshd listens there";
-      reject(new TransportError(t.node, "connect", f.detail, fix, f.kind));
+      reject(new TransportError(t.node, "connect", f.detail, transportFix(f.kind, t.node), f.kind));
     });
     try {
       client.connect(config);
     } catch (e) {
       // ssh2 parses the key before it dials: a key it cannot read is the key's fault, not the node's.
       const why = e instanceof Error ? e.message : String(e);
-      const fix = "check sm121:sshPrivateKey (and sm121:sshPassphrase)";
-      reject(new TransportError(t.node, "connect", `the private key cannot be used (${why})`, fix, "key"));
+      const detail = msg("remote.keyUnusable", { why });
+      reject(new TransportError(t.node, "connect", detail, transportFix("key", t.node), "key"));
       return;
     }
     // Without TCP_NODELAY each small write after an unacknowledged one waits for the peer's
@@ -160,8 +158,8 @@ class SshHost implements Host {
       }
       this.client.exec("bash -s", (err, stream) => {
         if (err) {
-          const detail = `could not open a channel: ${err.message}`;
-          reject(new TransportError(this.node, opts.step, detail, "the connection was lost; run again", "lost"));
+          const detail = msg("remote.channelFailed", { why: err.message });
+          reject(new TransportError(this.node, opts.step, detail, transportFix("lost", this.node), "lost"));
           return;
         }
         const c = new Collector(opts);
@@ -200,8 +198,8 @@ class SshHost implements Host {
     const open = new Promise<LockIo>((resolve, reject) => {
       this.client.exec("bash -s", (err, stream: ClientChannel) => {
         if (err) {
-          const detail = `could not open a channel: ${err.message}`;
-          reject(new TransportError(this.node, "lock", detail, "the connection was lost; run again", "lost"));
+          const detail = msg("remote.channelFailed", { why: err.message });
+          reject(new TransportError(this.node, "lock", detail, transportFix("lost", this.node), "lost"));
           return;
         }
         resolve({

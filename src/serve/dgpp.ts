@@ -9,7 +9,7 @@ import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { utcStamp } from "./outcome";
 import { writeScript } from "./steps";
-import { t } from "../text/messages";
+import { msg, SaidError, t } from "../text/messages";
 import { firstRecord, printRecord, recordsOf } from "../protocol";
 
 export interface ProvisionSettings {
@@ -44,7 +44,7 @@ export async function provisionDgpp(
     async (hosts) => {
       const out: ProvisionOutcome = { backups: [] };
       const head = b.nodes[0];
-      if (head === undefined) throw new Error(`${b.deployment} has no nodes`);
+      if (head === undefined) throw new SaidError(msg("copy.noNodes", { deployment: b.deployment }));
       const paths = s.paths;
       // 1. Stage first, on every launch node: install validates DGPP_NODES per node.
       const stamp = utcStamp();
@@ -139,13 +139,13 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
       const tail = (
         await h.run(`tail -n 20 ${quote(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })
       ).stdout;
-      throw new Error(
-        `the DGPP build of ${s.rev ?? ""} failed on ${h.node}; no marker was written, so the next \`pulumi up\` retries. Log: ${p.buildLog}\n${tail}`,
-      );
+      const failed = msg("serve.dgppFailed", { rev: s.rev ?? "", node: h.node, log: p.buildLog });
+      throw new SaidError(msg("serve.withTail", { said: failed, tail }));
     }
     if (Date.now() - started > s.capS * 1000) {
-      throw new Error(
-        `the DGPP build of ${s.rev ?? ""} on ${h.node} ran longer than ${Math.round(s.capS / 60)} min; it is still in tmux session ${p.session}, log ${p.buildLog}`,
+      const minutes = Math.round(s.capS / 60);
+      throw new SaidError(
+        msg("serve.dgppTooLong", { rev: s.rev ?? "", node: h.node, minutes, session: p.session, log: p.buildLog }),
       );
     }
     await new Promise((r) => setTimeout(r, s.pollS * 1000));

@@ -5,6 +5,7 @@
  * sm121:drainS: the engine's gauge of running requests (its driver's, render/replicas drainOf),
  * read on the API node over one connection until it is 0.
  */
+import { t } from "../text/messages";
 import { quote } from "../text/shell";
 import { withHosts, type SshAuth } from "../remote";
 import type { Drain } from "../render/replicas";
@@ -52,20 +53,20 @@ export async function drainEngine(
       const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records);
       const waited = Math.round((Date.now() - t0) / 1000);
       if (n === undefined) {
-        log(`${url} does not answer with ${d.running}; stops without waiting for its requests`);
+        log(t("serve.drainNoAnswer", { url, metric: d.running }));
         return undefined;
       }
       if (n === 0) {
-        if (said >= 0) log(`drained after ${waited} s: no request in flight`);
+        if (said >= 0) log(t("serve.drained", { seconds: waited }));
         return 0;
       }
       if (Date.now() - t0 >= d.boundS * 1000) {
-        log(`${n} request(s) still in flight after ${d.boundS} s (sm121:drainS); stops now`);
+        log(t("serve.drainGivesUp", { count: n, seconds: d.boundS }));
         return n;
       }
       // A line when the count changes, and one every 10 s while it stands.
       if (n !== said || Date.now() - saidAt >= 10_000) {
-        log(`waits for ${n} request(s) in flight to finish (${waited} s of up to ${d.boundS} s)`);
+        log(t("serve.drainWaits", { count: n, waited, seconds: d.boundS }));
         saidAt = Date.now();
       }
       said = n;

@@ -14,7 +14,8 @@
  * of its own and HostKeyAlias: never the node's own known_hosts, never accept-new.
  */
 import type { Host } from "../remote";
-import { nodePath, quote } from "../text/shell";
+import { msg, SaidError, t } from "../text/messages";
+import { nodePath, quote, shellValue, shellWords } from "../text/shell";
 import { firstRecord, printRecord, recordsOf, type NodeRecord } from "../protocol";
 
 export interface Peer {
@@ -75,7 +76,7 @@ export async function withChainAccess<T>(
       next = await grant(peer, op, chainReceiver(writerOf(peer), next, op.pair.private));
       granted.push(next);
     }
-    if (next === undefined) throw new Error("a chain copy needs at least one peer");
+    if (next === undefined) throw new SaidError(msg("serve.chainNoPeer"));
     return await fn({ grants: [...granted].reverse(), privateKey: op.pair.private }, next);
   } finally {
     await revokeAll(granted, op.id);
@@ -94,18 +95,13 @@ function newOperation(): Operation {
 }
 
 async function grant(peer: Peer, op: Operation, receiver: string): Promise<Grant> {
-  if (peer.host.hostKey === undefined)
-    throw new Error(
-      `${peer.host.node} is host: local; a copy between nodes reaches each node over ssh, so give it an ssh block in the site`,
-    );
+  if (peer.host.hostKey === undefined) throw new SaidError(msg("serve.copyLocalPeer", { node: peer.host.node }));
   const res = await peer.host.run(grantScript(peer.stateDir, op.id, op.pair.public, receiver), {
     step: "authorize the copy from the source node",
   });
   const recv = firstRecord(res.records, "recv")?.path;
   if (recv === undefined || !SAFE_PATH.test(recv))
-    throw new Error(
-      `${peer.host.node}: the receiver path ${String(recv)} is not a plain absolute path; use a stateDir and home of letters, digits and _ . / + @ : -`,
-    );
+    throw new SaidError(msg("serve.copyPathNotPlain", { node: peer.host.node, path: String(recv) }));
   return { peer, recv };
 }
 
@@ -165,6 +161,7 @@ function chainReceiver(writer: string, next: Grant | undefined, privateKey: stri
     `printf '%s' ${quote(w)} | base64 -d > "$k/write.sh"`,
   ];
   if (next === undefined) return [...lines, `exec bash "$k/write.sh"`].join("\n");
+  const forward = t("serve.copyForwardFailed", { node: next.peer.host.node, ip: next.peer.ip });
   return [
     ...lines,
     "umask 077",
@@ -178,20 +175,21 @@ function chainReceiver(writer: string, next: Grant | undefined, privateKey: stri
     `tee "$k/fwd" | bash "$k/write.sh"; st=("\${PIPESTATUS[@]}")`,
     `wait "$fwd"; f=$?`,
     "set -e",
-    `if [ "\${st[1]}" -ne 0 ]; then echo "sm121: writing the copy on this node failed" >&2; exit 1; fi`,
-    `if [ "\${st[0]}" -ne 0 ] || [ "$f" -ne 0 ]; then echo ${quote(`sm121: forwarding the copy to ${next.peer.host.node} (${next.peer.ip}) failed`)} >&2; exit 1; fi`,
+    `if [ "\${st[1]}" -ne 0 ]; then echo ${shellWords(`sm121: ${t("serve.copyWriteFailed")}`)} >&2; exit 1; fi`,
+    `if [ "\${st[0]}" -ne 0 ] || [ "$f" -ne 0 ]; then echo ${shellWords(`sm121: ${forward}`)} >&2; exit 1; fi`,
   ].join("\n");
 }
 
 function grantScript(stateDir: string, id: string, publicKey: string, receiver: string): string {
   const b64 = Buffer.from(receiver).toString("base64");
+  const notPlain = shellWords(`sm121: ${t("serve.copyDirNotPlain", { path: shellValue("$d") })}`);
   return [
     "umask 077",
     `d=${nodePath(stateDir)}/fanout/${id}`,
     `mkdir -p "$d" "$HOME/.ssh"`,
     `d=$(cd "$d" && pwd)`,
     // The path goes into an authorized_keys option: nothing in it may end the quoted command.
-    `case "$d" in *[!A-Za-z0-9_./+@:-]*) echo "sm121: $d is not a plain path; use a stateDir and home of letters, digits and _ . / + @ : -" >&2; exit 1;; esac`,
+    `case "$d" in *[!A-Za-z0-9_./+@:-]*) echo ${notPlain} >&2; exit 1;; esac`,
     `printf '%s' ${quote(b64)} | base64 -d > "$d/recv.sh"`,
     `ak="$HOME/.ssh/authorized_keys"`,
     // sshd reads expiry-time in the system time zone (a Z suffix needs OpenSSH 9.1): the node's
@@ -218,6 +216,7 @@ function revokeScript(stateDir: string, id: string): string {
  * into the peer's receiver. Run it on the source's own connection.
  */
 export function sendScript(a: Access, g: Grant, producer: string): string {
+  const sent = { node: g.peer.host.node, user: g.peer.user, ip: g.peer.ip, port: g.peer.port };
   return [
     "umask 077",
     `k=$(mktemp -d)`,
@@ -229,7 +228,7 @@ export function sendScript(a: Access, g: Grant, producer: string): string {
     // The bytes that leave this node, counted on it: the bench's measure of a copy.
     `mkfifo "$k/count"; wc -c < "$k/count" > "$k/sent" & counter=$!`,
     `if ! {\n${producer}\n} | tee "$k/count" | ${sshTo(g, `"$k/id"`, `"$k/known_hosts"`)}; then`,
-    `  echo ${quote(`sm121: the copy to ${g.peer.host.node} (ssh ${g.peer.user}@${g.peer.ip} -p ${g.peer.port} from this node) failed; the lines above say why. This node dials the peer's cluster address: check that the peer's sshd listens there and reads ~/.ssh/authorized_keys. The next pulumi up tries again (a model copy continues where it stopped)`)} >&2`,
+    `  echo ${shellWords(`sm121: ${t("serve.copySendFailed", sent)}`)} >&2`,
     "  exit 1",
     "fi",
     `wait "$counter"; ${printRecord("sent", '"bytes":%d', '"$(cat "$k/sent")"')}`,
@@ -256,7 +255,7 @@ export function bytesText(n: number): string {
 /** "1.2 GiB in 3.4 s (360.0 MiB/s)". */
 export function rateText(bytes: number, ms: number): string {
   const s = Math.max(ms, 1) / 1000;
-  return `${bytesText(bytes)} in ${s.toFixed(1)} s (${bytesText(Math.round(bytes / s))}/s)`;
+  return t("serve.rate", { bytes: bytesText(bytes), seconds: s.toFixed(1), rate: bytesText(Math.round(bytes / s)) });
 }
 
 /**
@@ -279,10 +278,10 @@ export function meter(
     if (stopped || done === undefined) return;
     const ms = Date.now() - t0;
     const rate = done / Math.max(ms / 1000, 0.001);
-    const eta = total !== undefined && rate > 0 && total > done ? `, ETA ${Math.round((total - done) / rate)} s` : "";
-    log(
-      `${label}: ${bytesText(done)}${total === undefined ? "" : ` of ${bytesText(total)}`} in ${Math.round(ms / 1000)} s (${bytesText(Math.round(rate))}/s${eta})`,
-    );
+    const at = { label, done: bytesText(done), seconds: Math.round(ms / 1000), rate: bytesText(Math.round(rate)) };
+    if (total === undefined) return log(t("serve.meter", at));
+    const eta = rate > 0 && total > done ? t("serve.eta", { seconds: Math.round((total - done) / rate) }) : "";
+    log(t("serve.meterOf", { ...at, total: bytesText(total), eta }));
   };
   const timer = setInterval(() => void tick(), everyS * 1000);
   return () => {

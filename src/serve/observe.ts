@@ -14,6 +14,7 @@ import type { SiteNode } from "../recipe/types";
 import type { NodeModelFacts } from "../render/memfit";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { say, t } from "../text/messages";
 import { joinNode } from "../text/shell";
 import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeLiveness, probeNode } from "./probe";
 import type { NodeState } from "./probe";
@@ -68,9 +69,15 @@ const LOOK_STEP_MS = 60_000;
 
 /** The line of a node that could not be seen: its place, the error as the client saw it, the fix. */
 function unseen(name: string, e: unknown, place: string): string {
-  if (e instanceof TransportError) return `${place}: ${name} unreachable: ${e.detail}; ${transportFix(e.kind, name)}`;
+  if (e instanceof TransportError)
+    return t("serve.unseenUnreachable", {
+      place,
+      node: name,
+      detail: say(e.detail),
+      fix: say(transportFix(e.kind, name)),
+    });
   const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
-  return `${place}: ${name} could not be looked at: ${first}`;
+  return t("serve.unseen", { place, node: name, first });
 }
 
 async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dialer, o: LookOptions): Promise<Seen> {

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { t } from "../text/messages";
 
 export interface Owner {
   project: string;
@@ -42,9 +43,10 @@ export function movedFrom(o: Owner, me: Owner): boolean {
 }
 
 /** `stack other (project sm121)`, with the backend when it is not this run's. */
-export function ownerWords(o: Owner, me: Owner): string {
-  const where = [`project ${o.project}`, ...(o.backend === me.backend ? [] : [`backend ${o.backend}`])];
-  return `stack ${o.stack} (${where.join(", ")})`;
+function ownerWords(o: Owner, me: Owner): string {
+  return o.backend === me.backend
+    ? t("serve.ownerIn", { stack: o.stack, project: o.project })
+    : t("serve.ownerInBackend", { stack: o.stack, project: o.project, backend: o.backend });
 }
 
 /** A backend URL as an identity: never with the user or password a URL may carry. */
@@ -87,22 +89,11 @@ export function ownerOf(v: unknown): Owner | undefined {
 
 /** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */
 export function takeoverRefusal(node: string, h: Holder & { owner: Owner }, me: Owner): string {
-  if (movedFrom(h.owner, me)) {
-    return (
-      `${node}: if stack ${h.owner.stack} moved to this backend from ${h.owner.backend} (pulumi stack ` +
-      `export / import), record the move once with SM121_ALLOW_TAKEOVER=${node}: nothing restarts for it; ` +
-      "if a copy of the stack still lives there, remove it there first " +
-      `(\`pulumi stack rm ${h.owner.stack} --force --preserve-config\`, logged in to that backend)`
-    );
-  }
+  const { stack, backend } = h.owner;
+  if (movedFrom(h.owner, me)) return t("serve.takeoverMoved", { node, stack, backend });
   const here = h.owner.project === me.project && h.owner.backend === me.backend;
-  const dir = here ? "" : " (in that project's directory, logged in to its backend)";
-  return (
-    `${node}: deployment ${h.deployment} of ${ownerWords(h.owner, me)} runs there, and this run would stop it; ` +
-    `a node belongs to the stack that serves it. To hand ${node} over, stop it from its own stack: ` +
-    `\`pulumi destroy --stack ${h.owner.stack}\`${dir}, or remove ${h.deployment} from that stack's site and run ` +
-    `its \`pulumi up\`; or allow the takeover for this run with SM121_ALLOW_TAKEOVER=${node}`
-  );
+  const who = { node, deployment: h.deployment, owner: ownerWords(h.owner, me), stack };
+  return here ? t("serve.takeoverRefused", who) : t("serve.takeoverRefusedThere", who);
 }
 
 /** Foreign deployments that may run on a node (stop.sh there, another owner): what a run there would stop. */

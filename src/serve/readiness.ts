@@ -9,7 +9,8 @@
 import { curlWithKey, readApiKeyLines } from "../render/apikey";
 import { waitWords } from "../render/plan";
 import type { NodeBundle, Readiness } from "../render/types";
-import { nodePath, NOW_S, nowMs, quote } from "../text/shell";
+import { t, type MessageKey, type Params } from "../text/messages";
+import { nodePath, NOW_S, nowMs, quote, shellValue, shellWords } from "../text/shell";
 import { EXIT } from "./failure";
 import { envFileOf } from "../render/node";
 import { secretsEnvPath } from "../targets/secretsenv";
@@ -49,11 +50,15 @@ export function curlFunction(nb: NodeBundle, url: string): string {
  * hold). Waiting cannot change that, so readiness ends at once, naming neither key.
  */
 function keyRefused(what: string, code: string, evidence: string): string {
-  const why = `the engine refuses the API key sm121 holds for it (HTTP ${code} from ${what})`;
-  const none = `the engine asks for an API key and sm121 holds none for it (HTTP ${code} from ${what})`;
-  // Fixed words and the shell's HTTP code: double quotes expand only the code.
-  const say = `if [ -n "$key" ]; then echo "sm121: ${why}" >&2; else echo "sm121: ${none}" >&2; fi`;
+  const why = node("serve.keyRefused", { code: shellValue(code), what });
+  const none = node("serve.keyMissing", { code: shellValue(code), what });
+  const say = `if [ -n "$key" ]; then echo ${why} >&2; else echo ${none} >&2; fi`;
   return `${say}; ${evidence}; exit ${EXIT.keyRefused}`;
+}
+
+/** A message of sm121's that a readiness script prints on stderr, as one shell word (see shellValue). */
+function node(key: MessageKey, args: Params): string {
+  return shellWords(`sm121: ${t(key, args)}`);
 }
 
 export function readinessScript(nb: NodeBundle, r: Readiness): string {
@@ -63,11 +68,16 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const url = `http://${api.host}:${api.port}/v1/models`;
   // The node's own reason, on stderr: the launcher's output (start.sh, dgpp-cluster up) and the engine log.
   // The launcher's last, since a launcher that refused (start.sh's own checks) says why at its end.
-  const evidence = `{ echo "--- engine log (last lines) ---"; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; if [ -s ${d}/up.log ]; then echo "--- launcher output (start.sh, up.log; last lines) ---"; tail -n 10 ${d}/up.log; fi; } >&2`;
+  const evidence =
+    `{ echo ${shellWords(t("serve.engineLogTail"))}; ( ${nb.logs} ) 2>/dev/null | tail -n 15 || true; ` +
+    `if [ -s ${d}/up.log ]; then echo ${shellWords(t("serve.launcherTail"))}; tail -n 10 ${d}/up.log; fi; } >&2`;
+  const last = { url, code: shellValue("$code") };
+  const waited = { url, seconds: shellValue("$((now - t0))"), code: shellValue("$code") };
+  const engineLine = shellWords(t("serve.engineLogLine", { line: shellValue("$line") }));
   return [
     curlFunction(nb, url),
     `t0=${NOW_S}; ${nowMs("t0ms")}; deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
-    `echo "waiting up to ${waitWords(r)} for ${url} to answer 200"`,
+    `echo ${shellWords(t("serve.waitingUpTo", { wait: waitWords(r), url }))}`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
     // the first time 2 s in: an engine just started has had no time to exit.
     "while :; do",
@@ -79,13 +89,15 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
     `  if [ -f ${d}/launcher.exit ]; then if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
-    `  case "$launching$st" in failed*|false*'"running":false'*) echo "sm121: the engine exited before ${url} answered (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
+    `  case "$launching$st" in failed*|false*'"running":false'*) ` +
+      `echo ${node("serve.engineExitedBefore", last)} >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
     `  now=${NOW_S}`,
-    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: ${url} did not answer 200 within ${r.timeoutS} s (last HTTP code $code)" >&2; ${evidence}; exit ${EXIT.readinessTimeout}; fi`,
+    `  if [ "$now" -ge "$deadline" ]; then echo ${node("serve.noAnswerWithin", { ...last, seconds: r.timeoutS })} >&2; ` +
+      `${evidence}; exit ${EXIT.readinessTimeout}; fi`,
     // Every 10 s: how long, what for, and the engine's last log line when it changed.
-    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for ${url}: $((now - t0)) s of ${r.timeoutS} s (HTTP $code)"; last=$now;`,
+    `  if [ $((now - last)) -ge 10 ]; then echo ${shellWords(t("serve.waitingFor", { ...waited, of: r.timeoutS }))}; last=$now;`,
     `    line=$( ( SM121_LINES=1; export SM121_LINES; ${nb.logs} ) 2>/dev/null | tail -n 1 | cut -c1-200 || true)`,
-    '    if [ -n "$line" ] && [ "$line" != "$seen" ]; then echo "engine log: $line"; seen=$line; fi; fi',
+    `    if [ -n "$line" ] && [ "$line" != "$seen" ]; then echo ${engineLine}; seen=$line; fi; fi`,
     "  sleep 0.1",
     "done",
     printRecord("models", '"body64":"%s"', '"$(base64 -w0 < "$body_file")"'),
@@ -149,14 +161,15 @@ export function oneToken(base: string): { request: string[]; send: string[] } {
 function firstTokenLines(base: string, timeoutS: number, evidence: string): string[] {
   const chatUrl = `${base}/v1/chat/completions`;
   const one = oneToken(base);
+  const body = shellValue(`$(head -c 300 "$chat_file" | tr -d '\\n')`);
   return [
     ...one.request,
     `left=$((deadline - ${NOW_S})); if [ "$left" -lt 5 ]; then left=5; fi`,
     ...one.send,
     `case "$ccode" in 401|403) ${keyRefused("/v1/chat/completions", "$ccode", evidence)};; esac`,
     'if [ "$ccode" != 200 ]; then',
-    `  if [ "$ccode" = 000 ]; then echo "sm121: the engine lists its model but ${chatUrl} gave no first token within $left s (a chat completion of max_tokens 1; readiness.timeout_s is ${timeoutS})" >&2;`,
-    `  else echo "sm121: the engine lists its model but ${chatUrl} answered HTTP $ccode to a chat completion of max_tokens 1: $(head -c 300 "$chat_file" | tr -d '\\n')" >&2; fi`,
+    `  if [ "$ccode" = 000 ]; then echo ${node("serve.noFirstToken", { url: chatUrl, left: shellValue("$left"), timeoutS })} >&2;`,
+    `  else echo ${node("serve.firstTokenHttp", { url: chatUrl, code: shellValue("$ccode"), body })} >&2; fi`,
     `  ${evidence}; exit ${EXIT.noFirstToken}`,
     "fi",
     printRecord("firstToken", '"readyMs":%d,"ttftMs":%d', "$((c1 - t0ms)) $((c1 - c0))"),

@@ -4,6 +4,8 @@
  * without an API is checked through its status script instead of /v1/models.
  */
 import type { DeploymentBundle, NodeBundle } from "../render/types";
+import { t } from "../text/messages";
+import { shellValue, shellWords } from "../text/shell";
 import { envPathOf, watchedPaths } from "./probe";
 import { readinessScript, verifyScript } from "./readiness";
 import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
@@ -25,8 +27,9 @@ const lines = (...parts: string[]) => parts.filter((p) => p !== "" && p !== ":")
  */
 function withProgress(what: string, script: string): string {
   if (script === ":") return script;
+  const soFar = shellWords(t("serve.soFar", { what, seconds: shellValue("$s") }));
   return [
-    `( s=0; while sleep 10 </dev/null >/dev/null 2>&1; do s=$((s + 10)); echo "${what}: $s s so far"; done ) & watcher=$!`,
+    `( s=0; while sleep 10 </dev/null >/dev/null 2>&1; do s=$((s + 10)); echo ${soFar}; done ) & watcher=$!`,
     "set +e",
     `( ${script}
 )`,
@@ -43,7 +46,7 @@ export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions
     // Whatever other deployment the node still runs stops first (a node move), then this one.
     stop: lines(
       mkdirScript(nb),
-      withProgress("stopping", lines(displaceScript(nb, w.owner), stopWithHooks(nb, b.hooks.afterStop))),
+      withProgress(t("serve.stoppingWatch"), lines(displaceScript(nb, w.owner), stopWithHooks(nb, b.hooks.afterStop))),
     ),
     "memory-gate": memGateScript(nb.memGateGiB, b.memTimeoutS),
     write: lines(writeScript(nb, w), registerScript(nb, b.hooks.afterStop, w.owner)),

@@ -25,7 +25,7 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
-import { t } from "../text/messages";
+import { msg, SaidError, t } from "../text/messages";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -74,7 +74,7 @@ async function preflight(
     if (!mayTake) for (const h of foreignHolders(st.holders, me)) fatal.push(takeoverRefusal(nb.node, h, me));
   });
   if (fatal.length > 0)
-    throw new PreflightFailure(`preflight of ${b.deployment} failed; nothing was changed:\n  ${fatal.join("\n  ")}`);
+    throw new PreflightFailure(`${t("serve.preflightFailed", { deployment: b.deployment })}\n  ${fatal.join("\n  ")}`);
   return { states, warnings };
 }
 
@@ -89,7 +89,7 @@ async function fabricCheck(
   log(t("serve.linkTest", { nodes: between }));
   const report = await runLinkTest(b, plan, (nb) => host(hosts, nb), log);
   const text = linkTestText(report);
-  const failed = `the link test of ${b.deployment} failed; nothing was stopped`;
+  const failed = t("serve.linkTestFailed", { deployment: b.deployment });
   if (!report.ok) throw new PreflightFailure(`${text.join("\n")}\n${failed}`);
   for (const l of text) log(l);
 }
@@ -260,7 +260,8 @@ async function finish(
     const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
     addTimings(out, res.records);
     const s = firstRecord(res.records, "status");
-    if (nb.runs && s?.running !== true) throw new Error(`${nb.node}: the engine of rank ${nb.rank} is not running`);
+    if (nb.runs && s?.running !== true)
+      throw new SaidError(msg("serve.rankNotRunning", { node: nb.node, rank: nb.rank }));
     out.status = "standby";
     if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;
     return undefined;
@@ -277,16 +278,18 @@ async function finish(
   const ids = (models?.data ?? []).map((m) => m.id ?? "");
   const want = b.readiness.servedName;
   if (want !== undefined && !ids.includes(want))
-    throw new Error(`${nb.node}: /v1/models serves ${ids.join(", ") || "nothing"}, not ${want}`);
+    throw new SaidError(msg("serve.servesOther", { node: nb.node, ids: ids.join(", ") || "-", want }));
   const entry = (models?.data ?? []).find((m) => want === undefined || m.id === want);
   const maxLen = entry?.max_model_len;
   if (b.readiness.maxModelLen !== undefined && maxLen !== b.readiness.maxModelLen)
-    throw new Error(`${nb.node}: max_model_len is ${String(maxLen)}, the recipe expects ${b.readiness.maxModelLen}`);
+    throw new SaidError(
+      msg("serve.maxLenOther", { node: nb.node, maxLen: String(maxLen), want: b.readiness.maxModelLen }),
+    );
   const first = firstRecord(res.records, "firstToken");
   if (first !== undefined) {
     out.readyS = Math.round(first.readyMs / 100) / 10;
     out.ttftMs = first.ttftMs;
-    onLine(`ready in ${out.readyS} s; first token in ${out.ttftMs} ms (a one-token chat completion)`);
+    onLine(t("serve.readyIn", { seconds: out.readyS, ms: out.ttftMs }));
   }
   const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
   const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();

@@ -3,7 +3,8 @@
  * bundle. Each phase is one script, so a node costs one round trip per phase.
  */
 import type { NodeBundle, PreflightCheck } from "../render/types";
-import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote } from "../text/shell";
+import { t } from "../text/messages";
+import { joinNode, lastErrorLine, nodePath, NOW_S, nowMs, quote, shellValue, shellWords } from "../text/shell";
 import { EXIT } from "./failure";
 import { fillRenderedAt } from "../render/envfile";
 import { launchIdentityOf } from "../render/launch";
@@ -210,15 +211,19 @@ export function mkdirScript(nb: NodeBundle): string {
 /** Waits until MemAvailable reaches the gate; a line with the timeout first, then progress every 10 s. */
 export function memGateScript(gateGiB: number, timeoutS: number): string {
   const gateKb = Math.round(gateGiB * 1024 * 1024);
+  const gate = { seconds: timeoutS, gate: gateGiB, now: shellValue("$((avail / 1048576))") };
+  const first = shellWords(t("serve.memWaitUpTo", gate));
+  const below = shellWords(`sm121: ${t("serve.memBelowGate", gate)}`);
+  const waiting = shellWords(t("serve.memWaiting", { ...gate, waited: shellValue("$((now - t0))") }));
   return [
     `t0=${NOW_S}; deadline=$((t0 + ${timeoutS})); last=$t0; said=false`,
     "while :; do",
     "  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)",
     `  if [ "$avail" -ge ${gateKb} ]; then break; fi`,
-    `  if [ "$said" = false ]; then echo "waiting up to ${timeoutS} s for MemAvailable to reach ${gateGiB} GiB (now $((avail / 1048576)) GiB)"; said=true; fi`,
+    `  if [ "$said" = false ]; then echo ${first}; said=true; fi`,
     `  now=${NOW_S}`,
-    `  if [ "$now" -ge "$deadline" ]; then echo "sm121: MemAvailable is $((avail / 1048576)) GiB after ${timeoutS} s, below the gate of ${gateGiB} GiB; free memory on the node or lower minMemAvailableGiB" >&2; exit ${EXIT.memoryGate}; fi`,
-    `  if [ $((now - last)) -ge 10 ]; then echo "waiting for memory: $((now - t0)) s of ${timeoutS} s, MemAvailable $((avail / 1048576)) GiB of ${gateGiB} GiB"; last=$now; fi`,
+    `  if [ "$now" -ge "$deadline" ]; then echo ${below} >&2; exit ${EXIT.memoryGate}; fi`,
+    `  if [ $((now - last)) -ge 10 ]; then echo ${waiting}; last=$now; fi`,
     "  sleep 1",
     "done",
     printRecord("memGate", '"memAvailableKiB":%d', '"$avail"'),

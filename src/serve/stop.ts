@@ -90,12 +90,11 @@ export async function stopDeployment(
       const script = joinNode(failed[0]?.nb.stateDir ?? "", "stop.sh");
       throw new StopFailure(
         [
-          `deployment ${b.deployment}: the stop failed on ${where}; ${b.deployment} stays in the stack state, ` +
-            `marked failed on ${where}${stopped.length > 0 ? ` (${stopped.join(", ")} stopped)` : ""}, ` +
-            "and its gateway endpoints stay disabled.",
+          stopped.length > 0
+            ? t("serve.stopFailedSome", { deployment: b.deployment, where, stopped: stopped.join(", ") })
+            : t("serve.stopFailed", { deployment: b.deployment, where }),
           ...evidence,
-          `Fix the stop on ${where} (the deployment's stop script there: ${script}), ` +
-            "then run `pulumi destroy` again, or `pulumi up` (which tries the stop again).",
+          t("serve.stopFix", { where, script }),
         ].join("\n"),
         failed.map((f) => ({ node: f.nb.node, lines: f.lines })),
       );

@@ -51,3 +51,23 @@ export function nowMs(v: string): string {
 export function lastErrorLine(cmd: string): string {
   return `$(${cmd} 2>&1 >/dev/null | tail -n 1 | tr -d '"\\\\[:cntrl:]' || true)`;
 }
+
+const EXPANDS = "\u0001";
+
+/**
+ * A message argument that a node script expands when it prints the message: `shellValue("$d")`,
+ * `shellValue("$((avail / 1048576))")`. The message is said here, in this process's locale, and
+ * `shellWords` makes it one shell word.
+ */
+export function shellValue(expansion: string): string {
+  return `${EXPANDS}${expansion}${EXPANDS}`;
+}
+
+/**
+ * A text with shellValue arguments as one double-quoted shell word: its own characters escaped
+ * (backslash, double quote, dollar, backquote), each expansion left to expand.
+ */
+export function shellWords(text: string): string {
+  const parts = text.split(EXPANDS).map((p, i) => (i % 2 === 1 ? p : p.replace(/[\\"$`]/g, "\\$&")));
+  return `"${parts.join("")}"`;
+}

@@ -2,7 +2,8 @@
  * The catalogues, as data: `<area>/<locale>.json` beside this file, one area per part of sm121 that
  * speaks to the operator (cli: the commands' reports; spec: the validation problems and fixes of
  * recipes and the site; profile: those of profiles, their values, directives, docker args and
- * overlays; usage: the help; serve: what the providers and serve/ say in Pulumi's output). The
+ * overlays; usage: the help; serve: what the providers and serve/ say in Pulumi's output; remote:
+ * what remote/ says of a node it cannot reach or a step that failed there). The
  * areas only keep the files short: a key is unique across them. English is the reference: its
  * keys are the MessageKey type, and each area's locales are checked against `Record<keys of its
  * English file, Message>`, so a catalogue that lacks a key fails to compile.
@@ -19,6 +20,12 @@ import profileEs from "./profile/es.json";
 import profileJa from "./profile/ja.json";
 import profileRu from "./profile/ru.json";
 import profileZh from "./profile/zh.json";
+import remoteDe from "./remote/de.json";
+import remoteEn from "./remote/en.json";
+import remoteEs from "./remote/es.json";
+import remoteJa from "./remote/ja.json";
+import remoteRu from "./remote/ru.json";
+import remoteZh from "./remote/zh.json";
 import serveDe from "./serve/de.json";
 import serveEn from "./serve/en.json";
 import serveEs from "./serve/es.json";
@@ -71,8 +78,21 @@ export const AREAS = {
     de: serveDe,
     es: serveEs,
   } satisfies Area<typeof serveEn>,
+  remote: {
+    en: remoteEn,
+    ru: remoteRu,
+    zh: remoteZh,
+    ja: remoteJa,
+    de: remoteDe,
+    es: remoteEs,
+  } satisfies Area<typeof remoteEn>,
 };
 
 export type AreaName = keyof typeof AREAS;
 export type MessageKey =
-  keyof typeof cliEn | keyof typeof specEn | keyof typeof profileEn | keyof typeof usageEn | keyof typeof serveEn;
+  | keyof typeof cliEn
+  | keyof typeof specEn
+  | keyof typeof profileEn
+  | keyof typeof usageEn
+  | keyof typeof serveEn
+  | keyof typeof remoteEn;

@@ -139,3 +139,15 @@ export function say(m: Msg, locale?: Locale): string {
   for (const [k, v] of Object.entries(m.args ?? {})) params[k] = typeof v === "object" ? say(v, locale) : v;
   return tr(m.key, params);
 }
+
+/**
+ * An error whose words are a message: `.message` is the message in the locale of the process that
+ * throws it, and `said` is the message itself, for a catch site that stores it (and so can say it
+ * again in another locale) or reads what it needs from its arguments, never from its wording.
+ */
+export class SaidError extends Error {
+  constructor(readonly said: Msg) {
+    super(say(said));
+    this.name = "SaidError";
+  }
+}
