@@ -28,7 +28,8 @@ export function stepLoop(end: string): string {
     `  case "$n" in ''|*[!0-9]*) echo "sm121: not a frame length: $n" >&2; exit 65;; esac`,
     // The dot keeps the script's trailing newlines through the command substitution.
     '  s=$(head -c "$n"; echo .); s=${s%.}',
-    `  case "$s" in *$'\\n'"# ${end}"$'\\n') ;; *) echo "sm121: a script arrived cut off; none of it ran" >&2; exit 65;; esac`,
+    `  case "$s" in *$'\\n'"# ${end}"$'\\n') ;; ` +
+      `*) echo "sm121: a script arrived cut off; none of it ran" >&2; exit 65;; esac`,
     // fd 9 holds the lock: what a step starts (an engine) must not hold it after the operation.
     // The step runs in a process group of its own beside a watch on the channel. Nothing arrives
     // on the channel while a step runs (the next frame waits for this one's end), so the watch's

@@ -115,7 +115,8 @@ function resolve(node: SiteNode, fab: NodeFabric, f: FabricFacts): { fabric: Nod
     found.push(
       rdma.length === 0
         ? "no RDMA port is up: sockets"
-        : `ports up: ${rdma.map((p) => `${p.hca}:${p.port}`).join(", ")}${gid === undefined ? "" : `, RoCE v2 GID ${gid}`}`,
+        : `ports up: ${rdma.map((p) => `${p.hca}:${p.port}`).join(", ")}` +
+            (gid === undefined ? "" : `, RoCE v2 GID ${gid}`),
     );
   }
   return {

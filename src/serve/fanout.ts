@@ -196,9 +196,12 @@ function grantScript(stateDir: string, id: string, publicKey: string, receiver: 
     // own clock and zone, as sshd sees them (no TZ of this session).
     `now=$(env -u TZ date +%Y%m%d%H%M)`,
     // Lines of earlier operations whose hour has passed (an operation that was killed) go first.
-    `if [ -f "$ak" ]; then awk -v now="$now" '!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+"/) || substr($0, RSTART + 13, 12) >= now' "$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
+    `if [ -f "$ak" ]; then awk -v now="$now" ` +
+      `'!/ sm121-fanout-/ || !match($0, /expiry-time="[0-9]+"/) || substr($0, RSTART + 13, 12) >= now' ` +
+      `"$ak" > "$ak.sm121-tmp"; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
     `exp=$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)`,
-    `printf 'restrict,command="bash %s/recv.sh",expiry-time="%s" %s\\n' "$d" "$exp" ${quote(publicKey.trim())} >> "$ak"`,
+    `printf 'restrict,command="bash %s/recv.sh",expiry-time="%s" %s\\n' "$d" "$exp" ` +
+      `${quote(publicKey.trim())} >> "$ak"`,
     printRecord("recv", '"path":"%s/recv.sh"', '"$d"'),
   ].join("\n");
 }
@@ -206,7 +209,8 @@ function grantScript(stateDir: string, id: string, publicKey: string, receiver: 
 function revokeScript(stateDir: string, id: string): string {
   return [
     `ak="$HOME/.ssh/authorized_keys"`,
-    `if [ -f "$ak" ]; then grep -v -F ' sm121-fanout-${id}' "$ak" > "$ak.sm121-tmp" || true; cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
+    `if [ -f "$ak" ]; then grep -v -F ' sm121-fanout-${id}' "$ak" > "$ak.sm121-tmp" || true; ` +
+      `cat "$ak.sm121-tmp" > "$ak"; rm -f "$ak.sm121-tmp"; fi`,
     `rm -rf ${nodePath(stateDir)}/fanout/${id}`,
   ].join("\n");
 }

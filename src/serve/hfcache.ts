@@ -28,9 +28,12 @@ export function manifestScript(repoDir: string): string {
   return [
     `d=${d}`,
     `[ -d "$d" ] || exit 0`,
-    `find "$d" -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %P\\t%l\\n' \\) -o \\( -type d -printf 'd %P\\n' \\)`,
-    `for r in "$d"/refs/*; do [ -f "$r" ] && printf 'r %s %s\\n' "\${r##*/}" "$(head -c 64 "$r" | tr -dc '0-9a-f')"; done`,
-    `for i in "$d"/snapshots/*/${INDEX}; do [ -f "$i" ] && printf 'i %s %s\\n' "\${i#"$d"/}" "$(base64 -w0 "$i")"; done`,
+    `find "$d" -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %P\\t%l\\n' \\) ` +
+      `-o \\( -type d -printf 'd %P\\n' \\)`,
+    `for r in "$d"/refs/*; do [ -f "$r" ] && ` +
+      `printf 'r %s %s\\n' "\${r##*/}" "$(head -c 64 "$r" | tr -dc '0-9a-f')"; done`,
+    `for i in "$d"/snapshots/*/${INDEX}; do [ -f "$i" ] && ` +
+      `printf 'i %s %s\\n' "\${i#"$d"/}" "$(base64 -w0 "$i")"; done`,
     "true",
   ].join("\n");
 }
@@ -116,7 +119,8 @@ export function completeness(m: Manifest, revision: string): Completeness {
     const size = blob === undefined ? undefined : m.files.get(blob);
     if (size === undefined)
       missing.push(
-        `${p}: its blob ${blob ?? target} is missing${blob !== undefined && m.files.has(`${blob}.incomplete`) ? " (a download or copy was cut short)" : ""}`,
+        `${p}: its blob ${blob ?? target} is missing` +
+          (blob !== undefined && m.files.has(`${blob}.incomplete`) ? " (a download or copy was cut short)" : ""),
       );
     else bytes += size;
   }

@@ -58,7 +58,8 @@ async function manifestOf(h: Host, dir: string): Promise<Manifest> {
 
 /** Sum of the file sizes under the repo dir (partial blobs too): the progress measure. */
 function bytesScript(dir: string): string {
-  return `{ find ${nodePath(dir)} -type f -printf '%s\\n' 2>/dev/null || true; } | awk '{ s += $1 } END { print s + 0 }'`;
+  const sizes = `find ${nodePath(dir)} -type f -printf '%s\\n' 2>/dev/null || true`;
+  return `{ ${sizes}; } | awk '{ s += $1 } END { print s + 0 }'`;
 }
 
 async function bytesOn(h: Host, dir: string): Promise<number> {
@@ -95,7 +96,10 @@ function producer(dir: string, items: CopyItem[]): string {
   return lines.join("\n");
 }
 
-/** The peer's side: writes each item under the repo dir, appending to `<file>.incomplete` and renaming it when whole. */
+/**
+ * The peer's side: writes each item under the repo dir, appending to `<file>.incomplete` and
+ * renaming it when whole.
+ */
 export function receiverScript(dir: string): string {
   return [
     "set -euo pipefail",
@@ -107,13 +111,19 @@ export function receiverScript(dir: string): string {
     "while IFS=' ' read -r kind a b c; do",
     '  case "$kind" in',
     `    d) p=$(dec "$a"); safe "$p"; mkdir -p -- "$base/$p" ;;`,
-    `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
+    `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; ` +
+      `case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
     `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"; end=$((a + b)); have=-1`,
     // In a chain the stream carries what any peer lacks: a blob (content-addressed) this node
     // holds whole, or in part beyond the offset, is skipped as far as it goes.
-    `       case "$p" in blobs/*) if [ -f "$base/$p" ] && [ "$(stat -c %s "$base/$p")" -eq "$end" ]; then have=$end; elif [ -f "$part" ]; then s=$(stat -c %s "$part"); if [ "$s" -ge "$a" ] && [ "$s" -le "$end" ]; then have=$s; fi; fi;; esac`,
-    `       if [ "$have" -eq "$end" ] && [ -f "$base/$p" ]; then head -c "$b" > /dev/null; [ $? -eq 0 ] || bad "$p: the stream ended early"; continue; fi`,
-    `       if [ "$have" -gt "$a" ]; then head -c $((have - a)) > /dev/null; elif [ "$a" -eq 0 ]; then : > "$part"; elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then bad "$p does not hold the $a bytes to continue from"; fi`,
+    `       case "$p" in blobs/*) if [ -f "$base/$p" ] && [ "$(stat -c %s "$base/$p")" -eq "$end" ]; then have=$end; ` +
+      `elif [ -f "$part" ]; then s=$(stat -c %s "$part"); ` +
+      `if [ "$s" -ge "$a" ] && [ "$s" -le "$end" ]; then have=$s; fi; fi;; esac`,
+    `       if [ "$have" -eq "$end" ] && [ -f "$base/$p" ]; then ` +
+      `head -c "$b" > /dev/null; [ $? -eq 0 ] || bad "$p: the stream ended early"; continue; fi`,
+    `       if [ "$have" -gt "$a" ]; then head -c $((have - a)) > /dev/null; elif [ "$a" -eq 0 ]; then : > "$part"; ` +
+      `elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then ` +
+      `bad "$p does not hold the $a bytes to continue from"; fi`,
     `       if [ "$have" -lt "$a" ]; then have=$a; fi`,
     `       head -c $((end - have)) >> "$part"`,
     `       [ "$(stat -c %s "$part")" -eq "$end" ] || bad "$p: the stream ended early"`,

@@ -15,7 +15,8 @@ export function modelFactsScript(nb: NodeBundle): string {
   const caches = nb.preflight.filter((c) => c.kind === "hf-cache").map((c) => nodePath(c.subject));
   const lines = [
     // free's "Mem:" row, second field, read by bash itself (no awk: the look runs at every plan).
-    "mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi",
+    "mt=; if command -v free >/dev/null; then mt=$(free -b) || mt=; fi; " +
+      "if [[ $mt =~ Mem:[[:space:]]+([0-9]+) ]]; then mt=${BASH_REMATCH[1]}; else mt=; fi",
     printRecord("memTotal", '"bytes":%s', '"${mt:-null}"'),
   ];
   if (caches.length === 0) return lines.join("\n");
@@ -25,10 +26,12 @@ export function modelFactsScript(nb: NodeBundle): string {
     // The revision the hub resolved (refs/main), else the newest snapshot (as `ls -t` orders
     // them: ties by name), by bash's own -nt: no process when the checkpoint is not cached.
     '  rev=; if [ -f "$c/refs/main" ]; then IFS= read -r rev < "$c/refs/main" || true; fi',
-    '  if [ -z "$rev" ]; then for d in "$c"/snapshots/*/; do [ -d "$d" ] || continue; if [ -z "$rev" ] || [ "$d" -nt "$c/snapshots/$rev" ]; then rev=${d%/}; rev=${rev##*/}; fi; done; fi',
+    '  if [ -z "$rev" ]; then for d in "$c"/snapshots/*/; do [ -d "$d" ] || continue; ' +
+      'if [ -z "$rev" ] || [ "$d" -nt "$c/snapshots/$rev" ]; then rev=${d%/}; rev=${rev##*/}; fi; done; fi',
     '  s="$c/snapshots/$rev"',
     '  if [ -n "$rev" ] && [ -f "$s/config.json" ]; then',
-    `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null | head -n 1 | grep -o '[0-9]*$' || true)`,
+    `    size=$(grep -o '"total_size"[[:space:]]*:[[:space:]]*[0-9]*' "$s/model.safetensors.index.json" 2>/dev/null ` +
+      `| head -n 1 | grep -o '[0-9]*$' || true)`,
     '    if [ -z "$size" ] && [ -f "$s/model.safetensors" ]; then size=$(stat -L -c %s "$s/model.safetensors"); fi',
     `    ${printRecord(
       "modelConfig",

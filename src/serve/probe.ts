@@ -383,7 +383,9 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
       out.push({
         kind: "edited",
         files: [p],
-        words: `.env edited on the node: ${keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"}`,
+        words: `.env edited on the node: ${
+          keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"
+        }`,
       });
     else out.push({ kind: "edited", files: [p], words: `${p} edited on the node` });
   }

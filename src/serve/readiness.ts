@@ -73,6 +73,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     `if [ -s ${d}/up.log ]; then echo ${shellWords(t("serve.launcherTail"))}; tail -n 10 ${d}/up.log; fi; } >&2`;
   const last = { url, code: shellValue("$code") };
   const waited = { url, seconds: shellValue("$((now - t0))"), code: shellValue("$code") };
+  const waiting = shellWords(t("serve.waitingFor", { ...waited, of: r.timeoutS }));
   const engineLine = shellWords(t("serve.engineLogLine", { line: shellValue("$line") }));
   return [
     curlFunction(nb, url),
@@ -87,15 +88,18 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     "  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi",
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
-    `  launching=false; if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
-    `  if [ -f ${d}/launcher.exit ]; then if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
+    `  launching=false; ` +
+      `if [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null; then launching=true; fi`,
+    `  if [ -f ${d}/launcher.exit ]; then ` +
+      `if [ "$(cat ${d}/launcher.exit)" = 0 ]; then launching=true; else launching=failed; fi; fi`,
     `  case "$launching$st" in failed*|false*'"running":false'*) ` +
       `echo ${node("serve.engineExitedBefore", last)} >&2; ${evidence}; exit ${EXIT.engineExited};; esac`,
     `  now=${NOW_S}`,
-    `  if [ "$now" -ge "$deadline" ]; then echo ${node("serve.noAnswerWithin", { ...last, seconds: r.timeoutS })} >&2; ` +
+    `  if [ "$now" -ge "$deadline" ]; then ` +
+      `echo ${node("serve.noAnswerWithin", { ...last, seconds: r.timeoutS })} >&2; ` +
       `${evidence}; exit ${EXIT.readinessTimeout}; fi`,
     // Every 10 s: how long, what for, and the engine's last log line when it changed.
-    `  if [ $((now - last)) -ge 10 ]; then echo ${shellWords(t("serve.waitingFor", { ...waited, of: r.timeoutS }))}; last=$now;`,
+    `  if [ $((now - last)) -ge 10 ]; then echo ${waiting}; last=$now;`,
     `    line=$( ( SM121_LINES=1; export SM121_LINES; ${nb.logs} ) 2>/dev/null | tail -n 1 | cut -c1-200 || true)`,
     `    if [ -n "$line" ] && [ "$line" != "$seen" ]; then echo ${engineLine}; seen=$line; fi; fi`,
     "  sleep 0.1",
@@ -161,6 +165,7 @@ export function oneToken(base: string): { request: string[]; send: string[] } {
 function firstTokenLines(base: string, timeoutS: number, evidence: string): string[] {
   const chatUrl = `${base}/v1/chat/completions`;
   const one = oneToken(base);
+  const noToken = node("serve.noFirstToken", { url: chatUrl, left: shellValue("$left"), timeoutS });
   const body = shellValue(`$(head -c 300 "$chat_file" | tr -d '\\n')`);
   return [
     ...one.request,
@@ -168,7 +173,7 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
     ...one.send,
     `case "$ccode" in 401|403) ${keyRefused("/v1/chat/completions", "$ccode", evidence)};; esac`,
     'if [ "$ccode" != 200 ]; then',
-    `  if [ "$ccode" = 000 ]; then echo ${node("serve.noFirstToken", { url: chatUrl, left: shellValue("$left"), timeoutS })} >&2;`,
+    `  if [ "$ccode" = 000 ]; then echo ${noToken} >&2;`,
     `  else echo ${node("serve.firstTokenHttp", { url: chatUrl, code: shellValue("$ccode"), body })} >&2; fi`,
     `  ${evidence}; exit ${EXIT.noFirstToken}`,
     "fi",
@@ -193,7 +198,8 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
   // A launcher (start.sh) still waiting after the server answers will give up on it later.
   const d = nodePath(nb.stateDir);
   lines.push(
-    `for _ in $(seq 1 20); do [ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`,
+    `for _ in $(seq 1 20); do ` +
+      `[ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null || break; sleep 0.25; done`,
   );
   const waiting = `[ -f ${d}/launcher.pid ] && kill -0 "$(cat ${d}/launcher.pid)" 2>/dev/null`;
   lines.push(`if ${waiting}; then ${printRecord("launcherRunning")}; fi`);

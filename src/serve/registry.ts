@@ -27,7 +27,10 @@ export function hookLines(kind: "before_serve" | "after_stop", commands: readonl
   return commands
     .map((c) => {
       const q = quote(c);
-      return `echo ${quote(`${kind}: ${c}`)}\nbash -euo pipefail -c ${q} || { rc=$?; echo ${quote(`sm121: the ${kind} hook \`${c}\` failed`)}" (exit $rc)" >&2; exit ${EXIT.hookFailed}; }`;
+      return (
+        `echo ${quote(`${kind}: ${c}`)}\nbash -euo pipefail -c ${q} || ` +
+        `{ rc=$?; echo ${quote(`sm121: the ${kind} hook \`${c}\` failed`)}" (exit $rc)" >&2; exit ${EXIT.hookFailed}; }`
+      );
     })
     .join("\n");
 }
@@ -45,7 +48,10 @@ export function stopWithHooks(nb: NodeBundle, afterStop: readonly string[]): str
  */
 export function registerScript(nb: NodeBundle, afterStop: readonly string[], owner?: Owner): string {
   const d = nodePath(nb.stateDir);
-  const text = `#!/usr/bin/env bash\n# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\nset -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
+  const text =
+    "#!/usr/bin/env bash\n" +
+    `# Written by sm121: how deployment ${deploymentOf(nb)} stops on this node.\n` +
+    `set -euo pipefail\n${stopWithHooks(nb, afterStop)}\n`;
   return [
     `mkdir -p ${d}`,
     `printf '%s' ${quote(Buffer.from(text).toString("base64"))} | base64 -d > ${d}/stop.sh.sm121-tmp` +
@@ -109,7 +115,9 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
     ...(nb.neighbors ?? []).map((k) => `  [ "$n" = ${quote(k)} ] && continue`),
     '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
     `  echo "stopping deployment $n here first: this node now serves ${own}"`,
-    `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || { echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; exit ${EXIT.displaceFailed}; }; fi`,
+    `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || ` +
+      `{ echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; ` +
+      `exit ${EXIT.displaceFailed}; }; fi`,
     '  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"',
     `  printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
     `  ${printRecord("displaced", '"deployment":"%s"', '"$n"')}`,

@@ -109,7 +109,9 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
     warnings.push(
-      `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY as --api-key, visible in the process list on the node; an API_KEY line you keep in the node's .env is carried over`,
+      `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY ` +
+        "as --api-key, visible in the process list on the node; " +
+        "an API_KEY line you keep in the node's .env is carried over",
     );
   }
 
@@ -297,7 +299,9 @@ async function finish(
   else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
   if (firstRecord(res.records, "launcherRunning") !== undefined) {
     warnings.push(
-      `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check (often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out (seed 001: a BIND other than 127.0.0.1 breaks that check)`,
+      `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check ` +
+        "(often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out " +
+        "(seed 001: a BIND other than 127.0.0.1 breaks that check)",
     );
   }
   for (const r of recordsOf(res.records, "proof")) {

@@ -23,7 +23,9 @@ import { envFileOf } from "../render/node";
  * itself. sha256sum puts a backslash first when it escapes the file's name.
  */
 function sha256Into(file: string): string {
-  return `if [ -r ${file} ]; then sum=$(sha256sum -- ${file}) || sum=; sum=\${sum#\\\\}; sum=\${sum:0:64}; else sum=; fi`;
+  return (
+    `if [ -r ${file} ]; then sum=$(sha256sum -- ${file}) || sum=; ` + "sum=${sum#\\\\}; sum=${sum:0:64}; else sum=; fi"
+  );
 }
 
 /**
@@ -91,7 +93,8 @@ export function preflightScript(
       ? [...nb.preflight.map(checkLine), otherVllmProbe(nb)]
       : nb.preflight.filter((c) => c.atPlan === true).map(checkLine)),
     // Builtins where a fork would do the same: the look runs on every node at every plan.
-    `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; [ -n "$state" ] || state=null`,
+    `state=; if [ -f ${d}/state.json ]; then IFS= read -r state < ${d}/state.json || true; fi; ` +
+      '[ -n "$state" ] || state=null',
     othersProbe(deploymentsDir(nb), deploymentOf(nb)),
     printRecord("state", '"state":%s', '"$state"'),
     // A stop that failed here (serve/stop.ts) left its record: the look reports it until a stop succeeds.
@@ -129,10 +132,14 @@ function watchedFilesScript(watch: string[]): string {
   const names = watch.map((p) => quote(JSON.stringify(p).slice(1, -1)));
   return [
     `wf=(${watch.map(nodePath).join(" ")}); wn=(${names.join(" ")}); we=(); wr=(); declare -A wc=() ws=()`,
-    'for f in "${wf[@]}"; do [ -e "$f" ] || continue; we+=("$f"); if [ -f "$f" ] && [ -r "$f" ]; then wr+=("$f"); fi; done',
-    'if [ ${#we[@]} -gt 0 ]; then out=$(stat -c "%Z %n" -- "${we[@]}") || true; while IFS= read -r l; do k=${l#* }; [ -z "$k" ] || wc["$k"]=${l%% *}; done <<< "$out"; fi',
+    'for f in "${wf[@]}"; do [ -e "$f" ] || continue; we+=("$f"); ' +
+      'if [ -f "$f" ] && [ -r "$f" ]; then wr+=("$f"); fi; done',
+    'if [ ${#we[@]} -gt 0 ]; then out=$(stat -c "%Z %n" -- "${we[@]}") || true; ' +
+      'while IFS= read -r l; do k=${l#* }; [ -z "$k" ] || wc["$k"]=${l%% *}; done <<< "$out"; fi',
     // sha256sum prints "<64 hex>  <name>", with a leading backslash when it escapes the name.
-    'if [ ${#wr[@]} -gt 0 ]; then out=$(sha256sum -- "${wr[@]}") || true; while IFS= read -r l; do k=${l:66}; [ "${l:0:1}" = "\\\\" ] || [ -z "$k" ] || ws["$k"]=${l:0:64}; done <<< "$out"; fi',
+    'if [ ${#wr[@]} -gt 0 ]; then out=$(sha256sum -- "${wr[@]}") || true; ' +
+      'while IFS= read -r l; do k=${l:66}; [ "${l:0:1}" = "\\\\" ] || [ -z "$k" ] || ws["$k"]=${l:0:64}; ' +
+      'done <<< "$out"; fi',
     'for i in "${!wf[@]}"; do',
     '  f=${wf[i]}; c=${wc["$f"]-}; sum=${ws["$f"]-}',
     '  if [ -z "$c" ] && [ -e "$f" ]; then c=$(stat -c %Z -- "$f") || c=; fi',
@@ -173,11 +180,13 @@ function otherVllmProbe(nb: NodeBundle): string {
   const root = nodePath(deploymentsDir(nb));
   const own = quote(deploymentOf(nb));
   const why =
-    "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; stop it on the node (docker stop <name>) or serve on another node";
+    "a vLLM server that is not of this deployment would hold the GPU memory and maybe the port; " +
+    "stop it on the node (docker stop <name>) or serve on another node";
   const whyArg = quote(JSON.stringify(why));
   return [
     "if command -v docker >/dev/null 2>&1; then",
-    `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
+    `  known=$( { printf '%s' ${quote(Buffer.from(nb.stop).toString("base64"))} | base64 -d; ` +
+      `cat ${root}/*/stop.sh 2>/dev/null; } || true)`,
     // "|" parts the fields: neither a name nor a label value holds one, and an empty label stays a field.
     `  if ps=$(docker ps --no-trunc --format ${PS_FORMAT} 2>/dev/null); then`,
     `    printf '%s\\n' "$ps" | while IFS='|' read -r name dep cmd; do`,
@@ -273,9 +282,15 @@ export function writeScript(nb: NodeBundle, o: WriteOptions): string {
     );
     if (isEnv) lines.push(...envSecretLines(o.secrets));
     lines.push(`chmod ${f.mode.toString(8)} "$tmp"`);
+    // The .env compares without its rendered-at line: a new stamp alone is no new file.
+    const same = isEnv
+      ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")`
+      : 'cmp -s "$f" "$tmp"';
+    const backup = f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : "";
     lines.push(
       'bak=""',
-      `if [ -f "$f" ] && ! ${isEnv ? `cmp -s <(grep -v '^# sm121-rendered: ' "$f") <(grep -v '^# sm121-rendered: ' "$tmp")` : 'cmp -s "$f" "$tmp"'}; then ${f.backup ? `bak="$f.sm121-bak-${o.stamp}"; cp -p "$f" "$bak"; ` : ""}mv "$tmp" "$f"; written=true; elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi`,
+      `if [ -f "$f" ] && ! ${same}; then ${backup}mv "$tmp" "$f"; written=true; ` +
+        'elif [ -f "$f" ]; then rm -f "$tmp"; written=false; else mv "$tmp" "$f"; written=true; fi',
       ...(f.backup ? [backupCare(isEnv ? o.secrets : {}, o.keepBackups ?? DEFAULT_KEEP_BACKUPS)] : []),
       sha256Into('"$f"'),
       'if [ -n "$bak" ]; then bak="\\"$bak\\""; else bak=null; fi',
