@@ -13,6 +13,7 @@ import { CommandError, NodeBusyError, TransportError } from "../src/remote";
 import { dialFailure, transportFix } from "../src/remote/errors";
 import { verifyHostKey } from "../src/remote/knownhosts";
 import { meter, rateText } from "../src/serve/fanout";
+import { receiverScript } from "../src/serve/modelcache";
 import { memGateScript } from "../src/serve/steps";
 import { say, t, useLocale, type Msg } from "../src/text/messages";
 import { shellValue, shellWords } from "../src/text/shell";
@@ -155,6 +156,13 @@ describe("progress lines in the operator's language", () => {
     expect(r.status).toBe(3);
     expect(r.stdout).toMatch(/^ожидание до 0 с, пока MemAvailable не достигнет 1000000 ГиБ \(сейчас \d+ ГиБ\)\n/);
     expect(r.stderr).toMatch(/^sm121: MemAvailable равна \d+ ГиБ через 0 с, ниже порога 1000000 ГиБ; /);
+  });
+
+  it("a model copy's receiver refuses a record it does not know in Japanese, naming it", () => {
+    useLocale("ja");
+    const r = spawnSync("bash", ["-c", receiverScript(join(dir, "repo"))], { input: "x a b c\n", encoding: "utf8" });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toBe("sm121: コピーのレコードを拒否しました: 種類 x\n");
   });
 
   it("a said text reaches the node as one word: its own quotes and dollars stay text, its values expand", () => {

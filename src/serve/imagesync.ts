@@ -6,7 +6,7 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { NodeConn } from "../render/types";
-import { msg, t } from "../text/messages";
+import { msg, SaidError, t } from "../text/messages";
 import { protectedRefusal } from "../text/protected";
 import { quote } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
@@ -77,7 +77,7 @@ async function inspect(h: Host, image: string): Promise<{ id: string; size: numb
   if (found !== undefined) return { id: found.id, size: found.size };
   if (firstRecord(r.records, "imageAbsent") !== undefined) return undefined;
   const tail = r.stderr.trim().split("\n").slice(-3).join(" ");
-  throw new Error(t("copy.inspectFailed", { node: h.node, image, code: String(r.code), tail }));
+  throw new SaidError(msg("copy.inspectFailed", { node: h.node, image, code: String(r.code), tail }));
 }
 
 /**
@@ -143,7 +143,7 @@ async function copyChain(
 
 export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string) => void): Promise<ImageOutcome> {
   const head = spec.nodes[0];
-  if (head === undefined) throw new Error(t("copy.noNodes", { deployment: spec.deployment }));
+  if (head === undefined) throw new SaidError(msg("copy.noNodes", { deployment: spec.deployment }));
   return withHosts(spec.nodes, auth, async (hosts) => {
     const seen = await Promise.all(spec.nodes.map((n) => inspect(hostFor(hosts, n.node), spec.image)));
     let srcIndex = seen[0] !== undefined ? 0 : seen.findIndex((s) => s !== undefined);
@@ -154,7 +154,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
       const t0 = Date.now();
       await hostFor(hosts, head.node).run(`docker pull ${quote(spec.image)}`, { step: `docker pull ${spec.image}` });
       seen[0] = await inspect(hostFor(hosts, head.node), spec.image);
-      if (seen[0] === undefined) throw new Error(t("copy.pulledAbsent", { node: head.node, image: spec.image }));
+      if (seen[0] === undefined) throw new SaidError(msg("copy.pulledAbsent", { node: head.node, image: spec.image }));
       pulled = true;
       const done = {
         image: spec.image,
@@ -172,7 +172,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
       seen.map((s) => s?.id),
       want.id,
     );
-    if (refused !== undefined) throw new Error(t("copy.refused", { refused }));
+    if (refused !== undefined) throw new SaidError(msg("copy.refused", { refused }));
     const peers = spec.nodes.map((n, i) => ({ n, i })).filter(({ i }) => seen[i]?.id !== want.id);
     for (const { n, i } of peers) {
       const had = seen[i];
@@ -202,7 +202,7 @@ export async function syncImage(spec: ImageSpec, auth: SshAuth, log: (m: string)
         ids[n.node] = now?.id;
         if (now?.id !== want.id) {
           const is = now?.id ?? t("copy.absent");
-          throw new Error(t("copy.wrongId", { node: n.node, image: spec.image, is, want: want.id }));
+          throw new SaidError(msg("copy.wrongId", { node: n.node, image: spec.image, is, want: want.id }));
         }
       }),
     );

@@ -6,7 +6,7 @@
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import { hfCacheDir } from "../render/node";
 import type { NodeConn } from "../render/types";
-import { nodePath, quote } from "../text/shell";
+import { nodePath, quote, shellValue, shellWords } from "../text/shell";
 import { bytesText, meter, rateText, sendScript, sentBytes, withChainAccess } from "./fanout";
 import {
   chainPlan,
@@ -18,7 +18,7 @@ import {
   type CopyPlan,
   type Manifest,
 } from "./hfcache";
-import { t } from "../text/messages";
+import { msg, SaidError, t, type MessageKey, type Params } from "../text/messages";
 
 export interface CacheNode {
   node: string;
@@ -101,18 +101,22 @@ function producer(dir: string, items: CopyItem[]): string {
  * renaming it when whole.
  */
 export function receiverScript(dir: string): string {
+  const said = (key: MessageKey, args?: Params) => shellWords(t(key, args));
+  const path = said("copy.badPath", { path: shellValue("$1") });
+  const early = said("copy.endedEarly", { path: shellValue("$p") });
   return [
     "set -euo pipefail",
     `base=${nodePath(dir)}`,
     `mkdir -p "$base"`,
-    `bad() { echo "sm121: refused a copy record: $1" >&2; exit 3; }`,
+    `bad() { echo ${shellWords(`sm121: ${t("copy.badRecord", { what: shellValue("$1") })}`)} >&2; exit 3; }`,
     `dec() { printf '%s' "$1" | base64 -d; }`,
-    `safe() { case "/$1/" in */../*|//) bad "path $1";; esac; case "$1" in /*) bad "path $1";; esac; }`,
+    `safe() { case "/$1/" in */../*|//) bad ${path};; esac; case "$1" in /*) bad ${path};; esac; }`,
     "while IFS=' ' read -r kind a b c; do",
     '  case "$kind" in',
     `    d) p=$(dec "$a"); safe "$p"; mkdir -p -- "$base/$p" ;;`,
     `    l) p=$(dec "$a"); t=$(dec "$b"); safe "$p"; ` +
-      `case "$t" in /*|*[!A-Za-z0-9._/-]*) bad "link target $t";; esac; ln -sfn -- "$t" "$base/$p" ;;`,
+      `case "$t" in /*|*[!A-Za-z0-9._/-]*) bad ${said("copy.badLink", { target: shellValue("$t") })};; esac; ` +
+      `ln -sfn -- "$t" "$base/$p" ;;`,
     `    f) p=$(dec "$c"); safe "$p"; part="$base/$p.incomplete"; end=$((a + b)); have=-1`,
     // In a chain the stream carries what any peer lacks: a blob (content-addressed) this node
     // holds whole, or in part beyond the offset, is skipped as far as it goes.
@@ -120,19 +124,19 @@ export function receiverScript(dir: string): string {
       `elif [ -f "$part" ]; then s=$(stat -c %s "$part"); ` +
       `if [ "$s" -ge "$a" ] && [ "$s" -le "$end" ]; then have=$s; fi; fi;; esac`,
     `       if [ "$have" -eq "$end" ] && [ -f "$base/$p" ]; then ` +
-      `head -c "$b" > /dev/null; [ $? -eq 0 ] || bad "$p: the stream ended early"; continue; fi`,
+      `head -c "$b" > /dev/null; [ $? -eq 0 ] || bad ${early}; continue; fi`,
     `       if [ "$have" -gt "$a" ]; then head -c $((have - a)) > /dev/null; elif [ "$a" -eq 0 ]; then : > "$part"; ` +
       `elif [ ! -f "$part" ] || [ "$(stat -c %s "$part")" -ne "$a" ]; then ` +
-      `bad "$p does not hold the $a bytes to continue from"; fi`,
+      `bad ${said("copy.cannotContinue", { path: shellValue("$p"), bytes: shellValue("$a") })}; fi`,
     `       if [ "$have" -lt "$a" ]; then have=$a; fi`,
     `       head -c $((end - have)) >> "$part"`,
-    `       [ "$(stat -c %s "$part")" -eq "$end" ] || bad "$p: the stream ended early"`,
+    `       [ "$(stat -c %s "$part")" -eq "$end" ] || bad ${early}`,
     `       mv -f -- "$part" "$base/$p" ;;`,
     "    e) echo done; exit 0 ;;",
-    `    *) bad "kind $kind" ;;`,
+    `    *) bad ${said("copy.badKind", { kind: shellValue("$kind") })} ;;`,
     "  esac",
     "done",
-    `bad "the stream ended without its end record"`,
+    `bad ${said("copy.noEndRecord")}`,
   ].join("\n");
 }
 
@@ -206,7 +210,7 @@ export async function syncModel(
   log: (m: string) => void,
 ): Promise<ModelOutcome> {
   const head = spec.nodes[0];
-  if (head === undefined) throw new Error(t("copy.noNodes", { deployment: spec.deployment }));
+  if (head === undefined) throw new SaidError(msg("copy.noNodes", { deployment: spec.deployment }));
   return withHosts(spec.nodes, auth, async (hosts) => {
     const dirOf = (n: CacheNode) => hfCacheDir(n.hfHome, spec.repo);
     const seen = await Promise.all(spec.nodes.map((n) => manifestOf(hostFor(hosts, n.node), dirOf(n))));
@@ -244,7 +248,7 @@ export async function syncModel(
     const done = completeness(srcM, spec.revision);
     if (done.commit === undefined || done.missing.length > 0) {
       const where = { model: `${spec.repo}@${spec.revision}`, dir: dirOf(src), node: src.node };
-      throw new Error(t("copy.incomplete", { ...where, missing: done.missing.join("; ") }));
+      throw new SaidError(msg("copy.incomplete", { ...where, missing: done.missing.join("; ") }));
     }
     const commit = done.commit;
     if (!downloaded)
@@ -281,7 +285,7 @@ export async function syncModel(
       const left = copyPlan(srcM, commit, m);
       if (left.items.length > 0) {
         const short = { node: n.node, repo: spec.repo, count: left.items.length, bytes: bytesText(left.bytes) };
-        throw new Error(t("copy.stillShort", short));
+        throw new SaidError(msg("copy.stillShort", short));
       }
     }
     const untouched = spec.nodes.filter((_, i) => i !== srcIndex && !peers.some((p) => p.i === i)).map((n) => n.node);

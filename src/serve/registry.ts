@@ -7,7 +7,8 @@
  * alone. Hooks follow the engine: before_serve runs before every start, after_stop after every stop.
  */
 import type { NodeBundle } from "../render/types";
-import { nodePath, quote } from "../text/shell";
+import { t } from "../text/messages";
+import { nodePath, quote, shellValue, shellWords } from "../text/shell";
 import { EXIT } from "./failure";
 import type { Owner } from "./owner";
 import { printRecord } from "../protocol";
@@ -107,6 +108,7 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
   const own = deploymentOf(nb);
   const root = nodePath(deploymentsDir(nb));
   const by = JSON.stringify({ deployment: own, ...(owner !== undefined && { owner }) });
+  const other = shellValue("$n");
   return [
     `for d in ${root}/*/; do`,
     '  n=$(basename "$d")',
@@ -114,9 +116,9 @@ export function displaceScript(nb: NodeBundle, owner?: Owner): string {
     // The deployments the site also puts on this node share it: they keep running.
     ...(nb.neighbors ?? []).map((k) => `  [ "$n" = ${quote(k)} ] && continue`),
     '  [ -f "$d/stop.sh" ] || [ -f "$d/state.json" ] || continue',
-    `  echo "stopping deployment $n here first: this node now serves ${own}"`,
+    `  echo ${shellWords(t("serve.displacing", { other, own }))}`,
     `  if [ -f "$d/stop.sh" ]; then bash "$d/stop.sh" || ` +
-      `{ echo "sm121: stopping deployment $n (this node moves to ${own}) failed" >&2; ` +
+      `{ echo ${shellWords(`sm121: ${t("serve.displaceFailed", { other, own })}`)} >&2; ` +
       `exit ${EXIT.displaceFailed}; }; fi`,
     '  rm -f "$d/stop.sh" "$d/state.json" "$d/secrets.env" "$d/api-key.yaml"',
     `  printf '%s\\n' ${quote(by)} > "$d/displaced-by"`,
@@ -135,7 +137,7 @@ export function ownStopScript(nb: NodeBundle, afterStop: readonly string[], forg
     `if [ -f ${d}/displaced-by ] && [ ! -f ${d}/stop.sh ]; then`,
     // displaced-by holds `{"deployment":"<name>",...}` (a bare name in markers of earlier releases).
     `  by=$(sed -n -e 's/^{"deployment":"\\([^"]*\\)".*/\\1/p' -e t -e '/^[^{]/p' ${d}/displaced-by | head -n 1)`,
-    `  echo "nothing of ${deploymentOf(nb)} runs here: deployment $by took this node and stopped it"`,
+    `  echo ${shellWords(t("serve.displacedBy", { deployment: deploymentOf(nb), by: shellValue("$by") }))}`,
     "else",
     stopWithHooks(nb, afterStop).replace(/^/gm, "  "),
     "fi",
