@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSsh } from "../src/remote/ssh";
 import { hostKeyStatus, hostMatches, hostPattern, verifyHostKey } from "../src/remote/knownhosts";
+import { say } from "../src/text/messages";
 import { sshScript } from "./site/exec";
 import { killNodeSshd, restartNodeSshd } from "./site/faults";
 import { startSite, type SimNode, type SimSite } from "./site/site";
@@ -223,7 +224,7 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     writeFileSync(kh, `# ops\n${name} ${KEY_B}\n`);
     const v = verifyHostKey(kh, node.ip, node.sshPort, blob(hostKey), "strict");
     expect(v).toMatchObject({ ok: false });
-    expect(v.ok ? "" : v.reason).toMatch(
+    expect(v.ok ? "" : say(v.reason, "en")).toMatch(
       new RegExp(
         `^the ssh-ed25519 host key of \\[${node.ip.replace(/\./g, "\\.")}\\]:2470 has CHANGED \\(now ` +
           `SHA256:\\S+; ${kh.replace(/[/.]/g, "\\$&")}:2 has ecdsa-sha2-nistp256 SHA256:\\S+\\)`,

@@ -6,7 +6,8 @@
  * output and, on both streams, the end marker and the exit code. Each stream keeps its own order,
  * so a step has ended when both markers have arrived.
  */
-import { msg } from "../text/messages";
+import { msg, t } from "../text/messages";
+import { shellValue, shellWords } from "../text/shell";
 import { TransportError, type Exit } from "./errors";
 import { Collector, interruptedBefore, stepScript, type RunOptions, type RunResult } from "./host";
 
@@ -23,13 +24,14 @@ export interface LockIo {
 
 /** The loop the lock script runs once the lock is held: read a frame, check it whole, run it, answer. */
 export function stepLoop(end: string): string {
+  const notFrame = shellWords(`sm121: ${t("remote.notFrame", { line: shellValue("$n") })}`);
+  const cutOff = shellWords(`sm121: ${t("remote.cutOff")}`);
   return [
     "while IFS= read -r n; do",
-    `  case "$n" in ''|*[!0-9]*) echo "sm121: not a frame length: $n" >&2; exit 65;; esac`,
+    `  case "$n" in ''|*[!0-9]*) echo ${notFrame} >&2; exit 65;; esac`,
     // The dot keeps the script's trailing newlines through the command substitution.
     '  s=$(head -c "$n"; echo .); s=${s%.}',
-    `  case "$s" in *$'\\n'"# ${end}"$'\\n') ;; ` +
-      `*) echo "sm121: a script arrived cut off; none of it ran" >&2; exit 65;; esac`,
+    `  case "$s" in *$'\\n'"# ${end}"$'\\n') ;; ` + `*) echo ${cutOff} >&2; exit 65;; esac`,
     // fd 9 holds the lock: what a step starts (an engine) must not hold it after the operation.
     // The step runs in a process group of its own beside a watch on the channel. Nothing arrives
     // on the channel while a step runs (the next frame waits for this one's end), so the watch's
