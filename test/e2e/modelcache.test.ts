@@ -178,8 +178,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     const up = await e.up({ SM121_LANG: "es" });
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain(`a m2 le falta ${next}: se copia desde m1 (`);
-    // The rate itself is fanout's (English: "in N s"), which another change holds for now.
-    expect(up.all).toMatch(/vllm-tiny:3 copiada a m2 en cadena: [\d.]+ [KMG]iB in [\d.]+ s/);
+    expect(up.all).toMatch(/vllm-tiny:3 copiada a m2 en cadena: [\d.]+ [KMG]iB en [\d.]+ s \([\d.]+ [KMG]?i?B\/s\)/);
     expect(await sh(e, m2, `docker image inspect --format '{{.Id}}' ${next}`)).toBe(`${id}\n`);
   });
 
