@@ -18,10 +18,14 @@ import type { Message } from "./message";
 export { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 export type { Message, PluralForms } from "./message";
 
-/** Every key of every area, in one catalogue per locale. */
-export const CATALOGUES = Object.fromEntries(
-  LOCALES.map((l) => [l, Object.assign({}, ...Object.values(AREAS).map((a) => a[l])) as Record<MessageKey, Message>]),
-) as Record<Locale, Record<MessageKey, Message>>;
+/** Every key of every area, in one catalogue per locale (a locale's areas are read when it is first asked for). */
+export const CATALOGUES = {} as Readonly<Record<Locale, Record<MessageKey, Message>>>;
+for (const l of LOCALES) {
+  let merged: Record<MessageKey, Message> | undefined;
+  const get = () =>
+    (merged ??= Object.assign({}, ...Object.values(AREAS).map((a) => a[l])) as Record<MessageKey, Message>);
+  Object.defineProperty(CATALOGUES, l, { enumerable: true, get });
+}
 
 /** The one schema of every catalogue: the English keys of its area, no other, each a text or its plural forms. */
 function catalogueSchema(area: AreaName) {
