@@ -7,7 +7,7 @@
 import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { decide, heldWords, type EngineProps } from "../src/providers/engineDecide";
+import { decide as decided, heldWords, type EngineProps } from "../src/providers/engineDecide";
 import { check, diff } from "../src/providers/engineImpl";
 import type { EngineWire } from "../src/providers/wire";
 import { diff as gatewayDiff, listed } from "../src/providers/gatewayImpl";
@@ -21,7 +21,8 @@ import { renderSite } from "../src/render/deployment";
 import { deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
-import type { DeploymentOutcome } from "../src/serve/outcome";
+import type { StoredOutcome } from "../src/serve/outcome";
+import { say } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
 
 const ROOT = join(__dirname, "..");
@@ -31,14 +32,20 @@ const b = bundles.find((x) => x.deployment === "qwen3-32b-vllm-tp2") as Deployme
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
 const allow = { protected: [], experimental: false, restart: false };
-const serving: DeploymentOutcome = { status: "serving", nodes: [], warnings: [] };
+const serving: StoredOutcome = { status: "serving", nodes: [], warnings: [] };
 const LIVENESS = { maxRestarts: 2, windowS: 3600 };
 const HUNG = "vllm-1: answers /v1/models but no token in 10 s and its request counters stood still (7)";
 
+/** The decision, its messages said in English. */
+const decide = (...a: Parameters<typeof decided>) => {
+  const d = decided(...a);
+  const touch = d.touch.map((x) => ({ ...x, words: say(x.words, "en") }));
+  return { ...d, restart: d.restart.map((m) => say(m, "en")), touch };
+};
 const news = (over: Partial<EngineProps> = {}): EngineProps => {
   return { bundle: b, allow, drift: [], liveness: LIVENESS, ...over };
 };
-const olds = (outcome: DeploymentOutcome): Partial<EngineProps> => ({ bundle: b, allow, outcome });
+const olds = (outcome: StoredOutcome): Partial<EngineProps> => ({ bundle: b, allow, outcome });
 const DEAD = "vllm-1: the engine is not running (container exited)";
 const hung = { drift: [HUNG], health: [HUNG] };
 
@@ -79,7 +86,7 @@ describe("what an up does with a deployment", () => {
       now: [HUNG],
       already: false,
     });
-    expect(heldWords("pair", d.held ?? ({} as never))).toBe(
+    expect(say(heldWords("pair", d.held ?? ({} as never)), "en")).toBe(
       [
         "deployment pair restarted 2 times in the last 3600 s for its health (sm121:liveness maxRestarts 2);",
         `the last causes: ${DEAD}; ${HUNG}; now ${HUNG}.`,
@@ -91,7 +98,7 @@ describe("what an up does with a deployment", () => {
 
   it("leaves a held deployment alone (its failed status is none), until SM121_RESTART=1 or a new bundle", () => {
     const restarts = [{ at: ago(60), causes: [HUNG] }];
-    const held: DeploymentOutcome = { ...serving, status: "failed", held: true, restarts };
+    const held: StoredOutcome = { ...serving, status: "failed", held: true, restarts };
     const d = decide(olds(held), news(hung), NOW);
     expect(d.restart).toEqual([]);
     expect(d.held?.already).toBe(true);
@@ -104,7 +111,7 @@ describe("what an up does with a deployment", () => {
   });
 
   it("restarts for other drift whatever the bound (an edited file is the operator's act, not the engine's)", () => {
-    const held: DeploymentOutcome = { ...serving, status: "failed", held: true };
+    const held: StoredOutcome = { ...serving, status: "failed", held: true };
     const edited = "vllm-1: .env edited on the node: A 1 -> 2";
     expect(decide(olds(held), news({ drift: [edited] }), NOW).restart).toEqual([edited]);
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { disableEndpoints, gatewayFile as render, LITELLM_PLACEHOLDER_KEY } from "../src/render/gateway";
 import type { GatewayModel, GatewayOptions } from "../src/render/gateway";
+import { say } from "../src/text/messages";
 
 const NO_KEY: GatewayOptions = { apiKey: false };
 const gatewayFile = (format: Parameters<typeof render>[0], models: GatewayModel[], opts: GatewayOptions = NO_KEY) =>
@@ -35,7 +36,7 @@ describe("the gateway backend file", () => {
       },
     ]);
     expect(f.warnings).toEqual([]);
-    expect(f.restartNote).toContain("PULSE_QWEN_BACKENDS");
+    expect(say(f.restartNote, "en")).toContain("PULSE_QWEN_BACKENDS");
   });
 
   it(
@@ -77,7 +78,7 @@ describe("the gateway backend file", () => {
       expect(f.text).toContain(
         "# disabled: qwen38 on spark2 (http://127.0.0.1:8000): the gateway cannot reach its bind address",
       );
-      expect(f.restartNote).not.toContain("SM121_API_KEY");
+      expect(say(f.restartNote, "en")).not.toContain("SM121_API_KEY");
     },
   );
 
@@ -88,7 +89,7 @@ describe("the gateway backend file", () => {
       "os.environ/SM121_API_KEY",
       "os.environ/SM121_API_KEY",
     ]);
-    expect(f.restartNote).toBe(
+    expect(say(f.restartNote, "en")).toBe(
       "LiteLLM reads its config at start: set SM121_API_KEY in the proxy's environment to the engines' key " +
         "(pulumi config get sm121:apiKey) and restart it: litellm --config <file> (or include: " +
         "[<file>] in your proxy config)",
@@ -116,8 +117,8 @@ describe("the gateway backend file", () => {
         "big-spark3": { proxy: "http://203.0.113.3:8000", apiKey: "${env.SM121_API_KEY}", models: ["qwen3-32b"] },
       },
     });
-    expect(keyed.restartNote).toContain("SM121_API_KEY=");
-    expect(keyed.restartNote).toContain("llama-swap -config <file> -watch-config");
+    expect(say(keyed.restartNote, "en")).toContain("SM121_API_KEY=");
+    expect(say(keyed.restartNote, "en")).toContain("llama-swap -config <file> -watch-config");
   });
 
   it("warns when several llama-swap peers serve one model name, naming the <peer>/<model> names that route", () => {

@@ -19,7 +19,7 @@ import { judgeFabric } from "../src/serve/fabric";
 import type { FabricFacts } from "../src/serve/fabriclook";
 import { linkTestText, type LinkTestReport } from "../src/serve/linkrun";
 import { judgeLinkTest, parseLinkTest } from "../src/serve/linktest";
-import { msg, useLocale } from "../src/text/messages";
+import { msg, say, useLocale } from "../src/text/messages";
 import { cells } from "../src/text/width";
 
 const ROOT = join(__dirname, "..");
@@ -214,7 +214,7 @@ describe("the gateway's words in another language", () => {
       "Modell qwen38: kein Endpunkt ist nutzbar (das Deployment ist failed); " +
         "spark1 bleibt aktiviert, damit das Gateway die Konfiguration annimmt",
     ]);
-    expect(de.restartNote).toMatch(/^das Gateway liest seine Konfiguration nur beim Start: .*PULSE_QWEN_BACKENDS/);
+    expect(say(de.restartNote)).toMatch(/^das Gateway liest seine Konfiguration nur beim Start: .*PULSE_QWEN_BACKENDS/);
     expect(de.text).toBe(en.text);
     expect(gatewayPlan("sm121", "/etc/gw.json", [failed])).toBe(planEn);
     expect(planEn).toContain("warning model qwen38: no endpoint is usable (the deployment is failed)");

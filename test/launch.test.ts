@@ -16,6 +16,7 @@ import { sha256 } from "../src/render/identity";
 import { launchIdentityOf } from "../src/render/launch";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { runsThisLaunch, type NodeState } from "../src/serve/probe";
+import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -33,7 +34,8 @@ function edited(b: DeploymentBundle, edit: (n: NodeBundle) => NodeBundle, readin
 const decided = (before: DeploymentBundle, after: DeploymentBundle) => {
   const news: EngineProps = { bundle: after, allow, drift: [] };
   const d = decide({ bundle: before, allow }, news);
-  return { restart: d.restart, checks: d.touch.filter((t) => t.kind === "checks").map((t) => t.words) };
+  const checks = d.touch.filter((t) => t.kind === "checks").map((t) => say(t.words, "en"));
+  return { restart: d.restart.map((m) => say(m, "en")), checks };
 };
 const withFile = (n: NodeBundle, path: string, content: string): NodeBundle => ({
   ...n,

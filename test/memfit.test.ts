@@ -120,7 +120,13 @@ describe("the fit of a deployment on GB10 nodes", () => {
     const { fit, file } = fitFor(recipe, ["spark1"], { spark1: QWEN32 });
     expect(fit.knobs.util).toMatchObject({ value: 0.9, byDefault: true });
     expect(fitRefusal(fit, file)).toContain("MemTotal, the engine's default); raise --gpu-memory-utilization,");
-    const reworded = { ...fit, knobs: { ...fit.knobs, util: { ...fit.knobs.util, from: "anything" } } };
+    const reworded = {
+      ...fit,
+      knobs: {
+        ...fit.knobs,
+        util: { ...fit.knobs.util, from: { key: "state.recorded" as const, args: { text: "anything" } } },
+      },
+    };
     expect(fitRefusal(reworded, file)).toContain("MemTotal, anything); raise --gpu-memory-utilization,");
   });
 
@@ -150,7 +156,8 @@ describe("the fit of a deployment on GB10 nodes", () => {
       ["spark1"],
       { spark1: QWEN32 },
     );
-    expect(fit.knobs.maxModelLen).toEqual({
+    const len = fit.knobs.maxModelLen;
+    expect(len === undefined ? len : { ...len, from: say(len.from, "en") }).toEqual({
       value: 40960,
       from: "config.json max_position_embeddings (the engine's default)",
       byDefault: true,
@@ -168,7 +175,7 @@ describe("the fit of a deployment on GB10 nodes", () => {
       ["spark1"],
       { spark1: QWEN32 },
     );
-    expect(fit.knobs.maxModelLen?.from).toBe("--max-model-len");
+    expect(say(fit.knobs.maxModelLen?.from ?? { key: "fit.unknown" }, "en")).toBe("--max-model-len");
     expect(fit.nodes[0]?.kvOneGiB).toBe(4);
   });
 
@@ -200,7 +207,10 @@ describe("the fit of a deployment on GB10 nodes", () => {
       "weights_gb = 61.06\n";
     const facts = { config: config("Qwen--Qwen3-30B-A3B"), memTotalBytes: GB10_MEM_TOTAL_BYTES };
     const { fit } = fitFor(text, ["spark1", "spark2"], { spark1: facts, spark2: facts });
-    expect(fit.knobs.util).toEqual({ value: 0.8, from: "--mem-fraction-static" });
+    expect({ ...fit.knobs.util, from: say(fit.knobs.util.from, "en") }).toEqual({
+      value: 0.8,
+      from: "--mem-fraction-static",
+    });
     expect(fit.nodes[0]?.kvOneGiB).toBe(3); // 65536 tokens x 48 KiB (2 KV heads per rank)
     expect(fit.nodes[0]?.needGiB).toBeCloseTo(61.06e9 / 2 / GIB + 3, 6);
   });

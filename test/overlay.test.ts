@@ -6,6 +6,7 @@ import { renderEnv, RenderEnvInput } from "../src/render/envfile";
 import { loadOverlay, Overlay, overlaySha256, parseDockerArgs, parseOverlay } from "../src/render/overlay";
 import { parseProfile, readProfileFile } from "../src/render/profile";
 import { errorsOf as messages } from "./helpers/spec";
+import { say } from "../src/text/messages";
 
 const OVERLAYS = path.join(__dirname, "fixtures/overlays");
 const MTP_R3 = path.join(OVERLAYS, "mtp-r3");
@@ -228,7 +229,7 @@ describe("overlay conflicts in renderEnv", () => {
   it("replaces the profile mount with overlayWins and tells the plan", () => {
     const r = renderEnv(input(PROFILE, { overlay: overlay("-v /b:/x/:ro\n"), overlayWins: true }));
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe("-e A=1 -v /b:/x/:ro");
-    expect(r.replacements).toEqual(["overlay replaces -v /a:/x (profile) with -v /b:/x/:ro"]);
+    expect(r.replacements.map((m) => say(m, "en"))).toEqual(["overlay replaces -v /a:/x (profile) with -v /b:/x/:ro"]);
   });
 
   it("is an error when both set the same -e name, and the overlay wins only with overlayWins", () => {
@@ -238,7 +239,7 @@ describe("overlay conflicts in renderEnv", () => {
     ]);
     const r = renderEnv(input(PROFILE, { overlay: overlay("-e B=2\n-e A=2\n"), overlayWins: true }));
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe("-v /a:/x -e B=2 -e A=2");
-    expect(r.replacements).toEqual(["overlay replaces -e A=1 (profile) with -e A=2"]);
+    expect(r.replacements.map((m) => say(m, "en"))).toEqual(["overlay replaces -e A=1 (profile) with -e A=2"]);
   });
 
   it("always rejects a mount on a path that start.sh owns, also with overlayWins", () => {
@@ -282,7 +283,7 @@ describe("overlay conflicts in renderEnv", () => {
         "remove one of the two mounts, or let the overlay replace the profile mount (--overlay-wins)",
     ]);
     const r = renderEnv({ ...given, overlayWins: true });
-    expect(r.replacements).toEqual([
+    expect(r.replacements.map((m) => say(m, "en"))).toEqual([
       "overlay replaces -v /m/r2:/models/mtp-shard-r2:ro (profile) with " +
         "-v /srv/overlays/qwen38/mtp-r3/shard:/models/mtp-shard-r2:ro",
     ]);

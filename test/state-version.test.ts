@@ -12,6 +12,7 @@ import { unpack } from "../src/providers/packed";
 import { STATE_VERSIONS, stale, upgrade, type StateKind } from "../src/providers/stateVersion";
 import type { DeploymentBundle } from "../src/render/types";
 import { fromFixture, readFixture, RECORDED_RELEASES, type StateResource } from "./helpers/stateFixture";
+import { msg, say } from "../src/text/messages";
 
 const SECRET = "4dabf18193072939515e22adb298388d";
 
@@ -75,8 +76,8 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
       expect(state.__run.gateway).toEqual(stored["gateway"] ?? (stored["__run"] as { gateway: unknown }).gateway);
       expect(state.__run.allow).toEqual(stored["allow"] ?? (stored["__run"] as { allow: unknown }).allow);
       // The provider's view says the state is rewritten, which restarts nothing (providers/engineDecide).
-      expect(oldsFromWire(stored).upgrade).toMatch(
-        /^the EngineDeployment state is rewritten from the unversioned form of version \d to version 2/,
+      expect(say(oldsFromWire(stored).upgrade ?? msg("state.recorded", { text: "" }), "en")).toMatch(
+        /^the EngineDeployment state is rewritten from the unversioned form of version \d to version 3/,
       );
     }
   });
@@ -110,6 +111,46 @@ describe.each(RECORDED_RELEASES)("the DGPP provisioning release %s stored", (rel
       expect.stringMatching(/^u3 ~\/dgpp\/\.env sha256 [0-9a-f]{12}$/),
     ]);
     if ("staged" in stored) expect(state.staged).toEqual(stored["staged"]);
+  });
+});
+
+describe("an outcome whose failure an older sm121 wrote in English (EngineDeployment 2 -> 3)", () => {
+  // As 057f8f4's serve wrote a failed readiness, and as it held a deployment for its health.
+  const failure = "readiness failed: spark1: the engine did not answer /v1/models within 60 s";
+  const failedAt = (release: string, versioned: boolean) => {
+    const stored = of(release, "tm-engine").outputs;
+    const outcome = { status: "failed", nodes: [], warnings: [], failure, rolledBack: false };
+    return { ...stored, outcome, ...(versioned && { stateVersion: 2 }) };
+  };
+
+  it.each([
+    ["057f8f4", false],
+    ["057f8f4", true],
+    ["9492e6f", false],
+  ] as const)("keeps the text whole as a recorded message (%s, versioned %s), and the rest of the outcome", (r, v) => {
+    const stored = failedAt(r, v);
+    const { state, from } = upgrade("EngineDeployment", stored);
+    expect(from).toBe(r === "9492e6f" ? 1 : 2);
+    expect(state.outcome).toEqual({
+      status: "failed",
+      nodes: [],
+      warnings: [],
+      rolledBack: false,
+      failure: { key: "state.recorded", args: { text: failure } },
+    });
+    // Said in any language, the old words stay as they were recorded; nothing is guessed back.
+    const f = state.outcome?.failure ?? msg("state.recorded", { text: "" });
+    expect(say(f, "en")).toBe(failure);
+    expect(say(f, "ru")).toContain(failure);
+    expect(say(f, "ja")).toContain(failure);
+    expect(say(f, "ru")).not.toBe(failure);
+    // Upgraded once, it is current.
+    expect(upgrade("EngineDeployment", state).state).toEqual(state);
+  });
+
+  it("leaves an outcome without a failure as it was", () => {
+    const stored = of("057f8f4", "tm-engine").outputs;
+    expect(upgrade("EngineDeployment", { ...stored, stateVersion: 2 }).state.outcome).toEqual(stored["outcome"]);
   });
 });
 

@@ -13,14 +13,14 @@ import type { Site } from "../recipe/types";
 import { isLoopback, type GatewayModel } from "../render/gateway";
 import { modelOf } from "../render/replicas";
 import type { DeploymentBundle, NodeConn } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { FileLook } from "../serve/sitefile";
 
 export interface GatewayWiring {
   site: Site;
   bundles: readonly DeploymentBundle[];
   /** Each deployment's outcome, in the order of `bundles`. */
-  outcomes: ReadonlyArray<pulumi.Output<DeploymentOutcome>>;
+  outcomes: ReadonlyArray<pulumi.Output<StoredOutcome>>;
   connection: pulumi.Input<ConnectionSettings>;
   node?: { name: string; conn: NodeConn };
   apiKey: boolean;

@@ -5,11 +5,15 @@
  * here; each driver says which of its own options they are.
  */
 import type { Recipe } from "../recipe/types";
+import { msg, type Msg } from "../text/messages";
 
-/** A value and where it came from (`--max-model-len`, `MAX_NUM_SEQS`, `the engine's default`). */
+/**
+ * A value and where it came from (`--max-model-len`, `MAX_NUM_SEQS`, `the engine's default`): a
+ * message, so that the words among them are said in the reader's language where the fit is printed.
+ */
 export interface Sourced<T> {
   value: T;
-  from: string;
+  from: Msg;
   /** Nothing the operator wrote set it: the engine's own default (the fix names the setting instead). */
   byDefault?: true;
 }
@@ -51,11 +55,14 @@ export interface EngineMemory {
   knobs(src: KnobSource): FitKnobs;
 }
 
-export const ENGINE_DEFAULT = "the engine's default";
-
 /** The engine's default `value`; `about`: the default is not a fixed number (SGLang sizes it by the GPU). */
 export function engineDefault<T>(value: T, about = false): Sourced<T> {
-  return { value, from: about ? `${ENGINE_DEFAULT} (about)` : ENGINE_DEFAULT, byDefault: true };
+  return { value, from: msg(about ? "state.fit.defaultAbout" : "state.fit.default"), byDefault: true };
+}
+
+/** A setting as a source: its name (a flag, a key, a config field), the same in every language. */
+export function setting(name: string): Msg {
+  return msg("state.fit.setting", { name });
 }
 
 export function positive(v: string | undefined): number | undefined {
@@ -64,8 +71,8 @@ export function positive(v: string | undefined): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-export function sourced<T>(value: T | undefined, from: string): Sourced<T> | undefined {
-  return value === undefined ? undefined : { value, from };
+export function sourced<T>(value: T | undefined, from: string | Msg): Sourced<T> | undefined {
+  return value === undefined ? undefined : { value, from: typeof from === "string" ? setting(from) : from };
 }
 
 export function withDefined<K extends string, T>(key: K, v: T | undefined): Partial<Record<K, T>> {

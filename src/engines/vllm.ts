@@ -5,7 +5,7 @@ import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { ENGINE_TABLES, VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
-import { engineDefault, positive, readinessLen, sourced, withDefined } from "./memory";
+import { engineDefault, positive, readinessLen, setting, sourced, withDefined } from "./memory";
 import type { FitKnobs, KnobSource, Sourced } from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
@@ -111,9 +111,9 @@ function vllmKnobs(src: KnobSource): FitKnobs {
   const extra = (keys["EXTRA_VLLM_ARGS"] ?? "").split(/\s+/).filter((s) => s !== "");
   const v = optionValues(VLLM_OPTIONS, src.keys !== undefined ? extra : (src.recipe?.args ?? []));
   const fromKey = (key: string, dest: string, flag: string): Sourced<string> | undefined => {
-    if (v.has(dest)) return { value: v.get(dest) ?? "", from: flag };
+    if (v.has(dest)) return { value: v.get(dest) ?? "", from: setting(flag) };
     const k = keys[key];
-    return k !== undefined && k !== "" ? { value: k, from: key } : undefined;
+    return k !== undefined && k !== "" ? { value: k, from: setting(key) } : undefined;
   };
   const num = (key: string, dest: string, flag: string) => {
     const s = fromKey(key, dest, flag);

@@ -7,7 +7,7 @@ import { nodePath } from "../text/shell";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings } from "./settings";
 import { unpack } from "./packed";
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
 import type { DgppWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
@@ -51,7 +51,7 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
   const u = stored(oldWire);
   const news = fromWire(stored(wire).state);
   const changes = reaches(fromWire(u.state), news);
-  if (!changes && stale(u)) providerLog(`${news.bundle.deployment} dgpp`)(upgradeWords("DgppProvision", u));
+  if (!changes && stale(u)) providerLog(`${news.bundle.deployment} dgpp`)(say(upgradeWords("DgppProvision", u)));
   return { changes: changes || stale(u) };
 }
 
@@ -82,9 +82,9 @@ export function remove(_id: string, wire: object): Promise<void> {
 
 function removeNow(_id: string, wire: object): void {
   const props = fromWire(stored(wire).state);
-  providerLog(`${props.bundle.deployment} dgpp`)(
-    `the installed DGPP release${props.marker === undefined ? "" : ` ${props.marker}`} stays in ${props.paths.dir} on ${props.bundle.nodes.map((n) => n.node).join(", ")}; remove it there with scripts/dgpp-cluster if you no longer need it`,
-  );
+  const release = props.marker === undefined ? "" : ` ${props.marker}`;
+  const nodes = props.bundle.nodes.map((n) => n.node).join(", ");
+  providerLog(`${props.bundle.deployment} dgpp`)(t("state.dgppStays", { release, dir: props.paths.dir, nodes }));
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

@@ -10,10 +10,10 @@
  * state and checks the running engine; a changed launch restarts it.
  */
 import type { DeploymentBundle } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
-import { msg } from "../text/messages";
+import { msg, type MessageKey, type Msg } from "../text/messages";
 import { allowedProtected, protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 import { checkFields, launchChanged } from "../render/launch";
@@ -42,7 +42,7 @@ export function rotatedSecrets(olds: Partial<EngineProps>, news: EngineProps): s
 }
 
 /** Nodes whose ssh address, port or user changed: the next operation dials the new one. */
-export function movedConnections(olds: Partial<EngineProps>, news: EngineProps): string[] {
+export function movedConnections(olds: Partial<EngineProps>, news: EngineProps): Msg[] {
   const before = new Map((olds.bundle?.nodes ?? []).map((n) => [n.node, n.conn]));
   return news.bundle.nodes.flatMap((n) => {
     const o = before.get(n.node);
@@ -51,20 +51,23 @@ export function movedConnections(olds: Partial<EngineProps>, news: EngineProps):
       (o.host === n.conn.host && o.port === n.conn.port && o.user === n.conn.user && o.kind === n.conn.kind)
     )
       return [];
-    const at = (c: typeof n.conn) => (c.kind === "local" ? "local" : `${c.user}@${c.host}:${c.port}`);
-    return [`${n.node}: connection ${at(o)} -> ${at(n.conn)}`];
+    const at = (c: typeof n.conn) => (c.kind === "local" ? msg("state.local") : `${c.user}@${c.host}:${c.port}`);
+    return [msg("state.touch.connection", { node: n.node, from: at(o), to: at(n.conn) })];
   });
 }
 
 /** Per-node settings that decide what an operation may do there (delete and read use the stored ones). */
-export function changedSettings(olds: Partial<EngineProps>, news: EngineProps): string[] {
+export function changedSettings(olds: Partial<EngineProps>, news: EngineProps): Msg[] {
   const before = new Map((olds.bundle?.nodes ?? []).map((n) => [n.node, n]));
   return news.bundle.nodes.flatMap((n) => {
     const o = before.get(n.node);
     if (o === undefined) return [];
-    const out: string[] = [];
-    if (o.protected !== n.protected) out.push(`${n.node}: protected ${String(o.protected)} -> ${String(n.protected)}`);
-    if (o.memGateGiB !== n.memGateGiB) out.push(`${n.node}: memory gate ${o.memGateGiB} -> ${n.memGateGiB} GiB`);
+    const out: Msg[] = [];
+    const node = n.node;
+    if (o.protected !== n.protected)
+      out.push(msg("state.touch.protected", { node, from: String(o.protected), to: String(n.protected) }));
+    if (o.memGateGiB !== n.memGateGiB)
+      out.push(msg("state.touch.memGate", { node, from: o.memGateGiB, to: n.memGateGiB }));
     return out;
   });
 }
@@ -77,7 +80,7 @@ export interface Touch {
    * `state`: stored outputs of an older state version (./stateVersion), rewritten at this one.
    */
   kind: "connection" | "provider" | "state" | "setting" | "checks";
-  words: string;
+  words: Msg;
 }
 
 /** A deployment whose restarts for its health reached `sm121:liveness`: no more until SM121_RESTART=1. */
@@ -85,7 +88,7 @@ export interface Held {
   count: number;
   windowS: number;
   maxRestarts: number;
-  /** The last restarts' causes, newest last. */
+  /** The last restarts' causes (the look's findings, as it wrote them), newest last. */
   causes: string[];
   /** The health drift found now. */
   now: string[];
@@ -93,9 +96,13 @@ export interface Held {
   already: boolean;
 }
 
+/**
+ * What the decision says is data (a key and its arguments, src/text/messages), worded where it is
+ * printed, in the reader's language; nothing decides on it.
+ */
 export interface Decision {
   /** Reasons the engine restarts on its nodes (a new bundle, drift, a rotated secret, ...). */
-  restart: string[];
+  restart: Msg[];
   /** Reasons to update the state without restarting (a new address, the provider text, a setting). */
   touch: Touch[];
   /** Restart even where the node runs this bundle (the serve's own probe would see no reason). */
@@ -105,7 +112,14 @@ export interface Decision {
   held?: Held;
 }
 
-type Restart = NonNullable<DeploymentOutcome["restarts"]>[number];
+type Restart = NonNullable<StoredOutcome["restarts"]>[number];
+
+/** A status an up can leave a deployment in, other than serving, as the reason of the next restart says it. */
+const LEFT = {
+  failed: "state.status.failed",
+  stopped: "state.status.stopped",
+  drifted: "state.status.drifted",
+} as const satisfies Record<Exclude<StoredOutcome["status"], "serving">, MessageKey>;
 
 /** Restarts for health within the window, oldest first. */
 export function recentRestarts(o: EngineProps["outcome"], now: number, windowS: number): Restart[] {
@@ -113,24 +127,26 @@ export function recentRestarts(o: EngineProps["outcome"], now: number, windowS: 
 }
 
 export function decide(olds: Partial<EngineProps>, news: EngineProps, now: number = Date.now()): Decision {
-  const restart: string[] = [];
+  const restart: Msg[] = [];
   const touch: Touch[] = [];
   const heldBefore = olds.outcome?.held === true && !news.allow.restart;
-  if (news.allow.restart) restart.push("SM121_RESTART=1");
-  if (olds.bundle === undefined) restart.push("new deployment");
+  if (news.allow.restart) restart.push(msg("state.reason.restartAsked"));
+  if (olds.bundle === undefined) restart.push(msg("state.reason.new"));
   else if (olds.bundle.identity !== news.bundle.identity) {
     // Seed 001's .env identity: a bundle whose launch is the same is checked on the running engine.
     const moved = launchChanged(olds.bundle, news.bundle);
-    if (moved.length > 0) restart.push(`the rendered bundle changed (the launch on ${moved.join(", ")})`);
+    if (moved.length > 0) restart.push(msg("state.reason.launch", { nodes: moved.join(", ") }));
     else {
       const fields = checkFields(olds.bundle, news.bundle).join(", ");
-      touch.push({ kind: "checks", words: `checks, does not restart: ${fields}` });
+      touch.push({ kind: "checks", words: msg("state.touch.checks", { fields }) });
     }
   }
   const health = news.health ?? [];
-  restart.push(...(news.drift ?? []).filter((d) => !health.includes(d)));
+  // The look's findings are an input Pulumi shows and compares (serve/observe words them): as found.
+  const found = (text: string) => msg("state.asFound", { text });
+  restart.push(...(news.drift ?? []).filter((d) => !health.includes(d)).map(found));
   const rotated = rotatedSecrets(olds, news);
-  if (rotated.length > 0) restart.push(`secret rotated: ${rotated.join(", ")}`);
+  if (rotated.length > 0) restart.push(msg("state.reason.secret", { keys: rotated.join(", ") }));
   let held: Held | undefined;
   let counted: string[] = [];
   if (health.length > 0) {
@@ -141,33 +157,27 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
       held = { count: recent.length, ...bound, causes, now: health, already: heldBefore };
     } else {
       counted = health;
-      restart.push(...health);
+      restart.push(...health.map(found));
     }
   }
   const failed = olds.outcome !== undefined && olds.outcome.status !== "serving";
-  if (failed && !heldBefore) restart.push(`the last up left it ${olds.outcome?.status ?? ""}`);
+  const left = olds.outcome?.status;
+  if (failed && !heldBefore && left !== undefined && left !== "serving") {
+    restart.push(msg("state.reason.lastUp", { status: msg(LEFT[left]) }));
+  }
   touch.push(...movedConnections(olds, news).map((words) => ({ kind: "connection" as const, words })));
-  for (const w of changedSettings(olds, news)) {
-    touch.push({ kind: "setting", words: `${w} (recorded; nothing restarts for it)` });
-  }
-  const none = "no engine restarts for it";
-  if (providerMoved(olds, news)) {
-    touch.push({ kind: "provider", words: `sm121's provider code in the state is rewritten (portable form); ${none}` });
-  }
+  for (const words of changedSettings(olds, news)) touch.push({ kind: "setting", words });
+  if (providerMoved(olds, news)) touch.push({ kind: "provider", words: msg("state.touch.provider") });
   if (olds.upgrade !== undefined) touch.push({ kind: "state", words: olds.upgrade });
   const force = news.allow.restart || (failed && !heldBefore) || rotated.length > 0 || counted.length > 0;
   return { restart, touch, force, health: counted, ...(held !== undefined && { held }) };
 }
 
-/** The held deployment in words, with the count, the window and the last causes. */
-export function heldWords(deployment: string, h: Held): string {
-  const causes = h.causes.length > 0 ? `; the last causes: ${h.causes.join("; ")}` : "";
-  return (
-    `deployment ${deployment} restarted ${h.count} times in the last ${h.windowS} s for its health ` +
-    `(sm121:liveness maxRestarts ${h.maxRestarts})${causes}; now ${h.now.join("; ")}. ` +
-    `sm121 marks it failed and leaves it alone: find the cause (\`sm121 logs ${deployment}\`), ` +
-    "then run `SM121_RESTART=1 pulumi up` to start it again"
-  );
+/** The held deployment, with the count, the window and the last causes (the look's words). */
+export function heldWords(deployment: string, h: Held): Msg {
+  const causes = h.causes.length > 0 ? msg("state.heldCauses", { causes: h.causes.join("; ") }) : "";
+  const { count, windowS, maxRestarts } = h;
+  return msg("state.held", { deployment, count, windowS, maxRestarts, causes, now: h.now.join("; ") });
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */

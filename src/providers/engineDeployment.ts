@@ -35,7 +35,7 @@ import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
 import type { EngineWire } from "./wire";
@@ -87,7 +87,7 @@ export const HELD_INPUTS = [
 
 export class EngineDeployment extends ShimResource {
   declare readonly plan: pulumi.Output<string>;
-  declare readonly outcome: pulumi.Output<DeploymentOutcome>;
+  declare readonly outcome: pulumi.Output<StoredOutcome>;
 
   constructor(name: string, args: EngineDeploymentInputs, opts?: pulumi.CustomResourceOptions) {
     const bundle = output(args.bundle);

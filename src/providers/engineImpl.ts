@@ -4,11 +4,11 @@
  * sequence, ~80 ms to load) are loaded by the operations that need them, not by the first check.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { PreflightFailure, ServeFailure, timingLine, type DeploymentOutcome } from "../serve/outcome";
+import { PreflightFailure, ServeFailure, timingLine, toStored, type StoredOutcome } from "../serve/outcome";
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { withOverrides } from "../render/overrides";
-import { t } from "../text/messages";
+import { msg, say, t, type Msg } from "../text/messages";
 import { authOf, providerLog, settled } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
@@ -83,14 +83,15 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
   const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
   if (refused.length > 0) throw new Error(refused.join("\n"));
   const nodes = news.bundle.nodes.map((n) => n.node).join(", ");
-  // The reasons are the decision's own words (the look's drift among them, an input): they stay as found.
-  if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: d.restart.join("; ") }) + rollPlace(news));
+  // The decision's messages, said here in the reader's language (the look's drift among them, as found).
+  const words = (ms: readonly Msg[]) => ms.map((m) => say(m)).join("; ");
+  if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: words(d.restart) }) + rollPlace(news));
   else if (d.held !== undefined) {
-    log(t(d.held.already ? "serve.heldAlready" : "serve.heldNow", { words: heldWords(news.deployment, d.held) }));
+    log(t(d.held.already ? "serve.heldAlready" : "serve.heldNow", { words: say(heldWords(news.deployment, d.held)) }));
   } else if (d.touch.length > 0) {
-    const checks = d.touch.filter((x) => x.kind === "checks").map((x) => x.words);
-    const rest = d.touch.filter((x) => x.kind !== "checks").map((x) => x.words);
-    log([...checks, ...(rest.length > 0 ? [t("serve.restartsNothing", { words: rest.join("; ") })] : [])].join("; "));
+    const checks = d.touch.filter((x) => x.kind === "checks").map((x) => say(x.words));
+    const rest = words(d.touch.filter((x) => x.kind !== "checks").map((x) => x.words));
+    log([...checks, ...(rest !== "" ? [t("serve.restartsNothing", { words: rest })] : [])].join("; "));
   }
   const newlyHeld = d.held !== undefined && !d.held.already;
   return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
@@ -109,13 +110,12 @@ function rollPlace(news: Props): string {
 }
 
 function goBack(olds: Partial<Props> | undefined, news: Props): string {
-  const b = news.bundle;
-  if (olds?.bundle?.profile !== undefined && olds.bundle.profile !== b.profile) {
-    return `set profile: ${olds.bundle.profile} for deployment ${b.deployment} in the stack config and run \`pulumi up\` (the old .env is in the backup above)`;
-  }
-  if (olds?.bundle !== undefined)
-    return "revert the change to the recipe or the site (e.g. `git checkout -- recipes Pulumi.*.yaml`) and run `pulumi up`; the previous files are in the backups above";
-  return `remove deployment ${b.deployment} from the site and run \`pulumi up\`, or \`pulumi destroy\``;
+  const deployment = news.bundle.deployment;
+  const profile = olds?.bundle?.profile;
+  if (profile !== undefined && profile !== news.bundle.profile)
+    return t("state.goBack.profile", { profile, deployment });
+  if (olds?.bundle !== undefined) return t("state.goBack.revert");
+  return t("state.goBack.remove", { deployment });
 }
 
 /**
@@ -138,7 +138,7 @@ function serveSettings(p: Props): RunServe {
   };
 }
 
-type Restarts = NonNullable<DeploymentOutcome["restarts"]>;
+type Restarts = NonNullable<StoredOutcome["restarts"]>;
 
 /** The health restarts the outcome carries on: the recent ones, and this one when it counts. */
 function restartsAfter(olds: Partial<Props> | undefined, news: Props, d: Decision, now: number): Restarts {
@@ -148,13 +148,13 @@ function restartsAfter(olds: Partial<Props> | undefined, news: Props, d: Decisio
 }
 
 /** An outcome with the health restarts counted so far. */
-const counted = (o: DeploymentOutcome, restarts: Restarts): DeploymentOutcome => ({
+const counted = (o: StoredOutcome, restarts: Restarts): StoredOutcome => ({
   ...o,
   ...(restarts.length > 0 && { restarts }),
 });
 
 /** An error carrying id and properties: Pulumi records a failed resource with these outputs. */
-function failedWith(message: string, id: string, wire: EngineWire, outcome: DeploymentOutcome, cause?: unknown): Error {
+function failedWith(message: string, id: string, wire: EngineWire, outcome: StoredOutcome, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { id, properties: { ...wire, outcome }, reasons: [message] });
 }
 
@@ -171,7 +171,7 @@ async function run(
   const unknown = news.unknown ?? [];
   // A new deployment on a node the look could not reach: nothing is tried there.
   if (unknown.length > 0) {
-    throw new Error(`deployment ${b.deployment} is unknown: ${unknown.join("; ")}; nothing was done on its nodes`);
+    throw new Error(t("state.unknownNew", { deployment: b.deployment, why: unknown.join("; ") }));
   }
   const now = Date.now();
   const d = decide(olds ?? {}, news, now);
@@ -182,9 +182,10 @@ async function run(
     return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   }
   if (d.held !== undefined && d.restart.length === 0) {
-    const message = heldWords(b.deployment, d.held);
+    const failure = heldWords(b.deployment, d.held);
     const before = olds?.outcome ?? { status: "failed", nodes: [], warnings: [] };
-    throw failedWith(message, rid, wire, { ...before, status: "failed", held: true, failure: message, restarts });
+    const outcome: StoredOutcome = { ...before, status: "failed", held: true, failure, restarts };
+    throw failedWith(say(failure), rid, wire, outcome);
   }
   // Only per-node settings or the state's version changed: the state takes them; nothing on a node
   // is asked or changed.
@@ -199,7 +200,7 @@ async function run(
     const { drainEngine } = await import("../serve/drain");
     await drainEngine(olds.bundle ?? b, authOf(news.connection), drain, log).catch((err: unknown) => {
       const why = err instanceof Error ? err.message : String(err);
-      log(`warning: could not read ${b.deployment}'s requests in flight: ${why}`);
+      log(t("state.drainFailed", { deployment: b.deployment, why }));
     });
   }
   try {
@@ -221,7 +222,7 @@ async function run(
       if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
     for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));
     // Repaired: what the plan-time look found is no longer true.
-    return { id: rid, outs: { ...wire, drift: [], outcome: counted(outcome, restarts) } };
+    return { id: rid, outs: { ...wire, drift: [], outcome: counted(toStored(outcome), restarts) } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
@@ -238,7 +239,7 @@ async function run(
           log(t("serve.gatewayDisableFailed", { deployment: b.deployment, why }));
         });
       }
-      throw failedWith(rollStopped(news, e.message), rid, wire, counted(e.outcome, restarts), e);
+      throw failedWith(rollStopped(news, e.message), rid, wire, counted(toStored(e.outcome, e.step), restarts), e);
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
@@ -294,14 +295,10 @@ function rollStopped(news: Props, message: string): string {
   const r = news.replica;
   if (r === undefined || r.roll !== "one") return message;
   const rest = r.of - r.index;
-  const after = rest === 1 ? "the 1 replica after it keeps" : `the ${rest} replicas after it keep`;
-  const surge =
-    r.surge === undefined
-      ? ""
-      : `; the surge ${r.surge} keeps serving the new recipe on its spare ` + "until an up completes the roll";
-  const others = `${rest === 0 ? "" : `; ${after} the old recipe`}${surge}`;
-  const which = `replica ${news.bundle.deployment} (${r.index} of ${r.of} of ${r.model})`;
-  return `${which} failed: the roll stops here${others}\n${message}`;
+  const surge = r.surge === undefined ? "" : t("state.rollSurge", { surge: r.surge });
+  const others = `${rest === 0 ? "" : t("state.rollOthers", { count: rest })}${surge}`;
+  const place = { deployment: news.bundle.deployment, index: r.index, of: r.of, model: r.model };
+  return `${t("state.rollStopped", { ...place, others })}\n${message}`;
 }
 
 /**
@@ -313,15 +310,15 @@ async function rollBack(
   news: Props,
   e: ServeFailure,
   log: (m: string) => void,
-): Promise<{ message: string; outcome: DeploymentOutcome } | undefined> {
+): Promise<{ message: string; outcome: StoredOutcome } | undefined> {
   const prev = olds?.bundle;
   if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
   if (e.step !== "readiness") return undefined;
   // After Ctrl-C the operator wants the run over, not another start.
   if (cancelled.aborted) return undefined;
-  log(
-    `readiness failed; rolling back to the previous bundle (${prev.profile === undefined ? prev.identity.slice(0, 12) : `profile ${prev.profile}`})`,
-  );
+  const short = prev.identity.slice(0, 12);
+  const named = prev.profile === undefined ? short : t("state.profileNamed", { profile: prev.profile });
+  log(t("state.rollingBack", { what: named }));
   try {
     const { serve } = await import("../serve/serve");
     const settings = { ...serveSettings(news), forceRestart: true, goBack: "", log };
@@ -329,12 +326,19 @@ async function rollBack(
     const where = restored.nodes.flatMap((n) => (n.endpoint === undefined ? [] : [n.endpoint])).join(", ");
     const what =
       prev.profile === undefined
-        ? `the previous bundle ${prev.identity.slice(0, 12)}`
-        : `the previous profile ${prev.profile}`;
+        ? msg("state.prevBundle", { identity: short })
+        : msg("state.prevProfile", { profile: prev.profile });
+    const served = restored.servedModel;
+    const back = msg("state.rolledBack", {
+      deployment: prev.deployment,
+      what,
+      where: where === "" ? "" : msg("state.rolledBackAt", { where }),
+      model: served === undefined ? "" : msg("state.rolledBackModel", { model: served }),
+    });
     return {
-      message: `${e.message}\nsm121 rolled back (rollback = "auto"): ${prev.deployment} serves ${what} again${where === "" ? "" : ` at ${where}`}${restored.servedModel === undefined ? "" : ` (${restored.servedModel})`}. The new bundle is not serving; fix it and run \`pulumi up\` again.`,
+      message: `${e.message}\n${say(back)}`,
       outcome: {
-        ...e.outcome,
+        ...toStored(e.outcome, e.step),
         status: "failed",
         rolledBack: true,
         nodes: restored.nodes,
@@ -342,10 +346,8 @@ async function rollBack(
       },
     };
   } catch (err) {
-    return {
-      message: `${e.message}\nThe automatic rollback to the previous bundle failed too: ${err instanceof Error ? err.message : String(err)}`,
-      outcome: e.outcome,
-    };
+    const why = err instanceof Error ? err.message : String(err);
+    return { message: `${e.message}\n${t("state.rollbackFailed", { why })}`, outcome: toStored(e.outcome, e.step) };
   }
 }
 
@@ -376,8 +378,8 @@ export async function read(id: string, stored: StoredWire): Promise<pulumi.dynam
   // What only a serve can verify (the served name, max_model_len) stays from the last serve, and
   // so does what only an up decides: the health restarts counted, and whether it is held.
   const prev = props.outcome;
-  const outcome: DeploymentOutcome = {
-    ...found,
+  const outcome: StoredOutcome = {
+    ...toStored(found),
     ...(prev?.servedModel !== undefined && { servedModel: prev.servedModel }),
     ...(prev?.maxModelLen !== undefined && { maxModelLen: prev.maxModelLen }),
     ...(prev?.restarts !== undefined && { restarts: prev.restarts }),

@@ -8,10 +8,11 @@
  * Stored outputs of any state version are read through ./stateVersion (`fromStored`).
  */
 import type { DeploymentBundle } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { ConnectionSettings } from "./settings";
 import type { EngineWire, RunSettings } from "./wire";
 import { unpack } from "./packed";
+import type { Msg } from "../text/messages";
 import { stale, upgrade, upgradeWords, type Upgraded } from "./stateVersion";
 
 /** The form the provider works with. */
@@ -22,10 +23,10 @@ export interface EngineProps extends RunSettings {
   secrets: Record<string, string>;
   connection: ConnectionSettings;
   unknown?: string[];
-  outcome?: DeploymentOutcome;
+  outcome?: StoredOutcome;
   __provider?: string;
   /** Stored outputs of an older state version: the words of their upgrade (the state is rewritten). */
-  upgrade?: string;
+  upgrade?: Msg;
 }
 
 /** What Pulumi passes as olds: nothing yet (`{}` on a create), or stored outputs of any state version. */

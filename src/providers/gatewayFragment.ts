@@ -27,7 +27,7 @@ import type { GatewayFormat } from "../recipe/types";
 import type { GatewayModel } from "../render/gateway";
 import { gatewayPlan } from "../render/gatewayPlan";
 import type { NodeConn } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { ConnectionSettings } from "./settings";
 
 export interface GatewayFragmentInputs {
@@ -44,7 +44,7 @@ export interface GatewayFragmentInputs {
   /** The file's sha256 as the look found it ("" when it is missing); none when it was not looked at. */
   found?: pulumi.Input<string>;
   /** The engines' outcomes, in the order of `models`: when each was last started. */
-  served: pulumi.Input<Array<DeploymentOutcome | undefined>>;
+  served: pulumi.Input<Array<StoredOutcome | undefined>>;
   /** Write on this node instead of the machine that runs Pulumi. */
   node?: pulumi.Input<{ name: string; conn: NodeConn }>;
   connection: pulumi.Input<ConnectionSettings>;

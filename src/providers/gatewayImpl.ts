@@ -11,7 +11,7 @@ import { sha256 as sha } from "../render/identity";
 import { readPlaced, writePlaced } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
-import { t } from "../text/messages";
+import { msg, say, t, type Msg } from "../text/messages";
 import type { GatewayWire, SurgeFile } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
@@ -23,11 +23,15 @@ interface Place {
   connection: ConnectionSettings;
 }
 
-/** The file to write: its text, and what to say. */
+/**
+ * The file to write: its text, and what to say. The text is the same bytes in every language (the
+ * reasons in it are English, render/gateway), so that operators with different locales see no
+ * drift; the warnings and the note are said in the operator's.
+ */
 interface Content {
   text: string;
   warnings: string[];
-  restartNote: string;
+  restartNote: Msg;
 }
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
@@ -65,7 +69,7 @@ async function write(p: Place, c: Content, wrote: ReadonlyArray<string | undefin
   // A different old file is kept as a backup (what the gateway ran with until it restarts).
   const known = [sha(c.text), ...wrote.filter((x): x is string => x !== undefined)];
   await writePlaced(p, authOf(p.connection), c.text, known, "write the gateway file");
-  log(t("serve.gatewayWrote", { format: p.format, where: where(p), note: c.restartNote }));
+  log(t("serve.gatewayWrote", { format: p.format, where: where(p), note: say(c.restartNote) }));
   return sha(c.text);
 }
 
@@ -81,17 +85,12 @@ let said = false;
  * Pure: why the file is written again, against what was written: the file as the look found it,
  * the engines' starts, the new content. undefined: it is as written. `say`: what the plan says.
  */
-function rewrite(olds: GatewayWire, news: GatewayWire): { say?: string } | undefined {
+function rewrite(olds: GatewayWire, news: GatewayWire): { say?: Msg } | undefined {
   const at = where(placeOf(news));
   const found = news.__file.found;
   if (found !== undefined && olds.sha256 !== undefined && found !== olds.sha256) {
-    const change = `sha256 ${olds.sha256.slice(0, 12)} -> ${found.slice(0, 12)}`;
-    return {
-      say:
-        found === ""
-          ? `the file ${at} was removed since sm121 wrote it; this up writes it again`
-          : `the file ${at} was changed since sm121 wrote it (${change}); this up writes it again, after a backup`,
-    };
+    const change = { where: at, from: olds.sha256.slice(0, 12), to: found.slice(0, 12) };
+    return { say: found === "" ? msg("state.gw.removed", { where: at }) : msg("state.gw.changed", change) };
   }
   const served = JSON.stringify(olds.__file.served) !== JSON.stringify(news.__file.served);
   return served || olds.sha256 !== sha(render(news, olds).text) ? {} : undefined;
@@ -118,8 +117,8 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
     return { changes: true };
   }
   const why = rewrite(olds, news);
-  if (why?.say !== undefined) log(why.say);
-  if (why === undefined && stale(u)) log(upgradeWords("GatewayFragment", u));
+  if (why?.say !== undefined) log(say(why.say));
+  if (why === undefined && stale(u)) log(say(upgradeWords("GatewayFragment", u)));
   return { changes: why !== undefined || stale(u) };
 }
 
@@ -148,7 +147,7 @@ export async function remove(_id: string, wire: object): Promise<void> {
   const state = stored(wire).state;
   const p = placeOf(state);
   const models = state.__file.models.map((m) => ({ ...m, status: "destroyed" }));
-  const restartNote = "every endpoint is disabled: the stack was destroyed; restart the gateway to apply";
+  const restartNote = msg("state.gw.destroyed");
   const c: Content =
     models.length > 0
       ? { ...gatewayFile(p.format, models, { apiKey: state.__file.apiKey }), restartNote }
@@ -177,7 +176,7 @@ export async function disableInGateway(
     nodes.map((node) => ({ deployment, node })),
     "failed",
   );
-  const restartNote = `${deployment} is failed: its endpoints are disabled; restart the gateway to apply`;
+  const restartNote = msg("state.gw.failed", { deployment });
   // The file as it is now is kept in what it becomes (only the deployment's entries change): no backup.
   await write(p, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(text)]);
 }
@@ -210,7 +209,7 @@ export async function holdInGateway(
     nodes.map((node) => ({ deployment, node })),
     "restarting",
   );
-  const restartNote = `${deployment} restarts in a roll: its endpoints are disabled until it answers`;
+  const restartNote = msg("state.gw.rollHold", { deployment });
   await write(place, { text: disabled.text, warnings: disabled.warnings, restartNote }, [sha(before)]);
   return { place, deployment, before, written: disabled.text };
 }
@@ -226,7 +225,7 @@ export async function releaseInGateway(h: Held): Promise<void> {
     log(t("serve.gatewayChanged", { where: where(h.place) }));
     return;
   }
-  const restartNote = `${h.deployment} answers again: its endpoints are enabled`;
+  const restartNote = msg("state.gw.rollRelease", { deployment: h.deployment });
   await write(h.place, { text: h.before, warnings: [], restartNote }, [sha(h.written)]);
 }
 
@@ -242,7 +241,7 @@ export async function surgeInGateway(
   if (before === "") return undefined;
   const { addEndpoints } = await import("../render/gatewaySurge");
   const written = addEndpoints(g.format, before, model, { apiKey });
-  const restartNote = `${model.deployment} serves ${model.model} on the spare during the roll`;
+  const restartNote = msg("state.gw.surge", { deployment: model.deployment, model: model.model });
   await write(place, { text: written, warnings: [], restartNote }, [sha(before)]);
   return { before, written };
 }
@@ -270,10 +269,10 @@ export async function endSurgeInGateway(
       "ended",
     );
     if (off.text === now) return;
-    const note = `${deployment} leaves the spare: its endpoints are disabled; restart the gateway to apply`;
+    const note = msg("state.gw.surgeOff", { deployment });
     await write(place, { text: off.text, warnings: off.warnings, restartNote: note }, [sha(now)]);
     return;
   }
-  const restartNote = `${deployment} leaves the spare: the roll is over`;
+  const restartNote = msg("state.gw.surgeEnd", { deployment });
   await write(place, { text: f.before, warnings: [], restartNote }, [sha(f.written)]);
 }

@@ -6,7 +6,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
 import type { ScrapeTargetsWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
@@ -49,7 +49,7 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
   if (drift !== undefined && !said) providerLog("scrape targets")(drift);
   said ||= drift !== undefined;
   const changes = rewrite(olds, news);
-  if (!changes && stale(u)) providerLog("scrape targets")(upgradeWords("ScrapeTargets", u));
+  if (!changes && stale(u)) providerLog("scrape targets")(say(upgradeWords("ScrapeTargets", u)));
   return { changes: changes || stale(u) };
 }
 

@@ -12,23 +12,26 @@
  * States written before versions existed carry none: `unversioned` recognizes their release by the
  * shape it wrote, once, here. test/fixtures/state holds a real stack of each release.
  *
- * | kind             | 1                                   | 2                             | 3          |
- * | ---------------- | ----------------------------------- | ----------------------------- | ---------- |
- * | EngineDeployment | 9492e6f: bundle nested as `bundle`  | 057f8f4, now: `__bundle`      |            |
- * | DgppProvision    | 9492e6f: bundle nested as `bundle`  | 057f8f4, now: `__bundle`      |            |
- * | GatewayFragment  | 9492e6f: the text as `content`      | 057f8f4: `__file.content`     | now: `__file.models` |
- * | ModelCache       | 057f8f4, now                        |                               |            |
- * | ImageSync        | 057f8f4, now                        |                               |            |
- * | ScrapeTargets    | now                                 |                               |            |
- * | HostCommand      | 9492e6f (since then only deleted)   |                               |            |
- * | Surge            | now                                 |                               |            |
+ * | kind             | 1                                  | 2                         | 3                       |
+ * | ---------------- | ---------------------------------- | ------------------------- | ----------------------- |
+ * | EngineDeployment | 9492e6f: bundle nested as `bundle` | 057f8f4: `__bundle`       | now: failure a message  |
+ * | DgppProvision    | 9492e6f: bundle nested as `bundle` | 057f8f4, now: `__bundle`  |                         |
+ * | GatewayFragment  | 9492e6f: the text as `content`     | 057f8f4: `__file.content` | now: `__file.models`    |
+ * | ModelCache       | 057f8f4, now                       |                           |                         |
+ * | ImageSync        | 057f8f4, now                       |                           |                         |
+ * | ScrapeTargets    | now                                |                           |                         |
+ * | HostCommand      | 9492e6f (since then only deleted)  |                           |                         |
+ * | Surge            | now                                |                           |                         |
+ *
+ * EngineDeployment 3: `outcome.failure` is a message key and its arguments (src/text/messages,
+ * area state), said in the reader's language; version 2 wrote English words there.
  */
 import type { DgppPaths } from "../render/dgpp";
 import { stagedLines } from "../render/dgpp";
 import type { DeploymentBundle, NodeConn } from "../render/types";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { DeploymentOutcome, StoredOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
-import { t } from "../text/messages";
+import { msg, t, type Msg } from "../text/messages";
 import { pack } from "./packed";
 import type {
   DgppWire,
@@ -42,7 +45,7 @@ import type {
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {
-  EngineDeployment: 2,
+  EngineDeployment: 3,
   DgppProvision: 2,
   GatewayFragment: 3,
   ModelCache: 1,
@@ -89,6 +92,9 @@ interface EngineV1 {
   __provider?: string;
 }
 
+/** EngineDeployment 2 (057f8f4): the outcome's failure in English words. */
+type EngineV2 = Omit<EngineWire, "outcome"> & { outcome?: DeploymentOutcome };
+
 /** DgppProvision 1 (9492e6f): the bundle nested. */
 type DgppV1 = Omit<DgppWire, "__bundle" | "staged"> & { bundle: DeploymentBundle; paths: DgppPaths };
 
@@ -112,6 +118,7 @@ const has = (p: Props, key: string, type: "object" | "string"): boolean => typeo
 
 /** The version of a state without `stateVersion`, from the shape its release wrote; undefined: none known. */
 const UNVERSIONED: { [K in StateKind]: (p: Props) => number | undefined } = {
+  // Version 3 has always carried stateVersion: an unversioned `__bundle` is version 2's.
   EngineDeployment: (p) => (has(p, "__bundle", "string") ? 2 : has(p, "bundle", "object") ? 1 : undefined),
   DgppProvision: (p) => (has(p, "__bundle", "string") ? 2 : has(p, "bundle", "object") ? 1 : undefined),
   GatewayFragment: (p) => (has(p, "__file", "object") ? 2 : has(p, "content", "string") ? 1 : undefined),
@@ -127,7 +134,7 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
   EngineDeployment: {
     1: (p) => {
       const l = p as unknown as EngineV1;
-      const wire: Omit<EngineWire, "stateVersion"> = {
+      const wire: Omit<EngineV2, "stateVersion"> = {
         deployment: l.deployment ?? l.bundle.deployment,
         // Shown by the plan only; the next up writes this build's.
         plan: "",
@@ -145,6 +152,16 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
         ...(l.__provider !== undefined && { __provider: l.__provider }),
       };
       return { ...wire };
+    },
+    // The failure an older sm121 wrote in English is kept, whole, as a recorded text: its words
+    // are not guessed back into a message.
+    2: (p) => {
+      const { outcome, ...rest } = p as unknown as EngineV2;
+      if (outcome === undefined) return rest;
+      const { failure, ...kept } = outcome;
+      const stored: StoredOutcome =
+        failure === undefined ? kept : { ...kept, failure: msg("state.recorded", { text: failure }) };
+      return { ...rest, outcome: stored };
     },
   },
   DgppProvision: {
@@ -189,9 +206,9 @@ export interface Upgraded<K extends StateKind> {
 export const stale = (u: Upgraded<StateKind>): boolean => !u.versioned || u.from !== u.state.stateVersion;
 
 /** What the plan says of an upgrade, under the resource. */
-export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): string {
+export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): Msg {
   const params = { kind, from: u.from, to: STATE_VERSIONS[kind] };
-  return t(u.versioned ? "serve.stateUpgrade" : "serve.stateUpgradeUnversioned", params);
+  return msg(u.versioned ? "serve.stateUpgrade" : "serve.stateUpgradeUnversioned", params);
 }
 
 /** The stored outputs of a `kind` resource, in the current form. */

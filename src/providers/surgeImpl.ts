@@ -5,6 +5,7 @@ import { authOf, providerLog, settled } from "./common";
 import { unpack } from "./packed";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 import type { SurgeWire } from "./wire";
+import { say } from "../text/messages";
 
 type Stored = SurgeWire | Record<string, never>;
 
@@ -39,7 +40,7 @@ function diffNow(oldWire: object, wire: object): pulumi.dynamic.DiffResult {
     providerLog(news.deployment)(`stops on ${nodes} once every replica answers; the spare is free again`);
   }
   const upgrading = u !== undefined && stale(u);
-  if (!changes && upgrading) providerLog(news.deployment)(upgradeWords("Surge", u));
+  if (!changes && upgrading) providerLog(news.deployment)(say(upgradeWords("Surge", u)));
   return { changes: changes || upgrading };
 }
 

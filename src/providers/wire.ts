@@ -12,7 +12,7 @@ import type { NodeConn } from "../render/types";
 import type { ProvisionSettings } from "../serve/dgpp";
 import type { ImageNode } from "../serve/imagesync";
 import type { CacheNode } from "../serve/modelcache";
-import type { DeploymentOutcome } from "../serve/outcome";
+import type { StoredOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { FileLook } from "../serve/sitefile";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
@@ -59,7 +59,7 @@ export interface EngineWire {
    * program can keep every other input at its stored value (ignoreChanges) while this one says why.
    */
   unknown?: string[];
-  outcome?: DeploymentOutcome;
+  outcome?: StoredOutcome;
   __provider?: string;
   /** ./stateVersion; set by ShimResource. */
   stateVersion?: number;

@@ -74,7 +74,7 @@ export function renderDeployment(
         ...(driver.kvCachePattern !== undefined && { kvCachePattern: driver.kvCachePattern }),
       },
       clientNotes: s.profile.directives.clients,
-      warnings: [...base.warnings, ...s.replacements],
+      warnings: [...base.warnings, ...s.replacements.map((r) => say(r, "en"))],
     });
   }
   // gr8 and DGPP take no served name (their drivers refuse one): they serve the model's repo id.

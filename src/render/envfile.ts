@@ -24,7 +24,7 @@ import { isNodeKey, NAME_PATTERN } from "./keys";
 import { mergeDockerArgs, Overlay } from "./overlay";
 import { checkVllmArgs, Profile, ProfileEntry } from "./profile";
 import { charFault, substitute, VarScope } from "./values";
-import { msg } from "../text/messages";
+import { msg, type Msg } from "../text/messages";
 
 export { diffKeys, parseEnvFile } from "./envreader";
 export { envIdentityOf } from "./envidentity";
@@ -67,7 +67,7 @@ export interface RenderedEnv {
   keys: Record<string, string>;
   mkdirs: string[];
   proofs: string[];
-  replacements: string[];
+  replacements: Msg[];
   /** Fabric variables the profile, overlay or node recipe set themselves (theirs stays). */
   fabricOwn: string[];
 }

@@ -8,7 +8,7 @@
  * a model_list entry, so the entry stays as a comment; a llama-swap peer stays with no models.
  */
 import type { GatewayFormat } from "../recipe/types";
-import { msg, say, t, type Msg } from "../text/messages";
+import { msg, say, type Msg } from "../text/messages";
 import { disableYaml, litellm, llamaSwap, peerId } from "./gatewayFormats";
 import type { GatewayFile, GatewayModel, GatewayOptions, Resolved, ResolvedEndpoint } from "./gatewayFormats";
 
@@ -87,7 +87,7 @@ export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts:
       })),
     })),
   };
-  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: t("gateway.sm121Note") };
+  return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: msg("gateway.sm121Note") };
 }
 
 /** Is `host` a loopback address, reachable only from the node itself? */

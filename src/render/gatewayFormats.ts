@@ -22,7 +22,7 @@ import {
   type Pair,
   type YAMLMap,
 } from "yaml";
-import { t, type Msg } from "../text/messages";
+import { msg, t, type Msg } from "../text/messages";
 import { stringOf } from "../text/unknown";
 
 export interface GatewayEndpoint {
@@ -43,8 +43,8 @@ export interface GatewayModel {
 export interface GatewayFile {
   text: string;
   warnings: string[];
-  /** Which restart makes the gateway read the file. */
-  restartNote: string;
+  /** Which restart makes the gateway read the file: said where it is printed. */
+  restartNote: Msg;
 }
 
 export interface GatewayOptions {
@@ -123,7 +123,7 @@ export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: st
   if (replicated) head.push(ROUTER_NOTE);
   const doc = new Document({ model_list: list, ...(replicated && { router_settings: LITELLM_ROUTER }) });
   doc.commentBefore = head.join("\n");
-  const restartNote = t(opts.apiKey ? "gateway.litellmKeyNote" : "gateway.litellmNote", { var: GATEWAY_KEY_VAR });
+  const restartNote = msg(opts.apiKey ? "gateway.litellmKeyNote" : "gateway.litellmNote", { var: GATEWAY_KEY_VAR });
   return { text: doc.toString(), warnings, restartNote };
 }
 
@@ -166,7 +166,7 @@ export function llamaSwap(resolved: Resolved[], opts: GatewayOptions, warnings: 
   const head = [" Written by sm121. llama-swap peers: each serving node as a remote OpenAI upstream."];
   if (disabled.length > 0) head.push(` ${KEPT} (llama-swap has no switch for a peer):`, ...disabled);
   doc.commentBefore = head.join("\n");
-  const restartNote = t(opts.apiKey ? "gateway.llamaKeyNote" : "gateway.llamaNote", { var: GATEWAY_KEY_VAR });
+  const restartNote = msg(opts.apiKey ? "gateway.llamaKeyNote" : "gateway.llamaNote", { var: GATEWAY_KEY_VAR });
   return { text: doc.toString(), warnings, restartNote };
 }
 

@@ -21,7 +21,10 @@ import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } 
 import type { DeploymentBundle } from "./types";
 
 const GIB = 1024 ** 3;
-/** MemTotal of a DGX Spark (GB10, 128 GB LPDDR5x): 127,601,452 kB, the rest is the firmware's and the GPU's carve-outs. */
+/**
+ * MemTotal of a DGX Spark (GB10, 128 GB LPDDR5x): 127,601,452 kB, the rest is the firmware's and
+ * the GPU's carve-outs.
+ */
 export const GB10_MEM_TOTAL_BYTES = 127_601_452 * 1024;
 /** Below this share of the budget to spare, a fit is tight. */
 const TIGHT_MARGIN = 0.1;
@@ -132,7 +135,7 @@ export function fitOf(
   if (knobs.maxModelLen === undefined && shape.maxPositions !== undefined)
     knobs.maxModelLen = {
       value: shape.maxPositions,
-      from: "config.json max_position_embeddings (the engine's default)",
+      from: msg("state.fit.maxPositions"),
       byDefault: true,
     };
   const element = kvElementBytes(knobs.kvDtype.value, shape.dtype);
@@ -210,11 +213,11 @@ export function fitHeader(fit: Fit): string[] {
   const len =
     k.maxModelLen === undefined
       ? t("fit.maxLenUnknown")
-      : t("fit.maxLen", { value: k.maxModelLen.value, from: k.maxModelLen.from });
+      : t("fit.maxLen", { value: k.maxModelLen.value, from: say(k.maxModelLen.from) });
   const seqs =
     k.maxNumSeqs === undefined
       ? t("fit.seqsUnset")
-      : t("fit.seqs", { value: k.maxNumSeqs.value, from: k.maxNumSeqs.from });
+      : t("fit.seqs", { value: k.maxNumSeqs.value, from: say(k.maxNumSeqs.from) });
   const formula = say(fit.kvFormula);
   const kv =
     fit.kvPerTokenBytes === undefined
@@ -232,8 +235,8 @@ export function fitHeader(fit: Fit): string[] {
   const outside = driverFor(fit.engine).memory.overheadInBudget ? "" : t("fit.overheadOutside");
   return [
     t("fit.header", { deployment: fit.deployment, model, engine: fit.engine, tp, len, seqs }),
-    `  ${t("fit.inputs", { weights, dtype: k.kvDtype.value, from: k.kvDtype.from, kv })}`,
-    `  ${t("fit.budget", { util: k.util.value, from: k.util.from })}${outside}`,
+    `  ${t("fit.inputs", { weights, dtype: k.kvDtype.value, from: say(k.kvDtype.from), kv })}`,
+    `  ${t("fit.budget", { util: k.util.value, from: say(k.util.from) })}${outside}`,
   ];
 }
 
@@ -324,11 +327,11 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
     const kv = n.kvOneGiB === undefined ? "" : t("fit.refusalKv", { kv: gib(n.kvOneGiB), len, dtype: k.kvDtype.value });
     const inBudget = driverFor(fit.engine).memory.overheadInBudget;
     const over = inBudget ? t("fit.refusalOverhead", { overhead: gib(n.overheadGiB) }) : "";
-    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: k.util.from };
+    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: say(k.util.from) };
     const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
     return t("fit.refusalNode", { node: n.node, ...need, ...budget });
   });
-  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : k.util.from;
+  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : say(k.util.from);
   const fix = t("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
   const model = fit.model ?? t("fit.itsModel");
   return t("fit.refusal", { deployment: fit.deployment, model, parts: parts.join("; "), fix });

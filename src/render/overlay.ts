@@ -142,7 +142,8 @@ export interface MergeInput {
 
 export interface MergeResult {
   pairs: LocatedPair[];
-  replacements: string[];
+  /** The profile pairs an overlay replaced: a message each, said where it is printed. */
+  replacements: Msg[];
 }
 
 /**
@@ -186,13 +187,13 @@ export function mergeDockerArgs(input: MergeInput, errors: SpecError[]): MergeRe
   const overlayPairs = input.overlay?.dockerArgs ?? [];
   byKey(overlayPairs, msg("spec.overlay.inOverlay"));
   const replaced = new Set<LocatedPair>();
-  const replacements: string[] = [];
+  const replacements: Msg[] = [];
   for (const o of overlayPairs) {
     const p = profile.get(pairKey(o));
     if (p === undefined || replaced.has(p)) continue;
     if (input.overlayWins) {
       replaced.add(p);
-      replacements.push(`overlay replaces ${describe(p)} (profile) with ${describe(o)}`);
+      replacements.push(msg("state.overlayReplaces", { profile: describe(p), overlay: describe(o) }));
       continue;
     }
     errors.push(

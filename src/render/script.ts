@@ -1,7 +1,7 @@
 /** Bundles of script recipes (seed 001): the profile rendered into the node recipe's .env. */
 import { join } from "node:path";
 import { SpecError, throwIfAny } from "../recipe/errors";
-import { msg } from "../text/messages";
+import { msg, type Msg } from "../text/messages";
 import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { scriptTarget } from "../targets/script";
 import { joinNode } from "../text/shell";
@@ -23,10 +23,14 @@ export interface ScriptRender {
   servedName?: string;
   maxModelLen?: number;
   readyTimeoutS: number;
-  replacements: string[];
+  /** What an overlay replaced, by node: said in English into the bundle (render/deployment). */
+  replacements: Msg[];
 }
 
-/** Where a script recipe's profiles are, relative to the project: `profilesDir`, else `<name>/profiles`, under the recipes directory. */
+/**
+ * Where a script recipe's profiles are, relative to the project: `profilesDir`, else
+ * `<name>/profiles`, under the recipes directory.
+ */
 export function profilesDirOf(recipesDir: string, recipe: Recipe): string {
   return join(recipesDir, recipe.profilesDir ?? `${recipe.name}/profiles`);
 }
@@ -42,7 +46,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
   const target = profile.directives.recipe;
   const nodes = d.nodes.map((n) => site.nodes[n]).filter((n): n is SiteNode => n !== undefined);
   const errors: SpecError[] = [];
-  const replacements: string[] = [];
+  const replacements: Msg[] = [];
   let proofs: string[] = [];
   let keys: Record<string, string> = {};
   const bundles = nodes.map((node, rank) => {
@@ -102,7 +106,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
       nodeDockerArgs,
       ...(fabric !== undefined && { fabricEnv: fabric }),
     });
-    replacements.push(...env.replacements.map((r) => `${node.name}: ${r}`));
+    replacements.push(...env.replacements.map((r) => msg("state.onNode", { node: node.name, text: r })));
     proofs = env.proofs;
     keys = env.keys;
     const spec: LaunchSpec = {

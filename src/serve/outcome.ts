@@ -1,5 +1,10 @@
-/** What a serve, stop or refresh found, as stored in the resource outputs. */
+/**
+ * What a serve, stop or refresh found (DeploymentOutcome), and the same as the state stores it
+ * (StoredOutcome): there the failure is a message key and its arguments, worded where it is
+ * printed, so that the state is the same bytes whatever the language of the operator who ran the up.
+ */
 import { recordsOf, type NodeRecord } from "../protocol";
+import { msg, type Msg } from "../text/messages";
 
 export type NodeStatus = "serving" | "standby" | "failed" | "stopped" | "drifted";
 
@@ -15,7 +20,10 @@ export interface NodeOutcome {
   kvCacheLine?: string;
   backups: string[];
   restarted: boolean;
-  /** From the start of readiness to the first token of a one-token chat completion (seconds), and that completion's own time (ms). */
+  /**
+   * From the start of readiness to the first token of a one-token chat completion (seconds), and
+   * that completion's own time (ms).
+   */
   readyS?: number;
   ttftMs?: number;
   /** Seconds each step of the last up took on this node, in the order they ran (a list: the state keeps its order). */
@@ -33,7 +41,7 @@ export interface DeploymentOutcome {
   warnings: string[];
   servedModel?: string;
   maxModelLen?: number;
-  /** The step that failed and why, when status is failed. */
+  /** The step that failed and why, when status is failed (serve's and stop's first line). */
   failure?: string;
   rolledBack?: boolean;
   /** The restarts that the engine's health caused (a dead or hung engine), within sm121:liveness windowS. */
@@ -42,8 +50,35 @@ export interface DeploymentOutcome {
   held?: boolean;
 }
 
+/** The outcome in the state: its failure a message (src/text/messages/state), not words. */
+export interface StoredOutcome extends Omit<DeploymentOutcome, "failure"> {
+  failure?: Msg;
+}
+
 /** The steps of a serve after the stop began, as its failure names them. */
 export type ServeStep = "stop" | "write" | "memory gate, write and start" | "readiness";
+
+const STEP_KEYS = {
+  stop: "state.step.stop",
+  write: "state.step.write",
+  "memory gate, write and start": "state.step.start",
+  readiness: "state.step.readiness",
+} as const satisfies Record<ServeStep, string>;
+
+/**
+ * An outcome as the state keeps it. `step`: the serve step that failed, whose name is said in the
+ * reader's language; what follows it (the node's or the transport's own account) stays as found.
+ * Without a step (a stop's or a refresh's finding) the failure is kept as found.
+ */
+export function toStored(o: DeploymentOutcome, step?: ServeStep): StoredOutcome {
+  const { failure, ...rest } = o;
+  if (failure === undefined) return rest;
+  if (step === undefined) return { ...rest, failure: msg("state.asFound", { text: failure }) };
+  // serve() writes `<step> failed: <detail>` with the step it was given: the detail is what follows.
+  const head = `${step} failed: `;
+  const detail = failure.startsWith(head) ? failure.slice(head.length) : failure;
+  return { ...rest, failure: msg("state.stepFailed", { step: msg(STEP_KEYS[step]), detail }) };
+}
 
 /** A failure after the stop step began: the outcome says what happened on each node, `step` where it failed. */
 export class ServeFailure extends Error {

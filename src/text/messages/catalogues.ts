@@ -3,7 +3,8 @@
  * speaks to the operator (cli: the commands' reports; spec: the validation problems and fixes of
  * recipes and the site; profile: those of profiles, their values, directives, docker args and
  * overlays; usage: the help; serve: what the providers and serve/ say in Pulumi's output; remote:
- * what remote/ says of a node it cannot reach or a step that failed there). The areas only keep
+ * what remote/ says of a node it cannot reach or a step that failed there; state: what the state
+ * records and the plan decides, stored as keys and said where printed). The areas only keep
  * the files short: a key is unique across them. English is the reference: its files are imported
  * and their keys are the MessageKey type. Another locale's file is read when a process first
  * speaks that language (most speak one), and `npm run build` checks every file against its
@@ -14,13 +15,22 @@ import profileEn from "./profile/en.json";
 import remoteEn from "./remote/en.json";
 import serveEn from "./serve/en.json";
 import specEn from "./spec/en.json";
+import stateEn from "./state/en.json";
 import usageEn from "./usage/en.json";
 import type { Message } from "./message";
 
 export const LOCALES = ["en", "ru", "zh", "ja", "de", "es"] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const ENGLISH = { cli: cliEn, spec: specEn, profile: profileEn, usage: usageEn, serve: serveEn, remote: remoteEn };
+const ENGLISH = {
+  cli: cliEn,
+  spec: specEn,
+  profile: profileEn,
+  usage: usageEn,
+  serve: serveEn,
+  remote: remoteEn,
+  state: stateEn,
+};
 
 export type AreaName = keyof typeof ENGLISH;
 export type MessageKey = { [A in AreaName]: keyof (typeof ENGLISH)[A] }[AreaName];
@@ -47,4 +57,5 @@ export const AREAS: Readonly<Record<AreaName, Readonly<Record<Locale, Catalogue>
   usage: area("usage"),
   serve: area("serve"),
   remote: area("remote"),
+  state: area("state"),
 };
