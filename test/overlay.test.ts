@@ -230,6 +230,11 @@ describe("overlay conflicts in renderEnv", () => {
     const r = renderEnv(input(PROFILE, { overlay: overlay("-v /b:/x/:ro\n"), overlayWins: true }));
     expect(r.keys.EXTRA_DOCKER_ARGS).toBe("-e A=1 -v /b:/x/:ro");
     expect(r.replacements.map((m) => say(m, "en"))).toEqual(["overlay replaces -v /a:/x (profile) with -v /b:/x/:ro"]);
+    // Said where it is printed, in the reader's language (the bundle keeps the English words: render/deployment).
+    expect(r.replacements.map((m) => say(m, "ru"))).toEqual(["оверлей заменяет -v /a:/x (из профиля) на -v /b:/x/:ro"]);
+    expect(r.replacements.map((m) => say(m, "ja"))).toEqual([
+      "オーバーレイがプロファイルの -v /a:/x を -v /b:/x/:ro に置き換えます",
+    ]);
   });
 
   it("is an error when both set the same -e name, and the overlay wins only with overlayWins", () => {

@@ -1,0 +1,242 @@
+/**
+ * What sm121 stores or compares is language-neutral data (a message key and its arguments), said
+ * in the reader's language only where it is printed: the plan's restart reasons and notes, a held
+ * deployment, a failure in the state (this build's, and an older one's English words), the gateway
+ * file's notes, an overlay's replacements and the memory fit's sources. What goes onto a node (the
+ * gateway file, the .env) and what the plan compares (the bundle, the plan's lines) stay the same
+ * bytes in every language.
+ */
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DRIVERS } from "../src/engines";
+import { loadRecipes } from "../src/engines/recipes";
+import { heldWords } from "../src/providers/engineDecide";
+import { diff } from "../src/providers/engineImpl";
+import { diff as gatewayDiff } from "../src/providers/gatewayImpl";
+import { pack } from "../src/providers/packed";
+import { STATE_VERSIONS, upgrade } from "../src/providers/stateVersion";
+import type { EngineWire, GatewayWire } from "../src/providers/wire";
+import { readSite } from "../src/recipe/site";
+import { renderSite } from "../src/render/deployment";
+import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { sha256 } from "../src/render/identity";
+import { deploymentPlan } from "../src/render/plan";
+import type { DeploymentBundle } from "../src/render/types";
+import { toStored, type StoredOutcome } from "../src/serve/outcome";
+import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
+
+const ROOT = join(__dirname, "..");
+const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
+const render = () => renderSite(site, loadRecipes(join(ROOT, "recipes"), "recipes"), { root: ROOT });
+const b = render().find((x) => x.deployment === "qwen3-32b-vllm-tp2") as DeploymentBundle;
+const allow = { protected: [], experimental: false, restart: false };
+const connection = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
+
+const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire => ({
+  deployment: bundle.deployment,
+  plan: deploymentPlan(bundle),
+  drift: [],
+  secrets: {},
+  connection,
+  __bundle: pack(bundle),
+  __run: { allow, preflight: false, findings: { fatal: [], warnings: [] } },
+  stateVersion: STATE_VERSIONS.EngineDeployment,
+  ...over,
+});
+
+/** What the provider says under the resource (its stderr lines), in `locale`. */
+async function said(locale: Locale, run: () => Promise<unknown>): Promise<string[]> {
+  useLocale(locale);
+  const lines: string[] = [];
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk).trimEnd());
+    return true;
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return lines;
+}
+
+afterEach(() => useLocale("en"));
+
+const relaunched = {
+  ...b,
+  identity: "another",
+  nodes: b.nodes.map((n) => ({ ...n, argv: [...n.argv, "--seed", "1"] })),
+};
+const failed: StoredOutcome = {
+  status: "failed",
+  nodes: [],
+  warnings: [],
+  failure: msg("state.stepFailed", { step: msg("state.step.readiness"), detail: "vllm-1: no answer in 60 s" }),
+};
+
+describe("the plan's restart reasons, said where the plan is printed", () => {
+  const stored = { ...wire(b), outcome: failed, secrets: { "sm121:hfToken": "a" } };
+  const news = wire(relaunched, { secrets: { "sm121:hfToken": "b" } });
+
+  it("in Russian and Japanese, the look's drift as it found it", async () => {
+    const drift = ["vllm-1: .env edited on the node: A 1 -> 2"];
+    const ru = await said("ru", () => diff("id", stored, { ...news, drift }));
+    expect(ru).toEqual([
+      "sm121: qwen3-32b-vllm-tp2: перезапускает vllm-1, vllm-2: " +
+        "собранный пакет изменился (запуск на vllm-1, vllm-2); vllm-1: .env edited on the node: A 1 -> 2; " +
+        "секрет заменён: sm121:hfToken; прошлый up оставил его в состоянии «сбой»",
+    ]);
+    const ja = await said("ja", () => diff("id", stored, news));
+    expect(ja).toEqual([
+      "sm121: qwen3-32b-vllm-tp2: vllm-1, vllm-2 を再起動します: " +
+        "レンダリングされたバンドルが変わりました（vllm-1, vllm-2 での起動）; " +
+        "シークレットが更新されました: sm121:hfToken; 前回の up で「失敗」のままになっています",
+    ]);
+  });
+
+  it("a change that restarts nothing: the recorded settings in Russian and Japanese", async () => {
+    const gate = b.nodes[0]?.memGateGiB ?? 0;
+    const guarded = { ...b, nodes: b.nodes.map((n, i) => (i === 0 ? { ...n, protected: true, memGateGiB: 7 } : n)) };
+    const serving = { ...wire(b), outcome: { ...failed, status: "serving" as const, failure: undefined } };
+    const ru = await said("ru", () => diff("id", serving, wire(guarded)));
+    expect(ru).toEqual([
+      "sm121: qwen3-32b-vllm-tp2: ничего не перезапускает: " +
+        "vllm-1: защита false -> true (записано; ничего не перезапускается); " +
+        `vllm-1: порог памяти ${gate} -> 7 ГиБ (записано; ничего не перезапускается)`,
+    ]);
+    const ja = await said("ja", () => diff("id", serving, wire(guarded)));
+    expect(ja[0]).toContain("vllm-1: 保護 false -> true（記録のみ。これによる再起動はありません）");
+  });
+
+  it("a held deployment in Russian and Japanese, its causes as the look found them", () => {
+    const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: ["vllm-1: dead"], now: ["vllm-1: hung"] };
+    const h = heldWords("pair", { ...held, already: false });
+    expect(say(h, "ru")).toContain(
+      "развёртывание pair: перезапусков из-за его здоровья за последние 3600 с — 2 " +
+        "(sm121:liveness maxRestarts 2); последние причины: vllm-1: dead; сейчас vllm-1: hung. ",
+    );
+    expect(say(h, "ja")).toContain("直近 3600 秒間にヘルスのため 2 回再起動しました");
+    expect(say(h, "ja")).toContain("`SM121_RESTART=1 pulumi up`");
+  });
+});
+
+describe("a failure in the state", () => {
+  it("is the failed step as a key and the node's own account as found, said in each language", () => {
+    const o = toStored(
+      { status: "failed", nodes: [], warnings: [], failure: "readiness failed: vllm-1: no answer in 60 s" },
+      "readiness",
+    );
+    expect(o.failure).toEqual(failed.failure);
+    const f = o.failure ?? msg("state.recorded", { text: "" });
+    expect(say(f, "en")).toBe("readiness failed: vllm-1: no answer in 60 s");
+    expect(say(f, "ru")).toBe("шаг «готовность» не удался: vllm-1: no answer in 60 s");
+    expect(say(f, "ja")).toBe("「準備完了の確認」に失敗しました: vllm-1: no answer in 60 s");
+    // What the state holds has no words of any language in it.
+    expect(JSON.stringify(o)).not.toMatch(/готовность|準備|readiness failed/);
+  });
+
+  it("from a stop or a refresh (no serve step): kept as found", () => {
+    const o = toStored({ status: "failed", nodes: [], warnings: [], failure: "stop failed on spark3: exit code 1" });
+    expect(say(o.failure ?? msg("state.recorded", { text: "" }), "ru")).toBe("stop failed on spark3: exit code 1");
+  });
+
+  it("an older sm121's English words: kept whole, and said as recorded in Russian and Japanese", () => {
+    const old = { ...wire(b), stateVersion: 2, outcome: { status: "failed", nodes: [], warnings: [], failure: "x" } };
+    const f = upgrade("EngineDeployment", old).state.outcome?.failure ?? msg("state.recorded", { text: "" });
+    expect([say(f, "en"), say(f, "ru"), say(f, "ja")]).toEqual([
+      "x",
+      "x (записано прежней версией sm121)",
+      "x（以前の sm121 が記録した内容）",
+    ]);
+  });
+});
+
+describe("the gateway file: its notes in the reader's language, its bytes in none", () => {
+  const model = (deployment: string, status: string): GatewayModel => ({
+    deployment,
+    model: deployment,
+    status,
+    endpoints: [{ node: "n1", url: "http://203.0.113.9:8000", reachable: true }],
+  });
+  const gw = (found?: string): GatewayWire => ({
+    path: "~/gw.yaml",
+    format: "litellm",
+    endpoints: "",
+    connection,
+    __file: {
+      models: [model("a", "serving")],
+      apiKey: false,
+      lingering: [],
+      served: [],
+      ...(found !== undefined && { found }),
+    },
+    stateVersion: STATE_VERSIONS.GatewayFragment,
+  });
+
+  it("says why it writes the file again in Russian and Japanese", async () => {
+    const text = gatewayFile("litellm", [model("a", "serving")], { apiKey: false }).text;
+    const stored = { ...gw(), sha256: sha256(text) };
+    const edited = sha256(`${text}# edit\n`);
+    const ru = await said("ru", () => gatewayDiff("id", stored, gw(edited)));
+    expect(ru).toEqual([
+      `sm121: gateway: файл ~/gw.yaml изменён после того, как sm121 его записал (sha256 ${sha256(text).slice(0, 12)} ` +
+        `-> ${edited.slice(0, 12)}); этот up запишет его снова, сделав резервную копию`,
+    ]);
+    const ja = await said("ja", () => gatewayDiff("id", stored, gw("")));
+    expect(ja).toEqual([
+      "sm121: gateway: ファイル ~/gw.yaml は sm121 が書き込んだ後に削除されました。この up で再び書き込みます",
+    ]);
+  });
+
+  it("writes the same bytes in every language, for every way an endpoint is disabled", () => {
+    const models = [model("a", "serving"), model("b", "failed"), model("c", "removed")];
+    const files = (locale: Locale) => {
+      useLocale(locale);
+      return (["sm121", "litellm", "llama-swap"] as const).flatMap((format) => {
+        const f = gatewayFile(format, models, { apiKey: true });
+        const off = (["failed", "destroyed", "restarting", "ended"] as const).map(
+          (s) => disableEndpoints(format, f.text, "all", s).text,
+        );
+        return [f.text, ...off];
+      });
+    };
+    const en = files("en");
+    expect(en.join("\n")).toContain("disabled");
+    for (const l of LOCALES) expect(files(l), l).toEqual(en);
+  });
+
+  it("notes the restart it needs in the reader's language", () => {
+    const note = gatewayFile("litellm", [model("a", "serving")], { apiKey: false }).restartNote;
+    expect(say(note, "en")).toMatch(/^LiteLLM reads its config at start/);
+    expect(say(note, "ru")).not.toBe(say(note, "en"));
+    expect(say(note, "ja")).not.toBe(say(note, "en"));
+  });
+});
+
+describe("what the plan compares and what goes onto a node", () => {
+  it("the bundles (their .env files among them) and the plan's lines are the same bytes in every language", () => {
+    useLocale("en");
+    const en = render().map((x) => [pack(x), deploymentPlan(x)]);
+    expect(en.some(([, plan]) => (plan ?? "").includes(".env"))).toBe(true);
+    for (const l of LOCALES) {
+      useLocale(l);
+      expect(
+        render().map((x) => [pack(x), deploymentPlan(x)]),
+        l,
+      ).toEqual(en);
+    }
+  });
+});
+
+describe("the memory fit's sources a driver names", () => {
+  it("are said in the reader's language; a setting's own name in none", () => {
+    const sglang = DRIVERS.sglang.memory.knobs({ nodes: 1 }).util.from;
+    expect([say(sglang, "en"), say(sglang, "ru"), say(sglang, "ja")]).toEqual([
+      "the engine's default (about)",
+      "значение движка по умолчанию (примерно)",
+      "エンジンの既定値（概算）",
+    ]);
+    const r = DRIVERS.vllm.memory.knobs({ keys: { GPU_MEMORY_UTILIZATION: "0.7" }, nodes: 1 }).util.from;
+    expect(LOCALES.map((l) => say(r, l))).toEqual(LOCALES.map(() => "GPU_MEMORY_UTILIZATION"));
+  });
+});
