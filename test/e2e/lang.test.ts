@@ -3,6 +3,9 @@
  * Pulumi starts inherits SM121_LANG, so a refusal and the plan's reasons come in German while
  * Pulumi's own words stay Pulumi's. The language is never part of what the plan compares: after an
  * up under English, a preview under German plans no change, and an up under German changes nothing.
+ * A failed up records its failure as a message key (no words of any language): two failed ups, one
+ * under Russian and one under English, leave the same failure and the same gateway file, and the
+ * next plan says "the last up left it failed" in the reader's language.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +33,7 @@ function stack(site: SimSite): string {
     `  sm121:knownHosts: ${site.knownHosts}`,
     "  sm121:minMemAvailableGiB: 1",
     "  sm121:readyGraceS: 0",
+    "  sm121:memTimeoutS: 3",
     gateway,
     nodes,
     "  sm121:deployments:",
@@ -40,6 +44,14 @@ function stack(site: SimSite): string {
 
 const EN = { SM121_LANG: "en", LANG: "en_US.UTF-8" };
 const DE = { SM121_LANG: "de", LANG: "de_DE.UTF-8" };
+const RU = { SM121_LANG: "ru", LANG: "ru_RU.UTF-8" };
+/** The memory gate no node passes (the range's top): the serve fails at its gate, after the stop. */
+const NO_MEMORY = { SM121_ALLOW_PROTECTED: "spark1", SM121_MIN_MEM_GIB: "1024" };
+
+interface Failure {
+  key: string;
+  args?: { step?: { key: string }; detail?: string };
+}
 
 describe.sequential("the provider's words in German, Pulumi's in English", () => {
   let e: E2E;
@@ -50,7 +62,7 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
       plan?: string;
       drift?: string[];
       __bundle?: string;
-      outcome?: unknown;
+      outcome?: { status?: string; failure?: Failure };
     }
     type Resource = { type: string; inputs?: Stored; outputs?: Stored };
     const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as {
@@ -120,7 +132,7 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
   it("says the plan's reason in German, and the same change in English under English", async () => {
     const de = await e.preview({ ...DE, SM121_ALLOW_PROTECTED: "spark1" });
     expect(de.code, de.all).toBe(0);
-    expect(de.all).toMatch(/startet spark1 neu: the rendered bundle changed \(the launch on spark1\)/);
+    expect(de.all).toContain("startet spark1 neu: das gerenderte Bündel hat sich geändert (der Start auf spark1)");
     // The change itself is the same bytes under either language: the plan's lines are English state.
     expect(de.all).toMatch(/- --max-model-len 8192\n\s+\+ --max-model-len 16384\n/);
     const en = await e.preview({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
@@ -132,5 +144,43 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
         .join("\n");
     expect(lines(de.stdout)).toBe(lines(en.stdout));
     expect(readFileSync(join(e.dir, "recipes", "small.toml"), "utf8")).toContain("16384");
+  });
+
+  it("records a failure as a key, not words: the same state and gateway file under Russian and English", async () => {
+    const gatewayFile = join(e.site.dir, "gateway-backends.json");
+    const ru = await e.up({ ...RU, ...NO_MEMORY });
+    expect(ru.code, ru.all).not.toBe(0);
+    const stored = (await engineState()).outcome;
+    expect(stored?.status).toBe("failed");
+    expect(stored?.failure).toMatchObject({ key: "state.stepFailed", args: { step: { key: "state.step.start" } } });
+    // The node's own account stays as found; no word of the operator's language is in the state.
+    expect(JSON.stringify(stored)).not.toMatch(/[\u0400-\u04ff]/);
+    const fileRu = readFileSync(gatewayFile, "utf8");
+    expect(fileRu).toContain('"status": "failed"');
+    const en = await e.up({ ...EN, ...NO_MEMORY });
+    expect(en.code, en.all).not.toBe(0);
+    const again = (await engineState()).outcome;
+    expect([again?.status, again?.failure?.key, again?.failure?.args?.step]).toEqual([
+      stored?.status,
+      stored?.failure?.key,
+      stored?.failure?.args?.step,
+    ]);
+    expect(readFileSync(gatewayFile, "utf8")).toBe(fileRu);
+  });
+
+  it("says the restart reason of a recorded failure in Russian in the plan, and in English under English", async () => {
+    const ru = await e.preview({ ...RU, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(ru.code, ru.all).toBe(0);
+    // The look's drift (the stopped engine) stays as it found it; sm121's own reason is said in Russian.
+    expect(ru.all).toMatch(/sm121: guarded: перезапускает spark1: .*прошлый up оставил его в состоянии «сбой»/);
+    expect(ru.all).not.toContain("the last up left it failed");
+    const en = await e.preview({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(en.all).toMatch(/sm121: guarded: restarts spark1: .*the last up left it failed/);
+    // The up under Russian serves again, and its state is the same whatever the language.
+    const up = await e.up({ ...RU, SM121_ALLOW_PROTECTED: "spark1" });
+    expect(up.code, up.all).toBe(0);
+    expect((await engineState()).outcome?.status).toBe("serving");
+    const preview = await e.pulumi.run(["preview", "--diff", "--expect-no-changes"], { env: EN });
+    expect(preview.code, preview.all).toBe(0);
   });
 });
