@@ -149,6 +149,7 @@ export function renderEnv(input: RenderEnvInput): RenderedEnv {
   const bodySha256 = sha256(body);
   const overlayLine =
     input.overlay === undefined ? "none" : `${input.overlay.dir} overlay-sha256=${input.overlay.sha256}`;
+  // Fields, no words: the file on the node is the same bytes whatever the operator's language.
   const header = [
     `# sm121-profile: ${profile.name}`,
     `# sm121-node: ${input.node}`,
