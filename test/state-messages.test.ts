@@ -22,7 +22,9 @@ import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/
 import { sha256 } from "../src/render/identity";
 import { deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
+import { EXIT, failureAdvice } from "../src/serve/failure";
 import { toStored, type StoredOutcome } from "../src/serve/outcome";
+import { CommandError } from "../src/remote";
 import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
@@ -148,6 +150,26 @@ describe("a failure in the state", () => {
       "x (записано прежней версией sm121)",
       "x（以前の sm121 が記録した内容）",
     ]);
+  });
+});
+
+describe("the way forward printed with a failure", () => {
+  const failedWith = (code: number) =>
+    new CommandError({ node: "vllm-1", step: "start", exit: { code, signal: null }, stdout: "", stderr: "" });
+
+  it("is said in the operator's language for each of sm121's exit codes, and nothing for another", () => {
+    const said = (code: number, locale: Locale) => {
+      useLocale(locale);
+      return failureAdvice(failedWith(code), b);
+    };
+    expect(said(EXIT.memoryGate, "en")).toMatch(/^Nothing was started on vllm-1: free memory there/);
+    expect(said(EXIT.memoryGate, "ru")).toMatch(/^На vllm-1 ничего не запущено: освободите там память/);
+    expect(said(EXIT.readinessTimeout, "ja")).toContain(`${b.readiness.timeoutS} 秒以内に応答しませんでした`);
+    expect(said(EXIT.readinessTimeout, "ja")).toContain(b.recipeFile);
+    for (const code of Object.values(EXIT)) {
+      for (const l of ["ru", "ja"] as const) expect(said(code, l), `${code} ${l}`).not.toBe(said(code, "en"));
+    }
+    expect(said(1, "ru")).toBe("");
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { CommandError } from "../remote";
 import type { DeploymentBundle } from "../render/types";
+import { t } from "../text/messages";
 
 /** Private exit codes of sm121's node scripts. */
 export const EXIT = {
@@ -24,38 +25,29 @@ export function maskSecrets(text: string, secrets: Readonly<Record<string, strin
   return out.replace(/\b((?:VLLM_|SGLANG_)?API_KEY|HF_TOKEN|--api-key)([=\s]+)("?)[^\s"']+\3/g, "$1$2$3****$3");
 }
 
-/** The specific way forward for a failed step, or "" when the generic one is all there is. */
+/**
+ * The specific way forward for a failed step, or "" when the generic one is all there is: said in
+ * the operator's language (printed with the failure, never stored).
+ */
 export function failureAdvice(e: unknown, b: DeploymentBundle): string {
   if (!(e instanceof CommandError)) return "";
-  const on = `on ${e.node}`;
+  const node = e.node;
+  const logs = { node, deployment: b.deployment };
   switch (e.code) {
     case EXIT.memoryGate:
-      return (
-        `Nothing was started ${on}: free memory there (\`sm121 status\` shows what holds it) or lower ` +
-        "minMemAvailableGiB for the node (this once: SM121_MIN_MEM_GIB=<GiB> pulumi up), then run `pulumi up`."
-      );
+      return t("state.advice.memoryGate", { node });
     case EXIT.engineExited:
-      return `The engine ${on} exited while loading; its own reason is in the output above (engine log${b.deploy === "script" ? ", start.sh output" : ""}). Fix that and run \`pulumi up\`, or go back as below.`;
+      return t(b.deploy === "script" ? "state.advice.engineExitedScript" : "state.advice.engineExited", { node });
     case EXIT.readinessTimeout:
-      return (
-        `The engine ${on} still runs but did not answer in ${b.readiness.timeoutS} s: if it is still loading, ` +
-        `raise readiness.timeout_s in ${b.recipeFile} ` +
-        "(or wait longer this once: SM121_TIMEOUT_S=<seconds> pulumi up); " +
-        `\`sm121 logs ${b.deployment}\` shows where it is.`
-      );
+      return t("state.advice.readinessTimeout", { ...logs, timeoutS: b.readiness.timeoutS, file: b.recipeFile });
     case EXIT.noFirstToken:
-      return `The engine ${on} answers /v1/models but generated no token for a one-token chat completion: \`sm121 logs ${b.deployment}\` shows what it does (a kernel that does not run on sm_121, a wedged scheduler); fix that and run \`pulumi up\`, or go back as below.`;
+      return t("state.advice.noFirstToken", logs);
     case EXIT.hookFailed:
-      return `A hook ${on} failed (above); the engine was not started there. Fix the hook in ${b.recipeFile} or the node, then run \`pulumi up\`.`;
+      return t("state.advice.hookFailed", { node, file: b.recipeFile });
     case EXIT.keyRefused:
-      return (
-        `The engine ${on} answers, but not to the key sm121 sends: the key it was started with differs from ` +
-        "sm121:apiKey (an API_KEY line of the node's own .env, a hand-edited secrets.env), or it wants one and sm121 " +
-        "holds none. Make them agree (`pulumi config set --secret sm121:apiKey`, or the node's .env), then run " +
-        "`pulumi up`."
-      );
+      return t("state.advice.keyRefused", { node });
     case EXIT.displaceFailed:
-      return `The deployment that ran ${on} before could not be stopped; stop it there by hand (its stop script is in the node's sm121 state dir), then run \`pulumi up\`.`;
+      return t("state.advice.displaceFailed", { node });
     default:
       return "";
   }
