@@ -18,6 +18,7 @@ import { renderSite } from "../src/render/deployment";
 import { sha256 } from "../src/render/identity";
 import { scrapeFile } from "../src/render/scrapeTargets";
 import { errorsOf } from "./helpers/spec";
+import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -63,7 +64,7 @@ describe("the scrape file of the example site", () => {
   });
 
   it("warns of an engine bound to its node's loopback, unless the file is written on that node", () => {
-    expect(f.warnings).toEqual([
+    expect(f.warnings.map((w) => say(w, "en"))).toEqual([
       "qwen38-flash-datagen on flash-datagen listens on 127.0.0.1: a Prometheus that is not on flash-datagen " +
         "cannot scrape 127.0.0.1:8000; bind the node's address (BIND) or run Prometheus on flash-datagen",
     ]);

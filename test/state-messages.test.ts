@@ -20,6 +20,7 @@ import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/gateway";
 import { sha256 } from "../src/render/identity";
+import { scrapeFile } from "../src/render/scrapeTargets";
 import { deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
 import { EXIT, failureAdvice } from "../src/serve/failure";
@@ -247,6 +248,33 @@ describe("what the plan compares and what goes onto a node", () => {
         l,
       ).toEqual(en);
     }
+  });
+});
+
+describe("the scrape file's warnings, stored with it", () => {
+  const bundles = render();
+  const { warnings } = scrapeFile(bundles, undefined);
+
+  it("are messages, said in the reader's language where they are printed", () => {
+    expect(warnings.length).toBeGreaterThan(0);
+    const w = warnings[0] ?? msg("state.recorded", { text: "" });
+    expect(say(w, "en")).toMatch(/^qwen38-flash-datagen on flash-datagen listens on 127\.0\.0\.1: /);
+    expect(say(w, "ru")).toMatch(/^qwen38-flash-datagen на flash-datagen слушает 127\.0\.0\.1: /);
+    expect(say(w, "ja")).toMatch(/^flash-datagen の qwen38-flash-datagen は 127\.0\.0\.1 で待ち受けています/);
+  });
+
+  it("an older sm121's English warnings: kept whole as recorded texts (ScrapeTargets 1 -> 2)", () => {
+    const old = {
+      path: "/p/sm121.json",
+      targets: "",
+      connection,
+      __file: { content: "[]\n", warnings: ["w1"], found: { sha256: null } },
+      stateVersion: 1,
+    };
+    const { state } = upgrade("ScrapeTargets", old);
+    expect(state.__file.warnings).toEqual([{ key: "state.recorded", args: { text: "w1" } }]);
+    expect(state.__file.content).toBe("[]\n");
+    expect(upgrade("ScrapeTargets", state).state).toEqual(state);
   });
 });
 

@@ -22,6 +22,7 @@ import type { FileLook } from "../serve/sitefile";
 import type { ConnectionSettings } from "./settings";
 import { ShimResource } from "./shim";
 import type { ScrapeTargetsWire } from "./wire";
+import type { Msg } from "../text/messages";
 
 export interface ScrapeTargetsInputs {
   path: pulumi.Input<string>;
@@ -30,7 +31,8 @@ export interface ScrapeTargetsInputs {
   /** The file's text and its plan (render/scrapeTargets). */
   content: pulumi.Input<string>;
   plan: pulumi.Input<string[]>;
-  warnings: pulumi.Input<string[]>;
+  /** Messages (src/text/messages), said where the provider prints them. */
+  warnings: pulumi.Input<Msg[]>;
   /** What the plan-time look found where the file is. */
   found: pulumi.Input<FileLook>;
   connection: pulumi.Input<ConnectionSettings>;

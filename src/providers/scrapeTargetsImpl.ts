@@ -6,7 +6,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
 import { authOf, providerLog, settled } from "./common";
-import { say, t } from "../text/messages";
+import { msg, say, t, type Msg } from "../text/messages";
 import type { ScrapeTargetsWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
@@ -19,13 +19,13 @@ const placed = (p: ScrapeTargetsWire): Placed => ({
 });
 
 /** Why the file on its node is not what was written, as the plan-time look found it. */
-export function lookDrift(olds: ScrapeTargetsWire, news: ScrapeTargetsWire): string | undefined {
+export function lookDrift(olds: ScrapeTargetsWire, news: ScrapeTargetsWire): Msg | undefined {
   const found = news.__file.found;
   if (!("sha256" in found) || found.sha256 === olds.sha256) return undefined;
   const where = placeName(placed(news));
-  if (found.sha256 === null) return `${where} is gone; this up writes it again`;
+  if (found.sha256 === null) return msg("state.scrapeGone", { where });
   const [now, written] = [found.sha256.slice(0, 12), (olds.sha256 ?? "-").slice(0, 12)];
-  return `${where} was changed there (sha256 ${now}, written ${written}); this up writes it again`;
+  return msg("state.scrapeChanged", { where, now, written });
 }
 
 /** Whether this provider process has said why the file is rewritten (Pulumi may diff it more than once). */
@@ -46,7 +46,7 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
   if (olds.path !== news.path || olds.node !== news.node)
     return { changes: true, replaces: ["path"], deleteBeforeReplace: true };
   const drift = lookDrift(olds, news);
-  if (drift !== undefined && !said) providerLog("scrape targets")(drift);
+  if (drift !== undefined && !said) providerLog("scrape targets")(say(drift));
   said ||= drift !== undefined;
   const changes = rewrite(olds, news);
   if (!changes && stale(u)) providerLog("scrape targets")(say(upgradeWords("ScrapeTargets", u)));
@@ -55,7 +55,7 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
 
 async function write(p: ScrapeTargetsWire, written: string | undefined): Promise<string> {
   const log = providerLog("scrape targets");
-  for (const w of p.__file.warnings) log(`warning: ${w}`);
+  for (const w of p.__file.warnings) log(t("serve.warning", { warning: say(w) }));
   const content = p.__file.content;
   const known = [sha(content), ...(written === undefined ? [] : [written])];
   const kept = await writePlaced(placed(p), authOf(p.connection), content, known, "write the scrape targets");

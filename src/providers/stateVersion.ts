@@ -19,7 +19,7 @@
  * | GatewayFragment  | 9492e6f: the text as `content`     | 057f8f4: `__file.content` | now: `__file.models`    |
  * | ModelCache       | 057f8f4, now                       |                           |                         |
  * | ImageSync        | 057f8f4, now                       |                           |                         |
- * | ScrapeTargets    | now                                |                           |                         |
+ * | ScrapeTargets    | 5944e4e: warnings in English       | now: warnings messages    |                         |
  * | HostCommand      | 9492e6f (since then only deleted)  |                           |                         |
  * | Surge            | now                                |                           |                         |
  *
@@ -50,7 +50,7 @@ export const STATE_VERSIONS = {
   GatewayFragment: 3,
   ModelCache: 1,
   ImageSync: 1,
-  ScrapeTargets: 1,
+  ScrapeTargets: 2,
   HostCommand: 1,
   Surge: 1,
 } as const satisfies Record<string, number>;
@@ -94,6 +94,11 @@ interface EngineV1 {
 
 /** EngineDeployment 2 (057f8f4): the outcome's failure in English words. */
 type EngineV2 = Omit<EngineWire, "outcome"> & { outcome?: DeploymentOutcome };
+
+/** ScrapeTargets 1 (5944e4e): the warnings in English words. */
+type ScrapeV1 = Omit<ScrapeTargetsWire, "__file"> & {
+  __file: Omit<ScrapeTargetsWire["__file"], "warnings"> & { warnings: string[] };
+};
 
 /** DgppProvision 1 (9492e6f): the bundle nested. */
 type DgppV1 = Omit<DgppWire, "__bundle" | "staged"> & { bundle: DeploymentBundle; paths: DgppPaths };
@@ -188,7 +193,13 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
   },
   ModelCache: {},
   ImageSync: {},
-  ScrapeTargets: {},
+  // The warnings an older sm121 wrote in English are kept whole, as recorded texts.
+  ScrapeTargets: {
+    1: (p) => {
+      const { __file: f, ...rest } = p as unknown as ScrapeV1;
+      return { ...rest, __file: { ...f, warnings: f.warnings.map((text) => msg("state.recorded", { text })) } };
+    },
+  },
   HostCommand: {},
   Surge: {},
 };

@@ -5,6 +5,7 @@
  * other for them.
  */
 import type { GatewayFormat } from "../recipe/types";
+import type { Msg } from "../text/messages";
 import type { GatewayModel } from "../render/gateway";
 import type { Drain } from "../render/replicas";
 import type { ReplicaPlace } from "../render/replicas";
@@ -96,7 +97,8 @@ export interface GatewayWire {
 /** What the provider needs besides the shown properties. */
 export interface ScrapeFileWire {
   content: string;
-  warnings: string[];
+  /** Messages (src/text/messages), said where they are printed. */
+  warnings: Msg[];
   found: FileLook;
   conn?: NodeConn;
 }

@@ -7,6 +7,7 @@
 import { driverFor } from "../engines";
 import { isLoopback } from "./gateway";
 import type { DeploymentBundle } from "./types";
+import { msg, type Msg } from "../text/messages";
 
 /**
  * One entry of a file_sd file
@@ -23,7 +24,8 @@ export interface ScrapeFile {
   groups: TargetGroup[];
   /** What the preview shows: one line per target, then the deployments that have none and why. */
   plan: string[];
-  warnings: string[];
+  /** Said where they are printed (the provider's write), in the reader's language. */
+  warnings: Msg[];
 }
 
 /**
@@ -34,7 +36,7 @@ export interface ScrapeFile {
 export function scrapeFile(bundles: readonly DeploymentBundle[], on: string | undefined): ScrapeFile {
   const groups: TargetGroup[] = [];
   const plan: string[] = [];
-  const warnings: string[] = [];
+  const warnings: Msg[] = [];
   for (const b of bundles) {
     const metrics = driverFor(b.engine).metrics;
     if (metrics === undefined) {
@@ -61,10 +63,7 @@ export function scrapeFile(bundles: readonly DeploymentBundle[], on: string | un
       );
       // Loopback binds only answer on the node itself (spark2 with BIND=127.0.0.1, seed 001).
       if (host !== nb.ip && isLoopback(host) && on !== nb.node) {
-        warnings.push(
-          `${b.deployment} on ${nb.node} listens on ${host}: a Prometheus that is not on ${nb.node} cannot ` +
-            `scrape ${target}; bind the node's address (BIND) or run Prometheus on ${nb.node}`,
-        );
+        warnings.push(msg("state.scrapeLoopback", { deployment: b.deployment, node: nb.node, host, target }));
       }
     }
   }
