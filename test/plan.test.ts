@@ -14,6 +14,7 @@ import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { argvFacts, deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
+import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -108,7 +109,9 @@ describe("the stored form", () => {
     const nested = { deployment: b.deployment, bundle: b, connection, secrets: {}, drift: [], ...run };
     const olds = oldsFromWire(nested);
     expect(olds).toMatchObject({ bundle: b, ...run });
-    expect(olds.upgrade).toMatch(/from the unversioned form of version 1 to version 2/);
+    expect(say(olds.upgrade ?? { key: "state.recorded" }, "en")).toMatch(
+      /from the unversioned form of version 1 to version 3/,
+    );
     expect(oldsFromWire({})).toEqual({});
   });
 });
