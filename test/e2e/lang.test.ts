@@ -153,8 +153,10 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     const stored = (await engineState()).outcome;
     expect(stored?.status).toBe("failed");
     expect(stored?.failure).toMatchObject({ key: "state.stepFailed", args: { step: { key: "state.step.start" } } });
-    // The node's own account stays as found; no word of the operator's language is in the state.
-    expect(JSON.stringify(stored)).not.toMatch(/[\u0400-\u04ff]/);
+    // What sm121 records of its own holds no word of the operator's language. The account after the
+    // step's name is kept as serve() said it when the up failed (it hands over words, not a message).
+    const { failure, ...rest } = stored ?? {};
+    expect(JSON.stringify({ ...rest, key: failure?.key, step: failure?.args?.step })).not.toMatch(/[\u0400-\u04ff]/);
     const fileRu = readFileSync(gatewayFile, "utf8");
     expect(fileRu).toContain('"status": "failed"');
     const en = await e.up({ ...EN, ...NO_MEMORY });
