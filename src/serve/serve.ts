@@ -25,7 +25,7 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
-import { msg, SaidError, t } from "../text/messages";
+import { msg, SaidError, say as sayIn, t, type Locale } from "../text/messages";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -226,16 +226,23 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       ...(api?.maxLen !== undefined && { maxModelLen: api.maxLen }),
     };
   } catch (e) {
-    const msg = maskSecrets(e instanceof Error ? e.message : String(e), o.secrets);
+    // The operator reads the failure in their language; the state keeps it in English, so that two
+    // operators' runs record the same bytes (the reader says its step in theirs: outcome.ts toStored).
+    const said = (locale?: Locale) =>
+      maskSecrets(
+        e instanceof SaidError ? sayIn(e.said, locale) : e instanceof Error ? e.message : String(e),
+        o.secrets,
+      );
     for (const out of outcomes) if (out.status !== "serving") out.status = "failed";
     const backups = outcomes.flatMap((n) => n.backups.map((p) => `${n.node}:${p}`));
-    const failure = `${step} failed: ${msg}`;
+    const failure = `${step} failed: ${said()}`;
     const back =
       backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
     const advice = failureAdvice(e, b);
     const state = o.failedState ?? "is marked failed in the stack state";
     const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
-    const first = failure.split("\n")[0] ?? failure;
+    const recorded = `${step} failed: ${said("en")}`;
+    const first = recorded.split("\n")[0] ?? recorded;
     const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
     throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, outcome, step);
   }

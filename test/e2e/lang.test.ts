@@ -153,20 +153,17 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     const stored = (await engineState()).outcome;
     expect(stored?.status).toBe("failed");
     expect(stored?.failure).toMatchObject({ key: "state.stepFailed", args: { step: { key: "state.step.start" } } });
-    // What sm121 records of its own holds no word of the operator's language. The account after the
-    // step's name is kept as serve() said it when the up failed (it hands over words, not a message).
-    const { failure, ...rest } = stored ?? {};
-    expect(JSON.stringify({ ...rest, key: failure?.key, step: failure?.args?.step })).not.toMatch(/[\u0400-\u04ff]/);
+    // What sm121 records holds no word of the operator's language: the step is a key, the node's
+    // account after it is kept in English whatever the run spoke.
+    expect(JSON.stringify(stored)).not.toMatch(/[\u0400-\u04ff]/);
+    expect(stored?.failure?.args?.detail).toMatch(/exited with code/);
     const fileRu = readFileSync(gatewayFile, "utf8");
     expect(fileRu).toContain('"status": "failed"');
     const en = await e.up({ ...EN, ...NO_MEMORY });
     expect(en.code, en.all).not.toBe(0);
     const again = (await engineState()).outcome;
-    expect([again?.status, again?.failure?.key, again?.failure?.args?.step]).toEqual([
-      stored?.status,
-      stored?.failure?.key,
-      stored?.failure?.args?.step,
-    ]);
+    // The same failure, recorded under English, is the same bytes (the runs' timings and restarts differ).
+    expect([again?.status, again?.failure]).toEqual([stored?.status, stored?.failure]);
     expect(readFileSync(gatewayFile, "utf8")).toBe(fileRu);
   });
 
