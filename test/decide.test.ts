@@ -9,21 +9,19 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide as decided, heldWords, type EngineProps } from "../src/providers/engineDecide";
 import { check, diff } from "../src/providers/engineImpl";
-import type { EngineWire } from "../src/providers/wire";
 import { diff as gatewayDiff, listed } from "../src/providers/gatewayImpl";
 import type { GatewayWire } from "../src/providers/wire";
-import { pack } from "../src/providers/packed";
 import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { gatewayFile } from "../src/render/gateway";
 import { sha256 } from "../src/render/identity";
 import { renderSite } from "../src/render/deployment";
-import { deploymentPlan } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
 import type { StoredOutcome } from "../src/serve/outcome";
 import { say } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
+import { CONNECTION, engineWire, NOTHING_ALLOWED } from "./helpers/wire";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -31,7 +29,7 @@ const bundles = renderSite(site, loadRecipes(join(ROOT, "recipes"), "recipes"), 
 const b = bundles.find((x) => x.deployment === "qwen3-32b-vllm-tp2") as DeploymentBundle;
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
-const allow = { protected: [], experimental: false, restart: false };
+const allow = NOTHING_ALLOWED;
 const serving: StoredOutcome = { status: "serving", nodes: [], warnings: [] };
 const LIVENESS = { maxRestarts: 2, windowS: 3600 };
 const HUNG = "vllm-1: answers /v1/models but no token in 10 s and its request counters stood still (7)";
@@ -130,17 +128,7 @@ describe("what an up does with a deployment", () => {
 });
 
 describe("a deployment the look could not see", () => {
-  const connection = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
-  const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire => ({
-    deployment: bundle.deployment,
-    plan: deploymentPlan(bundle),
-    drift: [],
-    secrets: {},
-    connection,
-    __bundle: pack(bundle),
-    __run: { allow, preflight: false, findings: { fatal: [], warnings: [] } },
-    ...over,
-  });
+  const wire = engineWire;
   const guardedNodes = b.nodes.map((n) => ({ ...n, protected: true, env: { ...n.env, X: "1" } }));
   const guarded = { ...b, identity: "new", nodes: guardedNodes };
   const unknown = ["Pulumi.s.yaml:14:7: sm121:nodes.vllm-1.ssh: vllm-1 unreachable: connect ETIMEDOUT; check ..."];
@@ -193,7 +181,7 @@ describe("the gateway file's entries", () => {
     path: "~/gw.yaml",
     format: "litellm",
     endpoints: "",
-    connection: { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" },
+    connection: CONNECTION,
     __file: { models, apiKey: false, lingering, served: [], ...(found !== undefined && { found }) },
     stateVersion: STATE_VERSIONS.GatewayFragment,
   });

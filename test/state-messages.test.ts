@@ -27,25 +27,14 @@ import { EXIT, failureAdvice } from "../src/serve/failure";
 import { toStored, type StoredOutcome } from "../src/serve/outcome";
 import { CommandError } from "../src/remote";
 import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
+import { CONNECTION, engineWire } from "./helpers/wire";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
 const render = () => renderSite(site, loadRecipes(join(ROOT, "recipes"), "recipes"), { root: ROOT });
 const b = render().find((x) => x.deployment === "qwen3-32b-vllm-tp2") as DeploymentBundle;
-const allow = { protected: [], experimental: false, restart: false };
-const connection = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
-
-const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire => ({
-  deployment: bundle.deployment,
-  plan: deploymentPlan(bundle),
-  drift: [],
-  secrets: {},
-  connection,
-  __bundle: pack(bundle),
-  __run: { allow, preflight: false, findings: { fatal: [], warnings: [] } },
-  stateVersion: STATE_VERSIONS.EngineDeployment,
-  ...over,
-});
+const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire =>
+  engineWire(bundle, { stateVersion: STATE_VERSIONS.EngineDeployment, ...over });
 
 /** What the provider says under the resource (its stderr lines), in `locale`. */
 async function said(locale: Locale, run: () => Promise<unknown>): Promise<string[]> {
@@ -185,7 +174,7 @@ describe("the gateway file: its notes in the reader's language, its bytes in non
     path: "~/gw.yaml",
     format: "litellm",
     endpoints: "",
-    connection,
+    connection: CONNECTION,
     __file: {
       models: [model("a", "serving")],
       apiKey: false,
@@ -267,7 +256,7 @@ describe("the scrape file's warnings, stored with it", () => {
     const old = {
       path: "/p/sm121.json",
       targets: "",
-      connection,
+      connection: CONNECTION,
       __file: { content: "[]\n", warnings: ["w1"], found: { sha256: null } },
       stateVersion: 1,
     };
