@@ -26,7 +26,12 @@ const REQUESTS = 200;
 
 export async function measureRoll(): Promise<RollRow[]> {
   say("roll: starting 2 nodes (127.0.0.125-126:2325) and the LiteLLM proxy");
-  const site = await rollSite({ name: "benchroll", firstIp: 125, sshPort: 2325, startDelayS: 3 });
+  const site = await rollSite({
+    name: "benchroll",
+    at: { firstIp: 125, sshPort: 2325 },
+    proxyPort: 2326,
+    startDelayS: 3,
+  });
   try {
     const rows: RollRow[] = [];
     for (const [i, mode] of (["rolling", "SM121_ROLL=all"] as const).entries()) {

@@ -15,7 +15,7 @@ import { Samples, percentile, summarize } from "../src/cli/bench-stats";
 import { Progress } from "../src/cli/progress";
 import { benchSchema } from "../src/cli/schemas";
 import { json, removeCliSnapshot, sm121, type CliTarget } from "./cli-helpers";
-import { testNet } from "./site/site";
+import { allocate } from "./site/alloc";
 
 describe("SseParser", () => {
   const events = (chunks: string[]) => {
@@ -145,12 +145,13 @@ function healthy(url: string): Promise<boolean> {
 }
 
 describe("against the fake engine", () => {
-  // In this run's loopback /24 (SM121_TEST_NET), so that parallel checkouts do not collide.
-  const FAST_IP = `${testNet()}.170`;
-  const PACED_IP = `${testNet()}.171`;
+  // Addresses of this file's own (test/site/alloc.ts); each engine on its real default port.
+  const AT = allocate(__filename);
+  const FAST_IP = AT.host(0);
+  const PACED_IP = AT.host(1);
   const FAST = `http://${FAST_IP}:8000`;
   const PACED = `http://${PACED_IP}:8000`;
-  const DOWN = `http://${testNet()}.172:8000`;
+  const DOWN = `http://${AT.host(2)}:8000`;
   let dir = "";
   const engines: ChildProcess[] = [];
   // bench --url needs no project and no ssh.

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { cells } from "../src/cli/table";
 import { e2eProject, REPO, type E2E } from "./helpers/project";
+import type { SiteAt } from "./site/alloc";
 import { makeScriptRecipe } from "./site/recipe";
 import type { SimNode, SimSite } from "./site/site";
 
@@ -89,12 +90,11 @@ export interface CliSite {
 }
 
 /** Starts the site, writes the stack and serves every deployment with `pulumi up`. */
-export async function servedSite(name: string, firstIp: number, sshPort: number): Promise<CliSite> {
+export async function servedSite(name: string, at: SiteAt): Promise<CliSite> {
   const e = await e2eProject({
     name,
     nodes: ["spark1", "spark2", "spark3"],
-    firstIp,
-    sshPort,
+    ...at,
     config: () => "",
     recipes: { "qwen3-8b-solo.toml": SOLO, "qwen3-small-tmux.toml": SMALL },
   });

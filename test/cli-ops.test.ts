@@ -7,16 +7,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
 import { json, servedSite, sm121, stackYaml, type CliSite, releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
 
+const AT = allocate(__filename);
+
 let s: CliSite;
 
 beforeAll(async () => {
-  s = await servedSite("cliops", 160, 2351);
+  s = await servedSite("cliops", AT.site());
 }, 300_000);
 
 afterAll(() => releaseSite(s));
@@ -25,7 +28,7 @@ async function sh(n: SimNode, script: string): Promise<string> {
   return (await sshScript(s.e.site, n, script)).stdout;
 }
 
-/** A node's address as a regular expression (SM121_TEST_NET moves the site's /24). */
+/** A node's address as a regular expression. */
 const ipPattern = (n: SimNode) => n.ip.replace(/\./g, "\\.");
 
 const chats = () => sh(s.nodes[0], "docker logs sm121-solo-0 2>&1 | grep -c 'POST /v1/chat/completions' || true");

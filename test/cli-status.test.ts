@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { translator } from "../src/text/messages";
 import { cells } from "../src/cli/table";
@@ -13,13 +14,15 @@ import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
 
+const AT = allocate(__filename);
+
 let s: CliSite;
 
 /** A cell's text without its line breaks and spaces. */
 const squash = (text: string | undefined) => (text ?? "").replace(/\s+/g, "");
 
 beforeAll(async () => {
-  s = await servedSite("clistatus", 150, 2350);
+  s = await servedSite("clistatus", AT.site());
 }, 300_000);
 
 afterAll(() => releaseSite(s));

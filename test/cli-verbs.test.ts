@@ -10,6 +10,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { profilesSchema, renderSchema, statusSchema, validateSchema } from "../src/cli/schemas";
 import { json, servedSite, sm121, tableRows, type CliSite, releaseSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
@@ -17,10 +18,12 @@ import type { SimNode } from "./site/site";
 import { firstRecord, recordOfLine, recordsOf } from "../src/protocol";
 import { modelsListed } from "../src/serve/readiness";
 
+const AT = allocate(__filename);
+
 let s: CliSite;
 
 beforeAll(async () => {
-  s = await servedSite("cliverbs", 180, 2480);
+  s = await servedSite("cliverbs", AT.site());
 }, 300_000);
 
 afterAll(() => releaseSite(s));

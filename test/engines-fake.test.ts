@@ -9,6 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
+
+const AT = allocate(__filename);
 
 interface Outcome {
   args: string[];
@@ -49,7 +52,7 @@ function plans(
       process.env = saved;
     }
     process.stdout.write(JSON.stringify(out));`;
-  const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: "127.0.0.9" };
+  const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: AT.host(0) };
   const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(cases)], {
     env,
     encoding: "utf8",
@@ -86,7 +89,7 @@ describe.each([
 });
 
 describe("start-up contracts, as the real engines have them", () => {
-  const IP = "127.0.0.9";
+  const IP = AT.host(0);
   const sg = (argv: string[], env: Record<string, string> = {}) => ({
     mode: "sglang" as const,
     argv: ["--model-path", "Q/q", ...argv],
@@ -98,16 +101,7 @@ describe("start-up contracts, as the real engines have them", () => {
     env,
   });
   const dist = ["--tp-size", "2", "--nnodes", "2", "--dist-init-addr", `${IP}:31000`];
-  const master = [
-    "--tensor-parallel-size",
-    "2",
-    "--nnodes",
-    "2",
-    "--master-addr",
-    "127.0.0.8",
-    "--master-port",
-    "9000",
-  ];
+  const master = ["--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr", AT.host(1), "--master-port", "9000"];
   const [
     hostIp,
     legacyIp,
@@ -124,7 +118,7 @@ describe("start-up contracts, as the real engines have them", () => {
     sg(dist, { HOST_IP: IP }),
     sg(dist, { SGLANG_WORKER_IP: IP }),
     sg(dist, { SGLANG_HOST_IP: IP }),
-    sg(["--tp-size", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "127.0.0.8"], {
+    sg(["--tp-size", "2", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", AT.host(1)], {
       SGLANG_HOST_IP: IP,
     }),
     vl(["Q/q", ...master, "--node-rank", "1", "--headless", "--host", IP, "--port", "8000"], { VLLM_HOST_IP: IP }),

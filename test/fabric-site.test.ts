@@ -3,12 +3,13 @@
  * a directory of RDMA character devices per node): auto resolved from the node's tools, and the
  * refusals that come before anything stops: a node without the device directory, memlock limited
  * for a tmux launch (the sandbox's own `ulimit -l`), image IDs that differ between the nodes.
- * Addresses 127.0.0.161-163, sshd port 2641.
+
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { parseSite } from "../src/recipe/site";
 import { Dialer } from "../src/remote";
 import type { SshAuth } from "../src/remote/ssh";
@@ -17,6 +18,8 @@ import { lookFabric, type FabricDeployment } from "../src/serve/fabric";
 import { buildImage } from "./site/exec";
 import { devicesDir, setFabric, sparkFabric } from "./site/fabric";
 import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
+
+const AT = allocate(__filename);
 
 const DIR = join(tmpdir(), "sm121-fabric-site");
 let site: SimSite;
@@ -52,7 +55,7 @@ const declared = (n: SimNode) =>
   `{ interface: enp1s0f1np1, rdma: [{ hca: rocep1s0f1, gidIndex: 3 }], devices: ${devicesDir(n)} }`;
 
 beforeAll(async () => {
-  site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], firstIp: 161, sshPort: 2641 });
+  site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], ...AT.site() });
   for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
 }, 60_000);
 afterAll(async () => {

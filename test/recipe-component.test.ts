@@ -15,14 +15,15 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unpack } from "../src/providers/packed";
 import { pinnedHostKey } from "../src/remote/knownhosts";
-import { testNet } from "./site/site";
+import { allocate } from "./site/alloc";
 import { containing } from "./helpers/json";
 
 const REPO = resolve(__dirname, "..");
-const NET = testNet();
-const IP1 = `${NET}.211`;
-const IP2 = `${NET}.212`;
-const PORT = 2510;
+// Addresses and a port of this file's own (test/site/alloc.ts), where nothing listens.
+const AT = allocate(__filename);
+const IP1 = AT.host(0);
+const IP2 = AT.host(1);
+const PORT = AT.port(0);
 
 interface Registered {
   type: string;

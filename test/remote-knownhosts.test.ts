@@ -9,12 +9,15 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { connectSsh } from "../src/remote/ssh";
 import { hostKeyStatus, hostMatches, hostPattern, verifyHostKey } from "../src/remote/knownhosts";
 import { say } from "../src/text/messages";
 import { sshScript } from "./site/exec";
 import { killNodeSshd, restartNodeSshd } from "./site/faults";
 import { startSite, type SimNode, type SimSite } from "./site/site";
+
+const AT = allocate(__filename);
 
 // Keys made with ssh-keygen; the hashed names with `ssh-keygen -H` (OpenSSH 9.2p1).
 const KEY_A = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKZ5kD2QS5g2YKw1RTh63qThuFOOFdqEqfAj2XHjOaEY";
@@ -144,8 +147,7 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     site = await startSite({
       dir: join(tmpdir(), `sm121-kh-site-${process.pid}`),
       nodes: ["k1"],
-      firstIp: 170,
-      sshPort: 2470,
+      ...AT.site(),
     });
     node = site.nodes[0] as SimNode;
     hostKey = readFileSync(join(node.root, "etc", "ssh", "ssh_host_ed25519_key.pub"), "utf8")

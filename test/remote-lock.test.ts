@@ -9,11 +9,14 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { CommandError, connect, hostFor, NodeBusyError, TransportError, withHosts } from "../src/remote";
 import { driveLock, lockScript } from "../src/remote/lock";
 import type { SshAuth } from "../src/remote/ssh";
 import { alive } from "./helpers/project";
 import { startSite, type SimNode, type SimSite } from "./site/site";
+
+const AT = allocate(__filename);
 
 describe("the lock channel over ssh", () => {
   let site: SimSite;
@@ -32,8 +35,7 @@ describe("the lock channel over ssh", () => {
     site = await startSite({
       dir: join(tmpdir(), `sm121-lock-site-${process.pid}`),
       nodes: ["s1"],
-      firstIp: 231,
-      sshPort: 2540,
+      ...AT.site(),
     });
     node = site.nodes[0] as SimNode;
   });

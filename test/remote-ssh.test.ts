@@ -11,12 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Server, utils } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { CommandError, TransportError, type Host } from "../src/remote";
 import { transportFix } from "../src/remote/errors";
 import { connectSsh } from "../src/remote/ssh";
 import { say } from "../src/text/messages";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 import { matching } from "./helpers/json";
+
+const AT = allocate(__filename);
 
 describe("the ssh transport", () => {
   let site: SimSite;
@@ -36,8 +39,7 @@ describe("the ssh transport", () => {
     site = await startSite({
       dir: join(tmpdir(), `sm121-ssh-site-${process.pid}`),
       nodes: ["s1"],
-      firstIp: 171,
-      sshPort: 2470,
+      ...AT.site(),
     });
     node = site.nodes[0] as SimNode;
   });
@@ -123,7 +125,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
 
   beforeAll(async () => {
     const dir = join(tmpdir(), `sm121-ssh-kinds-${process.pid}`);
-    site = await startSite({ dir, nodes: ["s1"], firstIp: 176, sshPort: 2475 });
+    site = await startSite({ dir, nodes: ["s1"], ...AT.site(1) });
     node = site.nodes[0] as SimNode;
   });
   afterAll(async () => {

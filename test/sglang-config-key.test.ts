@@ -11,10 +11,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { secretRefusals } from "../src/render/secrets";
 
 import { keyFileScript } from "../src/targets/common";
 import { exportSecrets, secretsEnvScript } from "../src/targets/secretsenv";
+
+const AT = allocate(__filename);
 
 interface Case {
   key: string;
@@ -64,7 +67,7 @@ function fakeEngine(files: string[]): Array<{ code: number; text: string; apiKey
       }
     }
     process.stdout.write(JSON.stringify(out));`;
-  const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: "127.0.0.9" };
+  const env = { PATH: process.env["PATH"] ?? "", SIM_NODE_ROOT: root, SIM_NODE_IP: AT.host(0) };
   const r = spawnSync(process.execPath, ["-e", script, JSON.stringify(files)], {
     env,
     encoding: "utf8",

@@ -3,15 +3,18 @@
  * name, containers), the site's registry under the recipes' image names, `docker save | ssh
  * docker load` between nodes, and the two stand-ins at the boundary of what this machine lacks:
  * the NVIDIA container hook (a GB10) and the OCI runtime wrapper for the sandbox's resource limits.
- * Addresses: 127.0.0.236-237, sshd port 2597.
+
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { buildImage, sshOk, sshScript } from "./site/exec";
 import { startSite, type SimNode, type SimSite } from "./site/site";
+
+const AT = allocate(__filename);
 
 let site: SimSite;
 let d1: SimNode;
@@ -23,8 +26,7 @@ beforeAll(async () => {
   site = await startSite({
     dir: fs.mkdtempSync(path.join(os.tmpdir(), "sm121-docker-")),
     nodes: ["d1", "d2"],
-    firstIp: 236,
-    sshPort: 2597,
+    ...AT.site(),
   });
   [d1, d2] = site.nodes as [SimNode, SimNode];
 });

@@ -11,7 +11,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { parseLinkTest } from "../src/serve/linktest";
+
+const AT = allocate(__filename);
 
 const STANDIN = join(__dirname, "site", "shims", "nccl", "allreduce.js");
 
@@ -40,7 +43,7 @@ const base = {
 
 describe("the NCCL stand-in", () => {
   it("meets its peer and prints a table sm121's parser reads, on sockets without RDMA devices", async () => {
-    const env = { ...base, MASTER_PORT: "29611" };
+    const env = { ...base, MASTER_PORT: String(AT.port(0)) };
     const [r0, r1] = await Promise.all([rank(0, env), rank(1, env)]);
     expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
     const out = parseLinkTest(`${r0.out}\n${r1.out}`);
@@ -51,16 +54,16 @@ describe("the NCCL stand-in", () => {
   });
 
   it("fails a rank whose peer never comes, as torch's rendezvous does", async () => {
-    const alone = await rank(0, { ...base, MASTER_PORT: "29612", SM121_LINKTEST_TIMEOUT_S: "1" });
+    const alone = await rank(0, { ...base, MASTER_PORT: String(AT.port(1)), SM121_LINKTEST_TIMEOUT_S: "1" });
     expect(alone.code).toBe(1);
     expect(alone.out).toContain(
       "torch.distributed.DistStoreError: Timed out after 1 seconds waiting for clients. 1/2 clients joined.",
     );
-    const lost = await rank(1, { ...base, MASTER_PORT: "29613", SM121_LINKTEST_TIMEOUT_S: "1" });
+    const lost = await rank(1, { ...base, MASTER_PORT: String(AT.port(2)), SM121_LINKTEST_TIMEOUT_S: "1" });
     expect(lost.code).toBe(1);
     expect(lost.out).toContain(
       "torch.distributed.DistNetworkError: The client socket has timed out after 1s " +
-        "while trying to connect to (127.0.0.1, 29613).",
+        `while trying to connect to (127.0.0.1, ${AT.port(2)}).`,
     );
   });
 });
@@ -101,7 +104,11 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
 
   it("uses IB on nodes whose HCAs NCCL_IB_HCA names and whose uverbs devices are there", async () => {
     const env = { NCCL_IB_HCA: "rocep1s0f1:1,roceP2p1s0f1:1" };
-    const [r0, r1] = await pair(29614, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
+    const [r0, r1] = await pair(
+      AT.port(3),
+      { ...env, SIM_NODE_ROOT: node(true) },
+      { ...env, SIM_NODE_ROOT: node(true) },
+    );
     expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
     expect(r0.out).toContain(
       "NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>",
@@ -118,7 +125,8 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
       ["^rocep1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
       ["=roceP2p1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
     ];
-    let port = 29620;
+    // One port a pair: the seven pairs take ports 4-10.
+    let port = AT.port(4);
     for (const [hca, using] of cases) {
       const env: Record<string, string> = { SIM_NODE_ROOT: node(true), ...(hca !== undefined && { NCCL_IB_HCA: hca }) };
       const envB: Record<string, string> = { ...env, SIM_NODE_ROOT: node(true) };
@@ -145,7 +153,11 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
 
   it("a node without its uverbs devices is on sockets, and the pair never finishes, as NCCL hangs", async () => {
     const env = { NCCL_IB_HCA: "rocep1s0f1:1", SM121_LINKTEST_TIMEOUT_S: "3" };
-    const [r0, r1] = await pair(29630, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(false) });
+    const [r0, r1] = await pair(
+      AT.port(11),
+      { ...env, SIM_NODE_ROOT: node(true) },
+      { ...env, SIM_NODE_ROOT: node(false) },
+    );
     expect(r1.out).toContain("NCCL WARN NET/IB : Unable to open device rocep1s0f1");
     expect(r1.out).toContain("NCCL INFO NET/IB : No device found.");
     expect(r1.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>");
@@ -186,7 +198,7 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
         "-np",
         "2",
         "-H",
-        "localhost:1,127.0.0.2:1",
+        `localhost:1,${AT.host(0)}:1`,
         "--bind-to",
         "none",
         "--mca",
@@ -216,7 +228,7 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
       "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n# Collective test concluded: all_reduce_perf\n",
     );
     // Both ranks' NCCL lines come out of mpirun; this machine has no RDMA devices: sockets.
-    expect(r.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.2<0>");
+    expect(r.out).toContain(`NCCL INFO NET/Socket : Using [0]lo:${AT.host(0)}<0>`);
     const out = parseLinkTest(r.out);
     expect(out.rows).toEqual([{ bytes: 8, busbw: 0, busbwInPlace: 0, algbw: 0, wrong: ["0", "0"] }]);
     expect(out.avgBusBandwidth).toBe(0);

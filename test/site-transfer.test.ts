@@ -4,9 +4,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { completeness, copyPlan, manifestScript, parseManifest, type Manifest } from "../src/serve/hfcache";
 import { localScript } from "./site/exec";
 import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
+
+const AT = allocate(__filename);
 
 const DIR = "/tmp/sm121-site-transfer";
 const REPO = "sm121-test/tiny-qwen3";
@@ -24,7 +27,7 @@ async function manifest(hfHome: string): Promise<Manifest> {
 }
 
 beforeAll(async () => {
-  site = await startSite({ dir: DIR, nodes: ["t1"], firstIp: 229, sshPort: 2539 });
+  site = await startSite({ dir: DIR, nodes: ["t1"], ...AT.site() });
   t1 = site.nodes[0] as SimNode;
 });
 afterAll(async () => {

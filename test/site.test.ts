@@ -1,19 +1,33 @@
 // The simulated test site itself: sshd and a real Docker Engine per node, the fake
 // vLLM in the site's images, multi-node rendezvous, gr8's sysctl prerequisite,
 // DGPP provisioning, and that stop() leaves nothing running.
-// Addresses: 127.0.0.201-202, sshd port 2322; engine ports 18001-18003, 29611,
-// 29612, 8100 and 18080 on those addresses, and 127.0.0.1:18557 (the script
-// recipe binds localhost). The main suites use 127.0.0.11-30. The site dir is
-// removed afterwards unless SM121_KEEP_SITE is set.
+// Addresses and ports come from test/site/alloc.ts; gr8's 8100 and DGPP's 18080 are those
+// engines' own defaults, on this file's own node addresses. The site dir is removed
+// afterwards unless SM121_KEEP_SITE is set.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "./site/alloc";
 import { setEngineBehaviour, setEngineProofs, startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
 import { sshOk, sshScript } from "./site/exec";
 import { inEngineContainer } from "./site/procs";
 import { makeScriptRecipe } from "./site/recipe";
 import { modelsIn } from "./helpers/json";
+
+const AT = allocate(__filename);
+/** The engines' ports: the script recipe's binds 127.0.0.1, the others a node's address. */
+const PORT = {
+  script: AT.port(0),
+  q8: AT.port(1),
+  bad: AT.port(2),
+  head: AT.port(3),
+  tmux: AT.port(4),
+  sglang: AT.port(5),
+  master: AT.port(6),
+  dgppRdzv: AT.port(7),
+  distInit: AT.port(8),
+};
 
 // One fixed dir for this file: startSite() first ends what a crashed earlier run left there.
 const DIR = fs.mkdtempSync(path.join(os.tmpdir(), "sm121-site-selftest-"));
@@ -75,7 +89,7 @@ function siteLeftovers(): string[] {
 }
 
 beforeAll(async () => {
-  site = await startSite({ dir: DIR, nodes: ["spark1", "spark2"], firstIp: 201, sshPort: 2322 });
+  site = await startSite({ dir: DIR, nodes: ["spark1", "spark2"], ...AT.site() });
   [spark1, spark2] = site.nodes as [SimNode, SimNode];
 });
 
@@ -130,11 +144,11 @@ describe("simulated site", () => {
     const run = await sh(
       spark1,
       `docker run -d --name vq --label sm121.deployment=t1 --gpus all --network host --ipc host \\
-      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port 18001 \\
+      vllm/vllm-openai:latest Qwen/Qwen3-8B --served-model-name q8 --host ${spark1.ip} --port ${PORT.q8} \\
       --max-model-len 32768`,
     );
     expect(run.trim()).toMatch(/^[0-9a-f]{64}$/);
-    expect(modelsIn(await waitFor(`http://${spark1.ip}:18001/v1/models`))[0]).toMatchObject({
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:${PORT.q8}/v1/models`))[0]).toMatchObject({
       id: "q8",
       max_model_len: 32768,
     });
@@ -158,7 +172,7 @@ describe("simulated site", () => {
     expect((await sh(spark1, "docker ps -a --filter name=^vq$ --format '{{.Status}}'")).trim()).toMatch(
       /^Exited \(0\) /,
     );
-    expect(await get(`http://${spark1.ip}:18001/health`)).toBeNull();
+    expect(await get(`http://${spark1.ip}:${PORT.q8}/health`)).toBeNull();
     const again = await sshScript(
       site,
       spark1,
@@ -172,7 +186,7 @@ describe("simulated site", () => {
     await sh(
       spark1,
       `docker run -d --name bad --gpus all --network host \\
-      vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port 18002
+      vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-paralel-size 1 --port ${PORT.bad}
       for i in $(seq 50); do [ "$(docker inspect -f '{{.State.Running}}' bad)" = false ] && break; sleep 0.1; done`,
     );
     expect((await sh(spark1, "docker inspect -f '{{.State.Status}} {{.State.ExitCode}}' bad")).trim()).toBe("exited 2");
@@ -192,28 +206,28 @@ describe("simulated site", () => {
   it("makes a 2-node vLLM head ready only after its headless worker joined; ends it when the worker goes", async () => {
     const common =
       "--gpus all --network host --ipc host vllm/vllm-openai:latest Qwen/Qwen3-8B -tp 2 --nnodes 2 " +
-      "--master-addr 127.0.0.201 --master-port 29611";
+      `--master-addr ${spark1.ip} --master-port ${PORT.master}`;
     await sh(
       spark1,
-      `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port 18003`,
+      `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port ${PORT.head}`,
     );
     // Once the head says it waits for its worker, it must not answer yet.
-    const waiting = "Waiting for 1 worker node(s) to join at 127.0.0.201:29611";
+    const waiting = `Waiting for 1 worker node(s) to join at ${spark1.ip}:${PORT.master}`;
     await sh(
       spark1,
       `for i in $(seq 100); do docker logs head 2>&1 | grep -qF ${JSON.stringify(waiting)} && break; sleep 0.1; done`,
     );
     expect(await sh(spark1, "docker logs head 2>&1")).toContain(waiting);
-    expect(await get(`http://${spark1.ip}:18003/health`)).toBeNull();
+    expect(await get(`http://${spark1.ip}:${PORT.head}/health`)).toBeNull();
     const noIp = await sh(
       spark2,
       `docker run -d --name w0 ${common} --node-rank 1 --headless >/dev/null; docker wait w0 >/dev/null; ` +
         "docker logs w0 2>&1; docker rm -f w0 >/dev/null",
     );
-    expect(noIp).toContain("VLLM_HOST_IP=(unset) is not this node's address (127.0.0.202)");
+    expect(noIp).toContain(`VLLM_HOST_IP=(unset) is not this node's address (${spark2.ip})`);
     await sh(spark2, `docker run -d --name worker -e VLLM_HOST_IP=${spark2.ip} ${common} --node-rank 1 --headless`);
-    expect(modelsIn(await waitFor(`http://${spark1.ip}:18003/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
-    expect(await sh(spark1, "docker logs head 2>&1")).toContain("Worker node rank 1 (127.0.0.202) joined");
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:${PORT.head}/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
+    expect(await sh(spark1, "docker logs head 2>&1")).toContain(`Worker node rank 1 (${spark2.ip}) joined`);
     await sh(spark2, "docker stop -t 2 worker");
     await sh(
       spark1,
@@ -221,14 +235,14 @@ describe("simulated site", () => {
     );
     expect((await sh(spark1, "docker inspect -f '{{.State.ExitCode}}' head")).trim()).toBe("1");
     expect(await sh(spark1, "docker logs head 2>&1")).toContain(
-      "NCCL error: connection to node rank 1 (127.0.0.202) lost",
+      `NCCL error: connection to node rank 1 (${spark2.ip}) lost`,
     );
   });
 
   it("refuses gr8 until vm.compaction_proactiveness is 0 (set with sudo -n sysctl)", async () => {
     const run =
       "docker run -d --name g8 --gpus all --network host ghcr.io/kindlingai/gr8:latest glm53 up " +
-      "--model zai-org/GLM-5.3 --tp 1 --peers 127.0.0.201";
+      `--model zai-org/GLM-5.3 --tp 1 --peers ${spark1.ip}`;
     await sh(
       spark1,
       `${run} >/dev/null; docker wait g8 >/dev/null; docker logs g8 2>&1; docker rm -f g8 >/dev/null`,
@@ -254,7 +268,7 @@ describe("simulated site", () => {
       fs.writeFileSync(path.join(node.home, "dgpp", "cluster.json"), JSON.stringify(cluster));
       fs.writeFileSync(
         path.join(node.home, "dgpp", ".env"),
-        `DGPP_NODES="${spark1.ip} ${spark2.ip}"\nDGPP_SSH_USER=${site.user}\nDGPP_RDZV_PORT=29612\n`,
+        `DGPP_NODES="${spark1.ip} ${spark2.ip}"\nDGPP_SSH_USER=${site.user}\nDGPP_RDZV_PORT=${PORT.dgppRdzv}\n`,
       );
     }
     const install = await sh(
@@ -303,12 +317,12 @@ describe("simulated site", () => {
   it("runs the script recipe's start.sh and stop.sh with the node's docker", async () => {
     const dir = makeScriptRecipe(spark2, "recipes/qwen38");
     fs.mkdirSync(path.join(spark2.home, ".cache", "huggingface"), { recursive: true });
-    const env = fs.readFileSync(path.join(dir, ".env.sample"), "utf8").replace("PORT=8000", "PORT=18557");
+    const env = fs.readFileSync(path.join(dir, ".env.sample"), "utf8").replace("PORT=8000", `PORT=${PORT.script}`);
     fs.writeFileSync(path.join(dir, ".env"), `${env}API_KEY=sekrit\n`);
     const out = await sh(spark2, "cd ~/recipes/qwen38 && ./start.sh");
-    expect(out).toContain("qwen38-flash is ready on port 18557");
-    expect((await get("http://127.0.0.1:18557/v1/models"))?.status).toBe(401);
-    const ok = await get("http://127.0.0.1:18557/v1/models", { authorization: "Bearer sekrit" });
+    expect(out).toContain(`qwen38-flash is ready on port ${PORT.script}`);
+    expect((await get(`http://127.0.0.1:${PORT.script}/v1/models`))?.status).toBe(401);
+    const ok = await get(`http://127.0.0.1:${PORT.script}/v1/models`, { authorization: "Bearer sekrit" });
     expect(modelsIn(ok?.body ?? "{}")[0]).toMatchObject({ id: "qwen38-flash", max_model_len: 262144 });
     const args = await sh(spark2, "docker inspect -f '{{json .Args}}' qwen38-flash");
     expect(args).toContain('"--chat-template","/recipe/files/chat-template/chat_template.jinja"');
@@ -322,10 +336,10 @@ describe("simulated site", () => {
     await sh(
       spark2,
       "tmux new-session -d -s eng " +
-        `"python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port 18004 > ` +
+        `"python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port ${PORT.tmux} > ` +
         '~/eng.log 2>&1"',
     );
-    await waitFor(`http://${spark2.ip}:18004/health`);
+    await waitFor(`http://${spark2.ip}:${PORT.tmux}/health`);
     expect(Date.now() - started).toBeGreaterThan(1400);
     await sh(
       spark2,
@@ -339,7 +353,7 @@ describe("simulated site", () => {
   });
 
   it("serves SGLang from rank 0 only, with rank 1 answering /health", async () => {
-    const args = "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr 127.0.0.201:29613 --port 18005";
+    const args = `--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr ${spark1.ip}:${PORT.distInit} --port ${PORT.sglang}`;
     await sh(
       spark1,
       `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 ` +
@@ -350,9 +364,9 @@ describe("simulated site", () => {
       `SGLANG_HOST_IP=${spark2.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 1 ` +
         `--host ${spark2.ip} > ~/sgl.log 2>&1 < /dev/null &`,
     );
-    expect(modelsIn(await waitFor(`http://${spark1.ip}:18005/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
-    await waitFor(`http://${spark2.ip}:18005/health`);
-    expect((await get(`http://${spark2.ip}:18005/v1/models`))?.status).toBe(404);
+    expect(modelsIn(await waitFor(`http://${spark1.ip}:${PORT.sglang}/v1/models`))[0]?.id).toBe("Qwen/Qwen3-8B");
+    await waitFor(`http://${spark2.ip}:${PORT.sglang}/health`);
+    expect((await get(`http://${spark2.ip}:${PORT.sglang}/v1/models`))?.status).toBe(404);
     expect(fs.readFileSync(path.join(spark1.home, "sgl.log"), "utf8")).toContain(
       "The server is fired up and ready to roll!",
     );

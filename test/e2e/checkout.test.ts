@@ -7,10 +7,13 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, REPO, type E2E } from "../helpers/project";
 import { pulumiEnv } from "../helpers/pulumi";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const SOLO =
   'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
@@ -58,8 +61,7 @@ describe.sequential("any checkout, any path", () => {
     e = await e2eProject({
       name: "checkout",
       nodes: ["c1"],
-      firstIp: 118,
-      sshPort: 2318,
+      ...AT.site(),
       recipes: { "solo.toml": SOLO },
       config: () => "  sm121:deployments:\n    - { name: solo, recipe: solo, nodes: [c1] }",
     });

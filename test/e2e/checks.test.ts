@@ -10,10 +10,13 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { waitFor } from "../site/faults";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 interface RecipeOptions {
   timeoutS?: number;
@@ -42,7 +45,7 @@ describe.sequential("per-run overrides", () => {
   const started = () => sshOk(e.site, n, "docker inspect -f '{{.State.StartedAt}}' sm121-chat-0");
   beforeAll(async () => {
     const chat = { "chat.toml": RECIPE };
-    const at = { firstIp: 211, sshPort: 2511 };
+    const at = AT.site();
     e = await e2eProject({ name: "overrides", nodes: ["spark1"], ...at, recipes: chat, config: () => CONFIG });
     n = e.site.nodes[0] as SimNode;
     const up = await e.up();

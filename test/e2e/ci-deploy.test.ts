@@ -3,7 +3,10 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { REPO, e2eProject, type E2E } from "../helpers/project";
+
+const AT = allocate(__filename);
 
 describe("scripts/ci-deploy.sh", () => {
   let e: E2E;
@@ -17,8 +20,7 @@ describe("scripts/ci-deploy.sh", () => {
     e = await e2eProject({
       name: "cideploy",
       nodes: ["c1"],
-      firstIp: 98,
-      sshPort: 2298,
+      ...AT.site(),
       recipes: {
         "tiny.toml":
           'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',

@@ -6,10 +6,13 @@
  * The blocks build on each other in order (one site, one stack).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const recipe = (served: string, port: number) => `engine = "vllm"
 deploy = "docker"
@@ -33,8 +36,7 @@ describe.sequential("every up converges", () => {
     e = await e2eProject({
       name: "converge",
       nodes: ["n1", "n2"],
-      firstIp: 111,
-      sshPort: 2311,
+      ...AT.site(),
       recipes: { "alpha.toml": recipe("alpha", 8000), "beta.toml": recipe("beta", 8001) },
       nodeExtra: (n) => (n.name === "n2" ? "      protected: true" : ""),
       config: () => deploy(["{ name: a, recipe: alpha, nodes: [n1] }"]),

@@ -6,9 +6,12 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
+
+const AT = allocate(__filename);
 
 const MODEL = "Qwen/Qwen3.8-27B-NVFP4";
 const recipe = (site: SimSite, rev: string) => `engine = "dgpp"
@@ -43,8 +46,7 @@ describe.sequential("DGPP through pulumi up", () => {
     e = await e2eProject({
       name: "dgpp",
       nodes: ["d1", "d2"],
-      firstIp: 71,
-      sshPort: 2281,
+      ...AT.site(),
       config: () => "  sm121:preflight: true\n  sm121:deployments:\n    - { recipe: qwen-dgpp, nodes: [d1, d2] }",
       prepare: (site) => {
         // DGPP's own prerequisite, not sm121's: the checkpoint in the head's HF cache.

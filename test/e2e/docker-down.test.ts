@@ -3,16 +3,19 @@
  * the real Pulumi CLI: `docker inspect` fails there as it fails for a missing container, so the
  * plan says what docker said instead of "container gone"; the up's preflight fails with docker's
  * error and touches nothing (the script recipe's .env stays as it was); a destroy does not report
- * deleted what docker cannot see; once the engines answer again the next up converges. Addresses 127.0.0.251-252, sshd port 2651.
+ * deleted what docker cannot see; once the engines answer again the next up converges.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { restartNodeEngine, stopNodeEngine } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
 const CANNOT = "Cannot connect to the Docker daemon at unix://";
@@ -45,11 +48,10 @@ describe.sequential("a node whose Docker Engine does not answer", () => {
     e = await e2eProject({
       name: "dockerdown",
       nodes: ["dd1", "dd2"],
-      firstIp: 251,
-      sshPort: 2651,
+      ...AT.site(),
       recipes: { "solo.toml": SOLO },
       nodeExtra: extra,
-      nodeEnv: (n): Record<string, string> => (n.name === "dd2" ? { BIND: "127.0.0.1", PORT: "18651" } : {}),
+      nodeEnv: (n): Record<string, string> => (n.name === "dd2" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       prepare: (site) => {
         makeScriptRecipe(site.nodes[1] as SimNode, RECIPE_DIR);
       },

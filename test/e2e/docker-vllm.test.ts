@@ -4,10 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const deployments = `  sm121:gateway: { path: ~/litellm/models.yaml, format: litellm, node: spark1 }
   sm121:deployments:
@@ -35,8 +38,7 @@ describe.sequential("docker vLLM through pulumi up", () => {
     e = await e2eProject({
       name: "dockervllm",
       nodes: ["spark1", "spark2", "spark3"],
-      firstIp: 21,
-      sshPort: 2231,
+      ...AT.site(),
       config: () => deployments,
       recipes: { "qwen3-8b-solo.toml": SOLO },
     });

@@ -9,11 +9,14 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, r
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { sm121 } from "../cli-helpers";
 import { e2eProject, nodesYaml, REPO, type E2E } from "../helpers/project";
 import { pulumiEnv, writeFiles } from "../helpers/pulumi";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 import { nodeProcesses, waitFor } from "../site/faults";
+
+const AT = allocate(__filename);
 
 const SMALL = `engine = "vllm"
 deploy = "docker"
@@ -95,8 +98,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     e = await e2eProject({
       name: "ecosystem",
       nodes: ["spark1"],
-      firstIp: 165,
-      sshPort: 2460,
+      ...AT.site(),
       config: () => "",
       recipes: { "small.toml": SMALL },
     });

@@ -6,9 +6,12 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const deployments = `  sm121:deployments:
     - { recipe: qwen3-30b-sglang-tmux, nodes: [n1, n2] }
@@ -22,8 +25,7 @@ describe.sequential("SGLang in tmux and gr8 in docker through pulumi up", () => 
     e = await e2eProject({
       name: "engines",
       nodes: ["n1", "n2", "n3", "n4", "n5", "n6"],
-      firstIp: 41,
-      sshPort: 2251,
+      ...AT.site(),
       config: () => deployments,
     });
     for (const n of e.site.nodes) mkdirSync(join(n.home, "gr8-cache"), { recursive: true });

@@ -3,11 +3,12 @@
  * Engines: the node's device directory mapped to /dev/infiniband, IPC_LOCK, memlock unlimited and
  * a high open-files limit as sm121 renders them for a Spark. The site's OCI runtime wrapper lowers
  * the two limits to the sandbox's own and says so in each container's log; everything else runs
- * as rendered. Addresses 127.0.0.246-247, sshd port 2646.
+ * as rendered.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { pairProject } from "../helpers/fabric";
 import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
@@ -15,14 +16,15 @@ import { devicesDir } from "../site/fabric";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
 
+const AT = allocate(__filename);
+
 describe.sequential("RDMA in real containers through pulumi up", () => {
   let e: E2E;
   beforeAll(async () => {
     e = await pairProject({
       name: "fabricdocker",
       nodes: ["fd1", "fd2"],
-      firstIp: 246,
-      sshPort: 2646,
+      at: AT.site(),
       rdma: "[{ hca: rocep1s0f1, gidIndex: 3 }]",
     });
   });
@@ -68,7 +70,8 @@ describe.sequential("RDMA in real containers through pulumi up", () => {
       expect(inside).toBe(`rdma_cm\nuverbs0\nuverbs1\nuverbs2\n${limits.join("\n")}\n`);
       expect(await sshOk(e.site, n, `docker logs ${name} 2>&1 | grep -c 'lowered to soft' || true`)).not.toBe("0\n");
     }
-    const models = await sshOk(e.site, e.site.nodes[0] as SimNode, "curl -s http://127.0.0.246:8000/v1/models");
+    const head = e.site.nodes[0] as SimNode;
+    const models = await sshOk(e.site, head, `curl -s http://${head.ip}:8000/v1/models`);
     expect(modelsIn(models)[0]?.id).toBe("qwen3-32b");
   });
 

@@ -6,11 +6,14 @@
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { killNodeSshd, leftovers, nodeProcesses, restartNodeSshd, waitFor } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const DIR = "flash";
 type Outcome = { status: string; failure?: string };
@@ -40,7 +43,7 @@ describe.sequential("faults", () => {
             : n.name === "f3" && f3Gate !== undefined
               ? `      minMemAvailableGiB: ${f3Gate}`
               : "",
-        (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: "18493" } : {}),
+        (n): Record<string, string> => (n.name === "f1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       ),
       "  sm121:deployments:",
       `    - { name: flash, recipe: qwen38-flash, profile: ${profile}, nodes: [f1] }`,
@@ -64,8 +67,7 @@ describe.sequential("faults", () => {
     e = await e2eProject({
       name: "faults",
       nodes: ["f1", "f2", "f3"],
-      firstIp: 96,
-      sshPort: 2296,
+      ...AT.site(),
       recipes: {
         "pair.toml":
           'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n',
@@ -110,7 +112,7 @@ describe.sequential("faults", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     expect(up.all).toMatch(/node f1: readiness exited with code 4/);
-    expect(up.all).toMatch(/the engine exited before http:\/\/127\.0\.0\.1:18493\/v1\/models answered/);
+    expect(up.all).toContain(`the engine exited before http://127.0.0.1:${AT.port(0)}/v1/models answered`);
     expect(up.all).toMatch(/The previous files are backed up: f1:\S+\/flash\/\.env\.sm121-bak-\d{8}T\d{6}Z/);
     expect(readFileSync(join(f1.home, DIR, backups().pop() ?? ""), "utf8")).toBe(before);
     setEngineBehaviour(f1, null);

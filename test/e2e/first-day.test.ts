@@ -9,12 +9,15 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { allocate } from "../site/alloc";
 import { REPO } from "../helpers/project";
 import { PASSPHRASE, pulumiEnv, type PulumiEnv, type PulumiRun } from "../helpers/pulumi";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
 import { SITE_IMAGES } from "../site/images";
 import { startSite, type SimNode, type SimSite } from "../site/site";
+
+const AT = allocate(__filename);
 
 const base = `/tmp/sm121-e2e-firstday-${process.pid}`;
 const dir = join(base, "project");
@@ -51,7 +54,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
 
   beforeAll(async () => {
     rmSync(base, { recursive: true, force: true });
-    site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], firstIp: 156, sshPort: 2541 });
+    site = await startSite({ dir: join(base, "site"), nodes: ["spark1", "spark2"], ...AT.site() });
     // spark2 is cabled as a Spark: its ConnectX-7 interface holds its address; spark1 shows no RDMA interface.
     setFabric(site.nodes[1] as SimNode, sparkFabric((site.nodes[1] as SimNode).ip));
     mkdirSync(dir, { recursive: true });

@@ -9,9 +9,12 @@
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
+
+const AT = allocate(__filename);
 
 const FIXTURE = join(__dirname, "..", "fixtures", "models", "Qwen--Qwen3-32B");
 const REV = "9216db5781bf21249d130ec9da846c4624c16137";
@@ -57,8 +60,7 @@ describe.sequential("memory fit and first token", () => {
     e = await e2eProject({
       name: "fit",
       nodes: ["spark1"],
-      firstIp: 216,
-      sshPort: 2520,
+      ...AT.site(),
       config: () => "",
       recipes: { "q32.toml": recipe("0.5") },
       prepare: (site) => placeCheckpoint(site.nodes[0] as SimNode),

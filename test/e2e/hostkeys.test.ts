@@ -7,8 +7,11 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 /** The node's host key fingerprint as OpenSSH's ssh-keygen prints it. */
 function fingerprintOf(n: SimNode): string {
@@ -35,8 +38,7 @@ describe.sequential("host keys", () => {
     e = await e2eProject({
       name: "hostkeys",
       nodes: ["k1", "k2"],
-      firstIp: 93,
-      sshPort: 2293,
+      ...AT.site(),
       recipes: {
         "tiny.toml":
           'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',

@@ -10,9 +10,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
+
+const AT = allocate(__filename);
 
 const recipe = (maxLen: number) => `engine = "vllm"
 deploy = "docker"
@@ -81,8 +84,7 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     e = await e2eProject({
       name: "lang",
       nodes: ["spark1"],
-      firstIp: 67,
-      sshPort: 2267,
+      ...AT.site(),
       config: () => "",
       recipes: { "small.toml": recipe(8192) },
     });

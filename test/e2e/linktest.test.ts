@@ -2,17 +2,19 @@
  * The link test on the simulated site: `sm121 doctor --fabric` between the two nodes of a docker
  * deployment, in its image with the RDMA access the engine's containers get (the NCCL stand-in,
  * test/site/shims/nccl/allreduce.js, meets its peer over TCP and decides IB or Socket as NCCL
- * does), and sm121:fabricCheck stopping an up before the old engine stops. Addresses
- * 127.0.0.226-227, sshd port 2626.
+ * does), and sm121:fabricCheck stopping an up before the old engine stops.
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { removeCliSnapshot, sm121 } from "../cli-helpers";
 import { pairDeployment, pairProject } from "../helpers/fabric";
 import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
+
+const AT = allocate(__filename);
 
 describe.sequential("the link test between two docker nodes", () => {
   let e: E2E;
@@ -21,8 +23,7 @@ describe.sequential("the link test between two docker nodes", () => {
     e = await pairProject({
       name: "linktest",
       nodes: ["lt1", "lt2"],
-      firstIp: 226,
-      sshPort: 2626,
+      at: AT.site(),
       rdma: "[{ hca: rocep1s0f1, gidIndex: 3 }, { hca: roceP2p1s0f1, gidIndex: 3 }]",
       config: "  sm121:fabric: { minBusBandwidthGBps: 0.5, linkTestTimeoutS: 20 }",
     });
@@ -90,7 +91,9 @@ describe.sequential("the link test between two docker nodes", () => {
       const r = await sm121(e, ["doctor", "--fabric", "pair"]);
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stdout).toContain(
-        "  transport   NET/Socket (enp1s0f1np1:127.0.0.226<0> enp1s0f1np1:127.0.0.227<0>), fabric declared RDMA\n",
+        `  transport   NET/Socket (${nodes()
+          .map((n) => `enp1s0f1np1:${n.ip}<0>`)
+          .join(" ")}), fabric declared RDMA\n`,
       );
       expect(r.stdout).toContain("  FAILED (busbw 0.00 GB/s at 8, minimum 0.5 GB/s):\n");
       expect(r.stdout).toContain(
@@ -112,7 +115,7 @@ describe.sequential("the link test between two docker nodes", () => {
       expect(r.code, r.stdout + r.stderr).toBe(1);
       // lt1's rank is on IB, lt2's on sockets: one socket rank makes the all-reduce a socket one.
       expect(r.stdout).toContain(
-        "  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:127.0.0.227<0>)",
+        `  transport   NET/Socket (rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE enp1s0f1np1:${lt2.ip}<0>)`,
       );
       expect(r.stdout).toContain("  - NCCL chose NET/Socket on a fabric declared RDMA (lt1, lt2)");
       expect(r.stdout).toContain("  - the all-reduce printed no result table");

@@ -6,8 +6,11 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const recipe = (port: number) => `engine = "vllm"
 deploy = "docker"
@@ -27,8 +30,7 @@ describe.sequential("node locks", () => {
     e = await e2eProject({
       name: "locks",
       nodes: ["spark1"],
-      firstIp: 81,
-      sshPort: 2286,
+      ...AT.site(),
       recipes: { "slow.toml": recipe(8000), "quick.toml": recipe(8001) },
       config: () => "  sm121:deployments:\n    - { recipe: slow, nodes: [spark1] }",
     });

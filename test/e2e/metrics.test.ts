@@ -8,12 +8,15 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { loadSchema, statusSchema, benchSchema } from "../../src/cli/schemas";
 import { cells } from "../../src/cli/table";
 import { json, sm121 } from "../cli-helpers";
 import { e2eProject, REPO, type E2E } from "../helpers/project";
 import { eventually, startPrometheus, type Prometheus } from "../site/prometheus";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const CHAT = `engine = "vllm"
 deploy = "docker"
@@ -63,8 +66,7 @@ describe.sequential("metrics: scrape targets, a real Prometheus, status load and
     e = await e2eProject({
       name: "metrics",
       nodes: ["m1", "m2", "m3"],
-      firstIp: 241,
-      sshPort: 2560,
+      ...AT.site(),
       recipes: { "chat.toml": CHAT, "code.toml": CODE },
       config: () => "",
     });
@@ -109,7 +111,7 @@ describe.sequential("metrics: scrape targets, a real Prometheus, status load and
         },
       },
     ]);
-    prom = await startPrometheus({ dir: join(e.site.dir, "prometheus"), files: [file()] });
+    prom = await startPrometheus({ dir: join(e.site.dir, "prometheus"), port: AT.port(0), files: [file()] });
     expect(
       await eventually("both targets up", targets, (t) => t.join() === ["chat m1 up", "code m2 up"].join()),
     ).toHaveLength(2);

@@ -8,10 +8,13 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { buildImage, sshOk } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
 import { modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const REPO = "sm121-test/tiny-qwen3";
 const IMAGE = "registry.example/sm121/vllm-tiny:1";
@@ -64,8 +67,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     e = await e2eProject({
       name: "modelcache",
       nodes: ["m1", "m2"],
-      firstIp: 221,
-      sshPort: 2530,
+      ...AT.site(),
       config: () =>
         "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
       recipes: { "tiny.toml": recipe(IMAGE) },

@@ -8,9 +8,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 type Owner = Record<string, string>;
 
@@ -38,8 +41,7 @@ describe.sequential("two stacks, one site", () => {
     e = await e2eProject({
       name: "owner",
       nodes: ["o1", "o2", "o3"],
-      firstIp: 130,
-      sshPort: 2330,
+      ...AT.site(),
       recipes: RECIPES,
       config: () => ["  sm121:deployments:", "    - { recipe: quick, nodes: [o1] }", KEEP].join("\n"),
     });

@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { expectGolden } from "../helpers/golden";
 import { e2eProject, nodesYaml, REPO, type E2E } from "../helpers/project";
 import type { PulumiRun } from "../helpers/pulumi";
@@ -16,6 +17,8 @@ import { sshScript } from "../site/exec";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 import { unpack } from "../../src/providers/packed";
+
+const AT = allocate(__filename);
 
 const GOLDEN = join(REPO, "test", "golden", "plan");
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
@@ -42,7 +45,8 @@ function stackYaml(site: SimSite, deployments: string[]): string {
           `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
         ].join("\n");
   // start.sh answers on 127.0.0.1, which every test site shares: a port no other suite uses.
-  const env = (n: SimNode): Record<string, string> => (n.name === "spark1" ? { BIND: "127.0.0.1", PORT: "18506" } : {});
+  const env = (n: SimNode): Record<string, string> =>
+    n.name === "spark1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {};
   return [
     "config:",
     `  sm121:knownHosts: ${site.knownHosts}`,
@@ -144,8 +148,7 @@ describe.sequential("the plan in one screen", () => {
     e = await e2eProject({
       name: "plan",
       nodes: ["spark1", "spark2", "spark3", "spark4", "spark5"],
-      firstIp: 206,
-      sshPort: 2500,
+      ...AT.site(),
       config: () => "",
       recipes: { "chat.toml": SOLO("chat"), "code.toml": SOLO("code"), "pair.toml": PAIR("32768") },
     });

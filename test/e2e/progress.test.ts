@@ -7,13 +7,16 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
 
+const AT = allocate(__filename);
+
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
-const PORT = 18491;
+const PORT = AT.port(0);
 const OVERLAY_MANIFEST = '{\n  "builder": "e2e",\n  "set": ["progress"]\n}\n';
 
 function stackYaml(site: SimSite): string {
@@ -51,7 +54,7 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
   const sh = async (script: string) => sshScript(e.site, node, script);
 
   beforeAll(async () => {
-    e = await e2eProject({ name: "progress", nodes: ["spark1"], firstIp: 190, sshPort: 2490, config: () => "" });
+    e = await e2eProject({ name: "progress", nodes: ["spark1"], ...AT.site(), config: () => "" });
     node = e.site.nodes[0] as SimNode;
     makeScriptRecipe(node, RECIPE_DIR);
     mkdirSync(join(node.home, "models", "qwen38-mtp-r2"), { recursive: true });
@@ -127,7 +130,7 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
   it("refuses to start while another vLLM container runs on the node, naming it, and changes nothing", async () => {
     setEngineBehaviour(node, null);
     const run = await sh(
-      `docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest Qwen/Qwen3-8B --port ${PORT + 7} --gpu-memory-utilization 0.1 >/dev/null`,
+      `docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest Qwen/Qwen3-8B --port ${AT.port(1)} --gpu-memory-utilization 0.1 >/dev/null`,
     );
     expect(run.code, run.stderr).toBe(0);
     const ps = await sh("docker ps --no-trunc --format '{{.Names}}|{{.Command}}'");

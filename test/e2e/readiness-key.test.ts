@@ -7,10 +7,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { nodeProcesses, waitFor } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const QUOTED = 'sk-"quoted"-key-9d1c';
 const RECIPE =
@@ -40,9 +43,8 @@ describe.sequential("readiness and the API key", () => {
     e = await e2eProject({
       name: "readiness-key",
       nodes: ["r1", "r2"],
-      firstIp: 140,
-      sshPort: 2340,
-      nodeEnv: (n): Record<string, string> => (n.name === "r2" ? { BIND: "127.0.0.1", PORT: "18541" } : {}),
+      ...AT.site(),
+      nodeEnv: (n): Record<string, string> => (n.name === "r2" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       nodeExtra: (n) => (n.name === "r2" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[1] as SimNode, "flash"),
       recipes: { "keyed.toml": RECIPE },

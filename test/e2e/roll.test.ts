@@ -10,12 +10,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { removeCliSnapshot } from "../cli-helpers";
 import type { E2E } from "../helpers/project";
 import { downTimes, overlapping, rollRecipe, rollSite, rollUnderLoad, ROLL_MODEL } from "../helpers/roll";
 import type { RollRun, RollSite } from "../helpers/roll";
 import type { LiteLLM } from "../site/litellm";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 /** Requests a second through the proxy, and how many: the load outlasts each up. */
 const RATE = 5;
@@ -36,7 +39,7 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as Lite;
 
   beforeAll(async () => {
-    site = await rollSite({ name: "roll", firstIp: 186, sshPort: 2786, startDelayS: 3 });
+    site = await rollSite({ name: "roll", at: AT.site(), proxyPort: AT.port(0), startDelayS: 3 });
     ({ e, proxy } = site);
     [r1, r2] = site.nodes;
   }, 300_000);

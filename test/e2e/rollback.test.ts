@@ -5,9 +5,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const recipe = (maxLen: number, expect: number) => `engine = "vllm"
 deploy = "docker"
@@ -29,8 +32,7 @@ describe("automatic rollback", () => {
     e = await e2eProject({
       name: "rollback",
       nodes: ["spark1"],
-      firstIp: 86,
-      sshPort: 2288,
+      ...AT.site(),
       recipes: { "rb.toml": recipe(8192, 8192) },
       config: () => "  sm121:deployments:\n    - { recipe: rb, nodes: [spark1] }",
     });
@@ -47,7 +49,6 @@ describe("automatic rollback", () => {
     const res = await e.up();
     expect(res.code).not.toBe(0);
     expect(res.all).toContain("max_model_len is 16384, the recipe expects 99999");
-    // The node's address follows $SM121_TEST_NET (default 127.0.0).
     expect(res.all).toMatch(
       new RegExp(
         `sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`,

@@ -7,11 +7,14 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { killNodeSshd, restartNodeSshd } from "../site/faults";
 import type { SimNode } from "../site/site";
 import { knownHostsLine } from "../site/sshd";
+
+const AT = allocate(__filename);
 
 const RECIPE = `engine = "vllm"
 deploy = "docker"
@@ -43,8 +46,7 @@ describe.sequential("rotation, hooks and addresses", () => {
     e = await e2eProject({
       name: "rotate",
       nodes: ["r1"],
-      firstIp: 115,
-      sshPort: 2315,
+      ...AT.site(),
       recipes: { "keyed.toml": RECIPE },
       config: () => CONFIG,
     });

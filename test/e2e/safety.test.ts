@@ -7,10 +7,13 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
 import { modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const recipe = (maxLen: number, timeoutS: number) => `engine = "vllm"
 deploy = "docker"
@@ -48,8 +51,7 @@ describe.sequential("safety of pulumi up", () => {
     e = await e2eProject({
       name: "safety",
       nodes: ["spark1"],
-      firstIp: 51,
-      sshPort: 2261,
+      ...AT.site(),
       config: () => "",
       recipes: { "small.toml": recipe(8192, 30) },
     });

@@ -2,16 +2,19 @@
  * A script recipe (seed 001's qwen38-flash) on two nodes with a fabric, through the real Pulumi
  * CLI: each node's .env carries that node's fabric variables as -e pairs of EXTRA_DOCKER_ARGS, and
  * the container start.sh runs has them; with RDMA declared, the memlock preflight refuses the
- * launch as it does a tmux or native one. Addresses 127.0.0.191-192, sshd port 2691.
+ * launch as it does a tmux or native one.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
 import { setFabric, sparkFabric } from "../site/fabric";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode, SimSite } from "../site/site";
+
+const AT = allocate(__filename);
 
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
 
@@ -29,7 +32,7 @@ function stackYaml(site: SimSite, rdma: string): string {
     `  sm121:knownHosts: ${site.knownHosts}`,
     "  sm121:minMemAvailableGiB: 1",
     "  sm121:readyGraceS: 0",
-    nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18491" })),
+    nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: String(AT.port(0)) })),
     "  sm121:deployments:",
     "    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [sf1, sf2] }",
     "",
@@ -43,8 +46,7 @@ describe.sequential("a script recipe across two nodes gets the fabric", () => {
     e = await e2eProject({
       name: "scriptfabric",
       nodes: ["sf1", "sf2"],
-      firstIp: 191,
-      sshPort: 2691,
+      ...AT.site(),
       config: () => "",
     });
     for (const n of nodes()) {

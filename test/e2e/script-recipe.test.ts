@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { waitFor } from "../site/faults";
@@ -13,9 +14,15 @@ import { makeScriptRecipe } from "../site/recipe";
 import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 import { modelsIn } from "../helpers/json";
 
+const AT = allocate(__filename);
+/** The script recipe's engine and the docker one, both bound to 127.0.0.1. */
+const FLASH_PORT = AT.port(0);
+const SOLO_PORT = AT.port(1);
+
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
 const SOLO =
-  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 18432\n';
+  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\n' +
+  `image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = ${SOLO_PORT}\n`;
 
 function stackYaml(
   site: SimSite,
@@ -33,7 +40,7 @@ function stackYaml(
     `  sm121:knownHosts: ${site.knownHosts}`,
     "  sm121:minMemAvailableGiB: 1",
     "  sm121:readyGraceS: 0",
-    nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: "18431" })),
+    nodesYaml(site, extra, () => ({ BIND: "127.0.0.1", PORT: String(FLASH_PORT) })),
     "  sm121:deployments:",
     `    - ${deployment}`,
     "",
@@ -51,8 +58,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     e = await e2eProject({
       name: "script",
       nodes: ["spark1"],
-      firstIp: 31,
-      sshPort: 2241,
+      ...AT.site(),
       config: () => "",
       recipes: { "solo.toml": SOLO },
     });
@@ -85,7 +91,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[0] ?? ""), "utf8")).toBe(
       'MAX_NUM_SEQS="2"\nHF_TOKEN="hf_secret_e2e_do_not_print"\n',
     );
-    const models = JSON.parse(await sh("curl -s http://127.0.0.1:18431/v1/models")) as {
+    const models = JSON.parse(await sh(`curl -s http://127.0.0.1:${FLASH_PORT}/v1/models`)) as {
       data: Array<{ id: string; max_model_len: number }>;
     };
     expect(models.data[0]).toMatchObject({ id: "qwen38", max_model_len: 524288 });
@@ -178,7 +184,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
       .sort();
     expect(backups).toHaveLength(2);
     expect(readFileSync(join(node.home, RECIPE_DIR, backups[1] ?? ""), "utf8")).toBe(before);
-    expect(modelsIn(await sh("curl -s http://127.0.0.1:18431/v1/models"))[0]?.max_model_len).toBe(262144);
+    expect(modelsIn(await sh(`curl -s http://127.0.0.1:${FLASH_PORT}/v1/models`))[0]?.max_model_len).toBe(262144);
   });
 
   it("finds a hand edit with refresh and repairs it with up", async () => {
@@ -224,7 +230,8 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     // Another GPU process on the node: start.sh refuses with REQUIRE_IDLE_GPU=1 (its default). Not a
     // vLLM server: sm121's preflight refuses that one itself, before any change (test/e2e/progress.test.ts).
     await sh(
-      "docker run -d --name busy --gpus all --network host lmsysorg/sglang:spark python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --host 127.0.0.1 --port 18499 >/dev/null",
+      "docker run -d --name busy --gpus all --network host lmsysorg/sglang:spark python3 -m sglang.launch_server " +
+        `--model-path Qwen/Qwen3-8B --host 127.0.0.1 --port ${AT.port(2)} >/dev/null`,
     );
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
@@ -235,7 +242,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     await sh("docker rm -f busy >/dev/null");
     const again = await e.up();
     expect(again.code, again.all).toBe(0);
-    expect(modelsIn(await sh("curl -s http://127.0.0.1:18431/v1/models"))[0]?.id).toBe("qwen38");
+    expect(modelsIn(await sh(`curl -s http://127.0.0.1:${FLASH_PORT}/v1/models`))[0]?.id).toBe("qwen38");
   });
 
   it("refuses the render-only tp2 profile before touching the node", async () => {
@@ -255,7 +262,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(up.code, up.all).toBe(0);
     expect(await sh("docker ps --format '{{.Names}}'")).toBe("sm121-solo-0\n");
     // The node's BIND (127.0.0.1) holds for every deployment on it.
-    expect(modelsIn(await sh("curl -s http://127.0.0.1:18432/v1/models"))[0]?.id).toBe("solo");
+    expect(modelsIn(await sh(`curl -s http://127.0.0.1:${SOLO_PORT}/v1/models`))[0]?.id).toBe("solo");
   });
 
   it("destroys: the container is gone, the .env stays", async () => {

@@ -8,9 +8,12 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const TOKENS = ["hf_cleanup_one_11aa", "hf_cleanup_two_22bb", "hf_cleanup_three_33cc", "hf_cleanup_four_44dd"].concat([
   "hf_cleanup_five_55ee",
@@ -63,9 +66,8 @@ describe.sequential("secrets on the nodes end with their deployment", () => {
     e = await e2eProject({
       name: "secret-cleanup",
       nodes: ["c1", "c2", "c3"],
-      firstIp: 180,
-      sshPort: 2380,
-      nodeEnv: (n): Record<string, string> => (n.name === "c1" ? { BIND: "127.0.0.1", PORT: "18580" } : {}),
+      ...AT.site(),
+      nodeEnv: (n): Record<string, string> => (n.name === "c1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       nodeExtra: (n) => (n.name === "c1" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "flash"),
       recipes: RECIPES,

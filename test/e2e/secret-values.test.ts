@@ -11,10 +11,13 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const sha = (v: string) => createHash("sha256").update(Buffer.from(v, "utf8")).digest("hex");
 const MARK = "sm121-ran";
@@ -84,9 +87,8 @@ describe.sequential("hostile secret values through every path and target", () =>
     e = await e2eProject({
       name: "secret-values",
       nodes: ["h1", "h2", "h3", "h4", "h5", "h6"],
-      firstIp: 60,
-      sshPort: 2360,
-      nodeEnv: (n): Record<string, string> => (n.name === "h1" ? { BIND: "127.0.0.1", PORT: "18460" } : {}),
+      ...AT.site(),
+      nodeEnv: (n): Record<string, string> => (n.name === "h1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       nodeExtra: (n) => (n.name === "h1" ? FLASH_NODE(n.home) : ""),
       prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "flash"),
       recipes: RECIPES,
@@ -110,7 +112,7 @@ describe.sequential("hostile secret values through every path and target", () =>
       expect(up.code, up.all).toBe(0);
       for (const s of [hf, key]) expect(up.all).not.toContain(s);
       // The script recipe: start.sh sourced the .env and passed HF_TOKEN into its container.
-      expect(await received(h1, 18460, "127.0.0.1")).toEqual({ apiKeySha256: [], hfTokenSha256: sha(hf) });
+      expect(await received(h1, AT.port(0), "127.0.0.1")).toEqual({ apiKeySha256: [], hfTokenSha256: sha(hf) });
       for (const [n, port] of [
         [h2, 8000],
         [h3, 8000],

@@ -6,10 +6,13 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const HF = "hf_AuditTokenValue7f3a9c";
 const KEY = "sk-audit-key-41d2e8b6";
@@ -49,9 +52,8 @@ describe("secrets", () => {
     e = await e2eProject({
       name: "secrets",
       nodes: ["s1", "s2"],
-      firstIp: 88,
-      sshPort: 2289,
-      nodeEnv: (n): Record<string, string> => (n.name === "s1" ? { BIND: "127.0.0.1", PORT: "18488" } : {}),
+      ...AT.site(),
+      nodeEnv: (n): Record<string, string> => (n.name === "s1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       nodeExtra: (n) =>
         n.name === "s1"
           ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }`

@@ -7,9 +7,12 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const KEY = "sk-sglang-e2e-'quoted'-7c1d";
 
@@ -20,8 +23,7 @@ describe("an SGLang endpoint with sm121:apiKey", () => {
     e = await e2eProject({
       name: "sglang-key",
       nodes: ["k1", "k2", "k3"],
-      firstIp: 150,
-      sshPort: 2450,
+      ...AT.site(),
       recipes: {
         "sg-docker.toml":
           'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q8"\nimage = "lmsysorg/sglang:spark"\nport = 30000\n',

@@ -17,6 +17,7 @@ import { STATE_VERSIONS } from "../../src/providers/stateVersion";
 import { e2eProject, type E2E } from "../helpers/project";
 import { useCheckout, useRelease } from "../helpers/release";
 import { fixturePath, fromFixture, readFixture, toFixture, type Exported } from "../helpers/stateFixture";
+import { recordedSite, type SiteAt } from "../site/alloc";
 import { sshOk } from "../site/exec";
 import type { SimSite } from "../site/site";
 
@@ -40,8 +41,8 @@ interface Release {
   config: string;
   /** More recipe text of the tmux deployment. */
   tmuxExtra: string;
-  firstIp: number;
-  sshPort: number;
+  /** Where the release's fixture was recorded: its state names these addresses and ports. */
+  at: SiteAt;
 }
 
 /** DGPP at the site's first rev (its commits have fixed dates: the same hash every run). */
@@ -72,10 +73,14 @@ const RELEASES: Release[] = [
     commit: "9492e6f",
     config: DEPLOYMENTS,
     tmuxExtra: '[hooks]\nbefore_serve = ["true"]\n',
-    firstIp: 4,
-    sshPort: 2870,
+    at: recordedSite(4, 2870),
   },
-  { commit: "057f8f4", config: `  sm121:modelCache: keep\n${DEPLOYMENTS}`, tmuxExtra: "", firstIp: 7, sshPort: 2873 },
+  {
+    commit: "057f8f4",
+    config: `  sm121:modelCache: keep\n${DEPLOYMENTS}`,
+    tmuxExtra: "",
+    at: recordedSite(7, 2873),
+  },
 ];
 
 type Resources = Exported["deployment"]["resources"];
@@ -124,8 +129,7 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
       name: `upgrade-${rel.commit}`,
       base: `/tmp/sm121-e2e-upgrade-${rel.commit}`,
       nodes: ["u1", "u2", "u3"],
-      firstIp: rel.firstIp,
-      sshPort: rel.sshPort,
+      ...rel.at,
       recipes: { "tm.toml": recipe("tmux", "tm", rel.tmuxExtra), "dk.toml": recipe("docker", "dk") },
       config: () => rel.config,
       prepare: (site) => {

@@ -10,9 +10,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, type E2E } from "../helpers/project";
 import { downTimes, overlapping, ROLL_MODEL } from "../helpers/roll";
 import { setEngineBehaviour, type SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 /** The roll recipe with its checkpoint's size, so that the memory fit knows it on every node. */
 const recipe = (maxRunning: number) => `engine = "sglang"
@@ -89,8 +92,7 @@ describe.sequential("a surge onto a spare group", () => {
     e = await e2eProject({
       name: "surge",
       nodes: ["r1", "r2", "s1"],
-      firstIp: 234,
-      sshPort: 2834,
+      ...AT.site(),
       recipes: { "roll.toml": recipe(8) },
       config: () => "",
     });

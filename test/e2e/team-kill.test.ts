@@ -9,6 +9,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { alive } from "../helpers/project";
 import {
   engineLog,
@@ -31,6 +32,8 @@ import {
 } from "../helpers/team";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 
+const AT = allocate(__filename);
+
 const SINCE = String.raw`since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
 const CLEAN = /ci-deploy: pulumi preview: nothing to do \(\d+ unchanged\)/;
 
@@ -43,7 +46,7 @@ describe.sequential("a killed runner and a cleared stack lock: the nodes' locks"
   const heldBy = (pid: number) => nodes.every((n) => !nodeLockFree(n) && nodeLockHolder(n).includes(`pid ${pid})`));
 
   beforeAll(async () => {
-    t = await teamProject("teamkill", 136, 2646, 5562);
+    t = await teamProject("teamkill", AT.site(), AT.port(0));
     a = t.a;
     nodes = t.e.site.nodes;
     const first = await a.pulumi(["up", "--yes", "--skip-preview"]).done;

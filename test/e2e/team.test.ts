@@ -24,7 +24,10 @@ import {
   type Checkout,
   type Team,
 } from "../helpers/team";
+import { allocate } from "../site/alloc";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 describe.sequential("a team on one site: the state in PostgreSQL, an operator and a CI runner", () => {
   let t: Team;
@@ -34,7 +37,7 @@ describe.sequential("a team on one site: the state in PostgreSQL, an operator an
   const starts = () => nodes.map((n, i) => engineStarts(n, TEAM[i]?.name ?? ""));
 
   beforeAll(async () => {
-    t = await teamProject("team", 243, 2643, 5561);
+    t = await teamProject("team", AT.site(), AT.port(0));
     a = t.a;
     nodes = t.e.site.nodes;
   });

@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { json, removeCliSnapshot, sm121 } from "../cli-helpers";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
@@ -17,6 +18,8 @@ import { nodeProcesses } from "../site/faults";
 import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
 import { matching } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const MEMORY = [
   "[memory]",
@@ -80,7 +83,7 @@ describe.sequential("the operator's week, part two", () => {
         e.site,
         (n) => (n.name === "g2" ? scriptNode(n) : ""),
         (n): Record<string, string> => {
-          return n.name === "g2" ? { BIND: "127.0.0.1", PORT: "18493" } : {};
+          return n.name === "g2" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {};
         },
       ),
       "  sm121:deployments:",
@@ -105,8 +108,7 @@ describe.sequential("the operator's week, part two", () => {
     e = await e2eProject({
       name: "weekgw",
       nodes: ["g1", "g2"],
-      firstIp: 126,
-      sshPort: 2746,
+      ...AT.site(),
       recipes: { "alpha.toml": recipe("alpha", 8000, "0.4"), "gamma.toml": recipe("gamma", 8001, "0.4") },
       prepare: (site) => {
         const n = site.nodes[1] as SimNode;

@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { unpack } from "../../src/providers/packed";
 import { json, removeCliSnapshot, sm121, tableRows } from "../cli-helpers";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
@@ -15,6 +16,8 @@ import { sshScript } from "../site/exec";
 import { killNodeSshd, nodeProcesses, restartNodeSshd } from "../site/faults";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 import { answerIn, modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
 
 const recipe = (served: string, maxLen: number) => `engine = "vllm"
 deploy = "docker"
@@ -80,8 +83,7 @@ describe.sequential("the operator's week", () => {
     e = await e2eProject({
       name: "week",
       nodes: ["w1", "w2", "w3"],
-      firstIp: 121,
-      sshPort: 2741,
+      ...AT.site(),
       recipes: Object.fromEntries(["live", "other", "far"].map((r) => [`${r}.toml`, recipe(r, 8192)])),
       config: () => "",
     });

@@ -3,14 +3,15 @@
  * (their tools and device directory set up by the site) and the tp 2 vLLM recipe on them.
  */
 import { devicesDir, PAIR_RECIPE, setFabric, sparkFabric } from "../site/fabric";
+import type { SiteAt } from "../site/alloc";
 import type { SimNode } from "../site/site";
 import { e2eProject, type E2E } from "./project";
 
 export interface PairOptions {
   name: string;
   nodes: [string, string];
-  firstIp: number;
-  sshPort: number;
+  /** Where the nodes are (test/site/alloc.ts). */
+  at: SiteAt;
   /** The nodes' RDMA ports, as the stack file writes them. */
   rdma: string;
   /** More sm121: config lines before the deployment. */
@@ -28,8 +29,7 @@ export function pairProject(o: PairOptions): Promise<E2E> {
   return e2eProject({
     name: o.name,
     nodes: o.nodes,
-    firstIp: o.firstIp,
-    sshPort: o.sshPort,
+    ...o.at,
     nodeExtra: fabric,
     prepare: (site) => {
       for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { benchSchema, type BenchReport } from "../../src/cli/schemas";
 import { sm121 } from "../cli-helpers";
+import type { SiteAt } from "../site/alloc";
 import { startLiteLLM, type LiteLLM } from "../site/litellm";
 import { eventually } from "../site/prometheus";
 import { setEngineBehaviour, type SimNode } from "../site/site";
@@ -127,8 +128,10 @@ export interface RollSite {
 
 export interface RollSiteOptions {
   name: string;
-  firstIp: number;
-  sshPort: number;
+  /** Where the nodes are (test/site/alloc.ts; the bench's own addresses leave out the net). */
+  at: Partial<SiteAt>;
+  /** The LiteLLM proxy's port on 127.0.0.1. */
+  proxyPort: number;
   /** How long each engine loads once the site serves. */
   startDelayS: number;
 }
@@ -140,8 +143,7 @@ export interface RollSiteOptions {
  */
 export async function rollSite(o: RollSiteOptions): Promise<RollSite> {
   const recipes = { "roll.toml": rollRecipe(8) };
-  const { name, firstIp, sshPort } = o;
-  const e = await e2eProject({ name, nodes: ["r1", "r2"], firstIp, sshPort, recipes, config: () => "" });
+  const e = await e2eProject({ name: o.name, nodes: ["r1", "r2"], ...o.at, recipes, config: () => "" });
   let proxy: LiteLLM | undefined;
   const stop = async () => {
     await proxy?.stop();
@@ -158,7 +160,8 @@ export async function rollSite(o: RollSiteOptions): Promise<RollSite> {
     );
     const up = await e.up();
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
-    proxy = await startLiteLLM({ dir: join(e.dir, "..", "litellm"), config: gwFile, key: "sk-sm121-roll" });
+    const litellm = { dir: join(e.dir, "..", "litellm"), port: o.proxyPort, config: gwFile, key: "sk-sm121-roll" };
+    proxy = await startLiteLLM(litellm);
     const nodes = e.site.nodes as [SimNode, SimNode];
     for (const n of nodes) setEngineBehaviour(n, { startDelayS: o.startDelayS });
     return { e, proxy, nodes, gwFile, stop };

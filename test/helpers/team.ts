@@ -11,6 +11,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pulumiRunEnv } from "../../src/cli/pulumi";
+import type { SiteAt } from "../site/alloc";
 import { startPostgres, stopStalePostgres, type Postgres } from "../site/postgres";
 import { procStat } from "../site/procs";
 import type { SimNode } from "../site/site";
@@ -241,7 +242,7 @@ export interface Team {
  * every checkout shares (no machine's path in it: sm121:knownHosts keeps its default,
  * ~/.ssh/known_hosts, which each operator and runner has for the nodes), and operator A.
  */
-export async function teamProject(name: string, firstIp: number, sshPort: number, pgPort: number): Promise<Team> {
+export async function teamProject(name: string, at: SiteAt, pgPort: number): Promise<Team> {
   const base = `/tmp/sm121-e2e-${name}-${process.pid}`;
   const re = new RegExp(`^sm121-e2e-${name}-(\\d+)$`);
   for (const d of readdirSync("/tmp")) {
@@ -250,7 +251,7 @@ export async function teamProject(name: string, firstIp: number, sshPort: number
   }
   const pg = await startPostgres({ dir: join(base, "postgres"), port: pgPort });
   const recipes = Object.fromEntries(TEAM.map((d) => [`${d.name}.toml`, teamRecipe(d.name, d.port, 8192)]));
-  const e = await e2eProject({ name, nodes: ["spark1", "spark2"], firstIp, sshPort, recipes, config: () => "" });
+  const e = await e2eProject({ name, nodes: ["spark1", "spark2"], ...at, recipes, config: () => "" });
   const on = (i: number) => e.site.nodes[i]?.name ?? "";
   const deployments = TEAM.map((d, i) => `    - { name: ${d.name}, recipe: ${d.name}, nodes: [${on(i)}] }`);
   const settings = ["  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0"];

@@ -6,7 +6,6 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { needsRealParts } from "./lane";
-import { freePort } from "./prometheus";
 import { isAlive, procStat, terminate, type ProcRecord } from "./procs";
 
 export const LITELLM_BIN = path.join(process.env["HOME"] ?? "", ".cache", "sm121", "litellm", "bin");
@@ -19,14 +18,15 @@ export interface LiteLLM {
   stop(): Promise<void>;
 }
 
-export async function startLiteLLM(o: { dir: string; config: string; key: string }): Promise<LiteLLM> {
+/** The proxy on 127.0.0.1:`port` (a test file's own, test/site/alloc.ts). */
+export async function startLiteLLM(o: { dir: string; port: number; config: string; key: string }): Promise<LiteLLM> {
   needsRealParts("The LiteLLM proxy");
   const bin = path.join(LITELLM_BIN, "litellm");
   if (!fs.existsSync(bin)) {
     throw new Error(`test site: ${bin} is missing: scripts/venvs.sh (run by scripts/setup.sh) installs it`);
   }
   fs.mkdirSync(o.dir, { recursive: true });
-  const port = await freePort();
+  const port = o.port;
   const logFile = path.join(o.dir, "litellm.log");
   const log = fs.openSync(logFile, "a");
   // Offline: the model cost map from the package itself, no telemetry.

@@ -4,7 +4,6 @@
 // Stopped by its pid (with its start time, as the site's processes are).
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { isAlive, procStat, terminate, type ProcRecord } from "./procs";
 import { needsRealParts } from "./lane";
@@ -34,6 +33,8 @@ export interface Prometheus {
 export interface PrometheusOptions {
   /** Its own directory: prometheus.yml, the storage (data/) and its log. */
   dir: string;
+  /** Its port on 127.0.0.1 (a test file's own, ./alloc.ts). */
+  port: number;
   /** The file_sd files to read. */
   files: string[];
   /** Seconds between scrapes (default 1). */
@@ -53,18 +54,6 @@ export async function eventually<T>(
     if (cond(last)) return last;
   }
   throw new Error(`${what} did not happen within ${timeoutMs / 1000} s; last: ${JSON.stringify(last)}`);
-}
-
-/** A port nothing listens on now, from the kernel's own allocator. */
-export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, host, () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a !== null ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /** prometheus.yml: the three file_sd lines of docs/metrics.md under a job, at a short interval. */
@@ -97,7 +86,7 @@ export async function startPrometheus(o: PrometheusOptions): Promise<Prometheus>
   fs.mkdirSync(path.join(o.dir, "data"), { recursive: true });
   const config = path.join(o.dir, "prometheus.yml");
   fs.writeFileSync(config, prometheusYml(o.files, o.scrapeIntervalS ?? 1));
-  const port = await freePort();
+  const port = o.port;
   const log = fs.openSync(path.join(o.dir, "prometheus.log"), "a");
   const child = spawn(
     bin,

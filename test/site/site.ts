@@ -16,6 +16,7 @@ import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitF
 import { createDgppRepo } from "./dgpp";
 import { needsRealParts } from "./lane";
 import { listening } from "./net";
+import { runNet, SSH_PORT } from "./alloc";
 
 export type { SimNode } from "./node";
 export { nodeEnv } from "./node";
@@ -38,7 +39,12 @@ export interface SimSite {
 export interface StartSiteOptions {
   dir: string;
   nodes: string[];
-  /** Last octet of the first node's address (default 11), in $SM121_TEST_NET (default 127.0.0). */
+  /**
+   * Where the nodes are (./alloc.ts): a test file passes its own, `allocate(__filename).site()`.
+   * Default: `<$SM121_TEST_NET>.0.11` on, sshd port 2222 (the bench, the demo, the site CLI).
+   */
+  net?: string;
+  /** Last octet of the first node's address (default 11). */
   firstIp?: number;
   /** Port of every node's sshd (default 2222). */
   sshPort?: number;
@@ -75,14 +81,6 @@ function register(dir: string, rec: ProcRecord, node: string): void {
   writeJson(path.join(dir, "run", "procs", `${rec.pid}.json`), { ...rec, node });
 }
 
-/** The first three octets of the site's loopback addresses: `$SM121_TEST_NET`, default 127.0.0. */
-export function testNet(): string {
-  const prefix = process.env["SM121_TEST_NET"] ?? "127.0.0";
-  if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix))
-    throw new Error(`SM121_TEST_NET=${prefix} must be 127.X.Y (a loopback /24)`);
-  return prefix;
-}
-
 /** Each node's dockerd (and the mounts it makes) needs root; sshd and the rest do not. */
 function requireRoot(): void {
   if (process.getuid?.() !== 0) {
@@ -114,9 +112,10 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const dir = path.resolve(opts.dir);
   checkPlainPath("the site dir", dir);
   const firstIp = opts.firstIp ?? 11;
-  // Parallel runs of the same suites (two checkouts) keep apart by the third octet.
-  const prefix = testNet();
-  const sshPort = opts.sshPort ?? 2222;
+  const prefix = opts.net ?? `${runNet()}.0`;
+  if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix))
+    throw new Error(`test site: net ${prefix} must be 127.X.Y (a loopback /24)`);
+  const sshPort = opts.sshPort ?? SSH_PORT;
   if (opts.nodes.length === 0) throw new Error("test site: at least one node is needed");
   if (new Set(opts.nodes).size !== opts.nodes.length)
     throw new Error(`test site: node names repeat: ${opts.nodes.join(", ")}`);
@@ -136,7 +135,8 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const taken = wanted.filter((_, i) => used[i] === true).map((w) => `${w.host}:${w.port}`);
   if (taken.length > 0)
     throw new Error(
-      `test site: ${taken.join(", ")} already in use (another run, or one that crashed: \`ss -ltnp\` shows the process); stop it or pick another firstIp/sshPort`,
+      `test site: ${taken.join(", ")} already in use (another run, or one that crashed: ` +
+        "`ss -ltnp` shows the process); stop it, or run in a network namespace of its own (unshare -n)",
     );
   fs.mkdirSync(dir, { recursive: true });
   for (const sub of [
