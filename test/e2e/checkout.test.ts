@@ -1,8 +1,9 @@
 /**
  * The state names no path of the machine that wrote it. Checkout A (its own build) serves; a
  * stack written by the previous release (whose provider text named A's absolute path, and whose
- * component was sm121:index:Recipe) is rewritten by one `pulumi up` that restarts nothing; then A is removed and checkout B, at
- * another path, runs preview, refresh and destroy on the same stack. The blocks run in order.
+ * component was sm121:index:Recipe) is rewritten by one `pulumi up` that restarts nothing; then A
+ * is removed and checkout B, at another path, runs preview, refresh and destroy on the same stack.
+ * The blocks run in order.
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -16,7 +17,8 @@ import type { SimNode } from "../site/site";
 const AT = allocate(__filename);
 
 const SOLO =
-  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
+  'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "solo"\n' +
+  'image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n';
 const legacy = (release: string) =>
   readFileSync(join(REPO, "test", "fixtures", "legacy", `provider-${release}.txt`), "utf8");
 /**

@@ -23,7 +23,8 @@ describe("scripts/ci-deploy.sh", () => {
       ...AT.site(),
       recipes: {
         "tiny.toml":
-          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\n' +
+          'image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
       },
       config: () => "  sm121:deployments:\n    - { recipe: tiny, nodes: [c1] }",
     });

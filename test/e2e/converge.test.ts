@@ -86,43 +86,48 @@ describe.sequential("every up converges", () => {
     expect(again.all).not.toMatch(/updated|created|deleted/);
   });
 
-  it("refuses to stop a protected node: removal from the site, a move, destroy; all allowed with SM121_ALLOW_PROTECTED", async () => {
-    const both = deploy(["{ name: b, recipe: beta, nodes: [n1] }", "{ name: c, recipe: alpha, nodes: [n2] }"]);
-    e.reconfigure(both);
-    const refused = await e.up();
-    expect(refused.code).not.toBe(0);
-    expect(refused.all).toContain(
-      "node n2 is protected and this run would restart c on it; run with SM121_ALLOW_PROTECTED=n2",
-    );
-    const allowed = await e.up({ SM121_ALLOW_PROTECTED: "n2" });
-    expect(allowed.code, allowed.all).toBe(0);
-    const cStarted = await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0");
+  it(
+    "refuses to stop a protected node: removal from the site, a move, destroy; " +
+      "all allowed with SM121_ALLOW_PROTECTED",
+    async () => {
+      const both = deploy(["{ name: b, recipe: beta, nodes: [n1] }", "{ name: c, recipe: alpha, nodes: [n2] }"]);
+      e.reconfigure(both);
+      const refused = await e.up();
+      expect(refused.code).not.toBe(0);
+      expect(refused.all).toContain(
+        "node n2 is protected and this run would restart c on it; run with SM121_ALLOW_PROTECTED=n2",
+      );
+      const allowed = await e.up({ SM121_ALLOW_PROTECTED: "n2" });
+      expect(allowed.code, allowed.all).toBe(0);
+      const cStarted = await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0");
 
-    // Removing c from the site would stop it on n2: refused at plan time, nothing stopped.
-    e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n1] }"]));
-    const removal = await e.preview();
-    expect(removal.code).not.toBe(0);
-    expect(removal.all).toContain(
-      "node n2 is protected and this run would stop deployment c on it (the site no longer puts it there)",
-    );
-    // Moving b onto n2 would stop c there and restart b on a protected node: refused too.
-    e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n2] }"]));
-    const move = await e.preview();
-    expect(move.code).not.toBe(0);
-    expect(move.all).toContain("node n2 is protected and this run would");
-    e.reconfigure(both);
+      // Removing c from the site would stop it on n2: refused at plan time, nothing stopped.
+      e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n1] }"]));
+      const removal = await e.preview();
+      expect(removal.code).not.toBe(0);
+      expect(removal.all).toContain(
+        "node n2 is protected and this run would stop deployment c on it (the site no longer puts it there)",
+      );
+      // Moving b onto n2 would stop c there and restart b on a protected node: refused too.
+      e.reconfigure(deploy(["{ name: b, recipe: beta, nodes: [n2] }"]));
+      const move = await e.preview();
+      expect(move.code).not.toBe(0);
+      expect(move.all).toContain("node n2 is protected and this run would");
+      e.reconfigure(both);
 
-    // destroy: c (protected) is met first and refuses; b on n1 is not stopped either.
-    const destroy = await e.destroy();
-    expect(destroy.code).not.toBe(0);
-    expect(destroy.all).toContain(
-      "node n2 is protected and this run would stop c on it; run with SM121_ALLOW_PROTECTED=n2",
-    );
-    expect(await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0")).toBe(cStarted);
-    expect(await sh(n1, "docker ps --format '{{.Names}}'")).toBe("sm121-b-0\n");
-    const ok = await e.destroy({ SM121_ALLOW_PROTECTED: "n2" });
-    expect(ok.code, ok.all).toBe(0);
-    for (const n of [n1, n2]) expect(await sh(n, "docker ps -aq | wc -l")).toBe("0\n");
-    // Seven Pulumi runs: on a loaded 2-core machine they take more than the default 120 s.
-  }, 360_000);
+      // destroy: c (protected) is met first and refuses; b on n1 is not stopped either.
+      const destroy = await e.destroy();
+      expect(destroy.code).not.toBe(0);
+      expect(destroy.all).toContain(
+        "node n2 is protected and this run would stop c on it; run with SM121_ALLOW_PROTECTED=n2",
+      );
+      expect(await sh(n2, "docker inspect -f '{{.State.StartedAt}}' sm121-c-0")).toBe(cStarted);
+      expect(await sh(n1, "docker ps --format '{{.Names}}'")).toBe("sm121-b-0\n");
+      const ok = await e.destroy({ SM121_ALLOW_PROTECTED: "n2" });
+      expect(ok.code, ok.all).toBe(0);
+      for (const n of [n1, n2]) expect(await sh(n, "docker ps -aq | wc -l")).toBe("0\n");
+      // Seven Pulumi runs: on a loaded 2-core machine they take more than the default 120 s.
+    },
+    360_000,
+  );
 });

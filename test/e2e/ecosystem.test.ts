@@ -68,8 +68,13 @@ describe("the Node.js language host through the real CLI", () => {
     writeFiles(project, {
       "Pulumi.yaml": "name: tiny\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n",
       // One local dependency (no registry needed), and an install script of the project's own.
-      "package.json":
-        '{"name":"tiny","version":"1.0.0","private":true,"dependencies":{"dep":"file:./dep"},"scripts":{"postinstall":"node -e \\"require(\'fs\').writeFileSync(\'installed\',\'yes\')\\""}}\n',
+      "package.json": `${JSON.stringify({
+        name: "tiny",
+        version: "1.0.0",
+        private: true,
+        dependencies: { dep: "file:./dep" },
+        scripts: { postinstall: "node -e \"require('fs').writeFileSync('installed','yes')\"" },
+      })}\n`,
       "dep/package.json": '{"name":"dep","version":"0.1.0"}\n',
     });
     const p = pulumiEnv(project, join(dir, "install-pulumi"));
@@ -111,7 +116,8 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
   it("reads deployments from Pulumi.yaml's project config, in the program and in the CLI", async () => {
     writeFileSync(
       join(e.dir, "Pulumi.yaml"),
-      `${projectYaml()}config:\n  sm121:deployments:\n    value:\n      - { name: from-project, recipe: small, nodes: [spark1] }\n`,
+      `${projectYaml()}config:\n  sm121:deployments:\n    value:\n` +
+        "      - { name: from-project, recipe: small, nodes: [spark1] }\n",
     );
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
@@ -138,7 +144,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     expect(readFileSync(join(e.dir, "a dir", "ran"), "utf8")).toBe(`--require|${hook}|--max-old-space-size=1024`);
   });
 
-  it("places a bad project-level value in Pulumi.yaml, and one from --config-file in Pulumi's configuration", async () => {
+  it("places a bad project-level value in Pulumi.yaml, and one from --config-file in Pulumi's config", async () => {
     // A key the stack file does not set (the stack's own value would win over the project's).
     writeFileSync(join(e.dir, "Pulumi.yaml"), `${projectYaml()}config:\n  sm121:lockWaitS: -5\n`);
     const line = projectYaml().split("\n").length + 1;
@@ -220,7 +226,8 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     renameSync(join(e.dir, "recipes-away"), join(e.dir, "recipes"));
     expect(preview.code).not.toBe(0);
     expect(preview.all).toContain(
-      `sm121:recipesDir: recipes/ is not a directory of ${e.dir}; create recipes/ with a recipe in it (recipes/<name>.toml, see docs/recipes.md)`,
+      `sm121:recipesDir: recipes/ is not a directory of ${e.dir}; ` +
+        `create recipes/ with a recipe in it (recipes/<name>.toml, see docs/recipes.md)`,
     );
     expect(preview.all).not.toMatch(/ENOENT| {4}at /);
   });

@@ -39,7 +39,8 @@ describe.sequential("faults", () => {
         e.site,
         (n) =>
           n.name === "f1"
-            ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }`
+            ? `      vars: { tritonCache: ${n.home}/triton, mtpShardR2: ${n.home}/mtp-r2, captureDir: ` +
+              `${n.home}/capture }\n      recipes:\n        qwen38-flash: { dir: ~/${DIR}, container: qwen38-flash }`
             : n.name === "f3" && f3Gate !== undefined
               ? `      minMemAvailableGiB: ${f3Gate}`
               : "",
@@ -70,7 +71,8 @@ describe.sequential("faults", () => {
       ...AT.site(),
       recipes: {
         "pair.toml":
-          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n',
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\n' +
+          'image = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n[readiness]\ntimeout_s = 20\n',
       },
       prepare: (site) => {
         const n = site.nodes[0] as SimNode;
@@ -94,7 +96,10 @@ describe.sequential("faults", () => {
     expect(up.code).not.toBe(0);
     expect(up.all).toMatch(/node f1: memory gate, write and start exited with code 3/);
     expect(up.all).toMatch(
-      /MemAvailable is \d+ GiB after 3 s, below the gate of 1000 GiB; free memory on the node or lower minMemAvailableGiB/,
+      new RegExp(
+        String.raw`MemAvailable is \d+ GiB after 3 s, below the gate of 1000 GiB; ` +
+          "free memory on the node or lower minMemAvailableGiB",
+      ),
     );
     expect(up.all).toContain("To go back: set profile: best for deployment flash");
     expect((await outcome("flash"))?.status).toBe("failed");
@@ -139,7 +144,8 @@ describe.sequential("faults", () => {
     const up = await e.up({ SM121_RESTART: "1" });
     expect(up.code).not.toBe(0);
     expect(up.all).toMatch(
-      /deployment pair is marked failed in the stack state; memory gate, write and start failed: node f3: memory gate, write and start exited with code 3/,
+      "deployment pair is marked failed in the stack state; memory gate, write and start failed: " +
+        "node f3: memory gate, write and start exited with code 3",
     );
     expect(up.all).toMatch(/MemAvailable is \d+ GiB after 3 s, below the gate of 100000 GiB/);
     expect((await outcome("pair"))?.status).toBe("failed");
@@ -168,31 +174,35 @@ describe.sequential("faults", () => {
     await converge();
   });
 
-  it("pulumi up interrupted with SIGINT mid-serve: nothing of the run left, no half-written file; next up converges", async () => {
-    const f2 = e.site.nodes[1] as SimNode;
-    setEngineBehaviour(f2, { startDelayS: 5 });
-    // Ctrl-C once f2's new engine has started: the serve is under way.
-    const before = new Set(nodeProcesses(f2, /fake-engine/));
-    let during = 0;
-    const started = waitFor("f2's new engine", () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p))).then(
-      () => void (during = projectProcesses(e.dir).length),
-    );
-    const env = { SM121_RESTART: "1" };
-    const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env, timeoutMs: 120_000, interruptWhen: started });
-    const res = await up;
-    expect(res.code).not.toBe(0);
-    // What Ctrl-C leaves: no program, language host or provider of this project still running
-    // (while it served, they ran)...
-    expect(during).toBeGreaterThan(0);
-    await waitFor("the run's processes to end", () => projectProcesses(e.dir).length === 0, 20_000);
-    // ...and no half-written node file (each is written beside its place, then renamed over it).
-    for (const n of e.site.nodes) expect(filesUnder(n.home).filter((f) => f.endsWith(".sm121-tmp"))).toEqual([]);
-    setEngineBehaviour(e.site.nodes[1] as SimNode, null);
-    await converge();
-    const curl = "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models";
-    const models = await sshScript(e.site, e.site.nodes[1] as SimNode, curl);
-    expect(models.stdout).toBe("200");
-  });
+  it(
+    "pulumi up interrupted with SIGINT mid-serve: nothing of the run left, no half-written file; " +
+      "next up converges",
+    async () => {
+      const f2 = e.site.nodes[1] as SimNode;
+      setEngineBehaviour(f2, { startDelayS: 5 });
+      // Ctrl-C once f2's new engine has started: the serve is under way.
+      const before = new Set(nodeProcesses(f2, /fake-engine/));
+      let during = 0;
+      const started = waitFor("f2's new engine", () =>
+        nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p)),
+      ).then(() => void (during = projectProcesses(e.dir).length));
+      const env = { SM121_RESTART: "1" };
+      const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env, timeoutMs: 120_000, interruptWhen: started });
+      const res = await up;
+      expect(res.code).not.toBe(0);
+      // What Ctrl-C leaves: no program, language host or provider of this project still running
+      // (while it served, they ran)...
+      expect(during).toBeGreaterThan(0);
+      await waitFor("the run's processes to end", () => projectProcesses(e.dir).length === 0, 20_000);
+      // ...and no half-written node file (each is written beside its place, then renamed over it).
+      for (const n of e.site.nodes) expect(filesUnder(n.home).filter((f) => f.endsWith(".sm121-tmp"))).toEqual([]);
+      setEngineBehaviour(e.site.nodes[1] as SimNode, null);
+      await converge();
+      const curl = "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models";
+      const models = await sshScript(e.site, e.site.nodes[1] as SimNode, curl);
+      expect(models.stdout).toBe("200");
+    },
+  );
 });
 
 /** The processes that run in the project directory or name it: the CLI's language host and plugins. */

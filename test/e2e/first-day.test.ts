@@ -133,7 +133,8 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     // spark2's ConnectX-7 interface, found through its RDMA devices; its ports are for the plan-time look.
     expect(nodes["spark2"]).toMatchObject({ ip: n2.ip, fabric: { interface: "enp1s0f1np1", rdma: "auto" } });
     expect(init.stdout).toContain(
-      `spark2: home ${n2.home}; GPUs 1; memory 121.7 GiB; cluster interface enp1s0f1np1 ${n2.ip}; docker images ${Object.keys(SITE_IMAGES).length}`,
+      `spark2: home ${n2.home}; GPUs 1; memory 121.7 GiB; cluster interface enp1s0f1np1 ${n2.ip}; ` +
+        `docker images ${Object.keys(SITE_IMAGES).length}`,
     );
     expect(cfg["sm121:deployments"]).toEqual([{ recipe: "qwen3-8b-solo", nodes: ["spark1"] }]);
     expect(cfg["sm121:gateway"]).toBeUndefined();
@@ -204,11 +205,13 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     // vLLM reads --config while it parses (here through the HF cache mount); an offline engine fills no HF cache.
     writeFileSync(
       join(dir, "recipes", "with-config.toml"),
-      'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nargs = ["--config", "/root/.cache/huggingface/serve.yaml"]\n',
+      'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' +
+        'args = ["--config", "/root/.cache/huggingface/serve.yaml"]\n',
     );
     writeFileSync(
       join(dir, "recipes", "offline.toml"),
-      'model = "sm121-test/tiny-qwen3"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[env]\nHF_HUB_OFFLINE = "1"\n',
+      'model = "sm121-test/tiny-qwen3"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n' +
+        '[env]\nHF_HUB_OFFLINE = "1"\n',
     );
     // spark2's RDMA devices are where the simulated site keeps them (a Spark's are in /dev/infiniband).
     const devices = text.replace(
@@ -227,10 +230,15 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       expect(refused.code).not.toBe(0);
       expect(refused.all).toContain("sm121: the engines would refuse to start (nothing was stopped):");
       expect(refused.all).toContain(
-        `with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config /root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: vLLM opens it while it parses its arguments and stops with FileNotFoundError without it (/root/.cache/huggingface/serve.yaml in the container); put the file there, or change the path in recipes/with-config.toml)`,
+        `with-config: spark1: missing ${n1.home}/.cache/huggingface/serve.yaml (--config ` +
+          `/root/.cache/huggingface/serve.yaml in args of recipes/with-config.toml: ` +
+          `vLLM opens it while it parses its arguments and stops with FileNotFoundError without it ` +
+          `(/root/.cache/huggingface/serve.yaml in the container); put the file there, ` +
+          `or change the path in recipes/with-config.toml)`,
       );
       expect(refused.all).toContain(
-        `offline: spark2: missing ${n2.home}/.cache/huggingface (the HF cache (HF_HOME) of spark2, which nothing in this up fills`,
+        `offline: spark2: missing ${n2.home}/.cache/huggingface (the HF cache (HF_HOME) of spark2, ` +
+          `which nothing in this up fills`,
       );
       // With the file there and the cache made, the model is still not in it: the plan and doctor say so, with the fix.
       await sshOk(site, n1, "printf 'max-model-len: 16384\\n' > ~/.cache/huggingface/serve.yaml");
@@ -264,7 +272,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     }
   }, 300_000);
 
-  it("doctor reads the engine version of an image no table knows, on the node, and says where to write it", async () => {
+  it("doctor reads an unknown image's engine version on the node, and says where to write it", async () => {
     const stackFile = join(dir, "Pulumi.sim.yaml");
     const text = readFileSync(stackFile, "utf8");
     writeFileSync(
@@ -293,7 +301,8 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
         ok: false,
         severity: "warning",
         detail:
-          "the vllm version of vllm/vllm-openai:latest could not be read on the node; set engine_version in recipes/latest.toml",
+          "the vllm version of vllm/vllm-openai:latest could not be read on the node; " +
+          "set engine_version in recipes/latest.toml",
       });
     } finally {
       writeFileSync(stackFile, text);

@@ -43,7 +43,10 @@ function stack(site: SimSite): string {
   ].join("\n");
 }
 
-/** The checkpoint's small files in the node's HF cache, in the hub's layout (the weights themselves are not needed to plan). */
+/**
+ * The checkpoint's small files in the node's HF cache, in the hub's layout (the weights themselves
+ * are not needed to plan).
+ */
 function placeCheckpoint(n: SimNode): void {
   const repo = join(n.home, ".cache", "huggingface", "hub", "models--Qwen--Qwen3-32B");
   mkdirSync(join(repo, "refs"), { recursive: true });
@@ -76,7 +79,10 @@ describe.sequential("memory fit and first token", () => {
     const preview = await e.preview();
     expect(preview.code).not.toBe(0);
     expect(preview.all).toContain(
-      "deployment q32 cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization",
+      "deployment q32 cannot fit in memory (Qwen/Qwen3-32B): spark1: " +
+        "weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, " +
+        "auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, " +
+        "--gpu-memory-utilization); raise --gpu-memory-utilization",
     );
     expect(preview.all).toContain("weights: the safetensors index in spark1's HF cache");
     expect((await sshScript(e.site, n, "docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).stdout).toBe(
@@ -119,7 +125,10 @@ describe.sequential("memory fit and first token", () => {
     expect(up.code).not.toBe(0);
     expect(up.all).toContain("readiness failed: node spark1: readiness exited with code 8");
     expect(up.all).toMatch(
-      /sm121: the engine lists its model but http:\/\/[\d.]+:8000\/v1\/chat\/completions gave no first token within \d+ s \(a chat completion of max_tokens 1; readiness\.timeout_s is 20\)/,
+      new RegExp(
+        String.raw`sm121: the engine lists its model but http://[\d.]+:8000/v1/chat/completions gave no ` +
+          String.raw`first token within \d+ s \(a chat completion of max_tokens 1; readiness\.timeout_s is 20\)`,
+      ),
     );
     expect(up.all).toContain("generated no token for a one-token chat completion");
     expect(up.all).not.toMatch(/did not answer 200 within/);

@@ -41,7 +41,8 @@ describe.sequential("host keys", () => {
       ...AT.site(),
       recipes: {
         "tiny.toml":
-          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-0.6B"\n' +
+          'image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
       },
       config: () => "",
     });
@@ -59,7 +60,8 @@ describe.sequential("host keys", () => {
     const n = e.site.nodes[0] as SimNode;
     expect(up.all).toMatch(
       new RegExp(
-        `\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ssh-ed25519 key is SHA256:[A-Za-z0-9+/]{43}\\)`,
+        `\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ` +
+          `ssh-ed25519 key is SHA256:[A-Za-z0-9+/]{43}\\)`,
       ),
     );
     expect(up.all).toContain(`ssh-keyscan -p 2293 ${n.ip} >> ${kh}`);

@@ -41,7 +41,8 @@ const listing = (e: E2E, n: SimNode) =>
   sh(
     e,
     n,
-    `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`,
+    `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")} && find . -mindepth 1 \\( -type ` +
+      `f -printf 'f %s %P\\n' \\) -o \\( -type l -printf 'l %l %P\\n' \\) | sort`,
   );
 const inodes = (e: E2E, n: SimNode) =>
   sh(e, n, `cd ~/.cache/huggingface/hub/models--${REPO.replace("/", "--")}/blobs && stat -c '%i %Y %n' * | sort -k3`);
@@ -69,7 +70,8 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
       nodes: ["m1", "m2"],
       ...AT.site(),
       config: () =>
-        "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
+        "  sm121:modelCache: keep\n  sm121:imageSync: true\n  sm121:deployments:\n" +
+        "    - { name: tiny, recipe: tiny, nodes: [m1, m2] }",
       recipes: { "tiny.toml": recipe(IMAGE) },
       prepare: (site: SimSite) => {
         // The model gated behind the token.
@@ -127,17 +129,21 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     await sh(
       e,
       m2,
-      `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / 2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`,
+      `cd ${dir} && rm -rf refs snapshots && size=$(stat -c %s blobs/${big}) && head -c $((size / ` +
+        `2)) blobs/${big} > blobs/${big}.incomplete && rm blobs/${big} blobs/${second}`,
     );
     // A line a killed copy left behind is dropped once its hour has passed; other lines stay.
     const stale =
-      'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old';
+      'restrict,command="bash /x/recv.sh",expiry-time="202001010000" ssh-ed25519 ' +
+      "AAAAC3NzaC1lZDI1NTE5AAAAIOld sm121-fanout-old";
     const live =
-      'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running';
+      'restrict,command="bash /x/recv.sh",expiry-time="209901010000" ssh-ed25519 ' +
+      "AAAAC3NzaC1lZDI1NTE5AAAAINew sm121-fanout-running";
     await sh(
       e,
       m2,
-      `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ~/.ssh/authorized_keys`,
+      `printf '%s\\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@laptop' '${stale}' '${live}' >> ` +
+        `~/.ssh/authorized_keys`,
     );
     const kept = (await inodes(e, m2)).split("\n").filter((l) => l !== "" && !l.includes(big) && !l.includes(second));
     const refresh = await e.refresh();
@@ -147,7 +153,10 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(downloads()).toHaveLength(1);
     expect(up.all).toMatch(/m2 lacked files at the last refresh: snapshots\/[0-9a-f]{40}\/ is empty or absent/);
     expect(up.all).toMatch(
-      /copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 over the cluster network as a chain: m1 -> m2/,
+      new RegExp(
+        String.raw`copying [\d.]+ KiB \(continuing: [\d.]+ KiB already there\) from m1 ` +
+          "over the cluster network as a chain: m1 -> m2",
+      ),
     );
     expect(await listing(e, m2)).toBe(whole);
     expect((await sh(e, m2, "cat ~/.ssh/authorized_keys")).trim().split("\n")).toEqual([

@@ -23,9 +23,13 @@ const AT = allocate(__filename);
 const GOLDEN = join(REPO, "test", "golden", "plan");
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
 const SOLO = (name: string) =>
-  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
+  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "${name}"\n` +
+  `image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
 const PAIR = (len: string) =>
-  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\nargs = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
+  `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\n` +
+  `image = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n` +
+  `args = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\n` +
+  `NCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
 const DEPLOYMENTS = [
   "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }",
   "{ name: pair, recipe: pair, nodes: [spark2, spark3] }",
@@ -40,9 +44,11 @@ function stackYaml(site: SimSite, deployments: string[]): string {
     n.name !== "spark1"
       ? ""
       : [
-          `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+          `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, ` +
+            `captureDir: ${n.home}/capture }`,
           "      recipes:",
-          `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+          `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, ` +
+            `/recipe/mtp_draft_vocab.json] }`,
         ].join("\n");
   // start.sh answers on 127.0.0.1, which every test site shares: a port no other suite uses.
   const env = (n: SimNode): Record<string, string> =>
@@ -138,7 +144,8 @@ describe.sequential("the plan in one screen", () => {
             await sshScript(
               e.site,
               n,
-              "for c in $(docker ps --format '{{.Names}}'); do echo \"$c $(docker inspect -f '{{.State.StartedAt}}' \"$c\")\"; done",
+              "for c in $(docker ps --format '{{.Names}}'); " +
+                'do echo "$c $(docker inspect -f \'{{.State.StartedAt}}\' "$c")"; done',
             )
           ).stdout,
       ),
@@ -173,7 +180,7 @@ describe.sequential("the plan in one screen", () => {
     expectPlan("profile-key", preview, e.site);
   });
 
-  it("shows one changed engine flag once for both nodes, whole; a plain preview stays one line per resource", async () => {
+  it("shows a changed engine flag once for both nodes, whole; a plain preview, one line per resource", async () => {
     writeFileSync(join(e.dir, "recipes", "pair.toml"), PAIR("16384"));
     const preview = await e.preview();
     const plain = await e.pulumi.run(["preview"]);

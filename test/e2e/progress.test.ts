@@ -22,9 +22,11 @@ const OVERLAY_MANIFEST = '{\n  "builder": "e2e",\n  "set": ["progress"]\n}\n';
 function stackYaml(site: SimSite): string {
   const extra = (n: SimNode) =>
     [
-      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, ` +
+        `captureDir: ${n.home}/capture }`,
       "      recipes:",
-      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, dockerArgs: "-e SM121_NODE_ARG=spark", ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, dockerArgs: "-e SM121_NODE_ARG=spark", ` +
+        `ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
     ].join("\n");
   return [
     "config:",
@@ -92,45 +94,60 @@ describe.sequential("progress, step timings and seed 001's preflight through pul
     );
   });
 
-  it("prints readiness progress, the key diff, the client note and the step timings of the up (and, verbose, the raw records)", async () => {
-    const up = await e.up({ SM121_VERBOSE: "1" });
-    expect(up.code, up.all).toBe(0);
-    // SM121_VERBOSE=1 (seed 001's --verbose): the node scripts' raw records, under the node's name.
-    expect(up.all).toMatch(/spark1: @sm121 \{"kind":"took","step":/);
-    const url = `http://127\\.0\\.0\\.1:${PORT}/v1/models`;
-    expect(up.all).toMatch(/spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4/);
-    expect(up.all).toMatch(new RegExp(`spark1: waiting up to \\d+ s for ${url} to answer 200`));
-    // At least one progress line while the engine loads (every 10 s of its 25 s).
-    expect(up.all).toMatch(new RegExp(`spark1: waiting for ${url}: \\d+ s of \\d+ s \\(HTTP \\d{3}\\)`));
-    expect(up.all).toMatch(/spark1: engine log: \S/);
-    expect(up.all).toMatch(/client note \(sm121-client\): .*cache_salt/);
-    // A first serve: no stop; each other step with its time, then the total.
-    expect(up.all).toMatch(
-      /step timings on spark1: memory-gate \d+\.\d s, write \d+\.\d s, start \d+\.\d s, readiness \d+\.\d s, verify \d+\.\d s, total \d+\.\d s/,
-    );
-    const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as Exported;
-    const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
-    expect((engine?.outputs?.outcome?.nodes[0]?.timings ?? []).map((t) => t.step)).toEqual([
-      "memory-gate",
-      "write",
-      "start",
-      "readiness",
-      "verify",
-    ]);
-  }, 240_000);
+  it(
+    "prints readiness progress, the key diff, the client note and the step timings of the up (and, verbose, " +
+      "the raw records)",
+    async () => {
+      const up = await e.up({ SM121_VERBOSE: "1" });
+      expect(up.code, up.all).toBe(0);
+      // SM121_VERBOSE=1 (seed 001's --verbose): the node scripts' raw records, under the node's name.
+      expect(up.all).toMatch(/spark1: @sm121 \{"kind":"took","step":/);
+      const url = `http://127\\.0\\.0\\.1:${PORT}/v1/models`;
+      expect(up.all).toMatch(/spark1: \.env keys, node -> render: MAX_NUM_SEQS 2 -> 4/);
+      expect(up.all).toMatch(new RegExp(`spark1: waiting up to \\d+ s for ${url} to answer 200`));
+      // At least one progress line while the engine loads (every 10 s of its 25 s).
+      expect(up.all).toMatch(new RegExp(`spark1: waiting for ${url}: \\d+ s of \\d+ s \\(HTTP \\d{3}\\)`));
+      expect(up.all).toMatch(/spark1: engine log: \S/);
+      expect(up.all).toMatch(/client note \(sm121-client\): .*cache_salt/);
+      // A first serve: no stop; each other step with its time, then the total.
+      expect(up.all).toMatch(
+        new RegExp(
+          "step timings on spark1: " +
+            ["memory-gate", "write", "start", "readiness", "verify", "total"]
+              .map((s) => String.raw`${s} \d+\.\d s`)
+              .join(", "),
+        ),
+      );
+      const state = JSON.parse((await e.pulumi.run(["stack", "export"])).stdout) as Exported;
+      const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
+      expect((engine?.outputs?.outcome?.nodes[0]?.timings ?? []).map((t) => t.step)).toEqual([
+        "memory-gate",
+        "write",
+        "start",
+        "readiness",
+        "verify",
+      ]);
+    },
+    240_000,
+  );
 
-  it("applies the node recipe's dockerArgs after the overlay's and keeps the overlay manifest with the deployment's state", () => {
-    const env = readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8");
-    expect(env).toMatch(/^EXTRA_DOCKER_ARGS=".*-e SM121_OVERLAY=progress -e SM121_NODE_ARG=spark"$/m);
-    expect(readFileSync(join(node.home, ".sm121", "deployments", "cap", "manifest.json"), "utf8")).toBe(
-      OVERLAY_MANIFEST,
-    );
-  });
+  it(
+    "applies the node recipe's dockerArgs after the overlay's and keeps the overlay manifest with " +
+      "the deployment's state",
+    () => {
+      const env = readFileSync(join(node.home, RECIPE_DIR, ".env"), "utf8");
+      expect(env).toMatch(/^EXTRA_DOCKER_ARGS=".*-e SM121_OVERLAY=progress -e SM121_NODE_ARG=spark"$/m);
+      expect(readFileSync(join(node.home, ".sm121", "deployments", "cap", "manifest.json"), "utf8")).toBe(
+        OVERLAY_MANIFEST,
+      );
+    },
+  );
 
   it("refuses to start while another vLLM container runs on the node, naming it, and changes nothing", async () => {
     setEngineBehaviour(node, null);
     const run = await sh(
-      `docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest Qwen/Qwen3-8B --port ${AT.port(1)} --gpu-memory-utilization 0.1 >/dev/null`,
+      `docker run -d --name rogue-vllm --network host --gpus all vllm/vllm-openai:latest ` +
+        `Qwen/Qwen3-8B --port ${AT.port(1)} --gpu-memory-utilization 0.1 >/dev/null`,
     );
     expect(run.code, run.stderr).toBe(0);
     const ps = await sh("docker ps --no-trunc --format '{{.Names}}|{{.Command}}'");

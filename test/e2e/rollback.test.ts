@@ -51,7 +51,8 @@ describe("automatic rollback", () => {
     expect(res.all).toContain("max_model_len is 16384, the recipe expects 99999");
     expect(res.all).toMatch(
       new RegExp(
-        `sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`,
+        `sm121 rolled back \\(rollback = "auto"\\): rb serves the previous bundle [0-9a-f]{12} ` +
+          `again at http://${n.ip.replace(/\./g, "\\.")}:8000 \\(qwen3-8b\\)`,
       ),
     );
     const models = JSON.parse((await sshScript(e.site, n, "curl -s http://$SIM_NODE_IP:8000/v1/models")).stdout) as {

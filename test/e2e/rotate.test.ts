@@ -36,7 +36,8 @@ describe.sequential("rotation, hooks and addresses", () => {
   const sh = async (script: string) => (await sshScript(e.site, r1, script)).stdout;
   const code = (key: string) =>
     sh(
-      `printf 'header = "Authorization: Bearer %s"\\n' ${key === "" ? "none" : key} | curl -s -o /dev/null -w '%{http_code}' -K - http://$SIM_NODE_IP:8000/v1/models`,
+      `printf 'header = "Authorization: Bearer %s"\\n' ${key === "" ? "none" : key} | curl -s -o ` +
+        `/dev/null -w '%{http_code}' -K - http://$SIM_NODE_IP:8000/v1/models`,
     );
   const setKey = async (key: string) =>
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: key })).code).toBe(0);
@@ -92,7 +93,7 @@ describe.sequential("rotation, hooks and addresses", () => {
     expect(hooks()).toHaveLength(5);
   });
 
-  it("follows a node's new ssh port: the preview shows it, the up restarts nothing, refresh and destroy use it", async () => {
+  it("follows a node's new ssh port: preview shows it, up restarts nothing, refresh and destroy use it", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' sm121-keyed-0");
     killNodeSshd(e.site, r1);
     const cfg = join(r1.root, "etc", "ssh", "sshd_config");

@@ -66,7 +66,8 @@ describe.sequential("safety of pulumi up", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     expect(up.all).toContain(
-      "node spark1 is protected and this run would restart guarded on it; run with SM121_ALLOW_PROTECTED=spark1 to allow it",
+      "node spark1 is protected and this run would restart guarded on it; " +
+        "run with SM121_ALLOW_PROTECTED=spark1 to allow it",
     );
     expect(await sh("docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).toBe("0\n0\n");
   });
@@ -87,7 +88,8 @@ describe.sequential("safety of pulumi up", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     expect(up.all).toContain(
-      "deployment guarded is marked failed in the stack state; readiness failed: node spark1: readiness exited with code 5",
+      "deployment guarded is marked failed in the stack state; readiness failed: node spark1: " +
+        "readiness exited with code 5",
     );
     expect(up.all).toMatch(/did not answer 200 within 4 s/);
     expect(up.all).toContain("To go back: revert the change to the recipe or the site");
@@ -104,7 +106,8 @@ describe.sequential("safety of pulumi up", () => {
     expect(gw.models[0]).toMatchObject({ status: "failed", endpoints: [{ enabled: true }] });
     expect(gw.models[0]?.endpoints[0]?.disabled).toBeUndefined();
     expect(up.all).toContain(
-      "model qwen3-8b: no endpoint is usable (the deployment is failed); spark1 stays enabled so that the gateway accepts the config",
+      "model qwen3-8b: no endpoint is usable (the deployment is failed); " +
+        "spark1 stays enabled so that the gateway accepts the config",
     );
     // The next up retries the failed deployment (no-change is not "done" while it is failed).
     setEngineBehaviour(n, null);

@@ -31,9 +31,11 @@ function stackYaml(
 ): string {
   const extra = (n: SimNode) =>
     [
-      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, captureDir: ${n.home}/capture }`,
+      `      vars: { tritonCache: ${n.home}/.cache/triton-qwen38, mtpShardR2: ${n.home}/models/qwen38-mtp-r2, ` +
+        `captureDir: ${n.home}/capture }`,
       `      recipes:`,
-      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, /recipe/mtp_draft_vocab.json] }`,
+      `        qwen38-flash: { dir: ~/${RECIPE_DIR}, container: qwen38-flash, ownedMounts: [/recipe/files, ` +
+        `/recipe/mtp_draft_vocab.json] }`,
     ].join("\n");
   return [
     "config:",
@@ -81,7 +83,10 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(up.all).not.toContain("hf_secret_e2e_do_not_print");
     const env = readFileSync(envFile, "utf8");
     expect(env).toMatch(
-      /^# sm121-profile: best\n# sm121-node: spark1\n# sm121-recipe: qwen38-flash\n# sm121-overlay: none\n# sm121-rendered: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# sm121-sha256: [0-9a-f]{64}\n/,
+      new RegExp(
+        "^# sm121-profile: best\n# sm121-node: spark1\n# sm121-recipe: qwen38-flash\n# sm121-overlay: none\n" +
+          String.raw`# sm121-rendered: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# sm121-sha256: [0-9a-f]{64}\n`,
+      ),
     );
     expect(env).toContain('MAX_NUM_SEQS="4"');
     expect(env.trimEnd().split("\n").pop()).toBe('HF_TOKEN="hf_secret_e2e_do_not_print"');
@@ -146,7 +151,7 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     expect(await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash")).not.toBe(started);
   });
 
-  it("stops an up before anything stops when the model is incomplete in the HF cache (seed 001's preflight)", async () => {
+  it("stops an up before anything stops when the HF cache lacks part of the model (seed 001's preflight)", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' qwen38-flash");
     const repo = join(node.home, ".cache", "huggingface", "hub", "models--Qwen--Qwen3.8-Flash-Next");
     const blob = readdirSync(join(repo, "blobs"))[0] ?? "";

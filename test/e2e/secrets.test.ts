@@ -56,7 +56,8 @@ describe("secrets", () => {
       nodeEnv: (n): Record<string, string> => (n.name === "s1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {}),
       nodeExtra: (n) =>
         n.name === "s1"
-          ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n        qwen38-flash: { dir: ~/flash, container: qwen38-flash }`
+          ? `      vars: { tritonCache: ${n.home}/triton }\n      recipes:\n` +
+            `        qwen38-flash: { dir: ~/flash, container: qwen38-flash }`
           : "",
       prepare: (site) => {
         const s1 = site.nodes[0] as SimNode;
@@ -65,10 +66,13 @@ describe("secrets", () => {
       },
       recipes: {
         "guarded.toml":
-          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
+          'engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q"\n' +
+          'image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
       },
       config: () =>
-        "  sm121:deployments:\n    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [s1] }\n    - { recipe: guarded, nodes: [s2] }",
+        "  sm121:deployments:\n" +
+        "    - { name: flash, recipe: qwen38-flash, profile: datagen, nodes: [s1] }\n" +
+        "    - { recipe: guarded, nodes: [s2] }",
     });
     flashNode = e.site.nodes[0] as SimNode;
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:hfToken"], { input: HF })).code).toBe(0);

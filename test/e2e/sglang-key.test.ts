@@ -26,10 +26,12 @@ describe("an SGLang endpoint with sm121:apiKey", () => {
       ...AT.site(),
       recipes: {
         "sg-docker.toml":
-          'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q8"\nimage = "lmsysorg/sglang:spark"\nport = 30000\n',
+          'engine = "sglang"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-8B"\nserved_model_name = "q8"\n' +
+          'image = "lmsysorg/sglang:spark"\nport = 30000\n',
       },
       config: () =>
-        "  sm121:deployments:\n    - { recipe: qwen3-30b-sglang-tmux, nodes: [k1, k2] }\n    - { recipe: sg-docker, nodes: [k3] }",
+        "  sm121:deployments:\n    - { recipe: qwen3-30b-sglang-tmux, nodes: [k1, k2] }\n" +
+        "    - { recipe: sg-docker, nodes: [k3] }",
     });
     expect((await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: KEY })).code).toBe(0);
   });

@@ -13,7 +13,10 @@ export function firstDifference(expected: string, actual: string): string {
   const b = actual.split("\n");
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
     if (a[i] !== b[i]) {
-      return `line ${i + 1}:\n  golden: ${JSON.stringify(a[i] ?? "<end of file>")}\n  actual: ${JSON.stringify(b[i] ?? "<end of file>")}`;
+      return (
+        `line ${i + 1}:\n  golden: ${JSON.stringify(a[i] ?? "<end of file>")}\n` +
+        `  actual: ${JSON.stringify(b[i] ?? "<end of file>")}`
+      );
     }
   }
   return "the texts differ only in bytes that split() does not show";

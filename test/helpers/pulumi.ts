@@ -21,7 +21,10 @@ export interface PulumiRun {
 export interface PulumiEnv {
   dir: string;
   env: Record<string, string>;
-  /** `interruptWhen`: an operator's Ctrl-C (SIGINT) once that promise resolves, e.g. when the run has reached a given step. */
+  /**
+   * `interruptWhen`: an operator's Ctrl-C (SIGINT) once that promise resolves, e.g. when the run
+   * has reached a given step.
+   */
   run(
     args: string[],
     opts?: {

@@ -144,7 +144,9 @@ export function runWithFakes(script: string, names: string[], dir = tempDir("run
   const log = join(dir, "calls");
   mkdirSync(bin, { recursive: true });
   mkdirSync(log, { recursive: true });
-  const fake = `#!/usr/bin/env bash\nn=$(ls ${JSON.stringify(log)} | wc -l)\nprintf '%s\\0' "$(basename "$0")" "$@" > ${JSON.stringify(log)}/$(printf %05d "$n")\n`;
+  const fake =
+    `#!/usr/bin/env bash\nn=$(ls ${JSON.stringify(log)} | wc -l)\n` +
+    `printf '%s\\0' "$(basename "$0")" "$@" > ${JSON.stringify(log)}/$(printf %05d "$n")\n`;
   for (const n of names) {
     writeFileSync(join(bin, n), fake);
     chmodSync(join(bin, n), 0o755);

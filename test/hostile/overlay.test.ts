@@ -12,9 +12,12 @@ import { CORPUS, PAYLOADS, rejected } from "./helpers";
 const A = "ov/docker-args.txt";
 const OV = join(CORPUS, "project", "overlays");
 const WORD =
-  "a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
+  "a word here may hold only letters, digits and _ . / : = , @ + % -, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
 const PAIRS =
-  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, or set what it does through a -e or -v pair or a recipe key";
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, " +
+  "or set what it does through a -e or -v pair or a recipe key";
 const MOUNT = "write -v /absolute/source:/absolute/target, optionally with :ro or :rw";
 
 /** -v /srv/x<payload>:/x in docker-args.txt: every payload is refused. */
@@ -83,8 +86,10 @@ describe("hostile overlay directories", () => {
     const f = file("secret");
     const r = rejected(() => loadOverlay(join(OV, "secret")), f);
     expect(r).toEqual([
-      `${f}:1:4: -e HF_TOKEN puts a secret into EXTRA_DOCKER_ARGS; remove it; HF_TOKEN belongs in the node .env or a Pulumi secret`,
-      `${f}:2:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; API_KEY belongs in the node .env or a Pulumi secret`,
+      `${f}:1:4: -e HF_TOKEN puts a secret into EXTRA_DOCKER_ARGS; remove it; ` +
+        `HF_TOKEN belongs in the node .env or a Pulumi secret`,
+      `${f}:2:4: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; ` +
+        `API_KEY belongs in the node .env or a Pulumi secret`,
     ]);
     expect(r.join("\n")).not.toMatch(/hf_abcdef|sk-secret/);
   });
@@ -115,13 +120,18 @@ describe("hostile overlay directories", () => {
   it("a directory that is a file, and a directory name with a newline", () => {
     const dir = join(CORPUS, "project", "recipes", "scripted.toml");
     expect(rejected(() => loadOverlay(dir))).toEqual([
-      `${dir}/docker-args.txt:1:1: overlay: cannot read docker-args.txt (ENOTDIR); an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
-      `${dir}/manifest.json:1:1: overlay: cannot read manifest.json (ENOTDIR); an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`,
+      `${dir}/docker-args.txt:1:1: overlay: cannot read docker-args.txt (ENOTDIR); ` +
+        `an overlay directory holds docker-args.txt and manifest.json; ` +
+        `build it with the overlay builder (--out ${dir}) or give the right directory`,
+      `${dir}/manifest.json:1:1: overlay: cannot read manifest.json (ENOTDIR); ` +
+        `an overlay directory holds docker-args.txt and manifest.json; ` +
+        `build it with the overlay builder (--out ${dir}) or give the right directory`,
     ]);
     expect(
       rejected(() => parseOverlay("/srv/ov\nx", Buffer.from("-e A=1\n"), Buffer.from("{}")), "/srv/ov\nx"),
     ).toEqual([
-      "/srv/ov\\u000Ax:1:1: overlay: the directory name contains white space or a control character; use a directory path without them: it goes into the .env header",
+      "/srv/ov\\u000Ax:1:1: overlay: the directory name contains white space or a control character; " +
+        "use a directory path without them: it goes into the .env header",
     ]);
   });
 

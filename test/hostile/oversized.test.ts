@@ -51,7 +51,9 @@ describe("recipes", () => {
 
   it("a 200 KB key name (too long for a pattern, cut in the message)", () => {
     expect(outcome(() => parseRecipe(F, `${BASE}${"k".repeat(200_000)} = 1\n`), F)).toEqual([
-      `${F}:1:1: ${"k".repeat(61)}...: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, rollback, memory)`,
+      `${F}:1:1: ${"k".repeat(61)}...: unknown key; remove it (known keys: name, engine, deploy, model, ` +
+        `served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, ` +
+        `profiles_dir, rollback, memory)`,
     ]);
   });
 
@@ -109,7 +111,8 @@ describe("profiles and docker-args files", () => {
     const m = outcome(() => parseProfile("p.env", `${R}${many(100_000, (i) => `K${i}=$x`)}\n`), "p.env");
     expect([m.length, m[0], m[100]]).toEqual([
       101,
-      "p.env:2:4: K0: the value contains `$`; a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it",
+      "p.env:2:4: K0: the value contains `$`; a profile value must not contain $, a backtick, " +
+        "a backslash or a double quote: write the literal value, nothing expands it",
       more("p.env", "102:6"),
     ]);
   });
@@ -150,19 +153,24 @@ describe("sites", () => {
     expect(outcome(() => parseSite(S, "s", nodes(3_000, "203.0.113.300")), S)).toEqual(m);
     expect([m.length, m[0], m[100]]).toEqual([
       101,
-      `${S}:3:24: sm121:nodes.n0.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12`,
+      `${S}:3:24: sm121:nodes.n0.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. ` +
+        `203.0.113.12`,
       more(S, "103:26"),
     ]);
   });
 
   it("400 deployments on a node that does not exist", () => {
-    const text = `${nodes(1, "203.0.113.1")}  sm121:deployments:\n${many(400, (i) => `    - { recipe: r${i}, nodes: [nope] }`)}\n`;
+    const text =
+      `${nodes(1, "203.0.113.1")}  ` +
+      `sm121:deployments:\n${many(400, (i) => `    - { recipe: r${i}, nodes: [nope] }`)}\n`;
     const m = outcome(() => parseSite(S, "s", text), S);
     expect([m.length, m[100]]).toEqual([101, more(S, "105:31")]);
   });
 
   it("300 deployments of recipes that do not exist (renderSite)", () => {
-    const text = `${nodes(300, "203.0.113.1")}  sm121:deployments:\n${many(300, (i) => `    - { recipe: r${i}, nodes: [n${i}] }`)}\n`;
+    const text =
+      `${nodes(300, "203.0.113.1")}  ` +
+      `sm121:deployments:\n${many(300, (i) => `    - { recipe: r${i}, nodes: [n${i}] }`)}\n`;
     const site = parseSite(S, "s", text);
     const m = outcome(() => renderSite(site, new Map(), { root: "/nonexistent" }), S);
     expect([m.length, m[0], m[100]]).toEqual([
@@ -187,27 +195,31 @@ describe("sites", () => {
   it("12,000 nodes (the YAML parser's time grows with the square of a map's size)", () => {
     const text = `${nodes(12_000, "203.0.113.1")}    last: { host: local, ip: 203.0.113.256 }\n`;
     expect(outcome(() => parseSite(S, "s", text), S)).toEqual([
-      `${S}:10001:1: the stack config has 12004 lines; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+      `${S}:10001:1: the stack config has 12004 lines; sm121 reads at most 10000 lines and 1 MB; ` +
+        `keep the site to its nodes and deployments`,
     ]);
   });
 
   it("a 2 MB site (a comment)", () => {
     const text = `${nodes(1, "203.0.113.1")}# ${"x".repeat(2 << 20)}\n`;
     expect(outcome(() => parseSite(S, "s", text), S)).toEqual([
-      `${S}:1:1: the stack config has 2.0 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+      `${S}:1:1: the stack config has 2.0 MB; sm121 reads at most 10000 lines and 1 MB; ` +
+        `keep the site to its nodes and deployments`,
     ]);
   });
 
   it("a 1.5 MB site on one line", () => {
     expect(outcome(() => parseSite(S, "s", `config: {${" ".repeat(1_500_000)}}\n`), S)).toEqual([
-      `${S}:1:1: the stack config has 1.4 MB; sm121 reads at most 10000 lines and 1 MB; keep the site to its nodes and deployments`,
+      `${S}:1:1: the stack config has 1.4 MB; sm121 reads at most 10000 lines and 1 MB; ` +
+        `keep the site to its nodes and deployments`,
     ]);
   });
 
   it("a site of 1,990 lines with one mistake at its end", () => {
     const text = `${nodes(1_986, "203.0.113.1")}    last: { host: local, ip: 203.0.113.256 }\n`;
     expect(outcome(() => parseSite(S, "s", text), S)).toEqual([
-      `${S}:1989:26: sm121:nodes.last.ip: is not an IPv4 address; write the node's address on the cluster network, e.g. 203.0.113.12`,
+      `${S}:1989:26: sm121:nodes.last.ip: is not an IPv4 address; write the node's address on the cluster network, ` +
+        `e.g. 203.0.113.12`,
     ]);
   });
 });

@@ -11,13 +11,15 @@ const R = "# sm121-recipe: scripted\n";
 const parse = (body: string, withRecipe = true) => parseProfile("p.env", (withRecipe ? R : "") + body);
 
 const NEVER =
-  "a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it";
+  "a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, " +
+  "nothing expands it";
 const UNQUOTED =
   "without quotes a value may hold only letters, digits and _ . / : = , @ + % -; put it in double quotes";
 const NOT_KV = "the line is not KEY=value, a # comment or a blank line; write KEY=value";
 const NAME = "use letters, digits, . _ and -, as in the site's recipes";
 const MISSING =
-  "p.env:1:1: directive sm121-recipe: is missing; add `# sm121-recipe: <recipe>` with the recipe that the profile is for";
+  "p.env:1:1: directive sm121-recipe: is missing; add `# sm121-recipe: " +
+  "<recipe>` with the recipe that the profile is for";
 
 /** # sm121-mkdir: /srv/x<payload> */
 const IN_MKDIR: Record<string, string[]> = {
@@ -30,7 +32,8 @@ const IN_MKDIR: Record<string, string[]> = {
   "a carriage return": [`p.env:2:22: directive sm121-mkdir: contains a carriage return; remove it`],
   NUL: [`p.env:2:22: directive sm121-mkdir: contains control character U+0000; remove it`],
   "a single quote": [
-    `p.env:2:22: directive sm121-mkdir: contains a single quote; single quotes are not part of the profile format; use double quotes`,
+    `p.env:2:22: directive sm121-mkdir: contains a single quote; single quotes are not part of the profile format; ` +
+      `use double quotes`,
   ],
   "a double quote": [`p.env:2:22: directive sm121-mkdir: contains a double quote; ${NEVER}`],
   "${IFS}": [`p.env:2:22: directive sm121-mkdir: contains \`$\`; ${NEVER}`],
@@ -122,14 +125,16 @@ describe("other hostile directives", () => {
       "a relative mkdir",
       "# sm121-mkdir: triton\n",
       [
-        "p.env:2:16: directive sm121-mkdir: `triton` is not an absolute path; give an absolute path on the node, or start with a {{variable}}",
+        "p.env:2:16: directive sm121-mkdir: `triton` is not an absolute path; give an absolute path on the node, " +
+          "or start with a {{variable}}",
       ],
     ],
     [
       "a mkdir that is a flag",
       "# sm121-mkdir: -p\n",
       [
-        "p.env:2:16: directive sm121-mkdir: `-p` is not an absolute path; give an absolute path on the node, or start with a {{variable}}",
+        "p.env:2:16: directive sm121-mkdir: `-p` is not an absolute path; give an absolute path on the node, " +
+          "or start with a {{variable}}",
       ],
     ],
     [
@@ -141,7 +146,8 @@ describe("other hostile directives", () => {
       "a malformed placeholder in mkdir",
       "# sm121-mkdir: {{ cache }}\n",
       [
-        "p.env:2:16: directive sm121-mkdir: has a malformed placeholder; write a variable as {{name}} (letters, digits and _)",
+        "p.env:2:16: directive sm121-mkdir: has a malformed placeholder; write a variable as {{name}} (letters, " +
+          "digits and _)",
       ],
     ],
     [
@@ -153,14 +159,18 @@ describe("other hostile directives", () => {
       "runnable as yes",
       "# sm121-runnable: yes\n",
       [
-        "p.env:2:19: directive sm121-runnable: `yes` is not true or false; use true, or false for a render-only profile",
+        "p.env:2:19: directive sm121-runnable: `yes` is not true or false; use true, " +
+          "or false for a render-only profile",
       ],
     ],
     [
       "a directive name with a look-alike",
       "# sm121-mkdіr: /x\n",
       [
-        "p.env:2:3: directive sm121-mkd: is not a directive; did you mean sm121-mkdir? the directives are sm121-recipe, sm121-status, sm121-runnable, sm121-description, sm121-mkdir, sm121-proof, sm121-client",
+        "p.env:2:3: directive sm121-mkd: is not a directive; " +
+          "did you mean sm121-mkdir? the directives are sm121-recipe, sm121-status, sm121-runnable, " +
+          "sm121-description, " +
+          "sm121-mkdir, sm121-proof, sm121-client",
       ],
     ],
     [

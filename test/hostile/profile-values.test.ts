@@ -12,13 +12,17 @@ const R = "# sm121-recipe: scripted\n";
 const parse = (body: string) => parseProfile("p.env", R + body);
 
 const NEVER =
-  "a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, nothing expands it";
+  "a profile value must not contain $, a backtick, a backslash or a double quote: write the literal value, " +
+  "nothing expands it";
 const UNQUOTED =
   "without quotes a value may hold only letters, digits and _ . / : = , @ + % -; put it in double quotes";
 const WORD =
-  "a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
+  "a word here may hold only letters, digits and _ . / : = , @ + % -, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script";
 const PAIRS =
-  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, or set what it does through a -e or -v pair or a recipe key";
+  "only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, " +
+  "because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script; remove it, " +
+  "or set what it does through a -e or -v pair or a recipe key";
 const NOT_KV = "the line is not KEY=value, a # comment or a blank line; write KEY=value";
 const UPPER = "a key is upper case: A-Z, 0-9 and _, not starting with a digit";
 const CRLF = "save the file with LF line endings";
@@ -34,7 +38,8 @@ const BARE: Record<string, string[]> = {
   "a carriage return": [`p.env:2:4: A: the value contains a carriage return; ${CRLF}`],
   NUL: [`p.env:2:4: A: the value contains control character U+0000 outside double quotes; ${UNQUOTED}`],
   "a single quote": [
-    `p.env:2:4: A: the value contains a single quote; single quotes are not part of the profile format; use double quotes`,
+    `p.env:2:4: A: the value contains a single quote; single quotes are not part of the profile format; ` +
+      `use double quotes`,
   ],
   "a double quote": [`p.env:2:4: A: the value contains a double quote; ${NEVER}`],
   "${IFS}": [`p.env:2:4: A: the value contains \`$\`; ${NEVER}`],
@@ -50,7 +55,8 @@ const IN_QUOTES: Record<string, string[]> = {
   "command substitution": [`p.env:2:5: A: the value contains \`$\`; ${NEVER}`],
   backticks: [`p.env:2:5: A: the value contains a backtick; ${NEVER}`],
   "a newline": [
-    `p.env:2:3: A: has no closing quote on its line; only EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS may span lines; close the quote on this line`,
+    `p.env:2:3: A: has no closing quote on its line; only EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS may span lines; ` +
+      `close the quote on this line`,
     `p.env:3:1: ${NOT_KV}`,
   ],
   "a carriage return": [`p.env:2:5: A: the value contains a carriage return; ${CRLF}`],
@@ -74,7 +80,8 @@ const IN_DOCKER_ARGS: Record<string, string[]> = {
   NUL: [`p.env:2:26: EXTRA_DOCKER_ARGS: the value contains control character U+0000; remove it`],
   "a single quote": [`p.env:2:26: EXTRA_DOCKER_ARGS: -e A=x'id contains a single quote; ${WORD}`],
   "a double quote": [
-    `p.env:2:27: EXTRA_DOCKER_ARGS: has text after the closing quote; end the line at the closing quote; put a comment on its own line`,
+    `p.env:2:27: EXTRA_DOCKER_ARGS: has text after the closing quote; end the line at the closing quote; ` +
+      `put a comment on its own line`,
   ],
   "${IFS}": [`p.env:2:26: EXTRA_DOCKER_ARGS: the value contains \`$\`; ${NEVER}`],
   "a glob": [`p.env:2:26: EXTRA_DOCKER_ARGS: -e A=x* contains \`*\`; ${WORD}`],
@@ -148,56 +155,65 @@ describe("other hostile profile lines", () => {
       "an escaped quote",
       'A="x\\"; id; \\""\n',
       [
-        "p.env:2:7: A: has text after the closing quote; end the line at the closing quote; put a comment on its own line",
+        "p.env:2:7: A: has text after the closing quote; end the line at the closing quote; " +
+          "put a comment on its own line",
       ],
     ],
     [
       "a --api-key hidden in EXTRA_VLLM_ARGS",
       'EXTRA_VLLM_ARGS="--x --api-key=sk-1"\n',
       [
-        "p.env:2:22: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS; put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
+        "p.env:2:22: EXTRA_VLLM_ARGS: --api-key is not allowed in EXTRA_VLLM_ARGS; " +
+          "put the key in the node .env as API_KEY; start.sh passes it to vLLM as --api-key",
       ],
     ],
     [
       "a docker flag smuggled in a -e value",
       'EXTRA_DOCKER_ARGS="-e --privileged"\n',
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -e --privileged is not NAME=VALUE; write -e NAME=VALUE with a name of letters, digits and _",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -e --privileged is not NAME=VALUE; " +
+          "write -e NAME=VALUE with a name of letters, digits and _",
       ],
     ],
     [
       "a -v without a target",
       'EXTRA_DOCKER_ARGS="-v /etc"\n',
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -v /etc is not SRC:DST[:ro|rw]; write -v /absolute/source:/absolute/target, optionally with :ro or :rw",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v /etc is not SRC:DST[:ro|rw]; write -v /absolute/source:/absolute/target, " +
+          "optionally with :ro or :rw",
       ],
     ],
     [
       "a -v that climbs with ..",
       'EXTRA_DOCKER_ARGS="-v /srv/../../etc:/x"\n',
       [
-        'p.env:2:23: EXTRA_DOCKER_ARGS: -v /srv/../../etc:/x has a ".." segment; write -v /absolute/source:/absolute/target, optionally with :ro or :rw, without ..',
+        'p.env:2:23: EXTRA_DOCKER_ARGS: -v /srv/../../etc:/x has a ".." segment; ' +
+          "write -v /absolute/source:/absolute/target, optionally with :ro or :rw, without ..",
       ],
     ],
     [
       "a -v with a relative source",
       'EXTRA_DOCKER_ARGS="-v etc:/x"\n',
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -v etc:/x: source etc is not an absolute path; write -v /absolute/source:/absolute/target, optionally with :ro or :rw; the source is a path on the node",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -v etc:/x: source etc is not an absolute path; " +
+          "write -v /absolute/source:/absolute/target, optionally with :ro or :rw; the source is a path on the node",
       ],
     ],
     [
       "a secret in -e",
       'EXTRA_DOCKER_ARGS="-e API_KEY=sk-1"\n',
       [
-        "p.env:2:23: EXTRA_DOCKER_ARGS: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; API_KEY belongs in the node .env or a Pulumi secret",
+        "p.env:2:23: EXTRA_DOCKER_ARGS: -e API_KEY puts a secret into EXTRA_DOCKER_ARGS; remove it; " +
+          "API_KEY belongs in the node .env or a Pulumi secret",
       ],
     ],
     [
       "a --mount flag",
       'EXTRA_DOCKER_ARGS="--mount type=bind,src=/,dst=/host"\n',
       [
-        `p.env:2:20: EXTRA_DOCKER_ARGS: \`--mount\` is not part of a -e or -v pair: ${PAIRS.replace("; remove it, or set what it does through a -e or -v pair or a recipe key", "")}; use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]`,
+        `p.env:2:20: EXTRA_DOCKER_ARGS: \`--mount\` is not part of a -e or -v ` +
+          `pair: ${PAIRS.replace("; remove it, or set what it does through a -e or -v pair or a recipe key", "")}; ` +
+          `use the short form: -e NAME=VALUE or -v SRC:DST[:ro|rw]`,
         `p.env:2:28: EXTRA_DOCKER_ARGS: \`type=bind,src=/,dst=/host\` is not part of a -e or -v pair: ${PAIRS}`,
       ],
     ],

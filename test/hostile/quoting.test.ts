@@ -65,7 +65,13 @@ function recipe(deploy: string, entrypoint: string[]): Recipe {
   const env = Object.entries(ENV)
     .map(([k, v]) => `${k} = ${tomlStr(v)}`)
     .join("\n");
-  const text = `engine = "vllm"\ndeploy = "${deploy}"\nmodel = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\nentrypoint = [${entrypoint.map(tomlStr).join(", ")}]\nargs = [${ODD.map(tomlStr).join(", ")}]\n${deploy === "docker" ? 'mounts = ["~/models:/models:ro"]\n' : ""}[env]\n${env}\n`;
+  const text =
+    `engine = "vllm"\ndeploy = "${deploy}"\nmodel = "Qwen/Qwen3-8B"\n` +
+    `image = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n` +
+    `entrypoint = [${entrypoint.map(tomlStr).join(", ")}]\n` +
+    `args = [${ODD.map(tomlStr).join(", ")}]\n${
+      deploy === "docker" ? 'mounts = ["~/models:/models:ro"]\n' : ""
+    }[env]\n${env}\n`;
   return parseRecipe(`recipes/odd-${deploy}.toml`, text);
 }
 
@@ -74,7 +80,8 @@ function bundle(r: Recipe, dir: string): NodeBundle {
   const site = parseSite(
     "Pulumi.s.yaml",
     "s",
-    `config:\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1, stateDir: ${dir}/state }\n  sm121:deployments:\n    - { recipe: ${r.name}, nodes: [n1] }\n`,
+    `config:\n  sm121:nodes:\n    n1: { host: local, ip: 127.0.0.1, stateDir: ${dir}/state }\n` +
+      `  sm121:deployments:\n    - { recipe: ${r.name}, nodes: [n1] }\n`,
   );
   const b = renderSite(site, new Map([[r.name, r]]), { root: dir })[0];
   const nb = b?.nodes[0];
@@ -161,7 +168,11 @@ describe("deploy = script: the rendered .env as the node's bash sources it", () 
     const site = parseSite(
       "Pulumi.s.yaml",
       "s",
-      `config:\n  sm121:nodes:\n    n1:\n      host: local\n      ip: 127.0.0.1\n      stateDir: ${dir}/state\n      env: { BIND: 127.0.0.1, PORT: 8000 }\n      vars: { cache: /srv/cache }\n      recipes:\n        scripted: { dir: ${dir}/recipe, container: scripted }\n  sm121:deployments:\n    - { recipe: scripted, profile: odd, nodes: [n1] }\n`,
+      `config:\n  sm121:nodes:\n    n1:\n      host: local\n      ip: 127.0.0.1\n` +
+        `      stateDir: ${dir}/state\n      env: { BIND: 127.0.0.1, PORT: 8000 }\n` +
+        `      vars: { cache: /srv/cache }\n      recipes:\n` +
+        `        scripted: { dir: ${dir}/recipe, container: scripted }\n  sm121:deployments:\n` +
+        `    - { recipe: scripted, profile: odd, nodes: [n1] }\n`,
     );
     const recipes = new Map([
       ["scripted", parseRecipe("recipes/scripted.toml", readFileSync(join(root, "recipes/scripted.toml"), "utf8"))],
@@ -196,7 +207,8 @@ describe("DGPP provisioning: repo and rev reach git exactly", () => {
     const rev = "release/v0.4.1_rc-2";
     const r = parseRecipe(
       "recipes/d.toml",
-      `engine = "dgpp"\ndeploy = "native"\nmodel = "a/b"\n[dgpp]\nrepo = ${tomlStr(repo)}\nrev = ${tomlStr(rev)}\ndir = "~/dgpp"\n`,
+      `engine = "dgpp"\ndeploy = "native"\nmodel = "a/b"\n[dgpp]\nrepo = ${tomlStr(repo)}\n` +
+        `rev = ${tomlStr(rev)}\ndir = "~/dgpp"\n`,
     );
     for (const f of ["scripts/release.sh", "scripts/dgpp-cluster"]) {
       mkdirSync(join(home, "dgpp", "scripts"), { recursive: true });

@@ -49,7 +49,8 @@ describe("paths", () => {
       "a DGPP repo that is a flag",
       `${DGPP}repo = "--upload-pack=touch"\nrev = "v1"\n`,
       [
-        `${F}:5:1: dgpp.repo: repo may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`,
+        `${F}:5:1: dgpp.repo: repo may contain only letters, digits and ~ @ : / . _ + -; remove spaces, ` +
+          `quotes and shell characters`,
         `${F}:5:1: dgpp.repo: repo ${DASH}`,
       ],
     ],
@@ -62,14 +63,16 @@ describe("paths", () => {
       "git's ext:: transport (runs a program)",
       `${DGPP}repo = "ext::/tmp/evil.sh"\nrev = "v1"\n`,
       [
-        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`,
+        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: ` +
+          `runs any command); use an https://, ssh:// or git@host:path URL`,
       ],
     ],
     [
       "git's fd:: transport",
       `${DGPP}repo = "fd::3"\nrev = "v1"\n`,
       [
-        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: runs any command); use an https://, ssh:// or git@host:path URL`,
+        `${F}:5:1: dgpp.repo: repo uses git's "<transport>::" form, which runs a helper program (ext:: ` +
+          `runs any command); use an https://, ssh:// or git@host:path URL`,
       ],
     ],
     [
@@ -139,14 +142,16 @@ describe("the entrypoint's program", () => {
       "a program that is a flag of exec",
       `${BASE}entrypoint = ["-a", "evil", "vllm", "serve"]\n`,
       [
-        `${F}:5:15: entrypoint[0]: the program "-a" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`,
+        `${F}:5:15: entrypoint[0]: the program "-a" starts with "-", ` +
+          `so docker and exec would read it as an option; ${PROGRAM}`,
       ],
     ],
     [
       "a program that is a long flag",
       `${BASE}entrypoint = ["--privileged"]\n`,
       [
-        `${F}:5:15: entrypoint[0]: the program "--privileged" starts with "-", so docker and exec would read it as an option; ${PROGRAM}`,
+        `${F}:5:15: entrypoint[0]: the program "--privileged" starts with "-", ` +
+          `so docker and exec would read it as an option; ${PROGRAM}`,
       ],
     ],
     [
@@ -167,7 +172,8 @@ describe("the entrypoint's program", () => {
 describe("a recipe without name = takes its file name, which must be a recipe name", () => {
   const named = (stem: string) => `recipes/${stem}.toml`;
   const msg = (stem: string, shown = stem) =>
-    `${named(shown)}:1:1: name: the recipe is named after its file, and "${shown}" is not a recipe name; rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"`;
+    `${named(shown)}:1:1: name: the recipe is named after its file, and "${shown}" is not a recipe name; ` +
+    `rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"`;
   const cases: Array<[title: string, stem: string, shown?: string]> = [
     ["a semicolon", "a;b"],
     ["command substitution", "$(id)"],

@@ -229,7 +229,8 @@ describe("unicode look-alikes", () => {
       "a zero-width space in the model",
       BASE.replace("Qwen/Qwen3-8B", "Qwen/\u200bQwen3-8B"),
       [
-        `${F}:2:1: model: model may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters`,
+        `${F}:2:1: model: model may contain only letters, digits and ~ @ : / . _ + -; remove spaces, ` +
+          `quotes and shell characters`,
       ],
     ],
     [
@@ -241,14 +242,16 @@ describe("unicode look-alikes", () => {
       "a right-to-left override in an argument",
       `${BASE}args = ["--max-model-len", "\u202e8192"]\n`,
       [
-        `${F}:5:28: args[1]: the argument contains a control character or an invisible format character; remove it: the plan would not show it`,
+        `${F}:5:28: args[1]: the argument contains a control character or an invisible format character; remove it: ` +
+          `the plan would not show it`,
       ],
     ],
     [
       "a zero-width joiner in a flag",
       `${BASE}args = ["--enforce\u200d-eager"]\n`,
       [
-        `${F}:5:9: args[0]: the argument contains a control character or an invisible format character; remove it: the plan would not show it`,
+        `${F}:5:9: args[0]: the argument contains a control character or an invisible format character; remove it: ` +
+          `the plan would not show it`,
       ],
     ],
   ];

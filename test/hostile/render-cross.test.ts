@@ -28,9 +28,11 @@ const siteText = (opts: { vars?: string; profile?: string; overlay?: string; nod
     "      env: { BIND: 127.0.0.1, PORT: 8000 }",
     `      vars: { ${opts.vars ?? "cache: /srv/cache"} }`,
     "      recipes:",
-    `        scripted: { dir: /srv/scripted, container: scripted, ownedMounts: [/workspace/mtp.py]${opts.nodeExtra ?? ""} }`,
+    `        scripted: { dir: /srv/scripted, container: scripted, ownedMounts: ` +
+      `[/workspace/mtp.py]${opts.nodeExtra ?? ""} }`,
     "  sm121:deployments:",
-    `    - { recipe: scripted, profile: ${opts.profile ?? "base"}, nodes: [spark1]${opts.overlay === undefined ? "" : `, overlay: ${opts.overlay}`} }`,
+    `    - { recipe: scripted, profile: ${opts.profile ?? "base"}, nodes: ` +
+      `[spark1]${opts.overlay === undefined ? "" : `, overlay: ${opts.overlay}`} }`,
     "",
   ].join("\n");
 
@@ -44,14 +46,16 @@ describe("names that are Object.prototype properties", () => {
   it("a profile for the node recipe `constructor` (every object has one)", () => {
     const root = tempProject({ [`${P}/ctor.env`]: "# sm121-recipe: constructor\nA=1\n" });
     expect(rejected(() => render(root, siteText({ profile: "ctor" })), F)).toEqual([
-      `${F}:8:7: sm121:nodes.spark1.recipes: profile ctor needs the node recipe "constructor" on spark1; add recipes.constructor: {dir, container} to node spark1`,
+      `${F}:8:7: sm121:nodes.spark1.recipes: profile ctor needs the node recipe "constructor" on spark1; ` +
+        `add recipes.constructor: {dir, container} to node spark1`,
     ]);
   });
 
   it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])("a profile variable {{%s}}", (name) => {
     const root = tempProject({ [`${P}/v.env`]: `# sm121-recipe: scripted\nA="{{${name}}}"\n` });
     expect(rejected(() => render(root, siteText({ profile: "v" })), `${P}/v.env`)).toEqual([
-      `${P}/v.env:2:4: A: unknown variable {{${name}}}; ${KNOWN} ${name} in the site (nodes.spark1.vars or the recipe's vars)`,
+      `${P}/v.env:2:4: A: unknown variable {{${name}}}; ${KNOWN} ${name} in the site ` +
+        `(nodes.spark1.vars or the recipe's vars)`,
     ]);
   });
 });
@@ -61,14 +65,18 @@ describe("site variables that expand into something hostile", () => {
   it("a mkdir variable that is a flag", () => {
     const root = tempProject({ [`${P}/m.env`]: "# sm121-recipe: scripted\n# sm121-mkdir: {{cache}}\nA=1\n" });
     expect(rejected(() => render(root, siteText({ profile: "m", vars: "cache: -rf" })), `${P}/m.env`)).toEqual([
-      `${P}/m.env:2:16: directive sm121-mkdir: -rf (after substituting {{cache}}) is not an absolute path; give the variable an absolute path in ${SCOPE}`,
+      `${P}/m.env:2:16: directive sm121-mkdir: -rf (after substituting {{cache}}) is not an absolute path; ` +
+        `give the variable an absolute path in ${SCOPE}`,
     ]);
   });
 
   it("a -v source variable that is a flag", () => {
     expect(rejected(() => render(tempProject(), siteText({ vars: "cache: --privileged" })), `${P}/base.env`)).toEqual([
-      `${P}/base.env:8:6: EXTRA_DOCKER_ARGS: -v --privileged:/cache: source --privileged is not an absolute path (after substituting {{cache}}); write -v /absolute/source:/absolute/target, optionally with :ro or :rw; the source is a path on the node`,
-      `${P}/base.env:3:16: directive sm121-mkdir: --privileged (after substituting {{cache}}) is not an absolute path; give the variable an absolute path in ${SCOPE}`,
+      `${P}/base.env:8:6: EXTRA_DOCKER_ARGS: -v --privileged:/cache: ` +
+        `source --privileged is not an absolute path (after substituting {{cache}}); ` +
+        `write -v /absolute/source:/absolute/target, optionally with :ro or :rw; the source is a path on the node`,
+      `${P}/base.env:3:16: directive sm121-mkdir: --privileged (after substituting {{cache}}) is ` +
+        `not an absolute path; give the variable an absolute path in ${SCOPE}`,
     ]);
   });
 });
@@ -78,14 +86,17 @@ describe("overlays named by the site", () => {
     const root = tempProject();
     const f = join(root, "overlays/injection/docker-args.txt");
     expect(rejected(() => render(root, siteText({ overlay: "overlays/injection" })))[0]).toBe(
-      `${f}:2:6: -e A=$(id) contains \`$\`; a word here may hold only letters, digits and _ . / : = , @ + % -, because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
+      `${f}:2:6: -e A=$(id) contains \`$\`; a word here may hold only letters, digits and _ . / : = , @ + % -, ` +
+        `because start.sh splices EXTRA_DOCKER_ARGS unquoted into a generated bash script`,
     );
   });
 
   it("names a missing overlay directory", () => {
     const root = tempProject();
     const dir = join(root, "overlays/none");
-    const fix = `an overlay directory holds docker-args.txt and manifest.json; build it with the overlay builder (--out ${dir}) or give the right directory`;
+    const fix =
+      `an overlay directory holds docker-args.txt and manifest.json; ` +
+      `build it with the overlay builder (--out ${dir}) or give the right directory`;
     expect(rejected(() => render(root, siteText({ overlay: "overlays/none" })))).toEqual([
       `${dir}/docker-args.txt:1:1: overlay: the overlay has no docker-args.txt; ${fix}`,
       `${dir}/manifest.json:1:1: overlay: the overlay has no manifest.json; ${fix}`,
@@ -105,7 +116,9 @@ describe("files that are missing or not files", () => {
   it("a recipes directory that does not exist (loadProject)", () => {
     const root = tempProject({ [F]: `${siteText()}  sm121:recipesDir: nowhere\n` });
     expect(rejected(() => loadProject(root, "hostile"), F)).toEqual([
-      `${F}:12:3: sm121:recipesDir: nowhere/ is not a directory of ${root}; create nowhere/ with a recipe in it (nowhere/<name>.toml, see docs/recipes.md), or set sm121:recipesDir to the project's directory of *.toml recipes`,
+      `${F}:12:3: sm121:recipesDir: nowhere/ is not a directory of ${root}; ` +
+        `create nowhere/ with a recipe in it (nowhere/<name>.toml, see docs/recipes.md), ` +
+        `or set sm121:recipesDir to the project's directory of *.toml recipes`,
     ]);
   });
 });
@@ -115,12 +128,14 @@ describe("loadProject reports the site's and the recipes' errors together", () =
     const root = tempProject({
       [F]: siteText({ nodeExtra: "" }).replace("      host: local", "      host: local\n      stateDir: -rf"),
       "recipes/hooked.toml":
-        'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[hooks]\nafter_stop = ["docker rm -f x\\u0000"]\n',
+        'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n[hooks]\n' +
+        'after_stop = ["docker rm -f x\\u0000"]\n',
       "recipes/Qwen 3.toml": 'model = "Qwen/Qwen3-8B"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n',
     });
     expect(rejected(() => loadProject(root, "hostile"))).toEqual([
       `${F}:5:7: sm121:nodes.spark1.stateDir: stateDir starts with "-"; a leading dash would be read as a flag`,
-      'recipes/Qwen 3.toml:1:1: name: the recipe is named after its file, and "Qwen 3" is not a recipe name; rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"',
+      'recipes/Qwen 3.toml:1:1: name: the recipe is named after its file, and "Qwen 3" is not a recipe name; ' +
+        'rename the file to lower-case letters, digits and - (at most 48), or set name = "<name>"',
       "recipes/hooked.toml:5:15: hooks.after_stop[0]: a hook contains a newline or NUL; write it on one line",
     ]);
   });

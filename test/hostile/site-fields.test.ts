@@ -89,7 +89,9 @@ const FIELDS: Field[] = [
     valid: "1",
     text: (v) => site({}, "      env:", `        REQUIRE_IDLE_GPU: ${v}`),
     at: "9:9",
-    problem: `a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters`,
+    problem:
+      `a node env value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, ` +
+      `quotes and shell characters`,
   },
   {
     field: "sm121:nodes.spark1.vars.",
@@ -105,7 +107,8 @@ const FIELDS: Field[] = [
     text: (v) => site({}, "      vars:", `        cache: ${v}`),
     at: "9:9",
     problem:
-      "a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, quotes and shell characters",
+      "a var value may contain only letters, digits and _ . / : = , @ + % -; remove spaces, " +
+      "quotes and shell characters",
   },
   {
     field: "sm121:nodes.spark1.recipes.",
@@ -150,7 +153,8 @@ const FIELDS: Field[] = [
     at: "12:11",
     accepts: ["a space"],
     problem:
-      "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; remove quotes and shell characters (docker arguments reach a generated bash script unquoted)",
+      "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; " +
+      "remove quotes and shell characters (docker arguments reach a generated bash script unquoted)",
   },
   {
     field: "sm121:nodes.spark1.recipes.q.ownedMounts[0]",

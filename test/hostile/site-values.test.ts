@@ -42,7 +42,8 @@ describe("YAML that is broken or hostile", () => {
       "an alias bomb (billion laughs)",
       bomb,
       [
-        `${F}:3:10: YAML: Excessive alias count indicates a resource exhaustion attack; write the values out instead of aliases`,
+        `${F}:3:10: YAML: Excessive alias count indicates a resource exhaustion attack; ` +
+          `write the values out instead of aliases`,
       ],
     ],
     [
@@ -65,7 +66,8 @@ describe("YAML that is broken or hostile", () => {
       "an undefined alias",
       `${ONE}      stateDir: *nowhere\n`,
       [
-        `${F}:6:17: YAML: Unresolved alias (the anchor must be set before the alias): nowhere; write the values out instead of aliases`,
+        `${F}:6:17: YAML: Unresolved alias (the anchor must be set before the alias): nowhere; ` +
+          `write the values out instead of aliases`,
       ],
     ],
     [
@@ -87,14 +89,16 @@ describe("YAML that is broken or hostile", () => {
       "a deployment on node constructor",
       `${ONE}  sm121:deployments:\n    - { recipe: r, nodes: [constructor] }\n`,
       [
-        `${F}:7:28: sm121:deployments[0].nodes[0]: node "constructor" is not in sm121:nodes; add it to sm121:nodes or use one of spark1`,
+        `${F}:7:28: sm121:deployments[0].nodes[0]: node "constructor" is not in sm121:nodes; ` +
+          `add it to sm121:nodes or use one of spark1`,
       ],
     ],
     [
       "a gateway on node constructor",
       `${ONE}  sm121:gateway: { path: ~/gw.json, node: constructor }\n`,
       [
-        `${F}:6:37: sm121:gateway.node: node "constructor" is not in sm121:nodes; name a node of the site, or remove node to write the file on the machine that runs Pulumi`,
+        `${F}:6:37: sm121:gateway.node: node "constructor" is not in sm121:nodes; name a node of the site, ` +
+          `or remove node to write the file on the machine that runs Pulumi`,
       ],
     ],
     ["a document that is a list", "- config\n", [`${F}:1:1: sm121:nodes: is required; add it (record)`]],
@@ -164,28 +168,35 @@ describe("wrong types", () => {
       "a node env BIND that is a host name",
       `${ONE}      env: { BIND: spark1 }\n`,
       [
-        `${F}:6:14: sm121:nodes.spark1.env.BIND: BIND is not an IPv4 address; write the address the server binds, e.g. 127.0.0.1 or 0.0.0.0`,
+        `${F}:6:14: sm121:nodes.spark1.env.BIND: BIND is not an IPv4 address; write the address the server binds, ` +
+          `e.g. 127.0.0.1 or 0.0.0.0`,
       ],
     ],
     [
       "a relative node env HF_HOME",
       `${ONE}      env: { HF_HOME: .cache/hf }\n`,
       [
-        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`,
+        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
+          `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
+          `/home/ops/.cache/huggingface`,
       ],
     ],
     [
       "a node env HF_HOME that is a flag",
       `${ONE}      env: { HF_HOME: -rf }\n`,
       [
-        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`,
+        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
+          `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
+          `/home/ops/.cache/huggingface`,
       ],
     ],
     [
       "a node env HF_HOME under ~user (the node expands only ~/)",
       `${ONE}      env: { HF_HOME: ~ops/.cache/hf }\n`,
       [
-        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or /home/ops/.cache/huggingface`,
+        `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
+          `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
+          `/home/ops/.cache/huggingface`,
       ],
     ],
   ];
@@ -195,7 +206,9 @@ describe("wrong types", () => {
 describe("gatewayUrl", () => {
   const url = (u: string) => `${ONE}      gatewayUrl: ${yamlStr(u)}\n`;
   const NOT_URL = `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`;
-  const UNSEEN = `${F}:6:7: sm121:nodes.spark1.gatewayUrl: contains white space, a control character or a non-ASCII character; write the URL without them (e.g. http://203.0.113.12:8000)`;
+  const UNSEEN =
+    `${F}:6:7: sm121:nodes.spark1.gatewayUrl: contains white space, ` +
+    `a control character or a non-ASCII character; write the URL without them (e.g. http://203.0.113.12:8000)`;
   it.each(LINE_BREAKERS)("refuses %s (the gateway file is YAML for LiteLLM)", (_title, payload) => {
     expect(bad(url(`http://203.0.113.1:8000/${payload}`))).toEqual([UNSEEN]);
   });
@@ -219,7 +232,8 @@ describe("gpuProbe is operator shell, on one line", () => {
   const probe = (p: string) => `${ONE}      gpuProbe: ${yamlStr(p)}\n`;
   it.each(LINE_BREAKERS)("refuses %s", (_title, payload) => {
     expect(bad(probe(`nvidia-smi -L${payload.slice(1)}`))).toEqual([
-      `${F}:6:7: sm121:nodes.spark1.gpuProbe: is one command line; remove line breaks, NUL and other control or invisible characters`,
+      `${F}:6:7: sm121:nodes.spark1.gpuProbe: is one command line; remove line breaks, ` +
+        `NUL and other control or invisible characters`,
     ]);
   });
   it("keeps pipes and substitutions as written", () => {
@@ -297,7 +311,8 @@ describe("paths: leading dashes, ~user, .. and absolute paths where relative one
         at(
           41,
           "dockerArgs",
-          "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; remove quotes and shell characters (docker arguments reach a generated bash script unquoted)",
+          "may hold only words of letters, digits and _ . / : = , @ + % - separated by spaces; " +
+            "remove quotes and shell characters (docker arguments reach a generated bash script unquoted)",
         ),
       ],
     ],
@@ -305,7 +320,8 @@ describe("paths: leading dashes, ~user, .. and absolute paths where relative one
       "an absolute overlay (silently re-rooted under the project)",
       dep("/srv/overlays/x"),
       [
-        `${F}:7:49: sm121:deployments[0].overlay: overlay is relative to the project directory; write e.g. overlays/qwen38/mtp-r3`,
+        `${F}:7:49: sm121:deployments[0].overlay: overlay is relative to the project directory; write e.g. ` +
+          `overlays/qwen38/mtp-r3`,
       ],
     ],
     ["an overlay that climbs out", dep("../overlays/x"), [`${F}:7:49: sm121:deployments[0].overlay: overlay ${DOTS}`]],

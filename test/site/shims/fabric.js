@@ -40,7 +40,8 @@ function ip() {
           return [`${i + 1}: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever`];
         if (!f.address) return [];
         return [
-          `${i + 1}: ${f.name}    inet ${f.address}/${f.prefix} brd ${brd(f.address, f.prefix)} scope global noprefixroute ${f.name}\\       valid_lft forever preferred_lft forever`,
+          `${i + 1}: ${f.name}    inet ${f.address}/${f.prefix} brd ${brd(f.address, f.prefix)} ` +
+            `scope global noprefixroute ${f.name}\\       valid_lft forever preferred_lft forever`,
         ];
       }),
     );
@@ -49,9 +50,15 @@ function ip() {
     return out(
       ifaces().map((f, i) => {
         if (f.loopback)
-          return `${i + 1}: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00`;
+          return (
+            `${i + 1}: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode ` +
+            `DEFAULT group default qlen 1000\\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00`
+          );
         const flags = f.up ? "BROADCAST,MULTICAST,UP,LOWER_UP" : "NO-CARRIER,BROADCAST,MULTICAST,UP";
-        return `${i + 1}: ${f.name}: <${flags}> mtu 9000 qdisc mq state ${f.up ? "UP" : "DOWN"} mode DEFAULT group default qlen 1000\\    link/ether ${f.mac || "4c:bb:47:00:00:01"} brd ff:ff:ff:ff:ff:ff`;
+        return (
+          `${i + 1}: ${f.name}: <${flags}> mtu 9000 qdisc mq state ${f.up ? "UP" : "DOWN"} ` +
+          `mode DEFAULT group default qlen 1000\\    link/ether ${f.mac || "4c:bb:47:00:00:01"} brd ff:ff:ff:ff:ff:ff`
+        );
       }),
     );
   }
@@ -70,7 +77,8 @@ function rdma() {
   out(
     hcas().map(
       (h) =>
-        `link ${h.name}/${h.port || 1} state ${h.state} physical_state ${h.physical}${h.netdev ? ` netdev ${h.netdev}` : ""}`,
+        `link ${h.name}/${h.port || 1} state ${h.state} ` +
+        `physical_state ${h.physical}${h.netdev ? ` netdev ${h.netdev}` : ""}`,
     ),
   );
 }

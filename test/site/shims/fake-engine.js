@@ -31,7 +31,8 @@ function makePlan(mode, args) {
       const bad =
         args[0] === undefined
           ? "the following arguments are required: subparser"
-          : `argument subparser: invalid choice: '${args[0]}' (choose from ${VLLM_SUBCOMMANDS.map((s) => `'${s}'`).join(", ")})`;
+          : `argument subparser: invalid choice: ` +
+            `'${args[0]}' (choose from ${VLLM_SUBCOMMANDS.map((s) => `'${s}'`).join(", ")})`;
       throw c.argparseExit("vllm", "vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...", bad);
     }
     return vllm.plan("serve", args.slice(1));
@@ -100,7 +101,8 @@ async function run(plan, b) {
       const e = c.pyExit(
         plan.where,
         "OSError",
-        `[Errno 98] error while attempting to bind on address ('${plan.listen.addr}', ${plan.listen.port}): address already in use`,
+        `[Errno 98] error while attempting to bind on address ('${plan.listen.addr}', ${plan.listen.port}): ` +
+          `address already in use`,
       );
       process.stderr.write(e.message);
       process.exit(1);

@@ -120,7 +120,8 @@ function table() {
     out.push("|  No running processes found                                                             |");
   for (const a of apps) {
     out.push(
-      `|    0   N/A  N/A    ${a.pid.padStart(12)}      C   ${a.process_name.padEnd(34)}${`${a.used_memory}MiB`.padStart(11)} |`,
+      `|    0   N/A  N/A    ${a.pid.padStart(12)}      C  ` +
+        ` ${a.process_name.padEnd(34)}${`${a.used_memory}MiB`.padStart(11)} |`,
     );
   }
   out.push(line);

@@ -20,7 +20,8 @@ def main() -> int:
     if site:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with open(os.path.join(site, "dgpp-calls.log"), "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {os.environ.get('SIM_NODE_NAME', 'unknown')} download_model.py --config {args.config}\n")
+            node = os.environ.get("SIM_NODE_NAME", "unknown")
+            log.write(f"{stamp} {node} download_model.py --config {args.config}\n")
     try:
         with open(args.config, encoding="utf-8") as f:
             model = json.load(f)["model"]

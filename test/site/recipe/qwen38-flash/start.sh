@@ -55,7 +55,10 @@ set +a
 : "${MAX_MODEL_LEN:=131072}" "${MAX_NUM_SEQS:=8}" "${GPU_MEMORY_UTILIZATION:=0.85}" "${KV_CACHE_DTYPE:=auto}"
 : "${CHAT_TEMPLATE:=}" "${MTP_K:=0}" "${MTP_DRAFT_VOCAB:=}" "${REQUIRE_IDLE_GPU:=1}" "${READY_TIMEOUT_S:=1800}"
 : "${MEMWATCH_RELIEF:=off}" "${API_KEY:=}" "${HF_TOKEN:=}" "${EXTRA_DOCKER_ARGS:=}" "${EXTRA_VLLM_ARGS:=}"
-case "$MEMWATCH_RELIEF" in off|drop_caches) ;; *) die "MEMWATCH_RELIEF must be off or drop_caches, got '$MEMWATCH_RELIEF'" ;; esac
+case "$MEMWATCH_RELIEF" in
+  off|drop_caches) ;;
+  *) die "MEMWATCH_RELIEF must be off or drop_caches, got '$MEMWATCH_RELIEF'" ;;
+esac
 [[ "$MTP_K" =~ ^[0-9]+$ ]] || die "MTP_K must be a number, got '$MTP_K'"
 
 if [ "$REQUIRE_IDLE_GPU" = 1 ]; then
@@ -72,7 +75,8 @@ args=(docker run -d --name "$CONTAINER_NAME"
 [ -z "$HF_TOKEN" ] || args+=(-e HF_TOKEN)
 if [ -n "$MTP_DRAFT_VOCAB" ]; then
   [ -f "$RECIPE_DIR/$MTP_DRAFT_VOCAB" ] || die "MTP_DRAFT_VOCAB $MTP_DRAFT_VOCAB not found in $RECIPE_DIR"
-  args+=(-v "$RECIPE_DIR/$MTP_DRAFT_VOCAB:/recipe/mtp_draft_vocab.json:ro" -e MTP_DRAFT_VOCAB=/recipe/mtp_draft_vocab.json)
+  args+=(-v "$RECIPE_DIR/$MTP_DRAFT_VOCAB:/recipe/mtp_draft_vocab.json:ro")
+  args+=(-e MTP_DRAFT_VOCAB=/recipe/mtp_draft_vocab.json)
 fi
 # shellcheck disable=SC2206 # word splitting is the contract of EXTRA_DOCKER_ARGS
 args+=($EXTRA_DOCKER_ARGS)

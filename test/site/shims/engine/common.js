@@ -113,7 +113,8 @@ function checkModel(where, model) {
       throw pyExit(
         where,
         "OSError",
-        `Incorrect path_or_model_id: '${model}'. Please provide either the path to a local folder or the repo_id of a model on the Hub.`,
+        `Incorrect path_or_model_id: '${model}'. Please provide either the path to a local folder ` +
+          `or the repo_id of a model on the Hub.`,
       );
     }
     return;
@@ -122,7 +123,8 @@ function checkModel(where, model) {
     throw pyExit(
       where,
       "huggingface_hub.errors.HFValidationError",
-      `Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, '-' and '.' cannot start or end the name, max length is 96: '${model}'.`,
+      `Repo id must use alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, ` +
+        `'-' and '.' cannot start or end the name, max length is 96: '${model}'.`,
     );
   }
   if (process.env.HF_HUB_OFFLINE === "1") {
@@ -131,7 +133,8 @@ function checkModel(where, model) {
       throw pyExit(
         where,
         "OSError",
-        `We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files (HF_HUB_OFFLINE=1, looked in ${dir}).`,
+        `We couldn't connect to 'https://huggingface.co' to load the files, ` +
+          `and couldn't find them in the cached files (HF_HUB_OFFLINE=1, looked in ${dir}).`,
       );
     }
   }

@@ -13,7 +13,8 @@ const VALUE_FLAGS = ["--model", "--tp", "--peers", "--model-cache", "--drafter",
 function usageExit(msg) {
   return new c.EngineExit(
     2,
-    `gr8: error: ${msg}\nusage: gr8 glm53 up --model M --tp N --peers IP[,IP...] [--model-cache DIR] [--drafter X] [--shape X]\n`,
+    `gr8: error: ${msg}\n` +
+      "usage: gr8 glm53 up --model M --tp N --peers IP[,IP...] [--model-cache DIR] [--drafter X] [--shape X]\n",
   );
 }
 

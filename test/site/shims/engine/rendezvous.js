@@ -39,7 +39,9 @@ function head(r, hooks) {
         const mismatch = Object.keys(r.hello).find((k) => h[k] !== r.hello[k]);
         let err = null;
         if (mismatch)
-          err = `rank ${h.rank} disagrees on ${mismatch}: ${JSON.stringify(h[mismatch])} (rank 0 has ${JSON.stringify(r.hello[mismatch])})`;
+          err =
+            `rank ${h.rank} disagrees on ${mismatch}: ${JSON.stringify(h[mismatch])} (rank 0 ` +
+            `has ${JSON.stringify(r.hello[mismatch])})`;
         else if (!Number.isInteger(h.rank) || h.rank < 1 || h.rank > r.expect)
           err = `rank ${h.rank} is outside 1..${r.expect}`;
         else if (members.has(h.rank)) err = `rank ${h.rank} joined twice (from ${h.ip})`;

@@ -118,10 +118,10 @@ function createServer(plan, behaviour) {
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const object = chat ? "chat.completion.chunk" : "text_completion";
-      const chunk = (choice, extra) =>
-        res.write(
-          `data: ${JSON.stringify({ id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) })}\n\n`,
-        );
+      const chunk = (choice, extra) => {
+        const data = { id, object, created, model, choices: choice ? [choice] : [], ...(extra || {}) };
+        res.write(`data: ${JSON.stringify(data)}\n\n`);
+      };
       if (chat) chunk({ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null });
       for (let i = 0; i < words.length; i++) {
         await produce();

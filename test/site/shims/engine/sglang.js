@@ -70,7 +70,8 @@ function plan(argv) {
   if (tp / nnodes > 1)
     throw fail(
       "RuntimeError",
-      `CUDA error: invalid device ordinal (tp_size ${tp} over ${nnodes} node(s) needs ${tp / nnodes} GPUs per node; a DGX Spark has 1)`,
+      `CUDA error: invalid device ordinal (tp_size ${tp} over ${nnodes} node(s) needs ${tp / nnodes} GPUs per node; ` +
+        `a DGX Spark has 1)`,
     );
   const mem = a.mem_fraction_static !== undefined && a.mem_fraction_static !== null ? a.mem_fraction_static : 0.88;
   if (!(mem > 0 && mem < 1)) throw fail("ValueError", `mem_fraction_static must be in (0, 1), got ${mem}`);
@@ -95,7 +96,8 @@ function plan(argv) {
     if (hostIp !== c.nodeIp()) {
       throw fail(
         "ValueError",
-        `SGLANG_HOST_IP=${hostIp === undefined ? "(unset)" : hostIp} (or HOST_IP) is not this node's address (${c.nodeIp()}); the process group would use another interface`,
+        `SGLANG_HOST_IP=${hostIp === undefined ? "(unset)" : hostIp} (or HOST_IP) is not this ` +
+          `node's address (${c.nodeIp()}); the process group would use another interface`,
       );
     }
     if (rank === 0 && dist.addr !== c.nodeIp())
@@ -157,7 +159,8 @@ function sglangLog(model, maxLen, mem, kvDtype, tp, rank, listen) {
   return {
     start: () => [
       line(
-        `server_args=ServerArgs(model_path='${model}', tp_size=${tp}, context_length=${maxLen}, mem_fraction_static=${mem}, node_rank=${rank})`,
+        `server_args=ServerArgs(model_path='${model}', tp_size=${tp}, context_length=${maxLen}, ` +
+          `mem_fraction_static=${mem}, node_rank=${rank})`,
       ),
     ],
     waiting: (n, where) => [line(`Waiting for ${n} node(s) to join the process group at ${where}`)],

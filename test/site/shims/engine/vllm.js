@@ -65,7 +65,8 @@ function flexible(argv, serve) {
       args.some((a) => /^--served[-_]model[-_]name(=.+|$)/.test(a))
     ) {
       throw new ValueErrorAtStart(
-        "`model` should be provided as the first positional argument when using `vllm serve`. i.e. `vllm serve <model> --<arg> <value>`.",
+        "`model` should be provided as the first positional argument when using `vllm serve`. i.e. " +
+          "`vllm serve <model> --<arg> <value>`.",
       );
     }
   }
@@ -144,7 +145,8 @@ function plan(kind, argv) {
   if (headless && a.api_server_count !== undefined && a.api_server_count !== null && a.api_server_count > 0) {
     throw fail(
       "ValueError",
-      `--api-server-count=${a.api_server_count} cannot be used with --headless (no API servers are started in headless mode).`,
+      `--api-server-count=${a.api_server_count} cannot be used with --headless (no API servers are ` +
+        `started in headless mode).`,
     );
   }
   const util = a.gpu_memory_utilization !== undefined ? a.gpu_memory_utilization : 0.9;
@@ -156,7 +158,8 @@ function plan(kind, argv) {
     if (missing.length > 0)
       throw fail(
         "ValueError",
-        `--nnodes ${nnodes} requires ${missing.map((k) => `--${k.replace(/_/g, "-")}`).join(", ")} (test site: the default 127.0.0.1 master is not simulated)`,
+        `--nnodes ${nnodes} requires ${missing.map((k) => `--${k.replace(/_/g, "-")}`).join(", ")} (test site: ` +
+          `the default 127.0.0.1 master is not simulated)`,
       );
     if (a.distributed_executor_backend === "ray")
       throw fail(
@@ -170,7 +173,9 @@ function plan(kind, argv) {
   if ((tp * pp) / nnodes > 1) {
     throw fail(
       "ValueError",
-      `World size (${tp * pp}) is larger than the number of available GPUs (${nnodes}) in this node. If this is intentional and you are using: - ray, set '--distributed-executor-backend ray'. - multiprocessing, set '--nnodes' and '--node-rank'.`,
+      `World size (${tp * pp}) is larger than the number of available GPUs (${nnodes}) in this node. ` +
+        "If this is intentional and you are using: - ray, set '--distributed-executor-backend ray'. " +
+        "- multiprocessing, set '--nnodes' and '--node-rank'.",
     );
   }
   // Beyond the parser: a rank above 0 that is not headless starts its own API server and engine
@@ -178,7 +183,10 @@ function plan(kind, argv) {
   if (rank > 0 && !headless) {
     throw fail(
       "RuntimeError",
-      `node rank ${rank} > 0 started an API server of its own instead of a headless worker${serve ? " (run it with --headless)" : ": python3 -m vllm.entrypoints.openai.api_server ignores --headless; run `vllm serve ... --headless`"}`,
+      `node rank ${rank} > 0 started an API server of its own instead of a headless worker` +
+        (serve
+          ? " (run it with --headless)"
+          : ": python3 -m vllm.entrypoints.openai.api_server ignores --headless; run `vllm serve ... --headless`"),
     );
   }
   const masterPort = a.master_port !== undefined ? a.master_port : 29501;
@@ -188,13 +196,15 @@ function plan(kind, argv) {
     if (hostIp !== c.nodeIp()) {
       throw fail(
         "ValueError",
-        `VLLM_HOST_IP=${hostIp === undefined ? "(unset)" : hostIp} is not this node's address (${c.nodeIp()}); NCCL/Gloo would bind the wrong interface`,
+        `VLLM_HOST_IP=${hostIp === undefined ? "(unset)" : hostIp} is not this node's address (${c.nodeIp()}); ` +
+          `NCCL/Gloo would bind the wrong interface`,
       );
     }
     if (rank === 0 && a.master_addr !== c.nodeIp()) {
       throw fail(
         "OSError",
-        `[Errno 99] Cannot assign requested address: the master (rank 0) cannot listen on --master-addr ${a.master_addr}`,
+        `[Errno 99] Cannot assign requested address: the master (rank 0) cannot listen on ` +
+          `--master-addr ${a.master_addr}`,
       );
     }
   }
@@ -228,7 +238,8 @@ function plan(kind, argv) {
     if (!fs.existsSync(a.chat_template)) {
       throw fail(
         "ValueError",
-        `The supplied chat template (${a.chat_template}) looks like a file path, but it failed to be opened. Reason: [Errno 2] No such file or directory: '${a.chat_template}'`,
+        `The supplied chat template (${a.chat_template}) looks like a file path, but it failed to be opened. Reason: ` +
+          `[Errno 2] No such file or directory: '${a.chat_template}'`,
       );
     }
   }

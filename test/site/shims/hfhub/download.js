@@ -76,15 +76,17 @@ function download(prog, argv) {
   const o = parseArgs(prog, argv);
   const site = process.env.SIM_SITE_DIR || "/nonexistent";
   const src = path.join(site, "hf-hub", ...o.repo.split("/"));
-  const log = (entry) =>
-    fs.appendFileSync(
-      path.join(site, "hf-downloads.log"),
-      `${JSON.stringify({ at: new Date().toISOString(), node: process.env.SIM_NODE_NAME, prog, argv, token: process.env.HF_TOKEN ? "set" : "unset", ...entry })}\n`,
-    );
+  const log = (entry) => {
+    const token = process.env.HF_TOKEN ? "set" : "unset";
+    const line = { at: new Date().toISOString(), node: process.env.SIM_NODE_NAME, prog, argv, token, ...entry };
+    fs.appendFileSync(path.join(site, "hf-downloads.log"), `${JSON.stringify(line)}\n`);
+  };
   if (!/^[\w.-]+\/[\w.-]+$/.test(o.repo) || !fs.existsSync(src)) {
     log({ repo: o.repo, error: "not found" });
     throw new HfError(
-      `Repository Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${o.revision || "main"}.\nPlease make sure you specified the correct \`repo_id\` and \`repo_type\`.\nIf you are trying to access a private or gated repo, make sure you are authenticated.`,
+      `Repository Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${o.revision || "main"}.\n` +
+        "Please make sure you specified the correct `repo_id` and `repo_type`.\n" +
+        "If you are trying to access a private or gated repo, make sure you are authenticated.",
       1,
     );
   }
@@ -92,7 +94,9 @@ function download(prog, argv) {
   if (fs.existsSync(gate) && process.env.HF_TOKEN !== fs.readFileSync(gate, "utf8").trim()) {
     log({ repo: o.repo, error: "gated" });
     throw new HfError(
-      `Cannot access gated repo for url https://huggingface.co/${o.repo}/resolve/main/config.json.\nAccess to model ${o.repo} is restricted. You must have access to it and be authenticated to access it. Please log in.`,
+      `Cannot access gated repo for url https://huggingface.co/${o.repo}/resolve/main/config.json.\n` +
+        `Access to model ${o.repo} is restricted. You must have access to it and be authenticated to access it. ` +
+        "Please log in.",
       1,
     );
   }
@@ -111,7 +115,8 @@ function download(prog, argv) {
   if (revision !== "main" && revision !== commit) {
     log({ repo: o.repo, revision, error: "revision not found" });
     throw new HfError(
-      `Revision Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${revision}.\nInvalid rev id: ${revision}`,
+      `Revision Not Found for url: ` +
+        `https://huggingface.co/api/models/${o.repo}/revision/${revision}.\nInvalid rev id: ${revision}`,
       1,
     );
   }
@@ -148,7 +153,9 @@ function main(prog) {
   } catch (e) {
     if (!(e instanceof HfError)) throw e;
     process.stderr.write(
-      `${e.code === 2 ? "Usage: " + prog + " download [OPTIONS] REPO_ID\n" : ""}${e.code === 2 ? "Error: " : ""}${e.message}\n`,
+      `${
+        e.code === 2 ? "Usage: " + prog + " download [OPTIONS] REPO_ID\n" : ""
+      }${e.code === 2 ? "Error: " : ""}${e.message}\n`,
     );
     process.exitCode = e.code;
   }

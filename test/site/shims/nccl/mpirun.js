@@ -60,14 +60,17 @@ if (app.length === 0) die(box("No executable was specified on the mpirun command
 if (process.getuid?.() === 0 && !o.flags.has("allow-run-as-root") && process.env.OMPI_ALLOW_RUN_AS_ROOT !== "1")
   die(
     box(
-      "mpirun has detected an attempt to run as root.\n\nRunning as root is *strongly* discouraged " +
-        "as any mistake " +
-        "(e.g., in defining TMPDIR) or bug can result in catastrophic damage to the OS\nfile system, leaving your system " +
-        "in an unusable state.\n\nWe strongly suggest that you run mpirun as a non-root user.\n\nYou can override this " +
-        "protection by adding the --allow-run-as-root option\nto the cmd line or by setting two environment variables in " +
-        "the following way:\nthe variable OMPI_ALLOW_RUN_AS_ROOT=1 to indicate the desire to override this\nprotection, " +
-        "and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to confirm the choice and\nadd one more layer of certainty that you want " +
-        "to do so.\nWe reiterate our advice against doing so - please proceed at your own risk.",
+      "mpirun has detected an attempt to run as root.\n\n" +
+        "Running as root is *strongly* discouraged as any mistake (e.g., in defining TMPDIR) or bug " +
+        "can result in catastrophic damage to the OS\n" +
+        "file system, leaving your system in an unusable state.\n\n" +
+        "We strongly suggest that you run mpirun as a non-root user.\n\n" +
+        "You can override this protection by adding the --allow-run-as-root option\n" +
+        "to the cmd line or by setting two environment variables in the following way:\n" +
+        "the variable OMPI_ALLOW_RUN_AS_ROOT=1 to indicate the desire to override this\n" +
+        "protection, and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to confirm the choice and\n" +
+        "add one more layer of certainty that you want to do so.\n" +
+        "We reiterate our advice against doing so - please proceed at your own risk.",
     ),
   );
 
@@ -226,11 +229,13 @@ server.listen(0, "0.0.0.0", () => {
         box(
           "ORTE was unable to reliably start one or more daemons.\n" +
             "This usually is caused by:\n\n" +
-            "* not finding the required libraries and/or binaries on\n  one or more nodes. Please check your PATH and " +
+            "* not finding the required libraries and/or binaries on\n" +
+            "  one or more nodes. Please check your PATH and " +
             "LD_LIBRARY_PATH\n  settings, or configure OMPI with --enable-orterun-prefix-by-default\n\n" +
             "* lack of authority " +
             "to execute on one or more specified nodes.\n  Please verify your allocation and authorities.\n\n* the " +
-            "inability to write startup files into /tmp (--tmpdir/orte_tmpdir_base).\n  Please check with your sys admin " +
+            "inability to write startup files into /tmp (--tmpdir/orte_tmpdir_base).\n" +
+            "  Please check with your sys admin " +
             `to determine the correct location to use.\n\n(the agent for ${host} exited ${code})`,
         ),
       );
