@@ -209,7 +209,8 @@ describe("simulated site", () => {
       `--master-addr ${spark1.ip} --master-port ${PORT.master}`;
     await sh(
       spark1,
-      `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} --node-rank 0 --host ${spark1.ip} --port ${PORT.head}`,
+      `docker run -d --name head -e VLLM_HOST_IP=${spark1.ip} ${common} ` +
+        `--node-rank 0 --host ${spark1.ip} --port ${PORT.head}`,
     );
     // Once the head says it waits for its worker, it must not answer yet.
     const waiting = `Waiting for 1 worker node(s) to join at ${spark1.ip}:${PORT.master}`;
@@ -336,8 +337,8 @@ describe("simulated site", () => {
     await sh(
       spark2,
       "tmux new-session -d -s eng " +
-        `"python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --host ${spark2.ip} --port ${PORT.tmux} > ` +
-        '~/eng.log 2>&1"',
+        `"python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B ` +
+        `--host ${spark2.ip} --port ${PORT.tmux} > ~/eng.log 2>&1"`,
     );
     await waitFor(`http://${spark2.ip}:${PORT.tmux}/health`);
     expect(Date.now() - started).toBeGreaterThan(1400);
@@ -353,7 +354,9 @@ describe("simulated site", () => {
   });
 
   it("serves SGLang from rank 0 only, with rank 1 answering /health", async () => {
-    const args = `--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 --dist-init-addr ${spark1.ip}:${PORT.distInit} --port ${PORT.sglang}`;
+    const args =
+      "--model-path Qwen/Qwen3-8B --tp 2 --nnodes 2 " +
+      `--dist-init-addr ${spark1.ip}:${PORT.distInit} --port ${PORT.sglang}`;
     await sh(
       spark1,
       `SGLANG_HOST_IP=${spark1.ip} nohup python3 -m sglang.launch_server ${args} --node-rank 0 ` +
