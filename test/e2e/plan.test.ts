@@ -19,6 +19,8 @@ import { setEngineProofs, type SimNode, type SimSite } from "../site/site";
 import { unpack } from "../../src/providers/packed";
 
 const AT = allocate(__filename);
+/** The port spark1's engine binds on 127.0.0.1 (the node env's BIND and PORT). */
+const LOOPBACK_PORT = AT.port(0);
 
 const GOLDEN = join(REPO, "test", "golden", "plan");
 const RECIPE_DIR = "spark-recipes/qwen38-flash";
@@ -52,7 +54,7 @@ function stackYaml(site: SimSite, deployments: string[]): string {
         ].join("\n");
   // start.sh answers on 127.0.0.1, which every test site shares: a port no other suite uses.
   const env = (n: SimNode): Record<string, string> =>
-    n.name === "spark1" ? { BIND: "127.0.0.1", PORT: String(AT.port(0)) } : {};
+    n.name === "spark1" ? { BIND: "127.0.0.1", PORT: String(LOOPBACK_PORT) } : {};
   return [
     "config:",
     `  sm121:knownHosts: ${site.knownHosts}`,
@@ -84,8 +86,10 @@ function normalized(run: PulumiRun, site: SimSite): string {
   // The nodes' addresses, not the network's prefix: a start.sh's localhost (127.0.0.1) stays.
   const nodesAt = (text: string) =>
     site.nodes.reduce((t, n) => t.replaceAll(n.ip, `10.0.0.${n.ip.split(".").pop() ?? ""}`), text);
+  // The loopback port is this file's (test/site/alloc.ts), which moves when a test file comes or goes.
   const fix = (text: string) =>
     nodesAt(text.replaceAll(site.dir.replace(/\/site$/, ""), "<run>"))
+      .replace(new RegExp(`\\b${LOOPBACK_PORT}\\b`, "g"), "<port>")
       // Times measured by the last up (the stack outputs' first token).
       .replace(/(readyS|ttftMs): [\d.]+/g, "$1: <n>")
       // The provider host's id is new in every stack.
