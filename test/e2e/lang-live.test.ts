@@ -4,9 +4,12 @@
  * whose sshd is gone, with its cause and its fix, while ssh2's and Pulumi's own words stay theirs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { killNodeSshd, restartNodeSshd } from "../site/faults";
 import type { SimNode } from "../site/site";
+
+const AT = allocate(__filename);
 
 const RECIPE = `engine = "vllm"
 deploy = "docker"
@@ -29,8 +32,7 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
     e = await e2eProject({
       name: "lang-live",
       nodes: ["spark1", "spark2"],
-      firstIp: 101,
-      sshPort: 2301,
+      ...AT.site(),
       config: () => "",
       recipes: { "small.toml": RECIPE },
     });
@@ -56,7 +58,8 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
     const up = await e.up(RU);
     expect(up.code, up.all).toBe(0);
     // The wait itself ("30 s") is render/plan's waitWords, the plan's own English words.
-    expect(up.all).toMatch(/spark1: ожидание до 30 \S+, пока http:\/\/\S+\/v1\/models не ответит 200/);
+    const waiting = String.raw`spark1: ожидание до 30 \S+, `;
+    expect(up.all).toMatch(new RegExp(waiting + String.raw`пока http://\S+/v1/models не ответит 200`));
     expect(up.all).toMatch(/spark1: готов за [\d.]+ с; первый токен за \d+ мс/);
     expect(up.all).not.toContain("waiting up to");
     // Pulumi's own summary stays Pulumi's.
@@ -68,10 +71,9 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
     try {
       const up = await e.up(RU);
       expect(up.code, up.all).toBe(0);
-      const port = `${spare.ip}:${spare.sshPort}`;
-      expect(up.all).toContain(
-        `spark2 недоступен: в соединении с ${e.site.user}@${port} отказано (connect ECONNREFUSED`,
-      );
+      const at = `${e.site.user}@${spare.ip}:${spare.sshPort}`;
+      const refused = `spark2 недоступен: в соединении с ${at} отказано`;
+      expect(up.all).toContain(`${refused} (connect ECONNREFUSED`);
       expect(up.all).toContain("проверьте, что sshd запущен на spark2 и слушает ssh.port");
       expect(up.all).toContain("(ни одно развёртывание его не использует)");
       expect(up.all).not.toContain("connection to");
