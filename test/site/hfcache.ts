@@ -26,24 +26,3 @@ export function placeCheckpoint(
   fs.writeFileSync(path.join(dir, "refs", "main"), commit);
   return dir;
 }
-
-/**
- * Copies the site's hub (test/site/hf-hub) to `dst`. The checkpoint's binary shards are kept as
- * base64 text (`<file>.b64`, wrapped at 76 columns like every text file of the repository) and
- * written back as their bytes.
- */
-export function copyHub(src: string, dst: string): void {
-  fs.cpSync(src, dst, { recursive: true, filter: (f) => !f.endsWith(".b64") });
-  const walk = (rel: string): void => {
-    for (const d of fs.readdirSync(path.join(src, rel), { withFileTypes: true })) {
-      const r = path.join(rel, d.name);
-      if (d.isDirectory()) walk(r);
-      else if (d.name.endsWith(".b64"))
-        fs.writeFileSync(
-          path.join(dst, r.slice(0, -4)),
-          Buffer.from(fs.readFileSync(path.join(src, r), "utf8"), "base64"),
-        );
-    }
-  };
-  walk("");
-}

@@ -14,7 +14,6 @@ import { buildNode, engineStart, nodeEngineDir, type SimNode } from "./node";
 import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
-import { copyHub } from "./hfcache";
 import { needsRealParts } from "./lane";
 import { listening } from "./net";
 import { runNet, SSH_PORT } from "./alloc";
@@ -158,7 +157,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     ensurePrivsepDir();
     fs.cpSync(path.join(siteSourceDir(), "shims"), path.join(dir, "shims"), { recursive: true });
     // The hub the fake `hf download` serves (shims/hfhub/download.js).
-    copyHub(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"));
+    fs.cpSync(path.join(siteSourceDir(), "hf-hub"), path.join(dir, "hf-hub"), { recursive: true });
     // The fake engines parse argv with the engines' option tables, the same files sm121 checks recipes with.
     fs.cpSync(engineOptionsDir(), path.join(dir, "shims", "engine", "options"), {
       recursive: true,
