@@ -66,7 +66,8 @@ export function remove(_id: string, wire: object): Promise<void> {
 function removeNow(_id: string, wire: object): void {
   const props = upgraded(wire).state;
   providerLog(`${props.deployment} image`)(
-    `${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; remove it there with docker image rm if you no longer need it`,
+    `${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; ` +
+      "remove it there with docker image rm if you no longer need it",
   );
 }
 

@@ -66,10 +66,10 @@ export async function update(_id: string, oldWire: object, news: Props): Promise
     return {
       outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source },
     };
-  for (const [node, missing] of Object.entries(olds.incomplete ?? {}))
-    log(
-      `${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ""}`,
-    );
+  for (const [node, missing] of Object.entries(olds.incomplete ?? {})) {
+    const more = missing.length > 3 ? ` (and ${missing.length - 3} more)` : "";
+    log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${more}`);
+  }
   return { outs: await run(news) };
 }
 
@@ -78,15 +78,17 @@ export async function remove(_id: string, wire: object): Promise<void> {
   const log = providerLog(`${props.deployment} model`);
   const nodes = props.nodes.map((n) => n.node).join(", ");
   if (props.onDelete !== "remove") {
+    const dir = props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo);
     log(
-      `the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo)}); set sm121:modelCache: remove to delete it with the deployment`,
+      `the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${dir}); ` +
+        "set sm121:modelCache: remove to delete it with the deployment",
     );
     return;
   }
   const gone = await removeModel(spec(props), props.protectedNodes, authOf(props.connection));
-  log(
-    `removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${props.protectedNodes.length > 0 ? `; protected ${props.protectedNodes.join(", ")} keep${props.protectedNodes.length === 1 ? "s" : ""} it` : ""}`,
-  );
+  const kept = props.protectedNodes;
+  const keep = kept.length > 0 ? `; protected ${kept.join(", ")} keep${kept.length === 1 ? "s" : ""} it` : "";
+  log(`removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${keep}`);
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

@@ -26,7 +26,8 @@ function impl() {
   while (!fs.existsSync(path.join(dir, rel)) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   const file = path.join(dir, rel);
   if (!fs.existsSync(file)) {
-    throw new Error("sm121: " + rel + " is not found from " + process.cwd() + "; run pulumi in the sm121 project directory (where Pulumi.yaml is) after \`npm run build\`");
+    throw new Error("sm121: " + rel + " is not found from " + process.cwd() +
+      "; run pulumi in the sm121 project directory (where Pulumi.yaml is) after \`npm run build\`");
   }
   const mod = require("module");
   if (typeof mod.enableCompileCache === "function") mod.enableCompileCache();

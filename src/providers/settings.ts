@@ -1,4 +1,7 @@
-/** The settings every serve operation gets besides its bundle: how to reach the nodes, what this run may do, where the gateway file is. */
+/**
+ * The settings every serve operation gets besides its bundle: how to reach the nodes, what this run
+ * may do, where the gateway file is.
+ */
 import type { RunOverrides } from "../render/overrides";
 import type { NodeConn } from "../render/types";
 

@@ -81,7 +81,8 @@ export function dgppBuildScript(recipe: Recipe): string {
     `mkdir -p ${nodePath(p.dir)}`,
     `cd ${nodePath(p.dir)}`,
     "[ -d .git ] || git init -q",
-    `if git remote get-url origin >/dev/null 2>&1; then git remote set-url origin ${quote(d.repo)}; else git remote add origin ${quote(d.repo)}; fi`,
+    `if git remote get-url origin >/dev/null 2>&1; then git remote set-url origin ${quote(d.repo)}; ` +
+      `else git remote add origin ${quote(d.repo)}; fi`,
     "git fetch -q --tags origin '+refs/heads/*:refs/remotes/origin/*'",
     `git checkout -q --detach ${quote(d.rev)}`,
     "abbrev=$(git rev-parse --short=7 HEAD)",

@@ -164,7 +164,8 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
   if (hfHome !== undefined && recipe.model !== undefined && !/^[/~]/.test(recipe.model)) {
     const revision = recipeRevision(recipe) ?? "main";
     const why = headCoordinated
-      ? `the checkpoint; DGPP's own preflight needs it: run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
+      ? "the checkpoint; DGPP's own preflight needs it: " +
+        `run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
       : o.hfFilled
         ? "the checkpoint in the node's HF cache; without it the engine downloads it at start"
         : "the checkpoint in the node's HF cache, which nothing in this up fills " +
@@ -177,7 +178,9 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
       checks.push({
         kind: "roce",
         subject: "2",
-        why: `a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); set [dgpp] roce_devices in ${recipe.file}`,
+        why:
+          'a host with more than two RoCE devices needs DGPP_ROCE_DEVICES ("transport supports at most two lanes"); ' +
+          `set [dgpp] roce_devices in ${recipe.file}`,
         fatal: false,
       });
     }

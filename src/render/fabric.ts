@@ -85,10 +85,10 @@ export function fabricFacts(
   if (f.rdma === "auto")
     facts.push("fabric rdma auto (the plan-time look finds the ports; sm121 render reads no node)");
   else if (f.rdma.length === 0) facts.push("fabric rdma none (NCCL uses sockets on the interface)");
-  else
-    facts.push(
-      `fabric rdma ${f.rdma.map((p) => `${p.hca}:${p.port}${p.gidIndex === undefined ? "" : ` gid ${p.gidIndex}`}`).join(", ")}, devices ${f.devices}`,
-    );
+  else {
+    const ports = f.rdma.map((p) => `${p.hca}:${p.port}${p.gidIndex === undefined ? "" : ` gid ${p.gidIndex}`}`);
+    facts.push(`fabric rdma ${ports.join(", ")}, devices ${f.devices}`);
+  }
   const own = [...set.own, ...Object.keys(fabricEnv(f)).filter((k) => Object.hasOwn(recipe.env, k))];
   if (own.length > 0) facts.push(`fabric variables the recipe sets itself (${set.ownedBy}): ${own.join(", ")}`);
   for (const flag of access === undefined ? [] : accessFlags(access)) facts.push(`container ${flag}`);
