@@ -264,7 +264,7 @@ describe("sm121 doctor", () => {
     expect(text.stdout).toMatch(/^spark2: 1 problem$/m);
     expect(text.stdout).toMatch(/the host key the node presented: SHA256:/);
     expect(text.stdout).toContain(
-      `after checking that fingerprint on the node: ssh-keyscan -p 2351 ${s.nodes[1].ip} >> `,
+      `after checking that fingerprint on the node: ssh-keyscan -p ${s.nodes[1].sshPort} ${s.nodes[1].ip} >> `,
     );
   });
 

@@ -53,7 +53,10 @@ describe("sm121 profiles", () => {
     // Descriptions wrap to fit 100 columns; none is cut.
     expect(rows[2]?.["DESCRIPTION"]).toBe("data generation: 8 sequences, 262144 context, stock MTP head");
     expect(r.stdout).toMatch(
-      new RegExp(`^ {2}spark1 \\(protected\\) +\\S+@${s.nodes[0].ip.replace(/\./g, "\\.")}:2480 +- +solo$`, "m"),
+      new RegExp(
+        `^ {2}spark1 \\(protected\\) +\\S+@${s.nodes[0].ip.replace(/\./g, "\\.")}:${s.nodes[0].sshPort} +- +solo$`,
+        "m",
+      ),
     );
     expect(r.stdout).toMatch(/^ {2}spark2 +\S+ +qwen38-flash +flash$/m);
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);

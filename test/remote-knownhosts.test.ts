@@ -228,7 +228,7 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     expect(v).toMatchObject({ ok: false });
     expect(v.ok ? "" : say(v.reason, "en")).toMatch(
       new RegExp(
-        `^the ssh-ed25519 host key of \\[${node.ip.replace(/\./g, "\\.")}\\]:2470 has CHANGED \\(now ` +
+        `^the ssh-ed25519 host key of \\[${node.ip.replace(/\./g, "\\.")}\\]:${node.sshPort} has CHANGED \\(now ` +
           `SHA256:\\S+; ${kh.replace(/[/.]/g, "\\$&")}:2 has ecdsa-sha2-nistp256 SHA256:\\S+\\)`,
       ),
     );

@@ -60,11 +60,11 @@ describe.sequential("host keys", () => {
     const n = e.site.nodes[0] as SimNode;
     expect(up.all).toMatch(
       new RegExp(
-        `\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ` +
+        `\\[${n.ip.replace(/\./g, "\\.")}\\]:${n.sshPort} is not in ${kh.replace(/[/.]/g, "\\$&")} \\(its ` +
           `ssh-ed25519 key is SHA256:[A-Za-z0-9+/]{43}\\)`,
       ),
     );
-    expect(up.all).toContain(`ssh-keyscan -p 2293 ${n.ip} >> ${kh}`);
+    expect(up.all).toContain(`ssh-keyscan -p ${n.sshPort} ${n.ip} >> ${kh}`);
     expect(readFileSync(kh, "utf8")).toBe("");
   });
 
@@ -91,7 +91,7 @@ describe.sequential("host keys", () => {
     const n = e.site.nodes[0] as SimNode;
     // Every node of the site is recorded: the plan-time look reads each one, also k2 (no deployment).
     expect(readFileSync(kh, "utf8")).toMatch(
-      new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:2293 ssh-ed25519 AAAA`, "m"),
+      new RegExp(`^\\[${n.ip.replace(/\./g, "\\.")}\\]:${n.sshPort} ssh-ed25519 AAAA`, "m"),
     );
     e.writeStack(stack("strict"));
     const again = await e.up();
@@ -109,12 +109,12 @@ describe.sequential("host keys", () => {
         ?.split(" ")
         .slice(1)
         .join(" ") ?? "";
-    writeFileSync(kh, `[${n1.ip}]:2293 ${k2key}\n`);
+    writeFileSync(kh, `[${n1.ip}]:${n1.sshPort} ${k2key}\n`);
     e.writeStack(stack("accept-new"));
     const up = await e.destroy();
     expect(up.code).not.toBe(0);
-    expect(up.all).toContain(`the ssh-ed25519 host key of [${n1.ip}]:2293 has CHANGED`);
-    expect(up.all).toContain(`ssh-keygen -R '[${n1.ip}]:2293' -f ${kh}`);
+    expect(up.all).toContain(`the ssh-ed25519 host key of [${n1.ip}]:${n1.sshPort} has CHANGED`);
+    expect(up.all).toContain(`ssh-keygen -R '[${n1.ip}]:${n1.sshPort}' -f ${kh}`);
     expect(existsSync(kh)).toBe(true);
   });
 });

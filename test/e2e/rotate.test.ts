@@ -96,6 +96,7 @@ describe.sequential("rotation, hooks and addresses", () => {
   it("follows a node's new ssh port: preview shows it, up restarts nothing, refresh and destroy use it", async () => {
     const started = await sh("docker inspect -f '{{.State.StartedAt}}' sm121-keyed-0");
     killNodeSshd(e.site, r1);
+    const oldPort = r1.sshPort;
     const cfg = join(r1.root, "etc", "ssh", "sshd_config");
     writeFileSync(
       cfg,
@@ -109,7 +110,7 @@ describe.sequential("rotation, hooks and addresses", () => {
     await e.pulumi.run(["config", "set", "--secret", "sm121:apiKey"], { input: "rotate-key-two" });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(/restarts nothing: r1: connection \S+:2315 -> \S+:2316/);
+    expect(preview.all).toMatch(new RegExp(String.raw`restarts nothing: r1: connection \S+:${oldPort} -> \S+:2316`));
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain("r1: connection");
