@@ -15,6 +15,7 @@ import { deploymentOf, deploymentsDir, othersProbe } from "./registry";
 import { printRecord, recordJson } from "../protocol";
 import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS } from "./secretfiles";
 import { secretsEnvScript } from "../targets/secretsenv";
+import { containerStatus } from "../targets/common";
 import { envFileOf } from "../render/node";
 
 /**
@@ -101,10 +102,9 @@ export function preflightScript(
     `if [ -f ${d}/stop-failed.json ]; then IFS= read -r sf < ${d}/stop-failed.json || true; ` +
       `[ -z "$sf" ] || ${printRecord("stopFailed", '"stopFailed":%s', '"$sf"')}; fi`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
-    (o.runStatus ?? true) ? `( ${nb.status} ) || true` : ":",
+    (o.runStatus ?? true) ? statusScript(nb) : ":",
     modelFactsScript(nb),
     watchedFilesScript(watch),
-    containerMountsScript(nb),
   ];
   const port = (o.clients ?? true) ? nb.api?.port : undefined;
   if (port !== undefined) {
@@ -151,22 +151,14 @@ function watchedFilesScript(watch: string[]): string {
 }
 
 /**
- * Seed 001's newer-mount rule over every bind mount of the running container, as the container
- * itself has them (`docker inspect`'s Mounts: Type and Source), so that the files a script
- * recipe's start.sh mounts count as well as those sm121 renders: the change time of each regular
- * file mounted, its path base64 (a name may hold any character). A directory is seen live through
- * its mount, and a container that is gone has none.
+ * The engine's status for the look: a container's comes with its bind mounts from the same
+ * `docker inspect` (seed 001's newer-mount rule over every bind mount of the running container,
+ * as the container itself has them, so that the files a script recipe's start.sh mounts count as
+ * well as those sm121 renders). Another target's is the bundle's own status script.
  */
-function containerMountsScript(nb: NodeBundle): string {
-  if (nb.containerName === undefined) return ":";
-  const tpl = "{{range .Mounts}}{{println .Type .Source}}{{end}}";
-  return [
-    `cm=$(docker inspect -f ${quote(tpl)} ${quote(nb.containerName)} 2>/dev/null) || cm=`,
-    'while IFS=" " read -r mt ms; do',
-    '  [ "$mt" = bind ] && [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
-    `  ${printRecord("mount", '"path64":"%s","ctime":%s', `"$(printf '%s' "$ms" | base64 -w0)" "$mc"`)}`,
-    'done <<< "$cm"',
-  ].join("\n");
+function statusScript(nb: NodeBundle): string {
+  if (nb.containerName === undefined) return `( ${nb.status} ) || true`;
+  return `( ${containerStatus(nb.containerName, { mounts: true })} ) || true`;
 }
 
 /**

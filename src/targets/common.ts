@@ -89,11 +89,33 @@ export function containersLeft(filter: string, what: string): string {
  * Status of a container by name, as docker reports its start. `docker inspect` fails alike for a
  * missing container and for a daemon that does not answer; `docker ps` tells them apart by its exit
  * code, and then docker's own error is why the engine does not run.
+ *
+ * With `mounts`, the same `docker inspect` also lists the container's bind mounts, and a `mount`
+ * record follows for each regular file mounted: its path (base64: a name may hold any character)
+ * and its change time, for seed 001's newer-mount rule (serve/probe). The look asks for them, so
+ * that a node answers it with one docker call; a directory is seen live through its mount.
  */
-export function containerStatus(name: string): string {
+export function containerStatus(name: string, o: { mounts?: boolean } = {}): string {
   const filter = `--filter ${quote(`name=^/${name}$`)}`;
+  const binds = '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}{{.Source}}{{end}}{{end}}';
+  const withBinds = quote(`{{.State.Running}} {{.State.StartedAt}}${binds}`);
+  const state = o.mounts
+    ? [
+        `info=$(docker inspect -f ${withBinds} ${quote(name)} 2>/dev/null || true)`,
+        'mapfile -t lines <<< "$info"',
+        "state=${lines[0]:-}",
+      ]
+    : [`state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`];
+  const mounts = o.mounts
+    ? [
+        'for ms in "${lines[@]:1}"; do',
+        '  [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
+        `  ${printRecord("mount", '"path64":"%s","ctime":%s', `"$(printf '%s' "$ms" | base64 -w0)" "$mc"`)}`,
+        "done",
+      ]
+    : [];
   return [
-    `state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`,
+    ...state,
     'running=false; started=""; detail="container gone"',
     'case "$state" in "true "*) running=true; detail=""; started=${state#true };; ' +
       '"false "*) detail="container exited";; esac',
@@ -101,6 +123,7 @@ export function containerStatus(name: string): string {
     `  detail="docker does not answer: ${lastErrorLine(`docker ps -aq ${filter}`)}"`,
     "fi",
     STATUS_RECORD,
+    ...mounts,
   ].join("\n");
 }
 
