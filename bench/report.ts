@@ -200,6 +200,13 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       "the naive program: per deployment a component with one no-op dynamic resource (5 KB of inputs) " +
         "and four outputs, no node and no look (bench/floor.ts naiveSite)",
     );
+    const cpu = c.perExtraCpu;
+    const nodes = cpu.nodesMs === null ? "unknown (no CPU group)" : `${cpu.nodesMs} ms`;
+    out.push(
+      `CPU per extra deployment (medians): pulumi, the program and the provider hosts ${cpu.operatorMs} ms ` +
+        `(the naive program's ${cpu.naiveOperatorMs} ms); the simulated nodes ${nodes}, which on a cluster ` +
+        "each node spends on its own cores",
+    );
   }
   const cases = [r.one, r.four].filter((c): c is ServeResult => c !== undefined);
   if (cases.length > 0) {

@@ -11,7 +11,7 @@ import type { PulumiEnv } from "../test/helpers/pulumi";
 import { naiveSite, project } from "./floor";
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
-import { median, medianRatio, ok, round, say, summary, timed } from "./lib/util";
+import { median, medianRatio, ok, reapedCpuMs, round, say, summary, timed } from "./lib/util";
 
 export interface ScaleResult {
   small: number;
@@ -32,6 +32,13 @@ export interface ScaleResult {
   perExtraRatio: number;
   perExtraMs: number;
   naivePerExtraMs: number;
+  /**
+   * The same growth in CPU time, per extra deployment (medians of the rounds): the operator's
+   * processes (pulumi and what it ran: the program, the provider hosts; util.reapedCpuMs), the
+   * naive program's, and the simulated nodes' (their CPU group; null where it cannot be read).
+   * On a cluster the nodes' share runs on the nodes, in parallel; here it shares the two cores.
+   */
+  perExtraCpu: { operatorMs: number; naiveOperatorMs: number; nodesMs: number | null };
 }
 
 const SMALL = 5;
@@ -58,8 +65,24 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
     small: await project(base, "benchnaive5", naiveSite(SMALL)),
     large: await project(base, "benchnaive40", naiveSite(LARGE)),
   };
-  const naiveUp = async (p: PulumiEnv, n: number) =>
-    (await timed(`scale: naive no-change up (${n})`, () => p.run(["up", "--yes", "--skip-preview"]))).ms;
+  const cpu = { small: [] as number[], large: [] as number[], naiveSmall: [] as number[], naiveLarge: [] as number[] };
+  const nodesCpu = { small: [] as number[], large: [] as number[] };
+  /** Runs one up, adding the CPU its processes (and, for a site, its nodes) used to the round's lists. */
+  async function counted<T>(into: number[], run: () => Promise<T>, nodes?: { p: BenchProject; into: number[] }) {
+    const c0 = reapedCpuMs();
+    const n0 = nodes?.p.nodes.usedMs();
+    const value = await run();
+    into.push(reapedCpuMs() - c0);
+    const n1 = nodes?.p.nodes.usedMs();
+    if (nodes !== undefined && n0 !== undefined && n1 !== undefined) nodes.into.push(n1 - n0);
+    return value;
+  }
+  const naiveUp = async (p: PulumiEnv, n: number, into: number[]) =>
+    (
+      await counted(into, () =>
+        timed(`scale: naive no-change up (${n})`, () => p.run(["up", "--yes", "--skip-preview"])),
+      )
+    ).ms;
   say(`scale: starting ${SMALL} + ${LARGE} nodes (127.0.0.100-${100 + SMALL + LARGE - 1}, ports 2301/2302)`);
   const small = await soloSite("m", SMALL, 100, 2301);
   try {
@@ -78,14 +101,18 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
       let largeSummary = "";
       for (let i = 0; i < runs; i++) {
         say(`scale: round ${i + 1}/${runs}`);
-        r.smallMs.push(ok("scale: no-change up (5)", await small.up()).ms);
-        const l = ok(`scale: no-change up (${LARGE})`, await large.up());
+        const sm = await counted(cpu.small, () => small.up(), { p: small, into: nodesCpu.small });
+        r.smallMs.push(ok("scale: no-change up (5)", sm).ms);
+        const l = ok(
+          `scale: no-change up (${LARGE})`,
+          await counted(cpu.large, () => large.up(), { p: large, into: nodesCpu.large }),
+        );
         largeSummary = summary(l);
         if (/updated|created|deleted/.test(largeSummary))
           throw new Error(`scale: the no-change up changed something: ${largeSummary}`);
         r.largeMs.push(l.ms);
-        r.naiveSmallMs.push(await naiveUp(naive.small, SMALL));
-        r.naiveLargeMs.push(await naiveUp(naive.large, LARGE));
+        r.naiveSmallMs.push(await naiveUp(naive.small, SMALL, cpu.naiveSmall));
+        r.naiveLargeMs.push(await naiveUp(naive.large, LARGE, cpu.naiveLarge));
       }
       ok(`scale: destroy (${LARGE})`, await large.destroy());
       ok("scale: destroy (5)", await small.destroy());
@@ -103,6 +130,14 @@ export async function measureScale(runs: number): Promise<ScaleResult> {
         perExtraRatio: medianRatio(perExtra, naivePerExtra),
         perExtraMs: round(median(perExtra), 1),
         naivePerExtraMs: round(median(naivePerExtra), 1),
+        perExtraCpu: {
+          operatorMs: round(median(extra(cpu.large, cpu.small)), 1),
+          naiveOperatorMs: round(median(extra(cpu.naiveLarge, cpu.naiveSmall)), 1),
+          nodesMs:
+            Math.min(nodesCpu.large.length, nodesCpu.small.length) < runs
+              ? null
+              : round(median(extra(nodesCpu.large, nodesCpu.small)), 1),
+        },
       };
     } finally {
       await large.stop();

@@ -141,7 +141,9 @@ export function targets(r: Results): Target[] {
       `${c.perExtraRatio}x (${c.perExtraMs} ms vs ${c.naivePerExtraMs} ms ` +
       `per deployment from ${c.small} to ${c.large}, median of ${c.largeMs.length} rounds; ` +
       `no-change up ${s(median(c.largeMs))} vs ${s(median(c.smallMs))}: ${c.ratio}x, ` +
-      `the naive program's ${c.naiveRatio}x)`;
+      `the naive program's ${c.naiveRatio}x; CPU per extra deployment: the operator's processes ` +
+      `${c.perExtraCpu.operatorMs} ms vs ${c.perExtraCpu.naiveOperatorMs} ms, the nodes' ` +
+      `${c.perExtraCpu.nodesMs ?? "?"} ms)`;
     out.push(atMost("cost per extra deployment <= 1.5x the naive program's", c.perExtraRatio, 1.5, measured, "1.5x"));
   }
   const overhead = (c: ServeResult) =>

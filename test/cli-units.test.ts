@@ -112,7 +112,12 @@ describe("the status probe", () => {
   it("asks the target's status, hashes the files, reads the .env and both KV cache sources", () => {
     const { b, nb } = at("qwen38-flash-best", "flash-best");
     const s = probeScript(b, nb, false);
-    expect(s).toContain("docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' qwen38-flash");
+    // One docker call: the container's state and its bind mounts (the newer-mount rule) together.
+    expect(s.match(/docker inspect/g)).toHaveLength(1);
+    expect(s).toContain(
+      "docker inspect -f '{{.State.Running}} {{.State.StartedAt}}" +
+        '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}{{.Source}}{{end}}{{end}}\' qwen38-flash',
+    );
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
     expect(s).toContain(

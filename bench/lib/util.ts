@@ -1,4 +1,5 @@
 /** Small helpers of the benchmark harness: medians, rounding, logging, machine load. */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import type { PulumiRun } from "../../test/helpers/pulumi";
 
@@ -21,11 +22,11 @@ export function say(msg: string): void {
   process.stderr.write(`bench: ${msg}\n`);
 }
 
-/** The 1-minute load average: the machine is shared, so every section records it. */
 /** The median of the per-round ratios a[i] / b[i], to two digits: samples of one round share its load. */
 export const medianRatio = (a: readonly number[], b: readonly number[]): number =>
   round(median(a.map((x, i) => x / (b[i] ?? Number.NaN))), 2);
 
+/** The 1-minute load average: the machine is shared, so every section records it. */
 export const load1 = (): number => round(loadavg()[0] ?? 0, 2);
 
 /** Fails loudly with the Pulumi output: a benchmark of a failed run measures nothing. */
@@ -67,3 +68,16 @@ export function summary(r: PulumiRun): string {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * CPU time in ms of this process's children that have ended and been waited for (proc(5):
+ * /proc/self/stat cutime + cstime, in clock ticks of 1/100 s): a `pulumi` run and what it waited
+ * for (its language host, the program, the provider hosts). The simulated nodes' daemons and what
+ * they start are not in it: they are not this process's children, or have not ended.
+ */
+export function reapedCpuMs(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the command's ")", the fields start at the third (state): cutime is the 16th.
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}

@@ -16,7 +16,7 @@ import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { say, t } from "../text/messages";
 import { joinNode } from "../text/shell";
-import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeLiveness, probeNode } from "./probe";
+import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeServing } from "./probe";
 import type { NodeState } from "./probe";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
 import { deploymentOf, othersProbe } from "./registry";
@@ -87,10 +87,8 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
     const h = host;
     const states = new Map<string, NodeState>();
     for (const nb of here) {
-      const st = await probeNode(h, nb, { checks: o.checks, clients: false }, LOOK_STEP_MS);
       // Liveness only where the engine runs what this bundle runs: anything else restarts anyway.
-      const serves = nb.api !== undefined && nb.runs && st.running && st.recorded?.identity === nb.identity;
-      if (serves) st.live = await probeLiveness(h, nb, o.livenessS);
+      const st = await probeServing(h, nb, { checks: o.checks, clients: false }, LOOK_STEP_MS, o.livenessS);
       states.set(nb.stateDir, st);
     }
     // What sm121 holds on the node: each probe lists the others; a node that serves nothing is asked.

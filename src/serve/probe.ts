@@ -297,6 +297,33 @@ export function liveWords(l: LiveCheck): string {
   return `answers /v1/models but no token in ${l.timeoutS} s${counters}`;
 }
 
+/**
+ * The plan-time look at one deployment on a node: the probe and, where the engine runs this
+ * bundle, the liveness check, in one script. The node spends the one-token completion only where
+ * its record names this bundle's identity (preflightScript reads state.json into `$state`, and
+ * the identity is the first field sm121 writes there); the verdict counts only where the probe
+ * also finds the engine running. A record the script cannot match that way (one an older sm121
+ * wrote) gets the check on its own.
+ */
+export async function probeServing(
+  host: Host,
+  nb: NodeBundle,
+  o: ProbeOptions,
+  timeoutMs: number,
+  livenessS: number,
+): Promise<NodeState> {
+  const canServe = nb.api !== undefined && nb.runs;
+  const recorded = quote(`{"identity":"${nb.identity}"`);
+  const live = canServe ? [`case "$state" in ${recorded}*) ( ${livenessScript(nb, livenessS)} ) || true;; esac`] : [];
+  const script = [preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), ...live].join("\n");
+  const res = await host.run(script, { step: "preflight", timeoutMs: timeoutMs + (livenessS + 30) * 1000 });
+  const st = parseProbe(res.records);
+  if (canServe && st.running && st.recorded?.identity === nb.identity) {
+    st.live = liveCheckOf(res.records, livenessS) ?? (await probeLiveness(host, nb, livenessS));
+  }
+  return st;
+}
+
 /** Runs the liveness check on a node whose engine runs this bundle. */
 export async function probeLiveness(host: Host, nb: NodeBundle, timeoutS: number): Promise<LiveCheck | undefined> {
   // The script's own curl times out; the channel gets room for /metrics and /v1/models around it.
