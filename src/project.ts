@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { collectErrors, type SpecError, throwIfAny } from "./recipe/errors";
-import { msg } from "./text/messages";
+import { msg, SaidError } from "./text/messages";
 import { loadRecipes } from "./engines/recipes";
 import { siteFrom } from "./recipe/site";
 import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
@@ -35,8 +35,7 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
   let source: () => SiteSource;
   if (config === undefined) {
     const text = doc(file, display);
-    if (text === undefined)
-      throw new Error(`no stack config ${file}: create it (see Pulumi.spark-site.yaml) or pick a stack with --stack`);
+    if (text === undefined) throw new SaidError(msg("project.noStack", { file }));
     source = () => stackFileSource(text);
   } else {
     source = () =>

@@ -42,7 +42,8 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
     const k = DRIVERS.sglang.memory.knobs({ recipe: r, nodes: 1 });
     expect(en(k.util)).toEqual({ value: 0.88, from: "the engine's default (about)", byDefault: true });
     expect(en(k.maxModelLen)).toEqual({ value: 4096, from: "--context-length" });
-    expect(DRIVERS.sglang.memory).toMatchObject({ utilName: "--mem-fraction-static", overheadInBudget: false });
+    expect(DRIVERS.sglang.memory).toMatchObject({ overheadInBudget: false });
+    expect(say(DRIVERS.sglang.memory.utilName, "ru")).toBe("--mem-fraction-static");
   });
   it("gr8: a fixed budget, whatever the recipe says", () => {
     expect(en(DRIVERS.gr8.memory.knobs({ nodes: 4 }).util)).toEqual({
@@ -50,7 +51,8 @@ describe("each driver reads the fit's knobs the way its engine does", () => {
       from: "the engine's default",
       byDefault: true,
     });
-    expect(DRIVERS.gr8.memory.utilName).toBe("gr8's fixed budget");
+    expect(say(DRIVERS.gr8.memory.utilName, "en")).toBe("gr8's fixed budget");
+    expect(say(DRIVERS.gr8.memory.utilName, "ru")).toBe("фиксированный бюджет gr8");
   });
 });
 

@@ -9,6 +9,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { performance } from "node:perf_hooks";
 import { Samples } from "./bench-stats";
+import { t } from "../text/messages";
 
 /**
  * Server-sent events, incrementally: `data:` lines (joined with "\n" when an event has several)
@@ -232,7 +233,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
           res.on("error", (e) => end(e.message));
         },
       );
-      req.on("timeout", () => req.destroy(new Error(`no answer within ${o.timeoutMs} ms`)));
+      req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerMs", { ms: o.timeoutMs }))));
       req.on("error", (e) => end(e.message));
       req.end(body);
     });

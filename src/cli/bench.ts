@@ -57,7 +57,7 @@ export function getModels(
         });
       },
     );
-    req.on("timeout", () => req.destroy(new Error("no answer within 10 s")));
+    req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerS", { seconds: 10 }))));
     req.on("error", (e) => resolve({ code: 0, ids: [], error: e.message }));
   });
 }

@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { t } from "../text/messages";
 
 /**
  * The environment sm121 runs the Pulumi CLI with (what the README asks an operator's shell to
@@ -58,7 +59,7 @@ function pulumi(root: string, args: string[], env: NodeJS.ProcessEnv): Ran | und
 export class PulumiError extends Error {
   constructor(command: string, r: Ran) {
     const tail = r.stderr.trim().split("\n").slice(-5).join("\n");
-    super(`\`${command}\` failed (exit ${String(r.code)}): ${tail}`);
+    super(t("pulumi.failed", { command, code: String(r.code), tail }));
     this.name = "PulumiError";
   }
 }

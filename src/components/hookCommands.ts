@@ -110,12 +110,7 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
       const known = port === 22 ? host : `[${host}]:${port}`;
-      throw new RunError(
-        "sm121:hooks: pulumi-command pins the host key of every node, " +
-          `and ${a.knownHosts} has none for ${known} (node ${n.node}); ` +
-          `add it with \`ssh-keyscan -p ${port} ${host} >> ${a.knownHosts}\` after checking its fingerprint, ` +
-          "or run once with sm121:hostKeys: accept-new",
-      );
+      throw new RunError(t("hooks.noHostKey", { knownHosts: a.knownHosts, known, node: n.node, port, host }));
     }
     const connection = output(a.connection).apply((c) => ({
       host,

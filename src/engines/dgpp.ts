@@ -2,7 +2,16 @@ import { msg } from "../text/messages";
 import { ownedFlagsAsWritten } from "./args";
 import type { EngineDriver } from "./driver";
 import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "./rules";
-import { engineDefault, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
+import {
+  engineDefault,
+  positive,
+  readinessLen,
+  setting,
+  sourced,
+  withDefined,
+  type FitKnobs,
+  type KnobSource,
+} from "./memory";
 
 /** DGPP's fit knobs from the recipe's `[dgpp.engine]` table; every launch node holds a share of the weights. */
 function dgppKnobs(src: KnobSource): FitKnobs {
@@ -67,7 +76,7 @@ export const dgpp: EngineDriver = {
   metrics: undefined,
   installHint: "clone DGPP into [dgpp].dir on every node, or set [dgpp].repo and rev so sm121 provisions it",
   memory: {
-    utilName: "gpu_memory_utilization",
+    utilName: setting("gpu_memory_utilization"),
     utilDefault: 0.9,
     overheadGiB: 4,
     overheadInBudget: true,

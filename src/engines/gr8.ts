@@ -47,7 +47,7 @@ export const gr8: EngineDriver = {
   metrics: vllm.metrics,
   installHint: "docker pull ghcr.io/kindlingai/gr8 on every node",
   memory: {
-    utilName: "gr8's fixed budget",
+    utilName: msg("state.fit.gr8Budget"),
     utilDefault: 0.9,
     overheadGiB: 4,
     overheadInBudget: true,

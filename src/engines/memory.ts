@@ -41,8 +41,8 @@ export interface KnobSource {
 }
 
 export interface EngineMemory {
-  /** The setting that bounds the engine's memory, as the operator raises it. */
-  utilName: string;
+  /** The setting that bounds the engine's memory, as the operator raises it (a message: gr8 names its own budget). */
+  utilName: Msg;
   utilDefault: number;
   /** GiB the engine takes beside weights and KV cache: activations, CUDA graphs, NCCL and cuBLAS buffers. */
   overheadGiB: number;

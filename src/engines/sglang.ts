@@ -4,7 +4,16 @@ import { collectivesEnv, ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
-import { engineDefault, positive, readinessLen, sourced, withDefined, type FitKnobs, type KnobSource } from "./memory";
+import {
+  engineDefault,
+  positive,
+  readinessLen,
+  setting,
+  sourced,
+  withDefined,
+  type FitKnobs,
+  type KnobSource,
+} from "./memory";
 import { servedOnRecipePort } from "./rules";
 import { rendezvousArgs, servedAndTp } from "./torchServer";
 
@@ -88,7 +97,7 @@ export const sglang: EngineDriver = {
   installHint: 'pip install "sglang[all]" (or run the lmsysorg/sglang image with deploy = "docker")',
   // mem_fraction_static covers weights and the KV pool; the rest of the memory holds its activations.
   memory: {
-    utilName: "--mem-fraction-static",
+    utilName: setting("--mem-fraction-static"),
     utilDefault: UTIL_DEFAULT,
     overheadGiB: 4,
     overheadInBudget: false,

@@ -206,7 +206,7 @@ export const vllm: EngineDriver = {
   installHint: 'pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = "docker")',
   // The utilization covers everything vLLM allocates: weights, KV cache, activations, CUDA graphs.
   memory: {
-    utilName: "--gpu-memory-utilization",
+    utilName: setting("--gpu-memory-utilization"),
     utilDefault: UTIL_DEFAULT,
     overheadGiB: 4,
     overheadInBudget: true,

@@ -65,7 +65,7 @@ function render(news: GatewayWire, olds: GatewayWire | undefined): Content & { m
 /** `wrote`: the sha256 of files sm121 wrote (no backup of those). */
 async function write(p: Place, c: Content, wrote: ReadonlyArray<string | undefined> = []): Promise<string> {
   const log = providerLog("gateway");
-  for (const w of c.warnings) log(`warning: ${w}`);
+  for (const w of c.warnings) log(t("serve.warning", { warning: w }));
   // A different old file is kept as a backup (what the gateway ran with until it restarts).
   const known = [sha(c.text), ...wrote.filter((x): x is string => x !== undefined)];
   await writePlaced(p, authOf(p.connection), c.text, known, "write the gateway file");

@@ -7,13 +7,14 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { providerLog, settled } from "./common";
 import { upgrade } from "./stateVersion";
+import { msg, SaidError, t } from "../text/messages";
 
 export function diff(): Promise<pulumi.dynamic.DiffResult> {
   return Promise.resolve({ changes: false });
 }
 
 export function create(): Promise<pulumi.dynamic.CreateResult> {
-  return Promise.reject(new Error("HostCommand is no longer created: hooks run with the engine (EngineDeployment)"));
+  return Promise.reject(new SaidError(msg("hook.notCreated")));
 }
 
 export function update(_id: string, _olds: object, news: object): Promise<pulumi.dynamic.UpdateResult> {
@@ -23,9 +24,6 @@ export function update(_id: string, _olds: object, news: object): Promise<pulumi
 export function remove(_id: string, wire: object): Promise<void> {
   return settled(() => {
     const { node } = upgrade("HostCommand", wire).state;
-    providerLog(node)(
-      "the old hook resource is dropped from the state; " +
-        "hooks now run with the engine (nothing runs on the node for this)",
-    );
+    providerLog(node)(t("hook.dropped"));
   });
 }

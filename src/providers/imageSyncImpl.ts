@@ -5,6 +5,7 @@ import { authOf, providerLog, settled } from "./common";
 import { allowedHere } from "./engineDecide";
 import type { ImageSyncWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
+import { t } from "../text/messages";
 
 type Props = ImageSyncWire;
 
@@ -65,10 +66,8 @@ export function remove(_id: string, wire: object): Promise<void> {
 
 function removeNow(_id: string, wire: object): void {
   const props = upgraded(wire).state;
-  providerLog(`${props.deployment} image`)(
-    `${props.image} stays on ${props.nodes.map((n) => n.node).join(", ")}; ` +
-      "remove it there with docker image rm if you no longer need it",
-  );
+  const nodes = props.nodes.map((n) => n.node).join(", ");
+  providerLog(`${props.deployment} image`)(t("image.stays", { image: props.image, nodes }));
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

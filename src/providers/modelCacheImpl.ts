@@ -5,6 +5,7 @@ import { checkModel, removeModel, syncModel, type ModelSpec } from "../serve/mod
 import { authOf, providerLog, settled } from "./common";
 import type { ModelCacheWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
+import { t } from "../text/messages";
 
 type Props = ModelCacheWire;
 
@@ -60,15 +61,24 @@ export async function update(_id: string, oldWire: object, news: Props): Promise
   const olds = stored(oldWire).state;
   const log = providerLog(`${news.deployment} model`);
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
-    log(`${olds.repo}@${olds.revision} stays in the HF cache of ${olds.nodes.map((n) => n.node).join(", ")}`);
+    log(
+      t("model.otherStays", {
+        model: `${olds.repo}@${olds.revision}`,
+        nodes: olds.nodes.map((n) => n.node).join(", "),
+      }),
+    );
   }
   if (!reaches(olds, news))
     return {
       outs: { ...olds, ...news, commit: olds.commit, files: olds.files, bytes: olds.bytes, source: olds.source },
     };
   for (const [node, missing] of Object.entries(olds.incomplete ?? {})) {
-    const more = missing.length > 3 ? ` (and ${missing.length - 3} more)` : "";
-    log(`${node} lacked files at the last refresh: ${missing.slice(0, 3).join("; ")}${more}`);
+    const files = missing.slice(0, 3).join("; ");
+    log(
+      missing.length > 3
+        ? t("model.lackedMore", { node, files, count: missing.length - 3 })
+        : t("model.lacked", { node, files }),
+    );
   }
   return { outs: await run(news) };
 }
@@ -79,16 +89,20 @@ export async function remove(_id: string, wire: object): Promise<void> {
   const nodes = props.nodes.map((n) => n.node).join(", ");
   if (props.onDelete !== "remove") {
     const dir = props.nodes[0] === undefined ? "" : hfCacheDir(props.nodes[0].hfHome, props.repo);
-    log(
-      `the checkpoint ${props.repo} stays in the HF cache on ${nodes} (${dir}); ` +
-        "set sm121:modelCache: remove to delete it with the deployment",
-    );
+    log(t("model.stays", { repo: props.repo, nodes, dir }));
     return;
   }
   const gone = await removeModel(spec(props), props.protectedNodes, authOf(props.connection));
   const kept = props.protectedNodes;
-  const keep = kept.length > 0 ? `; protected ${kept.join(", ")} keep${kept.length === 1 ? "s" : ""} it` : "";
-  log(`removed ${props.repo} from the HF cache on ${gone.join(", ") || "no node"}${keep}`);
+  // A list of nodes, not a counted noun: one node or several, in every language.
+  const keepKey = kept.length === 1 ? "model.protectedKeeps" : "model.protectedKeep";
+  const keep = kept.length > 0 ? t(keepKey, { nodes: kept.join(", ") }) : "";
+  const repo = props.repo;
+  log(
+    gone.length > 0
+      ? t("model.removed", { repo, nodes: gone.join(", "), keep })
+      : t("model.removedNone", { repo, keep }),
+  );
 }
 
 export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {

@@ -5,9 +5,11 @@ import { authOf, providerLog, settled } from "./common";
 import { unpack } from "./packed";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 import type { SurgeWire } from "./wire";
-import { say } from "../text/messages";
+import { msg, SaidError, say, t } from "../text/messages";
 
 type Stored = SurgeWire | Record<string, never>;
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
 const stored = (s: object) => upgrade("Surge", s);
@@ -33,11 +35,11 @@ function diffNow(oldWire: object, wire: object): pulumi.dynamic.DiffResult {
   // Without a surge the plan's line for the set says why already.
   if (changes && news.phase === "start" && news.go) {
     const nodes = news.nodes.join(", ");
-    providerLog(news.deployment)(`starts the new recipe on ${nodes} before any replica of the set stops`);
+    providerLog(news.deployment)(t("surge.plannedStart", { nodes }));
   }
   if (changes && news.phase === "end" && news.go) {
     const nodes = news.nodes.join(", ");
-    providerLog(news.deployment)(`stops on ${nodes} once every replica answers; the spare is free again`);
+    providerLog(news.deployment)(t("surge.plannedEnd", { nodes }));
   }
   const upgrading = u !== undefined && stale(u);
   if (!changes && upgrading) providerLog(news.deployment)(say(upgradeWords("Surge", u)));
@@ -63,22 +65,23 @@ export async function update(_id: string, oldWire: object, news: SurgeWire): Pro
 
 async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
   const log = providerLog(w.deployment);
+  const nodes = w.nodes.join(", ");
   if (!w.go) {
-    log(`no surge onto ${w.nodes.join(", ")} (the plan says why); the replicas roll one at a time`);
+    log(t("surge.none", { nodes }));
     return { started: false };
   }
   const b = unpack<DeploymentBundle>(w.__bundle);
   const auth = authOf(w.connection);
   const r = w.__run;
-  log(`surge: starts ${w.deployment} on ${w.nodes.join(", ")} with the new recipe; no replica stops before it answers`);
+  log(t("surge.starting", { deployment: w.deployment, nodes }));
   const { serve } = await import("../serve/serve");
   try {
     const settings = {
       secrets: w.secrets,
       forceRestart: false,
       log,
-      goBack: "nothing to do: the surge is stopped again, and no replica stopped",
-      failedState: "did not start on the spare",
+      goBack: t("surge.goBack"),
+      failedState: "surge.failedOnSpare" as const,
       ...(r.owner !== undefined && { owner: r.owner }),
       ...(r.keepBackups !== undefined && { keepBackups: r.keepBackups }),
     };
@@ -86,26 +89,20 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
     if (r.gateway === undefined) return { started: true };
     const { surgeInGateway } = await import("./gatewayImpl");
     const file = await surgeInGateway(r.gateway, w.connection, r.model, r.apiKey);
-    const listed = file === undefined ? "" : " and is in the gateway file";
-    log(`surge: ${w.deployment} answers on ${w.nodes.join(", ")}${listed}`);
+    log(t(file === undefined ? "surge.answers" : "surge.answersListed", { deployment: w.deployment, nodes }));
     return { started: true, ...(file !== undefined && { file }) };
   } catch (e) {
     // The new recipe failed on the spare before any replica stopped: a canary. The roll does not
     // go on to fail on a replica; the set keeps serving the old recipe, whole.
-    const why = e instanceof Error ? e.message : String(e);
     const { stopDeployment } = await import("../serve/stop");
     const left = await stopDeployment(b, auth, log, w.secrets).then(
-      () => "",
-      (err: unknown) => {
-        return `\n${w.deployment} could not be stopped again: ${err instanceof Error ? err.message : String(err)}`;
-      },
+      () => undefined,
+      (err: unknown) => msg("surge.notStopped", { deployment: w.deployment, why: errorText(err) }),
     );
-    throw new Error(
-      `the surge ${w.deployment} on ${w.nodes.join(", ")} failed: no replica of the set was stopped, ` +
-        "they all serve the old recipe. Fix the recipe and run `pulumi up` again (the surge goes first again), or " +
-        `remove spare: from the entry to roll without a surge.\n${why}${left}`,
-      { cause: e },
-    );
+    const failed = msg("surge.failed", { deployment: w.deployment, nodes, why: errorText(e) });
+    throw new SaidError(left === undefined ? failed : msg("serve.withTail", { said: failed, tail: left }), {
+      cause: e,
+    });
   }
 }
 
@@ -122,13 +119,12 @@ async function end(w: SurgeWire): Promise<void> {
   if (r.drain !== undefined) {
     const { drainEngine } = await import("../serve/drain");
     await drainEngine(b, auth, r.drain, log).catch((err: unknown) => {
-      const why = err instanceof Error ? err.message : String(err);
-      log(`warning: could not read ${w.deployment}'s requests in flight: ${why}`);
+      log(t("state.drainFailed", { deployment: w.deployment, why: errorText(err) }));
     });
   }
   const { stopDeployment } = await import("../serve/stop");
   await stopDeployment(b, auth, log, w.secrets);
-  log(`surge: every replica answers with the new recipe; ${w.deployment} stopped, ${w.nodes.join(", ")} is free again`);
+  log(t("surge.ended", { deployment: w.deployment, nodes: w.nodes.join(", ") }));
 }
 
 /**

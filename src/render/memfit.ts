@@ -331,7 +331,7 @@ export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
     const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
     return t("fit.refusalNode", { node: n.node, ...need, ...budget });
   });
-  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : say(k.util.from);
+  const util = k.util.byDefault === true ? say(driverFor(fit.engine).memory.utilName) : say(k.util.from);
   const fix = t("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
   const model = fit.model ?? t("fit.itsModel");
   return t("fit.refusal", { deployment: fit.deployment, model, parts: parts.join("; "), fix });

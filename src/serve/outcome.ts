@@ -77,7 +77,12 @@ export function toStored(o: DeploymentOutcome, step?: ServeStep): StoredOutcome 
   // serve() writes `<step> failed: <detail>` with the step it was given: the detail is what follows.
   const head = `${step} failed: `;
   const detail = failure.startsWith(head) ? failure.slice(head.length) : failure;
-  return { ...rest, failure: msg("state.stepFailed", { step: msg(STEP_KEYS[step]), detail }) };
+  return { ...rest, failure: stepFailed(step, detail) };
+}
+
+/** `<step> failed: <detail>`, the step said in the reader's language. */
+export function stepFailed(step: ServeStep, detail: string): Msg {
+  return msg("state.stepFailed", { step: msg(STEP_KEYS[step]), detail });
 }
 
 /** A failure after the stop step began: the outcome says what happened on each node, `step` where it failed. */

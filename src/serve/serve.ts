@@ -14,6 +14,7 @@ import {
   NodeOutcome,
   PreflightFailure,
   ServeFailure,
+  stepFailed,
   utcStamp,
   type ServeStep,
 } from "./outcome";
@@ -25,7 +26,7 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
-import { msg, SaidError, say as sayIn, t, type Locale } from "../text/messages";
+import { msg, SaidError, say as sayIn, t, type Locale, type MessageKey } from "../text/messages";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -33,8 +34,11 @@ export interface ServeOptions {
   forceRestart: boolean;
   /** How to go back, for the failure message (e.g. the previous profile). */
   goBack: string;
-  /** What a failure leaves in the state (a surge has none: providers/surge). */
-  failedState?: string;
+  /**
+   * What a failure leaves in the state, a message of {deployment} and {failure} (a surge has none:
+   * providers/surge); by default the deployment is marked failed.
+   */
+  failedState?: MessageKey;
   log: (message: string) => void;
   /** Also log the raw @sm121 records of the node scripts (SM121_VERBOSE=1). */
   verbose?: boolean;
@@ -235,16 +239,15 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       );
     for (const out of outcomes) if (out.status !== "serving") out.status = "failed";
     const backups = outcomes.flatMap((n) => n.backups.map((p) => `${n.node}:${p}`));
-    const failure = `${step} failed: ${said()}`;
-    const back =
-      backups.length > 0 ? `\nThe previous files are backed up: ${backups.join(", ")}.` : "\nNo file was replaced.";
+    const failure = sayIn(stepFailed(step, said()));
+    const head = t(o.failedState ?? "serve.failedMarked", { deployment: b.deployment, failure });
+    const back = backups.length > 0 ? t("serve.backedUp", { files: backups.join(", ") }) : t("serve.noneReplaced");
     const advice = failureAdvice(e, b);
-    const state = o.failedState ?? "is marked failed in the stack state";
-    const told = `deployment ${b.deployment} ${state}; ${failure}${back}${advice === "" ? "" : `\n${advice}`}`;
+    const told = [head, back, ...(advice === "" ? [] : [advice]), t("serve.toGoBack", { goBack: o.goBack })];
     const recorded = `${step} failed: ${said("en")}`;
     const first = recorded.split("\n")[0] ?? recorded;
     const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
-    throw new ServeFailure(`${told}\nTo go back: ${o.goBack}`, outcome, step);
+    throw new ServeFailure(told.join("\n"), outcome, step);
   }
 }
 

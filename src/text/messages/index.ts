@@ -150,8 +150,11 @@ export function say(m: Msg, locale?: Locale): string {
  * again in another locale) or reads what it needs from its arguments, never from its wording.
  */
 export class SaidError extends Error {
-  constructor(readonly said: Msg) {
-    super(say(said));
+  constructor(
+    readonly said: Msg,
+    options?: ErrorOptions,
+  ) {
+    super(say(said), options);
     this.name = "SaidError";
   }
 }
