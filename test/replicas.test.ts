@@ -10,6 +10,7 @@ import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { replicaPlaces, replicaSets, rollWords } from "../src/render/replicas";
 import { errorsOf } from "./helpers/spec";
+import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const F = "Pulumi.s.yaml";
@@ -107,7 +108,9 @@ describe("replica sets", () => {
     expect(run.map(rollWords)).toEqual([words]);
     expect([...replicaPlaces(run, [], 0).values()].map((p) => p.after)).toEqual([undefined, undefined]);
     const entry = sets("    - { name: q8, recipe: qwen3-8b-solo, replicas: [[a], [b]], roll: all }\n");
-    expect(entry.map((s) => s.allBecause)).toEqual(["roll: all on q8-1, q8-2"]);
+    expect(entry.map((s) => (s.allBecause === undefined ? undefined : say(s.allBecause, "en")))).toEqual([
+      "roll: all on q8-1, q8-2",
+    ]);
   });
 
   it("has no set for a model served once", () => {

@@ -20,6 +20,7 @@ import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
+import { msg, say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const F = "Pulumi.s.yaml";
@@ -103,7 +104,9 @@ describe("the plan's surge", () => {
       return v.go ? "go" : surgeWords(set, spare, v);
     };
     const roll = `rolls ${set.model}: q8-1, then q8-2; at most 1 of 2 down; no surge onto c: `;
-    expect(said({ busy: ["c runs other"] })).toBe(`${roll}c is busy: c runs other`);
+    const runs = (deployment: string) => msg("surge.busyRunning", { node: "c", deployment });
+    expect(said({ busy: [runs("other")] })).toBe(`${roll}c is busy: c runs other`);
+    expect(said({ busy: [runs("other"), runs("third")] })).toBe(`${roll}c is busy: c runs other; c runs third`);
     expect(said({ protectedNodes: ["c"] })).toBe(`${roll}c is protected`);
     const unreachable = said({ unreachable: ["c: connection refused"] });
     expect(unreachable).toBe(`${roll}the look could not reach it (c: connection refused)`);
@@ -113,10 +116,9 @@ describe("the plan's surge", () => {
       tooSmall.startsWith(`${roll}the new recipe does not fit there: deployment q8-spare cannot fit in memory`),
       tooSmall,
     ).toBe(true);
-    expect(surgeVerdict({ ...set, roll: "all", allBecause: "SM121_ROLL=all" }, look())).toEqual({
-      go: false,
-      why: "the set restarts all at once (SM121_ROLL=all)",
-    });
+    const all = surgeVerdict({ ...set, roll: "all", allBecause: msg("roll.runAll") }, look());
+    expect(all.go ? "go" : say(all.why, "en")).toBe("the set restarts all at once (SM121_ROLL=all)");
+    expect(all.go ? "go" : say(all.why, "ru")).toBe("группа перезапускается целиком сразу (SM121_ROLL=all)");
   });
 });
 

@@ -18,6 +18,7 @@ import type { ConnectionSettings, GatewaySettings } from "../providers/settings"
 import { Surge, type SurgeInputs } from "../providers/surge";
 import type { SurgePhase } from "../providers/wire";
 import { gatewayModelOf } from "./gateway";
+import { msg, say } from "../text/messages";
 
 /** A set with a spare group, and what the plan decided for it. */
 export interface SurgePlan {
@@ -54,12 +55,12 @@ export function surgePlans(
     const declared = bundles.flatMap((b) =>
       b.nodes
         .filter((n) => spare.nodes.includes(n.node))
-        .map((n) => `${n.node} serves ${b.deployment} (the site puts it there)`),
+        .map((n) => msg("surge.busyDeclared", { node: n.node, deployment: b.deployment })),
     );
     const running = spare.nodes.flatMap((n) =>
       (seen.holders[n] ?? [])
         .filter((h) => h.held && h.deployment !== name && !bundles.some((b) => b.deployment === h.deployment))
-        .map((h) => `${n} runs ${h.deployment}`),
+        .map((h) => msg("surge.busyRunning", { node: n, deployment: h.deployment })),
     );
     const fit = fitOf(bundle, recipes.get(bundle.recipe), seen.models);
     const verdict = surgeVerdict(set, {
@@ -107,7 +108,8 @@ function surge(w: SurgeWiring, plan: SurgePlan, phase: SurgePhase, extra: Partia
       phase,
       bundle: plan.bundle,
       go: plan.verdict.go,
-      why: plan.verdict.go ? "" : plan.verdict.why,
+      // Pulumi shows and compares the input: the same English bytes whatever the operator's language.
+      why: plan.verdict.go ? "" : say(plan.verdict.why, "en"),
       set: identities(plan.set, w.bundles),
       secrets: w.secrets,
       connection: w.connection,

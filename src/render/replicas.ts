@@ -8,6 +8,7 @@
 import type { RollMode, Site } from "../recipe/types";
 import { driverFor } from "../engines";
 import type { DeploymentBundle } from "./types";
+import { msg, say, t, type Msg } from "../text/messages";
 
 /**
  * How a replica of a roll waits for the requests it is answering once the gateway sends it no
@@ -27,7 +28,7 @@ export interface ReplicaSet {
   members: string[];
   roll: RollMode;
   /** Why it restarts them all at once (the site entry or the run), when it does. */
-  allBecause?: string;
+  allBecause?: Msg;
   /** The deployment a surge starts on the spare group first, when it does (render/surge). */
   surge?: string;
 }
@@ -69,7 +70,8 @@ export function replicaSets(site: Site, bundles: readonly DeploymentBundle[], ru
     if (all.length < 2) continue;
     const members = [...all.filter((b) => !guarded(b)), ...all.filter(guarded)].map((b) => b.deployment);
     const asked = site.deployments.filter((d) => members.includes(d.name) && d.roll === "all").map((d) => d.name);
-    const allBecause = runAll ? "SM121_ROLL=all" : asked.length > 0 ? `roll: all on ${asked.join(", ")}` : undefined;
+    const entry = asked.length > 0 ? msg("roll.asked", { deployments: asked.join(", ") }) : undefined;
+    const allBecause = runAll ? msg("roll.runAll") : entry;
     const roll = allBecause === undefined ? "one" : "all";
     sets.push({ model, members, roll, ...(allBecause !== undefined && { allBecause }) });
   }
@@ -111,11 +113,15 @@ export function replicaPlaces(
 
 /** The plan's line for a set: "rolls qwen3-32b: a, then b; at most 1 of 2 down". */
 export function rollWords(s: ReplicaSet): string {
+  const count = s.members.length;
   if (s.roll === "all") {
-    return (
-      `restarts ${s.model} all at once (${s.allBecause ?? "roll: all"}): ${s.members.join(", ")}; ` +
-      `all ${s.members.length} down together`
-    );
+    const because = s.allBecause === undefined ? "roll: all" : say(s.allBecause);
+    return t("roll.all", { model: s.model, because, members: s.members.join(", "), count });
   }
-  return `rolls ${s.model}: ${s.members.join(", then ")}; at most 1 of ${s.members.length} down`;
+  return t("roll.one", { model: s.model, members: inTurn(s.members), count });
+}
+
+/** `a, then b, then c`, in the reader's language. */
+export function inTurn(names: readonly string[]): string {
+  return names.reduce((before, next) => t("roll.then", { before, next }));
 }

@@ -8,8 +8,9 @@
  */
 import type { Spare } from "../recipe/types";
 import { fitRefusal, type Fit } from "./memfit";
-import { rollWords, type ReplicaSet } from "./replicas";
+import { inTurn, rollWords, type ReplicaSet } from "./replicas";
 import type { DeploymentBundle } from "./types";
+import { msg, say, t, type Msg } from "../text/messages";
 
 /** What the plan knows of the spare group when it decides. */
 export interface SpareLook {
@@ -19,7 +20,7 @@ export interface SpareLook {
   /** The spare's nodes that are protected. */
   protectedNodes: string[];
   /** What else holds a spare node: "s1 serves roll-other" (declared there, or running there). */
-  busy: string[];
+  busy: Msg[];
   /** The look could not reach a spare node: one line a node. */
   unreachable: string[];
   /** What the engine would refuse at start there (the HF cache, a file it opens). */
@@ -28,21 +29,31 @@ export interface SpareLook {
   fit: Fit;
 }
 
-export type SurgeVerdict = { go: true } | { go: false; why: string };
+/** `why` is a message: the plan says it in the reader's language, the Surge resource keeps it in English. */
+export type SurgeVerdict = { go: true } | { go: false; why: Msg };
 
 /** Whether the set surges onto its spare in this run, or why not. */
 export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
   const nodes = look.spare.nodes.join(", ");
-  if (set.roll === "all") return { go: false, why: `the set restarts all at once (${set.allBecause ?? "roll: all"})` };
-  const no = (why: string): SurgeVerdict => ({ go: false, why });
-  if (look.unreachable.length > 0) return no(`the look could not reach it (${look.unreachable.join("; ")})`);
-  if (look.protectedNodes.length > 0) {
-    return no(`${look.protectedNodes.join(", ")} ${look.protectedNodes.length === 1 ? "is" : "are"} protected`);
+  if (set.roll === "all") return { go: false, why: msg("surge.whyAll", { because: set.allBecause ?? "roll: all" }) };
+  const no = (why: Msg): SurgeVerdict => ({ go: false, why });
+  // The look's lines (unreachable, fatal) are its findings, as it wrote them.
+  if (look.unreachable.length > 0) return no(msg("surge.whyUnreachable", { lines: look.unreachable.join("; ") }));
+  const guarded = look.protectedNodes;
+  // A list of nodes, not a counted noun: one node or several, in every language.
+  if (guarded.length > 0) {
+    return no(
+      msg(guarded.length === 1 ? "surge.whyProtected" : "surge.whyProtectedMany", { nodes: guarded.join(", ") }),
+    );
   }
-  if (look.busy.length > 0) return no(`${nodes} is busy: ${look.busy.join("; ")}`);
-  if (look.fatal.length > 0) return no(`the engine would refuse to start there: ${look.fatal.join("; ")}`);
+  const [first, ...more] = look.busy;
+  if (first !== undefined) {
+    const busy = more.reduce((before, next) => msg("list.semi", { before, next }), first);
+    return no(msg("surge.whyBusy", { nodes, busy }));
+  }
+  if (look.fatal.length > 0) return no(msg("surge.whyFatal", { fatal: look.fatal.join("; ") }));
   const refused = fitRefusal(look.fit, look.bundle.recipeFile);
-  if (refused !== undefined) return no(`the new recipe does not fit there: ${refused}`);
+  if (refused !== undefined) return no(msg("surge.whyUnfit", { refused }));
   return { go: true };
 }
 
@@ -50,11 +61,8 @@ export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
 export function surgeWords(set: ReplicaSet, spare: Spare, v: SurgeVerdict): string {
   const nodes = spare.nodes.join(", ");
   const name = spare.deployment.name;
-  if (!v.go) return `${rollWords(set)}; no surge onto ${nodes}: ${v.why}`;
+  if (!v.go) return t("surge.noSurge", { roll: rollWords(set), nodes, why: say(v.why) });
   const last = set.members[set.members.length - 1] ?? name;
-  return (
-    `surges ${set.model} onto ${nodes} first: ${name} starts the new recipe there and answers, ` +
-    `then ${set.members.join(", then ")}, each stopped only once the one before it answers; ` +
-    `${name} stops once ${last} answers; none of ${set.members.length} down`
-  );
+  const members = inTurn(set.members);
+  return t("surge.plan", { model: set.model, nodes, spare: name, members, last, count: set.members.length });
 }

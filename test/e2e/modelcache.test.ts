@@ -193,11 +193,11 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     expect(await sh(e, m2, `docker image inspect --format '{{.Id}}' ${next}`)).toBe(`${id}\n`);
   });
 
-  it("destroy stops the engine and leaves the model and the image, saying so", async () => {
-    const d = await e.destroy();
+  it("destroy stops the engine and leaves the model and the image, saying so in the operator's language", async () => {
+    const d = await e.destroy({ SM121_LANG: "ru" });
     expect(d.code, d.all).toBe(0);
-    expect(d.all).toContain(`the checkpoint ${REPO} stays in the HF cache on m1, m2`);
-    expect(d.all).toMatch(/registry\.example\/sm121\/vllm-tiny:3 stays on m1, m2/);
+    expect(d.all).toContain(`контрольная точка ${REPO} остаётся в HF-кэше на m1, m2`);
+    expect(d.all).toContain("registry.example/sm121/vllm-tiny:3 остаётся на m1, m2; удалите его там командой docker image rm");
     expect(await listing(e, m2)).toBe(await listing(e, m1));
   });
 });

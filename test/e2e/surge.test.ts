@@ -178,17 +178,23 @@ describe.sequential("a surge onto a spare group", () => {
     expect(overlapping(downTimes([r1, r2], since))).toBe(false);
   }, 400_000);
 
-  it("stops the up at a surge that fails on the spare, before any replica stops", async () => {
+  it("stops the up at a surge that fails on the spare, before any replica stops, in the operator's language", async () => {
     writeFileSync(join(s1.root, "etc", "memory.json"), JSON.stringify({ memTotalKiB: 127601452 }));
     setEngineBehaviour(s1, { mode: "exit-now" });
     writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(64));
     const since = Date.now();
-    const up = await e.up();
+    const up = await e.up({ SM121_LANG: "ru" });
     expect(up.code).not.toBe(0);
     expect(up.all).toContain(
-      "the surge roll-spare on s1 failed: no replica of the set was stopped, " + "they all serve the old recipe",
+      "surge roll-spare на s1 не удался: ни одна реплика группы не была остановлена, " +
+        "все они обслуживают старый рецепт",
     );
-    expect(up.all).toContain("deployment roll-spare did not start on the spare; readiness failed");
+    expect(up.all).toContain("развёртывание roll-spare не запустилось на запасном узле; шаг «готовность» не удался");
+    expect(up.all).toContain("surge: запускает roll-spare на s1 с новым рецептом");
+    // The plan's roll line, from the program, in the same language.
+    expect(up.all).toContain(
+      `сначала surge ${ROLL_MODEL} на s1: roll-spare запускает там новый рецепт и отвечает, затем roll-1, затем roll-2`,
+    );
     expect(at(r1, since, "stopped")).toEqual([]);
     expect(at(r2, since, "stopped")).toEqual([]);
     setEngineBehaviour(s1, { startDelayS: 2, tokensPerSecond: 10 });
