@@ -166,7 +166,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         if (settled) return;
         settled = true;
         if (error !== undefined) fail(error);
-        else if (!done) fail("the stream ended without data: [DONE]");
+        else if (!done) fail(t("bench.noDone"));
         else {
           r.completed++;
           r.outputTokens += usage >= 0 ? usage : tokens;
@@ -186,9 +186,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
           try {
             c = JSON.parse(data) as Chunk;
           } catch {
-            return end(`not JSON in the stream: ${data.slice(0, 120)}`);
+            return end(t("bench.notJson", { data: data.slice(0, 120) }));
           }
-          if (c.error !== undefined) return end(`error in the stream: ${JSON.stringify(c.error).slice(0, 200)}`);
+          if (c.error !== undefined)
+            return end(t("bench.streamError", { error: JSON.stringify(c.error).slice(0, 200) }));
           const d = c.choices?.[0]?.delta;
           const s = d?.content ?? d?.reasoning_content;
           text = typeof s === "string" && s.length > 0;

@@ -25,7 +25,7 @@ import { bool, str, type Parsed } from "./args";
 import { doctorFabric } from "./doctorfabric";
 import { cliAuth, connectFailure, hostKeyRefusalOf, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
 import { printRecord } from "../protocol";
@@ -109,7 +109,7 @@ export function needsOf(
             subject: c.subject,
             test: `[ -d ${nodePath(c.subject)} ]`,
             severity: "problem",
-            hint: driverFor(b.engine).installHint,
+            hint: say(driverFor(b.engine).installHint),
           },
           d,
         );
@@ -121,7 +121,7 @@ export function needsOf(
             subject: c.subject,
             test: commandTest(c.subject),
             severity: "problem",
-            hint: driverFor(b.engine).installHint,
+            hint: say(driverFor(b.engine).installHint),
           },
           d,
         );

@@ -74,7 +74,7 @@ export const dgpp: EngineDriver = {
   // DGPP's /metrics and /v1/metrics answer JSON, not Prometheus' text format
   // (HawkBearPig/dgpp docs/openai-compatibility.md, "Metrics and prefill progress").
   metrics: undefined,
-  installHint: "clone DGPP into [dgpp].dir on every node, or set [dgpp].repo and rev so sm121 provisions it",
+  installHint: msg("install.dgpp"),
   memory: {
     utilName: setting("gpu_memory_utilization"),
     utilDefault: 0.9,

@@ -83,8 +83,8 @@ export interface EngineDriver {
   launchProblem(recipe: Recipe, layout: LaunchLayout): LaunchProblem | undefined;
   /** Files the engine opens while it parses its arguments (vLLM's `--config`): they must exist on the node. */
   startFiles(recipe: Recipe): Array<{ path: string; why: string }>;
-  /** What doctor prints when the engine binary is missing. */
-  readonly installHint: string;
+  /** What doctor prints when the engine binary is missing (in the bundle's preflight: in English). */
+  readonly installHint: Msg;
   /** What the memory fit needs: the utilization setting and its default, the overhead, the knobs. */
   readonly memory: EngineMemory;
   /** A regular expression (source) for the KV cache line of the engine's log, with the size as group 1. */

@@ -45,7 +45,7 @@ export const gr8: EngineDriver = {
   // gr8's own source is not public; kindlingai's published GLM-5.3 stack (glm-5.3-flash-gx10,
   // the same `glm53 up`) is vLLM, which serves its /metrics beside the API on the head.
   metrics: vllm.metrics,
-  installHint: "docker pull ghcr.io/kindlingai/gr8 on every node",
+  installHint: msg("install.gr8"),
   memory: {
     utilName: msg("state.fit.gr8Budget"),
     utilDefault: 0.9,

@@ -94,7 +94,7 @@ export const sglang: EngineDriver = {
       e2e: "sglang:e2e_request_latency_seconds",
     },
   },
-  installHint: 'pip install "sglang[all]" (or run the lmsysorg/sglang image with deploy = "docker")',
+  installHint: msg("install.sglang"),
   // mem_fraction_static covers weights and the KV pool; the rest of the memory holds its activations.
   memory: {
     utilName: setting("--mem-fraction-static"),

@@ -203,7 +203,7 @@ export const vllm: EngineDriver = {
       e2e: "vllm:e2e_request_latency_seconds",
     },
   },
-  installHint: 'pip install vllm (or run the NGC image nvcr.io/nvidia/vllm with deploy = "docker")',
+  installHint: msg("install.vllm"),
   // The utilization covers everything vLLM allocates: weights, KV cache, activations, CUDA graphs.
   memory: {
     utilName: setting("--gpu-memory-utilization"),

@@ -6,17 +6,19 @@
  * (`-H @-`, taken as it is), never on a command line and never through curl's config syntax.
  */
 import { ASSIGNMENT_READER } from "../text/assign";
-import { nodePath } from "../text/shell";
+import { nodePath, shellValue, shellWords } from "../text/shell";
+import { t } from "../text/messages";
 
 /** Shell lines that set `$key` from the files (node paths); `''` when none has a key. */
 export function readApiKeyLines(files: readonly string[]): string {
+  // Said in this process's language; the node fills in the file.
+  const unreadable = shellWords(t("serve.apiKeyUnreadable", { file: shellValue("$kf") }));
   return [
     ASSIGNMENT_READER,
     "key=''",
     `for kf in ${files.map(nodePath).join(" ")}; do sm121_get "$kf" API_KEY && rc=0 || rc=$?`,
     '  if [ "$rc" = 0 ] && [ -n "$REPLY" ]; then key=$REPLY; fi',
-    '  if [ "$rc" = 2 ]; then echo "sm121: the API_KEY line of $kf is in no form sm121 reads as a literal ' +
-      `(write it as API_KEY='<key>'); it is not sent" >&2; fi`,
+    `  if [ "$rc" = 2 ]; then echo ${unreadable} >&2; fi`,
     "done; unset REPLY",
   ].join("\n");
 }

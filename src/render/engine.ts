@@ -12,6 +12,7 @@ import { containerLabel } from "./launch";
 import { endpoint, hfCacheCheck, nodeBundle } from "./node";
 import { recipeRevision } from "../engines/options/recipe";
 import type { NodeBundle, PreflightCheck } from "./types";
+import { say } from "../text/messages";
 
 const CONTAINER_HF_HOME = "/root/.cache/huggingface";
 /** Where a container sees the API key file that the start script writes into the state dir. */
@@ -104,7 +105,8 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       preflight: [
         ...enginePreflight(recipe, node, spec, {
           headCoordinated,
-          hint: driver.installHint,
+          // The bundle keeps its preflight's words in English: the state is the same whatever the language.
+          hint: say(driver.installHint, "en"),
           made: hf.mkdirs,
           hfFilled: hf.filled,
         }),

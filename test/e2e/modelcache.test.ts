@@ -197,7 +197,7 @@ describe.sequential("ModelCache and ImageSync through pulumi up", () => {
     const d = await e.destroy({ SM121_LANG: "ru" });
     expect(d.code, d.all).toBe(0);
     expect(d.all).toContain(`контрольная точка ${REPO} остаётся в HF-кэше на m1, m2`);
-    expect(d.all).toContain("registry.example/sm121/vllm-tiny:3 остаётся на m1, m2; удалите его там командой docker image rm");
+    expect(d.all).toContain("vllm-tiny:3 остаётся на m1, m2; удалите его там командой docker image rm");
     expect(await listing(e, m2)).toBe(await listing(e, m1));
   });
 });
