@@ -178,7 +178,7 @@ describe.sequential("a surge onto a spare group", () => {
     expect(overlapping(downTimes([r1, r2], since))).toBe(false);
   }, 400_000);
 
-  it("stops the up at a surge that fails on the spare, before any replica stops, in the operator's language", async () => {
+  it("stops the up at a surge that fails on the spare, before any replica stops (said in Russian)", async () => {
     writeFileSync(join(s1.root, "etc", "memory.json"), JSON.stringify({ memTotalKiB: 127601452 }));
     setEngineBehaviour(s1, { mode: "exit-now" });
     writeFileSync(join(e.dir, "recipes", "roll.toml"), recipe(64));
