@@ -20,7 +20,7 @@ import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
-import { msg, say } from "../src/text/messages";
+import { msg, say, useLocale } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
 const F = "Pulumi.s.yaml";
@@ -116,6 +116,19 @@ describe("the plan's surge", () => {
       tooSmall.startsWith(`${roll}the new recipe does not fit there: deployment q8-spare cannot fit in memory`),
       tooSmall,
     ).toBe(true);
+    // Said in Russian for the plan; the Surge resource keeps the same why in English, so the state does not move.
+    useLocale("ru");
+    try {
+      const unfit = surgeVerdict(set, look({ fit: small }));
+      expect(unfit.go ? "go" : say(unfit.why, "en")).toMatch(
+        /^the new recipe does not fit there: deployment q8-spare cannot fit in memory \(/,
+      );
+      expect(unfit.go ? "go" : surgeWords(set, spare, unfit)).toMatch(
+        /^поочерёдно перезапускает qwen3-8b: q8-1, затем q8-2; .*; surge на c не будет: новый рецепт там не помещается: /,
+      );
+    } finally {
+      useLocale("en");
+    }
     const all = surgeVerdict({ ...set, roll: "all", allBecause: msg("roll.runAll") }, look());
     expect(all.go ? "go" : say(all.why, "en")).toBe("the set restarts all at once (SM121_ROLL=all)");
     expect(all.go ? "go" : say(all.why, "ru")).toBe("группа перезапускается целиком сразу (SM121_ROLL=all)");

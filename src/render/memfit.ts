@@ -319,22 +319,34 @@ export function fitLines(fit: Fit): string[] {
 
 /** Why the plan is refused, with the numbers and the fix; undefined when every node can fit. */
 export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
+  const m = fitRefusalMsg(fit, recipeFile);
+  return m === undefined ? undefined : say(m);
+}
+
+/**
+ * The refusal as a message, for what keeps it (a Surge's why, in English) and says it again in
+ * the reader's language.
+ */
+export function fitRefusalMsg(fit: Fit, recipeFile: string): Msg | undefined {
   const bad = fit.nodes.filter((n) => n.verdict === "refused");
   if (bad.length === 0) return undefined;
   const k = fit.knobs;
   const parts = bad.map((n) => {
     const len = k.maxModelLen?.value ?? "?";
-    const kv = n.kvOneGiB === undefined ? "" : t("fit.refusalKv", { kv: gib(n.kvOneGiB), len, dtype: k.kvDtype.value });
+    const kv =
+      n.kvOneGiB === undefined ? "" : msg("fit.refusalKv", { kv: gib(n.kvOneGiB), len, dtype: k.kvDtype.value });
     const inBudget = driverFor(fit.engine).memory.overheadInBudget;
-    const over = inBudget ? t("fit.refusalOverhead", { overhead: gib(n.overheadGiB) }) : "";
-    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: say(k.util.from) };
+    const over = inBudget ? msg("fit.refusalOverhead", { overhead: gib(n.overheadGiB) }) : "";
+    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: k.util.from };
     const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
-    return t("fit.refusalNode", { node: n.node, ...need, ...budget });
+    return msg("fit.refusalNode", { node: n.node, ...need, ...budget });
   });
-  const util = k.util.byDefault === true ? say(driverFor(fit.engine).memory.utilName) : say(k.util.from);
-  const fix = t("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
-  const model = fit.model ?? t("fit.itsModel");
-  return t("fit.refusal", { deployment: fit.deployment, model, parts: parts.join("; "), fix });
+  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : k.util.from;
+  const fix = msg("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
+  const model = fit.model ?? msg("fit.itsModel");
+  const [first, ...more] = parts;
+  const listed = more.reduce((before, next) => msg("list.semi", { before, next }), first ?? "");
+  return msg("fit.refusal", { deployment: fit.deployment, model, parts: listed, fix });
 }
 
 /** A refusal and the nodes it is about: SM121_ALLOW_UNFIT must name every one of them. */

@@ -7,7 +7,7 @@
  * when it cannot be, the set rolls one at a time, and the plan says why.
  */
 import type { Spare } from "../recipe/types";
-import { fitRefusal, type Fit } from "./memfit";
+import { fitRefusalMsg, type Fit } from "./memfit";
 import { inTurn, rollWords, type ReplicaSet } from "./replicas";
 import type { DeploymentBundle } from "./types";
 import { msg, say, t, type Msg } from "../text/messages";
@@ -52,7 +52,7 @@ export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
     return no(msg("surge.whyBusy", { nodes, busy }));
   }
   if (look.fatal.length > 0) return no(msg("surge.whyFatal", { fatal: look.fatal.join("; ") }));
-  const refused = fitRefusal(look.fit, look.bundle.recipeFile);
+  const refused = fitRefusalMsg(look.fit, look.bundle.recipeFile);
   if (refused !== undefined) return no(msg("surge.whyUnfit", { refused }));
   return { go: true };
 }
