@@ -6,7 +6,8 @@
  *
  * - a provider's log: `providerLog(...)(...)`, or a function named `log` (`log(...)`, `o.log(...)`),
  *   the form in which the providers, serve/ and remote/ pass their progress lines around;
- * - the Pulumi SDK's `log.info/warn/error` (the program's diagnostics);
+ * - the Pulumi SDK's `log.info/warn/error` (the program's diagnostics), and a CLI command's
+ *   `ctx.out(...)`/`ctx.err(...)`;
  * - `new XError(...)`/`new XFailure(...)` anywhere in src/: Pulumi shows a provider's or the
  *   program's error under the resource, and the CLI prints its own.
  *
@@ -118,6 +119,8 @@ function printer(call: ts.CallExpression): string | undefined {
       (ts.isIdentifier(on) && on.text === "log") || (ts.isPropertyAccessExpression(on) && on.name.text === "log");
     if (sdkLog && ["info", "warn", "error"].includes(name)) return `log.${name}`;
     if (name === "log" && !(ts.isIdentifier(on) && on.text === "console")) return ".log";
+    // The CLI's own output (src/cli/context): what a command prints on stdout and stderr.
+    if ((name === "out" || name === "err") && ts.isIdentifier(on) && on.text === "ctx") return `ctx.${name}`;
   }
   return undefined;
 }

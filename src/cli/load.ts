@@ -57,11 +57,11 @@ export function loadOf(records: readonly NodeRecord[], series: MetricSeries): Lo
   const samples = recordsOf(records, "load");
   const [a, b] = samples;
   if (a === undefined || b === undefined) {
-    return { measured: false, reason: "failed", detail: "the node printed no sample" };
+    return { measured: false, reason: "failed", detail: t("status.noSample") };
   }
   for (const s of [a, b]) {
     if (s.http === "200") continue;
-    const detail = s.http === "000" || s.http === "" ? "no answer" : `HTTP ${s.http}`;
+    const detail = s.http === "000" || s.http === "" ? t("status.noAnswer") : `HTTP ${s.http}`;
     return { measured: false, reason: "failed", detail };
   }
   const [first, last] = [a, b].map((s) => sums(Buffer.from(s.lines, "base64").toString("utf8")));
