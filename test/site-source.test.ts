@@ -4,9 +4,10 @@
  * the stack file, Pulumi.yaml's project config, or Pulumi's configuration (an ESC environment,
  * --config-file) when neither file holds it.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { siteFrom } from "../src/recipe/site";
-import { PULUMI_CONFIG_ORIGIN, pulumiConfigSource } from "../src/recipe/siteSource";
+import { pulumiConfigOrigin, pulumiConfigSource } from "../src/recipe/siteSource";
+import { useLocale } from "../src/text/messages";
 import { errorsOf as rejected } from "./helpers/spec";
 
 const STACK = `config:
@@ -35,6 +36,7 @@ const resolved: Record<string, string> = {
 const site = (config: Record<string, string>) => siteFrom(pulumiConfigSource(config, "Pulumi.s.yaml", docs), "s");
 
 describe("the site from Pulumi's resolved configuration", () => {
+  afterEach(() => useLocale("en"));
   it("reads every sm121: value, project defaults included", () => {
     const s = site(resolved);
     expect(s.memTimeoutS).toBe(30);
@@ -48,7 +50,7 @@ describe("the site from Pulumi's resolved configuration", () => {
     // The value in force is the stack file's: its line.
     expect(
       bad("sm121:nodes", '{"spark1":{"ip":"203.0.113.1","ssh":{"host":"203.0.113.1","user":"ops"},"gpuprobe":"x"}}'),
-    ).toEqual([`${PULUMI_CONFIG_ORIGIN}: sm121:nodes.spark1.gpuprobe: unknown key; did you mean gpuProbe?`]);
+    ).toEqual([`${pulumiConfigOrigin()}: sm121:nodes.spark1.gpuprobe: unknown key; did you mean gpuProbe?`]);
     expect(
       rejected(() =>
         siteFrom(
@@ -93,8 +95,14 @@ describe("the site from Pulumi's resolved configuration", () => {
     ).toEqual(['Pulumi.yaml:5:3: sm121:rollback: "sideways" is not allowed; use one of "off", "auto"']);
     // In neither file: an ESC environment or --config-file.
     expect(bad("sm121:hostKeys", "loose")).toEqual([
-      `${PULUMI_CONFIG_ORIGIN}: sm121:hostKeys: "loose" is not allowed; use one of "strict", "accept-new"`,
+      `${pulumiConfigOrigin()}: sm121:hostKeys: "loose" is not allowed; use one of "strict", "accept-new"`,
     ]);
+  });
+
+  it("names Pulumi's configuration in the reader's language", () => {
+    useLocale("ru");
+    const [line] = rejected(() => site({ ...resolved, "sm121:hostKeys": "loose" }));
+    expect(line).toMatch(/^конфигурация стека в Pulumi \(окружение ESC или --config-file\): sm121:hostKeys: /);
   });
 
   it("reads the files only to place an error: a valid site never parses them", () => {

@@ -11,7 +11,7 @@
  */
 import { LineCounter, parseDocument, visit } from "yaml";
 import { SpecError } from "./errors";
-import { msg } from "../text/messages";
+import { msg, t } from "../text/messages";
 import { yamlLocator, type FieldPath, type Place, type Position } from "./locate";
 
 /** Config keys holding secrets; they are read through Pulumi, never as site values. */
@@ -36,8 +36,10 @@ export interface ConfigDoc {
 const MAX_SITE_LINES = 10_000;
 const MAX_SITE_BYTES = 1 << 20;
 
-/** Where a value that is in neither the stack file nor Pulumi.yaml came from. */
-export const PULUMI_CONFIG_ORIGIN = "Pulumi's configuration of the stack (an ESC environment or --config-file)";
+/** Where a value that is in neither the stack file nor Pulumi.yaml came from, in the reader's language. */
+export function pulumiConfigOrigin(): string {
+  return t("spec.site.pulumiConfig");
+}
 
 /** The `config:` map of a stack file's text; a SpecError for a file sm121 does not read. */
 function configOf(doc: ConfigDoc): unknown {
@@ -190,10 +192,10 @@ export function pulumiConfigSource(
         if (there !== undefined && same(there, value))
           return { file: at.doc.file, ...at.locateIn(["config", `sm121:${String(head)}`, ...infix, ...rest]) };
       }
-      return { file: PULUMI_CONFIG_ORIGIN, line: 0, col: 0 };
+      return { file: pulumiConfigOrigin(), line: 0, col: 0 };
     }
     return stack === undefined
-      ? { file: PULUMI_CONFIG_ORIGIN, line: 0, col: 0 }
+      ? { file: pulumiConfigOrigin(), line: 0, col: 0 }
       : { file: stack.doc.file, ...stack.locateIn(["config"]) };
   };
   return { file: stackFile, raw, locate };
