@@ -34,9 +34,17 @@ const HOSTILE_VALUES: Record<string, string> = {
   "an escaped pair": "'\\''",
 };
 
-/** Runs bash on `script` with the file; returns stdout. */
+/**
+ * Runs bash on `script` with the file; returns stdout. Its stdin is not a pipe: Node's pipes are
+ * socket pairs, and a bash whose stdin is a socket and whose SHLVL is unset takes itself to be run
+ * by sshd and reads ~/.bashrc, which is the machine's, not the test's.
+ */
 function bash(script: string): string {
-  const r = spawnSync("bash", ["-c", script], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "" } });
+  const r = spawnSync("bash", ["-c", script], {
+    encoding: "utf8",
+    env: { PATH: process.env["PATH"] ?? "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   if (r.status !== 0 && r.status !== 1 && r.status !== 2) throw new Error(r.stderr);
   return r.stdout;
 }
