@@ -10,7 +10,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { parseLinkTest } from "../src/serve/linktest";
 
@@ -41,8 +41,9 @@ const base = {
   SM121_LINKTEST_TIMEOUT_S: "20",
 };
 
-describe("the NCCL stand-in", () => {
-  it("meets its peer and prints a table sm121's parser reads, on sockets without RDMA devices", async () => {
+// The tests wait on the stand-ins' own timeouts and use ports and node roots of their own: they run at once.
+describe.concurrent("the NCCL stand-in", () => {
+  it("meets its peer and prints a table sm121's parser reads, on sockets without RDMA devices", async ({ expect }) => {
     const env = { ...base, MASTER_PORT: String(AT.port(0)) };
     const [r0, r1] = await Promise.all([rank(0, env), rank(1, env)]);
     expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
@@ -53,13 +54,15 @@ describe("the NCCL stand-in", () => {
     expect(r1.out).not.toContain("# nThread");
   });
 
-  it("fails a rank whose peer never comes, as torch's rendezvous does", async () => {
-    const alone = await rank(0, { ...base, MASTER_PORT: String(AT.port(1)), SM121_LINKTEST_TIMEOUT_S: "1" });
+  it("fails a rank whose peer never comes, as torch's rendezvous does", async ({ expect }) => {
+    const [alone, lost] = await Promise.all([
+      rank(0, { ...base, MASTER_PORT: String(AT.port(1)), SM121_LINKTEST_TIMEOUT_S: "1" }),
+      rank(1, { ...base, MASTER_PORT: String(AT.port(2)), SM121_LINKTEST_TIMEOUT_S: "1" }),
+    ]);
     expect(alone.code).toBe(1);
     expect(alone.out).toContain(
       "torch.distributed.DistStoreError: Timed out after 1 seconds waiting for clients. 1/2 clients joined.",
     );
-    const lost = await rank(1, { ...base, MASTER_PORT: String(AT.port(2)), SM121_LINKTEST_TIMEOUT_S: "1" });
     expect(lost.code).toBe(1);
     expect(lost.out).toContain(
       "torch.distributed.DistNetworkError: The client socket has timed out after 1s " +
@@ -95,69 +98,27 @@ function node(devices: boolean): string {
 // Character devices need mknod, which needs root (as the simulated site does).
 const root = process.getuid?.() === 0;
 
-describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its own node", () => {
-  const pair = (port: number, a: Record<string, string>, b: Record<string, string>) =>
+describe.skipIf(!root).concurrent("the NCCL stand-in's choice of network, per rank from its own node", () => {
+  // Two nodes with their devices and one without, made once: the stand-in only reads a node's root.
+  let a = "";
+  let b = "";
+  let bare = "";
+  beforeAll(() => {
+    [a, b, bare] = [node(true), node(true), node(false)];
+  });
+
+  const pair = (port: number, env0: Record<string, string>, env1: Record<string, string>) =>
     Promise.all([
-      rank(0, { ...base, MASTER_PORT: String(port), ...a }),
-      rank(1, { ...base, MASTER_PORT: String(port), ...b }),
+      rank(0, { ...base, MASTER_PORT: String(port), ...env0 }),
+      rank(1, { ...base, MASTER_PORT: String(port), ...env1 }),
     ]);
 
-  it("uses IB on nodes whose HCAs NCCL_IB_HCA names and whose uverbs devices are there", async () => {
-    const env = { NCCL_IB_HCA: "rocep1s0f1:1,roceP2p1s0f1:1" };
-    const [r0, r1] = await pair(
-      AT.port(3),
-      { ...env, SIM_NODE_ROOT: node(true) },
-      { ...env, SIM_NODE_ROOT: node(true) },
-    );
-    expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
-    expect(r0.out).toContain(
-      "NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>",
-    );
-    const out = parseLinkTest(`${r0.out}\n${r1.out}`);
-    expect(out.transport).toEqual({ kind: "ib", name: "IB", from: "channel" });
-    expect(out.rows.map((r) => r.busbw)).toEqual([0.23, 0.52, 0.83, 0.96]);
-  });
-
-  it("filters the HCAs as NCCL_IB_HCA does: prefixes, =exact, ^excluded, unset all; a down port never", async () => {
-    const cases: Array<[string | undefined, string]> = [
-      [undefined, "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
-      ["roce", "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
-      ["^rocep1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
-      ["=roceP2p1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
-    ];
-    // One port a pair: the seven pairs take ports 4-10.
-    let port = AT.port(4);
-    for (const [hca, using] of cases) {
-      const env: Record<string, string> = { SIM_NODE_ROOT: node(true), ...(hca !== undefined && { NCCL_IB_HCA: hca }) };
-      const envB: Record<string, string> = { ...env, SIM_NODE_ROOT: node(true) };
-      if (hca === undefined) {
-        env["NCCL_IB_HCA"] = "";
-        envB["NCCL_IB_HCA"] = "";
-      }
-      const [r0, r1] = await pair(port++, env, envB);
-      expect([r0.code, r1.code], `${hca}: ${r0.out}${r1.out}`).toEqual([0, 0]);
-      expect(r0.out, String(hca)).toContain(`NCCL INFO NET/IB : Using ${using} [RO]`);
-    }
-    // An exact name that is only a prefix, a down port, or IB disabled: no device, sockets.
-    const noIb: Array<Record<string, string>> = [
-      { NCCL_IB_HCA: "=rocep1s0f" },
-      { NCCL_IB_HCA: "rocep1s0f0:1" },
-      { NCCL_IB_DISABLE: "1" },
-    ];
-    for (const env of noIb) {
-      const [r0, r1] = await pair(port++, { ...env, SIM_NODE_ROOT: node(true) }, { ...env, SIM_NODE_ROOT: node(true) });
-      expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
-      expect(parseLinkTest(`${r0.out}\n${r1.out}`).transport?.name, JSON.stringify(env)).toBe("Socket");
-    }
-  });
-
-  it("a node without its uverbs devices is on sockets, and the pair never finishes, as NCCL hangs", async () => {
+  // First: it waits out torch's watchdog, the longest of the file's waits.
+  it("a node without its uverbs devices is on sockets, and the pair never finishes, as NCCL hangs", async ({
+    expect,
+  }) => {
     const env = { NCCL_IB_HCA: "rocep1s0f1:1", SM121_LINKTEST_TIMEOUT_S: "3" };
-    const [r0, r1] = await pair(
-      AT.port(11),
-      { ...env, SIM_NODE_ROOT: node(true) },
-      { ...env, SIM_NODE_ROOT: node(false) },
-    );
+    const [r0, r1] = await pair(AT.port(11), { ...env, SIM_NODE_ROOT: a }, { ...env, SIM_NODE_ROOT: bare });
     expect(r1.out).toContain("NCCL WARN NET/IB : Unable to open device rocep1s0f1");
     expect(r1.out).toContain("NCCL INFO NET/IB : No device found.");
     expect(r1.out).toContain("NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>");
@@ -170,9 +131,59 @@ describe.skipIf(!root)("the NCCL stand-in's choice of network, per rank from its
     expect(out.rows).toEqual([]);
     expect(out.transport).toEqual({ kind: "socket", name: "Socket", from: "network" });
   });
+
+  it("uses IB on nodes whose HCAs NCCL_IB_HCA names and whose uverbs devices are there", async ({ expect }) => {
+    const env = { NCCL_IB_HCA: "rocep1s0f1:1,roceP2p1s0f1:1" };
+    const [r0, r1] = await pair(AT.port(3), { ...env, SIM_NODE_ROOT: a }, { ...env, SIM_NODE_ROOT: b });
+    expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
+    expect(r0.out).toContain(
+      "NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB lo:127.0.0.1<0>",
+    );
+    const out = parseLinkTest(`${r0.out}\n${r1.out}`);
+    expect(out.transport).toEqual({ kind: "ib", name: "IB", from: "channel" });
+    expect(out.rows.map((r) => r.busbw)).toEqual([0.23, 0.52, 0.83, 0.96]);
+  });
+
+  const filters = "filters the HCAs as NCCL_IB_HCA does: prefixes, =exact, ^excluded, unset all; a down port never";
+  it(filters, async ({ expect }) => {
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
+      ["roce", "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE"],
+      ["^rocep1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
+      ["=roceP2p1s0f1", "[0]roceP2p1s0f1:1/RoCE"],
+    ];
+    // One port a pair: the seven pairs take ports 4-10, and run at once.
+    const ib = cases.map(async ([hca, using], i) => {
+      const env: Record<string, string> = { SIM_NODE_ROOT: a, ...(hca !== undefined && { NCCL_IB_HCA: hca }) };
+      const envB: Record<string, string> = { ...env, SIM_NODE_ROOT: b };
+      if (hca === undefined) {
+        env["NCCL_IB_HCA"] = "";
+        envB["NCCL_IB_HCA"] = "";
+      }
+      const [r0, r1] = await pair(AT.port(4 + i), env, envB);
+      expect([r0.code, r1.code], `${hca}: ${r0.out}${r1.out}`).toEqual([0, 0]);
+      expect(r0.out, String(hca)).toContain(`NCCL INFO NET/IB : Using ${using} [RO]`);
+    });
+    // An exact name that is only a prefix, a down port, or IB disabled: no device, sockets.
+    const noIb: Array<Record<string, string>> = [
+      { NCCL_IB_HCA: "=rocep1s0f" },
+      { NCCL_IB_HCA: "rocep1s0f0:1" },
+      { NCCL_IB_DISABLE: "1" },
+    ];
+    const sockets = noIb.map(async (env, i) => {
+      const [r0, r1] = await pair(
+        AT.port(4 + cases.length + i),
+        { ...env, SIM_NODE_ROOT: a },
+        { ...env, SIM_NODE_ROOT: b },
+      );
+      expect([r0.code, r1.code], r0.out + r1.out).toEqual([0, 0]);
+      expect(parseLinkTest(`${r0.out}\n${r1.out}`).transport?.name, JSON.stringify(env)).toBe("Socket");
+    });
+    await Promise.all([...ib, ...sockets]);
+  });
 });
 
-describe("the nccl-tests and OpenMPI stand-ins", () => {
+describe.concurrent("the nccl-tests and OpenMPI stand-ins", () => {
   const NCCL = join(__dirname, "site", "shims", "nccl");
   const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
@@ -185,7 +196,9 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
       c.on("close", (code) => resolve({ code, out, err }));
     });
 
-  it("runs all_reduce_perf on two ranks through mpirun's rsh agent and prints nccl-tests' output", async () => {
+  it("runs all_reduce_perf on two ranks through mpirun's rsh agent and prints nccl-tests' output", async ({
+    expect,
+  }) => {
     // An agent that runs the daemon's command here, as ssh to the other node would there.
     const dir = mkdtempSync(join(tmpdir(), "sm121-mpi-"));
     roots.push(dir);
@@ -235,7 +248,7 @@ describe("the nccl-tests and OpenMPI stand-ins", () => {
     expect(out.transport?.name).toBe("Socket");
   });
 
-  it("refuses what the real ones refuse", async () => {
+  it("refuses what the real ones refuse", async ({ expect }) => {
     const bad = await run(join(NCCL, "all_reduce_perf"), ["--bogus"]);
     expect(bad.err).toContain("all_reduce_perf: unrecognized option '--bogus'");
     expect(bad.out).toContain("USAGE: all_reduce_perf");
