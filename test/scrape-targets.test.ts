@@ -17,7 +17,7 @@ import { parseSite, readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import { sha256 } from "../src/render/identity";
 import { scrapeFile } from "../src/render/scrapeTargets";
-import { errorsOf } from "./helpers/spec";
+import { errorsOf, ONE_NODE } from "./helpers/spec";
 import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");
@@ -82,29 +82,21 @@ describe("the scrape file of the example site", () => {
 });
 
 describe("sm121:scrapeTargets in the site", () => {
-  const ONE = [
-    "config:",
-    "  sm121:nodes:",
-    "    spark1:",
-    "      ssh: { host: 203.0.113.1, user: ops }",
-    "      ip: 203.0.113.1",
-    "",
-  ].join("\n");
   const parse = (text: string) => parseSite("Pulumi.s.yaml", "s", text);
 
   it("takes a path, and a node of the site", () => {
     expect(
-      parse(`${ONE}  sm121:scrapeTargets: { path: ~/prometheus/sm121.json, node: spark1 }\n`).scrapeTargets,
+      parse(`${ONE_NODE}  sm121:scrapeTargets: { path: ~/prometheus/sm121.json, node: spark1 }\n`).scrapeTargets,
     ).toEqual({ path: "~/prometheus/sm121.json", node: "spark1" });
   });
 
   it("refuses a file file_sd would not read as JSON, and a node the site does not have", () => {
-    expect(errorsOf(() => parse(`${ONE}  sm121:scrapeTargets: { path: ~/prometheus/sm121.yml }\n`))).toEqual([
+    expect(errorsOf(() => parse(`${ONE_NODE}  sm121:scrapeTargets: { path: ~/prometheus/sm121.yml }\n`))).toEqual([
       "Pulumi.s.yaml:6:26: sm121:scrapeTargets.path: path does not end in .json: Prometheus' file_sd reads a " +
         "file by its extension, and sm121 writes JSON; write e.g. ~/prometheus/sm121.json",
     ]);
     expect(
-      errorsOf(() => parse(`${ONE}  sm121:scrapeTargets: { path: /etc/prometheus/sm121.json, node: spark9 }\n`)),
+      errorsOf(() => parse(`${ONE_NODE}  sm121:scrapeTargets: { path: /etc/prometheus/sm121.json, node: spark9 }\n`)),
     ).toEqual([
       'Pulumi.s.yaml:6:60: sm121:scrapeTargets.node: node "spark9" is not in sm121:nodes; name a node of the site, ' +
         "or remove node to write the file on the machine that runs Pulumi",

@@ -6,18 +6,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
-import { errorsOf } from "./helpers/spec";
+import { errorsOf, ONE_NODE } from "./helpers/spec";
 
 const F = "Pulumi.s.yaml";
-/** One ssh node on five lines; cases append from line 6. */
-const ONE = [
-  "config:",
-  "  sm121:nodes:",
-  "    spark1:",
-  "      ssh: { host: 203.0.113.1, user: ops }",
-  "      ip: 203.0.113.1",
-  "",
-].join("\n");
 const parse = (text: string) => parseSite(F, "s", text);
 
 const bad = (text: string): string[] => errorsOf(() => parse(text));
@@ -26,7 +17,7 @@ type Case = [title: string, text: string, message: string];
 
 describe("parseSite: defaults", () => {
   const site = parse(
-    `${ONE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n` +
+    `${ONE_NODE}  sm121:deployments:\n    - { recipe: qwen38-flash, profile: best, nodes: [spark1] }\n` +
       "    - { recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n" +
       "    - { name: mine, recipe: qwen3-32b-vllm-tp2, nodes: [spark1] }\n",
   );
@@ -48,7 +39,7 @@ describe("parseSite: defaults", () => {
 
   it("takes liveness defaults for a 100 GB model: 10 s for a token, 3 restarts an hour", () => {
     expect(site.liveness).toEqual({ timeoutS: 10, maxRestarts: 3, windowS: 3600 });
-    const set = parse(`${ONE}  sm121:liveness: { timeout: "30", maxRestarts: 0 }\n`);
+    const set = parse(`${ONE_NODE}  sm121:liveness: { timeout: "30", maxRestarts: 0 }\n`);
     expect(set.liveness).toEqual({ timeoutS: 30, maxRestarts: 0, windowS: 3600 });
   });
 
@@ -77,13 +68,13 @@ describe("parseSite: defaults", () => {
   });
 
   it("turns numeric node env values into strings", () => {
-    const s = parse(`${ONE}      env: { PORT: 8000, REQUIRE_IDLE_GPU: 1, BIND: 127.0.0.1 }\n`);
+    const s = parse(`${ONE_NODE}      env: { PORT: 8000, REQUIRE_IDLE_GPU: 1, BIND: 127.0.0.1 }\n`);
     expect(s.nodes["spark1"]?.env).toEqual({ PORT: "8000", REQUIRE_IDLE_GPU: "1", BIND: "127.0.0.1" });
   });
 
   it("ignores other namespaces and never reads the secret keys from the file", () => {
     const s = parse(
-      `${ONE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n` +
+      `${ONE_NODE}  aws:region: us-east-1\n  sm121:hfToken:\n    secure: AAABAJdGVzdA==\n  sm121:apiKey:\n` +
         "    secure: AAABAJdGVzdA==\n",
     );
     expect(Object.keys(s.nodes)).toEqual(["spark1"]);
@@ -134,7 +125,7 @@ describe("nodes", () => {
   const cases: Case[] = [
     [
       "an unknown node key",
-      `${ONE}      protect: true\n`,
+      `${ONE_NODE}      protect: true\n`,
       `${F}:6:7: sm121:nodes.spark1.protect: unknown key; did you mean protected?`,
     ],
     [
@@ -145,7 +136,7 @@ describe("nodes", () => {
     ],
     [
       "a bad ip",
-      ONE.replace("ip: 203.0.113.1", "ip: 203.0.113.300"),
+      ONE_NODE.replace("ip: 203.0.113.1", "ip: 203.0.113.300"),
       `${F}:5:7: sm121:nodes.spark1.ip: is not an IPv4 address; ` +
         "write the node's address on the cluster network, e.g. 203.0.113.12",
     ],
@@ -168,12 +159,12 @@ describe("nodes", () => {
     ],
     [
       "an ssh host with a space",
-      ONE.replace("host: 203.0.113.1", 'host: "a b"'),
+      ONE_NODE.replace("host: 203.0.113.1", 'host: "a b"'),
       `${F}:4:14: sm121:nodes.spark1.ssh.host: is not a host name or address; write e.g. spark2 or 203.0.113.12`,
     ],
     [
       "ssh port 0",
-      ONE.replace("user: ops }", "user: ops, port: 0 }"),
+      ONE_NODE.replace("user: ops }", "user: ops, port: 0 }"),
       `${F}:4:44: sm121:nodes.spark1.ssh.port: is below 1; use at least 1`,
     ],
     [
@@ -188,68 +179,68 @@ describe("nodes", () => {
     ],
     [
       "an env key that is not a node key",
-      `${ONE}      env: { FOO: bar }\n`,
+      `${ONE_NODE}      env: { FOO: bar }\n`,
       `${F}:6:14: sm121:nodes.spark1.env.FOO: unknown key; ` +
         "remove it (known keys: HF_HOME, BIND, PORT, REQUIRE_IDLE_GPU)",
     ],
     [
       "an env key with a typo",
-      `${ONE}      env: { HF_HOM: /x }\n`,
+      `${ONE_NODE}      env: { HF_HOM: /x }\n`,
       `${F}:6:14: sm121:nodes.spark1.env.HF_HOM: unknown key; did you mean HF_HOME?`,
     ],
     [
       "a space in a node env value",
-      `${ONE}      env: { HF_HOME: "/a b" }\n`,
+      `${ONE_NODE}      env: { HF_HOME: "/a b" }\n`,
       `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME may contain only letters, digits and _ . / : = , ` +
         "@ + % - after a leading ~; remove spaces, quotes and shell characters",
     ],
     [
       "a space in another node env value",
-      `${ONE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`,
+      `${ONE_NODE}      env: { REQUIRE_IDLE_GPU: "1 x" }\n`,
       `${F}:6:14: sm121:nodes.spark1.env.REQUIRE_IDLE_GPU: a node env value may contain only letters, digits ` +
         "and _ . / : = , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a shell character in a var",
-      `${ONE}      vars: { tritonCache: "/x;rm" }\n`,
+      `${ONE_NODE}      vars: { tritonCache: "/x;rm" }\n`,
       `${F}:6:15: sm121:nodes.spark1.vars.tritonCache: a var value may contain only letters, digits and _ . / : ` +
         "= , @ + % -; remove spaces, quotes and shell characters",
     ],
     [
       "a var name with a dash",
-      `${ONE}      vars: { "bad-name": x }\n`,
+      `${ONE_NODE}      vars: { "bad-name": x }\n`,
       `${F}:6:15: sm121:nodes.spark1.vars.bad-name: a var name is letters, digits and _; rename it`,
     ],
     [
       "a bad gatewayUrl",
-      `${ONE}      gatewayUrl: not-a-url\n`,
+      `${ONE_NODE}      gatewayUrl: not-a-url\n`,
       `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`,
     ],
     [
       "protected as a string",
-      `${ONE}      protected: "yes"\n`,
+      `${ONE_NODE}      protected: "yes"\n`,
       `${F}:6:7: sm121:nodes.spark1.protected: expected boolean, got string; write a boolean`,
     ],
     [
       "a node recipe key typo",
-      `${ONE}      recipes:\n        q: { dir: ~/q, container: q, dockerargs: x }\n`,
+      `${ONE_NODE}      recipes:\n        q: { dir: ~/q, container: q, dockerargs: x }\n`,
       `${F}:7:38: sm121:nodes.spark1.recipes.q.dockerargs: unknown key; did you mean dockerArgs?`,
     ],
     [
       "a node recipe without container",
-      `${ONE}      recipes:\n        q: { dir: ~/q }\n`,
+      `${ONE_NODE}      recipes:\n        q: { dir: ~/q }\n`,
       `${F}:7:9: sm121:nodes.spark1.recipes.q.container: is required; add it (string)`,
     ],
     [
       "a .. in a node recipe dir",
-      `${ONE}      recipes:\n        q: { dir: ~/../q, container: q }\n`,
+      `${ONE_NODE}      recipes:\n        q: { dir: ~/../q, container: q }\n`,
       `${F}:7:14: sm121:nodes.spark1.recipes.q.dir: dir contains a ".." segment; use a path without ..`,
     ],
   ];
   it.each(cases)("%s", (_, text, message) => expect(bad(text)).toEqual([message]));
 
   it("reports every bad var at once", () => {
-    expect(bad(`${ONE}      vars: { a: "x y", b: "$HOME" }\n`)).toEqual([
+    expect(bad(`${ONE_NODE}      vars: { a: "x y", b: "$HOME" }\n`)).toEqual([
       `${F}:6:15: sm121:nodes.spark1.vars.a: a var value may contain only letters, digits and _ . / : = , ` +
         "@ + % -; remove spaces, quotes and shell characters",
       `${F}:6:25: sm121:nodes.spark1.vars.b: a var value may contain only letters, digits and _ . / : = , ` +
@@ -259,7 +250,7 @@ describe("nodes", () => {
 });
 
 describe("deployments", () => {
-  const dep = (lines: string) => `${ONE}  sm121:deployments:\n${lines}`;
+  const dep = (lines: string) => `${ONE_NODE}  sm121:deployments:\n${lines}`;
   const cases: Case[] = [
     [
       "an unknown node",
@@ -323,42 +314,42 @@ describe("top-level keys", () => {
     ],
     [
       "an unknown top-level key",
-      `${ONE}  sm121:gatway: { path: x }\n`,
+      `${ONE_NODE}  sm121:gatway: { path: x }\n`,
       `${F}:6:3: sm121:gatway: unknown key; did you mean gateway?`,
     ],
     [
       "hostKeys not strict or accept-new",
-      `${ONE}  sm121:hostKeys: ask\n`,
+      `${ONE_NODE}  sm121:hostKeys: ask\n`,
       `${F}:6:3: sm121:hostKeys: "ask" is not allowed; use one of "strict", "accept-new"`,
     ],
     [
       "an unknown gateway format",
-      `${ONE}  sm121:gateway: { path: x, format: nginx }\n`,
+      `${ONE_NODE}  sm121:gateway: { path: x, format: nginx }\n`,
       `${F}:6:29: sm121:gateway.format: "nginx" is not allowed; use one of "sm121", "litellm", "llama-swap"`,
     ],
     [
       "a negative memory gate",
-      `${ONE}  sm121:minMemAvailableGiB: -1\n`,
+      `${ONE_NODE}  sm121:minMemAvailableGiB: -1\n`,
       `${F}:6:3: sm121:minMemAvailableGiB: must be above 0; use a number above 0`,
     ],
     [
       "a liveness timeout of 0",
-      `${ONE}  sm121:liveness: { timeout: 0 }\n`,
+      `${ONE_NODE}  sm121:liveness: { timeout: 0 }\n`,
       `${F}:6:21: sm121:liveness.timeout: timeout is below 1; use 1 to 600 s`,
     ],
     [
       "a liveness window above a week",
-      `${ONE}  sm121:liveness:\n    windowS: 999999\n`,
+      `${ONE_NODE}  sm121:liveness:\n    windowS: 999999\n`,
       `${F}:7:5: sm121:liveness.windowS: windowS is above 604800; use 60 to 604800 s (one week)`,
     ],
     [
       "maxRestarts that is no whole number",
-      `${ONE}  sm121:liveness: { maxRestarts: 2.5 }\n`,
+      `${ONE_NODE}  sm121:liveness: { maxRestarts: 2.5 }\n`,
       `${F}:6:21: sm121:liveness.maxRestarts: maxRestarts is not a whole number; use 0 to 100 restarts`,
     ],
     [
       "an unknown liveness key",
-      `${ONE}  sm121:liveness: { timeoutS: 5 }\n`,
+      `${ONE_NODE}  sm121:liveness: { timeoutS: 5 }\n`,
       `${F}:6:21: sm121:liveness.timeoutS: unknown key; did you mean timeout?`,
     ],
   ];

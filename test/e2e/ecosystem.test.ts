@@ -15,19 +15,11 @@ import { e2eProject, nodesYaml, REPO, type E2E } from "../helpers/project";
 import { pulumiEnv, writeFiles } from "../helpers/pulumi";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 import { nodeProcesses, waitFor } from "../site/faults";
+import { smallVllm } from "../helpers/spec";
 
 const AT = allocate(__filename);
 
-const SMALL = `engine = "vllm"
-deploy = "docker"
-model = "Qwen/Qwen3-8B"
-served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:26.01-py3"
-port = 8000
-args = ["--max-model-len", "8192"]
-[readiness]
-timeout_s = 60
-`;
+const SMALL = smallVllm(60);
 
 /** The processes whose command line mentions `text` (the program's `--pwd <dir>`, a host's engine address). */
 function processes(text: string): string[] {

@@ -8,19 +8,11 @@ import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { killNodeSshd, restartNodeSshd } from "../site/faults";
 import type { SimNode } from "../site/site";
+import { smallVllm } from "../helpers/spec";
 
 const AT = allocate(__filename);
 
-const RECIPE = `engine = "vllm"
-deploy = "docker"
-model = "Qwen/Qwen3-8B"
-served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:26.01-py3"
-port = 8000
-args = ["--max-model-len", "8192"]
-[readiness]
-timeout_s = 30
-`;
+const RECIPE = smallVllm(30);
 
 const RU = { SM121_LANG: "ru", LANG: "ru_RU.UTF-8" };
 

@@ -11,3 +11,27 @@ export function errorsOf(fn: () => unknown): string[] {
   }
   throw new Error("expected a SpecError, but nothing was thrown");
 }
+
+/** A site of one ssh node on five lines, ending in a newline: a test appends from line 6. */
+export const ONE_NODE = [
+  "config:",
+  "  sm121:nodes:",
+  "    spark1:",
+  "      ssh: { host: 203.0.113.1, user: ops }",
+  "      ip: 203.0.113.1",
+  "",
+].join("\n");
+
+/** A small vLLM recipe in Docker (Qwen3-8B, 8,192 tokens of context), ready within `timeoutS`. */
+export function smallVllm(timeoutS: number): string {
+  return `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-8B"
+served_model_name = "qwen3-8b"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+port = 8000
+args = ["--max-model-len", "8192"]
+[readiness]
+timeout_s = ${timeoutS}
+`;
+}

@@ -6,17 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../../src/recipe/site";
 import { LINE_BREAKERS, PAYLOADS, rejected, yamlStr } from "./helpers";
+import { ONE_NODE } from "../helpers/spec";
 
 const F = "Pulumi.s.yaml";
-/** One ssh node on five lines; cases append from line 6. */
-const ONE = [
-  "config:",
-  "  sm121:nodes:",
-  "    spark1:",
-  "      ssh: { host: 203.0.113.1, user: ops }",
-  "      ip: 203.0.113.1",
-  "",
-].join("\n");
 const bad = (text: string): string[] => rejected(() => parseSite(F, "s", text), F);
 const SYNTAX = "fix the syntax at this spot";
 const PATH_RULE = "may contain only letters, digits and ~ @ : / . _ + -; remove spaces, quotes and shell characters";
@@ -51,20 +43,24 @@ describe("YAML that is broken or hostile", () => {
       "config:\n\tsm121:nodes: {}\n",
       [`${F}:2:1: YAML syntax: Tabs are not allowed as indentation; ${SYNTAX}`],
     ],
-    ["an unclosed quote", `${ONE}      stateDir: "~/x\n`, [`${F}:7:1: YAML syntax: Missing closing "quote; ${SYNTAX}`]],
+    [
+      "an unclosed quote",
+      `${ONE_NODE}      stateDir: "~/x\n`,
+      [`${F}:7:1: YAML syntax: Missing closing "quote; ${SYNTAX}`],
+    ],
     [
       "sm121:nodes written twice",
-      `${ONE}  sm121:nodes: {}\n`,
+      `${ONE_NODE}  sm121:nodes: {}\n`,
       [`${F}:6:3: YAML syntax: Map keys must be unique; ${SYNTAX}`],
     ],
     [
       "a key that is a flow map",
-      `${ONE}  { a: 1 }: x\n`,
+      `${ONE_NODE}  { a: 1 }: x\n`,
       [`${F}:6:3: YAML syntax: Map comment with trailing content; ${SYNTAX}`],
     ],
     [
       "an undefined alias",
-      `${ONE}      stateDir: *nowhere\n`,
+      `${ONE_NODE}      stateDir: *nowhere\n`,
       [
         `${F}:6:17: YAML: Unresolved alias (the anchor must be set before the alias): nowhere; ` +
           `write the values out instead of aliases`,
@@ -72,7 +68,7 @@ describe("YAML that is broken or hostile", () => {
     ],
     [
       "a binary tag",
-      `${ONE}  sm121:recipesDir: !!binary aGVsbG8=\n`,
+      `${ONE_NODE}  sm121:recipesDir: !!binary aGVsbG8=\n`,
       [`${F}:6:3: sm121:recipesDir: expected string, got Buffer; write a string`],
     ],
     [
@@ -82,12 +78,12 @@ describe("YAML that is broken or hostile", () => {
     ],
     [
       "a config key sm121:__proto__",
-      `${ONE}  sm121:__proto__:\n    recipesDir: /etc\n`,
+      `${ONE_NODE}  sm121:__proto__:\n    recipesDir: /etc\n`,
       [`${F}:6:3: sm121:__proto__: __proto__ is not a name sm121 accepts; rename the key`],
     ],
     [
       "a deployment on node constructor",
-      `${ONE}  sm121:deployments:\n    - { recipe: r, nodes: [constructor] }\n`,
+      `${ONE_NODE}  sm121:deployments:\n    - { recipe: r, nodes: [constructor] }\n`,
       [
         `${F}:7:28: sm121:deployments[0].nodes[0]: node "constructor" is not in sm121:nodes; ` +
           `add it to sm121:nodes or use one of spark1`,
@@ -95,7 +91,7 @@ describe("YAML that is broken or hostile", () => {
     ],
     [
       "a gateway on node constructor",
-      `${ONE}  sm121:gateway: { path: ~/gw.json, node: constructor }\n`,
+      `${ONE_NODE}  sm121:gateway: { path: ~/gw.json, node: constructor }\n`,
       [
         `${F}:6:37: sm121:gateway.node: node "constructor" is not in sm121:nodes; name a node of the site, ` +
           `or remove node to write the file on the machine that runs Pulumi`,
@@ -116,7 +112,7 @@ describe("wrong types", () => {
     ],
     [
       "deployments as a map",
-      `${ONE}  sm121:deployments: { recipe: r }\n`,
+      `${ONE_NODE}  sm121:deployments: { recipe: r }\n`,
       [`${F}:6:3: sm121:deployments: expected array, got object; write an array`],
     ],
     [
@@ -126,47 +122,47 @@ describe("wrong types", () => {
     ],
     [
       "an ssh port with a shell suffix",
-      ONE.replace("user: ops }", 'user: ops, port: "22;id" }'),
+      ONE_NODE.replace("user: ops }", 'user: ops, port: "22;id" }'),
       [`${F}:4:44: sm121:nodes.spark1.ssh.port: expected number, got string; write a number`],
     ],
     [
       "an ssh port of 70000",
-      ONE.replace("user: ops }", "user: ops, port: 70000 }"),
+      ONE_NODE.replace("user: ops }", "user: ops, port: 70000 }"),
       [`${F}:4:44: sm121:nodes.spark1.ssh.port: is above 65535; use at most 65535`],
     ],
     [
       "protected as yes",
-      `${ONE}      protected: yes\n`,
+      `${ONE_NODE}      protected: yes\n`,
       [`${F}:6:7: sm121:nodes.spark1.protected: expected boolean, got string; write a boolean`],
     ],
     [
       "memTimeoutS of -1",
-      `${ONE}  sm121:memTimeoutS: -1\n`,
+      `${ONE_NODE}  sm121:memTimeoutS: -1\n`,
       [`${F}:6:3: sm121:memTimeoutS: must be above 0; use a number above 0`],
     ],
     [
       "minMemAvailableGiB as a word",
-      `${ONE}  sm121:minMemAvailableGiB: lots\n`,
+      `${ONE_NODE}  sm121:minMemAvailableGiB: lots\n`,
       [`${F}:6:3: sm121:minMemAvailableGiB: expected number, got string; write a number`],
     ],
     [
       "a node env PORT that is no port",
-      `${ONE}      env: { PORT: http }\n`,
+      `${ONE_NODE}      env: { PORT: http }\n`,
       [`${F}:6:14: sm121:nodes.spark1.env.PORT: PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000`],
     ],
     [
       "a node env PORT of 99999",
-      `${ONE}      env: { PORT: 99999 }\n`,
+      `${ONE_NODE}      env: { PORT: 99999 }\n`,
       [`${F}:6:14: sm121:nodes.spark1.env.PORT: PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000`],
     ],
     [
       "a node env PORT of -1",
-      `${ONE}      env: { PORT: -1 }\n`,
+      `${ONE_NODE}      env: { PORT: -1 }\n`,
       [`${F}:6:14: sm121:nodes.spark1.env.PORT: PORT is not a TCP port; write a number from 1 to 65535, e.g. 8000`],
     ],
     [
       "a node env BIND that is a host name",
-      `${ONE}      env: { BIND: spark1 }\n`,
+      `${ONE_NODE}      env: { BIND: spark1 }\n`,
       [
         `${F}:6:14: sm121:nodes.spark1.env.BIND: BIND is not an IPv4 address; write the address the server binds, ` +
           `e.g. 127.0.0.1 or 0.0.0.0`,
@@ -174,7 +170,7 @@ describe("wrong types", () => {
     ],
     [
       "a relative node env HF_HOME",
-      `${ONE}      env: { HF_HOME: .cache/hf }\n`,
+      `${ONE_NODE}      env: { HF_HOME: .cache/hf }\n`,
       [
         `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
           `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
@@ -183,7 +179,7 @@ describe("wrong types", () => {
     ],
     [
       "a node env HF_HOME that is a flag",
-      `${ONE}      env: { HF_HOME: -rf }\n`,
+      `${ONE_NODE}      env: { HF_HOME: -rf }\n`,
       [
         `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
           `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
@@ -192,7 +188,7 @@ describe("wrong types", () => {
     ],
     [
       "a node env HF_HOME under ~user (the node expands only ~/)",
-      `${ONE}      env: { HF_HOME: ~ops/.cache/hf }\n`,
+      `${ONE_NODE}      env: { HF_HOME: ~ops/.cache/hf }\n`,
       [
         `${F}:6:14: sm121:nodes.spark1.env.HF_HOME: HF_HOME is neither an absolute path nor ~/...; ` +
           `write the node's Hugging Face cache, e.g. ~/.cache/huggingface (the node expands ~) or ` +
@@ -204,7 +200,7 @@ describe("wrong types", () => {
 });
 
 describe("gatewayUrl", () => {
-  const url = (u: string) => `${ONE}      gatewayUrl: ${yamlStr(u)}\n`;
+  const url = (u: string) => `${ONE_NODE}      gatewayUrl: ${yamlStr(u)}\n`;
   const NOT_URL = `${F}:6:7: sm121:nodes.spark1.gatewayUrl: is not a URL; write e.g. http://203.0.113.12:8000`;
   const UNSEEN =
     `${F}:6:7: sm121:nodes.spark1.gatewayUrl: contains white space, ` +
@@ -229,7 +225,7 @@ describe("gatewayUrl", () => {
 });
 
 describe("gpuProbe is operator shell, on one line", () => {
-  const probe = (p: string) => `${ONE}      gpuProbe: ${yamlStr(p)}\n`;
+  const probe = (p: string) => `${ONE_NODE}      gpuProbe: ${yamlStr(p)}\n`;
   it.each(LINE_BREAKERS)("refuses %s", (_title, payload) => {
     expect(bad(probe(`nvidia-smi -L${payload.slice(1)}`))).toEqual([
       `${F}:6:7: sm121:nodes.spark1.gpuProbe: is one command line; remove line breaks, ` +
@@ -245,31 +241,32 @@ describe("gpuProbe is operator shell, on one line", () => {
 });
 
 describe("paths: leading dashes, ~user, .. and absolute paths where relative ones are meant", () => {
-  const rec = (k: string, v: string) => `${ONE}      recipes:\n        q: { dir: /srv/q, container: q, ${k}: ${v} }\n`;
+  const rec = (k: string, v: string) =>
+    `${ONE_NODE}      recipes:\n        q: { dir: /srv/q, container: q, ${k}: ${v} }\n`;
   const dep = (v: string) =>
-    `${ONE}  sm121:deployments:\n    - { recipe: r, profile: p, nodes: [spark1], overlay: ${v} }\n`;
+    `${ONE_NODE}  sm121:deployments:\n    - { recipe: r, profile: p, nodes: [spark1], overlay: ${v} }\n`;
   const at = (col: number, field: string, problem: string) =>
     `${F}:7:${col}: sm121:nodes.spark1.recipes.q.${field}: ${problem}`;
   const cases: Case[] = [
-    ["stateDir -rf", `${ONE}      stateDir: -rf\n`, [`${F}:6:7: sm121:nodes.spark1.stateDir: stateDir ${DASH}`]],
+    ["stateDir -rf", `${ONE_NODE}      stateDir: -rf\n`, [`${F}:6:7: sm121:nodes.spark1.stateDir: stateDir ${DASH}`]],
     [
       "stateDir ~root",
-      `${ONE}      stateDir: ~root/.sm121\n`,
+      `${ONE_NODE}      stateDir: ~root/.sm121\n`,
       [`${F}:6:7: sm121:nodes.spark1.stateDir: stateDir ${TILDE}`],
     ],
     [
       "stateDir with ..",
-      `${ONE}      stateDir: ~/../../tmp\n`,
+      `${ONE_NODE}      stateDir: ~/../../tmp\n`,
       [`${F}:6:7: sm121:nodes.spark1.stateDir: stateDir ${DOTS}`],
     ],
     [
       "a recipe dir of - (cd - goes to $OLDPWD)",
-      `${ONE}      recipes:\n        q: { dir: "-", container: q }\n`,
+      `${ONE_NODE}      recipes:\n        q: { dir: "-", container: q }\n`,
       [at(14, "dir", `dir ${DASH}`)],
     ],
     [
       "a recipe dir under ~ops",
-      `${ONE}      recipes:\n        q: { dir: ~ops/q, container: q }\n`,
+      `${ONE_NODE}      recipes:\n        q: { dir: ~ops/q, container: q }\n`,
       [at(14, "dir", `dir ${TILDE}`)],
     ],
     [
@@ -328,42 +325,42 @@ describe("paths: leading dashes, ~user, .. and absolute paths where relative one
     ["an overlay that is a flag", dep("-x"), [`${F}:7:49: sm121:deployments[0].overlay: overlay ${DASH}`]],
     [
       "an absolute recipesDir",
-      `${ONE}  sm121:recipesDir: /etc\n`,
+      `${ONE_NODE}  sm121:recipesDir: /etc\n`,
       [`${F}:6:3: sm121:recipesDir: recipesDir is relative to the project directory; write e.g. recipes`],
     ],
     [
       "a recipesDir under ~",
-      `${ONE}  sm121:recipesDir: ~/recipes\n`,
+      `${ONE_NODE}  sm121:recipesDir: ~/recipes\n`,
       [`${F}:6:3: sm121:recipesDir: recipesDir is relative to the project directory; write e.g. recipes`],
     ],
     [
       "a recipesDir that climbs out",
-      `${ONE}  sm121:recipesDir: ../../etc\n`,
+      `${ONE_NODE}  sm121:recipesDir: ../../etc\n`,
       [`${F}:6:3: sm121:recipesDir: recipesDir ${DOTS}`],
     ],
     [
       "knownHosts that is a flag",
-      `${ONE}  sm121:knownHosts: -oStrict\n`,
+      `${ONE_NODE}  sm121:knownHosts: -oStrict\n`,
       [`${F}:6:3: sm121:knownHosts: knownHosts ${DASH}`],
     ],
     [
       "knownHosts of another user",
-      `${ONE}  sm121:knownHosts: ~root/.ssh/known_hosts\n`,
+      `${ONE_NODE}  sm121:knownHosts: ~root/.ssh/known_hosts\n`,
       [`${F}:6:3: sm121:knownHosts: knownHosts ${TILDE}`],
     ],
     [
       "a gateway path that is a flag",
-      `${ONE}  sm121:gateway: { path: --help }\n`,
+      `${ONE_NODE}  sm121:gateway: { path: --help }\n`,
       [`${F}:6:20: sm121:gateway.path: path ${DASH}`],
     ],
     [
       "a gateway path with ..",
-      `${ONE}  sm121:gateway: { path: ~/../../etc/cron.d/x }\n`,
+      `${ONE_NODE}  sm121:gateway: { path: ~/../../etc/cron.d/x }\n`,
       [`${F}:6:20: sm121:gateway.path: path ${DOTS}`],
     ],
     [
       "a gateway path with a space",
-      `${ONE}  sm121:gateway: { path: "~/gw file.json" }\n`,
+      `${ONE_NODE}  sm121:gateway: { path: "~/gw file.json" }\n`,
       [`${F}:6:20: sm121:gateway.path: path ${PATH_RULE}`],
     ],
   ];
