@@ -7,8 +7,19 @@
  * - spark2: `flash`, the seed-001 script recipe (profile datagen), with API_KEY in its .env;
  * - spark3: `small`, a vLLM in a tmux session.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { cells } from "../src/cli/table";
@@ -123,7 +134,23 @@ export interface CliOptions {
   onStdout?: (text: string) => void;
 }
 
-const tscRunning = () => spawnSync("pgrep", ["-f", "bin/tsc( |$)"], { encoding: "utf8" }).stdout.trim() !== "";
+/**
+ * Is a tsc writing this checkout's dist/: one started in it, or naming it, without --noEmit? Another
+ * checkout's tsc, or a type check, writes nothing here.
+ */
+function tscRunning(): boolean {
+  const repo = realpathSync(REPO);
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (!argv.some((a) => /bin\/tsc$/.test(a)) || argv.includes("--noEmit")) continue;
+      if (readlinkSync(`/proc/${pid}/cwd`) === repo || argv.some((a) => a.startsWith(`${repo}/`))) return true;
+    } catch {
+      // It ended while it was read.
+    }
+  }
+  return false;
+}
 
 let snapshot: Promise<string> | undefined;
 let snapshotDir: string | undefined;
