@@ -28,7 +28,18 @@ export const SITE_TESTS = [
 // The unit lane reuses each worker's modules from one file to the next (isolate: false): most of its time was
 // importing sm121's modules again for every file. `npm test` runs the same files isolated, so a test that leans
 // on another file's module state fails in one of the two lanes.
+// Three workers on two cores: a few files wait on timeouts of their own (a first token that never comes, NCCL's
+// watchdog, a rendezvous), and a third worker keeps the cores busy meanwhile. The transformed modules are kept
+// in node_modules/.experimental-vitest-cache, keyed by their content, so a run transforms only what changed.
 export default mergeConfig(
   base,
-  defineConfig({ test: { exclude: SITE_TESTS, isolate: false, env: { SM121_TEST_LANE: "unit" } } }),
+  defineConfig({
+    test: {
+      exclude: SITE_TESTS,
+      isolate: false,
+      maxWorkers: 3,
+      experimental: { fsModuleCache: true },
+      env: { SM121_TEST_LANE: "unit" },
+    },
+  }),
 );
