@@ -5,14 +5,15 @@
  * form of it runs anything. A line the reader cannot take as a literal is refused, not guessed.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEnvFile } from "../src/render/envreader";
 import { ASSIGNMENT_READER, assignment } from "../src/text/assign";
 import { readApiKeyLines } from "../src/render/apikey";
 import { exportSecrets, secretsEnvPath, secretsEnvScript } from "../src/targets/secretsenv";
+import { quote } from "../src/text/shell";
 
 const dir = mkdtempSync(join(tmpdir(), "sm121-assign-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,32 +35,72 @@ const HOSTILE_VALUES: Record<string, string> = {
   "an escaped pair": "'\\''",
 };
 
+/** What one script of a batch printed, and whether a file appeared at `mark` while it ran. */
+interface Ran {
+  out: string;
+  ran: boolean;
+}
+
 /**
- * Runs bash on `script` with the file; returns stdout. Its stdin is not a pipe: Node's pipes are
- * socket pairs, and a bash whose stdin is a socket and whose SHLVL is unset takes itself to be run
- * by sshd and reads ~/.bashrc, which is the machine's, not the test's.
+ * Runs one bash on `scripts`, each in a subshell of its own after `prelude`, with its stdout, stderr and
+ * exit status in files of its own; a file at `mark` after a script is its doing (and is removed).
+ * The bash's stdin is not a pipe: Node's pipes are socket pairs, and a bash whose stdin is a socket and
+ * whose SHLVL is unset takes itself to be run by sshd and reads ~/.bashrc, the machine's, not the test's.
  */
-function bash(script: string): string {
-  const r = spawnSync("bash", ["-c", script], {
+function bashEach(scripts: string[], prelude = ""): Ran[] {
+  const run = mkdtempSync(join(dir, "run-"));
+  const at = (i: number, ext: string) => quote(join(run, `${i}.${ext}`));
+  const whole = [
+    prelude,
+    ...scripts.map(
+      (script, i) =>
+        `(\n${script}\n) > ${at(i, "out")} 2> ${at(i, "err")}; echo "$?" > ${at(i, "rc")}\n` +
+        `if [ -e ${quote(mark)} ]; then rm -f ${quote(mark)}; : > ${at(i, "ran")}; fi`,
+    ),
+  ].join("\n");
+  const r = spawnSync("bash", ["-c", whole], {
     encoding: "utf8",
     env: { PATH: process.env["PATH"] ?? "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  if (r.status !== 0 && r.status !== 1 && r.status !== 2) throw new Error(r.stderr);
-  return r.stdout;
+  if (r.status !== 0) throw new Error(r.stderr);
+  return scripts.map((_, i) => {
+    const file = (ext: string) => join(run, `${i}.${ext}`);
+    const status = Number(readFileSync(file("rc"), "utf8"));
+    if (status !== 0 && status !== 1 && status !== 2) throw new Error(readFileSync(file("err"), "utf8"));
+    return { out: readFileSync(file("out"), "utf8"), ran: existsSync(file("ran")) };
+  });
 }
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 
 describe("assignment and its readers", () => {
-  it.each(Object.entries(HOSTILE_VALUES))("%s: written once, read back the same by every reader", (_, value) => {
-    const file = join(dir, "secrets.env");
-    writeFileSync(file, `# a comment\nOTHER="x"\nHF_TOKEN="stale"\n${assignment("HF_TOKEN", value)}\nAFTER=1\n`);
-    const sourced = bash(`set -a; . ${file}; set +a; printf '%s' "$HF_TOKEN" | base64 -w0`);
+  const values = Object.values(HOSTILE_VALUES);
+  // Each value in a file of its own, read back by bash sourcing it and by sm121_get: one bash for all.
+  let sourced: Ran[] = [];
+  let read: Ran[] = [];
+  beforeAll(() => {
+    const files = values.map((value, i) => {
+      const file = join(dir, `secrets-${i}.env`);
+      writeFileSync(file, `# a comment\nOTHER="x"\nHF_TOKEN="stale"\n${assignment("HF_TOKEN", value)}\nAFTER=1\n`);
+      return file;
+    });
     const show = `printf '%s %s' "$rc" "$(printf '%s' "$REPLY" | base64 -w0)"`;
-    const read = bash(`${ASSIGNMENT_READER}\nsm121_get ${file} HF_TOKEN; rc=$?; ${show}`);
-    expect(sourced).toBe(b64(value));
-    expect(read).toBe(`0 ${b64(value)}`);
+    const runs = bashEach(
+      files.flatMap((file) => [
+        `set -a; . ${file}; set +a; printf '%s' "$HF_TOKEN" | base64 -w0`,
+        `sm121_get ${file} HF_TOKEN; rc=$?; ${show}`,
+      ]),
+      ASSIGNMENT_READER,
+    );
+    sourced = runs.filter((_, i) => i % 2 === 0);
+    read = runs.filter((_, i) => i % 2 === 1);
+  });
+
+  it.each(Object.entries(HOSTILE_VALUES))("%s: written once, read back the same by every reader", (name, value) => {
+    const i = Object.keys(HOSTILE_VALUES).indexOf(name);
+    expect(sourced[i]).toEqual({ out: b64(value), ran: false });
+    expect(read[i]).toEqual({ out: `0 ${b64(value)}`, ran: false });
     expect(parseEnvFile(`${assignment("HF_TOKEN", value)}\n`).secretLines).toEqual([assignment("HF_TOKEN", value)]);
     expect(parseEnvFile(`${assignment("A", value)}\n`).keys).toEqual({ A: value });
     expect(existsSync(mark)).toBe(false);
@@ -85,41 +126,57 @@ describe("assignment and its readers", () => {
       ["# API_KEY=commented", "1 "],
       ["NOT_API_KEY=x", "1 "],
     ];
-    for (const [line, want] of cases) {
-      const file = join(dir, "case.env");
+    const files = cases.map(([line], i) => {
+      const file = join(dir, `case-${i}.env`);
       writeFileSync(file, `${line}\n`);
-      expect(bash(`${ASSIGNMENT_READER}\nsm121_get ${file} API_KEY; printf '%s %s' "$?" "$REPLY"`), line).toBe(want);
-    }
-    expect(bash(`${ASSIGNMENT_READER}\nsm121_get ${join(dir, "none")} API_KEY; printf '%s' "$?"`)).toBe("1");
+      return file;
+    });
+    const runs = bashEach(
+      [
+        ...files.map((file) => `sm121_get ${file} API_KEY; printf '%s %s' "$?" "$REPLY"`),
+        `sm121_get ${join(dir, "none")} API_KEY; printf '%s' "$?"`,
+      ],
+      ASSIGNMENT_READER,
+    );
+    cases.forEach(([line, want], i) => expect(runs[i], line).toEqual({ out: want, ran: false }));
+    expect(runs[cases.length]).toEqual({ out: "1", ran: false });
     expect(existsSync(mark)).toBe(false);
   });
 });
 
 describe("secrets.env: one writer, one reader", () => {
+  // Each value written by the writer into a state directory of its own and read back: one bash for all.
+  let runs: Ran[] = [];
+  beforeAll(() => {
+    const show = (v: string) => `printf '%s ' "$(printf '%s' "${v}" | base64 -w0)"`;
+    runs = bashEach(
+      Object.values(HOSTILE_VALUES).map((value, i) => {
+        const state = join(dir, `state-${i}`);
+        const secrets = { HF_TOKEN: value, API_KEY: value };
+        return [
+          "umask 077",
+          `mkdir -p ${state}`,
+          secretsEnvScript(state, secrets),
+          exportSecrets(state),
+          show("$HF_TOKEN"),
+          show("$API_KEY"),
+          show("$VLLM_API_KEY"),
+          readApiKeyLines([secretsEnvPath(state)]),
+          show("$key"),
+        ].join("\n");
+      }),
+    );
+  });
+
   const what = "%s: what the writer writes, the start and the API-key reader read back";
   it.each(Object.entries(HOSTILE_VALUES))(what, (name, value) => {
-    const state = join(dir, `state-${Object.keys(HOSTILE_VALUES).indexOf(name)}`);
-    const secrets = { HF_TOKEN: value, API_KEY: value };
-    const write = ["umask 077", `mkdir -p ${state}`, secretsEnvScript(state, secrets)].join("\n");
-    const show = (v: string) => `printf '%s ' "$(printf '%s' "${v}" | base64 -w0)"`;
-    const out = bash(
-      [
-        write,
-        exportSecrets(state),
-        show("$HF_TOKEN"),
-        show("$API_KEY"),
-        show("$VLLM_API_KEY"),
-        readApiKeyLines([secretsEnvPath(state)]),
-        show("$key"),
-      ].join("\n"),
-    );
-    expect(out).toBe(`${b64(value)} `.repeat(4));
+    expect(runs[Object.keys(HOSTILE_VALUES).indexOf(name)]).toEqual({ out: `${b64(value)} `.repeat(4), ran: false });
     expect(existsSync(mark)).toBe(false);
   });
 
   it("is removed by the writer when sm121 holds no secret, and then the reader passes nothing", () => {
     const state = join(dir, "state-none");
-    const out = bash(
+    const [run] = bashEach([
       [
         `mkdir -p ${state}`,
         secretsEnvScript(state, { HF_TOKEN: "x" }),
@@ -128,7 +185,7 @@ describe("secrets.env: one writer, one reader", () => {
         exportSecrets(state),
         'printf "%s" "${HF_TOKEN-unset}"',
       ].join("\n"),
-    );
-    expect(out).toBe("unset");
+    ]);
+    expect(run).toEqual({ out: "unset", ran: false });
   });
 });
