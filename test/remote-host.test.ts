@@ -120,6 +120,8 @@ describe("failures", () => {
     expect(r.code).toBeNull();
     const pid = Number(/^pid (\d+)$/m.exec(r.stdout)?.[1]);
     expect(pid).toBeGreaterThan(0);
+    // Killed, it lets go of the step's pipes a moment before the kernel counts it dead: wait for that, briefly.
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive(pid)).toBe(false);
   });
 
