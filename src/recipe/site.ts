@@ -33,6 +33,12 @@ function flag() {
   return z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
 }
 
+/**
+ * The site's schema, built on the first parse and kept: it holds message keys, never words, so
+ * one schema serves every language (a parse of a small site is mostly the building).
+ */
+let built: ReturnType<typeof siteSchema> | undefined;
+
 function siteSchema() {
   const ident = (what: string | Msg) =>
     z.string().regex(IDENT, { error: zodMsg(msg("spec.site.ident", { what }), msg("spec.renameIt")) });
@@ -269,7 +275,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
         }),
     ),
   );
-  const schema = siteSchema();
+  const schema = (built ??= siteSchema());
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     // The secrets are config keys too, read through Pulumi rather than this schema.
