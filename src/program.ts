@@ -33,7 +33,7 @@ import { fabricStep } from "./serve/fabricstep";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
-import { t } from "./text/messages";
+import { listMsg, msg, say, t, type Msg } from "./text/messages";
 import { allowedProtected, leavingRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
@@ -171,19 +171,16 @@ export async function main(): Promise<Record<string, unknown>> {
     () => dial.close(),
   );
   const [seen, scrapeFound, gatewayFound] = await looked;
-  for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: u }));
+  for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: say(u) }));
   const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
   // A spare the look could not reach is the plan's reason not to surge, no failure of the run.
   const unknown = Object.entries(seen.unknown).filter(([d]) => !surgeNames.has(d));
   if (unknown.length === 0) return r;
   // Every other deployment has gone on; the run fails for the ones the look could not see.
   await registered;
-  const what = isDryRun()
-    ? "this plan leaves it as it is (nothing restarts or stops there) and fails"
-    : "this up left it as it was and the other deployments went on";
-  const each = ([d, lines]: [string, string[]]) => {
-    return `deployment ${d} is unknown: its nodes could not be looked at; ${what}:\n  ${lines.join("\n  ")}`;
-  };
+  const what = msg(isDryRun() ? "serve.unknownPlan" : "serve.unknownUp");
+  const each = ([deployment, lines]: [string, Msg[]]) =>
+    say(msg("serve.unknownFails", { deployment, what, lines: listMsg(lines, "lines") }));
   throw new RunError(unknown.map(each).join("\n"));
 }
 
@@ -214,7 +211,7 @@ function takeovers(seen: SiteObservation): string[] {
       if (allow.takeover.includes(nb.node)) return [];
       const holders = seen.holders[nb.node] ?? [];
       const drift = ownerDrift(nb.node, b.deployment, holders, me);
-      return foreignHolders(holders, me).map((h) => [...drift, takeoverRefusal(nb.node, h, me)].join(": "));
+      return foreignHolders(holders, me).map((h) => [...drift.map((m) => say(m)), takeoverRefusal(nb.node, h, me)].join(": "));
     }),
   );
 }
@@ -238,7 +235,7 @@ function register(
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
   // A spare's are the plan's reason not to surge there (components/surge), no refusal of the run.
   const engines = Object.entries(seen.preflight).filter(([d]) => !surgeNames.has(d));
-  const refused = preflight ? [] : engines.flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${f}`));
+  const refused = preflight ? [] : engines.flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${say(f)}`));
   const said = refused.map((r) => `  ${r}`).join("\n");
   if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.

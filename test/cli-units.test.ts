@@ -22,7 +22,7 @@ import { driftFindings, driftOf, type NodeState } from "../src/serve/probe";
 import { loadProject } from "../src/project";
 import { TransportError } from "../src/remote";
 import { transportFix } from "../src/remote/errors";
-import { msg } from "../src/text/messages";
+import { msg, say } from "../src/text/messages";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 
 const ROOT = join(__dirname, "..");
@@ -174,7 +174,7 @@ describe("the status probe", () => {
     expect(kinds(st({ [path]: sha }, false))).toEqual([["not-running", []]]);
     // The plan leaves a first serve and a new bundle to the diff: those are no drift there.
     expect(driftOf(nb, st({}, false, null))).toEqual([]);
-    const words = driftOf(nb, st({ [path]: sha }, false)).map((d) => d.words);
+    const words = driftOf(nb, st({ [path]: sha }, false)).map((d) => say(d.said, "en"));
     expect(words).toEqual(["the engine is not running (not found)"]);
   });
 });

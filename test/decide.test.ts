@@ -19,7 +19,7 @@ import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
 import type { StoredOutcome } from "../src/serve/outcome";
-import { say } from "../src/text/messages";
+import { msg, say, type Msg } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
 import { CONNECTION, engineWire, NOTHING_ALLOWED } from "./helpers/wire";
 
@@ -32,6 +32,11 @@ const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
 const allow = NOTHING_ALLOWED;
 const serving: StoredOutcome = { status: "serving", nodes: [], warnings: [] };
 const LIVENESS = { maxRestarts: 2, windowS: 3600 };
+const onNode = (text: Msg) => msg("state.onNode", { node: "vllm-1", text });
+/** The look's findings (serve/observe), and the words each says in English. */
+const HUNG_FOUND = onNode(
+  msg("serve.look.noToken", { timeoutS: 10, counters: msg("serve.look.countersStill", { before: 7 }) }),
+);
 const HUNG = "vllm-1: answers /v1/models but no token in 10 s and its request counters stood still (7)";
 
 /** The decision, its messages said in English. */
@@ -44,13 +49,16 @@ const news = (over: Partial<EngineProps> = {}): EngineProps => {
   return { bundle: b, allow, drift: [], liveness: LIVENESS, ...over };
 };
 const olds = (outcome: StoredOutcome): Partial<EngineProps> => ({ bundle: b, allow, outcome });
+const DEAD_FOUND = onNode(msg("serve.look.notRunning", { detail: "container exited" }));
 const DEAD = "vllm-1: the engine is not running (container exited)";
-const hung = { drift: [HUNG], health: [HUNG] };
+const hung = { drift: [HUNG_FOUND], health: [HUNG_FOUND] };
 
 describe("what an up does with a deployment", () => {
   it("restarts for a hung engine, counts it, and forces the restart (the serve's probe sees it run)", () => {
     const d = decide(olds(serving), news(hung), NOW);
-    expect(d).toMatchObject({ restart: [HUNG], health: [HUNG], force: true });
+    expect(d).toMatchObject({ restart: [HUNG], health: [HUNG_FOUND], force: true });
+    expect(say(HUNG_FOUND, "en")).toBe(HUNG);
+    expect(say(DEAD_FOUND, "en")).toBe(DEAD);
     expect(d.held).toBeUndefined();
   });
 
@@ -58,8 +66,8 @@ describe("what an up does with a deployment", () => {
     const old = {
       ...serving,
       restarts: [
-        { at: ago(7200), causes: ["x"] },
-        { at: ago(60), causes: ["y"] },
+        { at: ago(7200), causes: [msg("state.recorded", { text: "x" })] },
+        { at: ago(60), causes: [msg("state.recorded", { text: "y" })] },
       ],
     };
     expect(decide(olds(old), news(hung), NOW).restart).toEqual([HUNG]);
@@ -69,8 +77,8 @@ describe("what an up does with a deployment", () => {
     const old = {
       ...serving,
       restarts: [
-        { at: ago(600), causes: [DEAD] },
-        { at: ago(60), causes: [HUNG] },
+        { at: ago(600), causes: [DEAD_FOUND] },
+        { at: ago(60), causes: [HUNG_FOUND] },
       ],
     };
     const d = decide(olds(old), news(hung), NOW);
@@ -80,8 +88,8 @@ describe("what an up does with a deployment", () => {
       count: 2,
       windowS: 3600,
       maxRestarts: 2,
-      causes: [DEAD, HUNG],
-      now: [HUNG],
+      causes: [DEAD_FOUND, HUNG_FOUND],
+      now: [HUNG_FOUND],
       already: false,
     });
     expect(say(heldWords("pair", d.held ?? ({} as never)), "en")).toBe(
@@ -95,7 +103,7 @@ describe("what an up does with a deployment", () => {
   });
 
   it("leaves a held deployment alone (its failed status is none), until SM121_RESTART=1 or a new bundle", () => {
-    const restarts = [{ at: ago(60), causes: [HUNG] }];
+    const restarts = [{ at: ago(60), causes: [HUNG_FOUND] }];
     const held: StoredOutcome = { ...serving, status: "failed", held: true, restarts };
     const d = decide(olds(held), news(hung), NOW);
     expect(d.restart).toEqual([]);
@@ -110,8 +118,11 @@ describe("what an up does with a deployment", () => {
 
   it("restarts for other drift whatever the bound (an edited file is the operator's act, not the engine's)", () => {
     const held: StoredOutcome = { ...serving, status: "failed", held: true };
-    const edited = "vllm-1: .env edited on the node: A 1 -> 2";
-    expect(decide(olds(held), news({ drift: [edited] }), NOW).restart).toEqual([edited]);
+    const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
+    const edited = onNode(msg("serve.look.envEdited", { changes }));
+    expect(decide(olds(held), news({ drift: [edited] }), NOW).restart).toEqual([
+      "vllm-1: .env edited on the node: A 1 -> 2",
+    ]);
   });
 
   it("records a node protected (or a gate changed) after it served: an update that restarts nothing", () => {
@@ -131,7 +142,9 @@ describe("a deployment the look could not see", () => {
   const wire = engineWire;
   const guardedNodes = b.nodes.map((n) => ({ ...n, protected: true, env: { ...n.env, X: "1" } }));
   const guarded = { ...b, identity: "new", nodes: guardedNodes };
-  const unknown = ["Pulumi.s.yaml:14:7: sm121:nodes.vllm-1.ssh: vllm-1 unreachable: connect ETIMEDOUT; check ..."];
+  const unknown = [
+    msg("serve.unseen", { place: "Pulumi.s.yaml:14:7: sm121:nodes.vllm-1.ssh", node: "vllm-1", first: "timed out" }),
+  ];
 
   it("is refused nothing and changes nothing, where the same change on a reachable node is refused", async () => {
     const stored = { ...wire(b), outcome: serving };
@@ -164,8 +177,10 @@ describe("the look's liveness record and the drift it makes", () => {
     if (hangs === undefined) throw new Error("no check");
     const recorded = { identity: nb.identity, files: {} };
     const st: NodeState = { failed: [], running: true, others: [], holders: [], files: {}, recorded, live: hangs };
-    const words = "answers /v1/models but no token in 10 s and its request counters stood still (7)";
-    expect(driftOf(nb, st)).toEqual([{ kind: "hung", files: [], words }]);
+    const found = driftOf(nb, st);
+    expect(found.map((d) => [d.kind, d.files, say(d.said, "en")])).toEqual([
+      ["hung", [], "answers /v1/models but no token in 10 s and its request counters stood still (7)"],
+    ]);
     expect(driftOf(nb, { ...st, recorded: { identity: "older", files: {} } })).toEqual([]);
   });
 });

@@ -71,11 +71,12 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   const news = wire(relaunched, { secrets: { "sm121:hfToken": "b" } });
 
   it("in Russian and Japanese, the look's drift as it found it", async () => {
-    const drift = ["vllm-1: .env edited on the node: A 1 -> 2"];
+    const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
+    const drift = [msg("state.onNode", { node: "vllm-1", text: msg("serve.look.envEdited", { changes }) })];
     const ru = await said("ru", () => diff("id", stored, { ...news, drift }));
     expect(ru).toEqual([
       "sm121: qwen3-32b-vllm-tp2: перезапускает vllm-1, vllm-2: " +
-        "собранный пакет изменился (запуск на vllm-1, vllm-2); vllm-1: .env edited on the node: A 1 -> 2; " +
+        "собранный пакет изменился (запуск на vllm-1, vllm-2); vllm-1: .env изменён на узле: A 1 -> 2; " +
         "секрет заменён: sm121:hfToken; прошлый up оставил его в состоянии «сбой»",
     ]);
     const ja = await said("ja", () => diff("id", stored, news));
@@ -101,7 +102,8 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   });
 
   it("a held deployment in Russian and Japanese, its causes as the look found them", () => {
-    const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: ["vllm-1: dead"], now: ["vllm-1: hung"] };
+    const recorded = (text: string) => msg("state.recorded", { text });
+    const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: [recorded("vllm-1: dead")], now: [recorded("vllm-1: hung")] };
     const h = heldWords("pair", { ...held, already: false });
     expect(say(h, "ru")).toContain(
       "развёртывание pair: перезапусков из-за его здоровья за последние 3600 с — 2 " +

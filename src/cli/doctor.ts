@@ -254,7 +254,7 @@ async function preflightChecks(
     subject: b.deployment,
     ok: found.length === 0,
     severity,
-    detail: found.length === 0 ? t("doctor.preflight") : found.map(describeCheck).join("; "),
+    detail: found.length === 0 ? t("doctor.preflight") : found.map((f) => say(describeCheck(f))).join("; "),
     hint: null,
     deployments: [b.deployment],
   });

@@ -29,7 +29,7 @@ import { pinnedHostKey } from "../remote/knownhosts";
 import type { ConnectionSettings } from "../providers/settings";
 import type { DeploymentBundle } from "../render/types";
 import { hookLines } from "../serve/registry";
-import { t } from "../text/messages";
+import { t, type Msg } from "../text/messages";
 import { quote } from "../text/shell";
 import { expandHome } from "../text/home";
 
@@ -40,7 +40,7 @@ export interface HookCommandArgs {
   /** The site's known_hosts (`sm121:knownHosts`): where each node's pinned host key comes from. */
   knownHosts: string;
   /** What the plan-time look found on the deployment's nodes, and SM121_RESTART=1: the engine restarts. */
-  drift: readonly string[];
+  drift: readonly Msg[];
   restart: boolean;
 }
 

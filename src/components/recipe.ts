@@ -23,6 +23,8 @@ import type { ImageSyncPlan, ModelSync } from "./sync";
 import type { Owner } from "../serve/owner";
 import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "./tokens";
 import type { ReplicaPlace } from "../render/replicas";
+import type { Findings } from "../providers/wire";
+import type { Msg } from "../text/messages";
 
 export interface DeploymentArgs {
   /** The rendered deployment (render at plan time, execute at apply time). */
@@ -36,16 +38,16 @@ export interface DeploymentArgs {
   /** The gateway file, for the failure path (its endpoints disabled at once). */
   gateway?: GatewaySettings;
   /** What the plan-time look at the nodes found for this deployment (serve/observe). */
-  drift: string[];
+  drift: Msg[];
   /** The part of `drift` that is the engine's health, and sm121:liveness's bound on its restarts. */
-  health?: string[];
+  health?: Msg[];
   liveness?: { maxRestarts: number; windowS: number };
   /**
-   * The nodes the look could not see (one line each): every child keeps its stored inputs and comes
+   * The nodes the look could not see (one message each): every child keeps its stored inputs and comes
    * after `after`, so that this run does nothing to the deployment while the others go on.
    */
-  unknown?: string[];
-  findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
+  unknown?: Msg[];
+  findings: pulumi.Input<Findings>;
   /** Its place in its replica set's roll (render/replicas). */
   replica?: ReplicaPlace;
   /** Engines this one comes after (and, on destroy, goes before). */

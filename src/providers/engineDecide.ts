@@ -13,13 +13,13 @@ import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
-import { msg, type MessageKey, type Msg } from "../text/messages";
+import { listMsg, msg, type MessageKey, type Msg } from "../text/messages";
 import { allowedProtected, protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 import { checkFields, launchChanged } from "../render/launch";
 
 /**
- * What the decision reads; `drift` is what the plan-time look at the nodes found, in words, and
+ * What the decision reads; `drift` is what the plan-time look at the nodes found (messages), and
  * `health` the part of it that is the engine's health (dead or hung), whose restarts are bounded.
  */
 export type EngineProps = Pick<AllProps, "bundle" | "allow" | "outcome" | "__provider"> &
@@ -88,10 +88,10 @@ export interface Held {
   count: number;
   windowS: number;
   maxRestarts: number;
-  /** The last restarts' causes (the look's findings, as it wrote them), newest last. */
-  causes: string[];
+  /** The last restarts' causes (the look's findings), newest last. */
+  causes: Msg[];
   /** The health drift found now. */
-  now: string[];
+  now: Msg[];
   /** Held already by an earlier up (this one only leaves it alone). */
   already: boolean;
 }
@@ -108,7 +108,7 @@ export interface Decision {
   /** Restart even where the node runs this bundle (the serve's own probe would see no reason). */
   force: boolean;
   /** The health drift this restart repairs: it counts against sm121:liveness. */
-  health: string[];
+  health: Msg[];
   held?: Held;
 }
 
@@ -142,13 +142,14 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
     }
   }
   const health = news.health ?? [];
-  // The look's findings are an input Pulumi shows and compares (serve/observe words them): as found.
-  const found = (text: string) => msg("state.asFound", { text });
-  restart.push(...(news.drift ?? []).filter((d) => !health.includes(d)).map(found));
+  // The look's findings are messages (serve/observe), the restart's reasons as they are; the health
+  // part is told apart by the message itself (its key and arguments), never by its words.
+  const same = (a: Msg) => (b: Msg) => JSON.stringify(a) === JSON.stringify(b);
+  restart.push(...(news.drift ?? []).filter((d) => !health.some(same(d))));
   const rotated = rotatedSecrets(olds, news);
   if (rotated.length > 0) restart.push(msg("state.reason.secret", { keys: rotated.join(", ") }));
   let held: Held | undefined;
-  let counted: string[] = [];
+  let counted: Msg[] = [];
   if (health.length > 0) {
     const bound = news.liveness ?? { maxRestarts: Number.POSITIVE_INFINITY, windowS: 0 };
     const recent = recentRestarts(olds.outcome, now, bound.windowS);
@@ -157,7 +158,7 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
       held = { count: recent.length, ...bound, causes, now: health, already: heldBefore };
     } else {
       counted = health;
-      restart.push(...health.map(found));
+      restart.push(...health);
     }
   }
   const failed = olds.outcome !== undefined && olds.outcome.status !== "serving";
@@ -173,11 +174,11 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
   return { restart, touch, force, health: counted, ...(held !== undefined && { held }) };
 }
 
-/** The held deployment, with the count, the window and the last causes (the look's words). */
+/** The held deployment, with the count, the window and the last causes (the look's findings). */
 export function heldWords(deployment: string, h: Held): Msg {
-  const causes = h.causes.length > 0 ? msg("state.heldCauses", { causes: h.causes.join("; ") }) : "";
+  const causes = h.causes.length > 0 ? msg("state.heldCauses", { causes: listMsg(h.causes, "semicolon") }) : "";
   const { count, windowS, maxRestarts } = h;
-  return msg("state.held", { deployment, count, windowS, maxRestarts, causes, now: h.now.join("; ") });
+  return msg("state.held", { deployment, count, windowS, maxRestarts, causes, now: listMsg(h.now, "semicolon") });
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */

@@ -38,7 +38,8 @@ import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
-import type { EngineWire } from "./wire";
+import type { Msg } from "../text/messages";
+import type { EngineWire, Findings } from "./wire";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import { pack } from "./packed";
 
@@ -53,19 +54,19 @@ export interface EngineDeploymentInputs {
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
   allow: pulumi.Input<Allowances>;
   gateway?: pulumi.Input<GatewaySettings>;
-  /** What the plan-time look at the nodes found (serve/observe): each line a reason to act. */
-  drift: pulumi.Input<string[]>;
+  /** What the plan-time look at the nodes found (serve/observe): each message a reason to act. */
+  drift: pulumi.Input<Msg[]>;
   /** The plan-time look's preflight findings, reported by check when `preflight` is on. */
-  findings: pulumi.Input<{ fatal: string[]; warnings: string[] }>;
+  findings: pulumi.Input<Findings>;
   /** The stack this deployment belongs to, recorded on its nodes (serve/owner). */
   owner?: Owner;
   /** sm121:keepBackups. */
   keepBackups?: number;
   /** The part of `drift` that is the engine's health (dead or hung), and sm121:liveness's bound. */
-  health?: pulumi.Input<string[]>;
+  health?: pulumi.Input<Msg[]>;
   liveness?: pulumi.Input<{ maxRestarts: number; windowS: number }>;
-  /** The look could not reach these nodes (one line each, with the error): this run leaves it alone. */
-  unknown?: pulumi.Input<string[]>;
+  /** The look could not reach these nodes (one message each, with the error): this run leaves it alone. */
+  unknown?: pulumi.Input<Msg[]>;
   /** Its place in its replica set's roll: one at a time, behind the gateway. */
   replica?: ReplicaPlace;
 }

@@ -8,7 +8,7 @@ import { PreflightFailure, ServeFailure, timingLine, toStored, type StoredOutcom
 import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { withOverrides } from "../render/overrides";
-import { msg, say, t, type Msg } from "../text/messages";
+import { listMsg, msg, say, t, type Msg } from "../text/messages";
 import { authOf, providerLog, settled } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
@@ -42,10 +42,11 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
     for (const reason of refusedProtected(b, news.allow.protected, "restart"))
       failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
-    for (const n of news.findings?.notes ?? []) providerLog(b.deployment)(t("serve.preflight", { finding: n }));
-    for (const w of news.findings?.warnings ?? []) providerLog(b.deployment)(t("serve.warning", { warning: w }));
+    const log = providerLog(b.deployment);
+    for (const n of news.findings?.notes ?? []) log(t("serve.preflight", { finding: say(n) }));
+    for (const w of news.findings?.warnings ?? []) log(t("serve.warning", { warning: say(w) }));
     for (const f of news.findings?.fatal ?? [])
-      failures.push({ property: "deployment", reason: t("serve.preflight", { finding: f }) });
+      failures.push({ property: "deployment", reason: t("serve.preflight", { finding: say(f) }) });
   }
   return { inputs: wire, failures };
 }
@@ -62,7 +63,7 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
   const log = providerLog(news.deployment);
   const unknown = news.unknown ?? [];
   if (unknown.length > 0) {
-    log(t("serve.unknown", { why: unknown.join("; "), deployment: news.deployment }));
+    log(t("serve.unknown", { why: say(listMsg(unknown, "semicolon")), deployment: news.deployment }));
     return { changes: false };
   }
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
@@ -171,7 +172,7 @@ async function run(
   const unknown = news.unknown ?? [];
   // A new deployment on a node the look could not reach: nothing is tried there.
   if (unknown.length > 0) {
-    throw new Error(t("state.unknownNew", { deployment: b.deployment, why: unknown.join("; ") }));
+    throw new Error(t("state.unknownNew", { deployment: b.deployment, why: say(listMsg(unknown, "semicolon")) }));
   }
   const now = Date.now();
   const d = decide(olds ?? {}, news, now);
@@ -217,7 +218,7 @@ async function run(
     // SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's serve only; the state keeps the declared bundle.
     const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
     if (held !== undefined) await release(held, log);
-    for (const w of outcome.warnings) log(t("serve.warning", { warning: w }));
+    for (const w of outcome.warnings) log(t("serve.warning", { warning: say(w) }));
     for (const n of outcome.nodes)
       if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
     for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));

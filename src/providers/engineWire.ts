@@ -19,10 +19,10 @@ import { stale, upgrade, upgradeWords, type Upgraded } from "./stateVersion";
 export interface EngineProps extends RunSettings {
   deployment: string;
   bundle: DeploymentBundle;
-  drift: string[];
+  drift: Msg[];
   secrets: Record<string, string>;
   connection: ConnectionSettings;
-  unknown?: string[];
+  unknown?: Msg[];
   outcome?: StoredOutcome;
   __provider?: string;
   /** Stored outputs of an older state version: the words of their upgrade (the state is rewritten). */

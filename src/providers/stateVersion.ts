@@ -12,9 +12,9 @@
  * States written before versions existed carry none: `unversioned` recognizes their release by the
  * shape it wrote, once, here. test/fixtures/state holds a real stack of each release.
  *
- * | kind             | 1                                  | 2                         | 3                       |
- * | ---------------- | ---------------------------------- | ------------------------- | ----------------------- |
- * | EngineDeployment | 9492e6f: bundle nested as `bundle` | 057f8f4: `__bundle`       | now: failure a message  |
+ * | kind             | 1                                  | 2                         | 3                       | 4   |
+ * | ---------------- | ---------------------------------- | ------------------------- | ----------------------- | --- |
+ * | EngineDeployment | 9492e6f: bundle nested as `bundle` | 057f8f4: `__bundle`       | a216b46: failure a message | now: the look's findings messages |
  * | DgppProvision    | 9492e6f: bundle nested as `bundle` | 057f8f4, now: `__bundle`  |                         |
  * | GatewayFragment  | 9492e6f: the text as `content`     | 057f8f4: `__file.content` | now: `__file.models`    |
  * | ModelCache       | 057f8f4, now                       |                           |                         |
@@ -25,12 +25,16 @@
  *
  * EngineDeployment 3: `outcome.failure` is a message key and its arguments (src/text/messages,
  * area state), said in the reader's language; version 2 wrote English words there.
+ * EngineDeployment 4: what the plan-time look found (`drift`, `unknown`, `__run.findings`,
+ * `__run.health`, `outcome.restarts[].causes`) and the outcome's warnings are messages too;
+ * version 3 wrote English words.
  */
 import type { DgppPaths } from "../render/dgpp";
 import { stagedLines } from "../render/dgpp";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome, StoredOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
+import type { RunSettings } from "./wire";
 import { msg, t, type Msg } from "../text/messages";
 import { pack } from "./packed";
 import type {
@@ -45,7 +49,7 @@ import type {
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {
-  EngineDeployment: 3,
+  EngineDeployment: 4,
   DgppProvision: 2,
   GatewayFragment: 3,
   ModelCache: 1,
@@ -88,12 +92,31 @@ interface EngineV1 {
   preflight?: boolean;
   findings?: { fatal: string[]; warnings: string[] };
   gateway?: GatewaySettings;
-  outcome?: DeploymentOutcome;
+  outcome?: EngineV2["outcome"];
   __provider?: string;
 }
 
-/** EngineDeployment 2 (057f8f4): the outcome's failure in English words. */
-type EngineV2 = Omit<EngineWire, "outcome"> & { outcome?: DeploymentOutcome };
+/** The outcome's warnings and health restarts as versions 1 to 3 recorded them: in English words. */
+interface WordsOutcome {
+  warnings: string[];
+  restarts?: Array<{ at: string; causes: string[] }>;
+}
+
+/** EngineDeployment 3 (a216b46): the look's findings in English words. */
+type EngineV3 = Omit<EngineWire, "drift" | "unknown" | "__run" | "outcome"> & {
+  drift: string[];
+  unknown?: string[];
+  __run: Omit<RunSettings, "findings" | "health"> & {
+    findings: { fatal: string[]; warnings: string[]; notes?: string[] };
+    health?: string[];
+  };
+  outcome?: Omit<StoredOutcome, "warnings" | "restarts"> & WordsOutcome;
+};
+
+/** EngineDeployment 2 (057f8f4): the outcome's failure in English words too. */
+type EngineV2 = Omit<EngineV3, "outcome"> & {
+  outcome?: Omit<DeploymentOutcome, "warnings" | "restarts"> & WordsOutcome;
+};
 
 /** ScrapeTargets 1 (5944e4e): the warnings in English words. */
 type ScrapeV1 = Omit<ScrapeTargetsWire, "__file"> & {
@@ -164,9 +187,38 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
       const { outcome, ...rest } = p as unknown as EngineV2;
       if (outcome === undefined) return rest;
       const { failure, ...kept } = outcome;
-      const stored: StoredOutcome =
+      const stored: EngineV3["outcome"] =
         failure === undefined ? kept : { ...kept, failure: msg("state.recorded", { text: failure }) };
       return { ...rest, outcome: stored };
+    },
+    // The look's findings an older sm121 wrote in English are kept, each whole, as recorded texts.
+    3: (p) => {
+      const { drift, unknown, __run: run, outcome, ...rest } = p as unknown as EngineV3;
+      const recorded = (words: readonly string[]): Msg[] => words.map((text) => msg("state.recorded", { text }));
+      const { findings, health, ...settings } = run;
+      const __run: RunSettings = {
+        ...settings,
+        findings: {
+          fatal: recorded(findings.fatal),
+          warnings: recorded(findings.warnings),
+          ...(findings.notes !== undefined && { notes: recorded(findings.notes) }),
+        },
+        ...(health !== undefined && { health: recorded(health) }),
+      };
+      let stored: StoredOutcome | undefined;
+      if (outcome !== undefined) {
+        const { warnings, restarts, ...kept } = outcome;
+        const counted = restarts?.map((r) => ({ at: r.at, causes: recorded(r.causes) }));
+        stored = { ...kept, warnings: recorded(warnings), ...(counted !== undefined && { restarts: counted }) };
+      }
+      const wire: Omit<EngineWire, "stateVersion"> = {
+        ...rest,
+        drift: recorded(drift),
+        __run,
+        ...(unknown !== undefined && { unknown: recorded(unknown) }),
+        ...(stored !== undefined && { outcome: stored }),
+      };
+      return { ...wire };
     },
   },
   DgppProvision: {

@@ -19,10 +19,11 @@ import type { FileLook } from "../serve/sitefile";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 
 // EngineDeployment (./engineWire has the form the provider works with).
+/** The plan-time look's preflight findings: messages (src/text/messages), said where they are printed. */
 export interface Findings {
-  fatal: string[];
-  warnings: string[];
-  notes?: string[];
+  fatal: Msg[];
+  warnings: Msg[];
+  notes?: Msg[];
 }
 
 /** What the provider needs of this run that the plan does not show. */
@@ -38,7 +39,7 @@ export interface RunSettings {
   /** sm121:keepBackups. */
   keepBackups?: number;
   /** The part of `drift` that is the engine's health (dead or hung): restarts for it are bounded. */
-  health?: string[];
+  health?: Msg[];
   /** sm121:liveness's bound on those restarts. */
   liveness?: { maxRestarts: number; windowS: number };
   /** Its place in its replica set's roll (render/replicas). */
@@ -49,17 +50,18 @@ export interface RunSettings {
 export interface EngineWire {
   deployment: string;
   plan: string;
-  drift: string[];
+  /** What the plan-time look found on the nodes (serve/observe): messages, the same bytes in every language. */
+  drift: Msg[];
   secrets: Record<string, string>;
   connection: ConnectionSettings;
   __bundle: string;
   __run: RunSettings;
   /**
    * Set when the plan-time look could not reach a node of the deployment (or its look timed out),
-   * one line a node: this run leaves the deployment as it is. A property of its own, so that the
+   * one message a node: this run leaves the deployment as it is. A property of its own, so that the
    * program can keep every other input at its stored value (ignoreChanges) while this one says why.
    */
-  unknown?: string[];
+  unknown?: Msg[];
   outcome?: StoredOutcome;
   __provider?: string;
   /** ./stateVersion; set by ShimResource. */

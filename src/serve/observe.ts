@@ -3,38 +3,44 @@
  * connection per node, all nodes in parallel: on each, the probe of every deployment the node
  * serves (or only the list of what sm121 holds there), the liveness of each engine that runs its
  * bundle (one 1-token completion). (The gateway file is looked at by ./sitefile's lookPlaced.) What it
- * finds becomes words in the plan and the reason an up repairs a node: an engine that died or
+ * finds becomes messages (keys and arguments, said in the reader's language where they are printed)
+ * in the plan and the reason an up repairs a node: an engine that died or
  * hangs, a file edited on the node, a node that still runs another deployment, a gateway file
  * edited or removed. The resources' diffs stay pure: they only read what this look found, as an
  * input. A node the look cannot reach (or whose look fails or times out) is unknown, never drift.
  */
-import { TransportError, type Dialer, type Host } from "../remote";
+import { CommandError, TransportError, type Dialer, type Host } from "../remote";
 import { transportFix } from "../remote/errors";
 import type { SiteNode } from "../recipe/types";
 import type { NodeModelFacts } from "../render/memfit";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
-import { say, t } from "../text/messages";
+import { msg, SaidError, type Msg } from "../text/messages";
 import { joinNode } from "../text/shell";
 import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeServing } from "./probe";
 import type { NodeState } from "./probe";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
 import { deploymentOf, othersProbe } from "./registry";
 
+/**
+ * What the look found is messages (src/text/messages), each naming its node ("spark2: ..."): the
+ * same keys and arguments in every language, so that an input Pulumi compares does not change
+ * with the reader's.
+ */
 export interface SiteObservation {
-  /** Per deployment: what this up will repair or stop first, one line per finding ("spark2: ..."). */
-  drift: Record<string, string[]>;
+  /** Per deployment: what this up will repair or stop first, one message per finding. */
+  drift: Record<string, Msg[]>;
   /** Per deployment: the part of its drift that is the engine's health (dead or hung). */
-  health: Record<string, string[]>;
-  /** Per deployment: its nodes the look could not see, one line each with the error and the fix. */
-  unknown: Record<string, string[]>;
-  /** Nodes no deployment uses that the look could not reach, with the same line. */
-  unreachable: string[];
+  health: Record<string, Msg[]>;
+  /** Per deployment: its nodes the look could not see, one message each with the error and the fix. */
+  unknown: Record<string, Msg[]>;
+  /** Nodes no deployment uses that the look could not reach, with the same message. */
+  unreachable: Msg[];
   /**
    * Per deployment: preflight findings (fatal ones fail a preview with sm121:preflight), and
    * notes that are no fault (the .env key diff against the node).
    */
-  preflight: Record<string, { fatal: string[]; warnings: string[]; notes: string[] }>;
+  preflight: Record<string, { fatal: Msg[]; warnings: Msg[]; notes: Msg[] }>;
   /**
    * Deployments of this stack (or of no recorded owner) a node holds although the site no longer
    * puts them there: this up stops them. Another stack's are left alone, and not listed.
@@ -62,22 +68,23 @@ export interface LookOptions {
 /** What one node showed: each deployment's state there, or why it could not be seen. */
 type Seen =
   | { ok: true; states: Map<string, NodeState>; held: string[]; holders: Holder[]; model?: NodeModelFacts }
-  | { ok: false; error: string };
+  | { ok: false; error: Msg };
 
 /** How long one script of the look may take (a liveness check gets its own timeout on top). */
 const LOOK_STEP_MS = 60_000;
 
-/** The line of a node that could not be seen: its place, the error as the client saw it, the fix. */
-function unseen(name: string, e: unknown, place: string): string {
+/** The message of a node that could not be seen: its place, the error as the client saw it, the fix. */
+function unseen(name: string, e: unknown, place: string): Msg {
   if (e instanceof TransportError)
-    return t("serve.unseenUnreachable", {
-      place,
-      node: name,
-      detail: say(e.detail),
-      fix: say(transportFix(e.kind, name)),
-    });
+    return msg("serve.unseenUnreachable", { place, node: name, detail: e.detail, fix: transportFix(e.kind, name) });
+  // An error of sm121's own carries its message, said in the reader's language; a failed step's
+  // one line, without its streams' tails.
+  if (e instanceof SaidError) {
+    const said = e instanceof CommandError ? { ...e.said, args: { ...e.said.args, stderr: "", stdout: "" } } : e.said;
+    return msg("serve.unseen", { place, node: name, first: said });
+  }
   const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
-  return t("serve.unseen", { place, node: name, first });
+  return msg("serve.unseen", { place, node: name, first });
 }
 
 async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dialer, o: LookOptions): Promise<Seen> {
@@ -138,11 +145,12 @@ export async function observeSite(
     holders: {},
   };
   for (const b of bundles) {
-    const drift: string[] = [];
-    const health: string[] = [];
-    const unknown: string[] = [];
-    const pre = { fatal: [] as string[], warnings: [] as string[], notes: [] as string[] };
+    const drift: Msg[] = [];
+    const health: Msg[] = [];
+    const unknown: Msg[] = [];
+    const pre = { fatal: [] as Msg[], warnings: [] as Msg[], notes: [] as Msg[] };
     for (const nb of b.nodes) {
+      const onNode = (text: Msg) => msg("state.onNode", { node: nb.node, text });
       const s = byNode.get(nb.node);
       if (s === undefined) continue;
       if (!s.ok) {
@@ -153,20 +161,20 @@ export async function observeSite(
       if (st === undefined) continue;
       // Deployments the site also puts on this node share it; others there stop first.
       for (const other of st.others.filter((x) => !(nb.neighbors ?? []).includes(x))) {
-        drift.push(`${nb.node}: stops deployment ${other} first (the node now serves ${b.deployment})`);
+        drift.push(onNode(msg("serve.look.stopsFirst", { other, deployment: b.deployment })));
       }
       for (const d of driftOf(nb, st)) {
-        drift.push(`${nb.node}: ${d.words}`);
-        if (HEALTH_DRIFT.has(d.kind)) health.push(`${nb.node}: ${d.words}`);
+        drift.push(onNode(d.said));
+        if (HEALTH_DRIFT.has(d.kind)) health.push(onNode(d.said));
       }
       if (me !== undefined) drift.push(...ownerDrift(nb.node, b.deployment, s.holders, me));
       if (st.live?.verdict === "refused") {
         const code = st.live.completionCode ?? st.live.modelsCode;
-        pre.warnings.push(`${nb.node}: the engine answered its liveness check with HTTP ${code}`);
+        pre.warnings.push(onNode(msg("serve.look.refused", { code })));
       }
-      for (const f of st.failed) (f.fatal ? pre.fatal : pre.warnings).push(`${nb.node}: ${describeCheck(f)}`);
+      for (const f of st.failed) (f.fatal ? pre.fatal : pre.warnings).push(onNode(describeCheck(f)));
       const keys = envKeyDiff(nb, st);
-      if (keys !== undefined) pre.notes.push(`${nb.node}: ${keys}`);
+      if (keys !== undefined) pre.notes.push(onNode(keys));
     }
     out.drift[b.deployment] = drift;
     out.health[b.deployment] = health;

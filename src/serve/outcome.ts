@@ -38,14 +38,15 @@ export interface StepTiming {
 export interface DeploymentOutcome {
   status: "serving" | "failed" | "stopped" | "drifted";
   nodes: NodeOutcome[];
-  warnings: string[];
+  /** Messages (src/text/messages), said in the reader's language where they are printed. */
+  warnings: Msg[];
   servedModel?: string;
   maxModelLen?: number;
   /** The step that failed and why, when status is failed (serve's and stop's first line). */
   failure?: string;
   rolledBack?: boolean;
   /** The restarts that the engine's health caused (a dead or hung engine), within sm121:liveness windowS. */
-  restarts?: Array<{ at: string; causes: string[] }>;
+  restarts?: Array<{ at: string; causes: Msg[] }>;
   /** Restarted maxRestarts times within windowS: failed, and left alone until SM121_RESTART=1. */
   held?: boolean;
 }

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { t } from "../text/messages";
+import { msg, t, type Msg } from "../text/messages";
 
 export interface Owner {
   project: string;
@@ -104,24 +104,22 @@ export function foreignHolders(holders: readonly Holder[], me: Owner): Array<Hol
 }
 
 /**
- * The owner's plan, in words, where another stack took a node of `deployment`: the node now
+ * The owner's plan, as messages, where another stack took a node of `deployment`: the node now
  * serves the other stack's deployment, or did until it left, having stopped this one.
  */
-export function ownerDrift(node: string, deployment: string, holders: readonly Holder[], me: Owner): string[] {
+export function ownerDrift(node: string, deployment: string, holders: readonly Holder[], me: Owner): Msg[] {
   const own = holders.find((h) => h.deployment === deployment);
   if (own === undefined) return [];
   const foreign = (o: Owner | undefined): o is Owner => o !== undefined && !sameOwner(o, me);
+  const onNode = (text: Msg) => msg("state.onNode", { node, text });
   if (own.owner !== undefined && movedFrom(own.owner, me)) {
-    return [`${node}: the node records ${deployment} for backend ${own.owner.backend}; this up records ${me.backend}`];
+    return [onNode(msg("serve.look.ownerMoved", { deployment, backend: own.owner.backend, me: me.backend }))];
   }
-  if (foreign(own.owner)) return [`${node} now serves ${deployment} of stack ${own.owner.stack}`];
+  if (foreign(own.owner)) return [msg("serve.look.ownerServes", { node, deployment, stack: own.owner.stack })];
   const by = own.displacedBy;
   if (by === undefined || !foreign(by.owner)) return [];
   const still = holders.some((h) => h.deployment === by.deployment && h.held);
-  const who = `deployment ${by.deployment} of stack ${by.owner.stack}`;
-  if (still) return [`${node} now serves ${by.deployment} of stack ${by.owner.stack}`];
-  return [
-    `${node}: deployment ${deployment} was stopped by ${who}, which has left the node since; ` +
-      "this up starts it again",
-  ];
+  const stack = by.owner.stack;
+  if (still) return [msg("serve.look.ownerServes", { node, deployment: by.deployment, stack })];
+  return [onNode(msg("serve.look.ownerLeft", { deployment, by: by.deployment, stack }))];
 }

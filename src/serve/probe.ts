@@ -14,6 +14,7 @@ import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
 import { envFileOf } from "../render/node";
 import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
+import { listMsg, msg, type Msg } from "../text/messages";
 
 export interface FailedCheck {
   check: string;
@@ -105,28 +106,29 @@ export function envPathOf(nb: NodeBundle): string | undefined {
   return envFileOf(nb)?.path;
 }
 
-/** A failed preflight check, in words. */
-export function describeCheck(f: FailedCheck): string {
+/** A failed preflight check, as a message (its subject and the check's own reason are the node's values). */
+export function describeCheck(f: FailedCheck): Msg {
+  const { subject, why } = f;
   switch (f.check) {
     case "roce":
-      return `more than two RoCE devices: ${f.why}`;
+      return msg("serve.check.roce", { why });
     case "image":
-      return `no image ${f.subject} (${f.why})`;
+      return msg("serve.check.image", { subject, why });
     case "command":
-      return `no ${f.subject} on PATH (${f.why})`;
+      return msg("serve.check.command", { subject, why });
     case "vllm-container":
-      return `another vLLM container runs on the node: ${f.subject} (${f.why})`;
+      return msg("serve.check.vllmContainer", { subject, why });
     case "docker":
-      return f.why;
+      return msg("state.asFound", { text: why });
     case "hf-cache": {
       const m = f.missing ?? [];
-      const first = m.slice(0, FIRST_MISSING).join("; ");
-      const more = m.length > FIRST_MISSING ? ` and ${m.length - FIRST_MISSING} more` : "";
-      const what = f.model === undefined ? "the model" : `${f.model.repo}@${f.model.revision}`;
-      return `${what} is not complete in the HF cache ${f.subject}: ${first || "not there"}${more} (${f.why})`;
+      const first = m.length === 0 ? msg("serve.check.notThere") : m.slice(0, FIRST_MISSING).join("; ");
+      const more = m.length > FIRST_MISSING ? msg("serve.check.andMore", { count: m.length - FIRST_MISSING }) : "";
+      const what = f.model === undefined ? msg("serve.check.theModel") : `${f.model.repo}@${f.model.revision}`;
+      return msg("serve.check.hfCache", { what, subject, first, more, why });
     }
     default:
-      return `missing ${f.subject} (${f.why})`;
+      return msg("serve.check.missing", { subject, why });
   }
 }
 
@@ -287,14 +289,13 @@ export function liveCheckOf(records: readonly NodeRecord[], timeoutS: number): L
   return { ...base, verdict: progress !== null && progress.after > progress.before ? "busy" : "hung" };
 }
 
-/** A hung engine in words: "answers /v1/models but no token in 10 s". */
-export function liveWords(l: LiveCheck): string {
-  if (l.modelsCode !== 200) {
-    return `the engine runs but /v1/models ${l.modelsCode === 0 ? "does not answer" : `answers HTTP ${l.modelsCode}`}`;
-  }
+/** A hung engine, as a message: "answers /v1/models but no token in 10 s". */
+export function liveWords(l: LiveCheck): Msg {
+  if (l.modelsCode === 0) return msg("serve.look.modelsSilent");
+  if (l.modelsCode !== 200) return msg("serve.look.modelsCode", { code: l.modelsCode });
   const p = l.progress;
-  const counters = p === undefined || p === null ? "" : ` and its request counters stood still (${p.before})`;
-  return `answers /v1/models but no token in ${l.timeoutS} s${counters}`;
+  const counters = p === undefined || p === null ? "" : msg("serve.look.countersStill", { before: p.before });
+  return msg("serve.look.noToken", { timeoutS: l.timeoutS, counters });
 }
 
 /**
@@ -392,7 +393,8 @@ export const HEALTH_DRIFT: ReadonlySet<DriftKind> = new Set(["not-running", "hun
 export interface Drift {
   kind: DriftKind;
   files: string[];
-  words: string;
+  /** What was found, as a message: said where it is printed, in the reader's language. */
+  said: Msg;
 }
 
 /**
@@ -405,43 +407,38 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
   for (const [p, sha] of Object.entries(st.recorded?.files ?? {})) {
     const now = st.files[p];
     if (now?.sha256 === sha) continue;
-    if (now === undefined) out.push({ kind: "removed", files: [p], words: `${p} was removed on the node` });
-    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined)
-      out.push({
-        kind: "edited",
-        files: [p],
-        words: `.env edited on the node: ${
-          keyChanges(nb.envKeys, parseEnvFile(st.envText).keys) || "comments or layout only"
-        }`,
-      });
-    else out.push({ kind: "edited", files: [p], words: `${p} edited on the node` });
+    if (now === undefined) out.push({ kind: "removed", files: [p], said: msg("serve.look.removed", { file: p }) });
+    else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) {
+      const changes = keyChanges(nb.envKeys, parseEnvFile(st.envText).keys);
+      const what = changes.length === 0 ? msg("serve.look.layoutOnly") : listMsg(changes);
+      out.push({ kind: "edited", files: [p], said: msg("serve.look.envEdited", { changes: what }) });
+    } else out.push({ kind: "edited", files: [p], said: msg("serve.look.edited", { file: p }) });
   }
-  if (st.recorded === undefined) out.push({ kind: "no-record", files: [], words: "no sm121 record on the node" });
+  if (st.recorded === undefined) out.push({ kind: "no-record", files: [], said: msg("serve.look.noRecord") });
   else if (st.recorded.identity !== nb.identity)
-    out.push({ kind: "other-bundle", files: [], words: "the node runs another bundle" });
+    out.push({ kind: "other-bundle", files: [], said: msg("serve.look.otherBundle") });
   if (st.stopFailed !== undefined) {
-    const words = `the last stop failed here (${st.stopFailed.at}): ${st.stopFailed.lines}`;
-    out.push({ kind: "stop-failed", files: [], words });
+    const said = msg("serve.look.stopFailed", { at: st.stopFailed.at, lines: st.stopFailed.lines });
+    out.push({ kind: "stop-failed", files: [], said });
   }
-  if (nb.runs && !st.running && st.recorded !== undefined)
-    out.push({ kind: "not-running", files: [], words: `the engine is not running (${st.detail ?? "not found"})` });
+  if (nb.runs && !st.running && st.recorded !== undefined) {
+    // The node's own reason ("container gone", docker's error) stays as the node said it.
+    const detail = st.detail ?? msg("serve.look.notFound");
+    out.push({ kind: "not-running", files: [], said: msg("serve.look.notRunning", { detail }) });
+  }
   if (st.running && st.live?.verdict === "hung" && st.recorded?.identity === nb.identity) {
-    out.push({ kind: "hung", files: [], words: liveWords(st.live) });
+    out.push({ kind: "hung", files: [], said: liveWords(st.live) });
   }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const newer = changedSinceStart(nb, st);
     if (newer.length > 0)
-      out.push({
-        kind: "newer-mount",
-        files: newer,
-        words: `changed after the engine started: ${newer.join(", ")} (a running engine keeps the old file)`,
-      });
+      out.push({ kind: "newer-mount", files: newer, said: msg("serve.look.newerMount", { files: newer.join(", ") }) });
   }
   return out;
 }
 
 /**
- * The plan's drift, in words, each a reason this up repairs the node. A first serve or a new
+ * The plan's drift, as messages, each a reason this up repairs the node. A first serve or a new
  * bundle (no record, another identity) is not drift here: the diff itself says so.
  */
 export function driftOf(nb: NodeBundle, st: NodeState): Drift[] {
@@ -452,19 +449,19 @@ export function driftOf(nb: NodeBundle, st: NodeState): Drift[] {
  * Seed 001's preflight key diff: the keys of the node's current .env against the render, or
  * undefined when they are the same (or the node has no .env yet, or the recipe none).
  */
-export function envKeyDiff(nb: NodeBundle, st: NodeState): string | undefined {
+export function envKeyDiff(nb: NodeBundle, st: NodeState): Msg | undefined {
   if (nb.envKeys === undefined || st.envText === undefined) return undefined;
   const changes = keyChanges(parseEnvFile(st.envText).keys, nb.envKeys);
-  return changes === "" ? undefined : `.env keys, node -> render: ${changes}`;
+  return changes.length === 0 ? undefined : msg("serve.look.envKeys", { changes: listMsg(changes) });
 }
 
-/** `MAX_NUM_SEQS 4 -> 8, FOO added (1), BAR removed`: the keys of `to` against `from` ("" when the same). */
-function keyChanges(from: Record<string, string>, to: Record<string, string>): string {
+/** `MAX_NUM_SEQS 4 -> 8`, `FOO added (1)`, `BAR removed`: the keys of `to` against `from` (none when the same). */
+function keyChanges(from: Record<string, string>, to: Record<string, string>): Msg[] {
   const d = diffKeys(from, to);
   const short = (v: string | undefined) => (v === undefined ? "" : v.length > 32 ? `${v.slice(0, 29)}...` : v);
   return [
-    ...d.changed.map((k) => `${k} ${short(from[k])} -> ${short(to[k])}`),
-    ...d.added.map((k) => `${k} added (${short(to[k])})`),
-    ...d.removed.map((k) => `${k} removed`),
-  ].join(", ");
+    ...d.changed.map((key) => msg("serve.look.keyChanged", { key, from: short(from[key]), to: short(to[key]) })),
+    ...d.added.map((key) => msg("serve.look.keyAdded", { key, value: short(to[key]) })),
+    ...d.removed.map((key) => msg("serve.look.keyRemoved", { key })),
+  ];
 }

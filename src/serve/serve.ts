@@ -26,7 +26,7 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
-import { msg, SaidError, say as sayIn, t, type Locale, type MessageKey } from "../text/messages";
+import { msg, SaidError, say as sayIn, t, type Locale, type MessageKey, type Msg } from "../text/messages";
 
 export interface ServeOptions {
   secrets: Record<string, string>;
@@ -58,20 +58,26 @@ export async function serve(b: DeploymentBundle, auth: SshAuth, o: ServeOptions)
 
 const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, nb.node);
 
+/** A warning sm121 has in English words only (the bundle's, the readiness's): kept as found. */
+const asFound = (text: string): Msg => msg("state.asFound", { text });
+
 /** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
 async function preflight(
   b: DeploymentBundle,
   hosts: Map<string, Host>,
   o: ServeOptions,
-): Promise<{ states: NodeState[]; warnings: string[] }> {
-  const warnings: string[] = [...b.warnings];
+): Promise<{ states: NodeState[]; warnings: Msg[] }> {
+  const warnings: Msg[] = b.warnings.map(asFound);
   const states = await Promise.all(b.nodes.map((nb) => probeNode(host(hosts, nb), nb)));
   const fatal: string[] = [];
   b.nodes.forEach((nb, i) => {
     const st = states[i] as NodeState;
-    for (const f of st.failed) (f.fatal ? fatal : warnings).push(`${nb.node}: ${describeCheck(f)}`);
+    for (const f of st.failed) {
+      if (f.fatal) fatal.push(`${nb.node}: ${sayIn(describeCheck(f))}`);
+      else warnings.push(msg("state.onNode", { node: nb.node, text: describeCheck(f) }));
+    }
     if (st.clients !== undefined && st.clients > 0)
-      warnings.push(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`);
+      warnings.push(asFound(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`));
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
     const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
@@ -104,7 +110,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   // Seed 001: the preflight prints the node's current .env keys against the render, before any write.
   b.nodes.forEach((nb, i) => {
     const keys = envKeyDiff(nb, states[i] as NodeState);
-    if (keys !== undefined) o.log(`${nb.node}: ${keys}`);
+    if (keys !== undefined) o.log(`${nb.node}: ${sayIn(keys)}`);
   });
   // What the node prints (progress, the engine's last log line) goes to Pulumi's log, secrets
   // masked; its records too when the run is verbose.
@@ -113,9 +119,11 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
     warnings.push(
-      `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY ` +
-        "as --api-key, visible in the process list on the node; " +
-        "an API_KEY line you keep in the node's .env is carried over",
+      asFound(
+        `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY ` +
+          "as --api-key, visible in the process list on the node; " +
+          "an API_KEY line you keep in the node's .env is carried over",
+      ),
     );
   }
 
@@ -256,7 +264,7 @@ async function finish(
   nb: NodeBundle,
   { steps, st, out }: { steps: Record<Step, string>; st: NodeState; out: NodeOutcome },
   h: Host,
-  warnings: string[],
+  warnings: Msg[],
   onLine: (l: string) => void,
   owner?: Owner,
 ): Promise<{ served?: string; maxLen?: number } | undefined> {
@@ -306,16 +314,18 @@ async function finish(
   const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
   const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();
   if (kv !== "") out.kvCacheLine = kv;
-  else if (b.readiness.kvCachePattern !== undefined) warnings.push(`${nb.node}: no KV cache line in the engine log`);
+  else if (b.readiness.kvCachePattern !== undefined) warnings.push(asFound(`${nb.node}: no KV cache line in the engine log`));
   if (firstRecord(res.records, "launcherRunning") !== undefined) {
     warnings.push(
-      `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check ` +
-        "(often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out " +
-        "(seed 001: a BIND other than 127.0.0.1 breaks that check)",
+      asFound(
+        `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check ` +
+          "(often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out " +
+          "(seed 001: a BIND other than 127.0.0.1 breaks that check)",
+      ),
     );
   }
   for (const r of recordsOf(res.records, "proof")) {
-    if (!r.found) warnings.push(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`);
+    if (!r.found) warnings.push(asFound(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`));
   }
   const s = firstRecord(res.records, "status");
   if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;

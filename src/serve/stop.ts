@@ -7,7 +7,7 @@ import { driftFindings, probeNode } from "./probe";
 import { ownStopScript } from "./registry";
 import { maskSecrets } from "./failure";
 import { forgetScript } from "./secretfiles";
-import { t } from "../text/messages";
+import { listMsg, msg, say, t } from "../text/messages";
 
 /**
  * A stop that failed on some node: the deployment stays (Pulumi keeps a resource whose delete
@@ -107,13 +107,12 @@ export async function stopDeployment(
 export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Promise<DeploymentOutcome> {
   return withHosts(b.nodes, auth, async (hosts) => {
     const look = async (nb: NodeBundle) => ({ nb, st: await probeNode(hostFor(hosts, nb.node), nb) });
-    const seen = (await Promise.all(b.nodes.map(look))).map(({ nb, st }) => ({
-      nb,
-      st,
-      drift: driftFindings(nb, st)
-        .map((d) => d.words)
-        .join("; "),
-    }));
+    // The state keeps a node's identity in English words, and its warnings as messages.
+    const seen = (await Promise.all(b.nodes.map(look))).map(({ nb, st }) => {
+      const found = driftFindings(nb, st).map((d) => d.said);
+      const said = found.length === 0 ? undefined : listMsg(found, "semicolon");
+      return { nb, st, said, drift: said === undefined ? "" : say(said, "en") };
+    });
     const nodes: NodeOutcome[] = seen.map(({ nb, st, drift }) => {
       const gone = st.recorded === undefined && !st.running;
       const fine = nb.api !== undefined ? "serving" : "standby";
@@ -129,7 +128,9 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
         ...(nb.api !== undefined && drift === "" && { endpoint: nb.api.url }),
       } satisfies NodeOutcome;
     });
-    const warnings = seen.filter(({ drift }) => drift !== "").map(({ nb, drift }) => `${nb.node}: drifted: ${drift}`);
+    const warnings = seen.flatMap(({ nb, said }) =>
+      said === undefined ? [] : [msg("state.onNode", { node: nb.node, text: msg("serve.look.drifted", { what: said }) })],
+    );
     const stopFailed = seen.filter(({ st }) => st.stopFailed !== undefined);
     if (stopFailed.length > 0) {
       const where = stopFailed.map(
