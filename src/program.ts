@@ -211,7 +211,9 @@ function takeovers(seen: SiteObservation): string[] {
       if (allow.takeover.includes(nb.node)) return [];
       const holders = seen.holders[nb.node] ?? [];
       const drift = ownerDrift(nb.node, b.deployment, holders, me);
-      return foreignHolders(holders, me).map((h) => [...drift.map((m) => say(m)), takeoverRefusal(nb.node, h, me)].join(": "));
+      return foreignHolders(holders, me).map((h) =>
+        [...drift.map((m) => say(m)), takeoverRefusal(nb.node, h, me)].join(": "),
+      );
     }),
   );
 }

@@ -21,6 +21,7 @@ import { placeCheckpoint } from "./site/hfcache";
 import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
 import { recordOfLine } from "../src/protocol";
+import { say } from "../src/text/messages";
 
 const REPO = resolve(__dirname, "..");
 const NODE_RECIPE =
@@ -152,7 +153,7 @@ describe("the preflight's .env key diff", () => {
       .filter(([k]) => k !== "MODEL")
       .map(([k, v]) => `${k}="${k === "MAX_NUM_SEQS" ? "2" : v}"`);
     const diff = envKeyDiff(nb, state(`${onNode.join("\n")}\nOLD_KEY="x"\nHF_TOKEN="hf_secret"\n`));
-    expect(diff).toBe(
+    expect(diff === undefined ? undefined : say(diff, "en")).toBe(
       `.env keys, node -> render: MAX_NUM_SEQS 2 -> ${keys["MAX_NUM_SEQS"] ?? ""}, MODEL added ` +
         "(Qwen/Qwen3.8-Flash-Next), OLD_KEY removed",
     );
@@ -270,7 +271,7 @@ describe("the HF-cache preflight on a node", () => {
   it("names what a missing checkpoint lacks, the directory and the fix", () => {
     const f = failed();
     expect(f).toHaveLength(1);
-    expect(describeCheck(f[0] as FailedCheck)).toBe(
+    expect(say(describeCheck(f[0] as FailedCheck), "en")).toBe(
       "org/tiny@main is not complete in the HF cache " +
         `${home}/hub/models--org--tiny: ` +
         "no refs/main: the revision was never downloaded here (MODEL of the profile; " +
@@ -282,7 +283,7 @@ describe("the HF-cache preflight on a node", () => {
   it("matches the snapshot against its index, as the model cache does: a shard the index names is missing", () => {
     const files = { "model.safetensors.index.json": index, "model-1.safetensors": "1", "config.json": "{}" };
     const dir = placeCheckpoint(home, repo, files);
-    const said = () => describeCheck(failed()[0] as FailedCheck);
+    const said = () => say(describeCheck(failed()[0] as FailedCheck), "en");
     expect(said()).toContain(`${home}/hub/models--org--tiny: snapshots/`);
     expect(said()).toContain("/model-2.safetensors: named by model.safetensors.index.json, not in the snapshot");
     placeCheckpoint(home, repo, { "model-2.safetensors": "2" });

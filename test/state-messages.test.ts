@@ -26,7 +26,7 @@ import type { DeploymentBundle } from "../src/render/types";
 import { EXIT, failureAdvice } from "../src/serve/failure";
 import { toStored, type StoredOutcome } from "../src/serve/outcome";
 import { CommandError } from "../src/remote";
-import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
+import { LOCALES, msg, say, useLocale, type Locale, type Msg } from "../src/text/messages";
 import { CONNECTION, engineWire } from "./helpers/wire";
 
 const ROOT = join(__dirname, "..");
@@ -102,12 +102,15 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   });
 
   it("a held deployment in Russian and Japanese, its causes as the look found them", () => {
-    const recorded = (text: string) => msg("state.recorded", { text });
-    const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: [recorded("vllm-1: dead")], now: [recorded("vllm-1: hung")] };
+    const found = (text: Msg) => msg("state.onNode", { node: "vllm-1", text });
+    const dead = found(msg("serve.look.notRunning", { detail: "container gone" }));
+    const hung = found(msg("serve.look.modelsSilent"));
+    const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: [dead], now: [hung] };
     const h = heldWords("pair", { ...held, already: false });
     expect(say(h, "ru")).toContain(
       "развёртывание pair: перезапусков из-за его здоровья за последние 3600 с — 2 " +
-        "(sm121:liveness maxRestarts 2); последние причины: vllm-1: dead; сейчас vllm-1: hung. ",
+        "(sm121:liveness maxRestarts 2); последние причины: vllm-1: движок не запущен (container gone); " +
+        "сейчас vllm-1: движок запущен, но /v1/models не отвечает. ",
     );
     expect(say(h, "ja")).toContain("直近 3600 秒間にヘルスのため 2 回再起動しました");
     expect(say(h, "ja")).toContain("`SM121_RESTART=1 pulumi up`");

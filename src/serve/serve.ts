@@ -314,7 +314,8 @@ async function finish(
   const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
   const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();
   if (kv !== "") out.kvCacheLine = kv;
-  else if (b.readiness.kvCachePattern !== undefined) warnings.push(asFound(`${nb.node}: no KV cache line in the engine log`));
+  else if (b.readiness.kvCachePattern !== undefined)
+    warnings.push(asFound(`${nb.node}: no KV cache line in the engine log`));
   if (firstRecord(res.records, "launcherRunning") !== undefined) {
     warnings.push(
       asFound(
@@ -325,7 +326,8 @@ async function finish(
     );
   }
   for (const r of recordsOf(res.records, "proof")) {
-    if (!r.found) warnings.push(asFound(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`));
+    if (!r.found)
+      warnings.push(asFound(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`));
   }
   const s = firstRecord(res.records, "status");
   if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;

@@ -129,7 +129,9 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
       } satisfies NodeOutcome;
     });
     const warnings = seen.flatMap(({ nb, said }) =>
-      said === undefined ? [] : [msg("state.onNode", { node: nb.node, text: msg("serve.look.drifted", { what: said }) })],
+      said === undefined
+        ? []
+        : [msg("state.onNode", { node: nb.node, text: msg("serve.look.drifted", { what: said }) })],
     );
     const stopFailed = seen.filter(({ st }) => st.stopFailed !== undefined);
     if (stopFailed.length > 0) {

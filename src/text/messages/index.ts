@@ -60,7 +60,11 @@ export function msg(key: MessageKey, args?: MsgArgs): Msg {
 }
 
 /** How a list of messages is said: `a, b`, `a; b`, or one a line. */
-const LIST_KEYS = { comma: "serve.list.comma", semicolon: "serve.list.semicolon", lines: "serve.list.lines" } as const satisfies Record<string, MessageKey>;
+const LIST_KEYS = {
+  comma: "serve.list.comma",
+  semicolon: "serve.list.semicolon",
+  lines: "serve.list.lines",
+} as const satisfies Record<string, MessageKey>;
 
 /** Messages in a row, one message (each item said in the reader's language, with its separator). */
 export function listMsg(items: readonly Msg[], sep: keyof typeof LIST_KEYS = "comma"): Msg {
