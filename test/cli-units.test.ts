@@ -175,7 +175,7 @@ describe("the status probe", () => {
     // The plan leaves a first serve and a new bundle to the diff: those are no drift there.
     expect(driftOf(nb, st({}, false, null))).toEqual([]);
     const words = driftOf(nb, st({ [path]: sha }, false)).map((d) => say(d.said, "en"));
-    expect(words).toEqual(["the engine is not running (not found)"]);
+    expect(words).toEqual([`${nb.node}: the engine is not running (not found)`]);
   });
 });
 

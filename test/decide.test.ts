@@ -19,7 +19,7 @@ import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
 import type { StoredOutcome } from "../src/serve/outcome";
-import { msg, say, type Msg } from "../src/text/messages";
+import { msg, say } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
 import { CONNECTION, engineWire, NOTHING_ALLOWED } from "./helpers/wire";
 
@@ -32,11 +32,13 @@ const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
 const allow = NOTHING_ALLOWED;
 const serving: StoredOutcome = { status: "serving", nodes: [], warnings: [] };
 const LIVENESS = { maxRestarts: 2, windowS: 3600 };
-const onNode = (text: Msg) => msg("state.onNode", { node: "vllm-1", text });
+const node = "vllm-1";
 /** The look's findings (serve/observe), and the words each says in English. */
-const HUNG_FOUND = onNode(
-  msg("serve.look.noToken", { timeoutS: 10, counters: msg("serve.look.countersStill", { before: 7 }) }),
-);
+const HUNG_FOUND = msg("serve.look.noToken", {
+  node,
+  timeoutS: 10,
+  counters: msg("serve.look.countersStill", { before: 7 }),
+});
 const HUNG = "vllm-1: answers /v1/models but no token in 10 s and its request counters stood still (7)";
 
 /** The decision, its messages said in English. */
@@ -49,7 +51,7 @@ const news = (over: Partial<EngineProps> = {}): EngineProps => {
   return { bundle: b, allow, drift: [], liveness: LIVENESS, ...over };
 };
 const olds = (outcome: StoredOutcome): Partial<EngineProps> => ({ bundle: b, allow, outcome });
-const DEAD_FOUND = onNode(msg("serve.look.notRunning", { detail: "container exited" }));
+const DEAD_FOUND = msg("serve.look.notRunning", { node, detail: "container exited" });
 const DEAD = "vllm-1: the engine is not running (container exited)";
 const hung = { drift: [HUNG_FOUND], health: [HUNG_FOUND] };
 
@@ -119,7 +121,7 @@ describe("what an up does with a deployment", () => {
   it("restarts for other drift whatever the bound (an edited file is the operator's act, not the engine's)", () => {
     const held: StoredOutcome = { ...serving, status: "failed", held: true };
     const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
-    const edited = onNode(msg("serve.look.envEdited", { changes }));
+    const edited = msg("serve.look.envEdited", { node, changes });
     expect(decide(olds(held), news({ drift: [edited] }), NOW).restart).toEqual([
       "vllm-1: .env edited on the node: A 1 -> 2",
     ]);
@@ -179,7 +181,7 @@ describe("the look's liveness record and the drift it makes", () => {
     const st: NodeState = { failed: [], running: true, others: [], holders: [], files: {}, recorded, live: hangs };
     const found = driftOf(nb, st);
     expect(found.map((d) => [d.kind, d.files, say(d.said, "en")])).toEqual([
-      ["hung", [], "answers /v1/models but no token in 10 s and its request counters stood still (7)"],
+      ["hung", [], `${nb.node}: answers /v1/models but no token in 10 s and its request counters stood still (7)`],
     ]);
     expect(driftOf(nb, { ...st, recorded: { identity: "older", files: {} } })).toEqual([]);
   });

@@ -36,6 +36,7 @@ const FILE = "/srv/spark/recipes/qwen/.env";
 /** A node bundle with an .env of known keys (a script recipe's), beside the docker one. */
 const withEnv: NodeBundle = {
   ...docker,
+  node: "spark2",
   files: [{ ...(docker.files[0] as NodeBundle["files"][number]), path: FILE, sha256: "a".repeat(64) }],
   envKeys: { MAX_NUM_SEQS: "8", MODEL: "Qwen/Qwen3-32B" },
 };
@@ -121,8 +122,7 @@ describe("the look's findings, as messages in six languages", () => {
         found.map((d) => d.kind),
         kind,
       ).toEqual([kind]);
-      for (const d of found)
-        expectSaidEverywhere(msg("state.onNode", { node: "spark2", text: d.said }), ["spark2", ...c.values]);
+      for (const d of found) expectSaidEverywhere(d.said, ["spark2", ...c.values]);
     }
   });
 
@@ -133,14 +133,20 @@ describe("the look's findings, as messages in six languages", () => {
         .filter((d) => d.kind === kind)
         .map((d) => say(d.said, "en"));
     };
-    expect(said("not-running")).toEqual(["the engine is not running (container gone)"]);
-    expect(said("edited")).toEqual([".env edited on the node: MAX_NUM_SEQS 8 -> 4, OLD_KEY added (x), MODEL removed"]);
-    expect(said("hung")).toEqual(["answers /v1/models but no token in 10 s and its request counters stood still (7)"]);
-    expect(said("newer-mount")).toEqual([
-      "changed after the engine started: /models/qwen/patch.py (a running engine keeps the old file)",
+    expect(said("not-running")).toEqual(["spark2: the engine is not running (container gone)"]);
+    expect(said("edited")).toEqual([
+      "spark2: .env edited on the node: MAX_NUM_SEQS 8 -> 4, OLD_KEY added (x), MODEL removed",
     ]);
-    expect(say(liveWords({ ...hung, modelsCode: 0 }), "en")).toBe("the engine runs but /v1/models does not answer");
-    expect(say(liveWords({ ...hung, modelsCode: 503 }), "ru")).toBe("движок запущен, но /v1/models отвечает HTTP 503");
+    expect(said("hung")).toEqual([
+      "spark2: answers /v1/models but no token in 10 s and its request counters stood still (7)",
+    ]);
+    expect(said("newer-mount")).toEqual([
+      "spark2: changed after the engine started: /models/qwen/patch.py (a running engine keeps the old file)",
+    ]);
+    const silent = liveWords("spark2", { ...hung, modelsCode: 0 });
+    expect(say(silent, "en")).toBe("spark2: the engine runs but /v1/models does not answer");
+    const code = liveWords("spark2", { ...hung, modelsCode: 503 });
+    expect(say(code, "ru")).toBe("spark2: движок запущен, но /v1/models отвечает HTTP 503");
   });
 
   it("says every failed preflight check and the .env key diff, with the subject and the reason", () => {
@@ -220,7 +226,9 @@ describe("the state of the look's findings", () => {
   it("keeps keys and arguments, the same bytes in every language", () => {
     const c = KINDS["not-running"];
     const found = driftFindings(c.nb, c.st).map((d) => d.said);
-    expect(JSON.stringify(found)).toBe('[{"key":"serve.look.notRunning","args":{"detail":"container gone"}}]');
+    expect(JSON.stringify(found)).toBe(
+      '[{"key":"serve.look.notRunning","args":{"node":"spark2","detail":"container gone"}}]',
+    );
   });
 
   it("upgrades version 3's English words to recorded texts that say them again, and restarts nothing for it", () => {

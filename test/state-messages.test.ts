@@ -26,7 +26,7 @@ import type { DeploymentBundle } from "../src/render/types";
 import { EXIT, failureAdvice } from "../src/serve/failure";
 import { toStored, type StoredOutcome } from "../src/serve/outcome";
 import { CommandError } from "../src/remote";
-import { LOCALES, msg, say, useLocale, type Locale, type Msg } from "../src/text/messages";
+import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
 import { CONNECTION, engineWire } from "./helpers/wire";
 
 const ROOT = join(__dirname, "..");
@@ -72,7 +72,7 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
 
   it("in Russian and Japanese, the look's drift as it found it", async () => {
     const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
-    const drift = [msg("state.onNode", { node: "vllm-1", text: msg("serve.look.envEdited", { changes }) })];
+    const drift = [msg("serve.look.envEdited", { node: "vllm-1", changes })];
     const ru = await said("ru", () => diff("id", stored, { ...news, drift }));
     expect(ru).toEqual([
       "sm121: qwen3-32b-vllm-tp2: перезапускает vllm-1, vllm-2: " +
@@ -102,9 +102,8 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   });
 
   it("a held deployment in Russian and Japanese, its causes as the look found them", () => {
-    const found = (text: Msg) => msg("state.onNode", { node: "vllm-1", text });
-    const dead = found(msg("serve.look.notRunning", { detail: "container gone" }));
-    const hung = found(msg("serve.look.modelsSilent"));
+    const dead = msg("serve.look.notRunning", { node: "vllm-1", detail: "container gone" });
+    const hung = msg("serve.look.modelsSilent", { node: "vllm-1" });
     const held = { count: 2, windowS: 3600, maxRestarts: 2, causes: [dead], now: [hung] };
     const h = heldWords("pair", { ...held, already: false });
     expect(say(h, "ru")).toContain(

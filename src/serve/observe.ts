@@ -150,7 +150,8 @@ export async function observeSite(
     const unknown: Msg[] = [];
     const pre = { fatal: [] as Msg[], warnings: [] as Msg[], notes: [] as Msg[] };
     for (const nb of b.nodes) {
-      const onNode = (text: Msg) => msg("state.onNode", { node: nb.node, text });
+      const node = nb.node;
+      const onNode = (text: Msg) => msg("state.onNode", { node, text });
       const s = byNode.get(nb.node);
       if (s === undefined) continue;
       if (!s.ok) {
@@ -161,11 +162,11 @@ export async function observeSite(
       if (st === undefined) continue;
       // Deployments the site also puts on this node share it; others there stop first.
       for (const other of st.others.filter((x) => !(nb.neighbors ?? []).includes(x))) {
-        drift.push(onNode(msg("serve.look.stopsFirst", { other, deployment: b.deployment })));
+        drift.push(msg("serve.look.stopsFirst", { node, other, deployment: b.deployment }));
       }
       for (const d of driftOf(nb, st)) {
-        drift.push(onNode(d.said));
-        if (HEALTH_DRIFT.has(d.kind)) health.push(onNode(d.said));
+        drift.push(d.said);
+        if (HEALTH_DRIFT.has(d.kind)) health.push(d.said);
       }
       if (me !== undefined) drift.push(...ownerDrift(nb.node, b.deployment, s.holders, me));
       if (st.live?.verdict === "refused") {

@@ -111,9 +111,8 @@ export function ownerDrift(node: string, deployment: string, holders: readonly H
   const own = holders.find((h) => h.deployment === deployment);
   if (own === undefined) return [];
   const foreign = (o: Owner | undefined): o is Owner => o !== undefined && !sameOwner(o, me);
-  const onNode = (text: Msg) => msg("state.onNode", { node, text });
   if (own.owner !== undefined && movedFrom(own.owner, me)) {
-    return [onNode(msg("serve.look.ownerMoved", { deployment, backend: own.owner.backend, me: me.backend }))];
+    return [msg("serve.look.ownerMoved", { node, deployment, backend: own.owner.backend, me: me.backend })];
   }
   if (foreign(own.owner)) return [msg("serve.look.ownerServes", { node, deployment, stack: own.owner.stack })];
   const by = own.displacedBy;
@@ -121,5 +120,5 @@ export function ownerDrift(node: string, deployment: string, holders: readonly H
   const still = holders.some((h) => h.deployment === by.deployment && h.held);
   const stack = by.owner.stack;
   if (still) return [msg("serve.look.ownerServes", { node, deployment: by.deployment, stack })];
-  return [onNode(msg("serve.look.ownerLeft", { deployment, by: by.deployment, stack }))];
+  return [msg("serve.look.ownerLeft", { node, deployment, by: by.deployment, stack })];
 }

@@ -289,13 +289,13 @@ export function liveCheckOf(records: readonly NodeRecord[], timeoutS: number): L
   return { ...base, verdict: progress !== null && progress.after > progress.before ? "busy" : "hung" };
 }
 
-/** A hung engine, as a message: "answers /v1/models but no token in 10 s". */
-export function liveWords(l: LiveCheck): Msg {
-  if (l.modelsCode === 0) return msg("serve.look.modelsSilent");
-  if (l.modelsCode !== 200) return msg("serve.look.modelsCode", { code: l.modelsCode });
+/** A hung engine on `node`, as a message: "spark2: answers /v1/models but no token in 10 s". */
+export function liveWords(node: string, l: LiveCheck): Msg {
+  if (l.modelsCode === 0) return msg("serve.look.modelsSilent", { node });
+  if (l.modelsCode !== 200) return msg("serve.look.modelsCode", { node, code: l.modelsCode });
   const p = l.progress;
   const counters = p === undefined || p === null ? "" : msg("serve.look.countersStill", { before: p.before });
-  return msg("serve.look.noToken", { timeoutS: l.timeoutS, counters });
+  return msg("serve.look.noToken", { node, timeoutS: l.timeoutS, counters });
 }
 
 /**
@@ -393,7 +393,10 @@ export const HEALTH_DRIFT: ReadonlySet<DriftKind> = new Set(["not-running", "hun
 export interface Drift {
   kind: DriftKind;
   files: string[];
-  /** What was found, as a message: said where it is printed, in the reader's language. */
+  /**
+   * What was found, as a message naming the node ("spark2: ..."; the node is an argument): said
+   * where it is printed, in the reader's language.
+   */
   said: Msg;
 }
 
@@ -404,35 +407,41 @@ export interface Drift {
  */
 export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
   const out: Drift[] = [];
+  const node = nb.node;
   for (const [p, sha] of Object.entries(st.recorded?.files ?? {})) {
     const now = st.files[p];
     if (now?.sha256 === sha) continue;
-    if (now === undefined) out.push({ kind: "removed", files: [p], said: msg("serve.look.removed", { file: p }) });
+    if (now === undefined)
+      out.push({ kind: "removed", files: [p], said: msg("serve.look.removed", { node, file: p }) });
     else if (p === envPathOf(nb) && st.envText !== undefined && nb.envKeys !== undefined) {
       const changes = keyChanges(nb.envKeys, parseEnvFile(st.envText).keys);
       const what = changes.length === 0 ? msg("serve.look.layoutOnly") : listMsg(changes);
-      out.push({ kind: "edited", files: [p], said: msg("serve.look.envEdited", { changes: what }) });
-    } else out.push({ kind: "edited", files: [p], said: msg("serve.look.edited", { file: p }) });
+      out.push({ kind: "edited", files: [p], said: msg("serve.look.envEdited", { node, changes: what }) });
+    } else out.push({ kind: "edited", files: [p], said: msg("serve.look.edited", { node, file: p }) });
   }
-  if (st.recorded === undefined) out.push({ kind: "no-record", files: [], said: msg("serve.look.noRecord") });
+  if (st.recorded === undefined) out.push({ kind: "no-record", files: [], said: msg("serve.look.noRecord", { node }) });
   else if (st.recorded.identity !== nb.identity)
-    out.push({ kind: "other-bundle", files: [], said: msg("serve.look.otherBundle") });
+    out.push({ kind: "other-bundle", files: [], said: msg("serve.look.otherBundle", { node }) });
   if (st.stopFailed !== undefined) {
-    const said = msg("serve.look.stopFailed", { at: st.stopFailed.at, lines: st.stopFailed.lines });
+    const said = msg("serve.look.stopFailed", { node, at: st.stopFailed.at, lines: st.stopFailed.lines });
     out.push({ kind: "stop-failed", files: [], said });
   }
   if (nb.runs && !st.running && st.recorded !== undefined) {
     // The node's own reason ("container gone", docker's error) stays as the node said it.
     const detail = st.detail ?? msg("serve.look.notFound");
-    out.push({ kind: "not-running", files: [], said: msg("serve.look.notRunning", { detail }) });
+    out.push({ kind: "not-running", files: [], said: msg("serve.look.notRunning", { node, detail }) });
   }
   if (st.running && st.live?.verdict === "hung" && st.recorded?.identity === nb.identity) {
-    out.push({ kind: "hung", files: [], said: liveWords(st.live) });
+    out.push({ kind: "hung", files: [], said: liveWords(node, st.live) });
   }
   if (nb.runs && st.running && st.recorded?.identity === nb.identity && out.length === 0) {
     const newer = changedSinceStart(nb, st);
     if (newer.length > 0)
-      out.push({ kind: "newer-mount", files: newer, said: msg("serve.look.newerMount", { files: newer.join(", ") }) });
+      out.push({
+        kind: "newer-mount",
+        files: newer,
+        said: msg("serve.look.newerMount", { node, files: newer.join(", ") }),
+      });
   }
   return out;
 }

@@ -128,10 +128,8 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
         ...(nb.api !== undefined && drift === "" && { endpoint: nb.api.url }),
       } satisfies NodeOutcome;
     });
-    const warnings = seen.flatMap(({ nb, said }) =>
-      said === undefined
-        ? []
-        : [msg("state.onNode", { node: nb.node, text: msg("serve.look.drifted", { what: said }) })],
+    const warnings = seen.flatMap(({ said }) =>
+      said === undefined ? [] : [msg("serve.look.drifted", { what: said })],
     );
     const stopFailed = seen.filter(({ st }) => st.stopFailed !== undefined);
     if (stopFailed.length > 0) {

@@ -1,12 +1,15 @@
 /**
  * What sm121 prints while `pulumi up` works, in Russian, through the real Pulumi CLI: the node's
- * readiness lines (said by the provider, printed by the node's script), and the error of a node
- * whose sshd is gone, with its cause and its fix, while ssh2's and Pulumi's own words stay theirs.
+ * readiness lines (said by the provider, printed by the node's script), the error of a node
+ * whose sshd is gone, with its cause and its fix, while ssh2's and Pulumi's own words stay theirs,
+ * and what the plan-time look finds on a node whose engine was killed: in Russian under
+ * SM121_LANG=ru, the English plan line as it always read, and the same input in both languages.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { killNodeSshd, restartNodeSshd } from "../site/faults";
+import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 import { smallVllm } from "../helpers/spec";
 
@@ -19,6 +22,7 @@ const RU = { SM121_LANG: "ru", LANG: "ru_RU.UTF-8" };
 describe.sequential("pulumi up under SM121_LANG=ru", () => {
   let e: E2E;
   let spare: SimNode;
+  let spark1: SimNode;
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -28,7 +32,7 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
       config: () => "",
       recipes: { "small.toml": RECIPE },
     });
-    spare = e.site.nodes[1] as SimNode;
+    [spark1, spare] = e.site.nodes as [SimNode, SimNode];
     e.writeStack(
       [
         "config:",
@@ -72,5 +76,25 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
     } finally {
       await restartNodeSshd(e.site, spare);
     }
+  });
+
+  it("says what the look found on a node whose engine was killed in Russian; the English plan line is as before", async () => {
+    await sshScript(e.site, spark1, "docker rm -f sm121-small-0 >/dev/null");
+    const ru = await e.preview(RU);
+    expect(ru.code, ru.all).toBe(0);
+    const planLine = (run: { stderr: string }) => run.stderr.split("\n").find((l) => l.startsWith("sm121: small: "));
+    // The reason, the node's name and the node's own account ("container gone") in the line.
+    expect(planLine(ru)).toBe("sm121: small: перезапускает spark1: spark1: движок не запущен (container gone)");
+    expect(ru.all).not.toContain("the engine is not running");
+    const en = await e.preview({ SM121_LANG: "en", LANG: "C.UTF-8" });
+    expect(en.code, en.all).toBe(0);
+    expect(planLine(en)).toBe("sm121: small: restarts spark1: spark1: the engine is not running (container gone)");
+    expect(en.all).not.toContain("движок");
+    // Pulumi compares the input, not the words: the same key and arguments in both previews.
+    const drift = (run: { stdout: string }) =>
+      run.stdout.slice(run.stdout.indexOf("drift"), run.stdout.indexOf("plan "));
+    expect(drift(ru)).toContain('"serve.look.notRunning"');
+    expect(drift(ru)).toBe(drift(en));
+    process.stdout.write(`lang-live plan lines:\n${planLine(ru) ?? ""}\n${planLine(en) ?? ""}\n${ru.stdout}\n`);
   });
 });

@@ -63,7 +63,7 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
   const engineState = async () => {
     interface Stored {
       plan?: string;
-      drift?: string[];
+      drift?: unknown[];
       __bundle?: string;
       outcome?: { status?: string; failure?: Failure };
     }
@@ -172,12 +172,17 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
   it("says the restart reason of a recorded failure in Russian in the plan, and in English under English", async () => {
     const ru = await e.preview({ ...RU, SM121_ALLOW_PROTECTED: "spark1" });
     expect(ru.code, ru.all).toBe(0);
-    // The look's drift (the stopped engine) stays as it found it; sm121's own reason is said in Russian.
+    // The look's drift (the stopped engine) and sm121's own reason, both said in Russian.
     const failed = "прошлый up оставил его в состоянии «сбой»";
-    expect(ru.all).toMatch(new RegExp(`sm121: guarded: перезапускает spark1: .*${failed}`));
+    expect(ru.all).toMatch(
+      new RegExp(`sm121: guarded: перезапускает spark1: spark1: движок не запущен \\(.*${failed}`),
+    );
     expect(ru.all).not.toContain("the last up left it failed");
+    expect(ru.all).not.toContain("the engine is not running");
     const en = await e.preview({ ...EN, SM121_ALLOW_PROTECTED: "spark1" });
-    expect(en.all).toMatch(/sm121: guarded: restarts spark1: .*the last up left it failed/);
+    expect(en.all).toMatch(
+      /sm121: guarded: restarts spark1: spark1: the engine is not running \(.*the last up left it failed/,
+    );
     // The up under Russian serves again, and its state is the same whatever the language.
     const up = await e.up({ ...RU, SM121_ALLOW_PROTECTED: "spark1" });
     expect(up.code, up.all).toBe(0);

@@ -204,7 +204,11 @@ describe.sequential("the plan in one screen", () => {
     );
     const preview = await e.preview();
     e.writeStack(stackYaml(e.site, DEPLOYMENTS));
-    expect(preview.stdout).toContain('"spark4: stops deployment chat first (the node now serves code)"');
+    // The input holds the finding as a message; the plan says it in words under the resource.
+    expect(preview.stdout).toContain('key : "serve.look.stopsFirst"');
+    expect(preview.stderr).toContain(
+      "sm121: code: found on its nodes: spark4: stops deployment chat first (the node now serves code)",
+    );
     expect(preview.stdout).toMatch(/- chat from chat on spark4 .* enabled\n/);
     expectPlan("node-moved", preview, e.site);
   });
@@ -212,7 +216,10 @@ describe.sequential("the plan in one screen", () => {
   it("shows drift found on one node as the reason to restart its group", async () => {
     await sshScript(e.site, node(4), "docker stop sm121-code-0 >/dev/null");
     const preview = await e.preview();
-    expect(preview.stdout).toContain('+ [0]: "spark5: the engine is not running (container exited)"');
+    expect(preview.stdout).toContain('+ detail: "container exited"');
+    expect(preview.stderr).toContain(
+      "sm121: code: restarts spark5: spark5: the engine is not running (container exited)",
+    );
     expectPlan("drift", preview, e.site);
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
