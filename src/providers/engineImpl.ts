@@ -41,9 +41,6 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
   if (decide(olds, news).restart.length > 0)
     for (const reason of refusedProtected(b, news.allow.protected, "restart"))
       failures.push({ property: "deployment", reason });
-  // A new deployment (a replaced one too) has no diff to say why: what the look found on its nodes
-  // is said here.
-  if (olds.bundle === undefined) sayFound(news);
   if (news.preflight === true && failures.length === 0) {
     const log = providerLog(b.deployment);
     for (const n of news.findings?.notes ?? []) log(t("serve.preflight", { finding: say(n) }));
@@ -99,16 +96,6 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
   }
   const newlyHeld = d.held !== undefined && !d.held.already;
   return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
-}
-
-/**
- * What the look found on the nodes of a deployment this run creates or replaces (the plan shows the
- * `drift` input as messages, keys and arguments), in the reader's language, one line.
- */
-function sayFound(news: Props): void {
-  const drift = news.drift ?? [];
-  if (drift.length === 0) return;
-  providerLog(news.deployment)(t("serve.found", { findings: say(listMsg(drift, "semicolon")) }));
 }
 
 /** Where a restart stands in its replica set's roll, for the plan. */

@@ -208,7 +208,10 @@ describe.sequential("the qwen38-flash script recipe through pulumi up", () => {
     };
     const engine = state.deployment.resources.find((r) => r.type.endsWith(":EngineDeployment"));
     expect(engine?.outputs?.outcome?.status).toBe("drifted");
-    expect(engine?.outputs?.outcome?.nodes[0]?.identity).toBe("drifted: .env edited on the node: MAX_NUM_SEQS 8 -> 16");
+    // The node's identity keeps the look's finding in English words (each finding names its node).
+    expect(engine?.outputs?.outcome?.nodes[0]?.identity).toBe(
+      "drifted: spark1: .env edited on the node: MAX_NUM_SEQS 8 -> 16",
+    );
     const preview = await e.preview();
     expect(preview.all).toMatch(/~ 1 to update/);
     expect(preview.all).toContain("spark1: .env edited on the node: MAX_NUM_SEQS 8 -> 16");
