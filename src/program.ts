@@ -233,6 +233,8 @@ function register(
     );
   }
   for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
+  // A node moving to a new deployment has no restart line to say it in: the plan says it here.
+  for (const m of seen.moving) void log.info(say(m));
   // What an engine would refuse at start (a file it opens at parse time, an HF cache nothing fills),
   // found by the look: refused here, before anything stops. With sm121:preflight, check reports them.
   // A spare's are the plan's reason not to surge there (components/surge), no refusal of the run.

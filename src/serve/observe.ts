@@ -46,6 +46,11 @@ export interface SiteObservation {
    * puts them there: this up stops them. Another stack's are left alone, and not listed.
    */
   leaving: Array<{ node: string; deployment: string; protected: boolean }>;
+  /**
+   * Nodes that move to another deployment of the site: what this up stops first there (also in
+   * that deployment's drift), for the plan to say even where the deployment is new.
+   */
+  moving: Msg[];
   /** Deployments the site no longer declares that some node still holds (stopping, or a failed stop). */
   lingering: string[];
   /** Per node the look reached: every deployment directory there, with its owner (serve/owner). */
@@ -140,6 +145,7 @@ export async function observeSite(
     unreachable: [],
     preflight: {},
     leaving: [],
+    moving: [],
     lingering: [],
     models: {},
     holders: {},
@@ -162,7 +168,9 @@ export async function observeSite(
       if (st === undefined) continue;
       // Deployments the site also puts on this node share it; others there stop first.
       for (const other of st.others.filter((x) => !(nb.neighbors ?? []).includes(x))) {
-        drift.push(msg("serve.look.stopsFirst", { node, other, deployment: b.deployment }));
+        const stops = msg("serve.look.stopsFirst", { node, other, deployment: b.deployment });
+        drift.push(stops);
+        out.moving.push(stops);
       }
       for (const d of driftOf(nb, st)) {
         drift.push(d.said);
