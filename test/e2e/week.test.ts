@@ -36,7 +36,7 @@ interface Outcome {
   status: string;
   held?: boolean;
   failure?: string;
-  restarts?: Array<{ at: string; causes: string[] }>;
+  restarts?: Array<{ at: string; causes: unknown[] }>;
 }
 
 interface Engine {
@@ -102,8 +102,13 @@ describe.sequential("the operator's week", () => {
     setEngineBehaviour(w1, { mode: "hung" });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.all).toMatch(new RegExp(`"${HUNG} and its request counters stood still \\(\\d+\\)"`));
-    expect(preview.all).toMatch(/sm121: live: restarts w1: w1: answers \/v1\/models but no token in 2 s/);
+    // The drift input holds the finding as a message (its key and arguments); the plan's line says it.
+    expect(preview.stdout).toMatch(/\+ key : "serve.look.noToken"/);
+    expect(preview.all).toMatch(
+      new RegExp(
+        `sm121: live: restarts w1: ${HUNG.replaceAll("/", "\\/")} and its request counters stood still \\(\\d+\\)`,
+      ),
+    );
 
     const status = await sm121(e, ["status", "--json"]);
     expect(status.code).toBe(1);
@@ -123,7 +128,9 @@ describe.sequential("the operator's week", () => {
     expect(await started(w1, "live")).not.toBe(before);
     expect(answerIn(await chat(w1))).toBeTruthy();
     const causes = (await engine("live")).outputs?.outcome?.restarts?.map((r) => r.causes);
-    expect(causes).toEqual([[expect.stringContaining(HUNG)]]);
+    // The cause the state counts is the look's message, not its words.
+    const hangs = { key: "serve.look.noToken", args: expect.objectContaining({ node: "w1", timeoutS: 2 }) as unknown };
+    expect(causes).toEqual([[hangs]]);
   }, 360_000);
 
   it("bounds a hang's restarts: after maxRestarts in windowS, failed, left alone until SM121_RESTART=1", async () => {
