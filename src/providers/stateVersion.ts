@@ -12,16 +12,16 @@
  * States written before versions existed carry none: `unversioned` recognizes their release by the
  * shape it wrote, once, here. test/fixtures/state holds a real stack of each release.
  *
- * | kind             | 1                              | 2                         | 3                    | 4              |
- * | ---------------- | ------------------------------ | ------------------------- | -------------------- | -------------- |
- * | EngineDeployment | 9492e6f: bundle as `bundle`    | 057f8f4: `__bundle`       | a216b46: failure msg | now: findings  |
- * | DgppProvision    | 9492e6f: bundle as `bundle`    | 057f8f4, now: `__bundle`  |                      |                |
- * | GatewayFragment  | 9492e6f: the text as `content` | 057f8f4: `__file.content` | now: `__file.models` |                |
- * | ModelCache       | 057f8f4, now                   |                           |                      |                |
- * | ImageSync        | 057f8f4, now                   |                           |                      |                |
- * | ScrapeTargets    | 5944e4e: warnings in English   | now: warnings messages    |                      |                |
- * | HostCommand      | 9492e6f (since then deleted)   |                           |                      |                |
- * | Surge            | now                            |                           |                      |                |
+ * | kind             | 1                           | 2                         | 3                    | 4             |
+ * | ---------------- | --------------------------- | ------------------------- | -------------------- | ------------- |
+ * | EngineDeployment | 9492e6f: bundle as `bundle` | 057f8f4: `__bundle`       | a216b46: failure msg | now: findings |
+ * | DgppProvision    | 9492e6f: bundle as `bundle` | 057f8f4, now: `__bundle`  |                      |               |
+ * | GatewayFragment  | 9492e6f: text as `content`  | 057f8f4: `__file.content` | now: `__file.models` |               |
+ * | ModelCache       | 057f8f4, now                |                           |                      |               |
+ * | ImageSync        | 057f8f4, now                |                           |                      |               |
+ * | ScrapeTargets    | 5944e4e: English warnings   | now: warnings messages    |                      |               |
+ * | HostCommand      | 9492e6f (deleted since)     |                           |                      |               |
+ * | Surge            | now                         |                           |                      |               |
  *
  * EngineDeployment 3: `outcome.failure` is a message key and its arguments (src/text/messages,
  * area state), said in the reader's language; version 2 wrote English words there.
