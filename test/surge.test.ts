@@ -108,8 +108,10 @@ describe("the plan's surge", () => {
     expect(said({ busy: [runs("other")] })).toBe(`${roll}c is busy: c runs other`);
     expect(said({ busy: [runs("other"), runs("third")] })).toBe(`${roll}c is busy: c runs other; c runs third`);
     expect(said({ protectedNodes: ["c"] })).toBe(`${roll}c is protected`);
-    const unreachable = said({ unreachable: ["c: connection refused"] });
-    expect(unreachable).toBe(`${roll}the look could not reach it (c: connection refused)`);
+    const refused = msg("serve.unseen", { place: "Pulumi.s.yaml:9:7: sm121:nodes.c.ssh", node: "c", first: "refused" });
+    const unreachable = said({ unreachable: [refused] });
+    const seen = "Pulumi.s.yaml:9:7: sm121:nodes.c.ssh: c could not be looked at: refused";
+    expect(unreachable).toBe(`${roll}the look could not reach it (${seen})`);
     const small = fitOf(surge, recipes.get(surge.recipe), { c: { memTotalBytes: 4 * 1024 ** 3, weightsBytes: 16e9 } });
     const tooSmall = said({ fit: small });
     expect(

@@ -68,9 +68,8 @@ export function surgePlans(
       bundle,
       protectedNodes: spare.nodes.filter((n) => site.nodes[n]?.protected === true),
       busy: [...declared, ...running],
-      // render/surge words its verdict in English (the surge's stored `why`): the look's findings too.
-      unreachable: (seen.unknown[name] ?? []).map((m) => say(m, "en")),
-      fatal: (seen.preflight[name]?.fatal ?? []).map((m) => say(m, "en")),
+      unreachable: seen.unknown[name] ?? [],
+      fatal: seen.preflight[name]?.fatal ?? [],
       fit,
     });
     return [{ set, spare, bundle, fit, verdict, words: surgeWords(set, spare, verdict) }];

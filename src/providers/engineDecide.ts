@@ -176,9 +176,9 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
 
 /** The held deployment, with the count, the window and the last causes (the look's findings). */
 export function heldWords(deployment: string, h: Held): Msg {
-  const causes = h.causes.length > 0 ? msg("state.heldCauses", { causes: listMsg(h.causes, "semicolon") }) : "";
+  const causes = h.causes.length > 0 ? msg("state.heldCauses", { causes: listMsg(h.causes, "semi") }) : "";
   const { count, windowS, maxRestarts } = h;
-  return msg("state.held", { deployment, count, windowS, maxRestarts, causes, now: listMsg(h.now, "semicolon") });
+  return msg("state.held", { deployment, count, windowS, maxRestarts, causes, now: listMsg(h.now, "semi") });
 }
 
 /** Protected nodes this run would stop or restart something on without the run's allowance. */

@@ -63,7 +63,7 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
   const log = providerLog(news.deployment);
   const unknown = news.unknown ?? [];
   if (unknown.length > 0) {
-    log(t("serve.unknown", { why: say(listMsg(unknown, "semicolon")), deployment: news.deployment }));
+    log(t("serve.unknown", { why: say(listMsg(unknown, "semi")), deployment: news.deployment }));
     return { changes: false };
   }
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
@@ -172,7 +172,7 @@ async function run(
   const unknown = news.unknown ?? [];
   // A new deployment on a node the look could not reach: nothing is tried there.
   if (unknown.length > 0) {
-    throw new Error(t("state.unknownNew", { deployment: b.deployment, why: say(listMsg(unknown, "semicolon")) }));
+    throw new Error(t("state.unknownNew", { deployment: b.deployment, why: say(listMsg(unknown, "semi")) }));
   }
   const now = Date.now();
   const d = decide(olds ?? {}, news, now);

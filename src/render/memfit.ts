@@ -14,7 +14,7 @@
  */
 import type { EngineName, Recipe } from "../recipe/types";
 import { driverFor } from "../engines";
-import { msg, say, t, type MessageKey, type Msg } from "../text/messages";
+import { listMsg, msg, say, t, type MessageKey, type Msg } from "../text/messages";
 import { columns } from "../text/width";
 import { knobsOf, type FitKnobs } from "./memknobs";
 import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
@@ -344,9 +344,7 @@ export function fitRefusalMsg(fit: Fit, recipeFile: string): Msg | undefined {
   const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : k.util.from;
   const fix = msg("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
   const model = fit.model ?? msg("fit.itsModel");
-  const [first, ...more] = parts;
-  const listed = more.reduce((before, next) => msg("list.semi", { before, next }), first ?? "");
-  return msg("fit.refusal", { deployment: fit.deployment, model, parts: listed, fix });
+  return msg("fit.refusal", { deployment: fit.deployment, model, parts: listMsg(parts, "semi"), fix });
 }
 
 /** A refusal and the nodes it is about: SM121_ALLOW_UNFIT must name every one of them. */

@@ -10,7 +10,7 @@ import type { Spare } from "../recipe/types";
 import { fitRefusalMsg, type Fit } from "./memfit";
 import { inTurn, rollWords, type ReplicaSet } from "./replicas";
 import type { DeploymentBundle } from "./types";
-import { msg, say, t, type Msg } from "../text/messages";
+import { listMsg, msg, say, t, type Msg } from "../text/messages";
 
 /** What the plan knows of the spare group when it decides. */
 export interface SpareLook {
@@ -21,10 +21,10 @@ export interface SpareLook {
   protectedNodes: string[];
   /** What else holds a spare node: "s1 serves roll-other" (declared there, or running there). */
   busy: Msg[];
-  /** The look could not reach a spare node: one line a node. */
-  unreachable: string[];
-  /** What the engine would refuse at start there (the HF cache, a file it opens). */
-  fatal: string[];
+  /** The look could not reach a spare node: one message a node (serve/observe). */
+  unreachable: Msg[];
+  /** What the engine would refuse at start there (the HF cache, a file it opens), as the look found it. */
+  fatal: Msg[];
   /** The memory fit of the new recipe on the spare's nodes (render/memfit). */
   fit: Fit;
 }
@@ -37,8 +37,8 @@ export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
   const nodes = look.spare.nodes.join(", ");
   if (set.roll === "all") return { go: false, why: msg("surge.whyAll", { because: set.allBecause ?? "roll: all" }) };
   const no = (why: Msg): SurgeVerdict => ({ go: false, why });
-  // The look's lines (unreachable, fatal) are its findings, as it wrote them.
-  if (look.unreachable.length > 0) return no(msg("surge.whyUnreachable", { lines: look.unreachable.join("; ") }));
+  // The look's findings (unreachable, fatal) are messages: said with the rest of the why.
+  if (look.unreachable.length > 0) return no(msg("surge.whyUnreachable", { lines: listMsg(look.unreachable, "semi") }));
   const guarded = look.protectedNodes;
   // A list of nodes, not a counted noun: one node or several, in every language.
   if (guarded.length > 0) {
@@ -46,12 +46,8 @@ export function surgeVerdict(set: ReplicaSet, look: SpareLook): SurgeVerdict {
       msg(guarded.length === 1 ? "surge.whyProtected" : "surge.whyProtectedMany", { nodes: guarded.join(", ") }),
     );
   }
-  const [first, ...more] = look.busy;
-  if (first !== undefined) {
-    const busy = more.reduce((before, next) => msg("list.semi", { before, next }), first);
-    return no(msg("surge.whyBusy", { nodes, busy }));
-  }
-  if (look.fatal.length > 0) return no(msg("surge.whyFatal", { fatal: look.fatal.join("; ") }));
+  if (look.busy.length > 0) return no(msg("surge.whyBusy", { nodes, busy: listMsg(look.busy, "semi") }));
+  if (look.fatal.length > 0) return no(msg("surge.whyFatal", { fatal: listMsg(look.fatal, "semi") }));
   const refused = fitRefusalMsg(look.fit, look.bundle.recipeFile);
   if (refused !== undefined) return no(msg("surge.whyUnfit", { refused }));
   return { go: true };

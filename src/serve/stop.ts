@@ -110,7 +110,7 @@ export async function inspectDeployment(b: DeploymentBundle, auth: SshAuth): Pro
     // The state keeps a node's identity in English words, and its warnings as messages.
     const seen = (await Promise.all(b.nodes.map(look))).map(({ nb, st }) => {
       const found = driftFindings(nb, st).map((d) => d.said);
-      const said = found.length === 0 ? undefined : listMsg(found, "semicolon");
+      const said = found.length === 0 ? undefined : listMsg(found, "semi");
       return { nb, st, said, drift: said === undefined ? "" : say(said, "en") };
     });
     const nodes: NodeOutcome[] = seen.map(({ nb, st, drift }) => {

@@ -60,17 +60,16 @@ export function msg(key: MessageKey, args?: MsgArgs): Msg {
 }
 
 /** How a list of messages is said: `a, b`, `a; b`, or one a line. */
-const LIST_KEYS = {
-  comma: "serve.list.comma",
-  semicolon: "serve.list.semicolon",
-  lines: "serve.list.lines",
-} as const satisfies Record<string, MessageKey>;
+const LIST_KEYS = { comma: "list.comma", semi: "list.semi", lines: "list.lines" } as const satisfies Record<
+  string,
+  MessageKey
+>;
 
 /** Messages in a row, one message (each item said in the reader's language, with its separator). */
 export function listMsg(items: readonly Msg[], sep: keyof typeof LIST_KEYS = "comma"): Msg {
-  const [head, ...tail] = items;
-  if (head === undefined) return msg("state.asFound", { text: "" });
-  return tail.length === 0 ? head : msg(LIST_KEYS[sep], { head, tail: listMsg(tail, sep) });
+  const [first, ...more] = items;
+  if (first === undefined) return msg("state.asFound", { text: "" });
+  return more.reduce((before, next) => msg(LIST_KEYS[sep], { before, next }), first);
 }
 
 /** The language part of a locale name: `ru_RU.UTF-8` -> ru, `zh-Hans` -> zh, `C` -> undefined. */
