@@ -231,6 +231,24 @@ describe("the state of the look's findings", () => {
     );
   });
 
+  it("tells the health part of the drift apart by the message, whatever order its arguments came in", () => {
+    const dead = msg("serve.look.notRunning", { node: "spark2", detail: "container gone" });
+    const asStored: Msg = { key: dead.key, args: { detail: "container gone", node: "spark2" } };
+    const edited = msg("serve.look.edited", { node: "spark2", file: FILE });
+    const olds = {
+      bundle: b,
+      allow: NOTHING_ALLOWED,
+      outcome: { status: "serving" as const, nodes: [], warnings: [] },
+    };
+    const liveness = { maxRestarts: 5, windowS: 3600 };
+    const d = decide(olds, { bundle: b, allow: NOTHING_ALLOWED, drift: [edited, asStored], health: [dead], liveness });
+    expect(d.restart.map((m) => say(m, "en"))).toEqual([
+      `spark2: ${FILE} edited on the node`,
+      "spark2: the engine is not running (container gone)",
+    ]);
+    expect(d.health).toEqual([dead]);
+  });
+
   it("upgrades version 3's English words to recorded texts that say them again, and restarts nothing for it", () => {
     const { state } = upgrade("EngineDeployment", v3);
     expect(state.stateVersion).toBe(STATE_VERSIONS.EngineDeployment);

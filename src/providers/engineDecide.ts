@@ -13,7 +13,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
-import { listMsg, msg, type MessageKey, type Msg } from "../text/messages";
+import { listMsg, msg, sameMsg, type MessageKey, type Msg } from "../text/messages";
 import { allowedProtected, protectedRefusal } from "../text/protected";
 import { isSecretKey, SECRET_CONFIG } from "../render/keys";
 import { checkFields, launchChanged } from "../render/launch";
@@ -144,8 +144,7 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
   const health = news.health ?? [];
   // The look's findings are messages (serve/observe), the restart's reasons as they are; the health
   // part is told apart by the message itself (its key and arguments), never by its words.
-  const same = (a: Msg) => (b: Msg) => JSON.stringify(a) === JSON.stringify(b);
-  restart.push(...(news.drift ?? []).filter((d) => !health.some(same(d))));
+  restart.push(...(news.drift ?? []).filter((d) => !health.some((h) => sameMsg(h, d))));
   const rotated = rotatedSecrets(olds, news);
   if (rotated.length > 0) restart.push(msg("state.reason.secret", { keys: rotated.join(", ") }));
   let held: Held | undefined;

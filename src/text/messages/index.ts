@@ -72,6 +72,19 @@ export function listMsg(items: readonly Msg[], sep: keyof typeof LIST_KEYS = "co
   return more.reduce((before, next) => msg(LIST_KEYS[sep], { before, next }), first);
 }
 
+/** The same message: key and arguments equal, whatever order its arguments were stored in. */
+export function sameMsg(a: Msg, b: Msg): boolean {
+  if (a.key !== b.key) return false;
+  const x = a.args ?? {};
+  const y = b.args ?? {};
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  return keys.every((k) => {
+    const [v, w] = [x[k], y[k]];
+    return typeof v === "object" && typeof w === "object" ? sameMsg(v, w) : v === w;
+  });
+}
+
 /** The language part of a locale name: `ru_RU.UTF-8` -> ru, `zh-Hans` -> zh, `C` -> undefined. */
 export function localeOf(name: string | undefined): Locale | undefined {
   if (name === undefined) return undefined;
