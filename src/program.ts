@@ -249,10 +249,7 @@ function register(
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
   const roll = process.env["SM121_ROLL"] ?? "one";
   if (roll !== "one" && roll !== "all") {
-    throw new RunError(
-      `SM121_ROLL=${roll}: use SM121_ROLL=all to restart the replicas of a model all at once, ` +
-        "or leave it unset to roll them one at a time",
-    );
+    throw new RunError(t("serve.rollUnknown", { roll }));
   }
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
