@@ -25,6 +25,7 @@ import {
   type NodeState,
 } from "../src/serve/probe";
 import { CATALOGUES, LOCALES, msg, say, type Msg } from "../src/text/messages";
+import { NOT_RUNNING, notRunningMsg } from "../src/targets/common";
 import { engineWire, NOTHING_ALLOWED } from "./helpers/wire";
 
 const ROOT = join(__dirname, "..");
@@ -78,8 +79,8 @@ const KINDS = {
   },
   "not-running": {
     nb: withEnv,
-    st: base(withEnv, { running: false, detail: "container gone" }),
-    values: ["container gone"],
+    st: base(withEnv, { running: false, detail: "docker does not answer: Cannot connect to the Docker daemon" }),
+    values: ["Cannot connect to the Docker daemon"],
   },
   hung: {
     nb: withEnv,
@@ -126,6 +127,18 @@ describe("the look's findings, as messages in six languages", () => {
     }
   });
 
+  it("says why the engine does not run in the reader's language: the status scripts' words by the table", () => {
+    for (const [word, key] of Object.entries(NOT_RUNNING)) {
+      expect(notRunningMsg(word)).toEqual(msg(key));
+      expect(say(msg(key), "en")).toBe(word);
+      for (const l of LOCALES.filter((x) => x !== "en")) expect(say(msg(key), l)).not.toBe(word);
+    }
+    const down = notRunningMsg("docker does not answer: permission denied");
+    expect(typeof down === "string" ? down : say(down, "ru")).toBe("docker не отвечает: permission denied");
+    // Anything else is the node's own account, as printed.
+    expect(notRunningMsg("exit status 137")).toBe("exit status 137");
+  });
+
   it("says the English words of the plan as they read before", () => {
     const said = (kind: DriftKind) => {
       const c = KINDS[kind];
@@ -133,7 +146,9 @@ describe("the look's findings, as messages in six languages", () => {
         .filter((d) => d.kind === kind)
         .map((d) => say(d.said, "en"));
     };
-    expect(said("not-running")).toEqual(["spark2: the engine is not running (container gone)"]);
+    expect(said("not-running")).toEqual([
+      "spark2: the engine is not running (docker does not answer: Cannot connect to the Docker daemon)",
+    ]);
     expect(said("edited")).toEqual([
       "spark2: .env edited on the node: MAX_NUM_SEQS 8 -> 4, OLD_KEY added (x), MODEL removed",
     ]);
@@ -227,7 +242,8 @@ describe("the state of the look's findings", () => {
     const c = KINDS["not-running"];
     const found = driftFindings(c.nb, c.st).map((d) => d.said);
     expect(JSON.stringify(found)).toBe(
-      '[{"key":"serve.look.notRunning","args":{"node":"spark2","detail":"container gone"}}]',
+      '[{"key":"serve.look.notRunning","args":{"node":"spark2","detail":{"key":"serve.look.dockerDown",' +
+        '"args":{"error":"Cannot connect to the Docker daemon"}}}}]',
     );
   });
 

@@ -12,6 +12,7 @@ import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
+import { notRunningMsg } from "../targets/common";
 import { envFileOf } from "../render/node";
 import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
 import { listMsg, msg, type Msg } from "../text/messages";
@@ -427,8 +428,8 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
     out.push({ kind: "stop-failed", files: [], said });
   }
   if (nb.runs && !st.running && st.recorded !== undefined) {
-    // The node's own reason ("container gone", docker's error) stays as the node said it.
-    const detail = st.detail ?? msg("serve.look.notFound");
+    // The status script's reason in the reader's language; docker's own error as docker printed it.
+    const detail = st.detail === undefined ? msg("serve.look.notFound") : notRunningMsg(st.detail);
     out.push({ kind: "not-running", files: [], said: msg("serve.look.notRunning", { node, detail }) });
   }
   if (st.running && st.live?.verdict === "hung" && st.recorded?.identity === nb.identity) {

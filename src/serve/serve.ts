@@ -60,6 +60,7 @@ const host = (hosts: Map<string, Host>, nb: NodeBundle): Host => hostFor(hosts, 
 
 /** A warning sm121 has in English words only (the bundle's, the readiness's): kept as found. */
 const asFound = (text: string): Msg => msg("state.asFound", { text });
+const onNode = (node: string, text: Msg): Msg => msg("state.onNode", { node, text });
 
 /** Preflight, read-only: the node states, and the warnings; fatal findings throw, changing nothing. */
 async function preflight(
@@ -74,10 +75,10 @@ async function preflight(
     const st = states[i] as NodeState;
     for (const f of st.failed) {
       if (f.fatal) fatal.push(`${nb.node}: ${sayIn(describeCheck(f))}`);
-      else warnings.push(msg("state.onNode", { node: nb.node, text: describeCheck(f) }));
+      else warnings.push(onNode(nb.node, describeCheck(f)));
     }
     if (st.clients !== undefined && st.clients > 0)
-      warnings.push(asFound(`${nb.node}: ${st.clients} open client connection(s) on port ${nb.api?.port ?? "?"}`));
+      warnings.push(onNode(nb.node, msg("state.warn.clients", { count: st.clients, port: nb.api?.port ?? "?" })));
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
     const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
@@ -118,13 +119,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     if (o.verbose === true || !l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
   };
   if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
-    warnings.push(
-      asFound(
-        `sm121:apiKey is not written into the .env of script recipe ${b.recipe}: its start.sh passes API_KEY ` +
-          "as --api-key, visible in the process list on the node; " +
-          "an API_KEY line you keep in the node's .env is carried over",
-      ),
-    );
+    warnings.push(msg("state.warn.scriptApiKey", { recipe: b.recipe }));
   }
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({
@@ -314,20 +309,13 @@ async function finish(
   const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
   const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();
   if (kv !== "") out.kvCacheLine = kv;
-  else if (b.readiness.kvCachePattern !== undefined)
-    warnings.push(asFound(`${nb.node}: no KV cache line in the engine log`));
+  else if (b.readiness.kvCachePattern !== undefined) warnings.push(onNode(nb.node, msg("state.warn.noKvLine")));
   if (firstRecord(res.records, "launcherRunning") !== undefined) {
-    warnings.push(
-      asFound(
-        `${nb.node}: the server answers on ${nb.api.url}, but start.sh is still waiting for it; its own check ` +
-          "(often on localhost) has not passed, and it may remove the server when READY_TIMEOUT_S runs out " +
-          "(seed 001: a BIND other than 127.0.0.1 breaks that check)",
-      ),
-    );
+    warnings.push(onNode(nb.node, msg("state.warn.launcherWaiting", { url: nb.api.url })));
   }
   for (const r of recordsOf(res.records, "proof")) {
     if (!r.found)
-      warnings.push(asFound(`${nb.node}: proof not found in the log: "${b.readiness.proofs[r.index] ?? ""}"`));
+      warnings.push(onNode(nb.node, msg("state.warn.proofMissing", { proof: b.readiness.proofs[r.index] ?? "" })));
   }
   const s = firstRecord(res.records, "status");
   if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;

@@ -3,11 +3,34 @@ import { printRecord } from "../protocol";
 import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 import { exportSecrets } from "./secretsenv";
+import { msg, type MessageKey, type Msg } from "../text/messages";
 
 /** The `status` record from shell variables $running, $started and $detail (why not running). */
 export const STATUS_RECORD =
   'at=null; if [ -n "$started" ]; then at="\\"$started\\""; fi; ' +
   printRecord("status", '"running":%s,"startedAt":%s,"detail":"%s"', '"$running" "$at" "${detail:-}"');
+
+/**
+ * Why the engine does not run, as a status script prints it (its record's `detail`), and the
+ * message that says it in the reader's language. The scripts are part of the bundle, the same
+ * bytes in every language, so these English words are their protocol; the plan says them
+ * through this table. Docker's own error follows DOCKER_DOWN as docker printed it.
+ */
+export const NOT_RUNNING = {
+  "container gone": "serve.look.containerGone",
+  "container exited": "serve.look.containerExited",
+  "process gone": "serve.look.processGone",
+  "tmux session gone": "serve.look.tmuxGone",
+} as const satisfies Record<string, MessageKey>;
+export type NotRunning = keyof typeof NOT_RUNNING;
+const DOCKER_DOWN = "docker does not answer: ";
+
+/** A status record's `detail` in the reader's language: sm121's own words by the table, anything else as printed. */
+export function notRunningMsg(detail: string): Msg | string {
+  if (Object.hasOwn(NOT_RUNNING, detail)) return msg(NOT_RUNNING[detail as NotRunning]);
+  if (detail.startsWith(DOCKER_DOWN)) return msg("serve.look.dockerDown", { error: detail.slice(DOCKER_DOWN.length) });
+  return detail;
+}
 
 /** Waits until `cond` (a shell condition) is false, up to `seconds`; fails with `what` otherwise. */
 export function waitGone(cond: string, seconds: number, what: string): string {
@@ -66,9 +89,9 @@ export function readStartedAt(stateDir: string): string {
 }
 
 /** Status of a deployment whose running state is the shell condition `cond`; start time from started-at. */
-function statusWhen(cond: string, stateDir: string, what: string): string {
+function statusWhen(cond: string, stateDir: string, gone: NotRunning): string {
   return [
-    `running=false; started=""; detail=${quote(`${what} gone`)}`,
+    `running=false; started=""; detail=${quote(gone)}`,
     `if ${cond}; then running=true; detail=""; ${readStartedAt(stateDir)}; fi`,
     STATUS_RECORD,
   ].join("\n");
@@ -116,11 +139,11 @@ export function containerStatus(name: string, o: { mounts?: boolean } = {}): str
     : [];
   return [
     ...state,
-    'running=false; started=""; detail="container gone"',
+    `running=false; started=""; detail="${"container gone" satisfies NotRunning}"`,
     'case "$state" in "true "*) running=true; detail=""; started=${state#true };; ' +
-      '"false "*) detail="container exited";; esac',
+      `"false "*) detail="${"container exited" satisfies NotRunning}";; esac`,
     `if [ -z "$state" ] && ! docker ps -aq ${filter} >/dev/null 2>&1; then`,
-    `  detail="docker does not answer: ${lastErrorLine(`docker ps -aq ${filter}`)}"`,
+    `  detail="${DOCKER_DOWN}${lastErrorLine(`docker ps -aq ${filter}`)}"`,
     "fi",
     STATUS_RECORD,
     ...mounts,
@@ -168,14 +191,14 @@ function runFile(spec: LaunchSpec): BundleFile {
 export function runShTarget(
   spec: LaunchSpec,
   alive: string,
-  what: string,
+  gone: NotRunning,
   s: { start: string; stop: string; launch: string },
 ): TargetScripts {
   return {
     files: [runFile(spec)],
     start: s.start,
     stop: s.stop,
-    status: statusWhen(alive, spec.stateDir, what),
+    status: statusWhen(alive, spec.stateDir, gone),
     logs: logsScript(`${nodePath(spec.stateDir)}/logs/engine.log`),
     launch: s.launch,
     statusAsksApi: false,

@@ -22,7 +22,7 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     waitGone(alive, 5, `process group of ${spec.deployment}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, alive, "process", {
+  return runShTarget(spec, alive, "process gone", {
     start,
     stop,
     launch: `setsid nohup bash ${spec.stateDir}/run.sh &  # run.sh: exec ${runArgvLine(spec)}`,

@@ -28,7 +28,7 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
     waitGone(has, 10, `tmux session ${sessionName(spec)}`),
     `rm -f ${d}/pid`,
   ].join("\n");
-  return runShTarget(spec, has, "tmux session", {
+  return runShTarget(spec, has, "tmux session gone", {
     start,
     stop,
     launch:

@@ -83,8 +83,8 @@ describe.sequential("pulumi up under SM121_LANG=ru", () => {
     const ru = await e.preview(RU);
     expect(ru.code, ru.all).toBe(0);
     const planLine = (run: { stderr: string }) => run.stderr.split("\n").find((l) => l.startsWith("sm121: small: "));
-    // The reason, the node's name and the node's own account ("container gone") in the line.
-    expect(planLine(ru)).toBe("sm121: small: перезапускает spark1: spark1: движок не запущен (container gone)");
+    // The reason, the node's name and why the engine does not run (its status script's word) in the line.
+    expect(planLine(ru)).toBe("sm121: small: перезапускает spark1: spark1: движок не запущен (контейнера нет)");
     expect(ru.all).not.toContain("the engine is not running");
     const en = await e.preview({ SM121_LANG: "en", LANG: "C.UTF-8" });
     expect(en.code, en.all).toBe(0);

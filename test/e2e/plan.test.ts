@@ -215,7 +215,8 @@ describe.sequential("the plan in one screen", () => {
   it("shows drift found on one node as the reason to restart its group", async () => {
     await sshScript(e.site, node(4), "docker stop sm121-code-0 >/dev/null");
     const preview = await e.preview();
-    expect(preview.stdout).toContain('+ detail: "container exited"');
+    // The drift input holds the finding as keys and arguments: why the engine does not run among them.
+    expect(preview.stdout).toMatch(/key\s*: "serve\.look\.containerExited"/);
     expect(preview.stderr).toContain(
       "sm121: code: restarts spark5: spark5: the engine is not running (container exited)",
     );
