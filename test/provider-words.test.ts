@@ -4,7 +4,7 @@
  * of the six languages: every line names its values (nodes, paths, images) as they are, and the
  * English reads exactly as it did before it was a message. These calls touch no node.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import * as hostCommand from "../src/providers/hostCommandImpl";
 import * as imageSync from "../src/providers/imageSyncImpl";
 import * as modelCache from "../src/providers/modelCacheImpl";
@@ -12,22 +12,16 @@ import { STATE_VERSIONS } from "../src/providers/stateVersion";
 import * as surge from "../src/providers/surgeImpl";
 import type { ImageSyncWire, ModelCacheWire, SurgeWire } from "../src/providers/wire";
 import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
+import { saidUnder } from "./helpers/said";
 import { CONNECTION } from "./helpers/wire";
 
-/** The provider's stderr lines while `run` runs, in `locale`. */
+/** The provider's stderr lines while `run` runs, in `locale`, and what it threw. */
 async function said(locale: Locale, run: () => Promise<unknown>): Promise<string[]> {
-  useLocale(locale);
-  const lines: string[] = [];
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(String(chunk).trimEnd());
-    return true;
-  });
-  try {
-    await run().catch((e: unknown) => lines.push(`thrown: ${e instanceof Error ? e.message : String(e)}`));
-  } finally {
-    spy.mockRestore();
-  }
-  return lines;
+  let thrown: string[] = [];
+  const lines = await saidUnder(locale, () =>
+    run().catch((e: unknown) => (thrown = [`thrown: ${e instanceof Error ? e.message : String(e)}`])),
+  );
+  return [...lines, ...thrown];
 }
 
 afterEach(() => useLocale("en"));

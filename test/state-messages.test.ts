@@ -7,7 +7,7 @@
  * bytes in every language.
  */
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DRIVERS } from "../src/engines";
 import { loadRecipes } from "../src/engines/recipes";
 import { heldWords } from "../src/providers/engineDecide";
@@ -28,6 +28,7 @@ import { toStored, type StoredOutcome } from "../src/serve/outcome";
 import { CommandError } from "../src/remote";
 import { LOCALES, msg, say, useLocale, type Locale } from "../src/text/messages";
 import { CONNECTION, engineWire } from "./helpers/wire";
+import { saidUnder } from "./helpers/said";
 
 const ROOT = join(__dirname, "..");
 const site = readSite(join(__dirname, "fixtures", "sites", "examples.yaml"), "examples", "Pulumi.examples.yaml");
@@ -35,22 +36,6 @@ const render = () => renderSite(site, loadRecipes(join(ROOT, "recipes"), "recipe
 const b = render().find((x) => x.deployment === "qwen3-32b-vllm-tp2") as DeploymentBundle;
 const wire = (bundle: DeploymentBundle, over: Partial<EngineWire> = {}): EngineWire =>
   engineWire(bundle, { stateVersion: STATE_VERSIONS.EngineDeployment, ...over });
-
-/** What the provider says under the resource (its stderr lines), in `locale`. */
-async function said(locale: Locale, run: () => Promise<unknown>): Promise<string[]> {
-  useLocale(locale);
-  const lines: string[] = [];
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(String(chunk).trimEnd());
-    return true;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return lines;
-}
 
 afterEach(() => useLocale("en"));
 
@@ -73,13 +58,13 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   it("in Russian and Japanese, the look's drift as it found it", async () => {
     const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
     const drift = [msg("serve.look.envEdited", { node: "vllm-1", changes })];
-    const ru = await said("ru", () => diff("id", stored, { ...news, drift }));
+    const ru = await saidUnder("ru", () => diff("id", stored, { ...news, drift }));
     expect(ru).toEqual([
       "sm121: qwen3-32b-vllm-tp2: перезапускает vllm-1, vllm-2: " +
         "собранный пакет изменился (запуск на vllm-1, vllm-2); vllm-1: .env изменён на узле: A 1 -> 2; " +
         "секрет заменён: sm121:hfToken; прошлый up оставил его в состоянии «сбой»",
     ]);
-    const ja = await said("ja", () => diff("id", stored, news));
+    const ja = await saidUnder("ja", () => diff("id", stored, news));
     expect(ja).toEqual([
       "sm121: qwen3-32b-vllm-tp2: vllm-1, vllm-2 を再起動します: " +
         "レンダリングされたバンドルが変わりました（vllm-1, vllm-2 での起動）; " +
@@ -91,13 +76,13 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
     const gate = b.nodes[0]?.memGateGiB ?? 0;
     const guarded = { ...b, nodes: b.nodes.map((n, i) => (i === 0 ? { ...n, protected: true, memGateGiB: 7 } : n)) };
     const serving = { ...wire(b), outcome: { ...failed, status: "serving" as const, failure: undefined } };
-    const ru = await said("ru", () => diff("id", serving, wire(guarded)));
+    const ru = await saidUnder("ru", () => diff("id", serving, wire(guarded)));
     expect(ru).toEqual([
       "sm121: qwen3-32b-vllm-tp2: ничего не перезапускает: " +
         "vllm-1: защита false -> true (записано; ничего не перезапускается); " +
         `vllm-1: порог памяти ${gate} -> 7 ГиБ (записано; ничего не перезапускается)`,
     ]);
-    const ja = await said("ja", () => diff("id", serving, wire(guarded)));
+    const ja = await saidUnder("ja", () => diff("id", serving, wire(guarded)));
     expect(ja[0]).toContain("vllm-1: 保護 false -> true（記録のみ。これによる再起動はありません）");
   });
 
@@ -193,12 +178,12 @@ describe("the gateway file: its notes in the reader's language, its bytes in non
     const text = gatewayFile("litellm", [model("a", "serving")], { apiKey: false }).text;
     const stored = { ...gw(), sha256: sha256(text) };
     const edited = sha256(`${text}# edit\n`);
-    const ru = await said("ru", () => gatewayDiff("id", stored, gw(edited)));
+    const ru = await saidUnder("ru", () => gatewayDiff("id", stored, gw(edited)));
     expect(ru).toEqual([
       `sm121: gateway: файл ~/gw.yaml изменён после того, как sm121 его записал (sha256 ${sha256(text).slice(0, 12)} ` +
         `-> ${edited.slice(0, 12)}); этот up запишет его снова, сделав резервную копию`,
     ]);
-    const ja = await said("ja", () => gatewayDiff("id", stored, gw("")));
+    const ja = await saidUnder("ja", () => gatewayDiff("id", stored, gw("")));
     expect(ja).toEqual([
       "sm121: gateway: ファイル ~/gw.yaml は sm121 が書き込んだ後に削除されました。この up で再び書き込みます",
     ]);

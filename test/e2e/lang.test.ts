@@ -11,22 +11,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
+import { smallVllm } from "../helpers/spec";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode, SimSite } from "../site/site";
 
 const AT = allocate(__filename);
 
-const recipe = (maxLen: number) => `engine = "vllm"
-deploy = "docker"
-model = "Qwen/Qwen3-8B"
-served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:26.01-py3"
-port = 8000
-args = ["--max-model-len", "${maxLen}"]
-[readiness]
-timeout_s = 30
-`;
+const recipe = (maxLen: number) => smallVllm(30, maxLen);
 
 function stack(site: SimSite): string {
   const gateway = `  sm121:gateway: { path: ${site.dir}/gateway-backends.json, format: sm121 }`;

@@ -12,19 +12,9 @@ import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { setEngineBehaviour, type SimNode, type SimSite } from "../site/site";
 import { modelsIn } from "../helpers/json";
+import { smallVllm } from "../helpers/spec";
 
 const AT = allocate(__filename);
-
-const recipe = (maxLen: number, timeoutS: number) => `engine = "vllm"
-deploy = "docker"
-model = "Qwen/Qwen3-8B"
-served_model_name = "qwen3-8b"
-image = "nvcr.io/nvidia/vllm:26.01-py3"
-port = 8000
-args = ["--max-model-len", "${maxLen}"]
-[readiness]
-timeout_s = ${timeoutS}
-`;
 
 function stack(site: SimSite, protect: boolean): string {
   return [
@@ -53,7 +43,7 @@ describe.sequential("safety of pulumi up", () => {
       nodes: ["spark1"],
       ...AT.site(),
       config: () => "",
-      recipes: { "small.toml": recipe(8192, 30) },
+      recipes: { "small.toml": smallVllm(30) },
     });
     n = e.site.nodes[0] as SimNode;
     e.writeStack(stack(e.site, true));
@@ -83,7 +73,7 @@ describe.sequential("safety of pulumi up", () => {
 
   it("fails an engine that never becomes ready within its timeout, marked failed, with the way back", async () => {
     e.writeStack(stack(e.site, false));
-    writeFileSync(recipeFile(), recipe(16384, 4));
+    writeFileSync(recipeFile(), smallVllm(4, 16384));
     setEngineBehaviour(n, { mode: "never-ready" });
     const up = await e.up();
     expect(up.code).not.toBe(0);
@@ -141,11 +131,11 @@ describe.sequential("safety of pulumi up", () => {
     });
     const before = await node();
     expect(Object.keys(before.files)).toContain("engine.env");
-    writeFileSync(recipeFile(), recipe(16384, 4).replace("port = 8000", 'port = 8000\ntp = "two"'));
+    writeFileSync(recipeFile(), smallVllm(4, 16384).replace("port = 8000", 'port = 8000\ntp = "two"'));
     const preview = await e.preview();
     expect(preview.code).not.toBe(0);
     expect(preview.all).toContain("recipes/small.toml:7:1: tp: expected number, got string; write a number");
     expect(await node()).toEqual(before);
-    writeFileSync(recipeFile(), recipe(16384, 4));
+    writeFileSync(recipeFile(), smallVllm(4, 16384));
   });
 });

@@ -22,15 +22,15 @@ export const ONE_NODE = [
   "",
 ].join("\n");
 
-/** A small vLLM recipe in Docker (Qwen3-8B, 8,192 tokens of context), ready within `timeoutS`. */
-export function smallVllm(timeoutS: number): string {
+/** A small vLLM recipe in Docker (Qwen3-8B, `maxLen` tokens of context), ready within `timeoutS`. */
+export function smallVllm(timeoutS: number, maxLen = 8192): string {
   return `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "qwen3-8b"
 image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
-args = ["--max-model-len", "8192"]
+args = ["--max-model-len", "${maxLen}"]
 [readiness]
 timeout_s = ${timeoutS}
 `;
