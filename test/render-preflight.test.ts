@@ -181,12 +181,13 @@ describe("step timings", () => {
     // `:` is no step: it gets no record.
     expect(node.timings?.map((t) => t.step)).toEqual(["stop", "write"]);
     expect(node.timings?.every((t) => t.s >= 0)).toBe(true);
-    expect(
-      timingLine([
-        { step: "stop", s: 0.4 },
-        { step: "readiness", s: 25 },
-      ]),
-    ).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
+    const line = timingLine([
+      { step: "stop", s: 0.4 },
+      { step: "readiness", s: 25 },
+    ]);
+    expect(say(line, "en")).toBe("stop 0.4 s, readiness 25.0 s, total 25.4 s");
+    // The step names are the steps' own; the rest is the reader's language.
+    expect(say(line, "ru")).toBe("stop 0.4 с, readiness 25.0 с, всего 25.4 с");
   });
 });
 

@@ -220,7 +220,7 @@ async function run(
     if (held !== undefined) await release(held, log);
     for (const w of outcome.warnings) log(t("serve.warning", { warning: say(w) }));
     for (const n of outcome.nodes)
-      if (n.timings !== undefined) log(t("serve.timings", { node: n.node, timings: timingLine(n.timings) }));
+      if (n.timings !== undefined) log(say(msg("serve.timings", { node: n.node, timings: timingLine(n.timings) })));
     for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));
     // Repaired: what the plan-time look found is no longer true.
     return { id: rid, outs: { ...wire, drift: [], outcome: counted(toStored(outcome), restarts) } };

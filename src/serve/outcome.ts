@@ -4,7 +4,7 @@
  * printed, so that the state is the same bytes whatever the language of the operator who ran the up.
  */
 import { recordsOf, type NodeRecord } from "../protocol";
-import { msg, type Msg } from "../text/messages";
+import { listMsg, msg, type Msg } from "../text/messages";
 
 export type NodeStatus = "serving" | "standby" | "failed" | "stopped" | "drifted";
 
@@ -107,10 +107,11 @@ export class PreflightFailure extends Error {
   }
 }
 
-/** `stop 0.4 s, memory-gate 0.0 s, ..., total 26.1 s`: a node's step timings in one line. */
-export function timingLine(t: readonly StepTiming[]): string {
+/** `stop 0.4 s, ..., total 26.1 s`: a node's step timings in one line, its step names as they are. */
+export function timingLine(t: readonly StepTiming[]): Msg {
   const total = t.reduce((a, b) => a + b.s, 0);
-  return [...t.map((x) => `${x.step} ${x.s.toFixed(1)} s`), `total ${total.toFixed(1)} s`].join(", ");
+  const steps = t.map((x) => msg("serve.timingStep", { step: x.step, seconds: x.s.toFixed(1) }));
+  return listMsg([...steps, msg("serve.timingTotal", { seconds: total.toFixed(1) })]);
 }
 
 /** The `took` records of a node script (steps.ts timed) into a node's timings. */
