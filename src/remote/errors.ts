@@ -138,30 +138,26 @@ export class CommandError extends SaidError {
   readonly interrupted: boolean;
   readonly stdoutTail: string;
   readonly stderrTail: string;
+  /** How the step ended, without the streams' tails: one line (the plan-time look's account of a node). */
+  readonly headline: Msg;
 
   constructor(f: CommandFailure) {
     const signal =
       f.exit.signal === null ? null : f.exit.signal.startsWith("SIG") ? f.exit.signal : `SIG${f.exit.signal}`;
-    const where = {
-      node: f.node,
-      step: f.step,
-      stderr: section("stderr", f.stderr),
-      stdout: section("stdout", f.stdout),
+    const ended = (stderr: string | Msg, stdout: string | Msg): Msg => {
+      const where = { node: f.node, step: f.step, stderr, stdout };
+      const timedOut = { ...where, seconds: f.timedOutS ?? 0 };
+      if (f.interrupted === true) return msg("remote.interrupted", where);
+      if (f.timedOutS !== undefined) {
+        if (f.exit.code !== null) return msg("remote.timedOutCode", { ...timedOut, code: f.exit.code });
+        if (signal !== null) return msg("remote.timedOutSignal", { ...timedOut, signal });
+        return msg("remote.timedOutNoStatus", timedOut);
+      }
+      if (f.exit.code !== null) return msg("remote.exited", { ...where, code: f.exit.code });
+      return msg("remote.killed", { ...where, signal: signal ?? "?" });
     };
-    const timedOut = { ...where, seconds: f.timedOutS ?? 0 };
-    super(
-      f.interrupted === true
-        ? msg("remote.interrupted", where)
-        : f.timedOutS !== undefined
-          ? f.exit.code !== null
-            ? msg("remote.timedOutCode", { ...timedOut, code: f.exit.code })
-            : signal !== null
-              ? msg("remote.timedOutSignal", { ...timedOut, signal })
-              : msg("remote.timedOutNoStatus", timedOut)
-          : f.exit.code !== null
-            ? msg("remote.exited", { ...where, code: f.exit.code })
-            : msg("remote.killed", { ...where, signal: signal ?? "?" }),
-    );
+    super(ended(section("stderr", f.stderr), section("stdout", f.stdout)));
+    this.headline = ended("", "");
     this.name = "CommandError";
     this.node = f.node;
     this.step = f.step;

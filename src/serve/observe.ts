@@ -85,8 +85,7 @@ function unseen(name: string, e: unknown, place: string): Msg {
   // An error of sm121's own carries its message, said in the reader's language; a failed step's
   // one line, without its streams' tails.
   if (e instanceof SaidError) {
-    const said = e instanceof CommandError ? { ...e.said, args: { ...e.said.args, stderr: "", stdout: "" } } : e.said;
-    return msg("serve.unseen", { place, node: name, first: said });
+    return msg("serve.unseen", { place, node: name, first: e instanceof CommandError ? e.headline : e.said });
   }
   const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
   return msg("serve.unseen", { place, node: name, first });
