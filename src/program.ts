@@ -30,6 +30,7 @@ import { authOf } from "./providers/common";
 import { Dialer } from "./remote";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricStep } from "./serve/fabricstep";
+import { resolvesAuto } from "./serve/fabric";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
@@ -127,19 +128,21 @@ const gatewaySettings =
     : { path: site.gateway.path, format: site.gateway.format, ...(gwConn !== undefined && { node: gwConn }) };
 
 /**
- * Every look of the run, over one connection per node: the fabric first (`auto` resolved, the
- * deployments it touches rendered again, and its refusals, before anything is looked at for a
- * change), then the deployments on each node and the files sm121 keeps there.
+ * Every look of the run, over one connection per node: the fabric (`auto` resolved, the
+ * deployments it touches rendered again, and its refusals), first where a node's fabric has an
+ * `auto` part, else beside the rest; the deployments on each node and the files sm121 keeps there.
  */
 async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undefined, FileLook | undefined]> {
   // The spares' nodes too: a surge on several nodes needs their fabric as much as a replica does.
   const withSpares = { ...site, deployments: [...site.deployments, ...site.spares.map((s) => s.deployment)] };
   const refuse = (m: string) => new RunError(m);
   const every = [...bundles, ...surgeBundles];
-  const looked = await fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse });
+  const fabric = fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse });
+  // Only an `auto` fabric renders deployments again; any other fabric look runs beside the rest.
+  const looked = resolvesAuto(withSpares) ? await fabric : every;
   bundles = looked.filter((b) => !surgeNames.has(b.deployment));
   surgeBundles = looked.filter((b) => surgeNames.has(b.deployment));
-  return Promise.all([
+  const [seen, scrape, gateway] = await Promise.all([
     observeSite(site.nodes, [...bundles, ...surgeBundles], dial, {
       checks: preflight,
       livenessS: site.liveness.timeoutS,
@@ -151,7 +154,9 @@ async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undef
     }),
     lookScrapeTargets(site, dial),
     gatewaySettings === undefined ? undefined : lookPlaced(gatewaySettings, dial),
+    fabric,
   ]);
+  return [seen, scrape, gateway];
 }
 
 export async function main(): Promise<Record<string, unknown>> {

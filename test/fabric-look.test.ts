@@ -6,8 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
-import { judgeFabric } from "../src/serve/fabric";
+import { judgeFabric, lookWants } from "../src/serve/fabric";
 import {
+  fabricLookScript,
+  parseFabricLook,
   parseIbdev2netdev,
   parseIpAddr,
   parseIpLink,
@@ -139,5 +141,31 @@ describe("judgement", () => {
       b: facts("192.168.101.12", { memlock: "8192" }),
     });
     expect(j.refusals.filter((r) => r.includes("ulimit"))).toEqual([]);
+  });
+});
+
+describe("what the look asks a node", () => {
+  const site = parseSite("Pulumi.t.yaml", "t", SITE);
+  const asked = (node: "a" | "b" | undefined, image?: string) => {
+    const script = fabricLookScript(
+      lookWants(node === undefined ? undefined : site.nodes[node]?.fabric),
+      "/dev/ib",
+      image,
+    );
+    return [...script.matchAll(/^echo '@sm121-fabric (\S+)'$/gm)].map((m) => m[1]);
+  };
+
+  it("auto: every tool; named ports: no netdev or GID tool; no fabric: the image's ID alone, or nothing", () => {
+    const all = ["ip-addr", "ip-link", "rdma", "ibdev2netdev", "show_gids", "devices", "memlock"];
+    expect(asked("b")).toEqual(all);
+    expect(asked("a", "img:1")).toEqual(["ip-addr", "ip-link", "rdma", "devices", "memlock", "image"]);
+    expect(asked(undefined, "img:1")).toEqual(["image"]);
+    expect(asked(undefined)).toEqual([]);
+    expect(fabricLookScript(lookWants(undefined), "/dev/ib", undefined)).toBe("");
+  });
+
+  it("a section the look did not ask for reads as nothing found", () => {
+    const f = parseFabricLook("@sm121-fabric image\nsha256:abc\n");
+    expect(f).toEqual({ addrs: [], links: [], rdma: [], ibdev: [], gids: [], memlock: "", imageId: "sha256:abc" });
   });
 });

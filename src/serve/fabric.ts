@@ -13,7 +13,7 @@ import type { DeployTarget, Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
 import { usesRdma } from "../render/fabric";
 import { t } from "../text/messages";
-import { fabricLookScript, parseFabricLook, type FabricFacts } from "./fabriclook";
+import { fabricLookScript, parseFabricLook, type FabricFacts, type Section } from "./fabriclook";
 
 export interface FabricDeployment {
   name: string;
@@ -54,11 +54,11 @@ export async function lookFabric(
     names.map(async (n): Promise<[string, FabricFacts | { error: string }]> => {
       const node = site.nodes[n] as SiteNode;
       let host: Host | undefined;
+      const script = fabricLookScript(lookWants(node.fabric), node.fabric?.devices ?? "/dev/infiniband", image.get(n));
+      if (script === "") return [n, parseFabricLook("")];
       try {
         host = await dial.host(n, nodeConn(node));
-        const res = await host.run(fabricLookScript(node.fabric?.devices ?? "/dev/infiniband", image.get(n)), {
-          step: "look at the fabric",
-        });
+        const res = await host.run(script, { step: "look at the fabric" });
         return [n, parseFabricLook(res.stdout)];
       } catch (e) {
         return [n, { error: (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "" }];
@@ -68,6 +68,20 @@ export async function lookFabric(
     }),
   );
   return judgeFabric(site, ds, Object.fromEntries(seen));
+}
+
+/**
+ * What the look asks a node: its addresses and links where it declares a fabric; the RDMA ports,
+ * the device directory and memlock where it uses RDMA, and the ports' netdevs and GIDs where
+ * `auto` is to find them; the image's ID where lookFabric compares the image across nodes.
+ */
+export function lookWants(fab: NodeFabric | undefined): Set<Section> {
+  const s = new Set<Section>(["image"]);
+  if (fab === undefined) return s;
+  for (const x of ["ip-addr", "ip-link"] as const) s.add(x);
+  if (usesRdma(fab)) for (const x of ["rdma", "devices", "memlock"] as const) s.add(x);
+  if (fab.rdma === "auto") for (const x of ["ibdev2netdev", "show_gids"] as const) s.add(x);
+  return s;
 }
 
 /** The refusals and resolutions from what the nodes said (pure). */
@@ -90,6 +104,11 @@ export function judgeFabric(site: Site, ds: readonly FabricDeployment[], facts: 
   // A node the fabric look could not reach refuses nothing here: the node look (./observe)
   // makes its deployments unknown, and the others go on.
   return { facts, refusals: [...new Set(refusals)], resolved };
+}
+
+/** Whether some node's fabric has an `auto` part for the look to find (and so renders again). */
+export function resolvesAuto(site: Site): boolean {
+  return Object.values(site.nodes).some((n) => n.fabric?.interface === "auto" || n.fabric?.rdma === "auto");
 }
 
 /** `auto` parts, from the node's own tools. */

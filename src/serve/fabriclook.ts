@@ -1,8 +1,8 @@
 /**
- * The fabric's read-only look at a node: one script prints what the node's own tools say (`ip -o
- * -4 addr show`, `ip -o link show`, `rdma link show`, `ibdev2netdev` and `show_gids` where present,
- * the RDMA device directory, `ulimit -l`, the image's ID), each under a marker line, and pure
- * parsers read their real output formats.
+ * The fabric's read-only look at a node: one script prints what the node's own tools say, of what
+ * the node's fabric needs (`ip -o -4 addr show`, `ip -o link show`, `rdma link show`, `ibdev2netdev`
+ * and `show_gids` where present, the RDMA device directory, `ulimit -l`, the image's ID), each under
+ * a marker line, and pure parsers read their real output formats.
  */
 import { nodePath, quote } from "../text/shell";
 
@@ -47,30 +47,36 @@ export interface FabricFacts {
 }
 
 const SECTIONS = ["ip-addr", "ip-link", "rdma", "ibdev2netdev", "show_gids", "devices", "memlock", "image"] as const;
-type Section = (typeof SECTIONS)[number];
+export type Section = (typeof SECTIONS)[number];
 
-/** The look's script; `devices` is the node's RDMA device directory, `image` the deployment's image. */
-export function fabricLookScript(devices: string, image: string | undefined): string {
-  const mark = (s: Section) => `echo '@sm121-fabric ${s}'`;
-  return [
-    mark("ip-addr"),
-    "ip -o -4 addr show 2>/dev/null || true",
-    mark("ip-link"),
-    "ip -o link show 2>/dev/null || true",
-    mark("rdma"),
-    "rdma link show 2>/dev/null || true",
-    mark("ibdev2netdev"),
-    "if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev 2>/dev/null || true; fi",
-    mark("show_gids"),
-    "if command -v show_gids >/dev/null 2>&1; then show_gids 2>/dev/null || true; fi",
-    mark("devices"),
-    `if [ -d ${nodePath(devices)} ]; then ls -1 ${nodePath(devices)}; else echo '@absent'; fi`,
-    mark("memlock"),
-    "ulimit -l",
-    ...(image === undefined
-      ? []
-      : [mark("image"), `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`]),
-  ].join("\n");
+/** Each section's command; `devices` is the node's RDMA device directory, `image` the deployment's image. */
+function command(s: Section, devices: string, image: string | undefined): string {
+  switch (s) {
+    case "ip-addr":
+      return "ip -o -4 addr show 2>/dev/null || true";
+    case "ip-link":
+      return "ip -o link show 2>/dev/null || true";
+    case "rdma":
+      return "rdma link show 2>/dev/null || true";
+    case "ibdev2netdev":
+      return "if command -v ibdev2netdev >/dev/null 2>&1; then ibdev2netdev 2>/dev/null || true; fi";
+    case "show_gids":
+      return "if command -v show_gids >/dev/null 2>&1; then show_gids 2>/dev/null || true; fi";
+    case "devices":
+      return `if [ -d ${nodePath(devices)} ]; then ls -1 ${nodePath(devices)}; else echo '@absent'; fi`;
+    case "memlock":
+      return "ulimit -l";
+    case "image":
+      return image === undefined
+        ? ""
+        : `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`;
+  }
+}
+
+/** The look's script: the sections asked for, each under its marker line (none: the empty script). */
+export function fabricLookScript(wants: ReadonlySet<Section>, devices: string, image: string | undefined): string {
+  const asked = SECTIONS.filter((s) => wants.has(s) && (s !== "image" || image !== undefined));
+  return asked.flatMap((s) => [`echo '@sm121-fabric ${s}'`, command(s, devices, image)]).join("\n");
 }
 
 function sections(out: string): Map<Section, string[]> {
@@ -151,7 +157,7 @@ export function parseShowGids(lines: readonly string[]): Gid[] {
 export function parseFabricLook(out: string): FabricFacts {
   const s = sections(out);
   const get = (k: Section) => s.get(k) ?? [];
-  const dev = get("devices");
+  const dev = s.get("devices");
   const img = s.get("image");
   return {
     addrs: parseIpAddr(get("ip-addr")),
@@ -159,7 +165,7 @@ export function parseFabricLook(out: string): FabricFacts {
     rdma: parseRdmaLink(get("rdma")),
     ibdev: parseIbdev2netdev(get("ibdev2netdev")),
     gids: parseShowGids(get("show_gids")),
-    ...(dev[0] !== "@absent" && { devices: dev }),
+    ...(dev !== undefined && dev[0] !== "@absent" && { devices: dev }),
     memlock: (get("memlock")[0] ?? "").trim(),
     ...(img !== undefined && { imageId: img[0] === "@absent" || img[0] === undefined ? null : img[0].trim() }),
   };
