@@ -265,7 +265,9 @@ export function livenessScript(nb: NodeBundle, timeoutS: number): string {
     ...one.request,
     `left=${timeoutS}`,
     ...one.send,
-    'p1=$(progress); [ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
+    // The counters after it tell a busy engine from a hung one: only a completion that failed asks.
+    'p1=null; if [ "$ccode" != 200 ]; then p1=$(progress); fi',
+    '[ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
     printRecord(
       "live",
       '"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s',

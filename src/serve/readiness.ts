@@ -34,8 +34,8 @@ export function curlFunction(nb: NodeBundle, url: string): string {
   };
   return [
     readApiKeyLines(keyFiles(nb)),
-    "body_file=$(mktemp); chat_file=$(mktemp); chat_req=$(mktemp)",
-    'trap \'rm -f "$body_file" "$chat_file" "$chat_req"\' EXIT',
+    "tmp=$(mktemp -d); body_file=$tmp/models; chat_file=$tmp/chat; chat_req=$tmp/request",
+    "trap 'rm -rf \"$tmp\"' EXIT",
     "models_get() {",
     call("$body_file", "--max-time 3", url),
     "}",
@@ -142,8 +142,8 @@ export function oneToken(base: string): { request: string[]; send: string[] } {
   const completions = `${base}/v1/completions`;
   return {
     request: [
-      `model=$(tr -d '\\n' < "$body_file" | grep -o '"id"[[:space:]]*:[[:space:]]*"[^"\\\\]*"' | head -n 1 ` +
-        `| sed 's/.*"\\([^"]*\\)"$/\\1/' || true)`,
+      "body=; IFS= read -r -d '' body < \"$body_file\" || true",
+      `re='"id"[[:space:]]*:[[:space:]]*"([^"\\]*)"'; model=; if [[ $body =~ $re ]]; then model=\${BASH_REMATCH[1]}; fi`,
       `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' ` +
         `"$model" > "$chat_req"`,
     ],
