@@ -5,15 +5,17 @@
  * nothing per channel (sshd logs "Starting session: command ..." only from VERBOSE). Every exec
  * channel runs the node's ForceCommand, `<root>/bin/sim-login`, so the harness rewrites that
  * node-local wrapper (a file of the running site, not of test/) to append one line per channel to
- * `<root>/var/log/bench-sessions.log`: the time and $SSH_CONNECTION, whose client port names
- * the connection. Counts are taken between two snapshots.
+ * `<root>/var/log/bench-sessions.log`: the time (/proc/uptime) and $SSH_CONNECTION, whose client
+ * port names the connection. Counts are taken between two snapshots.
  */
 import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SimNode, SimSite } from "../../test/site/site";
 
 const LOG = "var/log/bench-sessions.log";
-/** The same for the node's docker CLI: one line per `docker` call (time, subcommand). */
+/** When the machine booted (s since the epoch, to 10 ms): the session log has each channel's /proc/uptime. */
+const BOOT_S = Date.now() / 1000 - Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+/** The same for the node's docker CLI: one line per `docker` call (its subcommand). */
 const DOCKER_LOG = "var/log/bench-docker.log";
 
 /** Puts one logging line before the `exec` of a node's bin/ wrapper (written by test/site/site.ts). */
@@ -30,14 +32,15 @@ export function installSessionCounter(site: SimSite): void {
     addLine(
       join(n.root, "bin", "sim-login"),
       LOG,
-      `printf '%s %s\\n' "$(date +%s.%N)" "\${SSH_CONNECTION:-none}" >> '${join(n.root, LOG)}'`,
+      // The shell's own builtins only (no `date`): the counter must not add a process to what it counts.
+      `read -r up _ < /proc/uptime; printf '%s %s\\n' "$up" "\${SSH_CONNECTION:-none}" >> '${join(n.root, LOG)}'`,
     );
     // The node's docker is a link to the real CLI: in its place, a wrapper that counts and runs it.
     const docker = join(n.root, "bin", "docker");
     if (!lstatSync(docker).isSymbolicLink()) continue;
     const cli = realpathSync(docker);
     rmSync(docker);
-    const count = `printf '%s %s\\n' "$(date +%s.%N)" "\${1:-}" >> '${join(n.root, DOCKER_LOG)}'`;
+    const count = `printf '%s\\n' "\${1:--}" >> '${join(n.root, DOCKER_LOG)}'`;
     writeFileSync(docker, `#!/bin/sh\n${count}\nexec '${cli}' "$@"\n`, { mode: 0o755 });
   }
 }
@@ -97,7 +100,7 @@ export function countSince(site: SimSite, from: Snapshot, all = false): NodeCoun
     const m = from.get(n.name) ?? { sessions: 0, accepted: 0, docker: 0 };
     const docker = lines(join(n.root, DOCKER_LOG))
       .slice(m.docker)
-      .map((l) => l.split(" ")[1] ?? "");
+      .map((l) => l.trim());
     const dockerBy: Record<string, number> = {};
     for (const d of docker) dockerBy[d] = (dockerBy[d] ?? 0) + 1;
     const sess = lines(join(n.root, LOG)).slice(m.sessions);
@@ -108,7 +111,7 @@ export function countSince(site: SimSite, from: Snapshot, all = false): NodeCoun
       connections: ports.size,
       accepted,
       channels: sess.length,
-      channelTimes: sess.map((l) => Number(l.split(" ")[0]) * 1000),
+      channelTimes: sess.map((l) => (BOOT_S + Number(l.split(" ")[0])) * 1000),
       docker: docker.length,
       dockerBy,
     };
