@@ -143,7 +143,8 @@ export function oneToken(base: string): { request: string[]; send: string[] } {
   return {
     request: [
       "body=; IFS= read -r -d '' body < \"$body_file\" || true",
-      `re='"id"[[:space:]]*:[[:space:]]*"([^"\\]*)"'; model=; if [[ $body =~ $re ]]; then model=\${BASH_REMATCH[1]}; fi`,
+      `re='"id"[[:space:]]*:[[:space:]]*"([^"\\]*)"'`,
+      "model=; if [[ $body =~ $re ]]; then model=${BASH_REMATCH[1]}; fi",
       `printf '{"model":"%s","messages":[{"role":"user","content":"Reply with OK."}],"max_tokens":1}' ` +
         `"$model" > "$chat_req"`,
     ],
