@@ -167,6 +167,14 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
     reconfigure: (part) => writeStack(stackYaml(part)),
     async stop() {
       await site.stop();
+      if (process.env["SM121_KEEP_SITES"] === "1") return;
+      // The site goes with its suite (its docker data is hundreds of MB). A directory still busy is
+      // left for the next run of the suite, whose start reaps it (reapStale).
+      try {
+        rmSync(base, { recursive: true, force: true });
+      } catch {
+        return;
+      }
     },
   };
 }
