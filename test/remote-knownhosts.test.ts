@@ -16,6 +16,7 @@ import { say } from "../src/text/messages";
 import { sshScript } from "./site/exec";
 import { killNodeSshd, restartNodeSshd } from "./site/faults";
 import { startSite, type SimNode, type SimSite } from "./site/site";
+import { endSite } from "./helpers/project";
 
 const AT = allocate(__filename);
 
@@ -157,7 +158,7 @@ describe.sequential("against OpenSSH's ssh and sm121's ssh2 on a real sshd", () 
     name = hostPattern(node.ip, node.sshPort);
   });
   afterAll(async () => {
-    await site?.stop();
+    await endSite(site);
   });
 
   const net = () => node.ip.split(".").slice(0, 3).join(".");

@@ -13,7 +13,7 @@ import { allocate } from "./site/alloc";
 import { CommandError, connect, hostFor, NodeBusyError, TransportError, withHosts } from "../src/remote";
 import { driveLock, lockScript } from "../src/remote/lock";
 import type { SshAuth } from "../src/remote/ssh";
-import { alive } from "./helpers/project";
+import { alive, endSite } from "./helpers/project";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
 const AT = allocate(__filename);
@@ -40,7 +40,7 @@ describe("the lock channel over ssh", () => {
     node = site.nodes[0] as SimNode;
   });
   afterAll(async () => {
-    await site?.stop();
+    await endSite(site);
   });
 
   it("runs every step under the lock holder, each with its own output, records and exit code", async () => {

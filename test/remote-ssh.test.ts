@@ -18,6 +18,7 @@ import { connectSsh } from "../src/remote/ssh";
 import { say } from "../src/text/messages";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 import { matching } from "./helpers/json";
+import { endSite } from "./helpers/project";
 
 const AT = allocate(__filename);
 
@@ -44,7 +45,7 @@ describe("the ssh transport", () => {
     node = site.nodes[0] as SimNode;
   });
   afterAll(async () => {
-    await site?.stop();
+    await endSite(site);
   });
 
   it("keeps a character whole when its bytes arrive in two packets", async () => {
@@ -129,7 +130,7 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
     node = site.nodes[0] as SimNode;
   });
   afterAll(async () => {
-    await site?.stop();
+    await endSite(site);
   });
 
   const at = (offset = 0) => `${node.ip}:${node.sshPort + offset}`;

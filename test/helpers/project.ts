@@ -89,6 +89,21 @@ export function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Stops a suite's site and removes `dir` (the site's own, or one that holds it): a site's
+ * docker data is hundreds of MB. SM121_KEEP_SITES=1 keeps it to look at after a failure; a
+ * directory still busy is left for the next run of the suite to reap.
+ */
+export async function endSite(site: SimSite | undefined, dir = site?.dir): Promise<void> {
+  await site?.stop();
+  if (process.env["SM121_KEEP_SITES"] === "1" || dir === undefined) return;
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    return;
+  }
+}
+
 /** Sites of earlier runs of this suite whose test process is gone (a crash): stop and remove them. */
 async function reapStale(name: string): Promise<void> {
   const re = new RegExp(`^sm121-e2e-${name}-(\\d+)$`);
@@ -165,16 +180,6 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
     destroy: (env) => run(["destroy", "--yes", "--skip-preview"], env),
     writeStack,
     reconfigure: (part) => writeStack(stackYaml(part)),
-    async stop() {
-      await site.stop();
-      if (process.env["SM121_KEEP_SITES"] === "1") return;
-      // The site goes with its suite (its docker data is hundreds of MB). A directory still busy is
-      // left for the next run of the suite, whose start reaps it (reapStale).
-      try {
-        rmSync(base, { recursive: true, force: true });
-      } catch {
-        return;
-      }
-    },
+    stop: () => endSite(site, base),
   };
 }
