@@ -5,8 +5,6 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRecipes } from "../src/engines/recipes";
@@ -15,6 +13,7 @@ import { renderSite } from "../src/render/deployment";
 import type { NodeBundle } from "../src/render/types";
 import { LocalHost } from "../src/remote/local";
 import { probeLiveness } from "../src/serve/probe";
+import { testDir } from "./helpers/tmp";
 
 type Mode = "serving" | "busy" | "hung";
 interface Engine {
@@ -54,7 +53,7 @@ async function engine(mode: Mode, template: NodeBundle): Promise<Engine> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
   if (template.api === undefined) throw new Error("no API");
-  const stateDir = mkdtempSync(join(tmpdir(), "sm121-live-"));
+  const stateDir = testDir("sm121-live-");
   return { server, asked, nb: { ...template, stateDir, api: { ...template.api, host: "127.0.0.1", port } } };
 }
 

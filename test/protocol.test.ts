@@ -17,9 +17,9 @@ import {
 import { STATUS_RECORD } from "../src/targets/common";
 import { timed } from "../src/serve/steps";
 import { inflightOf, inflightScript } from "../src/serve/drain";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { testDir } from "./helpers/tmp";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
@@ -158,7 +158,7 @@ describe("the writers, run in bash", () => {
   });
 
   it("print the replica drain's gauge, and null where the engine exports none", () => {
-    const dir = mkdtempSync(join(tmpdir(), "sm121-inflight-"));
+    const dir = testDir("sm121-inflight-");
     const gauge = 'vllm:num_requests_running{engine="0"} 2.0\nvllm:num_requests_running{engine="1"} 1.0\n';
     writeFileSync(join(dir, "metrics"), gauge);
     const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);

@@ -1,14 +1,14 @@
 /** An overlay's identity is the same from any checkout of the project (no absolute path in it). */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadProject } from "../src/project";
+import { testDir } from "./helpers/tmp";
 
 const REPO = resolve(__dirname, "..");
 
 function checkout(): string {
-  const dir = mkdtempSync(join(tmpdir(), "sm121-overlay-"));
+  const dir = testDir("sm121-overlay-");
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
   const site = readFileSync(join(REPO, "test", "fixtures", "sites", "examples.yaml"), "utf8").replace(

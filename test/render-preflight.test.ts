@@ -6,8 +6,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadProject } from "../src/project";
@@ -22,6 +21,7 @@ import { preflightScript, timed } from "../src/serve/steps";
 import { errorsOf } from "./helpers/spec";
 import { recordOfLine } from "../src/protocol";
 import { say } from "../src/text/messages";
+import { testDir } from "./helpers/tmp";
 
 const REPO = resolve(__dirname, "..");
 const NODE_RECIPE =
@@ -30,7 +30,7 @@ const NODE_RECIPE =
 
 /** A checkout of the examples site, with `edit` applied to the site text. */
 function checkout(edit: (site: string) => string): string {
-  const dir = mkdtempSync(join(tmpdir(), "sm121-preflight-"));
+  const dir = testDir("sm121-preflight-");
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   cpSync(join(REPO, "test", "fixtures", "overlays", "mtp-r3"), join(dir, "overlays", "mtp-r3"), { recursive: true });
   writeFileSync(
@@ -193,7 +193,7 @@ describe("step timings", () => {
 
 describe("the watched files of a node's state", () => {
   const { nb } = best((s) => s);
-  const dir = mkdtempSync(join(tmpdir(), "sm121-watch-"));
+  const dir = testDir("sm121-watch-");
   const names = ["plain", "a b", "back\\slash", "new\nline", "dir", "missing"];
   for (const n of names.slice(0, 4)) writeFileSync(join(dir, n), `content of ${n}`);
   mkdirSync(join(dir, "dir"));
@@ -227,7 +227,7 @@ describe("the watched files of a node's state", () => {
 
 describe("the checkpoint facts of a node's HF cache", () => {
   const { nb } = best((s) => s);
-  const repo = join(mkdtempSync(join(tmpdir(), "sm121-hfcache-")), "models--org--m");
+  const repo = join(testDir("sm121-hfcache-"), "models--org--m");
   const snapshot = (rev: string, layers: number, mtimeS: number) => {
     const dir = join(repo, "snapshots", rev);
     mkdirSync(dir, { recursive: true });
@@ -255,7 +255,7 @@ describe("the checkpoint facts of a node's HF cache", () => {
 });
 
 describe("the HF-cache preflight on a node", () => {
-  const home = mkdtempSync(join(tmpdir(), "sm121-hfcheck-"));
+  const home = testDir("sm121-hfcheck-");
   const { nb } = best((s) => s);
   const repo = "org/tiny";
   const index = JSON.stringify({ weight_map: { a: "model-1.safetensors", b: "model-2.safetensors" } });

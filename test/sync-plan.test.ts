@@ -2,8 +2,7 @@
  * What a deployment's ModelCache and ImageSync carry (components/sync), decided at plan time from
  * the examples site, and the transfer progress lines (serve/fanout's meter).
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { imageSyncOf, modelSyncOf } from "../src/components/sync";
@@ -13,11 +12,12 @@ import { loadProject } from "../src/project";
 import { meter, rateText } from "../src/serve/fanout";
 import { protectedReplacements } from "../src/serve/imagesync";
 import { matching } from "./helpers/json";
+import { testDir } from "./helpers/tmp";
 
 const REPO = resolve(__dirname, "..");
 
 function project(extra: string, recipeEdit: (t: string) => string = (t) => t) {
-  const dir = mkdtempSync(join(tmpdir(), "sm121-sync-"));
+  const dir = testDir("sm121-sync-");
   cpSync(join(REPO, "recipes"), join(dir, "recipes"), { recursive: true });
   const tp2 = join(dir, "recipes", "qwen3-32b-vllm-tp2.toml");
   writeFileSync(tp2, recipeEdit(readFileSync(tp2, "utf8")));

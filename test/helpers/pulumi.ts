@@ -3,11 +3,11 @@
  * its own PULUMI_HOME, no update checks and no plugin downloads.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pulumiRunEnv } from "../../src/cli/pulumi";
 import { needsRealParts } from "../site/lane";
+import { testDir } from "./tmp";
 
 export interface PulumiRun {
   code: number | null;
@@ -39,7 +39,7 @@ export interface PulumiEnv {
 
 export const PASSPHRASE = "sm121-test-passphrase";
 
-export function pulumiEnv(projectDir: string, base: string = mkdtempSync(join(tmpdir(), "sm121-pulumi-"))): PulumiEnv {
+export function pulumiEnv(projectDir: string, base: string = testDir("sm121-pulumi-")): PulumiEnv {
   needsRealParts("the Pulumi CLI");
   const state = join(base, "state");
   const home = join(base, "home");
