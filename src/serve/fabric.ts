@@ -71,12 +71,12 @@ export async function lookFabric(
 }
 
 /**
- * What the look asks a node: its addresses and links where it declares a fabric; the RDMA ports,
- * the device directory and memlock where it uses RDMA, and the ports' netdevs and GIDs where
- * `auto` is to find them; the image's ID where lookFabric compares the image across nodes.
+ * What the look asks a node's fabric: its addresses and links where it declares one; the RDMA
+ * ports, the device directory and memlock where it uses RDMA, and the ports' netdevs and GIDs where
+ * `auto` is to find them. (The image's ID is asked where lookFabric compares the image.)
  */
 export function lookWants(fab: NodeFabric | undefined): Set<Section> {
-  const s = new Set<Section>(["image"]);
+  const s = new Set<Section>();
   if (fab === undefined) return s;
   for (const x of ["ip-addr", "ip-link"] as const) s.add(x);
   if (usesRdma(fab)) for (const x of ["rdma", "devices", "memlock"] as const) s.add(x);
@@ -106,14 +106,17 @@ export function judgeFabric(site: Site, ds: readonly FabricDeployment[], facts: 
   return { facts, refusals: [...new Set(refusals)], resolved };
 }
 
+/** A fabric with a part for the look to find. */
+const hasAuto = (fab: NodeFabric | undefined) => fab !== undefined && (fab.interface === "auto" || fab.rdma === "auto");
+
 /** Whether some node's fabric has an `auto` part for the look to find (and so renders again). */
 export function resolvesAuto(site: Site): boolean {
-  return Object.values(site.nodes).some((n) => n.fabric?.interface === "auto" || n.fabric?.rdma === "auto");
+  return Object.values(site.nodes).some((n) => hasAuto(n.fabric));
 }
 
 /** `auto` parts, from the node's own tools. */
 function resolve(node: SiteNode, fab: NodeFabric, f: FabricFacts): { fabric: NodeFabric; refusals: string[] } {
-  if (fab.interface !== "auto" && fab.rdma !== "auto") return { fabric: fab, refusals: [] };
+  if (!hasAuto(fab)) return { fabric: fab, refusals: [] };
   const found: string[] = [];
   let nic = fab.interface;
   if (nic === "auto") {

@@ -47,10 +47,13 @@ export interface FabricFacts {
 }
 
 const SECTIONS = ["ip-addr", "ip-link", "rdma", "ibdev2netdev", "show_gids", "devices", "memlock", "image"] as const;
-export type Section = (typeof SECTIONS)[number];
+/** A marked part of the look's output. */
+type Marked = (typeof SECTIONS)[number];
+/** What the node's fabric may ask of it; the image's ID is the deployment's question, not the fabric's. */
+export type Section = Exclude<Marked, "image">;
 
-/** Each section's command; `devices` is the node's RDMA device directory, `image` the deployment's image. */
-function command(s: Section, devices: string, image: string | undefined): string {
+/** Each fabric section's command; `devices` is the node's RDMA device directory. */
+function command(s: Section, devices: string): string {
   switch (s) {
     case "ip-addr":
       return "ip -o -4 addr show 2>/dev/null || true";
@@ -66,25 +69,28 @@ function command(s: Section, devices: string, image: string | undefined): string
       return `if [ -d ${nodePath(devices)} ]; then ls -1 ${nodePath(devices)}; else echo '@absent'; fi`;
     case "memlock":
       return "ulimit -l";
-    case "image":
-      return image === undefined
-        ? ""
-        : `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`;
   }
 }
 
-/** The look's script: the sections asked for, each under its marker line (none: the empty script). */
+/**
+ * The look's script: the fabric sections asked for, then the image's ID where the deployment's image
+ * is compared, each under its marker line (nothing asked: the empty script).
+ */
 export function fabricLookScript(wants: ReadonlySet<Section>, devices: string, image: string | undefined): string {
-  const asked = SECTIONS.filter((s) => wants.has(s) && (s !== "image" || image !== undefined));
-  return asked.flatMap((s) => [`echo '@sm121-fabric ${s}'`, command(s, devices, image)]).join("\n");
+  const mark = (s: string) => `echo '@sm121-fabric ${s}'`;
+  const lines = SECTIONS.flatMap((s) => (s !== "image" && wants.has(s) ? [mark(s), command(s, devices)] : []));
+  if (image !== undefined) {
+    lines.push(mark("image"), `docker image inspect --format '{{.Id}}' ${quote(image)} 2>/dev/null || echo '@absent'`);
+  }
+  return lines.join("\n");
 }
 
-function sections(out: string): Map<Section, string[]> {
-  const m = new Map<Section, string[]>();
+function sections(out: string): Map<Marked, string[]> {
+  const m = new Map<Marked, string[]>();
   let cur: string[] | undefined;
   for (const line of out.split("\n")) {
     const s = /^@sm121-fabric (\S+)$/.exec(line)?.[1];
-    if (s !== undefined && (SECTIONS as readonly string[]).includes(s)) m.set(s as Section, (cur = []));
+    if (s !== undefined && (SECTIONS as readonly string[]).includes(s)) m.set(s as Marked, (cur = []));
     else if (line.trim() !== "") cur?.push(line);
   }
   return m;
@@ -156,7 +162,7 @@ export function parseShowGids(lines: readonly string[]): Gid[] {
 
 export function parseFabricLook(out: string): FabricFacts {
   const s = sections(out);
-  const get = (k: Section) => s.get(k) ?? [];
+  const get = (k: Marked) => s.get(k) ?? [];
   const dev = s.get("devices");
   const img = s.get("image");
   return {

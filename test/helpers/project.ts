@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symli
 import { dirname, join } from "node:path";
 import { startSite, stopStaleSite, type SimNode, type SimSite, type StartSiteOptions } from "../site/site";
 import { pulumiEnv, type PulumiEnv, type PulumiRun } from "./pulumi";
+import { keptForLooking } from "./tmp";
 
 /** The repository root, from the TypeScript sources (vitest) or the compiled dist/ (demo). */
 export const REPO = ((): string => {
@@ -96,7 +97,7 @@ export function alive(pid: number): boolean {
  */
 export async function endSite(site: SimSite | undefined, dir = site?.dir): Promise<void> {
   await site?.stop();
-  if (process.env["SM121_KEEP_SITES"] === "1" || dir === undefined) return;
+  if (keptForLooking() || dir === undefined) return;
   try {
     rmSync(dir, { recursive: true, force: true });
   } catch {

@@ -15,8 +15,13 @@ export function testDir(prefix: string): string {
   return d;
 }
 
+/** SM121_KEEP_SITES=1: the tests' sites and directories stay, to look at after a failure. */
+export function keptForLooking(): boolean {
+  return process.env["SM121_KEEP_SITES"] === "1";
+}
+
 /** Removes what testDir made so far (test/setup.ts runs it after each test file). */
 export function removeTestDirs(): void {
-  if (process.env["SM121_KEEP_SITES"] === "1") return;
+  if (keptForLooking()) return;
   for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
 }
