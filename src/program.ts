@@ -23,8 +23,8 @@ import { withShortStacks } from "./debugMode";
 import { lookScrapeTargets } from "./components/scrapeTargets";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
-import { deploymentFits, deploymentRefusals, fitLines, fitWarnings, type FitRefusal } from "./render/memfit";
-import { nodeBudgets, nodeLines, nodeRefusals } from "./render/nodefit";
+import { deploymentFits, deploymentRefusals, fitWarnings, type FitRefusal } from "./render/memfit";
+import { nodeBudgets, nodeRefusals, planFitLines } from "./render/nodefit";
 import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { Dialer } from "./remote";
@@ -192,21 +192,20 @@ export async function main(): Promise<Record<string, unknown>> {
 /** Resolves once the engine has answered every registration of this run (every step is done). */
 let registered: Promise<unknown> = Promise.resolve();
 
-/** The memory fit of every deployment and of every node: tables, warnings, and the refusals not allowed. */
-function memoryFit(seen: SiteObservation): void {
+/** The memory fit of every deployment and node: the tables of what starts, warnings, the refusals not allowed. */
+function memoryFit(seen: SiteObservation, steady: ReadonlySet<string>): void {
   const fits = deploymentFits(bundles, recipeDefs, seen.models);
   const budgets = nodeBudgets(fits);
-  const tables = fits.map(({ fit }) => fitLines(fit).join("\n"));
-  if (bundles.length > 0) tables.push(nodeLines(budgets).join("\n"));
+  const lines = planFitLines(fits, budgets, steady);
   // One message for the whole site: each log call is a round trip to the engine.
-  if (tables.length > 0) void log.info(tables.join("\n"));
+  if (lines.length > 0) void log.info(lines.join("\n"));
   const allowed = list(process.env["SM121_ALLOW_UNFIT"]);
   const refusals = [...deploymentRefusals(fits), ...nodeRefusals(budgets)];
   const ok = (r: FitRefusal) => allowed.includes("1") || r.nodes.every((n) => allowed.includes(n));
   const refused = refusals.filter((r) => !ok(r));
   if (refused.length > 0) throw new RunError(refused.map((r) => r.text).join("\n"));
   for (const r of refusals) void log.warn(t("serve.unfitAllowed", { allowed: allowed.join(","), why: r.text }));
-  for (const w of fitWarnings(fits)) void log.warn(w);
+  for (const w of fitWarnings(fits.filter(({ b }) => !steady.has(b.deployment)))) void log.warn(w);
 }
 
 /** Deployments of other stacks that this run would stop, where SM121_ALLOW_TAKEOVER does not allow it. */
@@ -248,7 +247,10 @@ function register(
   const said = refused.map((r) => `  ${r}`).join("\n");
   if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
-  memoryFit(seen);
+  // What the look found serving as declared starts nothing: the plan gives it one line, not its
+  // tables. SM121_RESTART=1 restarts every deployment.
+  const steady = new Set(allow.restart ? [] : seen.steady);
+  memoryFit(seen, steady);
 
   // Replicas of one model roll one at a time: each engine depends on the one before it in its set,
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
@@ -259,7 +261,8 @@ function register(
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
-  if (sets.length > 0) void log.info(rollLines(sets, surges).join("\n"));
+  const rolls = rollLines(sets, surges, steady);
+  if (rolls.length > 0) void log.info(rolls.join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack, {
     site,
@@ -289,6 +292,8 @@ function register(
     status: d.status,
     firstToken: d.firstToken,
   });
-  const deployments = component.deployments.map((d, i) => [bundles[i]?.deployment ?? String(i), outputs(d)]);
-  return { value: { deployments: Object.fromEntries(deployments) }, registered };
+  // One stack output per deployment: Pulumi prints a changed output whole, so a plan that restarts
+  // one deployment shows that one's outputs, not every deployment's in one object.
+  const deployments = component.deployments.map((d, i) => [bundles[i]?.deployment ?? String(i), outputs(d)] as const);
+  return { value: Object.fromEntries(deployments), registered };
 }

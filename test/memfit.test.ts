@@ -12,7 +12,7 @@ import type { Recipe } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";
 import { deploymentFits, fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, ranksPerNode } from "../src/render/memfit";
 import type { NodeModelFacts } from "../src/render/memfit";
-import { nodeBudgets, nodeLines, nodeRefusals } from "../src/render/nodefit";
+import { nodeBudgets, nodeLines, nodeRefusals, planFitLines } from "../src/render/nodefit";
 import { kvBytesPerToken, kvElementBytes, shapeOf } from "../src/render/modelshape";
 import { say } from "../src/text/messages";
 import { errorsOf } from "./helpers/spec";
@@ -256,18 +256,18 @@ describe("the real split: a node holds its ranks' share", () => {
 });
 
 describe("one memory budget per node", () => {
-  const two = (utilA: string, utilB: string) => {
+  const two = (utilA: string, utilB: string, nodeB = "spark1") => {
     const a = parseRecipe("recipes/a.toml", vllm("Qwen/Qwen3-32B", 1, `"--gpu-memory-utilization", "${utilA}"`));
     const bArgs = `"--gpu-memory-utilization", "${utilB}"`;
     const bText = vllm("Qwen/Qwen3-32B", 1, bArgs).replace("port = 8000", "port = 8001");
     const b = parseRecipe("recipes/b.toml", bText);
-    const deployments = "    - { recipe: a, nodes: [spark1] }\n    - { recipe: b, nodes: [spark1] }\n";
+    const deployments = `    - { recipe: a, nodes: [spark1] }\n    - { recipe: b, nodes: [${nodeB}] }\n`;
     const site = parseSite("Pulumi.s.yaml", "s", `${SITE}${deployments}`);
     const recipes = new Map([
       ["a", a],
       ["b", b],
     ]);
-    const facts = { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES } };
+    const facts = { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES }, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } };
     return deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, facts);
   };
 
@@ -298,6 +298,41 @@ describe("one memory budget per node", () => {
       "  NODE    MEMORY     CLAIMS                   TOTAL      VERDICT",
       "  spark1  121.7 GiB  a 54.8 GiB + b 48.7 GiB  103.4 GiB  fits (limit 109.5 GiB)",
     ]);
+  });
+
+  describe("the plan's tables: what starts, and the nodes it uses", () => {
+    const steadyLine = (ds: string) =>
+      `memory fit: ${ds} serve as declared and start nothing in this run (sm121 doctor shows their fit)`;
+    const titles = (lines: string[]) => lines.filter((l) => !l.startsWith(" "));
+
+    it("shows a starting deployment's table and its nodes; one line for those that keep serving", () => {
+      const fits = two("0.45", "0.4", "spark2");
+      const lines = planFitLines(fits, nodeBudgets(fits), new Set(["b"]));
+      expect(titles(lines)).toEqual([
+        expect.stringMatching(/^memory fit of a: /),
+        expect.stringMatching(/^memory per node: /),
+        steadyLine("b"),
+      ]);
+      const rows = lines.filter((l) => /^ {2}spark\d/.test(l));
+      expect(rows.map((l) => l.trim().split(/\s+/)[0])).toEqual(["spark1", "spark1"]);
+      expect(lines.join("\n")).not.toMatch(/memory fit of b|b 48\.7 GiB/);
+    });
+
+    it("shows a running neighbour's claim on a node that a starting deployment shares", () => {
+      const fits = two("0.45", "0.4");
+      const lines = planFitLines(fits, nodeBudgets(fits), new Set(["b"]));
+      expect(lines).toContain("  spark1  121.7 GiB  a 54.8 GiB + b 48.7 GiB  103.4 GiB  fits (limit 109.5 GiB)");
+      expect(lines.at(-1)).toBe(steadyLine("b"));
+    });
+
+    it("when everything keeps serving: one line, and a node over its limit still shown", () => {
+      const fine = two("0.45", "0.4", "spark2");
+      expect(planFitLines(fine, nodeBudgets(fine), new Set(["a", "b"]))).toEqual([steadyLine("a, b")]);
+      const over = two("0.5", "0.5");
+      const lines = planFitLines(over, nodeBudgets(over), new Set(["a", "b"]));
+      expect(titles(lines)).toEqual([expect.stringMatching(/^memory per node: /), steadyLine("a, b")]);
+      expect(lines.join("\n")).toMatch(/spark1 .* 121\.7 GiB .* refused/);
+    });
   });
 
   it("leaves a node that one deployment has to that deployment's own fit", () => {

@@ -76,10 +76,19 @@ export function surgePlans(
   });
 }
 
-/** The plan's lines for the sets: the spares' memory fit, then each set's roll or surge. */
-export function rollLines(sets: readonly ReplicaSet[], plans: readonly SurgePlan[]): string[] {
+/**
+ * The plan's lines for the sets this run may restart a member of (what the look found `steady`
+ * starts nothing): the spares' memory fit, then each set's roll or surge.
+ */
+export function rollLines(
+  sets: readonly ReplicaSet[],
+  plans: readonly SurgePlan[],
+  steady: ReadonlySet<string>,
+): string[] {
+  const rolling = sets.filter((set) => set.members.some((d) => !steady.has(d)));
   const words = (set: ReplicaSet) => plans.find((p) => p.set === set)?.words ?? rollWords(set);
-  return [...plans.map((p) => fitLines(p.fit).join("\n")), ...sets.map(words)];
+  const spares = plans.filter((p) => rolling.includes(p.set));
+  return [...spares.map((p) => fitLines(p.fit).join("\n")), ...rolling.map(words)];
 }
 
 export interface SurgeWiring {

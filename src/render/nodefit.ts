@@ -10,7 +10,7 @@
 import { driverFor } from "../engines";
 import { msg, say, t, type Msg } from "../text/messages";
 import { columns } from "../text/width";
-import { gib, verdictText, type Fit, type FitRefusal } from "./memfit";
+import { fitLines, gib, verdictText, type Fit, type FitRefusal } from "./memfit";
 import type { DeploymentBundle } from "./types";
 
 /**
@@ -79,6 +79,27 @@ export function nodeLines(budgets: readonly NodeBudget[]): string[] {
   ]);
   const header = [t("status.colNode"), t("fit.colMemory"), t("fit.colClaims"), t("fit.colTotal"), t("fit.colVerdict")];
   return [t("fit.nodeTitle", { share: NODE_SHARE }), ...columns(header, rows)];
+}
+
+/**
+ * The plan's memory fit: the table of each deployment this run may start, then the nodes they
+ * use (with every claim there, a running neighbour's too) and any node over its limit. The
+ * deployments the look found serving as declared (`steady`) take one line: nothing of theirs
+ * starts, and `sm121 doctor` shows their fit.
+ */
+export function planFitLines(
+  fits: ReadonlyArray<{ fit: Fit }>,
+  budgets: readonly NodeBudget[],
+  steady: ReadonlySet<string>,
+): string[] {
+  const starting = fits.filter(({ fit }) => !steady.has(fit.deployment));
+  const used = new Set(starting.flatMap(({ fit }) => fit.nodes.map((n) => n.node)));
+  const kept = fits.filter(({ fit }) => steady.has(fit.deployment)).map(({ fit }) => fit.deployment);
+  return [
+    ...starting.flatMap(({ fit }) => fitLines(fit)),
+    ...nodeLines(budgets.filter((n) => used.has(n.node) || n.verdict === "over")),
+    ...(kept.length > 0 ? [t("fit.steady", { deployments: kept.join(", ") })] : []),
+  ];
 }
 
 /** Why an over-committed node is refused: each deployment's share, the total, the limit and the fix. */

@@ -17,7 +17,7 @@ import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { msg, SaidError, type Msg } from "../text/messages";
 import { joinNode } from "../text/shell";
-import { describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeServing } from "./probe";
+import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeServing } from "./probe";
 import type { NodeState } from "./probe";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
 import { deploymentOf, othersProbe } from "./registry";
@@ -57,6 +57,11 @@ export interface SiteObservation {
   holders: Record<string, Holder[]>;
   /** Per node: its memory and the checkpoint's files in its HF cache (the memory fit's facts). */
   models: Record<string, NodeModelFacts>;
+  /**
+   * Deployments that every node already serves as this bundle (seed 001's restart rule), with no
+   * drift and a healthy engine: the look finds nothing this run would restart or repair there.
+   */
+  steady: string[];
 }
 
 export interface LookOptions {
@@ -148,12 +153,14 @@ export async function observeSite(
     lingering: [],
     models: {},
     holders: {},
+    steady: [],
   };
   for (const b of bundles) {
     const drift: Msg[] = [];
     const health: Msg[] = [];
     const unknown: Msg[] = [];
     const pre = { fatal: [] as Msg[], warnings: [] as Msg[], notes: [] as Msg[] };
+    let asDeclared = true;
     for (const nb of b.nodes) {
       const node = nb.node;
       const onNode = (text: Msg) => msg("state.onNode", { node, text });
@@ -164,6 +171,7 @@ export async function observeSite(
         continue;
       }
       const st = s.states.get(nb.stateDir);
+      asDeclared &&= st !== undefined && alreadyServing(nb, st);
       if (st === undefined) continue;
       // Deployments the site also puts on this node share it; others there stop first.
       for (const other of st.others.filter((x) => !(nb.neighbors ?? []).includes(x))) {
@@ -184,6 +192,7 @@ export async function observeSite(
       const keys = envKeyDiff(nb, st);
       if (keys !== undefined) pre.notes.push(onNode(keys));
     }
+    if (asDeclared && drift.length === 0 && unknown.length === 0) out.steady.push(b.deployment);
     out.drift[b.deployment] = drift;
     out.health[b.deployment] = health;
     if (unknown.length > 0) out.unknown[b.deployment] = unknown;

@@ -54,7 +54,7 @@ describe.sequential("every up converges", () => {
     // refresh finds it, and with the program run the stack outputs say so too.
     const refresh = await e.pulumi.run(["refresh", "--yes", "--skip-preview", "--run-program"]);
     expect(refresh.code, refresh.all).toBe(0);
-    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "--json"])).stdout) as Record<
       string,
       { status: string; endpoints: string[] }
     >;

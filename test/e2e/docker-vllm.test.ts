@@ -66,7 +66,7 @@ describe.sequential("docker vLLM through pulumi up", () => {
     expect(JSON.parse(worker)).toEqual(expect.arrayContaining(["--headless", "--node-rank", "1"]));
     expect(JSON.parse(worker)).not.toContain("--port");
 
-    const out = await e.pulumi.run(["stack", "output", "deployments", "--json"]);
+    const out = await e.pulumi.run(["stack", "output", "--json"]);
     const exported = JSON.parse(out.stdout) as Record<string, { endpoints: string[]; status: string }>;
     expect(exported["solo"]).toMatchObject({ endpoints: [`http://${n1.ip}:8000`], status: "serving" });
 

@@ -2,7 +2,8 @@
  * The plan as the operator reads it: `pulumi preview --diff` through the real CLI on the simulated
  * site, pinned as golden files (normalized for paths, the test network and hashes) for one profile
  * key changed, one engine flag changed on a two-node deployment, a node moved to another
- * deployment, and drift on one node. Each deployment's part stays within 40 lines. Then a stack
+ * deployment, and drift on one node. Each deployment's part stays within 40 lines, the whole plan
+ * within a screen, and a plan that changes nothing within a few lines. Then a stack
  * whose engines are in the nested form of earlier releases is rewritten by one up that restarts no
  * engine.
  */
@@ -129,9 +130,21 @@ function linesPerDeployment(run: PulumiRun): Map<string, number> {
   return counts;
 }
 
-function expectPlan(name: string, run: PulumiRun, site: SimSite): void {
+/**
+ * The whole plan of a change to one deployment fits one screen: the memory fit of what stays as
+ * it is takes one line, and each deployment is its own stack output (a changed object output is
+ * printed whole, every deployment in it).
+ */
+const SCREEN = 60;
+
+function expectPlan(name: string, run: PulumiRun, site: SimSite, most = SCREEN): void {
   expect(run.code, run.all).toBe(0);
-  expectGolden(join(GOLDEN, `${name}.txt`), normalized(run, site), "test/e2e/plan.test.ts");
+  const plan = normalized(run, site);
+  expectGolden(join(GOLDEN, `${name}.txt`), plan, "test/e2e/plan.test.ts");
+  expect(
+    plan.trimEnd().split("\n").length,
+    `the plan of ${name} takes more than ${most} lines:\n${plan}`,
+  ).toBeLessThanOrEqual(most);
   for (const [deployment, lines] of linesPerDeployment(run))
     expect(lines, `${deployment} takes ${lines} lines of the plan:\n${run.all}`).toBeLessThanOrEqual(MAX_LINES);
 }
@@ -175,6 +188,21 @@ describe.sequential("the plan in one screen", () => {
     await e?.stop();
   });
 
+  it("says in a few lines that nothing changes, the memory fit of what serves as declared in one", async () => {
+    const preview = await e.preview();
+    expect(preview.code, preview.all).toBe(0);
+    expect(preview.stdout).toMatch(/^ {4}12 unchanged$/m);
+    const said = preview.stderr.split("\n").filter((l) => l.trim() !== "");
+    const steady = "flash, pair, chat, code serve as declared and start nothing in this run";
+    expect(said).toEqual([`memory fit: ${steady} (sm121 doctor shows their fit)`]);
+    expect(stdoutOf(preview).trimEnd().split("\n").length, preview.stdout).toBeLessThanOrEqual(12);
+    // SM121_RESTART=1 starts every deployment again: each shows its table.
+    const restart = await e.preview({ SM121_RESTART: "1" });
+    expect(restart.code, restart.all).toBe(0);
+    for (const d of ["flash", "pair", "chat", "code"]) expect(restart.stderr).toContain(`memory fit of ${d}: `);
+    expect(restart.stderr).not.toContain("serve as declared");
+  });
+
   it("shows one changed profile key as its .env line, the file's new sha256 and why it restarts", async () => {
     const text = readFileSync(profile, "utf8");
     writeFileSync(profile, text.replace("MAX_NUM_SEQS=4", "MAX_NUM_SEQS=6"));
@@ -209,7 +237,8 @@ describe.sequential("the plan in one screen", () => {
       /\+ node {6}: "spark4"\n\s+\+ other {5}: "chat"\n\s+}\n\s+\+ key : "serve.look.stopsFirst"/,
     );
     expect(preview.stdout).toMatch(/- chat from chat on spark4 .* enabled\n/);
-    expectPlan("node-moved", preview, e.site);
+    // Two deployments change here, and one is deleted: its outputs are shown going away.
+    expectPlan("node-moved", preview, e.site, 2 * SCREEN);
   });
 
   it("shows drift found on one node as the reason to restart its group", async () => {
