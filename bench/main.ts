@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { REPO } from "../test/helpers/project";
+import { removeTestDirs } from "../test/helpers/tmp";
 import { measureChat, type ChatResult } from "./chat";
 import { measureCopies, type CopyRow } from "./copies";
 import { measureRoll, rollLines, type RollRow } from "./roll";
@@ -166,6 +167,8 @@ async function main(): Promise<void> {
     await sections(o, floor, r, loads);
   } finally {
     floor.close();
+    // The projects' Pulumi homes and the rest the test helpers made (a test file removes its own).
+    removeTestDirs();
   }
   const ts = targets(r);
   const lines = report(r, ts);

@@ -14,7 +14,7 @@ import { SseParser, hasText, promptText, runLoad } from "../src/cli/bench-client
 import { Samples, percentile, summarize } from "../src/cli/bench-stats";
 import { Progress } from "../src/cli/progress";
 import { benchSchema } from "../src/cli/schemas";
-import { json, removeCliSnapshot, sm121, type CliTarget } from "./cli-helpers";
+import { json, sm121, type CliTarget } from "./cli-helpers";
 import { allocate } from "./site/alloc";
 
 describe("SseParser", () => {
@@ -169,7 +169,6 @@ describe("against the fake engine", () => {
   }, 60_000);
 
   afterAll(async () => {
-    removeCliSnapshot();
     // Each engine records its stop in its node's run/ at exit: the directory goes after they end.
     const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
     const ended = engines.map((c) => (exited(c) ? Promise.resolve() : new Promise((r) => c.once("exit", r))));

@@ -11,7 +11,6 @@ import { spawn } from "node:child_process";
 import {
   cpSync,
   existsSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -20,10 +19,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { cells } from "../src/cli/table";
 import { e2eProject, REPO, type E2E } from "./helpers/project";
+import { testDir } from "./helpers/tmp";
 import type { SiteAt } from "./site/alloc";
 import { makeScriptRecipe } from "./site/recipe";
 import type { SimNode, SimSite } from "./site/site";
@@ -153,14 +152,6 @@ function tscRunning(): boolean {
 }
 
 let snapshot: Promise<string> | undefined;
-let snapshotDir: string | undefined;
-
-/** Removes this suite's copy of the CLI (afterAll). */
-export function removeCliSnapshot(): void {
-  if (snapshotDir !== undefined) rmSync(snapshotDir, { recursive: true, force: true });
-  snapshot = undefined;
-  snapshotDir = undefined;
-}
 
 /**
  * A private copy of the compiled CLI, taken once per suite while no tsc runs: a build during the
@@ -171,8 +162,8 @@ function compiledCli(): Promise<string> {
   snapshot ??= (async () => {
     if (!existsSync(join(REPO, "dist", "src", "cli", "status.js")))
       throw new Error("dist/ is not built: run npx tsc -p . first");
-    const dir = mkdtempSync(join(tmpdir(), "sm121-cli-dist-"));
-    snapshotDir = dir;
+    // Removed with the test file's other directories (test/setup.ts).
+    const dir = testDir("sm121-cli-dist-");
     symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
     for (let attempt = 0; ; attempt++) {
       for (let i = 0; i < 240 && tscRunning(); i++) await new Promise((r) => setTimeout(r, 250));
@@ -275,12 +266,8 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
   return rows;
 }
 
-/**
- * Ends a served site of a CLI suite: the CLI snapshot, the site's processes, and its files
- * (/tmp/sm121-e2e-<name>-<pid>).
- */
+/** Ends a served site of a CLI suite: the site's processes, and its files (/tmp/sm121-e2e-<name>-<pid>). */
 export async function releaseSite(s: CliSite | undefined): Promise<void> {
-  removeCliSnapshot();
   await s?.e.stop();
   if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
 }

@@ -3,11 +3,11 @@
  * language host and the dynamic provider host run a small dynamic resource through preview, up,
  * refresh and destroy on a file:// backend, offline.
  */
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pulumiEnv, writeFiles, type PulumiEnv } from "./helpers/pulumi";
+import { testDir } from "./helpers/tmp";
 
 const repo = resolve(__dirname, "..");
 
@@ -47,7 +47,7 @@ describe.sequential("the Pulumi toolchain", () => {
   let file: string;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "sm121-proof-"));
+    const dir = testDir("sm121-proof-");
     writeFiles(dir, {
       "Pulumi.yaml": "name: proof\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
       "index.js": PROGRAM,

@@ -5,7 +5,7 @@
  * sshd of the test site, and on real bash with the output cut into single bytes.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { CommandError, connect, hostFor, NodeBusyError, TransportError, withHost
 import { driveLock, lockScript } from "../src/remote/lock";
 import type { SshAuth } from "../src/remote/ssh";
 import { alive, endSite } from "./helpers/project";
+import { testDir } from "./helpers/tmp";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
 const AT = allocate(__filename);
@@ -165,7 +166,7 @@ describe("the lock channel over ssh", () => {
 });
 
 describe("the lock channel's framing, on real bash", () => {
-  const home = mkdtempSync(join(tmpdir(), "sm121-lock-"));
+  const home = testDir("sm121-lock-");
 
   it("finds each step's end when the output arrives a byte at a time", async () => {
     const child = spawn("bash", ["-s"], { env: { ...process.env, HOME: home } });

@@ -13,6 +13,7 @@ import { allocate } from "../site/alloc";
 import { sm121 } from "../cli-helpers";
 import { e2eProject, nodesYaml, REPO, type E2E } from "../helpers/project";
 import { pulumiEnv, writeFiles } from "../helpers/pulumi";
+import { testDir } from "../helpers/tmp";
 import { setEngineBehaviour, type SimNode } from "../site/site";
 import { nodeProcesses, waitFor } from "../site/faults";
 import { smallVllm } from "../helpers/spec";
@@ -85,7 +86,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
   const projectYaml = () => readFileSync(join(REPO, "Pulumi.yaml"), "utf8");
   /** The operator's own shell: Pulumi's environment, no SM121_STACK, no key besides the stack's. */
   const operator = (extra: Record<string, string> = {}) => {
-    const home = mkdtempSync(join(tmpdir(), "sm121-home-"));
+    const home = testDir("sm121-home-");
     return { ...e.pulumi.env, HOME: home, SM121_STACK: "", SM121_SSH_KEY: "", ...extra };
   };
   const cli = (args: string[], env: Record<string, string>) =>
@@ -203,7 +204,7 @@ describe.sequential("sm121 in the Pulumi ecosystem (each test builds on the stac
     // Without the stack's key (a stack file read alone: no Pulumi CLI knows this stack) it cannot log in.
     const bare = await cli(["doctor", "--node", "spark1", "--json"], {
       ...env,
-      PULUMI_BACKEND_URL: `file://${mkdtempSync(join(tmpdir(), "sm121-empty-"))}`,
+      PULUMI_BACKEND_URL: `file://${testDir("sm121-empty-")}`,
     });
     expect(
       (JSON.parse(bare.stdout) as { nodes: Array<{ connect: { kind: string } | null }> }).nodes[0]?.connect?.kind,

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
-import { removeCliSnapshot, sm121 } from "../cli-helpers";
+import { sm121 } from "../cli-helpers";
 import { pairDeployment, pairProject } from "../helpers/fabric";
 import type { E2E } from "../helpers/project";
 import { sshOk } from "../site/exec";
@@ -29,7 +29,6 @@ describe.sequential("the link test between two docker nodes", () => {
     });
   });
   afterAll(async () => {
-    removeCliSnapshot();
     await e?.stop();
   });
 

@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
-import { removeCliSnapshot } from "../cli-helpers";
 import type { E2E } from "../helpers/project";
 import { downTimes, overlapping, rollRecipe, rollSite, rollUnderLoad, ROLL_MODEL } from "../helpers/roll";
 import type { RollRun, RollSite } from "../helpers/roll";
@@ -44,7 +43,6 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     [r1, r2] = site.nodes;
   }, 300_000);
   afterAll(async () => {
-    removeCliSnapshot();
     await site?.stop();
   });
 

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
-import { json, removeCliSnapshot, sm121 } from "../cli-helpers";
+import { json, sm121 } from "../cli-helpers";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { nodeProcesses } from "../site/faults";
@@ -123,7 +123,6 @@ describe.sequential("the operator's week, part two", () => {
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
   }, 240_000);
   afterAll(async () => {
-    removeCliSnapshot();
     await e?.stop();
   });
 

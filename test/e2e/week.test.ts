@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
 import { unpack } from "../../src/providers/packed";
-import { json, removeCliSnapshot, sm121, tableRows } from "../cli-helpers";
+import { json, sm121, tableRows } from "../cli-helpers";
 import { e2eProject, nodesYaml, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { killNodeSshd, nodeProcesses, restartNodeSshd } from "../site/faults";
@@ -93,7 +93,6 @@ describe.sequential("the operator's week", () => {
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
   }, 240_000);
   afterAll(async () => {
-    removeCliSnapshot();
     await e?.stop();
   });
 
