@@ -302,7 +302,7 @@ describe("one memory budget per node", () => {
 
   describe("the plan's tables: what starts, and the nodes it uses", () => {
     const steadyLine = (ds: string) =>
-      `memory fit: ${ds} serve as declared and start nothing in this run (sm121 doctor shows their fit)`;
+      `memory fit: ${ds} run as declared on their nodes (sm121 doctor shows their fit)`;
     const titles = (lines: string[]) => lines.filter((l) => !l.startsWith(" "));
 
     it("shows a starting deployment's table and its nodes; one line for those that keep serving", () => {

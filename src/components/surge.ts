@@ -76,19 +76,10 @@ export function surgePlans(
   });
 }
 
-/**
- * The plan's lines for the sets this run may restart a member of (what the look found `steady`
- * starts nothing): the spares' memory fit, then each set's roll or surge.
- */
-export function rollLines(
-  sets: readonly ReplicaSet[],
-  plans: readonly SurgePlan[],
-  steady: ReadonlySet<string>,
-): string[] {
-  const rolling = sets.filter((set) => set.members.some((d) => !steady.has(d)));
+/** The plan's lines for the sets: the spares' memory fit, then each set's roll or surge. */
+export function rollLines(sets: readonly ReplicaSet[], plans: readonly SurgePlan[]): string[] {
   const words = (set: ReplicaSet) => plans.find((p) => p.set === set)?.words ?? rollWords(set);
-  const spares = plans.filter((p) => rolling.includes(p.set));
-  return [...spares.map((p) => fitLines(p.fit).join("\n")), ...rolling.map(words)];
+  return [...plans.map((p) => fitLines(p.fit).join("\n")), ...sets.map(words)];
 }
 
 export interface SurgeWiring {

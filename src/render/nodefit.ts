@@ -82,10 +82,10 @@ export function nodeLines(budgets: readonly NodeBudget[]): string[] {
 }
 
 /**
- * The plan's memory fit: the table of each deployment this run may start, then the nodes they
- * use (with every claim there, a running neighbour's too) and any node over its limit. The
- * deployments the look found serving as declared (`steady`) take one line: nothing of theirs
- * starts, and `sm121 doctor` shows their fit.
+ * The plan's memory fit: the table of each deployment the look did not find running as declared,
+ * then the nodes they use (with every claim there, a running neighbour's too) and any node over
+ * its limit. The deployments it found running as declared (`steady`) take one line: their fit is
+ * the one they run with, and `sm121 doctor` shows it.
  */
 export function planFitLines(
   fits: ReadonlyArray<{ fit: Fit }>,

@@ -59,7 +59,8 @@ export interface SiteObservation {
   models: Record<string, NodeModelFacts>;
   /**
    * Deployments that every node already serves as this bundle (seed 001's restart rule), with no
-   * drift and a healthy engine: the look finds nothing this run would restart or repair there.
+   * drift and a healthy engine: the look finds nothing to restart or repair there. (What only the
+   * state knows, a rotated secret or a failed last up, may still restart one.)
    */
   steady: string[];
 }

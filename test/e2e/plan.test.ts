@@ -193,14 +193,14 @@ describe.sequential("the plan in one screen", () => {
     expect(preview.code, preview.all).toBe(0);
     expect(preview.stdout).toMatch(/^ {4}12 unchanged$/m);
     const said = preview.stderr.split("\n").filter((l) => l.trim() !== "");
-    const steady = "flash, pair, chat, code serve as declared and start nothing in this run";
+    const steady = "flash, pair, chat, code run as declared on their nodes";
     expect(said).toEqual([`memory fit: ${steady} (sm121 doctor shows their fit)`]);
     expect(stdoutOf(preview).trimEnd().split("\n").length, preview.stdout).toBeLessThanOrEqual(12);
     // SM121_RESTART=1 starts every deployment again: each shows its table.
     const restart = await e.preview({ SM121_RESTART: "1" });
     expect(restart.code, restart.all).toBe(0);
     for (const d of ["flash", "pair", "chat", "code"]) expect(restart.stderr).toContain(`memory fit of ${d}: `);
-    expect(restart.stderr).not.toContain("serve as declared");
+    expect(restart.stderr).not.toContain("as declared on their nodes");
   });
 
   it("shows one changed profile key as its .env line, the file's new sha256 and why it restarts", async () => {
