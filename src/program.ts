@@ -193,12 +193,9 @@ export async function main(): Promise<Record<string, unknown>> {
 let registered: Promise<unknown> = Promise.resolve();
 
 /** The memory fit of every deployment and node: tables, warnings, and the refusals not allowed. */
-function memoryFit(seen: SiteObservation): void {
+function memoryFit(seen: SiteObservation, steady: ReadonlySet<string>): void {
   const fits = deploymentFits(bundles, recipeDefs, seen.models);
   const budgets = nodeBudgets(fits);
-  // What the look found running as declared gets one line, not its tables (SM121_RESTART=1
-  // restarts every deployment).
-  const steady = new Set(allow.restart ? [] : seen.steady);
   const lines = planFitLines(fits, budgets, steady);
   // One message for the whole site: each log call is a round trip to the engine.
   if (lines.length > 0) void log.info(lines.join("\n"));
@@ -250,7 +247,10 @@ function register(
   const said = refused.map((r) => `  ${r}`).join("\n");
   if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
-  memoryFit(seen);
+  // What the look found running as declared gets a line, not its tables and its set's roll
+  // (SM121_RESTART=1 restarts every deployment).
+  const steady = new Set(allow.restart ? [] : seen.steady);
+  memoryFit(seen, steady);
 
   // Replicas of one model roll one at a time: each engine depends on the one before it in its set,
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
@@ -261,7 +261,8 @@ function register(
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
-  if (sets.length > 0) void log.info(rollLines(sets, surges).join("\n"));
+  const rolls = rollLines(sets, surges, steady);
+  if (rolls.length > 0) void log.info(rolls.join("\n"));
   const places = replicaPlaces(sets, bundles, site.drainS);
   const component = new Site(stack, {
     site,

@@ -18,6 +18,7 @@ import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
+import { rollLines } from "../src/components/surge";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
 import { msg, say, useLocale } from "../src/text/messages";
@@ -96,6 +97,15 @@ describe("the plan's surge", () => {
         "answers, then q8-1, then q8-2, each stopped only once the one before it answers; q8-spare stops once q8-2 " +
         "answers; none of 2 down",
     );
+  });
+
+  it("is said where the run may restart a replica; a set serving as declared takes no line", () => {
+    const v = surgeVerdict(set, look());
+    const plan = { set, spare, bundle: surge, fit: fits, verdict: v, words: surgeWords(set, spare, v) };
+    const said = rollLines([set], [plan], new Set(["q8-1"]));
+    expect(said).toEqual([expect.stringMatching(/^memory fit of q8-spare: /), plan.words]);
+    expect(rollLines([set], [plan], new Set(["q8-1", "q8-2"]))).toEqual([]);
+    expect(rollLines([set], [], new Set())).toEqual(["rolls qwen3-8b: q8-1, then q8-2; at most 1 of 2 down"]);
   });
 
   it("rolls one at a time when the spare is busy, protected, unreachable or too small, and says why", () => {

@@ -76,10 +76,20 @@ export function surgePlans(
   });
 }
 
-/** The plan's lines for the sets: the spares' memory fit, then each set's roll or surge. */
-export function rollLines(sets: readonly ReplicaSet[], plans: readonly SurgePlan[]): string[] {
+/**
+ * The plan's lines for the sets with a member the look did not find running as declared (not
+ * `steady`): the spares' memory fit, then each set's roll or surge. A restart that only the state
+ * knows of (a rotated secret, a failed last up) is said by each replica's own line.
+ */
+export function rollLines(
+  sets: readonly ReplicaSet[],
+  plans: readonly SurgePlan[],
+  steady: ReadonlySet<string>,
+): string[] {
+  const rolling = sets.filter((set) => set.members.some((d) => !steady.has(d)));
   const words = (set: ReplicaSet) => plans.find((p) => p.set === set)?.words ?? rollWords(set);
-  return [...plans.map((p) => fitLines(p.fit).join("\n")), ...sets.map(words)];
+  const spares = plans.filter((p) => rolling.includes(p.set));
+  return [...spares.map((p) => fitLines(p.fit).join("\n")), ...rolling.map(words)];
 }
 
 export interface SurgeWiring {
