@@ -17,7 +17,8 @@ import type { Site } from "../src/recipe/types";
 import { lookFabric, type FabricDeployment } from "../src/serve/fabric";
 import { buildImage } from "./site/exec";
 import { devicesDir, setFabric, sparkFabric } from "./site/fabric";
-import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
+import { endSite } from "./helpers/project";
+import { startSite, type SimNode, type SimSite } from "./site/site";
 
 const AT = allocate(__filename);
 
@@ -58,9 +59,8 @@ beforeAll(async () => {
   site = await startSite({ dir: DIR, nodes: ["f1", "f2", "f3"], ...AT.site() });
   for (const n of site.nodes) setFabric(n, sparkFabric(n.ip));
 }, 60_000);
-afterAll(async () => {
-  await stopStaleSite(DIR);
-});
+// The site's processes, then its files (some 200 MB: images, the registry, caches).
+afterAll(() => endSite(site, DIR));
 
 describe("the fabric look on the site", () => {
   it("resolves auto from ip, rdma link and show_gids on each node", async () => {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { completeness, copyPlan, manifestScript, parseManifest, type Manifest } from "../src/serve/hfcache";
 import { localScript } from "./site/exec";
-import { startSite, stopStaleSite, type SimNode, type SimSite } from "./site/site";
+import { endSite } from "./helpers/project";
+import { startSite, type SimNode, type SimSite } from "./site/site";
 
 const AT = allocate(__filename);
 
@@ -30,9 +31,8 @@ beforeAll(async () => {
   site = await startSite({ dir: DIR, nodes: ["t1"], ...AT.site() });
   t1 = site.nodes[0] as SimNode;
 });
-afterAll(async () => {
-  await stopStaleSite(DIR);
-});
+// The site's processes, then its files (some 200 MB: images, the registry, caches).
+afterAll(() => endSite(site, DIR));
 
 describe("the fake hf download and sm121's reading of the cache", () => {
   const home = () => join(t1.home, "hf-a");
