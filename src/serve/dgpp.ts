@@ -99,16 +99,28 @@ function startBuild(p: DgppPaths, script: string): string {
   ].join("\n");
 }
 
-async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: string) => void): Promise<void> {
-  const started = Date.now();
+/**
+ * One poll of the build: done (its log has the end marker), running (its session is there) or
+ * failed, with the log's last line. A build that ends between the two questions has its marker in
+ * the log by the time its session is gone (the session ends when `tee` has written the last
+ * line): the log is read once more before the build counts as failed.
+ */
+export function buildPollScript(p: DgppPaths): string {
   const lastLine = `"$(tail -n 1 ${quote(p.buildLog)} 2>/dev/null | cut -c1-200 | base64 -w0)"`;
   const build = (state: "done" | "running" | "failed") =>
     printRecord("dgppBuild", `"state":"${state}","last64":"%s"`, lastLine);
-  const check = [
-    `if grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null; then ${build("done")};`,
+  const done = `grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null`;
+  return [
+    `if ${done}; then ${build("done")};`,
     `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then ${build("running")};`,
+    `elif ${done}; then ${build("done")};`,
     `else ${build("failed")}; fi`,
   ].join(" ");
+}
+
+async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: string) => void): Promise<void> {
+  const started = Date.now();
+  const check = buildPollScript(p);
   // Progress every 10 s or so: how long, and the build log's last line when it changed.
   let said = started;
   let seen = "";

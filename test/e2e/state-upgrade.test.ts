@@ -136,6 +136,10 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
         // DGPP's own prerequisite: the checkpoint in the head's HF cache.
         const hub = join(site.nodes[2]?.home ?? "", ".cache", "huggingface", "hub");
         mkdirSync(join(hub, `models--${DGPP_MODEL.replace("/", "--")}`, "snapshots"), { recursive: true });
+        // A build that runs past the first poll, as every real one does: these releases' poll asked
+        // the log, then the session, and a build that ended between the two read as failed (fixed
+        // since: src/serve/dgpp.ts buildPollScript).
+        writeFileSync(join(site.nodes[2]?.root ?? "", "etc", "dgpp-release-delay-s"), "2\n");
       },
     });
     // Only this site's recipes: a release refuses the repository's newer ones.
