@@ -18,7 +18,9 @@ import { setEngineProofs, type SimNode } from "../test/site/site";
 
 const VLLM = "nvcr.io/nvidia/vllm:26.01-py3";
 
-const say = (s: string) => process.stdout.write(`\n\x1b[1m== ${s}\x1b[0m\n`);
+/** A step's title, in bold on a terminal (not where NO_COLOR is set). */
+const bold = process.stdout.isTTY && process.env["NO_COLOR"] === undefined;
+const say = (s: string) => process.stdout.write(bold ? `\n\x1b[1m== ${s}\x1b[0m\n` : `\n== ${s}\n`);
 
 function extra(n: SimNode): string {
   if (n.name !== "spark1") return "";
@@ -89,10 +91,12 @@ async function main(): Promise<void> {
     say("a second pulumi up: nothing changed, nothing is touched");
     const again = await e.pulumi.run(["up", "--yes", "--skip-preview"]);
     process.stdout.write(`${/Resources:\n([\s\S]*?)\n\n/.exec(again.stdout)?.[1] ?? again.stdout}  (${again.ms} ms)\n`);
-    const out = JSON.parse((await e.pulumi.run(["stack", "output", "deployments", "--json"])).stdout) as Record<
+    // One stack output per deployment.
+    const out = JSON.parse((await e.pulumi.run(["stack", "output", "--json"])).stdout) as Record<
       string,
       { endpoints: string[]; servedModel: string }
     >;
+    if (Object.keys(out).length === 0) throw new Error("the stack has no deployment's output");
     for (const [name, d] of Object.entries(out)) {
       for (const url of d.endpoints) {
         say(`${name}: ${d.servedModel} at ${url}`);

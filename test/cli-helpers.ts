@@ -151,19 +151,20 @@ function tscRunning(): boolean {
   return false;
 }
 
-let snapshot: Promise<string> | undefined;
+let snapshot: { dir: string; bin: Promise<string> } | undefined;
 
 /**
  * A private copy of the compiled CLI, taken once per suite while no tsc runs: a build during the
  * suite (another suite's beforeAll, a developer's tsc) rewrites dist/ in place and could hand a
- * run a half-written file.
+ * run a half-written file. It goes with the file's other directories (test/setup.ts); a worker
+ * that runs the next file with the same modules (the unit lane) takes a new one.
  */
 function compiledCli(): Promise<string> {
-  snapshot ??= (async () => {
+  if (snapshot !== undefined && existsSync(snapshot.dir)) return snapshot.bin;
+  const dir = testDir("sm121-cli-dist-");
+  const bin = (async () => {
     if (!existsSync(join(REPO, "dist", "src", "cli", "status.js")))
       throw new Error("dist/ is not built: run npx tsc -p . first");
-    // Removed with the test file's other directories (test/setup.ts).
-    const dir = testDir("sm121-cli-dist-");
     symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
     for (let attempt = 0; ; attempt++) {
       for (let i = 0; i < 240 && tscRunning(); i++) await new Promise((r) => setTimeout(r, 250));
@@ -174,7 +175,8 @@ function compiledCli(): Promise<string> {
     cpSync(join(REPO, "bin"), join(dir, "bin"), { recursive: true });
     return join(dir, "bin", "sm121");
   })();
-  return snapshot;
+  snapshot = { dir, bin };
+  return bin;
 }
 
 /** What the CLI runs against: a project directory, its stack and the ssh key. */
