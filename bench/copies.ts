@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import type { SshAuth } from "../src/remote/ssh";
 import { syncModel, type CacheNode } from "../src/serve/modelcache";
 import { sshOk } from "../test/site/exec";
-import { startSite, stopStaleSite, type SimSite } from "../test/site/site";
+import { startSite, type SimSite } from "../test/site/site";
 import { endSite } from "../test/helpers/project";
 import { say } from "./lib/util";
 
@@ -24,8 +24,6 @@ const REPO = "sm121-test/tiny-qwen3";
 
 export async function measureCopies(): Promise<CopyRow[]> {
   const dir = join(tmpdir(), "sm121-bench-copies");
-  // A crashed earlier run's site, if any.
-  await stopStaleSite(dir);
   say("copies: starting 8 nodes (127.0.0.130-137:2330)");
   const site: SimSite = await startSite({
     dir,

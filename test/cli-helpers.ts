@@ -19,7 +19,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { cells } from "../src/cli/table";
 import { e2eProject, REPO, type E2E } from "./helpers/project";
 import { testDir } from "./helpers/tmp";
@@ -266,10 +266,4 @@ export function tableRows(text: string, firstHeader: string): Array<Record<strin
     } else rows.push(Object.fromEntries(columns.map((c, i) => [c.name, parts[i] ?? ""])));
   }
   return rows;
-}
-
-/** Ends a served site of a CLI suite: the site's processes, and its files (/tmp/sm121-e2e-<name>-<pid>). */
-export async function releaseSite(s: CliSite | undefined): Promise<void> {
-  await s?.e.stop();
-  if (s !== undefined) rmSync(dirname(s.e.dir), { recursive: true, force: true });
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
-import { json, servedSite, sm121, stackYaml, type CliSite, releaseSite } from "./cli-helpers";
+import { json, servedSite, sm121, stackYaml, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
@@ -22,7 +22,7 @@ beforeAll(async () => {
   s = await servedSite("cliops", AT.site());
 }, 300_000);
 
-afterAll(() => releaseSite(s));
+afterAll(() => s?.e.stop());
 
 async function sh(n: SimNode, script: string): Promise<string> {
   return (await sshScript(s.e.site, n, script)).stdout;

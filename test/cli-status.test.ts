@@ -9,7 +9,7 @@ import { allocate } from "./site/alloc";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { translator } from "../src/text/messages";
 import { cells } from "../src/cli/table";
-import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite, releaseSite } from "./cli-helpers";
+import { API_KEY, json, probeMark, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
@@ -25,7 +25,7 @@ beforeAll(async () => {
   s = await servedSite("clistatus", AT.site());
 }, 300_000);
 
-afterAll(() => releaseSite(s));
+afterAll(() => s?.e.stop());
 
 async function sh(n: SimNode, script: string): Promise<string> {
   const r = await sshScript(s.e.site, n, script);

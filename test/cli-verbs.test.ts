@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { profilesSchema, renderSchema, statusSchema, validateSchema } from "../src/cli/schemas";
-import { json, servedSite, sm121, tableRows, type CliSite, releaseSite } from "./cli-helpers";
+import { json, servedSite, sm121, tableRows, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { firstRecord, recordOfLine, recordsOf } from "../src/protocol";
@@ -26,7 +26,7 @@ beforeAll(async () => {
   s = await servedSite("cliverbs", AT.site());
 }, 300_000);
 
-afterAll(() => releaseSite(s));
+afterAll(() => s?.e.stop());
 
 async function sh(n: SimNode, script: string): Promise<string> {
   return (await sshScript(s.e.site, n, script)).stdout;

@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { buildImage, sshOk, sshScript } from "./site/exec";
+import { endSite } from "./helpers/project";
 import { startSite, type SimNode, type SimSite } from "./site/site";
 
 const AT = allocate(__filename);
@@ -31,10 +32,7 @@ beforeAll(async () => {
   [d1, d2] = site.nodes as [SimNode, SimNode];
 });
 
-afterAll(async () => {
-  await site.stop();
-  fs.rmSync(site.dir, { recursive: true, force: true });
-});
+afterAll(() => endSite(site));
 
 describe("a Docker Engine per node", () => {
   it("is the login's DOCKER_HOST, and what a script started with env -i reaches too", async () => {

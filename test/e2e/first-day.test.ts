@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { allocate } from "../site/alloc";
-import { REPO } from "../helpers/project";
+import { endSite, REPO } from "../helpers/project";
 import { PASSPHRASE, pulumiEnv, type PulumiEnv, type PulumiRun } from "../helpers/pulumi";
 import { sshOk } from "../site/exec";
 import { devicesDir, setFabric, sparkFabric } from "../site/fabric";
@@ -82,8 +82,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
 
   afterAll(async () => {
     if (agent?.pid !== undefined) process.kill(agent.pid);
-    await site?.stop();
-    rmSync(base, { recursive: true, force: true });
+    await endSite(site, base);
   });
 
   it("init shows the host keys, looks at the nodes and writes a stack that fits them", async () => {
