@@ -23,6 +23,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${SM121_CACHE:-$HOME/.cache/sm121}
 mkdir -p "$cache"
 cache=$(readlink -f "$cache")
+# One build at a time per cache: two checkouts (or `npm test` beside `npm run demo`) set up at once
+# would each remove the other's half-built directory.
+exec 9>"$cache/.toolchain.lock"
+flock 9
 say() { printf 'toolchain: %s\n' "$*" >&2; }
 hash12() { sha256sum | cut -c1-12; }
 

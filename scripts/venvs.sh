@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cache="${SM121_CACHE:-$HOME/.cache/sm121}"
 mkdir -p "$cache"
+# One install at a time per cache: two pip runs into one virtualenv break it.
+exec 9>"$cache/.venvs.lock"
+flock 9
 for req in toolchain/python/*.txt; do
   name=$(basename "$req" .txt)
   key=$(sha256sum "$req" | cut -c1-12)
