@@ -25,7 +25,17 @@ export function stagedLines(b: DeploymentBundle, paths: DgppPaths): string[] {
   );
 }
 
-export function dgppPaths(recipe: Recipe): DgppPaths {
+/**
+ * Where DGPP's files are on the nodes. The build log is in the deployment's own directory on rank 0
+ * (`deploymentDir`, made 0700 by the build's start), never in the node's shared /tmp, where anyone
+ * could put a symlink at its name and have the build write over another file.
+ */
+export function dgppPaths(recipe: Recipe, deploymentDir: string): DgppPaths {
+  return { ...checkoutPaths(recipe), buildLog: joinNode(deploymentDir, "dgpp-build.log") };
+}
+
+/** The paths in the DGPP checkout on the nodes. */
+function checkoutPaths(recipe: Recipe): Omit<DgppPaths, "buildLog"> {
   const dir = recipe.dgpp?.dir ?? "~/dgpp";
   return {
     dir,
@@ -33,7 +43,6 @@ export function dgppPaths(recipe: Recipe): DgppPaths {
     env: joinNode(dir, ".env"),
     marker: joinNode(dir, ".sm121-dgpp-rev"),
     buildScript: joinNode(dir, `.sm121-dgpp-build-${recipe.name}.sh`),
-    buildLog: `/tmp/${recipe.name}-dgpp-build.log`,
     session: `sm121-dgpp-${recipe.name}`,
   };
 }
@@ -73,7 +82,7 @@ export function dgppBuildScript(recipe: Recipe): string {
   const d = recipe.dgpp;
   if (d?.repo === undefined || d.rev === undefined)
     throw new Error(`${recipe.file}: [dgpp] has no repo/rev to provision`);
-  const p = dgppPaths(recipe);
+  const p = checkoutPaths(recipe);
   return [
     "#!/usr/bin/env bash",
     `# Written by sm121: builds and installs DGPP ${d.rev} for recipe ${recipe.name}.`,

@@ -81,7 +81,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
     let scripts: TargetScripts;
     if (headCoordinated) {
       // The head-coordinated engine (DGPP) brings its own bundle: cluster JSON, .env, its manager.
-      const paths = dgppPaths(recipe);
+      const paths = dgppPaths(recipe, stateDir);
       const user = node.ssh?.user ?? "root";
       // Stage first: the cluster JSON and .env go to every launch node (install validates them per node).
       extraFiles.push({ path: paths.config, content: dgppClusterJson(recipe, peers), mode: 0o644, backup: true });
@@ -167,7 +167,7 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
     const revision = recipeRevision(recipe) ?? "main";
     const why = headCoordinated
       ? "the checkpoint; DGPP's own preflight needs it: " +
-        `run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
+        `run \`python3 scripts/download_model.py --config ${dgppPaths(recipe, spec.stateDir).config}\` on rank 0`
       : o.hfFilled
         ? "the checkpoint in the node's HF cache; without it the engine downloads it at start"
         : "the checkpoint in the node's HF cache, which nothing in this up fills " +
