@@ -32,7 +32,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
-import { ShimResource } from "./shim";
+import { packedBundle, ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
@@ -41,7 +41,6 @@ import type { ReplicaPlace } from "../render/replicas";
 import type { Msg } from "../text/messages";
 import type { EngineWire, Findings } from "./wire";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
-import { pack } from "./packed";
 
 export interface EngineDeploymentInputs {
   /** The deployment's name: what plan-time refusals are reported against. */
@@ -104,7 +103,7 @@ export class EngineDeployment extends ShimResource {
       drift: args.drift,
       secrets: args.secrets,
       connection: args.connection,
-      __bundle: bundle.apply(pack),
+      __bundle: bundle.apply(packedBundle),
       __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply(
         ([allow, preflight, findings, gateway, health, liveness]) => ({
           allow,

@@ -5,10 +5,11 @@
  * node's name. Pulumi diffs a multi-line string line by line and shows only the changed lines with
  * two lines of context, so a changed flag reads as `- --max-model-len 32768` / `+ ... 16384`,
  * whole, and the scripts that follow from these facts never show. Pure; no secret value appears
- * (a key of SECRET_KEYS shows as `(secret)`).
+ * (a key of SECRET_KEYS, and a key or value that looks secret, shows as `(secret)`).
  */
 import { isSecretKey } from "./keys";
 import { quoteArgv } from "../text/shell";
+import { looksSecret } from "../text/secrets";
 import type { DeploymentBundle, NodeBundle, Readiness } from "./types";
 import type { RunOverrides } from "./overrides";
 
@@ -23,9 +24,22 @@ function shown(value: string): string {
   return quoteArgv([value.replace(/\r?\n/g, "\\n")]);
 }
 
-/** `KEY=value`, the value masked for a secret key. */
+/**
+ * `KEY=value`, the value masked for a key of sm121's secrets and for any key or value that looks
+ * secret (text/secrets): a change of it shows in the sha256 of the file that holds it.
+ */
 function keyLine(kind: string, key: string, value: string): string {
-  return `${kind} ${key}=${isSecretKey(key) ? "(secret)" : shown(value)}`;
+  return `${kind} ${key}=${isSecretKey(key) || looksSecret(key, value) ? "(secret)" : shown(value)}`;
+}
+
+/**
+ * Whether a bundle carries a value that must not rest in plain state: an env or `.env` value of a
+ * key that is or looks secret (the rule of keyLine). The resources then keep it as a Pulumi secret.
+ */
+export function holdsSecrets(b: DeploymentBundle): boolean {
+  const secretIn = (r: Record<string, string>) =>
+    Object.entries(r).some(([k, v]) => isSecretKey(k) || looksSecret(k, v));
+  return b.nodes.some((n) => secretIn(n.env) || secretIn(n.envKeys ?? {}));
 }
 
 /**
