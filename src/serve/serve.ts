@@ -290,7 +290,7 @@ async function finish(
   });
   addTimings(out, res.records);
   const models = modelsListed(res.records);
-  const ids = (models?.data ?? []).map((m) => m.id ?? "");
+  const ids = (models?.data ?? []).map((m) => m.id);
   const want = b.readiness.servedName;
   if (want !== undefined && !ids.includes(want))
     throw new SaidError(msg("serve.servesOther", { node: nb.node, ids: ids.join(", ") || "-", want }));
