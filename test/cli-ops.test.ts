@@ -136,6 +136,15 @@ describe("sm121 logs", () => {
     );
   });
 
+  it("shows an engine's control characters visible: a clipboard write (OSC 52), a bell, a CR", async () => {
+    // printf's own escapes make the bytes in the container: ESC ] 52 ; c ; <base64> BEL, then CR.
+    const hostile = "docker exec qwen38-flash sh -c 'printf \"\\033]52;c;cHduZWQ=\\007 done\\rok\\n\" > /proc/1/fd/1'";
+    await sh(s.nodes[1], hostile);
+    const r = await sm121(s.e, ["logs", "flash", "--lines", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("spark2 | \\u001b]52;c;cHduZWQ=\\u0007 done\\rok\n");
+  });
+
   it("names the deployments when the one asked for does not exist", async () => {
     const r = await sm121(s.e, ["logs", "nope"]);
     expect(r.code).toBe(2);
