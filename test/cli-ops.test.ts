@@ -142,7 +142,7 @@ describe("sm121 logs", () => {
     await sh(s.nodes[1], hostile);
     const r = await sm121(s.e, ["logs", "flash", "--lines", "1"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe("spark2 | \\u001b]52;c;cHduZWQ=\\u0007 done\\rok\n");
+    expect(r.stdout).toBe("spark2 | \\u001B]52;c;cHduZWQ=\\u0007 done\\u000Dok\n");
   });
 
   it("names the deployments when the one asked for does not exist", async () => {

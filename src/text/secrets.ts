@@ -32,8 +32,20 @@ export function secretName(name: string): boolean {
 }
 
 /** Prefixes of the tokens of well-known services (Hugging Face, OpenAI, GitHub, GitLab, Slack, AWS, ...). */
-const TOKEN_PREFIX =
-  /^(hf_|sk-|sk_|rk_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|ya29\.|npm_|pypi-|dop_v1_|whsec_)[A-Za-z0-9_\-.]{8,}/;
+const PREFIXES = ["hf_", "sk-", "sk_", "rk_", "pk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"];
+const MORE_PREFIXES = [
+  "glpat-",
+  "xox[abposr]-",
+  "AKIA",
+  "ASIA",
+  "AIza",
+  "ya29\\.",
+  "npm_",
+  "pypi-",
+  "dop_v1_",
+  "whsec_",
+];
+const TOKEN_PREFIX = new RegExp(`^(${[...PREFIXES, ...MORE_PREFIXES].join("|")})[A-Za-z0-9_\\-.]{8,}`);
 
 /** A value that looks like a token, whatever its name. */
 export function secretValue(value: string): boolean {

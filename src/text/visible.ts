@@ -1,39 +1,21 @@
 /**
  * Text that came from a node or an engine (a directory name, a model id, an answer, a log line, an
- * error body), as the operator's terminal may show it: every control character made visible as an
- * escape, so that no byte a node prints can move the cursor, clear the screen, set the title,
- * write the clipboard (OSC 52), ring the bell, overwrite a line (CR) or reorder what is read
- * (bidi overrides). One function, used where text leaves sm121: every message's arguments
- * (text/messages format), the CLI's output (cli/main), the providers' progress (providers/common).
+ * error body), or from what the operator wrote, as the operator's terminal may show it: every
+ * control character made visible as an escape, so that no byte can move the cursor, clear the
+ * screen, set the title, write the clipboard (OSC 52), ring the bell, overwrite a line (CR) or
+ * reorder what is read (a bidi override). One rule, used where text leaves sm121: every message's
+ * arguments (text/messages format), every line the CLI prints (cli/main), the providers' progress
+ * (providers/common), and the spec errors (recipe/errors printable).
  *
- * Made visible: C0 controls but tab and line feed, DEL, C1 controls, the bidi controls (ALM, LRM,
- * RLM, LRE..RLO, LRI..PDI), the line and paragraph separators, and the BOM. Each becomes `\uXXXX`
- * (CR `\r`), which is also how JSON spells it: a JSON document stays the same JSON. Line feeds
- * stay line breaks unless `lines: false` (a one-line field: a name, an id), and tabs stay.
+ * Made visible: the control characters (Unicode Cc: C0, DEL, C1) but tab, the format characters
+ * (Cf: the bidi controls, zero-width characters, the BOM) and the line and paragraph separators,
+ * each as `\uXXXX`, which is also how JSON spells it: a JSON document stays the same JSON. A line
+ * feed stays a line break unless `lines: false` (one line: a name, an id, an error).
  */
-
-/** Whether a code point is one this module makes visible (a line feed is decided by the caller). */
-function hidden(c: number): boolean {
-  if (c < 0x20) return c !== 0x09 && c !== 0x0a;
-  if (c >= 0x7f && c <= 0x9f) return true;
-  if (c === 0x061c || c === 0x200e || c === 0x200f || c === 0xfeff) return true;
-  return (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c === 0x2028 || c === 0x2029;
-}
-
-function escape(c: number): string {
-  if (c === 0x0d) return "\\r";
-  if (c === 0x0a) return "\\n";
-  return `\\u${c.toString(16).padStart(4, "0")}`;
-}
-
 export function visible(text: string, o: { lines?: boolean } = {}): string {
-  let out = "";
-  let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (!hidden(c) && !(c === 0x0a && o.lines === false)) continue;
-    out += text.slice(from, i) + escape(c);
-    from = i + 1;
-  }
-  return from === 0 ? text : out + text.slice(from);
+  return text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) =>
+    c === "\t" || (c === "\n" && o.lines !== false)
+      ? c
+      : `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`,
+  );
 }
