@@ -32,6 +32,8 @@ export interface DeploymentArgs {
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** sm121:apiKey is set (the plan says when this deployment's endpoint does not take it). */
+  apiKey: boolean;
   allow: Allowances;
   /** Run the read-only node checks at plan time. */
   preflight: boolean;
@@ -149,6 +151,7 @@ export class Deployment extends ComponentResource {
         bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
         connection: args.connection,
         secrets: args.secrets,
+        apiKey: args.apiKey,
         allow: args.allow,
         drift: args.drift,
         findings: args.findings,

@@ -115,6 +115,7 @@ export class Site extends ComponentResource {
         connection: w.connection,
         // Each value secret, the keys plain: the plan names a rotated secret, never its value.
         secrets: w.secrets,
+        apiKey: "API_KEY" in w.secrets,
         allow: w.allow,
         preflight: w.preflight,
         drift: w.seen.drift[bundle.deployment] ?? [],

@@ -51,6 +51,8 @@ export interface EngineDeploymentInputs {
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY set as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** sm121:apiKey is set: the plan says when this endpoint does not take it (render/plan keyNote). */
+  apiKey?: boolean;
   allow: pulumi.Input<Allowances>;
   gateway?: pulumi.Input<GatewaySettings>;
   /** What the plan-time look at the nodes found (serve/observe): each message a reason to act. */
@@ -98,7 +100,7 @@ export class EngineDeployment extends ShimResource {
       deployment: args.deployment,
       plan: all([bundle, args.allow]).apply(([b, allow]) => {
         const overrides = allow.overrides !== undefined ? { overrides: allow.overrides } : {};
-        return deploymentPlan(b, { restart: allow.restart, ...overrides });
+        return deploymentPlan(b, { restart: allow.restart, ...overrides, apiKey: args.apiKey === true });
       }),
       drift: args.drift,
       secrets: args.secrets,

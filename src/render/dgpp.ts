@@ -47,13 +47,17 @@ function checkoutPaths(recipe: Recipe): Omit<DgppPaths, "buildLog"> {
   };
 }
 
-/** Stable JSON: keys in a fixed order, the engine table verbatim. */
-export function dgppClusterJson(recipe: Recipe, peers: string[]): string {
+/**
+ * Stable JSON: keys in a fixed order, the engine table verbatim. DGPP takes no API key (its HTTP
+ * service has no authentication), so it listens only where the site says rank 0 may bind: `bind`,
+ * the node's BIND, else its ip (DGPP's `http.bind_host`; DGPP itself defaults to 127.0.0.1).
+ */
+export function dgppClusterJson(recipe: Recipe, peers: string[], bind: string): string {
   const d = recipe.dgpp;
   const doc = {
     model: recipe.model ?? recipe.servedModelName ?? recipe.name,
     world_size: peers.length,
-    http: { host: peers[0] ?? "127.0.0.1", port: d?.httpPort ?? 18080 },
+    http: { bind_host: bind, port: d?.httpPort ?? 18080 },
     rendezvous: { host: peers[0] ?? "127.0.0.1", port: (d?.httpPort ?? 18080) + 1000 },
     engine: d?.engine ?? {},
   };

@@ -97,7 +97,8 @@ describe("the CLI against an engine that answers with hostile bytes", () => {
 describe("a provider's progress line", () => {
   it("shows what a node printed with every control character visible", () => {
     const line = CORPUS.map(([, raw]) => raw).join(" ");
-    const script = `require(${JSON.stringify(join(REPO, "dist", "src", "providers", "common.js"))}).providerLog("d")(${JSON.stringify(`spark1: ${line}`)})`;
+    const common = JSON.stringify(join(REPO, "dist", "src", "providers", "common.js"));
+    const script = `require(${common}).providerLog("d")(${JSON.stringify(`spark1: ${line}`)})`;
     const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     expect(r.status, r.stderr).toBe(0);
     expect(acts(r.stderr)).toBe(false);
