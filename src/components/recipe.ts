@@ -180,6 +180,11 @@ export class Deployment extends ComponentResource {
       ),
     );
     Object.assign(this, { endpoints, servedModel, status, firstToken });
-    this.registerOutputs({ endpoints, servedModel, status, firstToken });
+    // The outputs are the stack's (program.ts), not the component's: registered now, with nothing
+    // that waits on the engine. Outputs that waited on it went to the engine after the engine's
+    // step, and when another deployment's step had failed by then, the engine had stopped taking
+    // them: the SDK then printed the gRPC error ("resource monitor shut down while sending
+    // resource outputs") as a stack trace, in colour whatever NO_COLOR said (docs/up.md).
+    this.registerOutputs({});
   }
 }
