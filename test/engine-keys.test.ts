@@ -81,12 +81,12 @@ describe("a deployment whose engine takes no key, with sm121:apiKey set", () => 
     expect(swap.peers["qwen3-32b-vllm-tp2-vllm-1"]?.apiKey).toBe("${env.SM121_API_KEY}");
   });
 
-  it("listens only where the site binds it: DGPP's http.bind_host is rank 0's BIND, else its ip", () => {
+  it("listens only where the site binds it: DGPP's http host is rank 0's BIND, else its ip", () => {
     const json = (b: DeploymentBundle) =>
       JSON.parse(b.nodes[0]?.files.find((f) => f.path.endsWith(".json"))?.content ?? "{}") as {
         http: Record<string, unknown>;
       };
-    expect(json(dgpp).http).toEqual({ bind_host: "203.0.113.11", port: 18080 });
+    expect(json(dgpp).http).toEqual({ host: "203.0.113.11", port: 18080 });
     const bound = parseSite(
       "Pulumi.examples.yaml",
       "examples",
@@ -96,7 +96,7 @@ describe("a deployment whose engine takes no key, with sm121:apiKey set", () => 
       ),
     );
     const local = renderSite(bound, recipes, { root: ROOT }).find((b) => b.deployment === dgpp.deployment);
-    expect(local === undefined ? undefined : json(local).http).toEqual({ bind_host: "127.0.0.1", port: 18080 });
+    expect(local === undefined ? undefined : json(local).http).toEqual({ host: "127.0.0.1", port: 18080 });
     expect(local?.nodes[0]?.api?.url).toBe("http://127.0.0.1:18080");
   });
 });

@@ -50,14 +50,14 @@ function checkoutPaths(recipe: Recipe): Omit<DgppPaths, "buildLog"> {
 /**
  * Stable JSON: keys in a fixed order, the engine table verbatim. DGPP takes no API key (its HTTP
  * service has no authentication), so it listens only where the site says rank 0 may bind: `bind`,
- * the node's BIND, else its ip (DGPP's `http.bind_host`; DGPP itself defaults to 127.0.0.1).
+ * the node's BIND, else its ip (the same bytes as before for a node without BIND: no restart).
  */
 export function dgppClusterJson(recipe: Recipe, peers: string[], bind: string): string {
   const d = recipe.dgpp;
   const doc = {
     model: recipe.model ?? recipe.servedModelName ?? recipe.name,
     world_size: peers.length,
-    http: { bind_host: bind, port: d?.httpPort ?? 18080 },
+    http: { host: bind, port: d?.httpPort ?? 18080 },
     rendezvous: { host: peers[0] ?? "127.0.0.1", port: (d?.httpPort ?? 18080) + 1000 },
     engine: d?.engine ?? {},
   };

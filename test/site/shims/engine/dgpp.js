@@ -51,13 +51,10 @@ function managerPlan(argv) {
   if (nodes[0] !== c.nodeIp()) throw die(`the manager runs on DGPP_NODES[0] (${nodes[0]}), not on ${c.nodeIp()}`);
   const port = cfg.http.port;
   const rdzv = (cfg.rendezvous && cfg.rendezvous.port) || Number(env.DGPP_RDZV_PORT || 29600);
-  // DGPP binds http.bind_host, where sm121 writes rank 0's bind address (older sm121 releases
-  // wrote http.host, and the upgrade tests run them).
-  const bindHost = cfg.http.bind_host || cfg.http.host || nodes[0];
   const listen = {
-    addr: c.bindAddress("dgpp", bindHost, port),
+    addr: c.bindAddress("dgpp", cfg.http.host || nodes[0], port),
     port,
-    shown: bindHost,
+    shown: cfg.http.host || nodes[0],
   };
   const maxLen = (cfg.engine && cfg.engine.max_model_len) || 131072;
   const out = log("manager");
