@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { benchSchema, doctorSchema, smokeSchema } from "../src/cli/schemas";
-import { json, servedSite, sm121, stackYaml, type CliSite } from "./cli-helpers";
+import { API_KEY, json, servedSite, sm121, stackYaml, type CliSite } from "./cli-helpers";
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
@@ -120,6 +120,29 @@ describe("sm121 logs", () => {
     for (let i = 0; i < 30 && (await sh(n3, "pgrep -f 'tail -n 1 -F' || true")) !== ""; i++)
       await new Promise((res) => setTimeout(res, 100));
     expect(await sh(n3, "pgrep -f 'tail -n 1 -F' || true")).toBe("");
+  });
+
+  it("masks the secrets sm121 keeps on the node, and an engine's api_key=..., in every line it prints", async () => {
+    // What real SGLang prints at start, and a line with the .env's key itself, into the container's log.
+    const say = (text: string) => `docker exec qwen38-flash sh -c 'printf "%s\\n" "${text}" > /proc/1/fd/1'`;
+    await sh(
+      s.nodes[1],
+      [say("server_args=ServerArgs(host=0.0.0.0, api_key=sk-other-42, port=8000)"), say(`using ${API_KEY}`)].join("\n"),
+    );
+    const r = await sm121(s.e, ["logs", "flash", "--lines", "2"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      "spark2 | server_args=ServerArgs(host=0.0.0.0, api_key=****, port=8000)\nspark2 | using ****\n",
+    );
+  });
+
+  it("shows an engine's control characters visible: a clipboard write (OSC 52), a bell, a CR", async () => {
+    // printf's own escapes make the bytes in the container: ESC ] 52 ; c ; <base64> BEL, then CR.
+    const hostile = "docker exec qwen38-flash sh -c 'printf \"\\033]52;c;cHduZWQ=\\007 done\\rok\\n\" > /proc/1/fd/1'";
+    await sh(s.nodes[1], hostile);
+    const r = await sm121(s.e, ["logs", "flash", "--lines", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("spark2 | \\u001B]52;c;cHduZWQ=\\u0007 done\\u000Dok\n");
   });
 
   it("names the deployments when the one asked for does not exist", async () => {

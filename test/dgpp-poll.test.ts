@@ -1,16 +1,18 @@
 /**
- * The DGPP build's poll, run by bash as the node runs it. The real tmux and the real build are in
- * test/e2e/dgpp.test.ts; here a `tmux` first on PATH answers `has-session`, so that the build can
- * end between the poll's two questions (its last line written, then its session gone), an
- * interleaving the real tmux gives only by chance.
+ * The DGPP build's start and poll, run by bash as the node runs them. The real tmux and the real
+ * build are in test/e2e/dgpp.test.ts; here a `tmux` first on PATH answers `has-session`, so that
+ * the build can end between the poll's two questions (its last line written, then its session
+ * gone), an interleaving the real tmux gives only by chance, and runs a new session's command at
+ * once.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { firstRecord, recordOfLine, type NodeRecord } from "../src/protocol";
-import type { DgppPaths } from "../src/render/dgpp";
-import { buildPollScript } from "../src/serve/dgpp";
+import { dgppPaths, type DgppPaths } from "../src/render/dgpp";
+import { buildPollScript, startBuild } from "../src/serve/dgpp";
+import { parseRecipe } from "../src/engines/recipes";
 import { testDir } from "./helpers/tmp";
 
 function poll(log: string | undefined, tmux: string): { state?: string; last: string } {
@@ -68,5 +70,40 @@ describe("the DGPP build's poll", () => {
   it("is done when the build ends between its two questions: the marker written, then the session gone", () => {
     const ends = 'echo SM121-DGPP-DONE >> "$BUILD_LOG"; exit 1';
     expect(poll("release.sh: building\n", ends)).toEqual({ state: "done", last: "SM121-DGPP-DONE" });
+  });
+});
+
+describe("the DGPP build's log", () => {
+  const recipe = parseRecipe(
+    "recipes/dg.toml",
+    'engine = "dgpp"\ndeploy = "native"\nmodel = "org/m"\n[dgpp]\nrepo = "r"\nrev = "v1"\n',
+  );
+
+  it("is in the deployment's own directory on rank 0, not in the node's shared /tmp", () => {
+    expect(dgppPaths(recipe, "~/.sm121/deployments/dg").buildLog).toBe("~/.sm121/deployments/dg/dgpp-build.log");
+  });
+
+  it("is made in a 0700 directory, and a symlink found at its name is replaced, never written through", () => {
+    const dir = testDir("sm121-dgpp-log-");
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    // A new session's command runs at once, as the session would run it.
+    writeFileSync(join(bin, "tmux"), '#!/bin/bash\n[ "$1" = new-session ] && bash -c "$5"\nexit 0\n');
+    chmodSync(join(bin, "tmux"), 0o755);
+    const own = join(dir, "home", ".sm121", "deployments", "dg");
+    mkdirSync(own, { recursive: true, mode: 0o755 });
+    const victim = join(dir, "victim");
+    writeFileSync(victim, "precious\n");
+    const paths = { ...dgppPaths(recipe, own), dir: join(dir, "dgpp"), buildScript: join(dir, "dgpp", "b.sh") };
+    symlinkSync(victim, paths.buildLog);
+    const r = spawnSync("bash", ["-c", startBuild(paths, "echo building\necho SM121-DGPP-DONE\n")], {
+      env: { PATH: `${bin}:${process.env["PATH"] ?? ""}`, HOME: join(dir, "home") },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(lstatSync(paths.buildLog).isSymbolicLink()).toBe(false);
+    expect(readFileSync(paths.buildLog, "utf8")).toBe("building\nSM121-DGPP-DONE\n");
+    expect(statSync(own).mode & 0o777).toBe(0o700);
   });
 });

@@ -66,9 +66,9 @@ const KINDS = {
     nb: withEnv,
     st: base(withEnv, {
       files: { [FILE]: { sha256: "b".repeat(64), ctime: later } },
-      envText: 'MAX_NUM_SEQS="4"\nOLD_KEY="x"\n',
+      envText: 'MAX_NUM_SEQS="4"\nOLD_SETTING="x"\n',
     }),
-    values: ["MAX_NUM_SEQS 8 -> 4", "MODEL", "OLD_KEY", ".env"],
+    values: ["MAX_NUM_SEQS 8 -> 4", "MODEL", "OLD_SETTING", ".env"],
   },
   "no-record": { nb: withEnv, st: base(withEnv, { running: false, recorded: undefined }), values: ["sm121"] },
   "other-bundle": { nb: withEnv, st: base(withEnv, { recorded: { identity: "older", files: {} } }), values: [] },
@@ -150,7 +150,7 @@ describe("the look's findings, as messages in six languages", () => {
       "spark2: the engine is not running (docker does not answer: Cannot connect to the Docker daemon)",
     ]);
     expect(said("edited")).toEqual([
-      "spark2: .env edited on the node: MAX_NUM_SEQS 8 -> 4, OLD_KEY added (x), MODEL removed",
+      "spark2: .env edited on the node: MAX_NUM_SEQS 8 -> 4, OLD_SETTING added (x), MODEL removed",
     ]);
     expect(said("hung")).toEqual([
       "spark2: answers /v1/models but no token in 10 s and its request counters stood still (7)",

@@ -68,6 +68,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   recv: { path: "/home/ops/.sm121/fanout/x/recv.sh" },
   sent: { bytes: 1024 },
   benchKey: { key64: "" },
+  heldSecret: { value64: "" },
   need: { index: 3, ok: false },
   nodeMemory: { memKiB: null, wsf: "10", apps64: "", appsRc: 0 },
   engineRunning: {},

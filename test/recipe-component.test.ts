@@ -95,6 +95,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The program's registrations for a site (its sm121: keys), as the mocks saw them. */
 interface MockRun {
   registered: Registered[];
+  /** The outputs each component (and the stack) registered, by name: their property names. */
+  outputs: Record<string, string[]>;
   loaded: string[];
   stacks: { deep: number; deepRegistrations: number; short: number };
   formatter: "kept" | "removed";
@@ -214,6 +216,13 @@ describe("the Recipe component under Pulumi's mocks", () => {
         expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
       },
     );
+
+    it("registers its components' outputs with nothing that waits on an engine (no RPC after a failed step)", () => {
+      // An output that waited on an engine went to Pulumi's engine after the engine's step; when another
+      // deployment's step had failed by then, Pulumi's engine had stopped taking them, and the SDK printed
+      // the gRPC error as a stack trace (docs/up.md, "A failed up ends in sm121's words").
+      for (const name of ["mocks", "hooked", "dg", "plain"]) expect(r.outputs[name], name).toEqual([]);
+    });
 
     it("drops the run harness's stack trace formatter (source maps) unless SM121_DEBUG=1", () => {
       expect(r.formatter).toBe("removed");

@@ -24,7 +24,7 @@ describe("known keys, from the schemas", () => {
     const siteKeys = [
       "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
       "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, drainS, keepBackups, hooks, modelCache, imageSync",
-      "fabric, fabricCheck",
+      "requireApiKey, fabric, fabricCheck",
       "liveness",
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];

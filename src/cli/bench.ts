@@ -21,9 +21,7 @@ import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
-import { parseJson } from "./smoke";
-import { keyFiles } from "../serve/readiness";
-import { stringOf } from "../text/unknown";
+import { keyFiles, readModels } from "../serve/readiness";
 import { firstRecord, printRecord } from "../protocol";
 
 function count(p: Parsed, flag: string, fallback: number): number {
@@ -48,10 +46,9 @@ export function getModels(
         res.setEncoding("utf8");
         res.on("data", (s: string) => (text += s));
         res.on("end", () => {
-          const j = parseJson(text) as { data?: Array<{ id?: unknown }> } | undefined;
           resolve({
             code: res.statusCode ?? 0,
-            ids: (j?.data ?? []).map((m) => stringOf(m.id)),
+            ids: (readModels(text)?.data ?? []).map((m) => m.id),
             ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }),
           });
         });

@@ -17,6 +17,7 @@ import { connect } from "../remote";
 import { fingerprint, hostKeyStatus, hostPattern, keyTypeOf, verifyHostKey } from "../remote/knownhosts";
 import { scanHostKey } from "../remote/keyscan";
 import { expandHome } from "../text/home";
+import { withoutCredentials } from "../text/secrets";
 import { UsageError, bool, str, type Parsed } from "./args";
 import { cliAuth } from "./connect";
 import type { CliContext } from "./context";
@@ -192,7 +193,7 @@ export async function initCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const text = stackYaml({ facts, knownHosts: knownHostsSaid, images, gateway: bool(p, "gateway") });
   writeFileSync(file, salt + text, { flag: salt === "" ? "wx" : "w" });
   ctx.out(t("init.wrote", { file: `Pulumi.${stack}.yaml`, deployment: SOLO_RECIPE, node: facts[0]?.name ?? "" }));
-  if (!state.url.startsWith("file://")) ctx.out(t("init.backendSet", { url: state.url }));
+  if (!state.url.startsWith("file://")) ctx.out(t("init.backendSet", { url: withoutCredentials(state.url) }));
   else ctx.out(t("init.backendShared", { url: state.url }));
   ctx.out(t("init.next", { stack }));
   return 0;

@@ -6,9 +6,20 @@
  * Closing an ssh channel does not signal the process behind it, so a followed log runs beside a
  * heartbeat: when the channel is gone, the heartbeat's write fails and the follower is killed, and
  * nothing is left behind on the node.
+ *
+ * An engine may print a secret in its log (SGLang prints its `api_key` with its arguments at
+ * start), which `pulumi up` masks: so does this. Before the log, each node says the secrets sm121
+ * keeps there for the deployment (secrets.env, a script recipe's .env: what the engine was given),
+ * and every line printed, from any node, has each of them and every `API_KEY=`-like value masked.
  */
 import { withHosts, type Host } from "../remote";
 import type { NodeBundle } from "../render/types";
+import { printRecord, recordsOf } from "../protocol";
+import { maskSecrets } from "../serve/failure";
+import { keyFiles } from "../serve/readiness";
+import { SECRETS_ENV_KEYS } from "../targets/secretsenv";
+import { ASSIGNMENT_READER } from "../text/assign";
+import { nodePath } from "../text/shell";
 import { UsageError, bool, num, type Parsed } from "./args";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
@@ -28,6 +39,22 @@ export function logsScript(nb: NodeBundle, lines: number, follow: boolean): stri
     `while kill -0 "$pid" 2>/dev/null; do sleep 1; echo ${HEARTBEAT} || stop; done`,
     'wait "$pid"',
   ].join("\n");
+}
+
+/** The values of the secrets sm121 keeps on the node for the deployment, one record each. */
+export function heldSecretsScript(nb: NodeBundle): string {
+  const value = printRecord("heldSecret", '"value64":"%s"', `"$(printf '%s' "$REPLY" | base64 -w0)"`);
+  return [
+    ASSIGNMENT_READER,
+    `for f in ${keyFiles(nb).map(nodePath).join(" ")}; do for k in ${SECRETS_ENV_KEYS.join(" ")}; do`,
+    `  if sm121_get "$f" "$k" && [ -n "$REPLY" ]; then ${value}; fi`,
+    "done; done; true",
+  ].join("\n");
+}
+
+async function heldSecrets(nb: NodeBundle, h: Host): Promise<string[]> {
+  const res = await h.run(heldSecretsScript(nb), { step: "logs", allowFailure: true, timeoutMs: 30_000 });
+  return recordsOf(res.records, "heldSecret").map((r) => Buffer.from(r.value64, "base64").toString("utf8"));
 }
 
 export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
@@ -65,6 +92,12 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     }
+    // Every node's secrets mask every node's lines: a key is the same on the nodes of a deployment.
+    const held = (await Promise.all(nodes.map((nb) => heldSecrets(nb, hostOf(hosts, nb))))).flat();
+    const own = process.env["SM121_API_KEY"];
+    const secrets = Object.fromEntries([...held, ...(own === undefined ? [] : [own])].map((v, i) => [String(i), v]));
+    const out = (l: string) => ctx.out(maskSecrets(l, secrets));
+    const err = (l: string) => ctx.err(maskSecrets(l, secrets));
     const one = async (nb: NodeBundle, h: Host): Promise<boolean> => {
       const prefix = `${pad(nb.node, width)} | `;
       try {
@@ -73,16 +106,16 @@ export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
           step: "logs",
           allowFailure: true,
           onLine: (l) => {
-            if (l !== HEARTBEAT && !stopping) ctx.out(prefix + l);
+            if (l !== HEARTBEAT && !stopping) out(prefix + l);
           },
           onErrLine: (l) => {
-            if (l.trim() !== "" && !stopping) ctx.err(prefix + l);
+            if (l.trim() !== "" && !stopping) err(prefix + l);
           },
         });
         return true;
       } catch (e) {
         if (stopping) return true;
-        ctx.err(prefix + (e instanceof Error ? e.message : String(e)));
+        err(prefix + (e instanceof Error ? e.message : String(e)));
         return false;
       }
     };

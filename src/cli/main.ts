@@ -14,6 +14,7 @@ import { smokeCommand } from "./smoke";
 import { statusCommand } from "./status";
 import { flagSpec, isVerb, usage, verbUsage, type Verb } from "./usage";
 import { validateCommand } from "./validate";
+import { visible } from "../text/visible";
 
 type Run = (ctx: CliContext, p: Parsed) => number | Promise<number>;
 
@@ -57,10 +58,11 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     if (e.code === "EPIPE") piped = false;
     else throw e;
   });
+  // Every line the CLI prints may hold what a node or an engine sent: its control characters are shown.
   const out = (l: string) => {
-    if (piped) process.stdout.write(`${l}\n`);
+    if (piped) process.stdout.write(`${visible(l)}\n`);
   };
-  const err = (l: string) => process.stderr.write(`${l}\n`);
+  const err = (l: string) => process.stderr.write(`${visible(l)}\n`);
   try {
     applyLang(argv);
   } catch (e) {

@@ -24,12 +24,12 @@ import type { RunResult } from "../remote";
 import { cliAuth, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
-import { curlResult, nodeCurlScript, parseJson } from "./smoke";
+import { curlResult, nodeCurlScript } from "./smoke";
 import { jsonOut, statusSchema, type Health, type StatusEntry, type StatusNode, type StatusReport } from "./schemas";
 import { statusText } from "./table";
 import { entryLoad, loadText } from "./load";
 import { loadOptions, watchLoad } from "./watch";
-import { stringOf } from "../text/unknown";
+import { readModels } from "../serve/readiness";
 import { firstRecord, printRecord } from "../protocol";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
@@ -118,17 +118,21 @@ export function recordLines(node: string, step: string, res: RunResult): string[
     .map((l) => `${node} ${step} | ${l}`);
 }
 
-function healthOf(code: number, latencyMs: number, body: string): Health {
-  const models = parseJson(body) as { data?: Array<{ id?: unknown; max_model_len?: unknown }> } | undefined;
-  const data = Array.isArray(models?.data) ? models.data : [];
-  const first = data[0]?.max_model_len;
+/**
+ * The health of one engine from its /v1/models answer, read with the one schema (serve/readiness
+ * readModels): a 200 whose body is no model list is not healthy (the row says so), and never ends
+ * the status of the other engines.
+ */
+export function healthOf(code: number, latencyMs: number, body: string): Health {
+  const models = readModels(body);
+  const data = models?.data ?? [];
   return {
     checked: true,
-    ok: code === 200,
+    ok: code === 200 && models !== undefined,
     httpCode: code,
     latencyMs,
-    models: data.map((m) => stringOf(m.id)),
-    maxModelLen: typeof first === "number" ? first : null,
+    models: data.map((m) => m.id),
+    maxModelLen: data[0]?.max_model_len ?? null,
   };
 }
 

@@ -130,6 +130,7 @@ export function healthText(h: Health): string {
     return "-";
   }
   if (h.ok) return t("status.healthOk", { models: h.models.join(",") || "-", ms: h.latencyMs });
+  if (h.httpCode === 200) return t("status.healthNoList");
   return h.httpCode === 0 ? t("status.healthNoAnswer") : t("status.healthHttp", { code: h.httpCode });
 }
 

@@ -41,6 +41,8 @@ export function watchFrame(r: StatusReport, width: number, at: Date): string[] {
 export async function watchLoad(ctx: CliContext, next: () => Promise<StatusReport>): Promise<number> {
   for (;;) {
     const report = await next();
-    ctx.out(CLEAR + watchFrame(report, terminalWidth(), new Date()).join("\n"));
+    // sm121's own escape, straight to the terminal: ctx.out shows every control character it is given.
+    process.stdout.write(CLEAR);
+    ctx.out(watchFrame(report, terminalWidth(), new Date()).join("\n"));
   }
 }

@@ -7,6 +7,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all } from "@pulumi/pulumi/output";
+import { endpointKey } from "../engines";
 import { GatewayFragment } from "../providers/gatewayFragment";
 import type { ConnectionSettings } from "../providers/settings";
 import type { Site } from "../recipe/types";
@@ -37,6 +38,8 @@ export function gatewayModelOf(site: Site, b: DeploymentBundle): GatewayModel {
     deployment: b.deployment,
     model: modelOf(site, b),
     status: "serving",
+    // An engine that takes no key is sent none (engines endpointKey).
+    ...(endpointKey(b) === "none" && { keyless: true }),
     endpoints: b.nodes.flatMap((n) =>
       n.api === undefined
         ? []

@@ -32,6 +32,8 @@ export interface DeploymentArgs {
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** sm121:apiKey is set (the plan says when this deployment's endpoint does not take it). */
+  apiKey: boolean;
   allow: Allowances;
   /** Run the read-only node checks at plan time. */
   preflight: boolean;
@@ -149,6 +151,7 @@ export class Deployment extends ComponentResource {
         bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
         connection: args.connection,
         secrets: args.secrets,
+        apiKey: args.apiKey,
         allow: args.allow,
         drift: args.drift,
         findings: args.findings,
@@ -177,6 +180,11 @@ export class Deployment extends ComponentResource {
       ),
     );
     Object.assign(this, { endpoints, servedModel, status, firstToken });
-    this.registerOutputs({ endpoints, servedModel, status, firstToken });
+    // The outputs are the stack's (program.ts), not the component's: registered now, with nothing
+    // that waits on the engine. Outputs that waited on it went to the engine after the engine's
+    // step, and when another deployment's step had failed by then, the engine had stopped taking
+    // them: the SDK then printed the gRPC error ("resource monitor shut down while sending
+    // resource outputs") as a stack trace, in colour whatever NO_COLOR said (docs/up.md).
+    this.registerOutputs({});
   }
 }

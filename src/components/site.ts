@@ -103,7 +103,7 @@ export class Site extends ComponentResource {
   /** One deployment's component, with what it needs of the site. */
   private deployment(w: SiteWiring, bundle: DeploymentBundle, after: Resource[]): Deployment {
     const recipe = w.recipes.get(bundle.recipe);
-    const dgpp = dgppOf(w.site, recipe);
+    const dgpp = dgppOf(w.site, recipe, bundle.nodes[0]?.stateDir ?? "");
     const model = modelSyncOf(w.site, recipe, bundle);
     const image = imageSyncOf(w.site, recipe, bundle);
     const unknown = w.seen.unknown[bundle.deployment];
@@ -115,6 +115,7 @@ export class Site extends ComponentResource {
         connection: w.connection,
         // Each value secret, the keys plain: the plan names a rotated secret, never its value.
         secrets: w.secrets,
+        apiKey: "API_KEY" in w.secrets,
         allow: w.allow,
         preflight: w.preflight,
         drift: w.seen.drift[bundle.deployment] ?? [],
@@ -154,12 +155,12 @@ export class Site extends ComponentResource {
 }
 
 /** DGPP recipes get their provisioning: the pin (when set) and where DGPP lives on the nodes. */
-function dgppOf(site: SiteSpec, r: Recipe | undefined) {
+function dgppOf(site: SiteSpec, r: Recipe | undefined, headDir: string) {
   // A [dgpp] block is refused on any other engine's recipe (the dgpp driver's recipe rules).
   if (r?.dgpp === undefined) return undefined;
   const pinned = r.dgpp.repo !== undefined && r.dgpp.rev !== undefined;
   const pin = pinned && { rev: r.dgpp.rev, buildScript: dgppBuildScript(r) };
-  return { paths: dgppPaths(r), pollS: site.dgppPollS, capS: 90 * 60, ...pin };
+  return { paths: dgppPaths(r, headDir), pollS: site.dgppPollS, capS: 90 * 60, ...pin };
 }
 
 /**

@@ -60,6 +60,9 @@ export const dgpp: EngineDriver = {
   parallelArgs: () => [],
   distributedArgs: () => [],
   engineEnv: () => ({}),
+  // No key: "The service has no TLS or authentication" (HawkBearPig/dgpp docs/operations.md), and
+  // its deployment JSON's `http` takes only bind_host, port and max_body_bytes
+  // (scripts/site_env.py, src/serve/cluster_config.cpp). It binds 127.0.0.1 unless told otherwise.
   apiKey: "none",
   apiKeyArgs: () => [],
   takesHostPort: false,

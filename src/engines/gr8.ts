@@ -20,6 +20,10 @@ export const gr8: EngineDriver = {
   parallelArgs: () => [],
   distributedArgs: (ctx) => ["--tp", String(ctx.recipe.tp), "--peers", ctx.peers.join(",")],
   engineEnv: () => ({}),
+  // No key: gr8's source is not public, its glm53 entrypoint takes no key option, and kindlingai's
+  // published stack of the same `glm53 up` (glm-5.3-flash-gx10: image/entrypoint.sh, KNOBS.md)
+  // starts vLLM with no --api-key, bound to 0.0.0.0. sm121 cannot make it ask for one
+  // (docs/security.md, "Engines that take no key").
   apiKey: "none",
   apiKeyArgs: () => [],
   takesHostPort: false,

@@ -78,6 +78,7 @@ function fieldsOfEachKind() {
     sent: { bytes: int().nonnegative() },
     // The CLI's scripts.
     benchKey: { key64: z.string() },
+    heldSecret: { value64: z.string() },
     need: { index: int().nonnegative(), ok: z.boolean() },
     nodeMemory: { memKiB: count(), wsf: z.string(), apps64: z.string().optional(), appsRc: int().optional() },
     engineRunning: {},

@@ -3,6 +3,7 @@ import "./cancel";
 import { fstatSync } from "node:fs";
 import { runName, type SshAuth } from "../remote";
 import { expandHome } from "../text/home";
+import { visible } from "../text/visible";
 import type { ConnectionSettings } from "./settings";
 
 /**
@@ -20,8 +21,9 @@ export function settled<T>(compute: () => T): Promise<T> {
  */
 export function providerLog(subject: string): (message: string) => void {
   endWithRun();
+  // What a node printed (progress, an engine's last log line) is shown with its control characters visible.
   return (message) => {
-    process.stderr.write(`sm121: ${subject}: ${message}\n`);
+    process.stderr.write(`sm121: ${visible(subject)}: ${visible(message)}\n`);
   };
 }
 

@@ -13,11 +13,10 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
-import { ShimResource } from "./shim";
+import { packedBundle, ShimResource } from "./shim";
 import { stagedLines, type DgppPaths } from "../render/dgpp";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./settings";
-import { pack } from "./packed";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -43,7 +42,7 @@ export class DgppProvision extends ShimResource {
       "dgppImpl",
       "DgppProvision",
       name,
-      { ...shown, staged, __bundle: b.apply(pack), marker: undefined, built: undefined },
+      { ...shown, staged, __bundle: b.apply(packedBundle), marker: undefined, built: undefined },
       { ...opts, additionalSecretOutputs: ["connection"] },
     );
   }

@@ -32,7 +32,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
-import { ShimResource } from "./shim";
+import { packedBundle, ShimResource } from "./shim";
 import { deploymentPlan } from "../render/plan";
 import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
@@ -41,7 +41,6 @@ import type { ReplicaPlace } from "../render/replicas";
 import type { Msg } from "../text/messages";
 import type { EngineWire, Findings } from "./wire";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
-import { pack } from "./packed";
 
 export interface EngineDeploymentInputs {
   /** The deployment's name: what plan-time refusals are reported against. */
@@ -52,6 +51,8 @@ export interface EngineDeploymentInputs {
   connection: pulumi.Input<ConnectionSettings>;
   /** HF_TOKEN / API_KEY set as Pulumi secrets. */
   secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** sm121:apiKey is set: the plan says when this endpoint does not take it (render/plan keyNote). */
+  apiKey?: boolean;
   allow: pulumi.Input<Allowances>;
   gateway?: pulumi.Input<GatewaySettings>;
   /** What the plan-time look at the nodes found (serve/observe): each message a reason to act. */
@@ -99,12 +100,12 @@ export class EngineDeployment extends ShimResource {
       deployment: args.deployment,
       plan: all([bundle, args.allow]).apply(([b, allow]) => {
         const overrides = allow.overrides !== undefined ? { overrides: allow.overrides } : {};
-        return deploymentPlan(b, { restart: allow.restart, ...overrides });
+        return deploymentPlan(b, { restart: allow.restart, ...overrides, apiKey: args.apiKey === true });
       }),
       drift: args.drift,
       secrets: args.secrets,
       connection: args.connection,
-      __bundle: bundle.apply(pack),
+      __bundle: bundle.apply(packedBundle),
       __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply(
         ([allow, preflight, findings, gateway, health, liveness]) => ({
           allow,

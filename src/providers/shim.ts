@@ -14,9 +14,12 @@
  * `handler()` returns the provider object. test/providers-shim.test.ts runs the SDK's own host
  * code on this text and fails if that contract changes.
  */
-import type { Inputs } from "@pulumi/pulumi/output";
+import { output, secret, type Inputs, type Output } from "@pulumi/pulumi/output";
 import { CustomResource, type CustomResourceOptions } from "@pulumi/pulumi/resource";
 import * as NodePath from "node:path";
+import { holdsSecrets } from "../render/plan";
+import type { DeploymentBundle } from "../render/types";
+import { pack } from "./packed";
 import { PROVIDER_KEY, providerText } from "./providerText";
 import { STATE_VERSIONS, type StateKind } from "./stateVersion";
 
@@ -42,4 +45,12 @@ export class ShimResource extends CustomResource {
     const own = { [PROVIDER_KEY]: textFor(impl), stateVersion: STATE_VERSIONS[type] };
     super(`pulumi-nodejs:dynamic/sm121:${type}`, name, { ...props, ...own }, opts);
   }
+}
+
+/**
+ * A bundle packed for its `__bundle` property (./packed): a Pulumi secret when it carries a value
+ * that is or looks secret (a profile's or a recipe's token), so that the state never holds it plain.
+ */
+export function packedBundle(b: DeploymentBundle): Output<string> {
+  return holdsSecrets(b) ? secret(pack(b)) : output(pack(b));
 }

@@ -19,8 +19,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
 import type { ConnectionSettings } from "./settings";
-import { pack } from "./packed";
-import { ShimResource } from "./shim";
+import { packedBundle, ShimResource } from "./shim";
 import type { SurgePhase, SurgeRun, SurgeStarted, SurgeWire } from "./wire";
 
 export interface SurgeInputs {
@@ -49,7 +48,7 @@ export class Surge extends ShimResource {
       __set: args.set,
       secrets: args.secrets,
       connection: args.connection,
-      __bundle: pack(args.bundle),
+      __bundle: packedBundle(args.bundle),
       __run: args.run,
       start: args.start,
       started: undefined,

@@ -6,6 +6,7 @@
  * locale of the process that made the error.
  */
 import { msg, say, type Msg } from "../text/messages";
+import { visible } from "../text/visible";
 
 export interface SpecErrorInit {
   file: string;
@@ -57,12 +58,10 @@ export function formatSpecError(e: SpecErrorInit): string {
 /**
  * Messages echo what the operator wrote (keys, words, file names). A control or invisible format
  * character in them would reach the terminal (an ESC sequence, a right-to-left override), so it is
- * shown as \uXXXX; a message is one line.
+ * shown as \uXXXX (text/visible); a message is one line.
  */
 export function printable(s: string): string {
-  return s.replace(/[\p{Cc}\p{Cf}]/gu, (c) =>
-    c === "\t" ? c : `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`,
-  );
+  return visible(s, { lines: false });
 }
 
 /**

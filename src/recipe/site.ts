@@ -243,6 +243,7 @@ function siteSchema() {
     hooks: z.enum(["engine", "pulumi-command"]).default("engine"),
     modelCache: z.enum(["off", "keep", "remove"]).default("off"),
     imageSync: flag().default(false),
+    requireApiKey: flag().default(false),
     fabric: siteFabricSchema(),
     fabricCheck: flag().default(false),
     liveness: liveness.default({
@@ -392,6 +393,7 @@ export function siteFrom(source: SiteSource, stack: string): Site {
     spares,
     modelCache: s.modelCache,
     imageSync: s.imageSync,
+    requireApiKey: s.requireApiKey,
     fabric: { ...s.fabric, check: s.fabricCheck },
     liveness: { timeoutS: s.liveness.timeout, maxRestarts: s.liveness.maxRestarts, windowS: s.liveness.windowS },
     ...(s.gateway !== undefined && { gateway: s.gateway }),

@@ -192,6 +192,8 @@ export interface Site {
   modelCache: "off" | "keep" | "remove";
   /** A docker recipe's image with one ID on every node of a deployment (ImageSync). */
   imageSync: boolean;
+  /** Every deployment's endpoint must ask for a key: one whose engine takes none (gr8, DGPP) is refused. */
+  requireApiKey: boolean;
   /** How containers that span nodes reach the fabric, and the link test's settings. */
   fabric: SiteFabric;
   liveness: Liveness;

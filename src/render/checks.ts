@@ -1,5 +1,5 @@
 /** Rules across the site and the recipes, checked before anything is rendered or touched. */
-import { driverFor } from "../engines";
+import { driverFor, endpointKey } from "../engines";
 import { MAX_ERRORS, SpecError } from "../recipe/errors";
 import { tableFor } from "../engines/options/versions";
 import { dotted, type FieldPath } from "../recipe/locate";
@@ -36,6 +36,10 @@ export function checkDeployments(site: Site, recipes: ReadonlyMap<string, Recipe
       const problem = msg("spec.check.unknownRecipe", { recipe: d.recipe, dir: `${site.recipesDir}/` });
       errors.push(siteErr([...entry, "recipe"], problem, fix));
       return;
+    }
+    if (site.requireApiKey && endpointKey(recipe) === "none") {
+      const problem = msg("spec.check.takesNoKey", { deployment: d.name, engine: recipe.engine });
+      errors.push(siteErr([...entry, "recipe"], problem, msg("spec.check.takesNoKeyFix", { deployment: d.name })));
     }
     d.nodes.forEach((n, j) => {
       const prev = owner.get(n);

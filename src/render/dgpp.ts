@@ -25,7 +25,17 @@ export function stagedLines(b: DeploymentBundle, paths: DgppPaths): string[] {
   );
 }
 
-export function dgppPaths(recipe: Recipe): DgppPaths {
+/**
+ * Where DGPP's files are on the nodes. The build log is in the deployment's own directory on rank 0
+ * (`deploymentDir`, made 0700 by the build's start), never in the node's shared /tmp, where anyone
+ * could put a symlink at its name and have the build write over another file.
+ */
+export function dgppPaths(recipe: Recipe, deploymentDir: string): DgppPaths {
+  return { ...checkoutPaths(recipe), buildLog: joinNode(deploymentDir, "dgpp-build.log") };
+}
+
+/** The paths in the DGPP checkout on the nodes. */
+function checkoutPaths(recipe: Recipe): Omit<DgppPaths, "buildLog"> {
   const dir = recipe.dgpp?.dir ?? "~/dgpp";
   return {
     dir,
@@ -33,18 +43,21 @@ export function dgppPaths(recipe: Recipe): DgppPaths {
     env: joinNode(dir, ".env"),
     marker: joinNode(dir, ".sm121-dgpp-rev"),
     buildScript: joinNode(dir, `.sm121-dgpp-build-${recipe.name}.sh`),
-    buildLog: `/tmp/${recipe.name}-dgpp-build.log`,
     session: `sm121-dgpp-${recipe.name}`,
   };
 }
 
-/** Stable JSON: keys in a fixed order, the engine table verbatim. */
-export function dgppClusterJson(recipe: Recipe, peers: string[]): string {
+/**
+ * Stable JSON: keys in a fixed order, the engine table verbatim. DGPP takes no API key (its HTTP
+ * service has no authentication), so it listens only where the site says rank 0 may bind: `bind`,
+ * the node's BIND, else its ip (the same bytes as before for a node without BIND: no restart).
+ */
+export function dgppClusterJson(recipe: Recipe, peers: string[], bind: string): string {
   const d = recipe.dgpp;
   const doc = {
     model: recipe.model ?? recipe.servedModelName ?? recipe.name,
     world_size: peers.length,
-    http: { host: peers[0] ?? "127.0.0.1", port: d?.httpPort ?? 18080 },
+    http: { host: bind, port: d?.httpPort ?? 18080 },
     rendezvous: { host: peers[0] ?? "127.0.0.1", port: (d?.httpPort ?? 18080) + 1000 },
     engine: d?.engine ?? {},
   };
@@ -73,7 +86,7 @@ export function dgppBuildScript(recipe: Recipe): string {
   const d = recipe.dgpp;
   if (d?.repo === undefined || d.rev === undefined)
     throw new Error(`${recipe.file}: [dgpp] has no repo/rev to provision`);
-  const p = dgppPaths(recipe);
+  const p = checkoutPaths(recipe);
   return [
     "#!/usr/bin/env bash",
     `# Written by sm121: builds and installs DGPP ${d.rev} for recipe ${recipe.name}.`,

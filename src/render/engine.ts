@@ -74,17 +74,20 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
       ...(keyFile !== undefined && { keyFile }),
       ...(access !== undefined && { access }),
     };
-    // An engine that takes no --host answers on its own peer address: rank 0's ip, not BIND.
-    const apiHost = driver.takesHostPort ? bindHost : (peers[0] ?? bindHost);
+    // An engine that takes no --host answers on its own peer address: rank 0's ip, not BIND. DGPP
+    // listens where its cluster JSON binds it: rank 0's bind address.
+    const headBind = nodes[0]?.env.BIND ?? nodes[0]?.ip ?? bindHost;
+    const apiHost = driver.takesHostPort ? bindHost : headCoordinated ? headBind : (peers[0] ?? bindHost);
     const serves = rank === 0;
     const extraFiles: TargetScripts["files"] = [];
     let scripts: TargetScripts;
     if (headCoordinated) {
       // The head-coordinated engine (DGPP) brings its own bundle: cluster JSON, .env, its manager.
-      const paths = dgppPaths(recipe);
+      const paths = dgppPaths(recipe, stateDir);
       const user = node.ssh?.user ?? "root";
       // Stage first: the cluster JSON and .env go to every launch node (install validates them per node).
-      extraFiles.push({ path: paths.config, content: dgppClusterJson(recipe, peers), mode: 0o644, backup: true });
+      const config = dgppClusterJson(recipe, peers, headBind);
+      extraFiles.push({ path: paths.config, content: config, mode: 0o644, backup: true });
       extraFiles.push({ path: paths.env, content: dgppEnvFile(recipe, peers, user), mode: 0o644, backup: true });
       scripts = dgppNativeTarget(spec, paths.dir, paths.config, { host: apiHost, port }, releaseOf(recipe));
       spec.argv = serves ? ["scripts/dgpp-cluster", "up", "--config", paths.config] : [];
@@ -167,7 +170,7 @@ function enginePreflight(recipe: Recipe, node: SiteNode, spec: LaunchSpec, o: Pr
     const revision = recipeRevision(recipe) ?? "main";
     const why = headCoordinated
       ? "the checkpoint; DGPP's own preflight needs it: " +
-        `run \`python3 scripts/download_model.py --config ${dgppPaths(recipe).config}\` on rank 0`
+        `run \`python3 scripts/download_model.py --config ${dgppPaths(recipe, spec.stateDir).config}\` on rank 0`
       : o.hfFilled
         ? "the checkpoint in the node's HF cache; without it the engine downloads it at start"
         : "the checkpoint in the node's HF cache, which nothing in this up fills " +

@@ -38,6 +38,8 @@ export interface GatewayModel {
   /** serving | failed | stopped | drifted | starting | unknown | removed | destroyed */
   status: string;
   endpoints: GatewayEndpoint[];
+  /** Its engine takes no API key (gr8, DGPP): the file never sends it sm121:apiKey. */
+  keyless?: boolean;
 }
 
 export interface GatewayFile {
@@ -99,23 +101,31 @@ const ROUTER_NOTE =
   " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
   "another, and a replica that fails is left out of every pick for cooldown_time seconds.";
 
+/** Whether the file sends sm121:apiKey to a model's endpoints: the key is set and its engine takes one. */
+const sendsKey = (opts: GatewayOptions, m: GatewayModel): boolean => opts.apiKey && m.keyless !== true;
+
 export function litellm(resolved: Resolved[], opts: GatewayOptions, warnings: string[]): GatewayFile {
-  const apiKey = opts.apiKey ? `os.environ/${GATEWAY_KEY_VAR}` : LITELLM_PLACEHOLDER_KEY;
+  const apiKey = (m: GatewayModel) => (sendsKey(opts, m) ? `os.environ/${GATEWAY_KEY_VAR}` : LITELLM_PLACEHOLDER_KEY);
   const list = resolved.flatMap(({ m, endpoints }) => {
-    return endpoints.filter((e) => e.enabled).map((e) => litellmEntry(m.model, m.deployment, e, apiKey));
+    return endpoints.filter((e) => e.enabled).map((e) => litellmEntry(m.model, m.deployment, e, apiKey(m)));
   });
   const disabled = resolved.flatMap(({ m, endpoints }) =>
     endpoints
       .filter((e) => !e.enabled)
       .flatMap((e) => [
         disabledLine(m.model, e.node, e.url, e.why ?? ""),
-        ...commented([litellmEntry(m.model, m.deployment, e, apiKey)]),
+        ...commented([litellmEntry(m.model, m.deployment, e, apiKey(m))]),
       ]),
   );
   const keyLine = opts.apiKey
     ? ` api_key: the engines' key (sm121:apiKey), read from $${GATEWAY_KEY_VAR} in the proxy's environment.`
     : " api_key: the engines have no key (sm121:apiKey is not set); LiteLLM needs one, so a placeholder is sent.";
   const head = [" Written by sm121. LiteLLM proxy model_list; one entry per enabled endpoint.", keyLine];
+  const keyless = [
+    ...new Set(resolved.filter(({ m }) => opts.apiKey && m.keyless === true).map(({ m }) => m.deployment)),
+  ];
+  if (keyless.length > 0)
+    head.push(` ${keyless.join(", ")}: the engine takes no key, so the placeholder is sent there, never the key.`);
   if (disabled.length > 0) head.push(` ${KEPT} (LiteLLM has no switch for an entry):`, ...disabled);
   const replicated =
     resolved.some(({ endpoints }) => endpoints.length >= 2) ||
@@ -147,11 +157,11 @@ export function llamaSwap(resolved: Resolved[], opts: GatewayOptions, warnings: 
   // escaping only \ and " (proxy/config substituteEnvMacros): in double quotes, any key it takes
   // reads back exactly; bare, a key with `: `, ` #`, a quote or a backslash would not.
   const keyRef = () => Object.assign(new Scalar(`\${env.${GATEWAY_KEY_VAR}}`), { type: Scalar.QUOTE_DOUBLE });
-  const key = () => (opts.apiKey ? { apiKey: keyRef() } : {});
+  const key = (m: GatewayModel) => (sendsKey(opts, m) ? { apiKey: keyRef() } : {});
   for (const { m, endpoints } of resolved) {
     for (const e of endpoints) {
       const peer = peerId(m.deployment, e.node);
-      const entry: Peer = { proxy: e.url, ...key(), models: [m.model] };
+      const entry: Peer = { proxy: e.url, ...key(m), models: [m.model] };
       if (!e.enabled) {
         disabled.push(disabledLine(m.model, e.node, e.url, e.why ?? ""), ...commented({ [peer]: entry }));
         continue;

@@ -5,12 +5,28 @@
  * node's name. Pulumi diffs a multi-line string line by line and shows only the changed lines with
  * two lines of context, so a changed flag reads as `- --max-model-len 32768` / `+ ... 16384`,
  * whole, and the scripts that follow from these facts never show. Pure; no secret value appears
- * (a key of SECRET_KEYS shows as `(secret)`).
+ * (a key of SECRET_KEYS, and a key or value that looks secret, shows as `(secret)`).
  */
 import { isSecretKey } from "./keys";
 import { quoteArgv } from "../text/shell";
+import { looksSecret } from "../text/secrets";
+import { endpointKey } from "../engines";
+import { msg, say, type Msg } from "../text/messages";
 import type { DeploymentBundle, NodeBundle, Readiness } from "./types";
 import type { RunOverrides } from "./overrides";
+
+/**
+ * What a deployment's endpoint does when sm121:apiKey is set and it does not take the key from
+ * sm121 (engines endpointKey): one rule for every engine, said by the plan (a line of its own) and
+ * by the up's warnings. Undefined when the engine is started with the key.
+ */
+export function keyNote(b: DeploymentBundle): Msg | undefined {
+  const key = endpointKey(b);
+  if (key === "sm121") return undefined;
+  if (key === "node") return msg("state.warn.scriptApiKey", { recipe: b.recipe });
+  const url = b.nodes.find((n) => n.api !== undefined)?.api?.url ?? "-";
+  return msg("state.warn.noKey", { engine: b.engine, deployment: b.deployment, url });
+}
 
 /** The readiness wait as its parts: "1800 s + 300 s grace" (readiness.timeout_s, sm121:readyGraceS). */
 export function waitWords(r: Readiness): string {
@@ -23,9 +39,22 @@ function shown(value: string): string {
   return quoteArgv([value.replace(/\r?\n/g, "\\n")]);
 }
 
-/** `KEY=value`, the value masked for a secret key. */
+/**
+ * `KEY=value`, the value masked for a key of sm121's secrets and for any key or value that looks
+ * secret (text/secrets): a change of it shows in the sha256 of the file that holds it.
+ */
 function keyLine(kind: string, key: string, value: string): string {
-  return `${kind} ${key}=${isSecretKey(key) ? "(secret)" : shown(value)}`;
+  return `${kind} ${key}=${isSecretKey(key) || looksSecret(key, value) ? "(secret)" : shown(value)}`;
+}
+
+/**
+ * Whether a bundle carries a value that must not rest in plain state: an env or `.env` value of a
+ * key that is or looks secret (the rule of keyLine). The resources then keep it as a Pulumi secret.
+ */
+export function holdsSecrets(b: DeploymentBundle): boolean {
+  const secretIn = (r: Record<string, string>) =>
+    Object.entries(r).some(([k, v]) => isSecretKey(k) || looksSecret(k, v));
+  return b.nodes.some((n) => secretIn(n.env) || secretIn(n.envKeys ?? {}));
 }
 
 /**
@@ -65,6 +94,8 @@ function nodeFacts(n: NodeBundle): string[] {
 export interface PlanOptions {
   /** SM121_RESTART=1 for this run. */
   restart?: boolean;
+  /** sm121:apiKey is set: a deployment whose endpoint does not take it says so (keyNote). */
+  apiKey?: boolean;
   /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB of this run. */
   overrides?: RunOverrides;
 }
@@ -132,6 +163,8 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
             "(the up looks), else sm121's torch all-reduce script",
     );
   }
+  const note = o.apiKey === true ? keyNote(b) : undefined;
+  if (note !== undefined) lines.push(`api key: ${say(note, "en")}`);
   if (b.rollback === "auto") lines.push("rollback auto (a failed readiness restores the previous bundle)");
   if (o.restart === true) lines.push("SM121_RESTART=1 restarts it although nothing changed");
   lines.push(...overrideLines(b, o.overrides ?? {}));

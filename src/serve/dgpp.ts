@@ -85,17 +85,27 @@ export async function provisionDgpp(
   );
 }
 
-/** The build script goes to a file and runs as `bash <file> 2>&1 | tee <log>` in a detached session. */
-function startBuild(p: DgppPaths, script: string): string {
+/**
+ * The build script goes to a file and runs as `bash <file> 2>&1 | tee -a <log>` in a detached
+ * session. The log's directory is the deployment's own, made 0700, so no one else can put a
+ * symlink at the log's name; a symlink or anything else found there is removed, not followed, and
+ * the log is made anew with noclobber (which refuses to write through a link that appears anyway).
+ */
+export function startBuild(p: DgppPaths, script: string): string {
   const b64 = Buffer.from(script).toString("base64");
   const file = nodePath(p.buildScript);
   const session = quote(p.session);
   return [
+    "set -e",
     `mkdir -p ${nodePath(p.dir)}`,
     `printf '%s' ${quote(b64)} | base64 -d > ${file}`,
     `tmux kill-session -t ${session} 2>/dev/null || true`,
-    `: > ${quote(p.buildLog)}`,
-    `tmux new-session -d -s ${session} "bash $(printf %q ${file}) 2>&1 | tee ${quote(p.buildLog)}"`,
+    `log=${nodePath(p.buildLog)}`,
+    'mkdir -p "$(dirname "$log")"',
+    'chmod 0700 "$(dirname "$log")"',
+    'rm -f "$log"',
+    '(set -C; : > "$log")',
+    `tmux new-session -d -s ${session} "bash $(printf %q ${file}) 2>&1 | tee -a $(printf %q "$log")"`,
   ].join("\n");
 }
 
@@ -106,10 +116,11 @@ function startBuild(p: DgppPaths, script: string): string {
  * line): the log is read once more before the build counts as failed.
  */
 export function buildPollScript(p: DgppPaths): string {
-  const lastLine = `"$(tail -n 1 ${quote(p.buildLog)} 2>/dev/null | cut -c1-200 | base64 -w0)"`;
+  const log = nodePath(p.buildLog);
+  const lastLine = `"$(tail -n 1 ${log} 2>/dev/null | cut -c1-200 | base64 -w0)"`;
   const build = (state: "done" | "running" | "failed") =>
     printRecord("dgppBuild", `"state":"${state}","last64":"%s"`, lastLine);
-  const done = `grep -q '^SM121-DGPP-DONE$' ${quote(p.buildLog)} 2>/dev/null`;
+  const done = `grep -q '^SM121-DGPP-DONE$' ${log} 2>/dev/null`;
   return [
     `if ${done}; then ${build("done")};`,
     `elif tmux has-session -t ${quote(p.session)} 2>/dev/null; then ${build("running")};`,
@@ -140,7 +151,7 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
     }
     if (state === "done") {
       const notes = await h.run(
-        `tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${quote(p.buildLog)} || true`,
+        `tmux kill-session -t ${quote(p.session)} 2>/dev/null || true; grep '^sm121: ' ${nodePath(p.buildLog)} || true`,
         { step: "end the DGPP build session" },
       );
       for (const line of notes.stdout.split("\n").filter((l) => l !== "")) log(line.replace(/^sm121: /, ""));
@@ -149,7 +160,7 @@ async function waitBuild(h: Host, p: DgppPaths, s: ProvisionSettings, log: (m: s
     }
     if (state === "failed") {
       const tail = (
-        await h.run(`tail -n 20 ${quote(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })
+        await h.run(`tail -n 20 ${nodePath(p.buildLog)} 2>/dev/null || true`, { step: "read the DGPP build log" })
       ).stdout;
       const failed = msg("serve.dgppFailed", { rev: s.rev ?? "", node: h.node, log: p.buildLog });
       throw new SaidError(msg("serve.withTail", { said: failed, tail }));

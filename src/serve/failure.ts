@@ -18,11 +18,16 @@ export const EXIT = {
   keyRefused: 9,
 } as const;
 
-/** Secret values and `KEY=value` assignments of secret keys, masked in text quoted from a node. */
+/**
+ * Secret values, and the values of secret keys as engines print them (`API_KEY=x`, `--api-key x`,
+ * SGLang's `api_key='x'` in its server arguments at start), masked in text quoted from a node.
+ */
 export function maskSecrets(text: string, secrets: Readonly<Record<string, string>>): string {
   let out = text;
   for (const v of Object.values(secrets)) if (v.length >= 4) out = out.split(v).join("****");
-  return out.replace(/\b((?:VLLM_|SGLANG_)?API_KEY|HF_TOKEN|--api-key)([=\s]+)("?)[^\s"']+\3/g, "$1$2$3****$3");
+  const assigned =
+    /(?<![\w-])((?:VLLM_|SGLANG_)?API_KEY|HF_TOKEN|--api-key|--hf-token)(\s*=\s*|\s+)(["']?)[^\s"',)]+\3/gi;
+  return out.replace(assigned, "$1$2$3****$3");
 }
 
 /**

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { msg, t, type Msg } from "../text/messages";
+import { withoutCredentials } from "../text/secrets";
 
 export interface Owner {
   project: string;
@@ -49,13 +50,14 @@ function ownerWords(o: Owner, me: Owner): string {
     : t("serve.ownerInBackend", { stack: o.stack, project: o.project, backend: o.backend });
 }
 
-/** A backend URL as an identity: never with the user or password a URL may carry. */
+/**
+ * A backend URL as an identity: never with the credentials a URL may carry (a user, a password,
+ * a `?password=` or `?token=` query: text/secrets withoutCredentials), so that it can go into
+ * every node's owner.json, the state and a message.
+ */
 export function backendIdentity(url: string): string {
   try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString().replace(/\/$/, "");
+    return new URL(withoutCredentials(url)).toString().replace(/\/$/, "");
   } catch {
     return url;
   }
@@ -84,7 +86,8 @@ export function ownerOf(v: unknown): Owner | undefined {
   const o = v as Record<string, unknown>;
   const [project, stack, backend] = [o["project"], o["stack"], o["backend"]];
   if (typeof project !== "string" || typeof stack !== "string" || typeof backend !== "string") return undefined;
-  return { project, stack, backend };
+  // A record an older sm121 wrote may hold a backend's password: it is compared and said without it.
+  return { project, stack, backend: backendIdentity(backend) };
 }
 
 /** The refusal of a run that would stop `h` on `node`, a deployment of another stack. */

@@ -12,6 +12,7 @@ import { curlFunction, oneToken } from "./readiness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
+import { looksSecret } from "../text/secrets";
 import { notRunningMsg } from "../targets/common";
 import { envFileOf } from "../render/node";
 import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
@@ -467,13 +468,26 @@ export function envKeyDiff(nb: NodeBundle, st: NodeState): Msg | undefined {
   return changes.length === 0 ? undefined : msg("serve.look.envKeys", { changes: listMsg(changes) });
 }
 
-/** `MAX_NUM_SEQS 4 -> 8`, `FOO added (1)`, `BAR removed`: the keys of `to` against `from` (none when the same). */
+/**
+ * `MAX_NUM_SEQS 4 -> 8`, `FOO added (1)`, `BAR removed`: the keys of `to` against `from` (none when
+ * the same). A key whose name or either value looks secret (text/secrets) is said changed or added,
+ * never with its value: these words go into the plan, the state and the output.
+ */
 function keyChanges(from: Record<string, string>, to: Record<string, string>): Msg[] {
   const d = diffKeys(from, to);
   const short = (v: string | undefined) => (v === undefined ? "" : v.length > 32 ? `${v.slice(0, 29)}...` : v);
+  const hidden = (key: string) => looksSecret(key, from[key] ?? "") || looksSecret(key, to[key] ?? "");
   return [
-    ...d.changed.map((key) => msg("serve.look.keyChanged", { key, from: short(from[key]), to: short(to[key]) })),
-    ...d.added.map((key) => msg("serve.look.keyAdded", { key, value: short(to[key]) })),
+    ...d.changed.map((key) =>
+      hidden(key)
+        ? msg("serve.look.keySecretChanged", { key })
+        : msg("serve.look.keyChanged", { key, from: short(from[key]), to: short(to[key]) }),
+    ),
+    ...d.added.map((key) =>
+      hidden(key)
+        ? msg("serve.look.keySecretAdded", { key })
+        : msg("serve.look.keyAdded", { key, value: short(to[key]) }),
+    ),
     ...d.removed.map((key) => msg("serve.look.keyRemoved", { key })),
   ];
 }

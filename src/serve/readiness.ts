@@ -109,25 +109,44 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   ].join("\n");
 }
 
-/** What /v1/models answers: the models served, with their context length (vLLM). */
+/** What /v1/models answers: the models served, with their context length (vLLM, SGLang). */
 export interface ModelList {
-  data?: Array<{ id?: string; max_model_len?: number }>;
+  data: Array<{ id: string; max_model_len?: number }>;
 }
 
-/** The served models, as the readiness record carries /v1/models' body; undefined when it is not JSON. */
-export function modelsListed(records: readonly NodeRecord[]): ModelList | undefined {
-  const body64 = firstRecord(records, "models")?.body64;
-  if (body64 === undefined) return undefined;
+/**
+ * An engine's /v1/models body read with one schema, by every reader (readiness, `sm121 status`,
+ * `sm121 bench`): an OpenAI model list, `data` an array of objects each with a string `id` (and a
+ * positive whole `max_model_len` where the engine says it). Anything else (no JSON, a `null` in
+ * the list, an id that is no string) is undefined: what an engine answers is hostile input, and
+ * one engine's bad answer is that engine's problem, never the reader's crash. zod is loaded here,
+ * not at module scope (DESIGN: serialized providers load this module).
+ */
+export function readModels(body: string): ModelList | undefined {
+  const { z } = require("zod") as typeof import("zod");
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(Buffer.from(body64, "base64").toString("utf8"));
-    if (v === null || typeof v !== "object") return undefined;
-    const data: unknown = (v as { data?: unknown }).data;
-    type Model = NonNullable<ModelList["data"]>[number];
-    return Array.isArray(data) ? { data: data.filter((m): m is Model => m !== null && typeof m === "object") } : {};
+    v = JSON.parse(body);
   } catch {
-    // An engine whose /v1/models answers 200 with no JSON lists nothing: the served-name check says so.
     return undefined;
   }
+  const entry = z.looseObject({ id: z.string(), max_model_len: z.int().positive().nullish() });
+  const r = z.looseObject({ data: z.array(entry) }).safeParse(v);
+  if (!r.success) return undefined;
+  const data = r.data.data.map((m) => ({
+    id: m.id,
+    ...(typeof m.max_model_len === "number" && { max_model_len: m.max_model_len }),
+  }));
+  return { data };
+}
+
+/**
+ * The served models, as the readiness record carries /v1/models' body; undefined when it is no
+ * model list (the served-name check then says the engine serves none).
+ */
+export function modelsListed(records: readonly NodeRecord[]): ModelList | undefined {
+  const body64 = firstRecord(records, "models")?.body64;
+  return body64 === undefined ? undefined : readModels(Buffer.from(body64, "base64").toString("utf8"));
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
+import { keyNote } from "../render/plan";
 import { linkTestText, runLinkTest } from "./linkrun";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
 import {
@@ -118,9 +119,9 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
   const say = (nb: NodeBundle) => (l: string) => {
     if (o.verbose === true || !l.startsWith("@sm121")) o.log(`${nb.node}: ${maskSecrets(l, o.secrets)}`);
   };
-  if (b.deploy === "script" && o.secrets["API_KEY"] !== undefined) {
-    warnings.push(msg("state.warn.scriptApiKey", { recipe: b.recipe }));
-  }
+  // The plan's rule (render/plan keyNote): an endpoint that does not take sm121:apiKey is said.
+  const note = o.secrets["API_KEY"] !== undefined ? keyNote(b) : undefined;
+  if (note !== undefined) warnings.push(note);
 
   const outcomes: NodeOutcome[] = b.nodes.map((nb, i) => ({
     node: nb.node,
@@ -290,7 +291,7 @@ async function finish(
   });
   addTimings(out, res.records);
   const models = modelsListed(res.records);
-  const ids = (models?.data ?? []).map((m) => m.id ?? "");
+  const ids = (models?.data ?? []).map((m) => m.id);
   const want = b.readiness.servedName;
   if (want !== undefined && !ids.includes(want))
     throw new SaidError(msg("serve.servesOther", { node: nb.node, ids: ids.join(", ") || "-", want }));

@@ -52,7 +52,8 @@ export function lastErrorLine(cmd: string): string {
   return `$(${cmd} 2>&1 >/dev/null | tail -n 1 | tr -d '"\\\\[:cntrl:]' || true)`;
 }
 
-const EXPANDS = "\u0001";
+// A private-use character: messages carry it through their arguments, which make controls visible.
+const EXPANDS = "\ue000";
 
 /**
  * A message argument that a node script expands when it prints the message: `shellValue("$d")`,

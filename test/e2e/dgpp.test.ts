@@ -135,7 +135,7 @@ describe.sequential("DGPP through pulumi up", () => {
     const up = await e.up();
     expect(up.code).not.toBe(0);
     expect(up.all).toContain(
-      "no marker was written, so the next `pulumi up` retries. Log: /tmp/qwen-dgpp-dgpp-build.log",
+      "no marker was written, so the next `pulumi up` retries. Log: ~/.sm121/deployments/qwen-dgpp/dgpp-build.log",
     );
     expect(marker()).toBe(e.site.dgppRevs[1]);
     rmSync(join(head.root, "etc", "dgpp-release-fail"));

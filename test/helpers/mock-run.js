@@ -73,6 +73,13 @@ async function main() {
     });
     return register(req, callback);
   };
+  // The outputs each component registered: the names of their properties.
+  const outputs = {};
+  const registerOutputs = monitor.registerResourceOutputs.bind(monitor);
+  monitor.registerResourceOutputs = (req, callback) => {
+    outputs[req.getUrn().split("::").pop()] = Object.keys(rpc.deserializeProperties(req.getOutputs())).sort();
+    return registerOutputs(req, callback);
+  };
   const program = require(join(repo, "dist", "src", "index.js"));
   // Whether loading the program left the harness's formatter in place; the count goes on either way.
   const formatter = Error.prepareStackTrace === counting ? "kept" : "removed";
@@ -91,7 +98,7 @@ async function main() {
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
   // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
   const modules = loaded.map((f) => f.slice(f.indexOf("@pulumi")));
-  const report = { registered, loaded: modules, stacks, formatter, ...(error !== undefined && { error }) };
+  const report = { registered, outputs, loaded: modules, stacks, formatter, ...(error !== undefined && { error }) };
   process.stdout.write(`@registered ${JSON.stringify(report)}\n`);
 }
 

@@ -14,6 +14,7 @@
 import { z } from "zod";
 import { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 import type { Message } from "./message";
+import { visible } from "../visible";
 
 export { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 export type { Message, PluralForms } from "./message";
@@ -110,10 +111,15 @@ export function placeholders(message: string): string[] {
   return [...message.matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((m) => m[1] ?? "").sort();
 }
 
+/**
+ * A message with its arguments filled in. A text argument is shown with its control characters
+ * made visible (../visible): whatever a node or an engine said reaches the operator through the
+ * arguments of a message, and none of it may steer the terminal.
+ */
 export function format(message: string, params: Params = {}): string {
   return message.replace(/\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name: string) => {
     const v = params[name];
-    return v === undefined ? whole : String(v);
+    return v === undefined ? whole : typeof v === "string" ? visible(v) : String(v);
   });
 }
 
