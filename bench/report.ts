@@ -3,7 +3,7 @@ import type { RenderResult } from "./render";
 import type { OpCount, ServeResult } from "./serve";
 import { WORKAROUNDS, type SiteOp } from "./siteops";
 import type { Results, Target } from "./targets";
-import type { NodeCount } from "./lib/sessions";
+import type { NodeCount } from "../test/site/sessions";
 import type { TimelineRow } from "./lib/timeline";
 import { round } from "./lib/util";
 

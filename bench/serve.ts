@@ -11,7 +11,7 @@ import type { Floor } from "./floor";
 import { deploymentEngine, type DeploymentEngine } from "./lib/nodelogs";
 import type { BenchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
-import { counted, type NodeCount } from "./lib/sessions";
+import { counted, type NodeCount } from "../test/site/sessions";
 import { moments, PROFILE_FLAGS, timeline, type Moments, type TimelineRow } from "./lib/timeline";
 import { median, ok, say, summary } from "./lib/util";
 

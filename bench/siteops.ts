@@ -9,7 +9,7 @@ import type { Floor } from "./floor";
 import { measureProgramCost, type CostRow } from "./programcost";
 import { benchProject, type BenchProject } from "./lib/project";
 import { deploymentsYaml, type DeploymentLine } from "./lib/recipes";
-import { counted, type NodeCount } from "./lib/sessions";
+import { counted, type NodeCount } from "../test/site/sessions";
 import { moments, PROFILE_FLAGS, timeline, type TimelineRow } from "./lib/timeline";
 import { median, medianRatio, ok, say, summary } from "./lib/util";
 

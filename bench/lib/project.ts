@@ -11,7 +11,7 @@ import type { SiteImageName } from "../../test/site/images";
 import { sshdListeners } from "../../test/site/sshd";
 import { nodeCpu, type NodeCpu } from "./nodecpu";
 import { BENCH_RECIPES } from "./recipes";
-import { installSessionCounter } from "./sessions";
+import { installSessionCounter } from "../../test/site/sessions";
 
 export interface BenchProject {
   e: E2E;

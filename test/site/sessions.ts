@@ -10,7 +10,7 @@
  */
 import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SimNode, SimSite } from "../../test/site/site";
+import type { SimNode, SimSite } from "./site";
 
 const LOG = "var/log/bench-sessions.log";
 /** When the machine booted (s since the epoch, to 10 ms): the session log has each channel's /proc/uptime. */
