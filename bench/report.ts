@@ -1,7 +1,7 @@
 /** The printed report: one table per section, then the targets. */
 import type { RenderResult } from "./render";
 import type { OpCount, ServeResult } from "./serve";
-import { WORKAROUNDS, type SiteOp } from "./siteops";
+import type { SiteOp } from "./siteops";
 import type { Results, Target } from "./targets";
 import type { NodeCount } from "../test/site/sessions";
 import type { TimelineRow } from "./lib/timeline";
@@ -149,9 +149,7 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
       "preview / up",
       "up, nodes ungrouped s",
       "/ dynamic",
-      ...WORKAROUNDS.map((w) => `up, ${w}=1 s`),
       "refused up s",
-      ...WORKAROUNDS.map((w) => `refused, ${w}=1 s`),
     ];
     out.push(
       ...table(
@@ -166,9 +164,7 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
           `${round(x.previewMs / x.upMs, 2)}x`,
           s(x.upSharedMs),
           `${round(x.upSharedMs / x.dynamicMs, 2)}x`,
-          ...WORKAROUNDS.map((w) => s(x.workaroundsOffMs[w])),
           s(x.refusedMs),
-          ...WORKAROUNDS.map((w) => s(x.refusedOffMs[w])),
         ]),
       ),
     );

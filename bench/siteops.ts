@@ -24,20 +24,13 @@ export const SITE_DEPLOYMENTS: DeploymentLine[] = [
 ];
 
 /**
- * The switches that turn off sm121's workarounds of SDK internals (docs/toolchain.md): each stays
- * only while it gains at least 0.3 s per plan, measured here in the same rounds.
- */
-export const WORKAROUNDS = ["SM121_DEBUG"] as const;
-export type Workaround = (typeof WORKAROUNDS)[number];
-
-/**
  * An up that the program refuses after the look, where its other refusals stand (a takeover, a
  * protected node, the memory fit): an SM121_ROLL value it does not know. Nothing on a node changes.
  */
 const REFUSED_ENV = { SM121_ROLL: "bench-refused" };
 
-async function refusedUp(p: BenchProject, env: Record<string, string>): Promise<number> {
-  const r = await p.up([], { ...REFUSED_ENV, ...env });
+async function refusedUp(p: BenchProject): Promise<number> {
+  const r = await p.up([], REFUSED_ENV);
   if (r.code === 0 || !/SM121_ROLL=bench-refused/.test(r.stdout + r.stderr))
     throw new Error(`site: the up with SM121_ROLL=bench-refused was not refused: ${summary(r)}`);
   return r.ms;
@@ -74,11 +67,8 @@ export interface SiteResult {
     upMs: number;
     previewMs: number;
     upSharedMs: number;
-    /** The no-change up with each SDK workaround turned off by its switch (docs/toolchain.md). */
-    workaroundsOffMs: Record<Workaround, number>;
-    /** An up refused at plan time (REFUSED_ENV), as it is, and with each workaround turned off. */
+    /** An up refused at plan time (REFUSED_ENV). */
     refusedMs: number;
-    refusedOffMs: Record<Workaround, number>;
   }>;
   /** medians of the per-round ratios */
   upPerDynamic: number;
@@ -149,11 +139,7 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
       p.nodes.place(false);
       const up0 = ok("site: no-change up, nodes out of their CPU group", await p.up());
       p.nodes.place(true);
-      const off = {} as Record<Workaround, number>;
-      for (const w of WORKAROUNDS) off[w] = ok(`site: no-change up with ${w}=1`, await p.up([], { [w]: "1" })).ms;
-      const refusedMs = await refusedUp(p, {});
-      const refusedOffMs = {} as Record<Workaround, number>;
-      for (const w of WORKAROUNDS) refusedOffMs[w] = await refusedUp(p, { [w]: "1" });
+      const refusedMs = await refusedUp(p);
       ups.push(up);
       previews.push(pv);
       rounds.push({
@@ -162,9 +148,7 @@ export async function measureSite(runs: number, floor: Floor): Promise<SiteResul
         upMs: up.medianMs,
         previewMs: pv.medianMs,
         upSharedMs: up0.ms,
-        workaroundsOffMs: off,
         refusedMs,
-        refusedOffMs,
       });
     }
     const merged = (name: string, ops: SiteOp[], ms: number[]): SiteOp => {

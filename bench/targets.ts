@@ -3,7 +3,7 @@ import type { ChatResult } from "./chat";
 import type { FloorResult } from "./floor";
 import type { ReadinessResult, ServeResult } from "./serve";
 import type { ScaleResult } from "./scale";
-import { WORKAROUNDS, type SiteResult } from "./siteops";
+import type { SiteResult } from "./siteops";
 import type { SshCost } from "./sshcost";
 import { median, round } from "./lib/util";
 
@@ -89,42 +89,6 @@ export function targets(r: Results): Target[] {
         "1.2x",
       ),
     );
-    // A workaround stays while it gains 0.3 s on a plan an operator runs: the no-change up, or the up refused
-    // at plan time (the SDK formats the stack of every promise it still holds when a program fails).
-    for (const w of WORKAROUNDS) {
-      const gainsOf = (
-        off: (x: SiteResult["rounds"][number]) => number,
-        on: (x: SiteResult["rounds"][number]) => number,
-      ) => site.rounds.map((x) => off(x) - on(x));
-      const plans = [
-        {
-          plan: "no-change up",
-          gains: gainsOf(
-            (x) => x.workaroundsOffMs[w],
-            (x) => x.upMs,
-          ),
-        },
-        {
-          plan: "refused up",
-          gains: gainsOf(
-            (x) => x.refusedOffMs[w],
-            (x) => x.refusedMs,
-          ),
-        },
-      ];
-      const each = plans.map(({ plan, gains }) => {
-        const list = gains.map((g) => s(g)).join(", ");
-        return { plan, gain: median(gains), text: `${plan} ${s(median(gains))} (rounds ${list})` };
-      });
-      const gain = Math.max(...each.map((e) => e.gain));
-      out.push({
-        target: `the workaround that ${w}=1 turns off gains >= 0.3 s per no-change or refused up`,
-        measured: each.map((e) => e.text).join("; "),
-        limit: ">= 0.30 s",
-        ratio: round(300 / Math.max(gain, 0.001), 2),
-        pass: gain >= 300,
-      });
-    }
     out.push(
       atMost(
         "pulumi preview of the site <= its no-change up",

@@ -3,10 +3,8 @@
  * else (./providers/host) and lets that registration reach the engine before it loads the program
  * (./program: sm121's modules, the site, the look at the nodes): the engine starts the host, a
  * second or more of Node.js and the SDK, while the program does its own work, instead of after it.
- * What the SDK does for debugging alone is off from the first registration on (./debugMode).
  */
 import "./compileCache";
-import "./debugMode";
 import "./providers/host";
 
 export = async (): Promise<Record<string, unknown>> => {

@@ -7,7 +7,6 @@
 // The SDK's modules, not its index: the index loads the Automation API (half a second before the
 // first resource registers, for nothing this program uses).
 import { Config } from "@pulumi/pulumi/config";
-import { RunError } from "@pulumi/pulumi/errors";
 import { commandPackage } from "./components/hookCommands";
 import * as log from "@pulumi/pulumi/log";
 import { getProject, getStack } from "@pulumi/pulumi/metadata";
@@ -19,7 +18,7 @@ import { dynamicHost as provider } from "./providers/host";
 import type { Deployment } from "./components/recipe";
 import { known } from "./components/known";
 import { Site } from "./components/site";
-import { withShortStacks } from "./debugMode";
+import { refusal } from "./components/refusal";
 import { lookScrapeTargets } from "./components/scrapeTargets";
 import { loadProject } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
@@ -54,7 +53,7 @@ function load() {
     return loadProject(root, stack, allConfig());
   } catch (e) {
     // Input errors print as themselves (file:line:col: field: problem; fix), without a stack trace.
-    if (e instanceof SpecError || e instanceof SpecErrors) throw new RunError(e.message);
+    if (e instanceof SpecError || e instanceof SpecErrors) throw refusal(e.message);
     throw e;
   }
 }
@@ -68,9 +67,7 @@ const list = (v: string | undefined) =>
 const down = list(process.env["SM121_DOWN"]);
 for (const d of down) {
   if (!declared.some((b) => b.deployment === d))
-    throw new RunError(
-      t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }),
-    );
+    throw refusal(t("serve.downUnknown", { deployment: d, deployments: declared.map((b) => b.deployment).join(", ") }));
 }
 let bundles = declared.filter((b) => !down.includes(b.deployment));
 /** What a surge serves on each spare group (recipe/spare): looked at with the deployments, never registered as one. */
@@ -85,7 +82,7 @@ function overrides(): RunOverrides {
   try {
     return readOverrides(process.env);
   } catch (e) {
-    throw new RunError(e instanceof Error ? e.message : String(e));
+    throw refusal(e instanceof Error ? e.message : String(e));
   }
 }
 const runOverrides = overrides();
@@ -135,9 +132,8 @@ const gatewaySettings =
 async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undefined, FileLook | undefined]> {
   // The spares' nodes too: a surge on several nodes needs their fabric as much as a replica does.
   const withSpares = { ...site, deployments: [...site.deployments, ...site.spares.map((s) => s.deployment)] };
-  const refuse = (m: string) => new RunError(m);
   const every = [...bundles, ...surgeBundles];
-  const fabric = fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse });
+  const fabric = fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse: refusal });
   // Only an `auto` fabric renders deployments again; any other fabric look runs beside the rest.
   const looked = resolvesAuto(withSpares) ? await fabric : every;
   bundles = looked.filter((b) => !surgeNames.has(b.deployment));
@@ -162,7 +158,7 @@ async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undef
 export async function main(): Promise<Record<string, unknown>> {
   // A secret that a path to the nodes cannot carry is refused before any node is reached.
   const refused = secretRefusals(await known(all(secrets)), bundles);
-  if (refused.length > 0) throw new RunError(refused.join("\n"));
+  if (refused.length > 0) throw refusal(refused.join("\n"));
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped. A preview records no host key; each key a run meets is shown.
   const shown = (m: string) => void log.info(m);
@@ -177,7 +173,7 @@ export async function main(): Promise<Record<string, unknown>> {
   );
   const [seen, scrapeFound, gatewayFound] = await looked;
   for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: say(u) }));
-  const r = withShortStacks(() => register(seen, scrapeFound, gatewayFound));
+  const r = register(seen, scrapeFound, gatewayFound);
   // A spare the look could not reach is the plan's reason not to surge, no failure of the run.
   const unknown = Object.entries(seen.unknown).filter(([d]) => !surgeNames.has(d));
   if (unknown.length === 0) return r;
@@ -186,7 +182,7 @@ export async function main(): Promise<Record<string, unknown>> {
   const what = msg(isDryRun() ? "serve.unknownPlan" : "serve.unknownUp");
   const each = ([deployment, lines]: [string, Msg[]]) =>
     say(msg("serve.unknownFails", { deployment, what, lines: listMsg(lines, "lines") }));
-  throw new RunError(unknown.map(each).join("\n"));
+  throw refusal(unknown.map(each).join("\n"));
 }
 
 /** Resolves once the engine has answered every registration of this run (every step is done). */
@@ -203,7 +199,7 @@ function memoryFit(seen: SiteObservation, steady: ReadonlySet<string>): void {
   const refusals = [...deploymentRefusals(fits), ...nodeRefusals(budgets)];
   const ok = (r: FitRefusal) => allowed.includes("1") || r.nodes.every((n) => allowed.includes(n));
   const refused = refusals.filter((r) => !ok(r));
-  if (refused.length > 0) throw new RunError(refused.map((r) => r.text).join("\n"));
+  if (refused.length > 0) throw refusal(refused.map((r) => r.text).join("\n"));
   for (const r of refusals) void log.warn(t("serve.unfitAllowed", { allowed: allowed.join(","), why: r.text }));
   for (const w of fitWarnings(fits.filter(({ b }) => !steady.has(b.deployment)))) void log.warn(w);
 }
@@ -227,14 +223,12 @@ function register(
   seen: SiteObservation,
   scrapeFound: FileLook | undefined,
   gatewayFound: FileLook | undefined,
-): { value: Record<string, unknown>; registered: Promise<unknown> } {
+): Record<string, unknown> {
   const taken = takeovers(seen);
-  if (taken.length > 0) throw new RunError(taken.join("\n"));
+  if (taken.length > 0) throw refusal(taken.join("\n"));
   const leaving = seen.leaving.filter((l) => l.protected && !allow.protected.includes(l.node));
   if (leaving.length > 0) {
-    throw new RunError(
-      leaving.map((l) => leavingRefusal(l.node, l.deployment, down.includes(l.deployment))).join("\n"),
-    );
+    throw refusal(leaving.map((l) => leavingRefusal(l.node, l.deployment, down.includes(l.deployment))).join("\n"));
   }
   for (const l of seen.leaving) void log.info(t("serve.leaving", { node: l.node, deployment: l.deployment }));
   // A node moving to a new deployment has no restart line to say it in: the plan says it here.
@@ -245,7 +239,7 @@ function register(
   const engines = Object.entries(seen.preflight).filter(([d]) => !surgeNames.has(d));
   const refused = preflight ? [] : engines.flatMap(([d, p]) => p.fatal.map((f) => `${d}: ${say(f)}`));
   const said = refused.map((r) => `  ${r}`).join("\n");
-  if (refused.length > 0) throw new RunError(`${t("serve.enginesRefuse")}\n${said}`);
+  if (refused.length > 0) throw refusal(`${t("serve.enginesRefuse")}\n${said}`);
   // The memory fit: a deployment or a node that cannot fit is refused here, before any node is touched.
   // What the look found running as declared gets a line, not its tables and its set's roll
   // (SM121_RESTART=1 restarts every deployment).
@@ -256,7 +250,7 @@ function register(
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
   const roll = process.env["SM121_ROLL"] ?? "one";
   if (roll !== "one" && roll !== "all") {
-    throw new RunError(t("serve.rollUnknown", { roll }));
+    throw refusal(t("serve.rollUnknown", { roll }));
   }
   const sets = replicaSets(site, bundles, roll === "all");
   const surges = surgePlans(site, sets, bundles, surgeBundles, recipeDefs, seen);
@@ -295,5 +289,5 @@ function register(
   // One stack output per deployment: Pulumi prints a changed output whole, so a plan that restarts
   // one deployment shows that one's outputs, not every deployment's in one object.
   const deployments = component.deployments.map((d, i) => [bundles[i]?.deployment ?? String(i), outputs(d)] as const);
-  return { value: Object.fromEntries(deployments), registered };
+  return Object.fromEntries(deployments);
 }

@@ -98,10 +98,9 @@ interface MockRun {
   /** The outputs each component (and the stack) registered, by name: their property names. */
   outputs: Record<string, string[]>;
   loaded: string[];
-  stacks: { deep: number; deepRegistrations: number; short: number };
-  formatter: "kept" | "removed";
-  /** The program's error, when it failed after registering (a deployment the look could not see). */
+  /** The program's error, when it failed (a refusal, a deployment the look could not see), and its stack. */
   error?: string;
+  errorStack?: string;
 }
 
 function run(config: Record<string, unknown>, env: Record<string, string> = {}): MockRun {
@@ -204,29 +203,11 @@ describe("the Recipe component under Pulumi's mocks", () => {
       for (const x of dynamic) expect([x.name, x.provider]).toEqual([x.name, "sm121"]);
     });
 
-    it(
-      "registers its resources with one-frame stack traces (the SDK formats one per promise of every output " +
-        "property and registration)",
-      () => {
-        expect(r.stacks.deep).toBe(0);
-        // Each registration's own promises too, until the engine has answered (about three a
-        // resource without): only the provider host's, registered before the look, stay deep.
-        expect(r.stacks.deepRegistrations).toBeLessThan(r.registered.length);
-        // four promises per output property, every property of every resource
-        expect(r.stacks.short).toBeGreaterThan(4 * r.registered.length);
-      },
-    );
-
     it("registers its components' outputs with nothing that waits on an engine (no RPC after a failed step)", () => {
       // An output that waited on an engine went to Pulumi's engine after the engine's step; when another
       // deployment's step had failed by then, Pulumi's engine had stopped taking them, and the SDK printed
       // the gRPC error as a stack trace (docs/up.md, "A failed up ends in sm121's words").
       for (const name of ["mocks", "hooked", "dg", "plain"]) expect(r.outputs[name], name).toEqual([]);
-    });
-
-    it("drops the run harness's stack trace formatter (source maps) unless SM121_DEBUG=1", () => {
-      expect(r.formatter).toBe("removed");
-      expect(run({ "sm121:deployments": DEPLOYMENTS }, { SM121_DEBUG: "1" }).formatter).toBe("kept");
     });
 
     it("makes the DGPP engine wait for its provisioning, and a plain engine for nothing", () => {
@@ -316,6 +297,8 @@ describe("the Recipe component under Pulumi's mocks", () => {
       expect(said).toEqual([expect.stringMatching(line)]);
       const unknown = "deployment hooked is unknown: its nodes could not be looked at;";
       expect(r.error).toContain(`${unknown} this up left it as it was and the other deployments went on:`);
+      // A refusal has no frames for the run harness to format (src/components/refusal.ts).
+      expect(r.errorStack).toBe(`Error: ${r.error ?? ""}`);
       expect(byName(r, "plain-engine").ignoreChanges).toEqual([]);
     });
 
@@ -347,6 +330,15 @@ describe("the Recipe component under Pulumi's mocks", () => {
   });
 });
 
+describe("a run the program refuses at plan time", () => {
+  it("fails before any sm121 resource registers, with its message as its stack (no frame to format)", () => {
+    const r = run({ "sm121:deployments": DEPLOYMENTS }, { SM121_ROLL: "sideways" });
+    expect(r.error).toMatch(/^SM121_ROLL=sideways: use SM121_ROLL=all /);
+    expect(r.errorStack).toBe(`Error: ${r.error ?? ""}`);
+    expect(r.registered.map((x) => x.type)).toEqual(["pulumi:providers:pulumi-nodejs"]);
+  });
+});
+
 describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () => {
   it("fails the program, naming the node, the file and how to add the key", () => {
     const none = join(dir, "none");
@@ -357,6 +349,7 @@ describe("sm121:hooks: pulumi-command on a node known_hosts does not know", () =
         `has none for [${IP2}]:${PORT} ` +
         `(node spark2); add it with \`ssh-keyscan -p ${PORT} ${IP2} >> ${none}\``,
     );
+    expect(r.errorStack).toBe(`Error: ${r.error ?? ""}`);
   });
 });
 

@@ -23,7 +23,7 @@
  * the plan-time look at the nodes has just verified (and, with accept-new, recorded).
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunError } from "@pulumi/pulumi/errors";
+import { refusal } from "./refusal";
 import { output } from "@pulumi/pulumi/output";
 import { pinnedHostKey } from "../remote/knownhosts";
 import type { ConnectionSettings } from "../providers/settings";
@@ -66,13 +66,13 @@ interface CommandPackage {
 
 let loaded: CommandPackage | undefined;
 
-/** @pulumi/command, loaded once; a RunError that says how to install it when it is missing. */
+/** @pulumi/command, loaded once; a refusal that says how to install it when it is missing. */
 export function commandPackage(): CommandPackage {
   if (loaded !== undefined) return loaded;
   try {
     require.resolve("@pulumi/command");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw new RunError(t("serve.commandMissing"));
+    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw refusal(t("serve.commandMissing"));
     throw e;
   }
   loaded = require("@pulumi/command") as CommandPackage;
@@ -110,7 +110,7 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
       const known = port === 22 ? host : `[${host}]:${port}`;
-      throw new RunError(t("hooks.noHostKey", { knownHosts: a.knownHosts, known, node: n.node, port, host }));
+      throw refusal(t("hooks.noHostKey", { knownHosts: a.knownHosts, known, node: n.node, port, host }));
     }
     const connection = output(a.connection).apply((c) => ({
       host,

@@ -2,9 +2,8 @@
  * Runs the compiled sm121 program (dist/src/index.js) under Pulumi's mocks
  * (`pulumi.runtime.setMocks`) in a plain node process, and prints one JSON line: every resource
  * the program registered (type, name, parent, dependsOn, options, inputs with secrets marked),
- * which @pulumi/command modules were loaded, how deep the SDK's stack traces of output properties
- * were, whether the program left the harness's stack trace formatter in place, and the error a
- * program that fails after its registrations ended with. Run it from a
+ * the outputs each component registered, which @pulumi/command modules were loaded, and the error a
+ * failing program ended with (its message and its stack). Run it from a
  * test with the project directory in PULUMI_NODEJS_ROOT_DIRECTORY, the stack as argv[2] and the
  * configuration in PULUMI_CONFIG, as the language host passes them. (@pulumi/pulumi under
  * vitest's module loader hangs; a child node process runs it as the language host does.)
@@ -26,24 +25,6 @@ function plain(v) {
   }
   return v;
 }
-
-/**
- * Stack traces the SDK formats for its promises: `deep` ones of a resource's output properties
- * (its transferProperties) and `deepRegistrations` of a registration carry the caller's frames,
- * `short` ones only the SDK's own.
- */
-const stacks = { deep: 0, deepRegistrations: 0, short: 0 };
-/** Stands in for the run harness's source-map-support (the program drops that unless SM121_DEBUG=1). */
-const counting = (e, frames) => {
-  if (frames[0]?.getFunctionName() === "debuggablePromise") {
-    const names = frames.map((f) => f.getFunctionName());
-    if (names.includes("transferProperties")) stacks.deep++;
-    else if (names.includes("prepareResource") || names.includes("registerResource")) stacks.deepRegistrations++;
-    else if (frames.length === 1) stacks.short++;
-  }
-  return [String(e), ...frames.map((f) => `    at ${f}`)].join("\n");
-};
-Error.prepareStackTrace = counting;
 
 async function main() {
   await pulumi.runtime.setMocks(
@@ -81,24 +62,25 @@ async function main() {
     return registerOutputs(req, callback);
   };
   const program = require(join(repo, "dist", "src", "index.js"));
-  // Whether loading the program left the harness's formatter in place; the count goes on either way.
-  const formatter = Error.prepareStackTrace === counting ? "kept" : "removed";
-  Error.prepareStackTrace = counting;
   // A program that fails after its registrations (a deployment the look could not see) still
   // registered them: the run prints them with the error.
   let error;
+  let errorStack;
   try {
     const outputs = await program();
     // Every registration the program started, and the outputs it returned, are settled.
     await new Promise((done) => pulumi.output(outputs).apply(done));
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
+    // What the run harness formats for its trace span (cmd/run/error.ts defaultErrorMessage).
+    errorStack = e instanceof Error ? e.stack : undefined;
   }
   await settings.waitForRPCs();
   const loaded = Object.keys(require.cache).filter((f) => f.includes(`${join("node_modules", "@pulumi", "command")}`));
   // On its own marked line: the program's log (pulumi.log under the mocks) shares stdout.
   const modules = loaded.map((f) => f.slice(f.indexOf("@pulumi")));
-  const report = { registered, outputs, loaded: modules, stacks, formatter, ...(error !== undefined && { error }) };
+  const failed = { ...(error !== undefined && { error }), ...(errorStack !== undefined && { errorStack }) };
+  const report = { registered, outputs, loaded: modules, ...failed };
   process.stdout.write(`@registered ${JSON.stringify(report)}\n`);
 }
 
