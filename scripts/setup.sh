@@ -3,8 +3,7 @@
 # Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps, python3-venv,
 # prometheus, and for the nodes' Docker Engines docker.io, docker-registry and busybox-static),
 # Node.js 22 and the Pulumi toolchain (scripts/toolchain.sh), the Python programs the site runs
-# (scripts/venvs.sh: the LiteLLM proxy), the npm dependencies (and @pulumi/command, which the
-# hooks tests need), and a build. Prints, as its last
+# (scripts/venvs.sh: the LiteLLM proxy), the npm dependencies, and a build. Prints, as its last
 # line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,12 +41,6 @@ export PATH="$bin:$PATH"
 if [ ! -d node_modules/@pulumi/pulumi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci" >&2
   npm ci --no-audit --no-fund >&2
-fi
-# The test suite covers sm121:hooks: pulumi-command, whose package is no dependency of sm121
-# (the default install involves no command plugin): installed here, without saving it.
-if [ ! -d node_modules/@pulumi/command ]; then
-  echo "setup: npm run hooks:install" >&2
-  npm run hooks:install >&2
 fi
 npm run --silent build >&2
 echo "$bin"

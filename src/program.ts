@@ -7,7 +7,6 @@
 // The SDK's modules, not its index: the index loads the Automation API (half a second before the
 // first resource registers, for nothing this program uses).
 import { Config } from "@pulumi/pulumi/config";
-import { commandPackage } from "./components/hookCommands";
 import * as log from "@pulumi/pulumi/log";
 import { getProject, getStack } from "@pulumi/pulumi/metadata";
 import { homedir } from "node:os";
@@ -73,8 +72,6 @@ let bundles = declared.filter((b) => !down.includes(b.deployment));
 /** What a surge serves on each spare group (recipe/spare): looked at with the deployments, never registered as one. */
 let surgeBundles = renderSite({ ...site, deployments: site.spares.map((s) => s.deployment) }, recipeDefs, { root });
 const surgeNames = new Set(surgeBundles.map((b) => b.deployment));
-// The hooks mode's package is checked before any node is looked at (components/hookCommands).
-if (site.hooks === "pulumi-command") commandPackage();
 const config = new Config("sm121");
 
 /** SM121_TIMEOUT_S and SM121_MIN_MEM_GIB (seed 001's --timeout-s, --min-mem-gib), refused before any node is seen. */

@@ -1,8 +1,8 @@
 /**
  * `sm121:hooks: pulumi-command`: a recipe's hooks as @pulumi/command resources, for operators who
- * have the command provider plugin installed. The package is no dependency of sm121 (the default
- * install and `pulumi about` involve no command plugin): `npm run hooks:install` adds it, and
- * this module loads it only in that mode (commandPackage), failing the plan with how to install it.
+ * have the command provider plugin installed. The package is a dependency of sm121 (its types are
+ * the contract sm121's arguments compile against); this module loads it only in that mode, so the
+ * default program registers and loads nothing of it, and needs no plugin.
  *
  * One Command per node of the deployment, `<name>-hooks-<node>` (`command:remote:Command`, or
  * `command:local:Command` for a `host: local` node), which the engine depends on:
@@ -23,6 +23,7 @@
  * the plan-time look at the nodes has just verified (and, with accept-new, recorded).
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type * as command from "@pulumi/command";
 import { refusal } from "./refusal";
 import { output } from "@pulumi/pulumi/output";
 import { pinnedHostKey } from "../remote/knownhosts";
@@ -44,38 +45,11 @@ export interface HookCommandArgs {
   restart: boolean;
 }
 
-/** What sm121 uses of @pulumi/command 1.2.1 (the version `npm run hooks:install` installs). */
-interface CommandArgs {
-  create?: string;
-  delete?: string;
-  triggers: unknown[];
-}
-interface RemoteConnection {
-  host: string;
-  port: number;
-  user: string;
-  hostKey: string;
-  privateKey?: string;
-  privateKeyPassword?: string;
-}
-type CommandClass<A> = new (name: string, args: A, opts?: pulumi.CustomResourceOptions) => pulumi.CustomResource;
-interface CommandPackage {
-  local: { Command: CommandClass<CommandArgs> };
-  remote: { Command: CommandClass<CommandArgs & { connection: pulumi.Input<RemoteConnection> }> };
-}
+let loaded: typeof command | undefined;
 
-let loaded: CommandPackage | undefined;
-
-/** @pulumi/command, loaded once; a refusal that says how to install it when it is missing. */
-export function commandPackage(): CommandPackage {
-  if (loaded !== undefined) return loaded;
-  try {
-    require.resolve("@pulumi/command");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") throw refusal(t("serve.commandMissing"));
-    throw e;
-  }
-  loaded = require("@pulumi/command") as CommandPackage;
+/** @pulumi/command, loaded once, in this mode only. */
+function commandPackage(): typeof command {
+  loaded ??= require("@pulumi/command") as typeof command;
   return loaded;
 }
 
@@ -90,7 +64,7 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
   const create = script("before_serve", b.hooks.beforeServe);
   const remove = script("after_stop", b.hooks.afterStop);
   if (create === undefined && remove === undefined) return [];
-  const command = commandPackage();
+  const pkg = commandPackage();
   // The stamp changes only on a run that restarts the engine; a steady run keeps the stored one.
   const starts = a.restart || a.drift.length > 0;
   const stamp = starts ? `start ${new Date().toISOString()}` : "steady";
@@ -100,19 +74,19 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
     ...(!starts && { ignoreChanges: ["triggers[2]"] }),
   };
   return b.nodes.map((n) => {
-    const commands = {
+    const commands: command.local.CommandArgs = {
       ...(create !== undefined && { create }),
       ...(remove !== undefined && { delete: remove }),
       triggers: [n.identity, a.secrets, stamp],
     };
-    if (n.conn.kind === "local") return new command.local.Command(`${name}-hooks-${n.node}`, commands, opts);
+    if (n.conn.kind === "local") return new pkg.local.Command(`${name}-hooks-${n.node}`, commands, opts);
     const { host, port, user } = n.conn;
     const hostKey = pinnedHostKey(expandHome(a.knownHosts), host, port);
     if (hostKey === undefined) {
       const known = port === 22 ? host : `[${host}]:${port}`;
       throw refusal(t("hooks.noHostKey", { knownHosts: a.knownHosts, known, node: n.node, port, host }));
     }
-    const connection = output(a.connection).apply((c) => ({
+    const connection = output(a.connection).apply((c): command.types.input.remote.ConnectionArgs => ({
       host,
       port,
       user,
@@ -120,6 +94,7 @@ export function hookCommands(name: string, a: HookCommandArgs, parent: pulumi.Re
       ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
       ...(c.passphrase !== undefined && c.passphrase !== "" && { privateKeyPassword: c.passphrase }),
     }));
-    return new command.remote.Command(`${name}-hooks-${n.node}`, { connection, ...commands }, opts);
+    const args: command.remote.CommandArgs = { connection, ...commands };
+    return new pkg.remote.Command(`${name}-hooks-${n.node}`, args, opts);
   });
 }
