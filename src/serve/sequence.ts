@@ -23,19 +23,22 @@ const lines = (...parts: string[]) => parts.filter((p) => p !== "" && p !== ":")
 /**
  * A wait that lasts says so: a line every 10 s while `script` runs (the target's own stop and its
  * verify-gone wait stay as rendered, so the bundle identity does not depend on how sm121 reports).
- * The watcher ends with the script, whatever its outcome: a live one would hold the channel open.
+ * The watcher waits with bash's own `read -t` on a pipe the script's shell holds, so it starts no
+ * process of its own (a `sleep` it started outlived it by up to 10 s when it was killed): closing
+ * the pipe after the script, whatever its outcome, ends it at once, and the step waits for it.
  */
 function withProgress(what: string, script: string): string {
   if (script === ":") return script;
   const soFar = shellWords(t("serve.soFar", { what, seconds: shellValue("$s") }));
   return [
-    `( s=0; while sleep 10 </dev/null >/dev/null 2>&1; do s=$((s + 10)); echo ${soFar}; done ) & watcher=$!`,
+    `exec {progress}> >(s=0; while read -r -t 10 _; [ $? -gt 128 ]; do s=$((s + 10)); echo ${soFar}; done)`,
+    "watcher=$!",
     "set +e",
     `( ${script}
-)`,
+) {progress}>&-`,
     "rc=$?",
     "set -e",
-    'kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true',
+    'exec {progress}>&-; wait "$watcher" 2>/dev/null || true',
     '[ "$rc" -eq 0 ] || exit "$rc"',
   ].join("\n");
 }
