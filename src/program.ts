@@ -27,8 +27,8 @@ import { nodeConn } from "./render/node";
 import { authOf } from "./providers/common";
 import { Dialer } from "./remote";
 import { observeSite, type SiteObservation } from "./serve/observe";
-import { fabricStep } from "./serve/fabricstep";
-import { resolvesAuto } from "./serve/fabric";
+import { fabricDeploymentsOf, fabricStep } from "./serve/fabricstep";
+import { imageQuestions, imageRefusals, resolvesAuto } from "./serve/fabric";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
@@ -130,11 +130,14 @@ async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undef
   // The spares' nodes too: a surge on several nodes needs their fabric as much as a replica does.
   const withSpares = { ...site, deployments: [...site.deployments, ...site.spares.map((s) => s.deployment)] };
   const every = [...bundles, ...surgeBundles];
-  const fabric = fabricStep({ site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse: refusal });
+  const step = { site: withSpares, recipes: recipeDefs, root, bundles: every, dial, refuse: refusal, images: false };
+  const fabric = fabricStep(step);
   // Only an `auto` fabric renders deployments again; any other fabric look runs beside the rest.
   const looked = resolvesAuto(withSpares) ? await fabric : every;
   bundles = looked.filter((b) => !surgeNames.has(b.deployment));
   surgeBundles = looked.filter((b) => surgeNames.has(b.deployment));
+  // The image IDs the fabric compares between nodes come with each node's look (its one docker call).
+  const ds = fabricDeploymentsOf(looked);
   const [seen, scrape, gateway] = await Promise.all([
     observeSite(site.nodes, [...bundles, ...surgeBundles], dial, {
       checks: preflight,
@@ -144,11 +147,14 @@ async function lookAll(dial: Dialer): Promise<[SiteObservation, FileLook | undef
         return `${at.line > 0 ? `${at.file}:${at.line}:${at.col}` : at.file}: sm121:nodes.${node}.ssh`;
       },
       me,
+      images: imageQuestions(withSpares, ds),
     }),
     lookScrapeTargets(site, dial),
     gatewaySettings === undefined ? undefined : lookPlaced(gatewaySettings, dial),
     fabric,
   ]);
+  const differ = imageRefusals(withSpares, ds, seen.images);
+  if (differ.length > 0) throw refusal([t("fabric.refuses"), ...differ.map((r) => `  ${r}`)].join("\n"));
   return [seen, scrape, gateway];
 }
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
 import { judgeFabric, lookWants } from "../src/serve/fabric";
+import { familiarRef, imageIdsOf } from "../src/targets/dockerlook";
 import {
   fabricLookScript,
   parseFabricLook,
@@ -167,5 +168,29 @@ describe("what the look asks a node", () => {
   it("a section the look did not ask for reads as nothing found", () => {
     const f = parseFabricLook("@sm121-fabric image\nsha256:abc\n");
     expect(f).toEqual({ addrs: [], links: [], rdma: [], ibdev: [], gids: [], memlock: "", imageId: "sha256:abc" });
+  });
+});
+
+describe("the image check from the node look's one docker call (targets/dockerlook)", () => {
+  it("names an image as docker lists it: Docker Hub's short form, the default tag, a digest over a tag", () => {
+    expect(familiarRef("ubuntu:24.04")).toBe("ubuntu:24.04");
+    expect(familiarRef("docker.io/library/ubuntu:24.04")).toBe("ubuntu:24.04");
+    expect(familiarRef("index.docker.io/vllm/vllm-openai")).toBe("vllm/vllm-openai:latest");
+    expect(familiarRef("nvcr.io/nvidia/vllm:26.01-py3")).toBe("nvcr.io/nvidia/vllm:26.01-py3");
+    expect(familiarRef("nvcr.io/nvidia/vllm:26.01-py3@sha256:abc")).toBe("nvcr.io/nvidia/vllm@sha256:abc");
+    expect(familiarRef("localhost:5000/x")).toBe("localhost:5000/x:latest");
+  });
+
+  it("finds each image asked about among the images found, by its tags and digests; null where it is none", () => {
+    const lines = [
+      "sha256:aaa ubuntu:24.04 ubuntu@sha256:111",
+      "sha256:bbb nvcr.io/nvidia/vllm:26.01-py3 nvcr.io/nvidia/vllm@sha256:222",
+    ];
+    const asked = ["nvcr.io/nvidia/vllm:26.01-py3", "docker.io/library/ubuntu@sha256:111", "vllm/vllm-openai:v1"];
+    expect(imageIdsOf(lines, asked)).toEqual({
+      "nvcr.io/nvidia/vllm:26.01-py3": "sha256:bbb",
+      "docker.io/library/ubuntu@sha256:111": "sha256:aaa",
+      "vllm/vllm-openai:v1": null,
+    });
   });
 });

@@ -23,6 +23,9 @@ function node(records: NodeRecord[], code = 0, stderr = ""): Host {
     lock: () => {
       throw new Error("not used");
     },
+    steps: () => {
+      throw new Error("not used");
+    },
     close: () => undefined,
   };
 }

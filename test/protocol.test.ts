@@ -51,6 +51,8 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   memGate: { memAvailableKiB: 100_000_000 },
   written: { file: "~/a/.env", written: true, backup: "~/a/.env.sm121-bak-20261201T100000Z", sha256: "0".repeat(64) },
   took: { step: "stop", ms: 400 },
+  lookPart: { index: 0 },
+  lookImage: { line64: b64("sha256:abc ubuntu:24.04 ubuntu@sha256:def") },
   other: { deployment: "old" },
   holder: { deployment: "d", held: true },
   holderOwner: { deployment: "d", owner: { project: "p", stack: "s", backend: "file://x" } },

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { CommandError, connect, hostFor, NodeBusyError, TransportError, withHosts } from "../src/remote";
+import { driveSteps } from "../src/remote/held";
 import { driveLock, lockScript } from "../src/remote/lock";
 import type { SshAuth } from "../src/remote/ssh";
 import { alive, endSite } from "./helpers/project";
@@ -197,6 +198,34 @@ describe("the lock channel's framing, on real bash", () => {
     expect(three.stdout).toBe("three\n");
     const exited = new Promise((r) => child.on("close", r));
     l.release();
+    expect(await exited).toBe(0);
+  });
+
+  it("runs the look's steps one after another on one bash, without the lock, and ends with the channel", async () => {
+    const own = testDir("sm121-steps-");
+    const child = spawn("bash", ["-s"], { env: { ...process.env, HOME: own } });
+    const steps = driveSteps(
+      "n1",
+      Promise.resolve({
+        write: (t: string) => void child.stdin.write(t),
+        end: () => child.stdin.end(),
+        kill: () => void child.kill("SIGKILL"),
+        onOut: (cb: (b: Buffer) => void) => void child.stdout.on("data", cb),
+        onErr: (cb: (b: Buffer) => void) => void child.stderr.on("data", cb),
+        onClose: (cb: (code: number | null) => void) => void child.on("close", cb),
+      }),
+    );
+    const [one, two] = await Promise.all([
+      steps.run('echo one; echo $$ > "$HOME"/pid1', { step: "one" }),
+      steps.run('echo two; echo $$ > "$HOME"/pid2', { step: "two" }),
+    ]);
+    expect([one.stdout, two.stdout]).toEqual(["one\n", "two\n"]);
+    await expect(steps.run("exit 3", { step: "three" })).rejects.toMatchObject({ code: 3 });
+    // Each step in a shell of its own (its own $$), all under the one bash; no lock was taken.
+    expect(readFileSync(join(own, "pid1"), "utf8")).not.toBe(readFileSync(join(own, "pid2"), "utf8"));
+    expect(existsSync(join(own, ".sm121", "node.lock"))).toBe(false);
+    const exited = new Promise((r) => child.on("close", r));
+    steps.close();
     expect(await exited).toBe(0);
   });
 

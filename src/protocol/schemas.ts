@@ -45,6 +45,11 @@ function fieldsOfEachKind() {
     memGate: { memAvailableKiB: int() },
     written: { file: z.string(), written: z.boolean(), backup: z.string().nullable(), sha256: z.string() },
     took: { step: z.string(), ms: int() },
+    // The plan-time look at a node, one script for all of it (serve/observe): where each of its
+    // parts begins (its records follow), and an image whose ID it compares between nodes, as
+    // docker lists it (targets/dockerlook: `<id> <repo tags and digests>`, base64).
+    lookPart: { index: int().nonnegative() },
+    lookImage: { line64: z.string() },
     // The deployments a node holds (serve/registry).
     other: { deployment: z.string() },
     holder: { deployment: z.string(), held: z.boolean() },

@@ -6,10 +6,11 @@
  * output and, on both streams, the end marker and the exit code. Each stream keeps its own order,
  * so a step has ended when both markers have arrived.
  */
+import { randomBytes } from "node:crypto";
 import { msg, t } from "../text/messages";
 import { shellValue, shellWords } from "../text/shell";
 import { TransportError, type Exit } from "./errors";
-import { Collector, interruptedBefore, stepScript, type RunOptions, type RunResult } from "./host";
+import { Collector, interruptedBefore, stepScript, type RunOptions, type RunResult, type StepChannel } from "./host";
 
 /** A byte channel to the lock's `bash -s` on the node. */
 export interface LockIo {
@@ -194,4 +195,37 @@ export class HeldChannel {
     r[stream] = true;
     if (r.out && r.err) r.finish({ code, signal: null });
   }
+}
+
+/** The end marker of every step on one channel: no script's own output can guess it. */
+export function endMarker(): string {
+  return `@sm121-end-${randomBytes(8).toString("hex")}`;
+}
+
+/**
+ * Steps with no lock over one channel: the node runs stepLoop at once, and every script of the
+ * operation goes down the same channel as a frame, one after another (the lock channel's way,
+ * without the flock). A channel that cannot be opened fails every step with its error.
+ */
+export function driveSteps(node: string, open: Promise<LockIo>): StepChannel {
+  const end = endMarker();
+  const ready = open.then((io) => {
+    const held = new HeldChannel(node, io, end);
+    io.onOut((b) => held.stdout(b));
+    io.onErr((b) => held.stderr(b));
+    io.onClose(() => held.close());
+    io.write(`${stepLoop(end)}\n`);
+    return { io, held };
+  });
+  // A channel that failed to open fails the steps that ask for it, not the process.
+  ready.catch(() => undefined);
+  return {
+    run: (script, opts) => ready.then(({ held }) => held.run(script, opts)),
+    close: () => {
+      ready.then(
+        ({ io }) => io.end(),
+        () => undefined,
+      );
+    },
+  };
 }

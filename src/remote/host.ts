@@ -43,6 +43,16 @@ export interface LockChannel {
   release(): void;
 }
 
+/**
+ * Steps on one channel of a connection, one after another, with no lock (./held): what an
+ * operation that only reads (the plan-time look) runs on a node costs the node one channel.
+ */
+export interface StepChannel {
+  run(script: string, opts: RunOptions): Promise<RunResult>;
+  /** Ends the channel: the node's loop reads the end of its input and exits. */
+  close(): void;
+}
+
 export interface Host {
   readonly node: string;
   /**
@@ -53,6 +63,8 @@ export interface Host {
   run(script: string, opts: RunOptions): Promise<RunResult>;
   /** Takes the node lock on its own channel of this connection; see ./lock. */
   lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel;
+  /** Opens one channel for steps that need no lock (see StepChannel). */
+  steps(): StepChannel;
   close(): void;
 }
 

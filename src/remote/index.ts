@@ -1,12 +1,12 @@
 /** Connecting to a node of a bundle: local or ssh, with the operation's auth settings. */
 import type { NodeConn } from "../render/types";
 import { msg, SaidError } from "../text/messages";
-import type { Host, LockChannel } from "./host";
+import type { Host, LockChannel, StepChannel } from "./host";
 import { LocalHost } from "./local";
 import { runName, waitingMessage } from "./lock";
 import { connectSsh, type SshAuth } from "./ssh";
 
-export type { Host, RunOptions, RunResult } from "./host";
+export type { Host, RunOptions, RunResult, StepChannel } from "./host";
 export type { SshAuth } from "./ssh";
 export { CommandError, TransportError } from "./errors";
 export { NodeBusyError, runName } from "./lock";
@@ -17,12 +17,13 @@ export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Ho
 }
 
 /**
- * One connection per node for the looks of one operation (the fabric look, the plan-time look, the
- * files sm121 keeps on a node): the first look at a node dials it, the others share that connection
- * (each on channels of its own) or its failure, and the operation closes them all at its end.
+ * One connection and one channel per node for the looks of one operation (the fabric look, the
+ * plan-time look, the files sm121 keeps on a node): the first look at a node dials it and opens
+ * the channel, every look's script runs on that channel in turn (StepChannel), or fails with the
+ * connection's failure, and the operation closes them all at its end.
  */
 export class Dialer {
-  private readonly dialed = new Map<string, Promise<Host>>();
+  private readonly dialed = new Map<string, Promise<{ host: Host; steps: StepChannel }>>();
 
   constructor(readonly auth: SshAuth) {}
 
@@ -30,29 +31,33 @@ export class Dialer {
   host(node: string, conn: NodeConn): Promise<Host> {
     let dialing = this.dialed.get(node);
     if (dialing === undefined) {
-      dialing = connect(node, conn, this.auth);
+      dialing = connect(node, conn, this.auth).then((host) => ({ host, steps: host.steps() }));
       this.dialed.set(node, dialing);
     }
-    return dialing.then(shared);
+    return dialing.then(({ host, steps }) => shared(host, steps));
   }
 
   close(): void {
     for (const d of this.dialed.values())
       d.then(
-        (h) => h.close(),
+        ({ host, steps }) => {
+          steps.close();
+          host.close();
+        },
         () => undefined,
       ).catch(() => undefined);
     this.dialed.clear();
   }
 }
 
-/** A connection that its users share: their close() is the Dialer's to do. */
-function shared(h: Host): Host {
+/** A connection that its users share, its scripts on the one channel: their close() is the Dialer's to do. */
+function shared(h: Host, steps: StepChannel): Host {
   return {
     node: h.node,
     ...(h.hostKey !== undefined && { hostKey: h.hostKey }),
-    run: (script, o) => h.run(script, o),
+    run: (script, o) => steps.run(script, o),
     lock: (owner, waitS, onWait) => h.lock(owner, waitS, onWait),
+    steps: () => ({ run: (script, o) => steps.run(script, o), close: () => undefined }),
     close: () => undefined,
   };
 }
@@ -70,6 +75,7 @@ function onLock(h: Host, l: LockChannel): Host {
     node: h.node,
     run: (script, o) => l.run(script, o),
     lock: (owner, waitS, onWait) => h.lock(owner, waitS, onWait),
+    steps: () => ({ run: (script, o) => l.run(script, o), close: () => undefined }),
     close: () => h.close(),
   };
 }

@@ -8,6 +8,7 @@ import {
   type LockChannel,
   type RunOptions,
   type RunResult,
+  type StepChannel,
 } from "./host";
 import { driveLock } from "./lock";
 
@@ -69,6 +70,11 @@ export class LocalHost implements Host {
     // Here a step is a process of its own, with its own group (a timeout stops that step alone);
     // there is no channel to save.
     return { ...held, run: (script, opts) => this.run(script, opts) };
+  }
+
+  /** Here every step is a process of its own: there is no channel to save. */
+  steps(): StepChannel {
+    return { run: (script, opts) => this.run(script, opts), close: () => undefined };
   }
 
   close(): void {

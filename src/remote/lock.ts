@@ -8,13 +8,12 @@
  * lockWaitS, and then fails naming the holder: the stack, the user and machine, the pid and the
  * time, as Pulumi's own stack lock names its holder.
  */
-import { randomBytes } from "node:crypto";
 import { hostname, userInfo } from "node:os";
 import { msg, SaidError, say, type Msg } from "../text/messages";
 import { nodePath, quote } from "../text/shell";
 import { TransportError } from "./errors";
 import { cancelled } from "./cancel";
-import { HeldChannel, stepLoop, type LockIo } from "./held";
+import { endMarker, HeldChannel, stepLoop, type LockIo } from "./held";
 import { interruptedBefore, type LockChannel } from "./host";
 
 export type { LockIo } from "./held";
@@ -90,8 +89,7 @@ export function driveLock(
   onWait?: (holder: string) => void,
 ): LockChannel {
   let io: LockIo | undefined;
-  // The end marker of every step on this channel: no script's own output can guess it.
-  const end = `@sm121-end-${randomBytes(8).toString("hex")}`;
+  const end = endMarker();
   let held: HeldChannel | undefined;
   const acquired = open.then(
     (ch) =>

@@ -13,8 +13,10 @@ import {
   type LockChannel,
   type RunOptions,
   type RunResult,
+  type StepChannel,
 } from "./host";
 import { preferredHostKeyAlgorithms, verifyHostKey, type HostKeyRefusal } from "./knownhosts";
+import { driveSteps } from "./held";
 import { driveLock, type LockIo } from "./lock";
 
 export interface SshTarget {
@@ -195,11 +197,20 @@ class SshHost implements Host {
   }
 
   lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel {
-    const open = new Promise<LockIo>((resolve, reject) => {
+    return driveLock(this.node, owner, waitS, this.channel("lock"), onWait);
+  }
+
+  steps(): StepChannel {
+    return driveSteps(this.node, this.channel("look"));
+  }
+
+  /** A `bash -s` channel whose input the caller writes as it goes (the lock's, the steps'). */
+  private channel(step: string): Promise<LockIo> {
+    return new Promise<LockIo>((resolve, reject) => {
       this.client.exec("bash -s", (err, stream: ClientChannel) => {
         if (err) {
           const detail = msg("remote.channelFailed", { why: err.message });
-          reject(new TransportError(this.node, "lock", detail, transportFix("lost", this.node), "lost"));
+          reject(new TransportError(this.node, step, detail, transportFix("lost", this.node), "lost"));
           return;
         }
         resolve({
@@ -216,7 +227,6 @@ class SshHost implements Host {
         });
       });
     });
-    return driveLock(this.node, owner, waitS, open, onWait);
   }
 
   close(): void {

@@ -40,15 +40,43 @@ function imageChecked(site: Site, d: FabricDeployment): boolean {
   return d.deploy === "docker" && d.nodes.length > 1 && !site.imageSync && d.image !== undefined;
 }
 
+/**
+ * The images each node's look reports the ID of: the image of every docker deployment it serves
+ * across nodes that ImageSync does not copy (each node must run the same build).
+ */
+export function imageQuestions(site: Site, deployments: readonly FabricDeployment[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const d of deployments) {
+    if (!imageChecked(site, d) || d.image === undefined) continue;
+    for (const n of d.nodes) out[n] = [...new Set([...(out[n] ?? []), d.image])];
+  }
+  return out;
+}
+
+/** The refusals of images whose IDs differ between a deployment's nodes, from what each node's look found. */
+export function imageRefusals(
+  site: Site,
+  deployments: readonly FabricDeployment[],
+  ids: Readonly<Record<string, Readonly<Record<string, string | null>>>>,
+): string[] {
+  return deployments.flatMap((d) =>
+    imageRefusal(site, d, (n) => (d.image === undefined ? undefined : ids[n]?.[d.image])),
+  );
+}
+
+/**
+ * `images: false`: the look leaves the image IDs to the node's own look (serve/observe, which asks
+ * them in the node's one docker call), and imageRefusals judges them there.
+ */
 export async function lookFabric(
   site: Site,
   deployments: readonly FabricDeployment[],
   dial: Dialer,
+  o: { images?: boolean } = {},
 ): Promise<FabricLook> {
   const ds = fabricDeployments(site, deployments);
   const image = new Map<string, string>();
-  for (const d of ds)
-    if (imageChecked(site, d) && d.image !== undefined) for (const n of d.nodes) image.set(n, d.image);
+  if (o.images !== false) for (const [n, refs] of Object.entries(imageQuestions(site, ds))) image.set(n, refs[0] ?? "");
   const names = [...new Set(ds.flatMap((d) => d.nodes))].filter((n) => site.nodes[n] !== undefined);
   const seen = await Promise.all(
     names.map(async (n): Promise<[string, FabricFacts | { error: string }]> => {
@@ -99,7 +127,11 @@ export function judgeFabric(site: Site, ds: readonly FabricDeployment[], facts: 
       if (r.fabric !== node.fabric) resolved[n] = r.fabric;
       refusals.push(...r.refusals, ...nodeRefusals(node, r.fabric, f, d));
     }
-    refusals.push(...subnetRefusal(site, d, facts, resolved), ...imageRefusal(site, d, facts));
+    const idOf = (n: string) => {
+      const f = facts[n];
+      return f === undefined || "error" in f ? undefined : f.imageId;
+    };
+    refusals.push(...subnetRefusal(site, d, facts, resolved), ...imageRefusal(site, d, idOf));
   }
   // A node the fabric look could not reach refuses nothing here: the node look (./observe)
   // makes its deployments unknown, and the others go on.
@@ -216,12 +248,9 @@ function subnetRefusal(
   return [t("fabric.subnets", { deployment: d.name, nets: nets.join(", ") })];
 }
 
-function imageRefusal(site: Site, d: FabricDeployment, facts: FabricLook["facts"]): string[] {
+function imageRefusal(site: Site, d: FabricDeployment, idOf: (node: string) => string | null | undefined): string[] {
   if (!imageChecked(site, d)) return [];
-  const ids = d.nodes.map((n) => {
-    const f = facts[n];
-    return { n, id: f === undefined || "error" in f ? undefined : f.imageId };
-  });
+  const ids = d.nodes.map((n) => ({ n, id: idOf(n) }));
   const present = ids.filter((x): x is { n: string; id: string } => typeof x.id === "string");
   if (new Set(present.map((x) => x.id)).size <= 1) return [];
   const each = present.map((x) => `${x.n} ${x.id.slice(0, 19)}`).join(", ");

@@ -8,7 +8,7 @@ import type { Recipe, Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 import { t } from "../text/messages";
-import { lookFabric } from "./fabric";
+import { lookFabric, type FabricDeployment } from "./fabric";
 
 export interface FabricStepInput {
   site: Site;
@@ -19,16 +19,26 @@ export interface FabricStepInput {
   dial: Dialer;
   /** The error the program throws (Pulumi's RunError prints without a stack). */
   refuse: (message: string) => Error;
+  /**
+   * false: the image IDs are the node look's (the program's look asks them in each node's one
+   * docker call, and refuses by imageRefusals); by default this look asks them itself.
+   */
+  images?: boolean;
 }
 
-export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
-  const ds = i.bundles.map((b) => ({
+/** The deployments as the fabric's look reads them. */
+export function fabricDeploymentsOf(bundles: readonly DeploymentBundle[]): FabricDeployment[] {
+  return bundles.map((b) => ({
     name: b.deployment,
     deploy: b.deploy,
     nodes: b.nodes.map((n) => n.node),
     ...(b.nodes[0]?.image !== undefined && { image: b.nodes[0].image }),
   }));
-  const look = await lookFabric(i.site, ds, i.dial);
+}
+
+export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]> {
+  const ds = fabricDeploymentsOf(i.bundles);
+  const look = await lookFabric(i.site, ds, i.dial, { images: i.images !== false });
   if (look.refusals.length > 0) {
     throw i.refuse([t("fabric.refuses"), ...look.refusals.map((r) => `  ${r}`)].join("\n"));
   }

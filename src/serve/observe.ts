@@ -17,8 +17,10 @@ import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { msg, SaidError, type Msg } from "../text/messages";
 import { joinNode } from "../text/shell";
-import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe, probeServing } from "./probe";
-import type { NodeState } from "./probe";
+import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
+import { probeLiveness, servingScript, servingState, servingTimeoutMs, type NodeState } from "./probe";
+import { printRecord, recordsOf, type NodeRecord } from "../protocol";
+import { dockerLookScript, imageIdsOf } from "../targets/dockerlook";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
 import { deploymentOf, othersProbe } from "./registry";
 
@@ -63,6 +65,8 @@ export interface SiteObservation {
    * state knows, a rotated secret or a failed last up, may still restart one.)
    */
   steady: string[];
+  /** Per node the look reached: the ID of each image it was asked about (`images`), null where it has none. */
+  images: Record<string, Record<string, string | null>>;
 }
 
 export interface LookOptions {
@@ -74,11 +78,20 @@ export interface LookOptions {
   placeOf: (node: string) => string;
   /** This run's stack, against which the owners found on the nodes are read (serve/owner). */
   me?: Owner;
+  /** Per node: the images whose IDs the look reports (the fabric's image check, serve/fabric). */
+  images?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** What one node showed: each deployment's state there, or why it could not be seen. */
 type Seen =
-  | { ok: true; states: Map<string, NodeState>; held: string[]; holders: Holder[]; model?: NodeModelFacts }
+  | {
+      ok: true;
+      states: Map<string, NodeState>;
+      held: string[];
+      holders: Holder[];
+      model?: NodeModelFacts;
+      images: Record<string, string | null>;
+    }
   | { ok: false; error: Msg };
 
 /** How long one script of the look may take (a liveness check gets its own timeout on top). */
@@ -97,32 +110,73 @@ function unseen(name: string, e: unknown, place: string): Msg {
   return msg("serve.unseen", { place, node: name, first });
 }
 
+/**
+ * A node's whole look as one script, so that it costs the node one channel and at most one docker
+ * call: that call first (every container of its deployments and the images asked about), then
+ * each deployment's part (its probe and liveness: probe.ts servingScript), each after a `lookPart`
+ * record; a node that serves none of them lists what sm121 holds there instead.
+ */
+function nodeLookScript(
+  node: SiteNode,
+  here: readonly NodeBundle[],
+  images: readonly string[],
+  o: LookOptions,
+): string {
+  const containers = here.flatMap((nb) => (nb.containerName === undefined ? [] : [nb.containerName]));
+  const docker = containers.length > 0 || images.length > 0 ? [dockerLookScript(containers, images)] : [];
+  if (here.length === 0) return [...docker, othersProbe(joinNode(node.stateDir, "deployments"), undefined)].join("\n");
+  const opts = { checks: o.checks, clients: false, looked: true };
+  const parts = here.map((nb, i) =>
+    [printRecord("lookPart", '"index":%d', String(i)), `( ${servingScript(nb, opts, o.livenessS)}\n)`].join("\n"),
+  );
+  return [...docker, ...parts].join("\n");
+}
+
+/** The records of each part of a node's look (nodeLookScript), in order; what came before the first part aside. */
+function partsOf(records: readonly NodeRecord[]): { head: NodeRecord[]; parts: NodeRecord[][] } {
+  const head: NodeRecord[] = [];
+  const parts: NodeRecord[][] = [];
+  for (const r of records) {
+    if (r.kind === "lookPart") parts[r.index] = [];
+    else (parts.length === 0 ? head : (parts[parts.length - 1] as NodeRecord[])).push(r);
+  }
+  return { head, parts };
+}
+
 async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dialer, o: LookOptions): Promise<Seen> {
   let host: Host | undefined;
   try {
     host = await dial.host(name, nodeConn(node));
     const h = host;
+    const asked = o.images?.[name] ?? [];
+    const script = nodeLookScript(node, here, asked, o);
+    const timeoutMs = servingTimeoutMs(LOOK_STEP_MS, here.length, o.livenessS);
+    const res = await h.run(script, { step: here.length === 0 ? "list sm121's deployments" : "preflight", timeoutMs });
+    const { head, parts } = partsOf(res.records);
+    const lines = recordsOf(head, "lookImage").map((r) => Buffer.from(r.line64, "base64").toString("utf8"));
+    const images = imageIdsOf(lines, asked);
+    if (here.length === 0) {
+      const st = parseProbe(head);
+      const model = st.model === undefined ? {} : { model: st.model };
+      return { ok: true, states: new Map(), held: st.others, holders: st.holders, ...model, images };
+    }
     const states = new Map<string, NodeState>();
-    for (const nb of here) {
-      // Liveness only where the engine runs what this bundle runs: anything else restarts anyway.
-      const st = await probeServing(h, nb, { checks: o.checks, clients: false }, LOOK_STEP_MS, o.livenessS);
+    for (const [i, nb] of here.entries()) {
+      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS);
+      // A record the node's script could not match (one an older sm121 wrote): its check on its own.
+      if (asks) {
+        const live = await probeLiveness(h, nb, o.livenessS);
+        if (live !== undefined) st.live = live;
+      }
       states.set(nb.stateDir, st);
     }
-    // What sm121 holds on the node: each probe lists the others; a node that serves nothing is asked.
+    // What sm121 holds on the node: each probe lists the others.
     const own = new Set(here.map(deploymentOf));
-    let held = [...new Set([...states.values()].flatMap((st) => st.others))].filter((d) => !own.has(d));
-    let model = [...states.values()][0]?.model;
+    const held = [...new Set([...states.values()].flatMap((st) => st.others))].filter((d) => !own.has(d));
+    const first = [...states.values()][0];
     // Every probe lists every deployment directory of the node with its owner: the first says it.
-    let holders = [...states.values()][0]?.holders ?? [];
-    if (here.length === 0) {
-      const script = othersProbe(joinNode(node.stateDir, "deployments"), undefined);
-      const listing = await h.run(script, { step: "list sm121's deployments", timeoutMs: LOOK_STEP_MS });
-      const st = parseProbe(listing.records);
-      held = st.others;
-      holders = st.holders;
-      model = st.model;
-    }
-    return { ok: true, states, held, holders, ...(model !== undefined && { model }) };
+    const holders = first?.holders ?? [];
+    return { ok: true, states, held, holders, ...(first?.model !== undefined && { model: first.model }), images };
   } catch (e) {
     return { ok: false, error: unseen(name, e, o.placeOf(name)) };
   } finally {
@@ -155,6 +209,7 @@ export async function observeSite(
     models: {},
     holders: {},
     steady: [],
+    images: {},
   };
   for (const b of bundles) {
     const drift: Msg[] = [];
@@ -207,6 +262,7 @@ export async function observeSite(
     }
     if (s.model !== undefined) out.models[name] = s.model;
     out.holders[name] = s.holders;
+    if (Object.keys(s.images).length > 0) out.images[name] = s.images;
     for (const d of s.held) if (!declared.has(d)) lingering.add(d);
     if (serving.has(name)) continue;
     for (const d of s.held) {

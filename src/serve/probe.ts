@@ -304,30 +304,45 @@ export function liveWords(node: string, l: LiveCheck): Msg {
 
 /**
  * The plan-time look at one deployment on a node: the probe and, where the engine runs this
- * bundle, the liveness check, in one script. The node spends the one-token completion only where
- * its record names this bundle's identity (preflightScript reads state.json into `$state`, and
- * the identity is the first field sm121 writes there); the verdict counts only where the probe
- * also finds the engine running. A record the script cannot match that way (one an older sm121
- * wrote) gets the check on its own.
+ * bundle, the liveness check, in one script (a part of the node's one look script: serve/observe).
+ * The node spends the one-token completion only where its record names this bundle's identity
+ * (preflightScript reads state.json into `$state`, and the identity is the first field sm121
+ * writes there); the verdict counts only where the probe also finds the engine running.
  */
-export async function probeServing(
-  host: Host,
-  nb: NodeBundle,
-  o: ProbeOptions,
-  timeoutMs: number,
-  livenessS: number,
-): Promise<NodeState> {
-  const canServe = nb.api !== undefined && nb.runs;
+export function servingScript(nb: NodeBundle, o: ProbeOptions, livenessS: number): string {
   const recorded = quote(`{"identity":"${nb.identity}"`);
-  const live = canServe ? [`case "$state" in ${recorded}*) ( ${livenessScript(nb, livenessS)} ) || true;; esac`] : [];
-  const script = [preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), ...live].join("\n");
-  const res = await host.run(script, { step: "preflight", timeoutMs: timeoutMs + (livenessS + 30) * 1000 });
-  const st = parseProbe(res.records);
-  if (canServe && st.running && st.recorded?.identity === nb.identity) {
-    st.live = liveCheckOf(res.records, livenessS) ?? (await probeLiveness(host, nb, livenessS));
-  }
-  return st;
+  const live = canServe(nb)
+    ? [`case "$state" in ${recorded}*) ( ${livenessScript(nb, livenessS)} ) || true;; esac`]
+    : [];
+  return [preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), ...live].join("\n");
 }
+
+/** How long a node's look may take for `n` deployments with liveness checks (each curl has its own timeout). */
+export function servingTimeoutMs(lookMs: number, n: number, livenessS: number): number {
+  return lookMs + n * (livenessS + 30) * 1000;
+}
+
+/**
+ * The node's state from its part of the look (servingScript). `asks` is true where the engine runs
+ * this bundle and the script could not match the record (one an older sm121 wrote): the liveness
+ * check is then asked on its own (probeLiveness).
+ */
+export function servingState(
+  nb: NodeBundle,
+  records: readonly NodeRecord[],
+  livenessS: number,
+): {
+  st: NodeState;
+  asks: boolean;
+} {
+  const st = parseProbe(records);
+  if (!canServe(nb) || !st.running || st.recorded?.identity !== nb.identity) return { st, asks: false };
+  const live = liveCheckOf(records, livenessS);
+  if (live !== undefined) st.live = live;
+  return { st, asks: live === undefined };
+}
+
+const canServe = (nb: NodeBundle) => nb.api !== undefined && nb.runs;
 
 /** Runs the liveness check on a node whose engine runs this bundle. */
 export async function probeLiveness(host: Host, nb: NodeBundle, timeoutS: number): Promise<LiveCheck | undefined> {

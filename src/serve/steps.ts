@@ -73,6 +73,8 @@ export interface ProbeOptions {
    * whole socket table.
    */
   clients?: boolean;
+  /** A container's status from the node's one docker call of the plan-time look (targets/dockerlook). */
+  looked?: boolean;
 }
 
 /**
@@ -102,7 +104,7 @@ export function preflightScript(
     `if [ -f ${d}/stop-failed.json ]; then IFS= read -r sf < ${d}/stop-failed.json || true; ` +
       `[ -z "$sf" ] || ${printRecord("stopFailed", '"stopFailed":%s', '"$sf"')}; fi`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
-    (o.runStatus ?? true) ? statusScript(nb) : ":",
+    (o.runStatus ?? true) ? statusScript(nb, o.looked === true) : ":",
     modelFactsScript(nb),
     watchedFilesScript(watch),
   ];
@@ -156,9 +158,9 @@ function watchedFilesScript(watch: string[]): string {
  * as the container itself has them, so that the files a script recipe's start.sh mounts count as
  * well as those sm121 renders). Another target's is the bundle's own status script.
  */
-function statusScript(nb: NodeBundle): string {
+function statusScript(nb: NodeBundle, looked: boolean): string {
   if (nb.containerName === undefined) return `( ${nb.status} ) || true`;
-  return `( ${containerStatus(nb.containerName, { mounts: true })} ) || true`;
+  return `( ${containerStatus(nb.containerName, looked ? { looked } : { mounts: true })} ) || true`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { printRecord } from "../protocol";
 import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 import { exportSecrets } from "./secretsenv";
+import { lookedContainer } from "./dockerlook";
 import { msg, type MessageKey, type Msg } from "../text/messages";
 
 /** The `status` record from shell variables $running, $started and $detail (why not running). */
@@ -115,36 +116,46 @@ export function containersLeft(filter: string, what: string): string {
  *
  * With `mounts`, the same `docker inspect` also lists the container's bind mounts, and a `mount`
  * record follows for each regular file mounted: its path (base64: a name may hold any character)
- * and its change time, for seed 001's newer-mount rule (serve/probe). The look asks for them, so
- * that a node answers it with one docker call; a directory is seen live through its mount.
+ * and its change time, for seed 001's newer-mount rule (serve/probe); a directory is seen live
+ * through its mount. With `looked`, the plan-time look's one docker call for the whole node has
+ * answered already (./dockerlook): the container's state and bind mounts are read from it, and
+ * an answer without the container is a container gone, no answer at all docker's error.
  */
-export function containerStatus(name: string, o: { mounts?: boolean } = {}): string {
+export function containerStatus(name: string, o: { mounts?: boolean; looked?: boolean } = {}): string {
   const filter = `--filter ${quote(`name=^/${name}$`)}`;
   const binds = '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}{{.Source}}{{end}}{{end}}';
   const withBinds = quote(`{{.State.Running}} {{.State.StartedAt}}${binds}`);
-  const state = o.mounts
-    ? [
-        `info=$(docker inspect -f ${withBinds} ${quote(name)} 2>/dev/null || true)`,
-        'mapfile -t lines <<< "$info"',
-        "state=${lines[0]:-}",
-      ]
-    : [`state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`];
-  const mounts = o.mounts
-    ? [
-        'for ms in "${lines[@]:1}"; do',
-        '  [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
-        `  ${printRecord("mount", '"path64":"%s","ctime":%s', `"$(printf '%s' "$ms" | base64 -w0)" "$mc"`)}`,
-        "done",
-      ]
-    : [];
+  // The look's one docker call has answered for every container of the node (./dockerlook).
+  const state = o.looked
+    ? [lookedContainer(name)]
+    : o.mounts
+      ? [
+          `info=$(docker inspect -f ${withBinds} ${quote(name)} 2>/dev/null || true)`,
+          'mapfile -t lines <<< "$info"',
+          "state=${lines[0]:-}",
+        ]
+      : [`state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`];
+  const mounts =
+    o.mounts || o.looked
+      ? [
+          'for ms in "${lines[@]:1}"; do',
+          '  [ -f "$ms" ] || continue; mc=$(stat -L -c %Z -- "$ms") || continue',
+          `  ${printRecord("mount", '"path64":"%s","ctime":%s', `"$(printf '%s' "$ms" | base64 -w0)" "$mc"`)}`,
+          "done",
+        ]
+      : [];
   return [
     ...state,
     `running=false; started=""; detail="${"container gone" satisfies NotRunning}"`,
     'case "$state" in "true "*) running=true; detail=""; started=${state#true };; ' +
       `"false "*) detail="${"container exited" satisfies NotRunning}";; esac`,
-    `if [ -z "$state" ] && ! docker ps -aq ${filter} >/dev/null 2>&1; then`,
-    `  detail="${DOCKER_DOWN}${lastErrorLine(`docker ps -aq ${filter}`)}"`,
-    "fi",
+    ...(o.looked
+      ? [`if [ -z "$state" ] && [ "$dkup" != true ]; then detail="${DOCKER_DOWN}$dkerr"; fi`]
+      : [
+          `if [ -z "$state" ] && ! docker ps -aq ${filter} >/dev/null 2>&1; then`,
+          `  detail="${DOCKER_DOWN}${lastErrorLine(`docker ps -aq ${filter}`)}"`,
+          "fi",
+        ]),
     STATUS_RECORD,
     ...mounts,
   ].join("\n");

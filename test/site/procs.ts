@@ -149,3 +149,25 @@ export function killTmuxServers(dir: string): void {
     }
   }
 }
+
+/**
+ * The processes a session on `node` started that still run: every process whose environment has
+ * the node's root (sshd's SetEnv) and an SSH connection, i.e. a login's own descendants. A daemon
+ * the node runs for itself (its sshd, its Docker Engine) has no SSH_CONNECTION; a container's
+ * processes have neither.
+ */
+export function sessionLeftovers(node: { root: string }): ProcRecord[] {
+  const skip = selfAndAncestors();
+  const out: ProcRecord[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (skip.has(pid)) continue;
+    const env = readNul(`/proc/${pid}/environ`);
+    if (!env.includes(`SIM_NODE_ROOT=${node.root}`) || !env.some((v) => v.startsWith("SSH_CONNECTION="))) continue;
+    const st = procStat(pid);
+    if (st !== null && st.state !== "Z")
+      out.push({ pid, start: st.start, what: readNul(`/proc/${pid}/cmdline`).join(" ") });
+  }
+  return out;
+}
