@@ -17,7 +17,8 @@ import { gatewayFile } from "../src/render/gateway";
 import { sha256 } from "../src/render/identity";
 import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";
-import { driftOf, liveCheckOf, type NodeState } from "../src/serve/probe";
+import { driftOf, type NodeState } from "../src/serve/probe";
+import { liveCheckOf } from "../src/serve/liveness";
 import type { StoredOutcome } from "../src/serve/outcome";
 import { msg, say } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
@@ -160,21 +161,49 @@ describe("a deployment the look could not see", () => {
   });
 });
 
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+/** The lines of /metrics that name the counters, as the node sends them: `n` requests done. */
+const counters = (n: number) =>
+  b64(`# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason="stop"} ${n}.0\n`);
+
 describe("the look's liveness record and the drift it makes", () => {
   it("reads a token, a busy engine, a hung one, and one that refused the completion", () => {
     const live = (r: Partial<RecordOf<"live">>) => liveCheckOf([{ kind: "live", modelsCode: 200, ...r }], 10);
-    expect(live({ completionCode: 200, ms: 35, before: 4, after: 5 })).toMatchObject({ verdict: "ok", ms: 35 });
-    expect(live({ completionCode: 0, ms: 10000, before: 4, after: 9 })?.verdict).toBe("busy");
-    expect(live({ completionCode: 0, ms: 10000, before: 4, after: 4 })?.verdict).toBe("hung");
-    expect(live({ completionCode: 0, ms: 10000, before: null, after: null })?.verdict).toBe("hung");
+    expect(live({ completionCode: 200, ms: 35, before64: counters(4), after64: null })).toMatchObject({
+      verdict: "ok",
+      ms: 35,
+    });
+    expect(live({ completionCode: 0, ms: 10000, before64: counters(4), after64: counters(9) })?.verdict).toBe("busy");
+    expect(live({ completionCode: 0, ms: 10000, before64: counters(4), after64: counters(4) })?.verdict).toBe("hung");
+    expect(live({ completionCode: 0, ms: 10000, before64: null, after64: null })?.verdict).toBe("hung");
     expect(live({ modelsCode: 0 })?.verdict).toBe("hung");
-    expect(live({ completionCode: 401, ms: 3, before: 1, after: 1 })?.verdict).toBe("refused");
+    expect(live({ completionCode: 401, ms: 3, before64: counters(1), after64: counters(1) })?.verdict).toBe("refused");
+  });
+
+  it("reads /metrics as Prometheus does: an aborted request is no progress; NaN or ±Inf counters are unknown", () => {
+    const live = (before: string, after: string) =>
+      liveCheckOf(
+        [{ kind: "live", modelsCode: 200, completionCode: 0, ms: 10000, before64: b64(before), after64: b64(after) }],
+        10,
+      );
+    const ok = 'vllm:request_success_total{finished_reason="stop"} 3';
+    const abort = 'vllm:request_success_total{finished_reason="abort"}';
+    expect(live(`${ok}\n${abort} 1`, `${ok}\n${abort} 2.0e0`)).toMatchObject({
+      verdict: "hung",
+      progress: { before: 3, after: 3 },
+    });
+    const nan = `${ok}\nvllm:generation_tokens_total{model_name="m"} NaN`;
+    const inf = `${ok}\nvllm:generation_tokens_total{model_name="m"} +Inf`;
+    // Unknown counters tell nothing: no token in time is a hang, and the look itself holds.
+    expect(live(nan, inf)).toMatchObject({ verdict: "hung", progress: null });
+    expect(live(`${ok}\n`, "not an exposition {")).toMatchObject({ verdict: "hung", progress: null });
   });
 
   it("is drift (health) only on an engine that runs this bundle and hangs", () => {
     const nb = b.nodes[0];
     if (nb === undefined) throw new Error("no node");
-    const record = { kind: "live" as const, modelsCode: 200, completionCode: 0, ms: 10000, before: 7, after: 7 };
+    const [before64, after64] = [counters(7), counters(7)];
+    const record = { kind: "live" as const, modelsCode: 200, completionCode: 0, ms: 10000, before64, after64 };
     const hangs = liveCheckOf([record], 10);
     if (hangs === undefined) throw new Error("no check");
     const recorded = { identity: nb.identity, files: {} };

@@ -1,7 +1,8 @@
 /**
  * The plan-time look's liveness check as the node runs it: the real script (bash, curl) against
- * local engines that answer as vLLM does, serving, busy (counters moving, no token in time) or
- * hung (counters still). The verdict comes from the script's own record.
+ * local engines that answer as vLLM does, serving, busy (counters moving, no token in time), hung
+ * (counters still) or hung with counters that are no finite numbers. The verdict comes from the
+ * script's own record.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,10 +13,11 @@ import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import type { NodeBundle } from "../src/render/types";
 import { LocalHost } from "../src/remote/local";
-import { probeLiveness } from "../src/serve/probe";
+import { probeLiveness } from "../src/serve/liveness";
 import { testDir } from "./helpers/tmp";
 
-type Mode = "serving" | "busy" | "hung";
+/** "broken": hung, with counters that are no finite numbers (NaN, +Inf), as Prometheus' format allows. */
+type Mode = "serving" | "busy" | "hung" | "broken";
 interface Engine {
   server: Server;
   nb: NodeBundle;
@@ -38,6 +40,11 @@ async function engine(mode: Mode, template: NodeBundle): Promise<Engine> {
     if (path === "/metrics") {
       // A busy engine finishes other requests while ours waits in its queue.
       if (mode === "busy") served += 3;
+      if (mode === "broken") {
+        const counters = ["vllm:request_success_total", "vllm:generation_tokens_total"];
+        res.end(counters.map((c, i) => `# TYPE ${c} counter\n${c}{model_name="m"} ${["NaN", "+Inf"][i]}\n`).join(""));
+        return;
+      }
       res.end(`# TYPE vllm:request_success_total counter\nvllm:request_success_total{model_name="m"} ${served}\n`);
       return;
     }
@@ -63,7 +70,7 @@ beforeAll(async () => {
   const bundles = renderSite(site, loadRecipes(join(root, "recipes"), "recipes"), { root });
   const template = bundles.flatMap((b) => b.nodes).find((n) => n.api !== undefined);
   if (template === undefined) throw new Error("the examples site serves no API");
-  for (const m of ["serving", "busy", "hung"] as const) engines.set(m, await engine(m, template));
+  for (const m of ["serving", "busy", "hung", "broken"] as const) engines.set(m, await engine(m, template));
 });
 afterAll(() => {
   for (const e of engines.values()) {
@@ -89,5 +96,10 @@ describe("the liveness script", () => {
     ]);
     expect(busy).toMatchObject({ verdict: "busy", completionCode: 0, progress: { before: 3, after: 6 } });
     expect(hung).toMatchObject({ verdict: "hung", completionCode: 0, progress: { before: 0, after: 0 } });
+  });
+
+  it("counters that are NaN or +Inf are unknown: no token in time is then a hang, and the check holds", async () => {
+    const broken = await probeLiveness(host, get("broken").nb, 1);
+    expect(broken).toMatchObject({ verdict: "hung", completionCode: 0, progress: null });
   });
 });

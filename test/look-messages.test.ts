@@ -19,11 +19,11 @@ import {
   describeCheck,
   driftFindings,
   envKeyDiff,
-  liveWords,
   type DriftKind,
   type FailedCheck,
   type NodeState,
 } from "../src/serve/probe";
+import { liveWords } from "../src/serve/liveness";
 import { CATALOGUES, LOCALES, msg, say, type Msg } from "../src/text/messages";
 import { NOT_RUNNING, notRunningMsg } from "../src/targets/common";
 import { engineWire, NOTHING_ALLOWED } from "./helpers/wire";

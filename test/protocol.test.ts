@@ -57,7 +57,13 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   holder: { deployment: "d", held: true },
   holderOwner: { deployment: "d", owner: { project: "p", stack: "s", backend: "file://x" } },
   displaced: { deployment: "old", by: { deployment: "d" } },
-  live: { modelsCode: 200, completionCode: 200, ms: 35, before: null, after: null },
+  live: {
+    modelsCode: 200,
+    completionCode: 200,
+    ms: 35,
+    before64: b64("vllm:request_success_total 3\n"),
+    after64: null,
+  },
   memTotal: { bytes: 128_000_000_000 },
   modelConfig: { config64: b64("{}"), weightsBytes: null },
   placedFile: { content64: null },
@@ -66,7 +72,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   imageAbsent: {},
   dgppBuild: { state: "running", last64: b64("step 3 of 7") },
   linkTool: { tool: "all_reduce_perf", path: "/opt/nccl-tests/build/all_reduce_perf" },
-  inflight: { count: 3 },
+  inflight: { metrics64: b64("vllm:num_requests_running 3\n") },
   recv: { path: "/home/ops/.sm121/fanout/x/recv.sh" },
   sent: { bytes: 1024 },
   benchKey: { key64: "" },
@@ -166,8 +172,10 @@ describe("the writers, run in bash", () => {
     writeFileSync(join(dir, "metrics"), gauge);
     const records = (out: string) => out.split("\n").flatMap((l) => recordOfLine(l) ?? []);
     const read = (url: string, series = "vllm:num_requests_running") =>
-      inflightOf(records(bash(inflightScript(url, series))));
+      inflightOf(records(bash(inflightScript(url, series))), series);
     expect(read(`file://${dir}/metrics`)).toBe(3);
+    writeFileSync(join(dir, "nan"), 'vllm:num_requests_running{engine="0"} NaN\n');
+    expect(read(`file://${dir}/nan`)).toBeUndefined();
     expect(read(`file://${dir}/metrics`, "sglang:num_running_reqs")).toBeUndefined();
     expect(read(`file://${dir}/none`)).toBeUndefined();
   });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { DRIVERS } from "../src/engines";
 import type { MetricSeries } from "../src/engines/driver";
-import { loadOf, loadScript, loadText, sums } from "../src/cli/load";
+import { loadOf, loadScript, loadText } from "../src/cli/load";
 import { statusSchema, type StatusReport } from "../src/cli/schemas";
 import { cells } from "../src/cli/table";
 import { loadOptions, watchFrame } from "../src/cli/watch";
@@ -53,7 +53,6 @@ describe("the load of one engine", () => {
     const a =
       'sglang:generation_tokens_total{model_name="m",engine_type="unified",is_streaming="true"} 10.0\n' +
       'sglang:generation_tokens_total{model_name="m",engine_type="unified",is_streaming="false"} 5.0\n';
-    expect(sums(a).get("sglang:generation_tokens_total")).toBe(15);
     // Before the first request SGLang has no counter at all: it counts as zero.
     expect(loadOf([rec("10,0", ""), rec("11,0", a)], SGLANG)).toMatchObject({
       measured: true,
@@ -82,11 +81,33 @@ describe("the load of one engine", () => {
     expect(loadOf([], VLLM)).toMatchObject({ measured: false, reason: "failed" });
   });
 
-  it("reads only the driver's series on the node, quoted", () => {
+  it("is unknown (null) for a series whose value is no finite number, and for a read that does not parse", () => {
+    const broken = [
+      'vllm:num_requests_running{model_name="m",engine="0"} NaN',
+      'vllm:num_requests_waiting{model_name="m",engine="0"} 1e3',
+      'vllm:generation_tokens_total{model_name="m",engine="0"} +Inf',
+      'vllm:prompt_tokens_total{model_name="m",engine="0"} 72.0',
+    ].join("\n");
+    expect(loadOf([rec("1.0", first), rec("2.0", broken)], VLLM)).toEqual({
+      measured: true,
+      running: null,
+      waiting: 1000,
+      kvCacheUsage: null,
+      promptTokensPerS: 32,
+      generationTokensPerS: null,
+      intervalS: 1,
+    });
+    expect(loadOf([rec("1.0", first), rec("2.0", "vllm:num_requests_running{")], VLLM)).toMatchObject({
+      running: null,
+      generationTokensPerS: null,
+    });
+  });
+
+  it("sends the lines that name the driver's series from the node, quoted", () => {
     const s = loadScript("http://127.0.0.1:8000/metrics", VLLM, 2);
     expect(s).toContain(
-      "'^(vllm:num_requests_running|vllm:num_requests_waiting|vllm:kv_cache_usage_perc|" +
-        "vllm:prompt_tokens_total|vllm:generation_tokens_total)[{ ]'",
+      "grep -F -e vllm:num_requests_running -e vllm:num_requests_waiting -e vllm:kv_cache_usage_perc " +
+        "-e vllm:prompt_tokens_total -e vllm:generation_tokens_total",
     );
     expect(s).toContain("curl -s -o \"$body\" -w '%{http_code}' --max-time 5 http://127.0.0.1:8000/metrics");
     expect(s).toContain("sample; sleep 2; sample");

@@ -191,9 +191,15 @@ describe("the drain", () => {
     expect(drains(false, 0)).toEqual([undefined, undefined]);
   });
 
-  it("takes the count the node printed, and none when the engine exports no gauge", () => {
-    expect(inflightOf([{ kind: "inflight", count: 3 }])).toBe(3);
-    expect(inflightOf([{ kind: "inflight", count: null }])).toBeUndefined();
+  it("takes the gauge the node sent, and none when the engine exports none or it is no finite number", () => {
+    const sent = (text: string | null) => [
+      { kind: "inflight" as const, metrics64: text === null ? null : Buffer.from(text).toString("base64") },
+    ];
+    const running = "vllm:num_requests_running";
+    expect(inflightOf(sent(`${running}{engine="0"} 2.0\n${running}{engine="1"} 1\n`), running)).toBe(3);
+    expect(inflightOf(sent(null), running)).toBeUndefined();
+    expect(inflightOf(sent(""), running)).toBeUndefined();
+    expect(inflightOf(sent(`${running} +Inf\n`), running)).toBeUndefined();
   });
 });
 

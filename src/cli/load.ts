@@ -14,6 +14,7 @@ import { t } from "../text/messages";
 import type { Load, StatusReport } from "./schemas";
 import { table, TABLE_COLUMNS } from "./table";
 import { printRecord, recordsOf, type NodeRecord } from "../protocol";
+import { parseExposition, seriesSum, type Exposition } from "../engines/exposition";
 
 export interface LoadOptions {
   yes: boolean;
@@ -21,32 +22,19 @@ export interface LoadOptions {
   intervalS: number;
 }
 
-/** The script that reads `url` twice, keeping only the lines of `series`. */
+/** The script that reads `url` twice, keeping the lines that name one of the `series` (read: engines/exposition). */
 export function loadScript(url: string, series: MetricSeries, intervalS: number): string {
   const names = [series.running, series.waiting, series.kvUsage, series.promptTokens, series.generationTokens];
-  const pattern = `^(${names.map((n) => n.replace(/[.]/g, "\\.")).join("|")})[{ ]`;
   return [
     "body=$(mktemp); trap 'rm -f \"$body\"' EXIT",
     "sample() {",
     "  at=${EPOCHREALTIME:-$(date +%s.%N)}",
     `  code=$(curl -s -o "$body" -w '%{http_code}' --max-time 5 ${quote(url)} 2>/dev/null || true)`,
-    `  lines=$(grep -E ${quote(pattern)} "$body" | base64 -w0 || true)`,
+    `  lines=$(grep -F ${names.map((n) => `-e ${quote(n)}`).join(" ")} "$body" | base64 -w0 || true)`,
     `  ${printRecord("load", '"at":"%s","http":"%s","lines":"%s"', '"$at" "$code" "$lines"')}`,
     "}",
     `sample; sleep ${intervalS}; sample`,
   ].join("\n");
-}
-
-/** The sum of each series' samples in Prometheus' text format (a family's label sets added up). */
-export function sums(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{[^}]*\})?\s+(\S+)/.exec(line);
-    const v = Number(m?.[2]);
-    if (m === null || !Number.isFinite(v)) continue;
-    out.set(m[1] ?? "", (out.get(m[1] ?? "") ?? 0) + v);
-  }
-  return out;
 }
 
 /**
@@ -64,20 +52,26 @@ export function loadOf(records: readonly NodeRecord[], series: MetricSeries): Lo
     const detail = s.http === "000" || s.http === "" ? t("status.noAnswer") : `HTTP ${s.http}`;
     return { measured: false, reason: "failed", detail };
   }
-  const [first, last] = [a, b].map((s) => sums(Buffer.from(s.lines, "base64").toString("utf8")));
+  const [first, last] = [a, b].map((s) => parseExposition(Buffer.from(s.lines, "base64").toString("utf8")));
   // Bash prints EPOCHREALTIME with the locale's decimal separator.
   const at = (s: { at: string }) => Number(s.at.replace(",", "."));
   const intervalS = Math.max(0.001, at(b) - at(a));
-  // A counter the engine has not made yet (SGLang makes them at the first request) is zero.
+  // A series the engine has not made yet (SGLang makes them at the first request) is zero; one
+  // whose value is no finite number (NaN, an infinite counter) is unknown.
+  const read = (e: Exposition | undefined, name: string, absent: number | null): number | null => {
+    const v = e === undefined ? "unknown" : seriesSum(e, name);
+    return v === "unknown" ? null : v === "absent" ? absent : v;
+  };
   const rate = (name: string) => {
-    const d = (last?.get(name) ?? 0) - (first?.get(name) ?? 0);
-    return d < 0 ? null : Math.round((d / intervalS) * 10) / 10;
+    const [x, y] = [read(first, name, 0), read(last, name, 0)];
+    if (x === null || y === null || y < x) return null;
+    return Math.round(((y - x) / intervalS) * 10) / 10;
   };
   return {
     measured: true,
-    running: last?.get(series.running) ?? 0,
-    waiting: last?.get(series.waiting) ?? 0,
-    kvCacheUsage: last?.get(series.kvUsage) ?? null,
+    running: read(last, series.running, 0),
+    waiting: read(last, series.waiting, 0),
+    kvCacheUsage: read(last, series.kvUsage, null),
     promptTokensPerS: rate(series.promptTokens),
     generationTokensPerS: rate(series.generationTokens),
     intervalS: Math.round(intervalS * 100) / 100,
@@ -131,8 +125,8 @@ export function loadText(r: StatusReport, max: number = TABLE_COLUMNS): string[]
     return [
       d.deployment,
       e.node,
-      String(l.running),
-      String(l.waiting),
+      l.running === null ? "-" : String(l.running),
+      l.waiting === null ? "-" : String(l.waiting),
       pct(l.kvCacheUsage),
       perS(l.promptTokensPerS),
       perS(l.generationTokensPerS),

@@ -39,9 +39,10 @@ export function loadSchema() {
     }),
     z.strictObject({
       measured: z.literal(true),
-      running: z.number().nonnegative(),
-      waiting: z.number().nonnegative(),
-      /** The KV cache's used fraction (0 to 1), as the engine reports it. */
+      /** null: unknown (the engine's value is no finite number). */
+      running: z.number().nonnegative().nullable(),
+      waiting: z.number().nonnegative().nullable(),
+      /** The KV cache's used fraction (0 to 1), as the engine reports it; null: none, or unknown. */
       kvCacheUsage: z.number().min(0).nullable(),
       /** Over the interval; null when a counter is missing or went back (the engine restarted). */
       promptTokensPerS: z.number().nonnegative().nullable(),

@@ -56,12 +56,13 @@ function fieldsOfEachKind() {
     holderOwner: { deployment: z.string(), owner: fileJson().nullable() },
     displaced: { deployment: z.string(), by: fileJson().optional() },
     // The liveness check (serve/probe) and the model facts (serve/modelprobe).
+    // Its /metrics before and after: the lines that name the counters, base64 (null: no answer).
     live: {
       modelsCode: int(),
       completionCode: int().optional(),
       ms: int().optional(),
-      before: count().optional(),
-      after: count().optional(),
+      before64: z.string().nullable().optional(),
+      after64: z.string().nullable().optional(),
     },
     memTotal: { bytes: count() },
     modelConfig: { config64: z.string(), weightsBytes: count() },
@@ -76,8 +77,9 @@ function fieldsOfEachKind() {
     dgppBuild: { state: z.enum(["done", "running", "failed"]), last64: z.string() },
     // The link test's look in the image (render/linkmpi): a tool and its path ("" when absent).
     linkTool: { tool: z.string(), path: z.string() },
-    // A replica's requests in flight before a roll stops it (serve/drain): null when not exported.
-    inflight: { count: count() },
+    // A replica's requests in flight before a roll stops it (serve/drain): /metrics' lines that
+    // name its gauge, base64; null when /metrics does not answer.
+    inflight: { metrics64: z.string().nullable() },
     // Copies between nodes (serve/fanout).
     recv: { path: z.string() },
     sent: { bytes: int().nonnegative() },

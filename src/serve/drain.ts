@@ -11,20 +11,27 @@ import { withHosts, type SshAuth } from "../remote";
 import type { Drain } from "../render/replicas";
 import type { DeploymentBundle } from "../render/types";
 import { firstRecord, printRecord, type NodeRecord } from "../protocol";
+import { parseExposition, seriesSum } from "../engines/exposition";
 
-/** One read of the gauge: an `inflight` record, its count null when /metrics or the series is not there. */
+/**
+ * One read of the gauge: an `inflight` record with /metrics' lines that name it, as the engine
+ * wrote them (base64), read here as Prometheus reads them; null when /metrics does not answer.
+ */
 export function inflightScript(url: string, series: string): string {
+  const none = printRecord("inflight", '"metrics64":null');
   return [
-    `out=$(curl -sf --max-time 3 ${quote(url)} 2>/dev/null) || { ${printRecord("inflight", '"count":null')}; exit 0; }`,
-    `n=$(printf '%s\\n' "$out" | awk -v re=${quote(`^${series}[{ ]`)} \\`,
-    `  '$0 ~ re { n++; s += $NF } END { if (n == 0) print "null"; else printf "%.0f\\n", s }')`,
-    printRecord("inflight", '"count":%s', '"$n"'),
+    `out=$(curl -sf --max-time 3 ${quote(url)} 2>/dev/null) || { ${none}; exit 0; }`,
+    `m=$(printf '%s\\n' "$out" | { grep -F -e ${quote(series)} || true; } | base64 -w0)`,
+    printRecord("inflight", '"metrics64":"%s"', '"$m"'),
   ].join("\n");
 }
 
-/** The count a read printed; undefined when the engine exports none. */
-export function inflightOf(records: readonly NodeRecord[]): number | undefined {
-  return firstRecord(records, "inflight")?.count ?? undefined;
+/** The gauge a read found; undefined when the engine exports none or its value is no finite number. */
+export function inflightOf(records: readonly NodeRecord[], series: string): number | undefined {
+  const m = firstRecord(records, "inflight")?.metrics64;
+  if (m === null || m === undefined) return undefined;
+  const n = seriesSum(parseExposition(Buffer.from(m, "base64").toString("utf8")), series);
+  return typeof n === "number" ? n : undefined;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,7 +57,7 @@ export async function drainEngine(
     let said = -1;
     let saidAt = 0;
     for (;;) {
-      const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records);
+      const n = inflightOf((await host.run(script, { step: "drain", timeoutMs: 15_000 })).records, d.running);
       const waited = Math.round((Date.now() - t0) / 1000);
       if (n === undefined) {
         log(t("serve.drainNoAnswer", { url, metric: d.running }));

@@ -1,4 +1,4 @@
-/** Phase A: preflight and the node's current state, parsed; the liveness of a serving engine. */
+/** Phase A: preflight and the node's current state, parsed (the liveness of a serving engine: ./liveness). */
 import type { Host } from "../remote";
 import type { NodeModelFacts } from "../render/memfit";
 import type { NodeBundle } from "../render/types";
@@ -8,14 +8,14 @@ import { isOwnFile, launchIdentityOf, sameLaunch } from "../render/launch";
 import { completeness, parseManifest } from "./hfcache";
 import { parseTime } from "./outcome";
 import { ownerOf, type Holder } from "./owner";
-import { curlFunction, oneToken } from "./readiness";
+import { liveCheckOf, livenessScript, liveWords, type LiveCheck } from "./liveness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
 import { looksSecret } from "../text/secrets";
 import { notRunningMsg } from "../targets/common";
 import { envFileOf } from "../render/node";
-import { firstRecord, printRecord, type NodeRecord, type RecordOf } from "../protocol";
+import type { NodeRecord, RecordOf } from "../protocol";
 import { listMsg, msg, type Msg } from "../text/messages";
 
 export interface FailedCheck {
@@ -70,24 +70,6 @@ export interface NodeState {
   live?: LiveCheck;
   /** sm121's record of a stop that failed here: when, and the stop's last lines. */
   stopFailed?: { at: string; lines: string };
-}
-
-/**
- * A serving engine's liveness: `ok` (a token came), `busy` (no token in time, but its own counters
- * on /metrics moved meanwhile: it works through a queue), `hung` (it runs and answers nothing, or
- * answers /v1/models and produces no token while its counters stand still), `refused` (it
- * answered the completion with an HTTP error: no hang, but no token either).
- */
-export interface LiveCheck {
-  verdict: "ok" | "busy" | "hung" | "refused";
-  timeoutS: number;
-  /** HTTP code of /v1/models (0: no answer), and of the completion. */
-  modelsCode: number;
-  completionCode?: number;
-  /** Milliseconds to the token, when one came. */
-  ms?: number;
-  /** The engine's request and token counters before and after (null: no /metrics). */
-  progress?: { before: number; after: number } | null;
 }
 
 /**
@@ -229,80 +211,6 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
 }
 
 /**
- * Sums vLLM's and SGLang's request and token counters on /metrics; "-" when there is none. Requests
- * that ended aborted (vLLM's finished_reason="abort", as the check's own request does when its
- * client gives up) are no progress.
- */
-const PROGRESS_COUNTERS = [
-  "vllm:request_success_total",
-  "vllm:generation_tokens_total",
-  "sglang:num_requests_total",
-  "sglang:generation_tokens_total",
-]
-  .map((c) => `^${c}[{ ]`)
-  .join("|");
-
-/**
- * One 1-token completion to a serving engine within `timeoutS`, with the deployment's API key (read
- * on the node, to curl on stdin), and the engine's counters on /metrics around it. Read-only.
- */
-export function livenessScript(nb: NodeBundle, timeoutS: number): string {
-  const api = nb.api;
-  if (api === undefined) return ":";
-  const base = `http://${api.host}:${api.port}`;
-  const one = oneToken(base);
-  return [
-    curlFunction(nb, `${base}/v1/models`),
-    // /metrics is outside what vLLM's and SGLang's keys guard.
-    "progress() { local out",
-    `  out=$(curl -sf --max-time 3 ${quote(`${base}/metrics`)} 2>/dev/null) || { printf -- -; return 0; }`,
-    `  printf '%s\\n' "$out" | awk -v re=${quote(PROGRESS_COUNTERS)} \\`,
-    `    '$0 ~ re { n++; if ($0 !~ /finished_reason="abort"/) s += $NF }`,
-    `     END { if (n == 0) printf "-"; else printf "%.0f", s }'`,
-    "}",
-    "mcode=$(models_get)",
-    `if [ "$mcode" != 200 ]; then ${printRecord("live", '"modelsCode":%d', '"$((10#${mcode:-0}))"')}; exit 0; fi`,
-    "p0=$(progress)",
-    ...one.request,
-    `left=${timeoutS}`,
-    ...one.send,
-    // The counters after it tell a busy engine from a hung one: only a completion that failed asks.
-    'p1=null; if [ "$ccode" != 200 ]; then p1=$(progress); fi',
-    '[ "$p0" != - ] && [ "$p1" != - ] || { p0=null; p1=null; }',
-    printRecord(
-      "live",
-      '"modelsCode":200,"completionCode":%d,"ms":%d,"before":%s,"after":%s',
-      '"$((10#${ccode:-0}))" $((c1 - c0)) "$p0" "$p1"',
-    ),
-  ].join("\n");
-}
-
-/** The verdict from the script's record. */
-export function liveCheckOf(records: readonly NodeRecord[], timeoutS: number): LiveCheck | undefined {
-  const r = firstRecord(records, "live");
-  if (r === undefined) return undefined;
-  const { modelsCode, completionCode, before, after } = r;
-  const progress = typeof before === "number" && typeof after === "number" ? { before, after } : null;
-  const base = { timeoutS, modelsCode, ...(completionCode !== undefined && { completionCode }), progress };
-  // A key the engine refuses is no hang: the look says so, and restarts nothing for it.
-  if (modelsCode === 401 || modelsCode === 403) return { ...base, verdict: "refused" };
-  if (modelsCode !== 200) return { ...base, verdict: "hung" };
-  const ms = r.ms;
-  if (completionCode === 200) return { ...base, verdict: "ok", ...(ms !== undefined && { ms }) };
-  if (completionCode !== 0) return { ...base, verdict: "refused" };
-  return { ...base, verdict: progress !== null && progress.after > progress.before ? "busy" : "hung" };
-}
-
-/** A hung engine on `node`, as a message: "spark2: answers /v1/models but no token in 10 s". */
-export function liveWords(node: string, l: LiveCheck): Msg {
-  if (l.modelsCode === 0) return msg("serve.look.modelsSilent", { node });
-  if (l.modelsCode !== 200) return msg("serve.look.modelsCode", { node, code: l.modelsCode });
-  const p = l.progress;
-  const counters = p === undefined || p === null ? "" : msg("serve.look.countersStill", { before: p.before });
-  return msg("serve.look.noToken", { node, timeoutS: l.timeoutS, counters });
-}
-
-/**
  * The plan-time look at one deployment on a node: the probe and, where the engine runs this
  * bundle, the liveness check, in one script (a part of the node's one look script: serve/observe).
  * The node spends the one-token completion only where its record names this bundle's identity
@@ -343,13 +251,6 @@ export function servingState(
 }
 
 const canServe = (nb: NodeBundle) => nb.api !== undefined && nb.runs;
-
-/** Runs the liveness check on a node whose engine runs this bundle. */
-export async function probeLiveness(host: Host, nb: NodeBundle, timeoutS: number): Promise<LiveCheck | undefined> {
-  // The script's own curl times out; the channel gets room for /metrics and /v1/models around it.
-  const res = await host.run(livenessScript(nb, timeoutS), { step: "liveness", timeoutMs: (timeoutS + 30) * 1000 });
-  return liveCheckOf(res.records, timeoutS);
-}
 
 /**
  * Seed 001's restart rule: the node already runs this bundle when the recorded identity is the

@@ -66,6 +66,8 @@ export interface EngineBehaviour {
   kvCacheTokens?: number | null;
   ignoreSigterm?: boolean;
   rendezvousTimeoutS?: number;
+  /** A series of /metrics and the text every one of its samples prints as its value ("NaN", "+Inf"). */
+  metricValues?: Record<string, string>;
 }
 
 interface SiteFile extends Omit<SimSite, "stop"> {

@@ -42,6 +42,7 @@ const BEHAVIOUR_DEFAULTS = {
   kvCacheTokens: null,
   ignoreSigterm: false,
   rendezvousTimeoutS: 120,
+  metricValues: {},
 };
 // crash-after: crashAfterS after it became ready; crash-loading: crashAfterS after start, while loading;
 // chat-never-answers: ready (/v1/models answers) but a completion never gets a byte back, as a
@@ -73,6 +74,11 @@ function behaviour() {
   const b = { ...BEHAVIOUR_DEFAULTS, ...raw };
   if (!MODES.includes(b.mode))
     throw new EngineExit(3, `fake-engine: ${file}: mode "${b.mode}" is not one of ${MODES.join(", ")}\n`);
+  // metricValues: a series of /metrics and the text each of its samples prints as its value
+  // ("NaN", "+Inf": what Prometheus' format allows and a broken counter shows).
+  const values = b.metricValues;
+  if (typeof values !== "object" || values === null || Object.values(values).some((v) => typeof v !== "string"))
+    throw new EngineExit(3, `fake-engine: ${file}: metricValues maps a series' name to its value's text\n`);
   return b;
 }
 

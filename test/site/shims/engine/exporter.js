@@ -70,9 +70,11 @@ function pyFloat(v) {
 const labelValue = (v) => String(v).replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 
 class Family {
-  constructor(def, labelValues) {
+  constructor(def, labelValues, shown) {
     this.def = def;
     this.base = labelValues;
+    // fake-engine.json metricValues: the value's text of a series, whatever it counts.
+    this.shown = shown;
     this.children = new Map();
     this.created = Date.now() / 1000;
   }
@@ -109,7 +111,8 @@ class Family {
     const d = this.def;
     const has = (s) => d.samples.includes(s);
     const out = [];
-    const series = (name, labels, v) => `${name}${labels.length > 0 ? `{${labels.join(",")}}` : ""} ${pyFloat(v)}`;
+    const value = (name, v) => (Object.hasOwn(this.shown, name) ? this.shown[name] : pyFloat(v));
+    const series = (name, labels, v) => `${name}${labels.length > 0 ? `{${labels.join(",")}}` : ""} ${value(name, v)}`;
     const total = d.type === "counter" ? `${d.name}_total` : d.name;
     out.push(`# HELP ${total} ${d.help}`, `# TYPE ${total} ${d.type}`);
     for (const c of this.children.values()) {
@@ -132,9 +135,10 @@ class Family {
 
 /**
  * The metrics of one fake engine. `limits`: how many requests run at once (the engine's
- * --max-num-seqs / --max-running-requests) and how many tokens its KV cache holds.
+ * --max-num-seqs / --max-running-requests) and how many tokens its KV cache holds. `shown`:
+ * fake-engine.json's metricValues, the text some series print as their value.
  */
-function createExporter(plan, limits) {
+function createExporter(plan, limits, shown = {}) {
   const exp = EXPORTERS[plan.engine];
   if (exp === undefined) return null;
   const data = loadData(exp.data);
@@ -150,7 +154,7 @@ function createExporter(plan, limits) {
   for (const [role, name] of Object.entries(exp.families)) {
     const def = data.metrics.find((m) => m.name === name);
     if (def === undefined) throw new Error(`fake-engine: ${data.engine} ${data.version} has no metric ${name}`);
-    fam[role] = new Family(def, labels);
+    fam[role] = new Family(def, labels, shown);
   }
   const running = new Set();
   const queue = [];

@@ -41,7 +41,7 @@ function createServer(plan, behaviour) {
   let running = 0;
   const m = plan.metrics;
   const limits = m && m.on ? { maxRunning: m.maxRunning, kvTokens: m.kvTokens(behaviour) } : null;
-  const exporter = limits ? createExporter(plan, limits) : null;
+  const exporter = limits ? createExporter(plan, limits, behaviour.metricValues) : null;
   const send = (res, status, body, headers) => {
     res.writeHead(status, { "content-type": "application/json", ...(headers || {}) });
     res.end(body === undefined ? "" : JSON.stringify(body));
