@@ -2,7 +2,8 @@
  * `npm run bench`: sm121's benchmark on the simulated site, in one run. Prints a table and writes
  * bench/results/latest.json (and a dated copy, ignored by git).
  *
- *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat,copies,roll] [--runs N] [--requests N]
+ *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat,copies,roll,realready] [--runs N]
+ *     [--requests N]
  */
 import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { removeTestDirs } from "../test/helpers/tmp";
 import { measureChat, type ChatResult } from "./chat";
 import { measureCopies, type CopyRow } from "./copies";
 import { measureRoll, rollLines, type RollRow } from "./roll";
+import { measureRealReady, realReadyLines, type RealReadyRow } from "./realready";
 import { measureFloor, openFloor, type Floor } from "./floor";
 import { measureRender, type RenderResult } from "./render";
 import { measureReadiness, measureServe, type ReadinessResult, type ServeCase, type ServeResult } from "./serve";
@@ -25,7 +27,18 @@ import { benchProject } from "./lib/project";
 import { deploymentsYaml } from "./lib/recipes";
 import { load1, ok, say } from "./lib/util";
 
-const SECTIONS = ["floor", "site", "scale", "serve", "readiness", "render", "chat", "copies", "roll"] as const;
+const SECTIONS = [
+  "floor",
+  "site",
+  "scale",
+  "serve",
+  "readiness",
+  "render",
+  "chat",
+  "copies",
+  "roll",
+  "realready",
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 function args(argv: string[]): { only: Set<Section>; runs: number; requests: number } {
@@ -120,6 +133,7 @@ type AllResults = Results & {
   four?: ServeResult;
   copies?: CopyRow[];
   roll?: RollRow[];
+  realReady?: RealReadyRow[];
 };
 
 async function sections(
@@ -154,6 +168,10 @@ async function sections(
     r.roll = await measureRoll();
     loads["after roll"] = load1();
   }
+  if (o.only.has("realready")) {
+    r.realReady = await measureRealReady();
+    loads["after realready"] = load1();
+  }
 }
 
 async function main(): Promise<void> {
@@ -186,6 +204,7 @@ async function main(): Promise<void> {
       );
   }
   if (r.roll !== undefined) lines.push(...rollLines(r.roll));
+  if (r.realReady !== undefined) lines.push(...realReadyLines(r.realReady));
   process.stdout.write(`${lines.join("\n")}\n`);
   const meta = {
     started: started.toISOString(),

@@ -3,8 +3,9 @@
 # Debian packages (OpenSSH server and client, tmux, git, curl, iproute2, procps, python3-venv,
 # prometheus, and for the nodes' Docker Engines docker.io, docker-registry and busybox-static),
 # Node.js 22 and the Pulumi toolchain (scripts/toolchain.sh), the Python programs the site runs
-# (scripts/venvs.sh: the LiteLLM proxy), the npm dependencies, and a build. Prints, as its last
-# line, the directory to put first on PATH. Used by `npm run demo`, `npm test` and CI.
+# (scripts/venvs.sh: the LiteLLM proxy; scripts/vllm.sh: the real vLLM and its tiny model), the npm
+# dependencies, and a build. Prints, as its last line, the directory to put first on PATH. Used by
+# `npm run demo`, `npm test` and CI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -37,6 +38,7 @@ fi
 
 bin=$(bash scripts/toolchain.sh | tail -n 1)
 bash scripts/venvs.sh
+bash scripts/vllm.sh
 export PATH="$bin:$PATH"
 if [ ! -d node_modules/@pulumi/pulumi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci" >&2

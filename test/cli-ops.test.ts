@@ -82,8 +82,8 @@ describe("sm121 logs", () => {
   it("prints the engine log of each target, every line prefixed with the node", async () => {
     for (const [d, node, marker] of [
       ["solo", "spark1", "GPU KV cache size"],
-      ["flash", "spark2", "Uvicorn running"],
-      ["small", "spark3", "Uvicorn running"],
+      ["flash", "spark2", "Application startup complete."],
+      ["small", "spark3", "Application startup complete."],
     ] as const) {
       const r = await sm121(s.e, ["logs", d, "--lines", "40"]);
       expect(r.code, r.stderr).toBe(0);

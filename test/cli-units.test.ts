@@ -124,7 +124,7 @@ describe("the status probe", () => {
       "\"$( { grep -vE '^(export )?(HF_TOKEN|API_KEY)=' /home/ops/spark-recipes/qwen38-flash/.env || true; } | " +
         'base64 -w0)"',
     );
-    expect(s).toContain("grep -E 'GPU KV cache size: ([0-9,]+) tokens'");
+    expect(s).toContain("grep -E '[CG]PU KV cache size: ([0-9,]+) tokens'");
     expect(s).toContain('"$HOME"/.sm121/deployments/qwen38-flash-best/kv-cache.txt');
     expect(s).not.toContain("curl");
     expect(factsScript()).toContain(

@@ -68,7 +68,9 @@ describe("the table a recipe is checked against", () => {
 
   it("a version without a table: the nearest, with a warning", () => {
     expect(nearestTable("vllm", "0.11.0").version).toBe("0.11.1");
-    expect(nearestTable("vllm", "0.32.0").version).toBe("0.33.0");
+    // Between two tables (0.11.1 and 0.17.1, three minors each way): the newer.
+    expect(nearestTable("vllm", "0.14.0").version).toBe("0.17.1");
+    expect(nearestTable("vllm", "0.32.0").version).toBe("0.32.0");
     const c = tableFor("vllm", { image: "vllm/vllm-openai:v0.12.0", file: "recipes/r.toml" });
     expect(c?.table.version).toBe("0.11.1");
     expect(said(c?.warning)).toMatch(

@@ -28,7 +28,9 @@ def vllm_collectors(model_dir):
         model_config=ModelConfig(model=model_dir, served_model_name="sm121-extract", skip_tokenizer_init=True),
         device_config=DeviceConfig(device="cpu"),
     )
-    PrometheusStatLogger(config, [0])
+    logger = PrometheusStatLogger(config, [0])
+    # What the engine does once it is up (vllm/v1/metrics/loggers.py): the cache_config_info gauge.
+    logger.log_engine_initialized()
     return "vllm.v1.metrics.loggers.PrometheusStatLogger"
 
 
@@ -90,6 +92,17 @@ def main():
 
     source = spec["build"](model_dir)
     ours = [c for c in list(REGISTRY._collector_to_names) if getattr(c, "_name", "").startswith(spec["prefix"])]
+    # The series the engine makes at start, by their labels other than the model and the engine
+    # (vLLM: one per finish reason, waiting reason, prompt source, sleep state; the test site's fake
+    # engine makes the same): recorded before the fill below.
+    at_start = {
+        c._name: [
+            {k: v for k, v in zip(c._labelnames, values) if k not in ("model_name", "engine")}
+            for values in sorted(c._metrics)
+        ]
+        for c in ours
+        if c._labelnames
+    }
     # A family shows in the text only with a child; the engine makes most of them at its first
     # request. One child each (its label values are not recorded) gives every family its samples.
     # A multiprocess gauge ("mostrecent") shows once it was set; the engines set theirs at start.
@@ -119,6 +132,8 @@ def main():
             # prometheus_client prints a counter's or histogram's creation time as a gauge of its own.
             "samples": samples.get(family, samples.get(name, [])) + samples.get(name + "_created", []),
         }
+        if not spec["multiprocess"]:
+            metrics[name]["atStart"] = at_start.get(name, [])
     out = {
         "engine": engine,
         "version": importlib.metadata.version(spec["package"]),

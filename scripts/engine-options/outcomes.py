@@ -3,6 +3,7 @@ and the test site's fake engine are tested against (test/fixtures/engine-options
 
     /work/venvs/vllm/bin/python scripts/engine-options/outcomes.py vllm DEST,DEST,... > test/fixtures/engine-options/vllm-outcomes.json
     /work/venvs/sglang/bin/python scripts/engine-options/outcomes.py sglang DEST,DEST,... > test/fixtures/engine-options/sglang-outcomes.json
+    python scripts/engine-options/outcomes.py vllm - < CASES.json   # the cases of a JSON list on stdin
 
 Each case is an argument list after the model (`vllm serve M ...`, `sglang serve --model-path M ...`)
 and its outcome: the dests the parser set, or argparse's error message. The cases are the
@@ -109,7 +110,11 @@ def main() -> None:
         parser._sm121_root = root
     else:
         parser = sglang_parser()
-    cases = [c for d in dests for c in spellings_of(parser, d, engine == "vllm")] + CASES[engine]
+    if sys.argv[2] == "-":
+        # The cases of a JSON list on stdin (test/e2e/vllm-conformance.test.ts runs its corpus so).
+        cases = json.load(sys.stdin)
+    else:
+        cases = [c for d in dests for c in spellings_of(parser, d, engine == "vllm")] + CASES[engine]
     seen, unique = set(), []
     for c in cases:
         if tuple(c) not in seen:

@@ -185,7 +185,9 @@ export const vllm: EngineDriver = {
       "and stops with FileNotFoundError without it";
     return [{ path: file, why }];
   },
-  kvCachePattern: "GPU KV cache size: ([0-9,]+) tokens",
+  // vLLM names the KV cache's device: "GPU KV cache size" on a Spark, "CPU KV cache size" on its CPU
+  // build (vllm/v1/core/kv_cache_utils.py, the device type upper-cased; "cuda" reads GPU).
+  kvCachePattern: "[CG]PU KV cache size: ([0-9,]+) tokens",
   // The API server always mounts /metrics; the engine's series are there unless --disable-log-stats
   // (vllm/entrypoints/serve/instrumentator/metrics.py, vllm/v1/metrics/loggers.py).
   metrics: {

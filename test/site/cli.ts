@@ -1,5 +1,5 @@
 // The test site from the shell (compiled to dist/test/site/cli.js):
-//   node dist/test/site/cli.js start --dir D --nodes spark1,spark2 [--first-ip 11] [--ssh-port 2222]
+//   node dist/test/site/cli.js start --dir D --nodes spark1,spark2 [--first-ip 11] [--ssh-port 2222] [--real-vllm]
 //   node dist/test/site/cli.js stop --dir D
 //   node dist/test/site/cli.js engine-mode --dir D --node N --mode ok|never-ready|crash-after|exit-now|hung
 //        [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm]
@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { findNode, loadSite, setEngineBehaviour, startSite, stopStaleSite, type EngineBehaviour } from "./site";
 
-const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-port P]
+const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-port P] [--real-vllm]
        cli.js stop --dir D
        cli.js engine-mode --dir D --node N (--reset | --mode ok|never-ready|crash-after|exit-now|hung
               [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm])
@@ -49,7 +49,7 @@ function num(o: Map<string, string>, k: string): number | undefined {
 async function run(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   if (cmd === "start") {
-    const o = parse(rest, ["--dir", "--nodes", "--first-ip", "--ssh-port"], []);
+    const o = parse(rest, ["--dir", "--nodes", "--first-ip", "--ssh-port"], ["--real-vllm"]);
     const site = await startSite({
       dir: need(o, "--dir"),
       nodes: need(o, "--nodes")
@@ -57,6 +57,7 @@ async function run(argv: string[]): Promise<void> {
         .filter((n) => n.length > 0),
       firstIp: num(o, "--first-ip"),
       sshPort: num(o, "--ssh-port"),
+      realVllm: o.get("--real-vllm") === "true",
     });
     process.stdout.write(fs.readFileSync(path.join(site.dir, "site.json"), "utf8"));
     return;

@@ -1,8 +1,9 @@
 // A real Docker Engine (Debian's docker.io: dockerd, the containerd it starts, runc) per simulated
-// node, and for the site's image builder. Each runs in a mount and UTS namespace of its own
+// node, and for the site's image builder. Each runs in a mount, UTS and IPC namespace of its own
 // (unshare): the node's host name, the node's /etc/hosts (where the registries' names lead to the
-// site's registry), the node's own /etc/docker, a private /run (containerd's shim sockets), and
-// its overlay mounts, which go with the namespace when its last process ends. Its roots, socket,
+// site's registry), the node's own /etc/docker, a private /run (containerd's shim sockets), its
+// own /dev/shm and System V IPC (what `--ipc host` shares), and its overlay mounts, which go with
+// the namespace when its last process ends. Its roots, socket,
 // pidfile and log are under the node's directory; it is started and stopped by pid.
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -54,6 +55,9 @@ const LAUNCH = [
   'mount --bind "$hosts" /etc/hosts',
   'if [ -d /etc/docker ]; then mount --bind "$etc" /etc/docker; fi',
   "mount -t tmpfs -o mode=0755 sm121-node-run /run",
+  // The node's own shared memory, as each machine has: a container run with --ipc host gets its
+  // node's, not the machine's (vLLM takes ranks that see one /dev/shm for ranks of one node).
+  "mount -t tmpfs -o mode=1777 sm121-node-shm /dev/shm",
   'hostname "$name"',
   'exec dockerd "$@"',
 ].join("\n");
@@ -82,7 +86,7 @@ export function seedDataRoot(template: string, data: string): void {
   copy(template, data, false);
 }
 
-/** Starts dockerd detached (its own session), in its own mount and UTS namespaces. */
+/** Starts dockerd detached (its own session), in its own mount, UTS and IPC namespaces. */
 export function startEngine(s: EngineStart): ProcRecord {
   const d = s.dirs;
   for (const dir of [d.data, d.exec, d.etc, path.dirname(s.log)]) fs.mkdirSync(dir, { recursive: true });
@@ -98,7 +102,7 @@ export function startEngine(s: EngineStart): ProcRecord {
   ];
   fs.writeFileSync(path.join(d.etc, "daemon.json"), "{}\n");
   const out = fs.openSync(s.log, "a");
-  const namespaces = ["--mount", "--uts", "--propagation", "private"];
+  const namespaces = ["--mount", "--uts", "--ipc", "--propagation", "private"];
   const launch = ["bash", "-c", LAUNCH, "sm121-dockerd", s.hosts, d.etc, s.hostname, ...flags];
   const child = spawn("unshare", [...namespaces, ...launch], {
     detached: true,

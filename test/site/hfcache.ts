@@ -9,7 +9,7 @@ import * as path from "node:path";
 export function placeCheckpoint(
   hfHome: string,
   repo: string,
-  files: Record<string, string> = { "README.md": `# ${repo}\n` },
+  files: Record<string, string | Buffer> = { "README.md": `# ${repo}\n` },
 ): string {
   const dir = path.join(hfHome, "hub", `models--${repo.replace(/\//g, "--")}`);
   const commit = createHash("sha1").update(repo).digest("hex");

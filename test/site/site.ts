@@ -15,6 +15,7 @@ import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
 import { needsRealParts } from "./lane";
+import { provideRealVllm, realVllm } from "./realvllm";
 import { listening } from "./net";
 import { runNet, SSH_PORT } from "./alloc";
 
@@ -55,6 +56,12 @@ export interface StartSiteOptions {
    * default docker's /docker).
    */
   cgroupParent?: string;
+  /**
+   * The real vLLM on every node (./realvllm.ts): `vllm` on the node is the real one, the node's
+   * HF cache (home/.cache/huggingface) holds the tiny model, and etc/vllm-cpu.env lets a container
+   * of REAL_VLLM_IMAGE run it. Default: the fake engine only.
+   */
+  realVllm?: boolean;
 }
 
 /** Contents of <root>/etc/fake-engine.json (see shims/engine/common.js). */
@@ -202,8 +209,10 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
     const all = Object.keys(SITE_IMAGES) as SiteImageName[];
     const images = (n: string): SiteImageName[] =>
       opts.images === undefined ? all : typeof opts.images === "function" ? opts.images(n) : opts.images;
-    for (const node of nodes) {
-      const cfg = buildNode(base, node);
+    const real = opts.realVllm === true ? realVllm() : undefined;
+    for (const [i, node] of nodes.entries()) {
+      const cfg = buildNode(base, node, real === undefined ? {} : { vllm: "vllm-cpu" });
+      if (real !== undefined) provideRealVllm(real, node.root, path.join(node.home, ".cache", "huggingface"), i);
       checkConfig(cfg);
       const log = path.join(node.root, "var", "log", "sshd.log");
       const rec = startSshd(cfg, log);

@@ -9,6 +9,7 @@ import vllm0111 from "./vllm-0.11.1.json";
 import vllm0171 from "./vllm-0.17.1.json";
 import vllm0201 from "./vllm-0.20.1.json";
 import vllm0310 from "./vllm-0.31.0.json";
+import vllm0320 from "./vllm-0.32.0.json";
 import vllmJson from "./vllm-0.33.0.json";
 
 /** argparse's nargs: a count (0 for flags), "?", "*", "+" or "..." (REMAINDER). */
@@ -69,7 +70,7 @@ function asTable(
 
 /** Every extracted table, by engine, oldest version first (scripts/engine-options/README.md). */
 export const ENGINE_TABLES = {
-  vllm: [vllm0102, vllm0111, vllm0171, vllm0201, vllm0310, vllmJson].map(asTable),
+  vllm: [vllm0102, vllm0111, vllm0171, vllm0201, vllm0310, vllm0320, vllmJson].map(asTable),
   sglang: [asTable(sglangJson)],
 } satisfies Record<"vllm" | "sglang", readonly OptionTable[]>;
 

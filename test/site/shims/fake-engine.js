@@ -85,9 +85,14 @@ async function run(plan, b) {
       emit([["err", `fake-engine: ignoring ${sig} (fake-engine.json ignoreSigterm)`]]);
       return;
     }
-    emit(plan.log.shutdown());
-    if (server) server.close();
-    process.exit(0);
+    // vLLM's --shutdown-timeout N: the requests that run finish (up to N s) before it exits;
+    // without it (0), it aborts them.
+    const drain = server && plan.shutdownTimeoutS > 0 ? server.drain(plan.shutdownTimeoutS) : Promise.resolve();
+    void drain.then(() => {
+      emit(plan.log.shutdown());
+      if (server) server.close();
+      process.exit(0);
+    });
   };
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));

@@ -27,17 +27,28 @@ const newer = (a, b) => {
   return false;
 };
 
-/** The option table of `engine` (vllm, sglang): the newest version's file (sm121 keeps one per version). */
-function loadTable(engine) {
-  for (const dir of TABLE_DIRS) {
+/**
+ * The JSON file of `engine` (vllm, sglang) in the first of `dirs` that has one: the version the
+ * test site's SM121_SIM_<ENGINE>_VERSION names (the conformance test holds the fake to the real
+ * engine of that version), else the newest (sm121 keeps one file per version).
+ */
+function versionedFile(dirs, engine) {
+  const want = process.env[`SM121_SIM_${engine.toUpperCase()}_VERSION`];
+  for (const dir of dirs) {
     if (!fs.existsSync(dir)) continue;
     const files = fs.readdirSync(dir).filter((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
-    const file = files.reduce(
-      (best, f) => (best === undefined || newer(versionOf(f), versionOf(best)) ? f : best),
-      undefined,
-    );
-    if (file) return JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
+    const file = want
+      ? files.find((f) => f === `${engine}-${want}.json`)
+      : files.reduce((best, f) => (best === undefined || newer(versionOf(f), versionOf(best)) ? f : best), undefined);
+    if (file) return path.join(dir, file);
   }
+  return null;
+}
+
+/** The option table of `engine` (vllm, sglang): see versionedFile. */
+function loadTable(engine) {
+  const file = versionedFile(TABLE_DIRS, engine);
+  if (file) return JSON.parse(fs.readFileSync(file, "utf8"));
   throw new Error(`fake-engine: no option table for ${engine} in ${TABLE_DIRS.join(" or ")}`);
 }
 
@@ -230,4 +241,4 @@ function parseArgs(table, argv) {
   return { values, given };
 }
 
-module.exports = { parseArgs, ArgError, loadTable, parseOptional };
+module.exports = { parseArgs, ArgError, loadTable, parseOptional, versionedFile };

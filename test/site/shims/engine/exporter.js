@@ -1,13 +1,15 @@
 "use strict";
-// The fake engines' Prometheus metrics: the real families of vLLM 0.33.0 and
-// SGLang 0.5.23 (names, types, help, label names, buckets and sample names, as
-// scripts/engine-options/metrics.py read them from the installed packages into
+// The fake engines' Prometheus metrics: the real families of vLLM (0.33.0, or the
+// version SM121_SIM_VLLM_VERSION names) and SGLang 0.5.23 (names, types, help,
+// label names, buckets and sample names, as scripts/engine-options/metrics.py read
+// them from the installed packages into
 // src/engines/metrics/), with values that follow what this server does: the
 // requests it runs and queues (admission up to the engine's running limit and
 // its KV cache), the tokens it reads and writes, and when each token went out.
 // gr8 is served as vLLM (kindlingai's GLM-5.3 stack is vLLM); DGPP answers JSON.
 const fs = require("node:fs");
 const path = require("node:path");
+const { versionedFile } = require("./argparse");
 
 const DATA_DIRS = [
   path.join(__dirname, "metrics"),
@@ -53,11 +55,8 @@ const SGLANG = {
 const EXPORTERS = { vllm: VLLM, sglang: SGLANG, gr8: VLLM };
 
 function loadData(engine) {
-  for (const dir of DATA_DIRS) {
-    if (!fs.existsSync(dir)) continue;
-    const file = fs.readdirSync(dir).find((f) => f.startsWith(`${engine}-`) && f.endsWith(".json"));
-    if (file) return JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
-  }
+  const file = versionedFile(DATA_DIRS, engine);
+  if (file) return JSON.parse(fs.readFileSync(file, "utf8"));
   throw new Error(`fake-engine: no metric definitions for ${engine} in ${DATA_DIRS.join(" or ")}`);
 }
 
@@ -166,7 +165,18 @@ function createExporter(plan, limits, shown = {}) {
     fam.kvUsage.child().value = limits.kvTokens > 0 ? Math.min(1, kvUsed / limits.kvTokens) : 0;
   };
   gauges();
-  if (exp.eager !== null) {
+  // The other families: vLLM makes every one at start, and a table that records which series
+  // (`atStart`, scripts/engine-options/metrics.py) gives them here, at zero (an info gauge at 1).
+  const others = [];
+  if (exp.eager !== null && data.metrics.every((d) => d.atStart !== undefined)) {
+    const roles = new Set(Object.values(exp.families));
+    for (const def of data.metrics.filter((d) => !roles.has(d.name))) {
+      const f = new Family(def, labels);
+      for (const extra of def.atStart) f.child(extra).value = def.name.endsWith("_info") ? 1 : 0;
+      others.push(f);
+    }
+    for (const f of Object.values(fam)) for (const extra of f.def.atStart) f.child(extra);
+  } else if (exp.eager !== null) {
     for (const [role, f] of Object.entries(fam)) {
       if (role === "finished") for (const reason of exp.eager) f.child({ finished_reason: reason });
       else f.child();
@@ -217,10 +227,7 @@ function createExporter(plan, limits, shown = {}) {
     return r;
   }
 
-  const text = () =>
-    `${Object.values(fam)
-      .map((f) => f.text())
-      .join("\n")}\n`;
+  const text = () => `${[...Object.values(fam), ...others].map((f) => f.text()).join("\n")}\n`;
   return { begin, text };
 }
 

@@ -39,6 +39,8 @@ function received(plan) {
 
 function createServer(plan, behaviour) {
   let running = 0;
+  // Set on SIGTERM with vLLM's --shutdown-timeout: what runs finishes, anything new is refused.
+  let draining = false;
   const m = plan.metrics;
   const limits = m && m.on ? { maxRunning: m.maxRunning, kvTokens: m.kvTokens(behaviour) } : null;
   const exporter = limits ? createExporter(plan, limits, behaviour.metricValues) : null;
@@ -187,6 +189,11 @@ function createServer(plan, behaviour) {
     }
     if (url === "/v1/chat/completions" || url === "/v1/completions") {
       if (req.method !== "POST") return send(res, 405, { detail: "Method Not Allowed" });
+      // vLLM 0.32.0 draining: its engine client takes nothing new (an executor after shutdown).
+      if (draining) {
+        const message = "cannot schedule new futures after shutdown";
+        return send(res, 500, { error: { message, type: "InternalServerError", param: null, code: 500 } });
+      }
       let body;
       try {
         body = JSON.parse(raw || "null");
@@ -200,7 +207,7 @@ function createServer(plan, behaviour) {
     return send(res, 404, { detail: "Not Found" });
   }
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const parts = [];
     req.on("data", (d) => parts.push(d));
     req.on("end", () => {
@@ -216,6 +223,15 @@ function createServer(plan, behaviour) {
       });
     });
   });
+  /**
+   * Refuses new requests from now on, and resolves after `seconds`: vLLM 0.32.0's engine finishes
+   * what runs, then its process manager waits out the whole bound for the worker it stopped.
+   */
+  server.drain = async (seconds) => {
+    draining = true;
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+  };
+  return server;
 }
 
 module.exports = { createServer };

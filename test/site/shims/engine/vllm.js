@@ -261,6 +261,8 @@ function plan(kind, argv) {
     maxModelLen: maxLen,
     apiKey,
     listen,
+    // --shutdown-timeout (vLLM 0.20 on): on SIGTERM, finish what runs for up to that long.
+    shutdownTimeoutS: a.shutdown_timeout || 0,
     healthOnly: false,
     rendezvous:
       nnodes === 1
@@ -308,10 +310,11 @@ function vllmLog(model, served, maxLen, util, kvDtype, world, headless, listen) 
         info("default_loader.py:267", "Loading weights took 12.34 seconds"),
         info("gpu_model_runner.py:2653", "Model loading took 15.2 GiB and 13.10 seconds"),
         info("gpu_worker.py:298", `Available KV cache memory: ${(util * 100).toFixed(2)} GiB`),
-        info("kv_cache_utils.py:1087", `GPU KV cache size: ${c.commas(tokens)} tokens`),
+        // One line, as vLLM 0.32.0 prints it (kv_cache_utils.py: the device, then the concurrency).
         info(
-          "kv_cache_utils.py:1091",
-          `Maximum concurrency for ${c.commas(maxLen)} tokens per request: ${(tokens / maxLen).toFixed(2)}x`,
+          "kv_cache_utils.py:2327",
+          `GPU KV cache size: ${c.commas(tokens)} tokens, ` +
+            `Maximum concurrency for ${c.commas(maxLen)} tokens per request: ${(tokens / maxLen).toFixed(2)}x`,
         ),
         info("core.py:210", "init engine (profile, create kv cache, warmup model) took 40.00 seconds"),
       ];
@@ -320,14 +323,20 @@ function vllmLog(model, served, maxLen, util, kvDtype, world, headless, listen) 
       headless
         ? [info("core.py:740", "Headless worker ready; serving no API on this node")]
         : [
-            info("api_server.py:1912", `Starting vLLM API server 0 on http://${listen.shown}:${listen.port}`),
+            // What vLLM 0.32.0 prints as it serves (its own launcher runs uvicorn: no "Uvicorn running").
+            info("entry.py:140", `Starting vLLM server on http://${listen.shown}:${listen.port}`),
             uv(`Started server process [${pid}]`),
             uv("Waiting for application startup."),
             uv("Application startup complete."),
-            uv(`Uvicorn running on http://${listen.shown}:${listen.port} (Press CTRL+C to quit)`),
           ],
     access: (peer, method, url, status) => ["out", `INFO:     ${peer} - "${method} ${url} HTTP/1.1" ${status}`],
-    shutdown: () => [uv("Shutting down"), uv("Finished server process [" + pid + "]")],
+    // vLLM 0.32.0's last lines on SIGTERM or SIGINT (no "Finished server process": its launcher
+    // stops uvicorn's server itself).
+    shutdown: () => [
+      uv("Shutting down"),
+      uv("Waiting for application shutdown."),
+      uv("Application shutdown complete."),
+    ],
     crash: (why) => [
       "err",
       `ERROR ${c.vllmTime()} [core.py:710] EngineCore encountered a fatal error.\nRuntimeError: ${why}`,
