@@ -171,7 +171,7 @@ function createExporter(plan, limits, shown = {}) {
   if (exp.eager !== null && data.metrics.every((d) => d.atStart !== undefined)) {
     const roles = new Set(Object.values(exp.families));
     for (const def of data.metrics.filter((d) => !roles.has(d.name))) {
-      const f = new Family(def, labels);
+      const f = new Family(def, labels, shown);
       for (const extra of def.atStart) f.child(extra).value = def.name.endsWith("_info") ? 1 : 0;
       others.push(f);
     }
