@@ -31,8 +31,8 @@ const SOLO = (name: string) =>
 const PAIR = (len: string) =>
   `engine = "vllm"\ndeploy = "docker"\nmodel = "Qwen/Qwen3-32B"\nserved_model_name = "qwen3-32b"\n` +
   `image = "nvcr.io/nvidia/vllm:26.01-py3"\ntp = 2\nport = 8000\n` +
-  `args = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n[env]\n` +
-  `NCCL_SOCKET_IFNAME = "enp1s0f0np0"\n[readiness]\ntimeout_s = 60\n`;
+  `args = ["--max-model-len", "${len}", "--gpu-memory-utilization", "0.85", "--enable-prefix-caching"]\n` +
+  `[readiness]\ntimeout_s = 60\n`;
 const DEPLOYMENTS = [
   "{ name: flash, recipe: qwen38-flash, profile: best, nodes: [spark1] }",
   "{ name: pair, recipe: pair, nodes: [spark2, spark3] }",
