@@ -86,7 +86,7 @@ export function statusEntrySchema() {
      */
     live: z
       .strictObject({
-        verdict: z.enum(["ok", "busy", "hung", "refused"]),
+        verdict: z.enum(["ok", "busy", "hung", "refused", "loading"]),
         timeoutS: z.number().positive(),
         ms: z.number().nonnegative().nullable(),
       })

@@ -81,6 +81,8 @@ export interface LookOptions {
   me?: Owner;
   /** Per node: the images whose IDs the look reports (the fabric's image check, serve/fabric). */
   images?: Readonly<Record<string, readonly string[]>>;
+  /** Per node directory of a deployment: its readiness wait (observeSite sets it from the bundles). */
+  loadingS?: ReadonlyMap<string, number>;
 }
 
 /** What one node showed: each deployment's state there, or why it could not be seen. */
@@ -163,7 +165,8 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
     }
     const states = new Map<string, NodeState>();
     for (const [i, nb] of here.entries()) {
-      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS);
+      const loadingS = o.loadingS?.get(nb.stateDir) ?? 0;
+      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS, loadingS);
       // A record the node's script could not match (one an older sm121 wrote): its check on its own.
       if (asks) {
         const live = await probeLiveness(h, nb, o.livenessS);
@@ -195,7 +198,10 @@ export async function observeSite(
   const serving = new Map<string, NodeBundle[]>();
   for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, [...(serving.get(nb.node) ?? []), nb]);
   const names = Object.keys(nodes);
-  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], dial, o)));
+  // An engine that answers nothing yet within its readiness wait is loading (serve/probe loadingOr).
+  const loadingS = new Map(bundles.flatMap((b) => b.nodes.map((nb) => [nb.stateDir, b.readiness.timeoutS] as const)));
+  const looks = names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], dial, { ...o, loadingS }));
+  const seen = await Promise.all(looks);
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
   const declared = new Set(bundles.map((b) => b.deployment));
   const out: SiteObservation = {

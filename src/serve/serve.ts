@@ -4,7 +4,7 @@
  * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each, every
  * step on the channel that holds the node's lock (remote/held).
  */
-import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
+import { CommandError, hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { keyNote } from "../render/plan";
 import { linkTestText, runLinkTest } from "./linkrun";
@@ -16,6 +16,7 @@ import {
   PreflightFailure,
   ServeFailure,
   stepFailed,
+  stepName,
   utcStamp,
   type ServeStep,
 } from "./outcome";
@@ -246,11 +247,27 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const failure = sayIn(stepFailed(step, said()));
     const head = t(o.failedState ?? "serve.failedMarked", { deployment: b.deployment, failure });
     const back = backups.length > 0 ? t("serve.backedUp", { files: backups.join(", ") }) : t("serve.noneReplaced");
+    // The operator's Ctrl-C: what really happened, and what the next up does about it.
+    const interrupted = e instanceof CommandError && e.interrupted;
+    const loading = outcomes.filter((n) => n.restarted).map((n) => n.node);
+    const next =
+      step === "readiness" && loading.length > 0
+        ? t("serve.interruptedLoading", { nodes: loading.join(", ") })
+        : t("serve.interruptedNext", { step: sayIn(stepName(step)) });
     const advice = failureAdvice(e, b);
-    const told = [head, back, ...(advice === "" ? [] : [advice]), t("serve.toGoBack", { goBack: o.goBack })];
+    const goBack = `${o.goBack}${backups.length > 0 ? `; ${t("serve.inBackups")}` : ""}`;
+    const told = interrupted
+      ? [head, back, next]
+      : [head, back, ...(advice === "" ? [] : [advice]), t("serve.toGoBack", { goBack })];
     const recorded = `${step} failed: ${said("en")}`;
     const first = recorded.split("\n")[0] ?? recorded;
-    const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
+    const outcome = {
+      status: "failed" as const,
+      nodes: outcomes,
+      warnings,
+      failure: first,
+      ...(interrupted && { interrupted: step }),
+    };
     throw new ServeFailure(told.join("\n"), outcome, step);
   }
 }
