@@ -107,7 +107,9 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       new RegExp(`spark1: \\[${n1.ip.replace(/\./g, "\\.")}\\]:${n1.sshPort} ssh-ed25519 SHA256:\\S+ \\(new\\)`),
     );
     expect(init.stdout).toContain(`recorded 2 host keys in ${knownHosts}`);
-    expect(init.stdout, init.stdout + init.stderr).toContain("created the stack sim (pulumi stack init)");
+    expect(init.stdout, init.stdout + init.stderr).toContain(
+      `created the stack sim in file://${state} (pulumi stack init)`,
+    );
     const keys = (f: string) =>
       readFileSync(f, "utf8")
         .trim()
@@ -116,7 +118,9 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
         .sort();
     expect(keys(knownHosts)).toEqual(keys(site.knownHosts));
     expect(existsSync(state)).toBe(true);
-    expect(init.stdout).toContain("pulumi login to an s3:// bucket");
+    // Where the state is, said once, with the way to a team's backend.
+    expect(init.stdout).toContain(`made the state directory of this project's stacks: file://${state} (`);
+    expect(init.stdout).toContain("for a team, move it to a shared backend: docs/team.md");
     const text = readFileSync(join(dir, "Pulumi.sim.yaml"), "utf8");
     const cfg = (parse(text) as { config: Record<string, unknown> }).config;
     const nodes = cfg["sm121:nodes"] as Record<
@@ -220,7 +224,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     writeFileSync(
       stackFile,
       devices.replace(
-        "    - { recipe: qwen3-8b-solo, nodes: [spark1] }",
+        "    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }",
         "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }",
       ),
     );
@@ -280,7 +284,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     );
     writeFileSync(
       stackFile,
-      text.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: latest, nodes: [spark1] }"),
+      text.replace("    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }", "    - { recipe: latest, nodes: [spark1] }"),
     );
     try {
       const validate = await run(["validate"]);
