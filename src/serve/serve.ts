@@ -79,8 +79,6 @@ async function preflight(
       if (f.fatal) fatal.push(`${nb.node}: ${sayIn(describeCheck(f))}`);
       else warnings.push(onNode(nb.node, describeCheck(f)));
     }
-    if (st.clients !== undefined && st.clients > 0)
-      warnings.push(onNode(nb.node, msg("state.warn.clients", { count: st.clients, port: nb.api?.port ?? "?" })));
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
     const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
@@ -187,6 +185,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const st = (i: number) => states[i] as NodeState;
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
+      warnings.push(...clientsCut(b, states));
       if (stopping.length > 0) o.log(t("serve.stopping", { nodes: stopping.join(", ") }));
       await Promise.all(
         b.nodes.map(async (nb, i) => {
@@ -270,6 +269,18 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     };
     throw new ServeFailure(told.join("\n"), outcome, step);
   }
+}
+
+/**
+ * The clients a restart cuts: the open connections to each engine this serve stops (an engine that
+ * runs on and is only checked keeps its clients, and says nothing of them).
+ */
+export function clientsCut(b: DeploymentBundle, states: readonly NodeState[]): Msg[] {
+  return b.nodes.flatMap((nb, i) => {
+    const st = states[i];
+    if (st === undefined || !st.running || st.clients === undefined || st.clients === 0) return [];
+    return [onNode(nb.node, msg("state.warn.clients", { count: st.clients, port: nb.api?.port ?? "?" }))];
+  });
 }
 
 async function finish(
