@@ -21,7 +21,8 @@ import { refusal } from "./components/refusal";
 import { lookScrapeTargets } from "./components/scrapeTargets";
 import { loadProject, projectBackend } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
-import { deploymentFits, deploymentRefusals, fitWarnings, type FitRefusal } from "./render/memfit";
+import { deploymentFits, fitWarnings, type FitRefusal } from "./render/memfit";
+import { deploymentRefusals } from "./render/fitrefusal";
 import { nodeBudgets, nodeRefusals, planFitLines } from "./render/nodefit";
 import { nodeConn } from "./render/node";
 import { Dialer } from "./remote";
@@ -215,7 +216,9 @@ let registered: Promise<unknown> = Promise.resolve();
 
 /** The memory fit of every deployment and node: tables, warnings, and the refusals not allowed. */
 function memoryFit(seen: SiteObservation, steady: ReadonlySet<string>): void {
-  const fits = deploymentFits(bundles, recipeDefs, seen.models);
+  // A deployment the look could not see starts nothing in this run: it has no fit to say.
+  const seenOnes = bundles.filter((b) => seen.unknown[b.deployment] === undefined);
+  const fits = deploymentFits(seenOnes, recipeDefs, seen.models);
   const budgets = nodeBudgets(fits);
   const lines = planFitLines(fits, budgets, steady);
   // One message for the whole site: each log call is a round trip to the engine.

@@ -141,7 +141,7 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
   const wsf = '"$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"';
   lines.push(printRecord("nodeMemory", '"memKiB":%s,"wsf":"%s"', `"\${mem:-null}" ${wsf}`));
   // The memory fit's facts: MemTotal, and the checkpoint's config and size in the HF cache.
-  lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb));
+  lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb, placed[0].nb.rank === 0));
   // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
   // engine's API (DGPP) are not run: doctor sends no HTTP request.
   for (const { nb } of placed) {
@@ -330,7 +330,7 @@ function addFitChecks(
         else r.warnings++;
       }
     }
-    return { deployment: b.deployment, verdict: fit.verdict, lines: fitTable(fit) };
+    return { deployment: b.deployment, verdict: fit.verdict, lines: fitTable(fit, b.recipeFile) };
   });
 }
 

@@ -128,7 +128,7 @@ function nodeLookScript(
   const containers = here.flatMap((nb) => (nb.containerName === undefined ? [] : [nb.containerName]));
   const docker = containers.length > 0 || images.length > 0 ? [dockerLookScript(containers, images)] : [];
   if (here.length === 0) return [...docker, othersProbe(joinNode(node.stateDir, "deployments"), undefined)].join("\n");
-  const opts = { checks: o.checks, clients: false, looked: true };
+  const opts = { checks: o.checks, clients: false, looked: true, hub: true };
   const parts = here.map((nb, i) =>
     [printRecord("lookPart", '"index":%d', String(i)), `( ${servingScript(nb, opts, o.livenessS)}\n)`].join("\n"),
   );
