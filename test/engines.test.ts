@@ -91,8 +91,8 @@ describe("what each engine reads from the environment", () => {
       "recipes/t.toml:5:1: env.NCCL_SOCKET_IFNAME: NCCL_SOCKET_IFNAME names a node's interface or RDMA port, " +
         "which differs from node to node: a recipe runs on any node; remove NCCL_SOCKET_IFNAME from [env] and give " +
         "each node its fabric in the site: sm121:nodes.<node>.fabric: { interface: <its ConnectX-7 interface>, " +
-        "rdma: auto } (sm121 init writes it; docs/fabric.md); sm121 then sets NCCL_SOCKET_IFNAME on each node as " +
-        "that node names it",
+        "rdma: auto } (sm121 init writes it; docs/fabric.md), from which sm121 sets NCCL_SOCKET_IFNAME on each node " +
+        "as that node names it",
     );
     for (const k of ["GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES", "NCCL_IB_HCA", "TP_SOCKET_IFNAME"])
       expect(() => recipe(`model = "M/m"\nimage = "i/v:1"\nport = 8000\n[env]\n${k} = "x"\n`)).toThrow(

@@ -136,10 +136,10 @@ describe.sequential("from the packed package to a chat answer", () => {
     // The only deployment needs no name: logs and bench take it, as smoke does.
     const logs = await run("sm121", ["logs", "--lines", "3"]);
     expect(logs.code, logs.stdout + logs.stderr).toBe(0);
-    expect(logs.stdout).toMatch(/^spark1: /m);
+    expect(logs.stdout).toMatch(/^spark1 \| /m);
     const bench = await run("sm121", ["bench", "--requests", "2", "--concurrency", "1", "--max-tokens", "4"]);
     expect(bench.code, bench.stdout + bench.stderr).toBe(0);
-    expect(bench.stdout).toContain("qwen3-8b-solo");
+    expect(bench.stdout).toMatch(/^bench qwen3-8b on http:\/\/\S+:8000: 2 requests/m);
     const passphrase = { PULUMI_CONFIG_PASSPHRASE_FILE: join(home, ".sm121", "passphrase") };
     const preview = await run("pulumi", ["preview", "--non-interactive"], passphrase);
     expect(preview.code, preview.stdout + preview.stderr).toBe(0);
