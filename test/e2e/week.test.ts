@@ -101,8 +101,9 @@ describe.sequential("the operator's week", () => {
     setEngineBehaviour(w1, { mode: "hung" });
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    // The drift input holds the finding as a message (its key and arguments); the plan's line says it.
-    expect(preview.stdout).toMatch(/\+ key : "serve.look.noToken"/);
+    // The drift input holds the finding in English words, never a message key; the plan's line says it.
+    expect(preview.stdout).toMatch(/\+ \[0\]: "w1: answers \/v1\/models but no token in 2 s/);
+    expect(preview.stdout).not.toContain("serve.look");
     expect(preview.all).toMatch(
       new RegExp(
         `sm121: live: restarts w1: ${HUNG.replaceAll("/", "\\/")} and its request counters stood still \\(\\d+\\)`,
