@@ -20,6 +20,7 @@ import { joinNode } from "../text/shell";
 import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
 import { servingScript, servingState, servingTimeoutMs, type NodeState } from "./probe";
 import { probeLiveness } from "./liveness";
+import { loadingOr } from "./loading";
 import { printRecord, recordsOf, type NodeRecord } from "../protocol";
 import { dockerLookScript, imageIdsOf } from "../targets/dockerlook";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
@@ -170,7 +171,7 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
       // A record the node's script could not match (one an older sm121 wrote): its check on its own.
       if (asks) {
         const live = await probeLiveness(h, nb, o.livenessS);
-        if (live !== undefined) st.live = live;
+        if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS);
       }
       states.set(nb.stateDir, st);
     }
