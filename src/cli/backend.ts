@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { projectBackend } from "../project";
+import { backendIdentity } from "../serve/owner";
 import { expandHome } from "../text/home";
 import { t } from "../text/messages";
 import { pulumiRunEnv } from "./pulumi";
@@ -27,6 +28,8 @@ export interface StackSetup {
   env: NodeJS.ProcessEnv;
   /** The backend's URL, and where it came from. */
   url: string;
+  /** The URL as sm121 says it: never with the user or password a URL may carry (serve/owner). */
+  shown: string;
   from: "env" | "project" | "sm121";
   /** sm121's passphrase file, when the operator's environment names no passphrase. */
   passphraseFile?: string;
@@ -77,6 +80,7 @@ export function stackSetup(
       ...(useFile && { PULUMI_CONFIG_PASSPHRASE_FILE: file }),
     },
     url,
+    shown: backendIdentity(url),
     from,
     ...(useFile && { passphraseFile: file }),
     made,
@@ -89,7 +93,7 @@ export function stackSetup(
  */
 export function madeLines(s: StackSetup, exports = true): string[] {
   const out: string[] = [];
-  if (s.made.includes("state")) out.push(t("stack.stateMade", { url: s.url }));
+  if (s.made.includes("state")) out.push(t("stack.stateMade", { url: s.shown }));
   if (s.made.includes("passphrase") && s.passphraseFile !== undefined)
     out.push(t("stack.passphraseMade", { file: s.passphraseFile }));
   const e = exportsFor(s);

@@ -173,7 +173,7 @@ function pulumiStack(ctx: CliContext, stack: string, setup: StackSetup): string 
     if (r.error === undefined) ctx.err(r.stderr.trim().split("\n").slice(-2).join("\n"));
     return undefined;
   }
-  ctx.out(t("init.stackMade", { stack, url: setup.url }));
+  ctx.out(t("init.stackMade", { stack, url: setup.shown }));
   const file = join(ctx.root, `Pulumi.${stack}.yaml`);
   if (!existsSync(file)) return undefined;
   const salt: unknown = (parse(readFileSync(file, "utf8")) as { encryptionsalt?: unknown } | null)?.encryptionsalt;

@@ -33,7 +33,7 @@ export async function stackVerb(verb: StackVerb, ctx: CliContext, p: Parsed): Pr
   const stack = await auto.Stack.select(ctx.stack, ws).catch(async (e: unknown) => {
     if (!(e instanceof auto.StackNotFoundError)) throw e;
     const made = await auto.Stack.create(ctx.stack, ws);
-    ctx.out(t("stack.created", { stack: ctx.stack, url: setup.url }));
+    ctx.out(t("stack.created", { stack: ctx.stack, url: setup.shown }));
     return made;
   });
   const streamed = {
