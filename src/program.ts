@@ -19,20 +19,22 @@ import { known } from "./components/known";
 import { Site } from "./components/site";
 import { refusal } from "./components/refusal";
 import { lookScrapeTargets } from "./components/scrapeTargets";
-import { loadProject } from "./project";
+import { loadProject, projectBackend } from "./project";
 import { SpecError, SpecErrors } from "./recipe/errors";
-import { deploymentFits, deploymentRefusals, fitWarnings, type FitRefusal } from "./render/memfit";
+import { deploymentFits, fitWarnings, type FitRefusal } from "./render/memfit";
+import { deploymentRefusals } from "./render/fitrefusal";
 import { nodeBudgets, nodeRefusals, planFitLines } from "./render/nodefit";
 import { nodeConn } from "./render/node";
-import { authOf } from "./providers/common";
 import { Dialer } from "./remote";
+import { programLogin } from "./programLogin";
+import type { ConnectionSettings } from "./providers/settings";
 import { observeSite, type SiteObservation } from "./serve/observe";
 import { fabricDeploymentsOf, fabricStep } from "./serve/fabricstep";
 import { imageQuestions, imageRefusals, resolvesAuto } from "./serve/fabric";
 import { lookPlaced, type FileLook } from "./serve/sitefile";
 import { currentBackend, foreignHolders, ownerDrift, takeoverRefusal, type Owner } from "./serve/owner";
 import { secretRefusals } from "./render/secrets";
-import { listMsg, msg, say, t, type Msg } from "./text/messages";
+import { listMsg, msg, say, t } from "./text/messages";
 import { allowedProtected, leavingRefusal } from "./text/protected";
 import { replicaPlaces, replicaSets } from "./render/replicas";
 import { readOverrides, type RunOverrides } from "./render/overrides";
@@ -91,17 +93,14 @@ const allow = {
   ...(Object.keys(runOverrides).length > 0 && { overrides: runOverrides }),
 };
 /** The stack this run serves for: recorded on every node it serves (serve/owner). */
-const me: Owner = { project: getProject(), stack, backend: currentBackend(process.env, homedir()) };
-const privateKey = config.getSecret("sshPrivateKey");
-const passphrase = config.getSecret("sshPassphrase");
-const connection = all([privateKey, passphrase]).apply(([key, pass]) => ({
-  owner: stack,
-  lockWaitS: site.lockWaitS,
-  knownHosts: site.knownHosts,
-  hostKeys: site.hostKeys,
-  ...(key !== undefined && { privateKey: key }),
-  ...(pass !== undefined && { passphrase: pass }),
-}));
+const me: Owner = {
+  project: getProject(),
+  stack,
+  backend: currentBackend(process.env, homedir(), projectBackend(root)),
+};
+const login = programLogin(site, stack, config);
+/** How the providers reach the nodes (./programLogin): set once the look has logged in. */
+let connection: Output<ConnectionSettings>;
 const secrets: Record<string, Output<string>> = {};
 const hf = config.getSecret("hfToken");
 const apiKey = config.getSecret("apiKey");
@@ -165,7 +164,7 @@ export async function main(): Promise<Record<string, unknown>> {
   // What runs on the nodes now: the plan's drift and node moves, and the refusals that must come
   // before anything is stopped. A preview records no host key; each key a run meets is shown.
   const shown = (m: string) => void log.info(m);
-  const auth = { ...authOf(await known(connection)), recordHostKeys: !isDryRun(), onHostKey: shown };
+  const auth = { ...(await login.lookAuth()), recordHostKeys: !isDryRun(), onHostKey: shown };
   // One connection per node for every look of this run (the fabric's, the deployments', the
   // files sm121 keeps on a node), closed once they have all answered.
   const dial = new Dialer(auth);
@@ -175,17 +174,41 @@ export async function main(): Promise<Record<string, unknown>> {
     () => dial.close(),
   );
   const [seen, scrapeFound, gatewayFound] = await looked;
+  connection = login.connection(dial.usedKeyFiles());
   for (const u of seen.unreachable) void log.warn(t("serve.unreachableUnused", { what: say(u) }));
   const r = register(seen, scrapeFound, gatewayFound);
-  // A spare the look could not reach is the plan's reason not to surge, no failure of the run.
-  const unknown = Object.entries(seen.unknown).filter(([d]) => !surgeNames.has(d));
+  const unknown = unknownWords(seen);
   if (unknown.length === 0) return r;
-  // Every other deployment has gone on; the run fails for the ones the look could not see.
+  // A preview says what it leaves as it is and passes, so that `pulumi up` goes on to serve the
+  // rest; the up fails for them once every other deployment has gone on.
+  if (isDryRun()) {
+    for (const u of unknown) void log.warn(u);
+    return r;
+  }
   await registered;
+  throw refusal(unknown.join("\n"));
+}
+
+/**
+ * The deployments the look could not see (a node down, a login refused), each with why and what
+ * to run: nothing of theirs changes in this run, and their state keeps its last outputs (their
+ * resources keep their stored inputs: components/recipe `ignoreChanges`). A spare the look could
+ * not reach is the plan's reason not to surge, no failure of the run.
+ */
+function unknownWords(seen: SiteObservation): string[] {
   const what = msg(isDryRun() ? "serve.unknownPlan" : "serve.unknownUp");
-  const each = ([deployment, lines]: [string, Msg[]]) =>
-    say(msg("serve.unknownFails", { deployment, what, lines: listMsg(lines, "lines") }));
-  throw refusal(unknown.map(each).join("\n"));
+  return Object.entries(seen.unknown)
+    .filter(([d]) => !surgeNames.has(d))
+    .map(([deployment, lines]) => {
+      // A node the look reached has its holders listed, even when it holds nothing.
+      const nodes = (bundles.find((b) => b.deployment === deployment)?.nodes ?? [])
+        .map((n) => n.node)
+        .filter((n) => seen.holders[n] === undefined)
+        .join(", ");
+      const file = `Pulumi.${stack}.yaml`;
+      const fails = msg("serve.unknownFails", { deployment, what, lines: listMsg(lines, "lines") });
+      return `${say(fails)}\n  ${t("serve.unknownNext", { nodes, deployment, file })}`;
+    });
 }
 
 /** Resolves once the engine has answered every registration of this run (every step is done). */
@@ -193,7 +216,9 @@ let registered: Promise<unknown> = Promise.resolve();
 
 /** The memory fit of every deployment and node: tables, warnings, and the refusals not allowed. */
 function memoryFit(seen: SiteObservation, steady: ReadonlySet<string>): void {
-  const fits = deploymentFits(bundles, recipeDefs, seen.models);
+  // A deployment the look could not see starts nothing in this run: it has no fit to say.
+  const seenOnes = bundles.filter((b) => seen.unknown[b.deployment] === undefined);
+  const fits = deploymentFits(seenOnes, recipeDefs, seen.models);
   const budgets = nodeBudgets(fits);
   const lines = planFitLines(fits, budgets, steady);
   // One message for the whole site: each log call is a round trip to the engine.

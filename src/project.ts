@@ -1,10 +1,12 @@
 /** The project as the program and the CLI see it: the stack's site, the recipes, the renders. */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "yaml";
 import { collectErrors, type SpecError, throwIfAny } from "./recipe/errors";
 import { msg, SaidError } from "./text/messages";
 import { loadRecipes } from "./engines/recipes";
 import { siteFrom } from "./recipe/site";
+import { loginHome, sshTarget, type LoginHome } from "./remote/login";
 import { pulumiConfigSource, stackFileSource, type ConfigDoc, type SiteSource } from "./recipe/siteSource";
 import type { Recipe, Site } from "./recipe/types";
 import { siteError } from "./render/checks";
@@ -27,7 +29,12 @@ export function stackFile(root: string, stack: string): string {
  * a program), which includes project defaults, ESC environments and --config-file. Without it (the
  * CLI with no Pulumi CLI), the stack file is read alone.
  */
-export function loadProject(root: string, stack: string, config?: Readonly<Record<string, string>>): Project {
+export function loadProject(
+  root: string,
+  stack: string,
+  config?: Readonly<Record<string, string>>,
+  home: LoginHome = loginHome(),
+): Project {
   const file = stackFile(root, stack);
   const display = `Pulumi.${stack}.yaml`;
   const doc = (path: string, name: string): ConfigDoc | undefined =>
@@ -47,7 +54,8 @@ export function loadProject(root: string, stack: string, config?: Readonly<Recor
   // The site and the recipes are independent inputs: report the errors of both at once.
   const errors: SpecError[] = [];
   const attempt = <T>(f: () => T): T | undefined => collectErrors(errors, f);
-  const site = attempt(() => siteFrom(source(), stack));
+  // Each node's ssh block as ssh(1) reads it: ~/.ssh/config's HostName, User and Port (remote/login).
+  const site = attempt(() => siteFrom(source(), stack, (w) => sshTarget(w, home)));
   const dir = site?.recipesDir ?? "recipes";
   const recipes = attempt(() => {
     if (!isDirectory(join(root, dir))) {
@@ -73,5 +81,19 @@ function isDirectory(path: string): boolean {
     return statSync(path).isDirectory();
   } catch {
     return false;
+  }
+}
+
+/**
+ * The project's own `backend.url` (Pulumi.yaml: what `sm121 init` writes in a directory it makes),
+ * which the Pulumi CLI takes when $PULUMI_BACKEND_URL is not set; undefined without one.
+ */
+export function projectBackend(root: string): string | undefined {
+  try {
+    const doc: unknown = parse(readFileSync(join(root, "Pulumi.yaml"), "utf8"));
+    const url = (doc as { backend?: { url?: unknown } } | null)?.backend?.url;
+    return typeof url === "string" && url !== "" ? url : undefined;
+  } catch {
+    return undefined;
   }
 }

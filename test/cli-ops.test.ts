@@ -238,7 +238,12 @@ describe("sm121 doctor", () => {
       d.nodes.find((n) => n.node === node)?.checks.map((c) => `${c.check} ${c.subject} ${String(c.ok)}`);
     // Up's own preflight passes on each node ("ready" means that), besides what doctor checks itself;
     // its warnings (no checkpoint in the HF cache yet) and a fit that cannot be known are warnings, not ok.
+    const login = (node: string) => {
+      const n = s.e.site.nodes.find((x) => x.name === node) as SimNode;
+      return `login ${s.e.site.user}@${n.ip}:${n.sshPort} true`;
+    };
     expect(checks("spark1")).toEqual([
+      login("spark1"),
       "command curl true",
       "sudo sudo -n true true",
       "command docker true",
@@ -249,6 +254,7 @@ describe("sm121 doctor", () => {
       "memory-fit solo false",
     ]);
     expect(checks("spark3")).toEqual([
+      login("spark3"),
       "command curl true",
       "sudo sudo -n true true",
       "command tmux true",
@@ -258,11 +264,12 @@ describe("sm121 doctor", () => {
       "preflight small false",
       "memory-fit small false",
     ]);
-    // The fit reads each node's MemTotal (the site's free: a GB10's) and prints its table.
+    // The fit reads each node's MemTotal and the checkpoint; one that stays unknown is said in words.
     expect(d.memoryFit.map((f) => f.deployment)).toEqual(expect.arrayContaining(["solo", "small"]));
     const text = await sm121(s.e, ["doctor"]);
     expect(text.stdout).toMatch(/doctor: every node is ready/);
-    expect(text.stdout).toMatch(/^ {2}spark1 +121\.7 GiB +109\.5 GiB /m);
+    expect(text.stdout).toMatch(/^login: \S+, in this order \(the program, pulumi up and every sm121 command/m);
+    expect(text.stdout).toMatch(/^memory fit of solo is unknown: /m);
   });
 
   it("reports an unknown host key per node with its fingerprint and how to accept it", async () => {

@@ -1,15 +1,15 @@
 /**
- * The CLI's pure parts, on the examples site (every engine and target): where the ssh key comes
- * from, the status probe (no HTTP on a protected DGPP node), what doctor asks of each node, the
- * host-key advice, and `render --json` against its schema.
+ * The CLI's pure parts, on the examples site (every engine and target): the status probe (no HTTP
+ * on a protected DGPP node), what doctor asks of each node, the host-key advice, and
+ * `render --json` against its schema.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
 import { flagSpec } from "../src/cli/usage";
-import { cliAuth, connectFailure, hostKeyRefusalOf } from "../src/cli/connect";
+import { connectFailure, hostKeyRefusalOf } from "../src/cli/connect";
 import { expandHome } from "../src/text/home";
 import { hostKeyFix, needsOf } from "../src/cli/doctor";
 import { componentUrn, otherChanges } from "../src/cli/down";
@@ -39,70 +39,8 @@ function at(deployment: string, node: string): { b: DeploymentBundle; nb: NodeBu
   return { b, nb };
 }
 
-describe("cliAuth", () => {
-  const site = { knownHosts: "~/.ssh/known_hosts", hostKeys: "strict" as const };
-  const dir = mkdtempSync(join(tmpdir(), "sm121-auth-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const key = (name: string) => {
-    const f = join(dir, name);
-    writeFileSync(f, `KEY ${name}\n`);
-    return f;
-  };
-  const args = (a: string[]) => parseArgs(a, { identity: "string" });
-
-  it("takes --identity first, then $SM121_SSH_KEY, then ssh-agent, then ~/.ssh/id_ed25519 or id_rsa", () => {
-    const a = key("a");
-    const b = key("b");
-    const env = { SM121_SSH_KEY: b, SSH_AUTH_SOCK: "/run/agent.sock", HOME: dir };
-    expect(cliAuth(site, args(["--identity", a]), env)).toMatchObject({
-      source: "identity",
-      keyFile: a,
-      auth: { privateKey: "KEY a\n" },
-    });
-    expect(cliAuth(site, args([]), env)).toMatchObject({ source: "env", keyFile: b, auth: { privateKey: "KEY b\n" } });
-    const agent = cliAuth(site, args([]), { SSH_AUTH_SOCK: "/run/agent.sock" });
-    expect(agent).toMatchObject({ source: "agent", auth: { agent: "/run/agent.sock" } });
-    expect(agent.auth.privateKey).toBeUndefined();
-    const home = process.env["HOME"];
-    try {
-      process.env["HOME"] = dir;
-      mkdirSync(join(dir, ".ssh"), { recursive: true });
-      expect(cliAuth(site, args([]), {}).source).toBe("none");
-      writeFileSync(join(dir, ".ssh", "id_rsa"), "RSA\n");
-      expect(cliAuth(site, args([]), {})).toMatchObject({ source: "default", keyFile: join(dir, ".ssh", "id_rsa") });
-      writeFileSync(join(dir, ".ssh", "id_ed25519"), "ED\n");
-      expect(cliAuth(site, args([]), {})).toMatchObject({
-        source: "default",
-        keyFile: join(dir, ".ssh", "id_ed25519"),
-        auth: { knownHosts: join(dir, ".ssh", "known_hosts"), hostKeys: "strict" },
-      });
-    } finally {
-      process.env["HOME"] = home;
-    }
-  });
-
-  it(
-    "takes the stack's sm121:sshPrivateKey (and passphrase) before every other source, " +
-      "and falls through when the stack has none",
-    () => {
-      const secrets: Record<string, string> = { "sm121:sshPrivateKey": "STACK KEY", "sm121:sshPassphrase": "stack-pw" };
-      const stack = { secret: (k: string) => secrets[k] };
-      const env = { SM121_SSH_KEY: key("d"), SSH_AUTH_SOCK: "/run/agent.sock", SM121_SSH_PASSPHRASE: "env-pw" };
-      const auth = cliAuth(site, args(["--identity", key("e")]), env, stack);
-      expect(auth).toMatchObject({ source: "stack", auth: { privateKey: "STACK KEY", passphrase: "stack-pw" } });
-      expect(auth.keyFile).toBeUndefined();
-      expect(cliAuth(site, args([]), env, { secret: () => undefined })).toMatchObject({
-        source: "env",
-        auth: { privateKey: "KEY d\n", passphrase: "env-pw" },
-      });
-    },
-  );
-
-  it("passes a passphrase and names an unreadable key file", () => {
-    expect(cliAuth(site, args(["--identity", key("c")]), { SM121_SSH_PASSPHRASE: "pw" }).auth.passphrase).toBe("pw");
-    expect(() => cliAuth(site, args([]), { SM121_SSH_KEY: join(dir, "missing"), SM121_LANG: "en" })).toThrow(
-      /\$SM121_SSH_KEY: cannot read the private key .*missing/,
-    );
+describe("expandHome", () => {
+  it("expands ~ of the machine that runs sm121", () => {
     expect(expandHome("~/x", "/home/ops")).toBe("/home/ops/x");
     expect(expandHome("/abs", "/home/ops")).toBe("/abs");
   });

@@ -19,6 +19,7 @@ import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";
 import { driftOf, type NodeState } from "../src/serve/probe";
 import { liveCheckOf } from "../src/serve/liveness";
+import { loadingOr } from "../src/serve/loading";
 import type { StoredOutcome } from "../src/serve/outcome";
 import { msg, say } from "../src/text/messages";
 import type { RecordOf } from "../src/protocol";
@@ -128,6 +129,22 @@ describe("what an up does with a deployment", () => {
     ]);
   });
 
+  it("finishes an up the operator interrupted instead of restarting what it started", () => {
+    const failed: StoredOutcome = { ...serving, status: "failed" };
+    expect(decide(olds(failed), news(), NOW)).toMatchObject({ restart: ["the last up left it failed"], force: true });
+    const interrupted: StoredOutcome = { ...failed, interrupted: "readiness" };
+    const d = decide(olds(interrupted), news(), NOW);
+    expect(d).toMatchObject({ restart: [], force: false });
+    // An update all the same: the serve's probe restarts only a node that does not run the bundle.
+    expect(d.touch.map((t) => [t.kind, t.words])).toEqual([
+      [
+        "checks",
+        "the last up was interrupted (Ctrl-C) at readiness: this one finishes it, " +
+          "restarting only a node that does not run this bundle",
+      ],
+    ]);
+  });
+
   it("records a node protected (or a gate changed) after it served: an update that restarts nothing", () => {
     const gate = b.nodes[0]?.memGateGiB ?? 0;
     const protect = (n: (typeof b.nodes)[number]) => ({ ...n, protected: true, memGateGiB: gate + 1 });
@@ -197,6 +214,21 @@ describe("the look's liveness record and the drift it makes", () => {
     // Unknown counters tell nothing: no token in time is a hang, and the look itself holds.
     expect(live(nan, inf)).toMatchObject({ verdict: "hung", progress: null });
     expect(live(`${ok}\n`, "not an exposition {")).toMatchObject({ verdict: "hung", progress: null });
+  });
+
+  it("takes an engine that answers nothing yet within its readiness wait for a load, not a hang", () => {
+    const silent = liveCheckOf([{ kind: "live", modelsCode: 0 }], 10);
+    if (silent === undefined) throw new Error("no check");
+    expect(loadingOr(silent, ago(60), 1800, NOW).verdict).toBe("loading");
+    expect(loadingOr(silent, ago(2000), 1800, NOW).verdict).toBe("hung");
+    expect(loadingOr(silent, undefined, 1800, NOW).verdict).toBe("hung");
+    // One that answers /v1/models and gives no token hangs, however new.
+    const noToken = liveCheckOf(
+      [{ kind: "live", modelsCode: 200, completionCode: 0, before64: counters(1), after64: counters(1) }],
+      10,
+    );
+    if (noToken === undefined) throw new Error("no check");
+    expect(loadingOr(noToken, ago(60), 1800, NOW).verdict).toBe("hung");
   });
 
   it("is drift (health) only on an engine that runs this bundle and hangs", () => {

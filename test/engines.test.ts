@@ -74,7 +74,6 @@ describe("where the API answers, and what the logs say", () => {
 });
 
 describe("what each engine reads from the environment", () => {
-  const NIC = 'model = "M/m"\nimage = "i/v:1"\nport = 8000\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n';
   it("vLLM: its address in VLLM_HOST_IP", () => {
     expect(DRIVERS.vllm.engineEnv(VLLM, "203.0.113.2")).toEqual({ VLLM_HOST_IP: "203.0.113.2" });
   });
@@ -86,14 +85,19 @@ describe("what each engine reads from the environment", () => {
     });
   });
 
-  it.each(["vllm", "sglang"] as const)("%s: NCCL_SOCKET_IFNAME in the recipe names Gloo's interface too", (e) => {
-    const r = recipe(`engine = "${e}"\n${NIC}`);
-    expect(DRIVERS[e].engineEnv(r, "203.0.113.2")["GLOO_SOCKET_IFNAME"]).toBe("enp1s0f0np0");
-  });
-
-  it("keeps a GLOO_SOCKET_IFNAME that the recipe sets itself", () => {
-    const r = recipe(`${NIC}GLOO_SOCKET_IFNAME = "eth9"\n`);
-    expect(DRIVERS.vllm.engineEnv(r, "203.0.113.2")["GLOO_SOCKET_IFNAME"]).toBeUndefined();
+  it("a recipe that names a node's interface or RDMA port is refused, the site's fabric as the fix", () => {
+    const r = 'model = "M/m"\nimage = "i/v:1"\nport = 8000\n[env]\nNCCL_SOCKET_IFNAME = "enp1s0f0np0"\n';
+    expect(() => recipe(r)).toThrow(
+      "recipes/t.toml:5:1: env.NCCL_SOCKET_IFNAME: NCCL_SOCKET_IFNAME names a node's interface or RDMA port, " +
+        "which differs from node to node: a recipe runs on any node; remove NCCL_SOCKET_IFNAME from [env] and give " +
+        "each node its fabric in the site: sm121:nodes.<node>.fabric: { interface: <its ConnectX-7 interface>, " +
+        "rdma: auto } (sm121 init writes it; docs/fabric.md), from which sm121 sets NCCL_SOCKET_IFNAME on each node " +
+        "as that node names it",
+    );
+    for (const k of ["GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES", "NCCL_IB_HCA", "TP_SOCKET_IFNAME"])
+      expect(() => recipe(`model = "M/m"\nimage = "i/v:1"\nport = 8000\n[env]\n${k} = "x"\n`)).toThrow(
+        `env.${k}: ${k} names a node's interface`,
+      );
   });
 
   it("gr8 and DGPP get nothing (their launchers set up their own transport)", () => {

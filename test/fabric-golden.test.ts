@@ -17,25 +17,16 @@ import { expectGolden } from "./helpers/golden";
 const ROOT = join(__dirname, "..");
 const loaded = loadRecipes(join(ROOT, "recipes"), "recipes");
 /**
- * The `-fabric` variants leave the interface to the site, as a recipe for a site with a fabric
- * does (the example recipes name none now either). The privileged site's `-own-nic` variant names
- * one interface for every node ([env] NCCL_SOCKET_IFNAME), to pin that a recipe's own variable
- * still wins.
+ * The `-fabric` variants leave NCCL_IB_DISABLE to the site too, as a recipe for a site with a
+ * fabric does. (A recipe never names a node's interface: validate refuses it.)
  */
 const recipes = new Map(loaded);
 for (const name of ["qwen3-32b-vllm-tp2", "qwen3-30b-sglang-tmux"]) {
   const r = loaded.get(name);
   if (r === undefined) throw new Error(`no recipe ${name}`);
-  const { NCCL_SOCKET_IFNAME: _nic, NCCL_IB_DISABLE: _ib, ...env } = r.env;
+  const { NCCL_IB_DISABLE: _ib, ...env } = r.env;
   recipes.set(`${name}-fabric`, { ...r, name: `${name}-fabric`, env });
 }
-const pair = loaded.get("qwen3-32b-vllm-tp2");
-if (pair === undefined) throw new Error("no recipe qwen3-32b-vllm-tp2");
-recipes.set("qwen3-32b-vllm-tp2-own-nic", {
-  ...pair,
-  name: "qwen3-32b-vllm-tp2-own-nic",
-  env: { NCCL_SOCKET_IFNAME: "enp1s0f0np0", ...pair.env },
-});
 
 function bundles(file: string, stack: string): DeploymentBundle[] {
   return renderSite(readSite(join(__dirname, "fixtures", "sites", file), stack), recipes, { root: ROOT });
@@ -73,13 +64,12 @@ describe("fabric goldens", () => {
     expect(one?.nodes[0]?.env["NCCL_IB_HCA"]).toBe("rocep1s0f1:1");
   });
 
-  it("each node names its own interface and HCAs; the recipe's own variable still wins", () => {
+  it("each node names its own interface and HCAs", () => {
     const two = all.find((b) => b.deployment === "two-docker");
     expect(two?.nodes.map((n) => n.env["NCCL_SOCKET_IFNAME"])).toEqual(["enp1s0f1np1", "enp1s0f0np0"]);
     expect(two?.nodes.map((n) => n.env["UCX_NET_DEVICES"])).toEqual(["enp1s0f1np1", "enp1s0f0np0"]);
-    // qwen3-32b-vllm-tp2 sets NCCL_SOCKET_IFNAME itself: on the privileged site it wins on every node.
     const p = all.find((b) => b.deployment === "two-privileged");
-    expect(p?.nodes.map((n) => n.env["NCCL_SOCKET_IFNAME"])).toEqual(["enp1s0f0np0", "enp1s0f0np0"]);
+    expect(p?.nodes.map((n) => n.env["NCCL_SOCKET_IFNAME"])).toEqual(["enp1s0f1np1", "enp1s0f0np0"]);
     expect(two?.nodes.map((n) => n.env["NCCL_IB_HCA"])).toEqual(["rocep1s0f1:1,roceP2p1s0f1:1", "rocep1s0f0:1"]);
     expect(two?.nodes.map((n) => n.env["VLLM_HOST_IP"])).toEqual(["192.0.2.11", "192.0.2.12"]);
   });

@@ -269,14 +269,16 @@ describe("the state of the look's findings", () => {
     const { state } = upgrade("EngineDeployment", v3);
     expect(state.stateVersion).toBe(STATE_VERSIONS.EngineDeployment);
     const en = (ms: readonly Msg[] | undefined) => (ms ?? []).map((m) => say(m, "en"));
-    expect(en(state.drift)).toEqual([DEAD, HUNG]);
+    // Shown as words (version 5), kept as messages for the provider.
+    expect(state.drift).toEqual([DEAD, HUNG]);
+    expect(en(state.__run.drift)).toEqual([DEAD, HUNG]);
     expect(en(state.unknown)).toEqual(v3.unknown);
     expect(en(state.__run.findings.fatal)).toEqual(v3.__run.findings.fatal);
     expect(en(state.__run.findings.notes)).toEqual(v3.__run.findings.notes);
     expect(en(state.__run.health)).toEqual([DEAD]);
     expect(en(state.outcome?.warnings)).toEqual(v3.outcome.warnings);
     expect(en(state.outcome?.restarts?.[0]?.causes)).toEqual([HUNG]);
-    expect(say(state.drift[0] ?? msg("state.recorded", { text: "" }), "ru")).toBe(
+    expect(say(state.__run.drift?.[0] ?? msg("state.recorded", { text: "" }), "ru")).toBe(
       `${DEAD} (записано прежней версией sm121)`,
     );
     // One up rewrites it: the state's upgrade is its only change, which restarts nothing.

@@ -10,8 +10,9 @@ import { parseRecipe } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import type { Recipe } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";
-import { deploymentFits, fitLines, fitOf, fitRefusal, GB10_MEM_TOTAL_BYTES, ranksPerNode } from "../src/render/memfit";
-import type { NodeModelFacts } from "../src/render/memfit";
+import { deploymentFits, fitLines, fitOf, fitWarnings, GB10_MEM_TOTAL_BYTES, ranksPerNode } from "../src/render/memfit";
+import { fitRefusal } from "../src/render/fitrefusal";
+import type { Fit, NodeModelFacts } from "../src/render/memfit";
 import { nodeBudgets, nodeLines, nodeRefusals, planFitLines } from "../src/render/nodefit";
 import { kvBytesPerToken, kvElementBytes, shapeOf } from "../src/render/modelshape";
 import { say } from "../src/text/messages";
@@ -116,18 +117,29 @@ describe("the fit of a deployment on GB10 nodes", () => {
   );
 
   it("names the engine's setting to raise when the utilization is its default, whatever the words say", () => {
+    const recipe = vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "32768", "--gpu-memory-utilization", "0.5"');
+    const { fit, file } = fitFor(recipe, ["spark1"], { spark1: QWEN32 });
+    const anything = { key: "state.recorded" as const, args: { text: "anything" } };
+    const util = (byDefault: boolean): Fit => {
+      const { byDefault: _was, ...rest } = fit.knobs.util;
+      const from = { ...rest, from: anything };
+      return { ...fit, knobs: { ...fit.knobs, util: byDefault ? { ...from, byDefault: true } : from } };
+    };
+    expect(fitRefusal(util(true), file)).toContain(
+      "MemTotal, anything); what can make it fit, in recipes/r.toml: raise --gpu-memory-utilization to 0.61;",
+    );
+    expect(fitRefusal(util(false), file)).toContain(
+      "; what can make it fit, in recipes/r.toml: raise anything to 0.61;",
+    );
+  });
+
+  it("at the default utilization of 0.9 names no utilization: the weights leave room for a shorter context", () => {
     const recipe = vllm("Qwen/Qwen3-32B", 1, '"--max-model-len", "400000"');
     const { fit, file } = fitFor(recipe, ["spark1"], { spark1: QWEN32 });
     expect(fit.knobs.util).toMatchObject({ value: 0.9, byDefault: true });
-    expect(fitRefusal(fit, file)).toContain("MemTotal, the engine's default); raise --gpu-memory-utilization,");
-    const reworded = {
-      ...fit,
-      knobs: {
-        ...fit.knobs,
-        util: { ...fit.knobs.util, from: { key: "state.recorded" as const, args: { text: "anything" } } },
-      },
-    };
-    expect(fitRefusal(reworded, file)).toContain("MemTotal, anything); raise --gpu-memory-utilization,");
+    const said = fitRefusal(fit, file) ?? "";
+    expect(said).toContain("what can make it fit, in recipes/r.toml: a shorter context: max_model_len 181248 or less;");
+    expect(said).not.toContain("raise");
   });
 
   it("Qwen3-32B on one node at --gpu-memory-utilization 0.5 cannot fit: refused, with the numbers", () => {
@@ -141,8 +153,9 @@ describe("the fit of a deployment on GB10 nodes", () => {
       [
         "deployment r cannot fit in memory (Qwen/Qwen3-32B): spark1: weights 61.0 GiB",
         "+ KV cache 8.0 GiB (one sequence of 32768 tokens, auto) + engine overhead 4.0 GiB = 73.0 GiB per node",
-        "> 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); raise --gpu-memory-utilization,",
-        "lower max_model_len, use a KV dtype of fp8, or spread the model over more nodes (tp) in recipes/r.toml;",
+        "> 60.8 GiB (0.5 x 121.7 GiB MemTotal, --gpu-memory-utilization); what can make it fit, in",
+        "recipes/r.toml: raise --gpu-memory-utilization to 0.61; a quantized checkpoint (fp8 weights: about 30.5 GiB",
+        "a node); more nodes: 2 of them, the model split across them (tp);",
         "when the engine is known to fit (the overhead is an estimate: [memory] overhead_gib sets it),",
         "SM121_ALLOW_UNFIT=spark1 lets this run go on",
       ].join(" "),
@@ -191,13 +204,52 @@ describe("the fit of a deployment on GB10 nodes", () => {
     expect(fit.verdict).toBe("fits");
   });
 
-  it("without the checkpoint and without [memory], the fit is unknown and refuses nothing", () => {
+  it("without the checkpoint, the hub and [memory], the fit is unknown, refuses nothing, and is said in words", () => {
     const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 1, ""), ["spark1"], {});
     expect(fit.verdict).toBe("unknown");
-    expect(fitLines(fit).at(-1)).toBe(
-      "  unknown: the weights' size is unknown: the checkpoint is in no node's HF cache " +
-        "and recipes/r.toml has no [memory] weights_gb",
+    const why =
+      "the weights' size is unknown: the checkpoint is in no node's HF cache, the hub gave no size through a node, " +
+      "and recipes/r.toml has no [memory] weights_gb";
+    expect(fitLines(fit).at(-1)).toBe(`  unknown: ${why}`);
+    // Not a table of question marks in the plan: a warning in words, with what an up risks and the fix.
+    const b = { recipeFile: "recipes/r.toml" } as Parameters<typeof fitWarnings>[0][number]["b"];
+    expect(planFitLines([{ fit }], [], new Set())).toEqual([]);
+    expect(fitWarnings([{ b, fit }])).toEqual([
+      `memory fit of r is unknown: ${why}. An up starts it without knowing whether it fits in memory (on a GB10 ` +
+        "a load that does not fit can take the node down): put its size and shape in [memory] of recipes/r.toml " +
+        "(docs/recipes.md), or the checkpoint in a node's HF cache",
+    ]);
+  });
+
+  it("reads the model's size and shape from the hub through a node, and says so", () => {
+    const hub = { ...QWEN32, fromHub: true };
+    const { fit } = fitFor(vllm("Qwen/Qwen3-32B", 2, '"--gpu-memory-utilization", "0.85"'), ["spark1", "spark2"], {
+      spark1: hub,
+      spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES },
+    });
+    expect(fit.verdict).not.toBe("unknown");
+    expect(say(fit.weightsFrom ?? { key: "fit.unknown" }, "en")).toBe(
+      "the safetensors index of Qwen/Qwen3-32B on the hub, read through spark1",
     );
+    expect(say(fit.shapeFrom ?? { key: "fit.unknown" }, "en")).toBe(
+      "config.json of Qwen/Qwen3-32B on the hub, read through spark1",
+    );
+  });
+
+  it("a model larger than the node names what can make it fit, never a utilization", () => {
+    // Llama-3.3-70B in bf16: 141.1 GB of weights, 80 layers x 8 KV heads x 128.
+    const memory =
+      '[memory]\nweights_gb = 141.1\ntorch_dtype = "bfloat16"\nnum_hidden_layers = 80\n' +
+      "num_key_value_heads = 8\nhead_dim = 128\n";
+    const text = vllm("meta-llama/Llama-3.3-70B-Instruct", 1, '"--max-model-len", "32768"', memory);
+    const { fit, file } = fitFor(text, ["spark1"], { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES } });
+    const said = fitRefusal(fit, file) ?? "";
+    expect(said).toContain("spark1: weights 131.4 GiB + KV cache 10.0 GiB");
+    expect(said).toContain(
+      "what can make it fit, in recipes/r.toml: a quantized checkpoint (fp8 weights: about 65.7 GiB a node); " +
+        "more nodes: 2 of them, the model split across them (tp);",
+    );
+    expect(said).not.toMatch(/raise|max_model_len \d+ or less|fp8 KV/);
   });
 
   it("SGLang's --mem-fraction-static budgets weights and KV only; its overhead lives outside", () => {
@@ -267,8 +319,7 @@ describe("one memory budget per node", () => {
       ["a", a],
       ["b", b],
     ]);
-    const facts = { spark1: { memTotalBytes: GB10_MEM_TOTAL_BYTES }, spark2: { memTotalBytes: GB10_MEM_TOTAL_BYTES } };
-    return deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, facts);
+    return deploymentFits(renderSite(site, recipes, { root: ROOT }), recipes, { spark1: QWEN32, spark2: QWEN32 });
   };
 
   it("sums every deployment's claim on a node; refuses an over-committed node with each share and the fix", () => {

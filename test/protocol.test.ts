@@ -66,6 +66,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   },
   memTotal: { bytes: 128_000_000_000 },
   modelConfig: { config64: b64("{}"), weightsBytes: null },
+  modelHub: { config64: b64("{}"), weightsBytes: 1024 },
   placedFile: { content64: null },
   placedKept: {},
   image: { id: "sha256:abc", size: 1024 },

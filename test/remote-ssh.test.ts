@@ -140,8 +140,8 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
       kind: "auth",
       detail: `the login as nobody-here@${at()} was refused (All configured authentication methods failed)`,
       fix:
-        "check ssh.user, and that the key sm121 logs in with (sm121:sshPrivateKey, else ssh-agent) " +
-        "is in that user's ~/.ssh/authorized_keys on s1",
+        "check ssh.user, and that a key sm121 logs in with (sm121:sshPrivateKey, ssh-agent, then ~/.ssh/config's " +
+        "IdentityFile or ~/.ssh/id_*; sm121 doctor names them) is in that user's ~/.ssh/authorized_keys on s1",
     });
   });
 
@@ -238,6 +238,63 @@ describe("the ssh login", () => {
       const added = spawnSync("ssh-add", [keyFile], { env: { ...process.env, SSH_AUTH_SOCK: sock }, encoding: "utf8" });
       expect(added.status, added.stderr).toBe(0);
       expect(await login({ agent: sock })).toEqual(["publickey", "publickey"]);
+    } finally {
+      agent.kill();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("offers the stack's key, then the agent's, then the key files, and says which one logged in", async () => {
+    const hostKey = utils.generateKeyPairSync("ed25519");
+    const [stack, agentKey, fileA, fileB] = [0, 1, 2, 3].map(() => utils.generateKeyPairSync("ed25519"));
+    const blob = (pub: string) => pub.split(" ")[1] ?? "";
+    const accepted = blob(fileB?.public ?? "");
+    const offered: string[] = [];
+    const server = new Server({ hostKeys: [hostKey.private] }, (conn) => {
+      conn.on("authentication", (ctx) => {
+        if (ctx.method !== "publickey") return ctx.reject(["publickey"]);
+        const b = ctx.key.data.toString("base64");
+        if (ctx.signature === undefined) offered.push(b);
+        if (b === accepted) ctx.accept();
+        else ctx.reject(["publickey"]);
+      });
+      conn.on("ready", () => conn.end());
+      conn.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dir = mkdtempSync(join(tmpdir(), "sm121-ssh-order-"));
+    const sock = join(dir, "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", sock], { stdio: "ignore" });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const knownHosts = join(dir, "known_hosts");
+      writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey.public.split(" ").slice(0, 2).join(" ")}\n`);
+      const agentFile = join(dir, "agent_ed25519");
+      writeFileSync(agentFile, agentKey?.private ?? "", { mode: 0o600 });
+      for (let i = 0; i < 50 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 20));
+      const added = spawnSync("ssh-add", [agentFile], {
+        env: { ...process.env, SSH_AUTH_SOCK: sock },
+        encoding: "utf8",
+      });
+      expect(added.status, added.stderr).toBe(0);
+      const h = await connectSsh(
+        { node: "x1", host: "127.0.0.1", port, user: "ops" },
+        {
+          knownHosts,
+          hostKeys: "strict",
+          dialAttempts: 1,
+          privateKey: stack?.private ?? "",
+          agent: sock,
+          keyFiles: [
+            { privateKey: fileA?.private ?? "", from: "~/.ssh/id_rsa" },
+            { privateKey: fileB?.private ?? "", from: "~/.ssh/id_ed25519" },
+          ],
+        },
+      );
+      h.close();
+      expect(h.login).toBe("~/.ssh/id_ed25519");
+      expect(offered).toEqual([stack, agentKey, fileA, fileB].map((k) => blob(k?.public ?? "")));
     } finally {
       agent.kill();
       server.close();

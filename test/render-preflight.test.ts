@@ -14,7 +14,16 @@ import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { addTimings, timingLine, type NodeOutcome } from "../src/serve/outcome";
 import type { NodeModelFacts } from "../src/render/memfit";
 import { addModelFact, modelFactsScript } from "../src/serve/modelprobe";
-import { describeCheck, envKeyDiff, envPathOf, mountedPaths, parseProbe, type FailedCheck } from "../src/serve/probe";
+import {
+  describeCheck,
+  envKeyDiff,
+  envPathOf,
+  mountedPaths,
+  parseProbe,
+  type FailedCheck,
+  type NodeState,
+} from "../src/serve/probe";
+import { clientsCut } from "../src/serve/serve";
 import { envFileOf, hfCacheCheck } from "../src/render/node";
 import { placeCheckpoint } from "./site/hfcache";
 import { preflightScript, timed } from "../src/serve/steps";
@@ -222,6 +231,23 @@ describe("the watched files of a node's state", () => {
   it("leave out the open client connections at plan time, which only the serve's preflight counts", () => {
     expect(preflightScript(nb, watch, undefined, { checks: false, clients: false })).not.toMatch(/\bss\b/);
     expect(preflightScript(nb, watch, undefined)).toContain('ss -Htn state established "( sport = :8000 )"');
+  });
+
+  it("are said only of an engine a restart stops: one that does not run has none to cut", () => {
+    const { b } = best((s) => s);
+    const st = (running: boolean, clients: number): NodeState => ({
+      failed: [],
+      running,
+      others: [],
+      holders: [],
+      files: {},
+      clients,
+    });
+    expect(clientsCut(b, [st(true, 2)]).map((m) => say(m, "en"))).toEqual([
+      `${b.nodes[0]?.node}: this restart cuts 2 open client connection(s) on port 8000`,
+    ]);
+    expect(clientsCut(b, [st(false, 2)])).toEqual([]);
+    expect(clientsCut(b, [st(true, 0)])).toEqual([]);
   });
 });
 

@@ -58,7 +58,7 @@ describe("the plan's restart reasons, said where the plan is printed", () => {
   it("in Russian and Japanese, the look's drift as it found it", async () => {
     const changes = msg("serve.look.keyChanged", { key: "A", from: "1", to: "2" });
     const drift = [msg("serve.look.envEdited", { node: "vllm-1", changes })];
-    const ru = await saidUnder("ru", () => diff("id", stored, { ...news, drift }));
+    const ru = await saidUnder("ru", () => diff("id", stored, { ...news, __run: { ...news.__run, drift } }));
     expect(ru).toEqual([
       "sm121: qwen3-32b-vllm-tp2: перезапускает vllm-1, vllm-2: " +
         "собранный пакет изменился (запуск на vllm-1, vllm-2); vllm-1: .env изменён на узле: A 1 -> 2; " +

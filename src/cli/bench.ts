@@ -106,7 +106,7 @@ function resolveTarget(ctx: CliContext, p: Parsed): Target | number {
     return { deployment: null, urls, ...(model !== undefined && { model }), ...(key !== undefined && { apiKey: key }) };
   }
   const project = contextProject(ctx);
-  const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
+  const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack, true);
   const only = selectedNode(project.site, p);
   const nodes = b.nodes.filter((nb) => nb.api !== undefined && (only === undefined || nb.node === only));
   if (nodes.length === 0) {

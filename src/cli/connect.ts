@@ -1,46 +1,39 @@
 /**
- * Auth and connections for the CLI. The host keys come from the site's `knownHosts` (verified as
- * `hostKeys` says, strict by default, by src/remote). The private key is the program's: the stack's
- * `sm121:sshPrivateKey` secret when it is set (read through the Pulumi CLI into memory, never
- * written to disk), else `--identity FILE` or `$SM121_SSH_KEY` (a path), else ssh-agent
- * (`$SSH_AUTH_SOCK`), else ~/.ssh/id_ed25519 or ~/.ssh/id_rsa. A passphrase, when the key has one,
- * comes from the stack's `sm121:sshPassphrase`, else `$SM121_SSH_PASSPHRASE`. Every command opens
- * one connection per node.
+ * Auth and connections for the CLI: the login of the program and the providers (remote/login: the
+ * stack's `sm121:sshPrivateKey`, read through the Pulumi CLI into memory and never written to disk,
+ * then ssh-agent, then the key files OpenSSH would try, `--identity FILE` or `$SM121_SSH_KEY` first
+ * among them, with `~/.ssh/config`'s entries), and the host keys of the site's `knownHosts`
+ * (verified as `hostKeys` says, strict by default). A passphrase, when a key has one, comes from
+ * the stack's `sm121:sshPassphrase`, else `$SM121_SSH_PASSPHRASE`. Every command opens one
+ * connection per node.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
-import type { Site } from "../recipe/types";
+import { existsSync } from "node:fs";
+import type { Site, WrittenSsh } from "../recipe/types";
 import { connect, hostFor, TransportError, type Host, type SshAuth } from "../remote";
 import type { HostKeyRefusal } from "../remote/knownhosts";
+import { envSources, loginAuth, loginFor, loginHome, writtenOf, type Login } from "../remote/login";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { expandHome } from "../text/home";
 import { UsageError, str, type Parsed } from "./args";
 import { t } from "../text/messages";
 import type { PulumiStack } from "./pulumi";
 
-export type KeySource = "stack" | "identity" | "env" | "agent" | "default" | "none";
-
 export interface CliAuth {
   auth: SshAuth;
-  source: KeySource;
-  /** The key file, when one is used. */
-  keyFile?: string;
+  /** The keys and the agent offered, in order, and the key files left out (and why). */
+  login: Login;
 }
 
-function readKey(file: string, flag: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(t("auth.keyUnreadable", { flag, file, reason: e instanceof Error ? e.message : String(e) }));
-  }
-}
-
+/**
+ * The CLI's login to the site's nodes (or to `written`, for init, which has no site yet). A key
+ * file named for this run that cannot be read is a usage error; the others are said by doctor.
+ */
 export function cliAuth(
-  site: Pick<Site, "knownHosts" | "hostKeys">,
+  site: Pick<Site, "knownHosts" | "hostKeys"> & Partial<Pick<Site, "nodes">>,
   p: Parsed,
   env: NodeJS.ProcessEnv = process.env,
   stack?: Pick<PulumiStack, "secret">,
+  written: readonly WrittenSsh[] = writtenOf(site.nodes ?? {}),
 ): CliAuth {
   const base: SshAuth = {
     knownHosts: expandHome(site.knownHosts),
@@ -48,33 +41,21 @@ export function cliAuth(
     dialTimeoutMs: 8_000,
     dialAttempts: 2,
   };
-  const passphrase = stack?.secret("sm121:sshPassphrase") ?? env["SM121_SSH_PASSPHRASE"];
+  const passphrase = stack?.secret("sm121:sshPassphrase");
   const stackKey = stack?.secret("sm121:sshPrivateKey");
-  if (stackKey !== undefined)
-    return {
-      auth: { ...base, privateKey: stackKey, ...(passphrase !== undefined && passphrase !== "" && { passphrase }) },
-      source: "stack",
-    };
-  const withKey = (file: string, flag: string, source: KeySource): CliAuth => ({
-    auth: {
-      ...base,
-      privateKey: readKey(file, flag),
-      ...(passphrase !== undefined && passphrase !== "" && { passphrase }),
-    },
-    source,
-    keyFile: file,
+  const flag = str(p, "identity");
+  const sources = envSources(env, {
+    ...(stackKey !== undefined && { stackKey }),
+    ...(passphrase !== undefined && { passphrase }),
+    ...(flag !== undefined && { identity: flag }),
   });
-  const identity = str(p, "identity");
-  if (identity !== undefined) return withKey(expandHome(identity), "--identity", "identity");
-  const fromEnv = env["SM121_SSH_KEY"];
-  if (fromEnv !== undefined && fromEnv !== "") return withKey(expandHome(fromEnv), "$SM121_SSH_KEY", "env");
-  const agent = env["SSH_AUTH_SOCK"];
-  if (agent !== undefined && agent !== "") return { auth: { ...base, agent }, source: "agent" };
-  for (const name of ["id_ed25519", "id_rsa"]) {
-    const file = join(homedir(), ".ssh", name);
-    if (existsSync(file)) return withKey(file, file, "default");
+  if (sources.identity !== undefined && !existsSync(expandHome(sources.identity))) {
+    const named = flag !== undefined ? "--identity" : "$SM121_SSH_KEY";
+    const file = expandHome(sources.identity);
+    throw new UsageError(t("auth.keyUnreadable", { flag: named, file, reason: "ENOENT" }));
   }
-  return { auth: base, source: "none" };
+  const login = loginFor(sources, written, loginHome(env["HOME"]));
+  return { auth: { ...base, ...loginAuth(login, sources.passphrase) }, login };
 }
 
 export type Reached = { ok: true; host: Host } | { ok: false; error: Error };
@@ -133,13 +114,19 @@ export function selectedNode(site: Site, p: Parsed): string | undefined {
   return n;
 }
 
-/** The deployment named by the first argument; a usage error lists the deployments. */
+/**
+ * The deployment named by the first argument; a usage error lists the deployments. `orOnly`: with
+ * no name, the site's only deployment (a command that reads, never one that stops).
+ */
 export function selectedDeployment(
   bundles: readonly DeploymentBundle[],
   name: string | undefined,
   stack: string,
+  orOnly = false,
 ): DeploymentBundle {
   const deployments = bundles.map((x) => x.deployment).join(", ") || "-";
+  const only = bundles.length === 1 ? bundles[0] : undefined;
+  if (name === undefined && orOnly && only !== undefined) return only;
   if (name === undefined) throw new UsageError(t("cli.needsDeployment", { deployments }));
   const b = bundles.find((x) => x.deployment === name);
   if (b === undefined) throw new UsageError(t("cli.unknownDeployment", { deployment: name, stack, deployments }));

@@ -1,7 +1,9 @@
 /** What every CLI command starts from: the project directory, the stack and its configuration. */
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { loadProject, type Project } from "../project";
 import { str, type Parsed } from "./args";
+import { stackSetup } from "./backend";
 import { pulumiStacks, type PulumiStack } from "./pulumi";
 
 export interface CliContext {
@@ -13,9 +15,18 @@ export interface CliContext {
   err: (line: string) => void;
 }
 
-/** The project directory: $SM121_PROJECT, else the current directory. */
-export function projectRoot(): string {
-  return resolve(process.env["SM121_PROJECT"] ?? process.cwd());
+/**
+ * The project directory: $SM121_PROJECT, else the nearest directory up from the current one that
+ * holds a Pulumi.yaml (as the Pulumi CLI finds its project), else the current directory (where
+ * `sm121 init` makes one).
+ */
+export function projectRoot(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  const set = env["SM121_PROJECT"];
+  if (set !== undefined && set !== "") return resolve(set);
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "Pulumi.yaml"))) return dir;
+    if (dirname(dir) === dir) return resolve(cwd);
+  }
 }
 
 /**
@@ -29,7 +40,8 @@ export function stackContext(
   root: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Pick<CliContext, "stack" | "pulumi"> {
-  const stacks = pulumiStacks(root, env);
+  // The backend and passphrase sm121's verbs use (./backend), nothing made for a mere look.
+  const stacks = pulumiStacks(root, stackSetup(root, env).env);
   const set = (v: string | undefined) => (v === "" ? undefined : v);
   const stack =
     str(p, "stack") ?? set(env["SM121_STACK"]) ?? set(env["PULUMI_STACK"]) ?? stacks?.selected ?? "spark-site";

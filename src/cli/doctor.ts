@@ -23,6 +23,8 @@ import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, str, type Parsed } from "./args";
 import { doctorFabric } from "./doctorfabric";
+import { loginCheck, loginLines, planRefusals } from "./doctorplan";
+import { loginWays } from "../remote/login";
 import { cliAuth, connectFailure, hostKeyRefusalOf, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { say, t } from "../text/messages";
@@ -31,7 +33,7 @@ import { doctorText } from "./table";
 import { printRecord } from "../protocol";
 
 interface Need {
-  check: Exclude<DoctorCheck["check"], "memory" | "memory-fit" | "preflight" | "engine-version">;
+  check: Exclude<DoctorCheck["check"], "login" | "memory" | "memory-fit" | "preflight" | "engine-version">;
   subject: string;
   /** A shell condition, true when the need is met. */
   test: string;
@@ -139,7 +141,7 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
   const wsf = '"$(sysctl -n vm.watermark_scale_factor 2>/dev/null || true)"';
   lines.push(printRecord("nodeMemory", '"memKiB":%s,"wsf":"%s"', `"\${mem:-null}" ${wsf}`));
   // The memory fit's facts: MemTotal, and the checkpoint's config and size in the HF cache.
-  lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb));
+  lines.push(placed[0] === undefined ? "" : modelFactsScript(placed[0].nb, placed[0].nb.rank === 0));
   // A running engine holds memory: the gate applies when one starts. Status scripts that ask the
   // engine's API (DGPP) are not run: doctor sends no HTTP request.
   for (const { nb } of placed) {
@@ -177,6 +179,11 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     return { ...base, reachable: false, connect, checks: [], problems: 1, warnings: 0 };
   }
   const needs = needsOf(node, placed, recipes);
+  const login = loginCheck(
+    r.host,
+    nodeConn(node),
+    placed.map((x) => x.b.deployment),
+  );
   const res = await r.host.run(doctorScript(needs, placed), { step: "doctor", allowFailure: true, timeoutMs: 60_000 });
   const met = new Map<number, boolean>();
   let memKiB: number | undefined;
@@ -190,9 +197,10 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
       wsf = rec.wsf;
     } else if (rec.kind === "engineRunning") running = true;
   }
-  const checks: DoctorCheck[] = needs.map((n, i) => {
+  const checks: DoctorCheck[] = [login];
+  needs.forEach((n, i) => {
     const ok = met.get(i) === true;
-    return {
+    checks.push({
       check: n.check,
       subject: n.subject,
       ok,
@@ -200,7 +208,7 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
       detail: ok ? null : t("doctor.missing"),
       hint: n.hint,
       deployments: n.deployments,
-    };
+    });
   });
   const gib = memKiB === undefined ? undefined : Math.round((memKiB / 1048576) * 10) / 10;
   const memOk = gib !== undefined && gib >= gateGiB;
@@ -322,7 +330,7 @@ function addFitChecks(
         else r.warnings++;
       }
     }
-    return { deployment: b.deployment, verdict: fit.verdict, lines: fitTable(fit) };
+    return { deployment: b.deployment, verdict: fit.verdict, lines: fitTable(fit, b.recipeFile) };
   });
 }
 
@@ -335,7 +343,7 @@ export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number>
   const nodes = Object.values(site.nodes).filter((n) => only === undefined || n.name === only);
   const placedOn = (n: SiteNode) =>
     project.bundles.flatMap((b) => b.nodes.filter((nb) => nb.node === n.name).map((nb) => ({ b, nb })));
-  const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
+  const { auth, login } = cliAuth(site, p, process.env, ctx.pulumi);
   const report = await withNodes(
     nodes.map((n) => ({ node: n.name, conn: nodeConn(n) })),
     auth,
@@ -358,11 +366,16 @@ export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number>
         facts,
         results,
       );
-      return { stack: ctx.stack, ok: results.every((r) => r.problems === 0), nodes: results, memoryFit };
+      // What the plan refuses that no node's check names: doctor is never "ready" where the plan refuses.
+      const plan = await planRefusals(project, facts, auth);
+      const ok = results.every((r) => r.problems === 0) && plan.length === 0;
+      const keys = { offered: loginWays(login), skipped: login.skipped.map((m) => say(m)) };
+      return { stack: ctx.stack, ok, login: keys, nodes: results, plan, memoryFit };
     },
   );
   if (bool(p, "json")) ctx.out(jsonOut(doctorSchema(), report));
   else {
+    for (const l of loginLines(login)) ctx.out(l);
     for (const l of doctorText(report)) ctx.out(l);
     for (const f of report.memoryFit) for (const l of ["", ...f.lines]) ctx.out(l);
   }

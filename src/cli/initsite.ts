@@ -1,15 +1,23 @@
 /**
  * `sm121 init`'s look at a node and the stack file it writes from what it found. The look is one
- * read-only script over the node's own SSH connection; each fact it finds goes into the stack
- * file with a comment that says where it came from, so the operator can check it line by line.
+ * read-only script over the node's own SSH connection; each fact it finds is checked against what
+ * it must be (a path, an address, a name, a version) and goes into the stack file, written with
+ * the YAML library, with a comment that says where it came from, so the operator can check it
+ * line by line.
  */
+import { Document, Pair, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import { imageVersion } from "../engines/options/versions";
+import { FABRIC_NAME } from "../recipe/fabric";
+import { IPV4, NODE_PATH } from "../recipe/site";
 import type { Host } from "../remote";
 import { firstRecord, printRecord } from "../protocol";
+import { msg, type MessageKey, type Msg } from "../text/messages";
 
 export interface NodeFacts {
   name: string;
+  /** The host as --nodes names it, and where ssh reached it (~/.ssh/config's HostName, else the same). */
   host: string;
+  address: string;
   port: number;
   user: string;
   home: string;
@@ -67,7 +75,7 @@ export const FACTS_SCRIPT = [
 /** What a node said, from the records of FACTS_SCRIPT. */
 export async function nodeFacts(
   host: Host,
-  base: Pick<NodeFacts, "name" | "host" | "port" | "user">,
+  base: Pick<NodeFacts, "name" | "host" | "address" | "port" | "user">,
 ): Promise<NodeFacts> {
   const res = await host.run(FACTS_SCRIPT, { step: "init look", timeoutMs: 60_000 });
   const gib = (v: number | null | undefined) =>
@@ -119,9 +127,9 @@ export interface StackInput {
   /** The images the two recipes run, to say where each is missing. */
   images: Record<string, string>;
   gateway: boolean;
+  /** The stack's `encryptionsalt` (pulumi stack init wrote it), kept. */
+  salt?: string;
 }
-
-const yamlWord = (s: string): string => (/^[A-Za-z0-9_./~@:+-]+$/.test(s) && !/^[-:~]/.test(s) ? s : JSON.stringify(s));
 
 /** The memory gate: half the least MemAvailable init found (a new site has no engine running), at most 100 GiB. */
 export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeFacts } {
@@ -132,57 +140,111 @@ export function gateOf(facts: readonly NodeFacts[]): { gib: number; from?: NodeF
   return { gib: Math.max(1, Math.min(100, Math.floor(least.memAvailableGiB / 2))), from: least };
 }
 
-function nodeLines(f: NodeFacts, images: Record<string, string>): string[] {
-  const out = [`    ${f.name}:`, `      # ${f.user}@${f.host}:${f.port}, its home ${f.home} (found by sm121 init)`];
-  out.push(`      ssh: { host: ${yamlWord(f.host)}, port: ${f.port}, user: ${yamlWord(f.user)} }`);
+/** A version as docker prints it (28.3.3, 20.10.24+dfsg1). */
+const VERSION = /^\d+(\.\d+)+[A-Za-z0-9.+~-]*$/;
+/** An image reference as `docker images` lists it (repository:tag). */
+const IMAGE = /^[a-z0-9][a-z0-9._/:-]*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+/** A GPU's name as `nvidia-smi -L` prints it ("NVIDIA GB10"). */
+const GPU = /^[A-Za-z0-9][A-Za-z0-9 ._()/+-]{0,99}$/;
+
+/**
+ * What a node printed that is not what it must be (a path, an address, a name, a version): one
+ * problem each, the value shown as JSON (its control characters escaped). A node whose account
+ * prints a home with a line break would otherwise write what it likes into the stack file.
+ */
+export function factProblems(f: NodeFacts): Msg[] {
+  const out: Msg[] = [];
+  const bad = (what: string, value: string, must: MessageKey) =>
+    out.push(msg("init.badFact", { node: f.name, what, value: JSON.stringify(value), must: msg(must) }));
+  const path = (s: string) => s.startsWith("/") && NODE_PATH.test(s);
+  // Each value by what printed it, in the node's own words ($HOME, `docker images`, ...).
+  if (!path(f.home)) bad("$HOME", f.home, "init.mustPath");
+  if (!path(f.hfHome)) bad("$HF_HOME", f.hfHome, "init.mustPath");
+  if (f.nic !== undefined && !IPV4.test(f.nic.addr)) bad("ip -4 addr", f.nic.addr, "init.mustAddress");
+  if (f.nic !== undefined && !FABRIC_NAME.test(f.nic.dev)) bad("ip -4 addr", f.nic.dev, "init.mustName");
+  if (f.docker !== undefined && !VERSION.test(f.docker)) bad("docker version", f.docker, "init.mustVersion");
+  for (const i of f.images) if (!IMAGE.test(i)) bad("docker images", i, "init.mustImage");
+  for (const g of f.gpus) if (!GPU.test(g)) bad("nvidia-smi -L", g, "init.mustName");
+  return out;
+}
+
+/** A key with the comment lines above it. */
+function keyed(key: string, ...comment: string[]): Scalar {
+  const k = new Scalar(key);
+  if (comment.length > 0) k.commentBefore = comment.map((c) => ` ${c}`).join("\n");
+  return k;
+}
+
+/** A map in flow style: `{ host: spark1, port: 22, user: ops }`. */
+function flow(doc: Document, value: Record<string, unknown> | unknown[]): YAMLMap | YAMLSeq {
+  const n = doc.createNode(value);
+  n.flow = true;
+  return n;
+}
+
+/** One node's block, each fact with the comment that says where it came from. */
+function nodeMap(doc: Document, f: NodeFacts, images: Record<string, string>): YAMLMap {
+  const m = new YAMLMap();
+  const add = (key: Scalar, value: unknown) => m.items.push(new Pair(key, value));
+  const via = f.address === f.host ? "" : ` (${f.host} is ${f.address} in ~/.ssh/config)`;
+  add(
+    keyed("ssh", `${f.user}@${f.host}:${f.port}${via}, its home ${f.home} (found by sm121 init)`),
+    flow(doc, { host: f.host, port: f.port, user: f.user }),
+  );
   if (f.nic?.via === "rdma") {
-    out.push(
-      `      # the ConnectX-7 interface ${f.nic.dev}, ${f.nic.addr}: the first RDMA device's interface with an IPv4 ` +
-        "address; the engines bind and meet there",
-      `      ip: ${f.nic.addr}`,
-      "      # its RoCE ports and GID index: found by the plan-time look (docs/fabric.md)",
-      `      fabric: { interface: ${yamlWord(f.nic.dev)}, rdma: auto }`,
+    const said =
+      `the ConnectX-7 interface ${f.nic.dev}, ${f.nic.addr}: the first RDMA device's interface with an IPv4 ` +
+      "address; the engines bind and meet there";
+    add(keyed("ip", said), f.nic.addr);
+    add(
+      keyed("fabric", "its RoCE ports and GID index: found by the plan-time look (docs/fabric.md)"),
+      flow(doc, { interface: f.nic.dev, rdma: "auto" }),
     );
   } else if (f.nic !== undefined) {
-    out.push(
-      `      # ${f.nic.addr} on ${f.nic.dev}: the address this SSH connection reached, as no RDMA interface has an ` +
-        "IPv4 address; the engines bind and meet there",
-      `      ip: ${f.nic.addr}`,
-      "      # with RoCE links between the nodes, name them: " +
-        "fabric: { interface: <its ConnectX-7 interface>, rdma: auto } (docs/fabric.md)",
-    );
+    const said =
+      `${f.nic.addr} on ${f.nic.dev}: the address this SSH connection reached, as no RDMA interface has an ` +
+      "IPv4 address; the engines bind and meet there";
+    add(keyed("ip", said), f.nic.addr);
   } else {
-    out.push("      # no address found for the engines: write the node's address on the cluster network");
-    out.push(`      ip: ${yamlWord(f.host)}`);
+    add(keyed("ip", "no address found for the engines: write the node's address on the cluster network"), f.address);
   }
   const gpuSaid =
     f.gpus.length > 0
       ? `${f.gpus.length} x ${[...new Set(f.gpus)].join(", ")} (nvidia-smi -L)`
       : "none found (nvidia-smi -L failed or listed none); a DGX Spark has one GB10";
-  out.push(`      # GPU: ${gpuSaid}`, `      gpus: ${Math.max(1, f.gpus.length)}`);
+  const rdmaHint =
+    f.nic !== undefined && f.nic.via !== "rdma"
+      ? [
+          "with RoCE links between the nodes, name them: " +
+            "fabric: { interface: <its ConnectX-7 interface>, rdma: auto } (docs/fabric.md)",
+        ]
+      : [];
+  add(keyed("gpus", ...rdmaHint, `GPU: ${gpuSaid}`), Math.max(1, f.gpus.length));
   const mem =
     f.memTotalGiB === undefined
       ? "memory: free -b failed"
       : `memory: ${f.memTotalGiB} GiB (free -b), ${f.memAvailableGiB ?? "?"} GiB available now`;
-  out.push(`      # ${mem}`);
   const hf = f.hfExists ? "exists" : "does not exist yet; the first up that downloads a model into it makes it";
-  out.push(`      # the HF cache ${f.hfHome}: ${hf}`);
-  out.push(`      env: { HF_HOME: ${yamlWord(f.hfHome)} }`);
+  add(keyed("env", mem, `the HF cache ${f.hfHome}: ${hf}`), flow(doc, { HF_HOME: f.hfHome }));
   const held = f.images.length === 0 ? "no images" : `images: ${f.images.join(", ")}`;
   const docker =
     f.docker === undefined
       ? "docker: not found (docker version failed); install Docker with the NVIDIA container toolkit"
       : `docker ${f.docker}, ${held}`;
-  out.push(`      # ${docker}`);
-  for (const [recipe, image] of Object.entries(images)) {
-    if (f.images.includes(image)) continue;
-    out.push(`      # ${recipe} runs ${image}, which is not here yet: docker pull ${image} on ${f.name}`);
-  }
-  return out;
+  const missing = Object.entries(images)
+    .filter(([, image]) => !f.images.includes(image))
+    .map(([recipe, image]) => `${recipe} runs ${image}, which is not here yet: docker pull ${image} on ${f.name}`);
+  m.comment = [docker, ...missing].map((c) => ` ${c}`).join("\n");
+  return m;
 }
 
-/** The stack file's text: the nodes as found, the solo deployment, the pair commented out, no gateway. */
+/**
+ * The stack file's text, written with the YAML library (never by string): the nodes as found,
+ * the solo deployment, the pair commented out, no gateway unless asked. `salt`: the
+ * `encryptionsalt` `pulumi stack init` wrote, kept first.
+ */
 export function stackYaml(o: StackInput): string {
+  const doc = new Document({});
   const [first, second] = o.facts;
   const gate = gateOf(o.facts);
   const gateSaid =
@@ -194,33 +256,51 @@ export function stackYaml(o: StackInput): string {
     const v = imageVersion(i);
     return `${r}: ${i}${v === undefined ? "" : ` (${v.engine} ${v.version}, ${v.source})`}`;
   });
-  const lines = [
-    `# Written by sm121 init for ${o.facts.map((f) => f.name).join(", ")}. ` +
-      "Each fact about a node says where it came from.",
-    "# Secrets never go here: pulumi config set --secret sm121:sshPrivateKey < key (or run ssh-agent),",
-    "# sm121:hfToken, sm121:apiKey.",
-    "config:",
-    "  # the host keys sm121 init showed and you confirmed; every connection is checked against them",
-    `  sm121:knownHosts: ${yamlWord(o.knownHosts)}`,
-    `  # the memory an up waits for before it starts an engine: ${gateSaid}`,
-    `  sm121:minMemAvailableGiB: ${gate.gib}`,
-    "  sm121:nodes:",
-    ...o.facts.flatMap((f) => nodeLines(f, o.images)),
-    "  sm121:deployments:",
-    `    # ${engines.join("; ")}`,
-    ...(first === undefined ? [] : [`    - { recipe: ${SOLO_RECIPE}, nodes: [${first.name}] }`]),
+  const config = new YAMLMap();
+  const add = (key: Scalar, value: unknown) => config.items.push(new Pair(key, value));
+  add(
+    keyed(
+      "sm121:knownHosts",
+      "the host keys sm121 init showed and you confirmed; every connection is checked against them",
+    ),
+    o.knownHosts,
+  );
+  add(
+    keyed("sm121:minMemAvailableGiB", `the memory an up waits for before it starts an engine: ${gateSaid}`),
+    gate.gib,
+  );
+  const nodes = new YAMLMap();
+  for (const f of o.facts) nodes.items.push(new Pair(new Scalar(f.name), nodeMap(doc, f, o.images)));
+  add(new Scalar("sm121:nodes"), nodes);
+  const deployments = new YAMLSeq();
+  if (first !== undefined) {
+    const solo = flow(doc, { recipe: SOLO_RECIPE, nodes: [first.name] });
+    solo.commentBefore = ` ${engines.join("; ")}`;
+    deployments.items.push(solo);
+  }
+  deployments.comment =
     second === undefined
-      ? `    # ${PAIR_RECIPE} needs two nodes (tp 2, one GB10 each): add a second node to serve it`
-      : "    # Qwen3-32B across two nodes (tp 2): serve it instead of the one above (a node serves one deployment)\n" +
-        `    # - { recipe: ${PAIR_RECIPE}, nodes: [${first?.name ?? ""}, ${second.name}] }`,
-  ];
+      ? ` ${PAIR_RECIPE} needs two nodes (tp 2, one GB10 each): add a second node to serve it`
+      : " Qwen3-32B across two nodes (tp 2): serve it instead of the one above (a node serves one deployment)\n" +
+        ` - { recipe: ${PAIR_RECIPE}, nodes: [${first?.name ?? ""}, ${second.name}] }`;
+  add(new Scalar("sm121:deployments"), deployments);
   if (o.gateway) {
-    lines.push(
-      "  # the gateway file, on this machine (sm121, litellm or llama-swap format)",
-      "  sm121:gateway: { path: ~/.local/state/sm121/gateway-backends.json, format: litellm }",
+    add(
+      keyed("sm121:gateway", "the gateway file, on this machine (sm121, litellm or llama-swap format)"),
+      flow(doc, { path: "~/.local/state/sm121/gateway-backends.json", format: "litellm" }),
     );
   } else {
-    lines.push("  # no gateway file: add sm121:gateway (path, format) when a gateway should route to the engines");
+    config.comment = " no gateway file: add sm121:gateway (path, format) when a gateway should route to the engines";
   }
-  return `${lines.join("\n")}\n`;
+  const top = new YAMLMap();
+  if (o.salt !== undefined) top.items.push(new Pair(new Scalar("encryptionsalt"), o.salt));
+  top.items.push(new Pair(new Scalar("config"), config));
+  doc.contents = top;
+  doc.commentBefore = [
+    ` Written by sm121 init for ${o.facts.map((f) => f.name).join(", ")}. ` +
+      "Each fact about a node says where it came from.",
+    " Secrets never go here: pulumi config set --secret sm121:sshPrivateKey < key (or run ssh-agent),",
+    " sm121:hfToken, sm121:apiKey.",
+  ].join("\n");
+  return doc.toString({ lineWidth: 0 });
 }

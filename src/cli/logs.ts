@@ -59,7 +59,7 @@ async function heldSecrets(nb: NodeBundle, h: Host): Promise<string[]> {
 
 export async function logsCommand(ctx: CliContext, p: Parsed): Promise<number> {
   const project = contextProject(ctx);
-  const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack);
+  const b = selectedDeployment(project.bundles, p.positional[0], ctx.stack, true);
   const only = selectedNode(project.site, p);
   const lines = num(p, "lines", 100);
   if (!Number.isInteger(lines) || lines < 0) throw new UsageError(t("logs.badLines", { lines: String(lines) }));

@@ -1,36 +1,38 @@
 /** The sm121 CLI: what Pulumi has no verb for. One main(), a usage text, process.exitCode. */
 import { SpecError, SpecErrors } from "../recipe/errors";
 import { UsageError, bool, parseArgs, type Parsed } from "./args";
-import { projectRoot, stackContext, type CliContext } from "./context";
-import { benchCommand } from "./bench";
-import { doctorCommand } from "./doctor";
-import { downCommand } from "./down";
-import { initCommand } from "./init";
+import type { CliContext } from "./context";
 import { LOCALES, localeOf, t, useLocale } from "../text/messages";
-import { logsCommand } from "./logs";
-import { profilesCommand } from "./profiles";
-import { renderCommand } from "./render";
-import { smokeCommand } from "./smoke";
-import { statusCommand } from "./status";
 import { flagSpec, isVerb, usage, verbUsage, type Verb } from "./usage";
-import { validateCommand } from "./validate";
 import { visible } from "../text/visible";
 
 type Run = (ctx: CliContext, p: Parsed) => number | Promise<number>;
 
-/** What each verb runs; its flags and usage are in ./usage. */
-const COMMANDS: Record<Verb, Run> = {
-  init: initCommand,
-  validate: validateCommand,
-  profiles: profilesCommand,
-  render: renderCommand,
-  status: statusCommand,
-  smoke: smokeCommand,
-  logs: logsCommand,
-  bench: benchCommand,
-  doctor: doctorCommand,
-  down: downCommand,
+/**
+ * What each verb runs (its flags and usage are in ./usage), loaded when the verb is asked for:
+ * `sm121 --help` and a usage error load none of them (nor ssh2, zod or the Pulumi SDK).
+ */
+const COMMANDS: Record<Verb, () => Promise<Run>> = {
+  init: async () => (await import("./init")).initCommand,
+  preview: async () => stackRun("preview"),
+  up: async () => stackRun("up"),
+  refresh: async () => stackRun("refresh"),
+  destroy: async () => stackRun("destroy"),
+  validate: async () => (await import("./validate")).validateCommand,
+  profiles: async () => (await import("./profiles")).profilesCommand,
+  render: async () => (await import("./render")).renderCommand,
+  status: async () => (await import("./status")).statusCommand,
+  smoke: async () => (await import("./smoke")).smokeCommand,
+  logs: async () => (await import("./logs")).logsCommand,
+  bench: async () => (await import("./bench")).benchCommand,
+  doctor: async () => (await import("./doctor")).doctorCommand,
+  down: async () => (await import("./down")).downCommand,
 };
+
+async function stackRun(verb: "preview" | "up" | "refresh" | "destroy"): Promise<Run> {
+  const { stackVerb } = await import("./stackverbs");
+  return (ctx, p) => stackVerb(verb, ctx, p);
+}
 
 /**
  * --lang L (or --lang=L) anywhere before `--`: read before anything is said, so that the usage,
@@ -98,9 +100,11 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     return;
   }
   try {
+    const { projectRoot, stackContext } = await import("./context");
+    const run = await COMMANDS[name]();
     const root = projectRoot();
     const ctx: CliContext = { root, ...stackContext(parsed, root), out, err };
-    process.exitCode = await COMMANDS[name](ctx, parsed);
+    process.exitCode = await run(ctx, parsed);
   } catch (e) {
     if (e instanceof UsageError) {
       err(`sm121 ${name}: ${e.message}`);

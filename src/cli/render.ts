@@ -93,7 +93,7 @@ function text(b: DeploymentBundle, nodes: NodeBundle[], secrets: SecretNames, re
     );
   for (const w of b.warnings) lines.push(`# ${t("render.warning", { warning: w })}`);
   lines.push(`# ${t("render.placeholders", { stamp: STAMP_PLACEHOLDER, rendered: RENDERED_PLACEHOLDER })}`);
-  lines.push("", `# ${t("fit.renderNote")}`, ...fitTable(fitOf(b, recipe, {})).map((l) => `# ${l}`));
+  lines.push("", `# ${t("fit.renderNote")}`, ...fitTable(fitOf(b, recipe, {}), b.recipeFile).map((l) => `# ${l}`));
   for (const n of nodes) {
     lines.push("", nodeHeading(n));
     if (n.argv.length > 0) lines.push(`argv: ${JSON.stringify(n.argv)}`);

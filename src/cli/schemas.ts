@@ -86,7 +86,7 @@ export function statusEntrySchema() {
      */
     live: z
       .strictObject({
-        verdict: z.enum(["ok", "busy", "hung", "refused"]),
+        verdict: z.enum(["ok", "busy", "hung", "refused", "loading"]),
         timeoutS: z.number().positive(),
         ms: z.number().nonnegative().nullable(),
       })
@@ -219,6 +219,7 @@ export function doctorSchema() {
         checks: z.array(
           z.strictObject({
             check: z.enum([
+              "login",
               "command",
               "engine",
               "image",
@@ -241,6 +242,10 @@ export function doctorSchema() {
         warnings: z.int().min(0),
       }),
     ),
+    /** The keys the login offers, in order (as the program's), and the key files it leaves out. */
+    login: z.strictObject({ offered: z.array(z.string()), skipped: z.array(z.string()) }),
+    /** What the plan would refuse that no node's check names (the fabric, the memory nodes share). */
+    plan: z.array(z.string()),
     /** The memory fit of each deployment on the nodes asked, as the preview would find it. */
     memoryFit: z.array(
       z.strictObject({

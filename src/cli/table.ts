@@ -203,6 +203,9 @@ export function statusText(r: StatusReport): string[] {
       const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;
       if (e.error !== null && reached) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);
     }
+    // An engine that is down stays down until an up starts it (after a reboot too): say what to run.
+    const down = d.nodes.filter((e) => e.runs && e.running === false).map((e) => e.node);
+    if (down.length > 0) out.push(`  ${t("status.downNext", { nodes: down.join(", "), deployment: d.deployment })}`);
     out.push("");
   }
   out.push(t("status.nodes"));
@@ -255,6 +258,7 @@ export function doctorText(r: DoctorReport): string[] {
       if (!c.ok && c.hint !== null) out.push(`         ${t("doctor.hint")}: ${c.hint}`);
     }
   }
+  if (r.plan.length > 0) out.push(t("doctor.planRefuses"), ...r.plan.map((l) => `  ${l}`));
   out.push(r.ok ? t("doctor.allOk") : t("doctor.someProblems"));
   return out;
 }

@@ -29,6 +29,7 @@ const identity: FlagHelp = { kind: "string", value: "FILE", help: "usage.flag.id
 const json: FlagHelp = { kind: "bool", help: "usage.flag.json" };
 const node: FlagHelp = { kind: "string", value: "N", help: "usage.flag.node" };
 const yes: FlagHelp = { kind: "bool", help: "usage.flag.yes" };
+const diff: FlagHelp = { kind: "bool", help: "usage.flag.diff" };
 
 /** Flags every verb takes. */
 const COMMON = { stack, lang, help };
@@ -52,6 +53,10 @@ export const VERBS = {
       help,
     },
   },
+  preview: { args: "", summary: "usage.preview.summary", flags: { ...COMMON, diff } },
+  up: { args: "", summary: "usage.up.summary", flags: { ...COMMON, diff } },
+  refresh: { args: "", summary: "usage.refresh.summary", flags: { ...COMMON } },
+  destroy: { args: "", summary: "usage.destroy.summary", flags: { ...COMMON } },
   validate: { args: "", summary: "usage.validate.summary", flags: { ...COMMON, json } },
   profiles: { args: "[recipe]", summary: "usage.profiles.summary", flags: { ...COMMON, json } },
   render: {
@@ -82,7 +87,7 @@ export const VERBS = {
   },
   smoke: { args: "[deployment]", summary: "usage.smoke.summary", flags: { ...SSH, node, yes, json } },
   logs: {
-    args: "<deployment>",
+    args: "[deployment]",
     summary: "usage.logs.summary",
     flags: {
       ...SSH,

@@ -126,17 +126,6 @@ export function rendezvousPort(port: number): number {
 }
 
 /**
- * PyTorch's collectives read the cluster interface from two variables: NCCL_SOCKET_IFNAME (NCCL)
- * and GLOO_SOCKET_IFNAME (Gloo, which vLLM and SGLang use for their CPU process groups). A recipe
- * that names the interface with [env] NCCL_SOCKET_IFNAME gets both, unless it sets Gloo's itself:
- * on a Spark with several interfaces (the ConnectX-7 lanes) Gloo would otherwise pick its own.
- */
-export function collectivesEnv(recipe: Recipe): Record<string, string> {
-  const nic = recipe.env["NCCL_SOCKET_IFNAME"];
-  return nic !== undefined && recipe.env["GLOO_SOCKET_IFNAME"] === undefined ? { GLOO_SOCKET_IFNAME: nic } : {};
-}
-
-/**
  * One rank per GPU: tp x pp ranks must be exactly the deployment's GPUs, its nodes x the GPUs of
  * each. More ranks than GPUs stop the engine at start ("World size (2) is larger than the number
  * of available GPUs (1) in this node"); fewer leave GPUs idle and hang the rendezvous of a node

@@ -1,6 +1,6 @@
 import { msg, type Msg } from "../text/messages";
 import type { EngineDriver } from "./driver";
-import { collectivesEnv, ranksFillGpus } from "./driver";
+import { ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { SGLANG_OPTIONS, type OptionSpec } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
@@ -61,7 +61,7 @@ export const sglang: EngineDriver = {
   distributedArgs: (ctx) => rendezvousArgs(ctx, (head, port) => ["--dist-init-addr", `${head}:${port}`]),
   // SGLang reads its own address from SGLANG_HOST_IP (or HOST_IP; sglang/srt/utils/network.py);
   // SGLANG_WORKER_IP is what seed 000's launcher set, kept for scripts that still read it.
-  engineEnv: (recipe, ip) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip, ...collectivesEnv(recipe) }),
+  engineEnv: (_recipe, ip) => ({ SGLANG_HOST_IP: ip, SGLANG_WORKER_IP: ip }),
   apiKey: "key-file",
   // prepare_server_args merges a --config YAML in front of argv (command-line flags win).
   apiKeyArgs: (keyFile) => ["--config", keyFile],

@@ -1,7 +1,7 @@
 import type { Recipe } from "../recipe/types";
 import { msg, type Msg } from "../text/messages";
 import type { EngineDriver, LaunchLayout, LaunchProblem } from "./driver";
-import { collectivesEnv, ranksFillGpus } from "./driver";
+import { ranksFillGpus } from "./driver";
 import { checkArgs, type Owned } from "./options/check";
 import { ENGINE_TABLES, VLLM_OPTIONS, type OptionSpec, type OptionTable } from "./options/table";
 import { optionAt, optionValues } from "./options/values";
@@ -144,7 +144,7 @@ export const vllm: EngineDriver = {
     return ctx.rank > 0 ? [...flags, "--headless"] : flags;
   },
   // vLLM binds its collectives to VLLM_HOST_IP (vllm/envs.py).
-  engineEnv: (recipe, ip) => ({ VLLM_HOST_IP: ip, ...collectivesEnv(recipe) }),
+  engineEnv: (_recipe, ip) => ({ VLLM_HOST_IP: ip }),
   apiKey: "env",
   apiKeyArgs: () => [],
   takesHostPort: true,

@@ -66,6 +66,8 @@ function fieldsOfEachKind() {
     },
     memTotal: { bytes: count() },
     modelConfig: { config64: z.string(), weightsBytes: count() },
+    // The same read from the hub through one node, where no HF cache had the checkpoint (serve/modelprobe).
+    modelHub: { config64: z.string(), weightsBytes: count() },
     // A file sm121 keeps on a node (serve/sitefile): its content (null: none), a backup kept of it.
     placedFile: { content64: z.string().nullable() },
     placedKept: {},

@@ -68,6 +68,9 @@ export function authOf(c: ConnectionSettings): SshAuth {
     hostKeys: c.hostKeys,
     ...(c.privateKey !== undefined && c.privateKey !== "" && { privateKey: c.privateKey }),
     ...(c.passphrase !== undefined && c.passphrase !== "" && { passphrase: c.passphrase }),
+    ...(c.privateKeys !== undefined && {
+      keyFiles: c.privateKeys.map((privateKey) => ({ privateKey, from: "key file" })),
+    }),
     ...(c.dialTimeoutMs !== undefined && { dialTimeoutMs: c.dialTimeoutMs }),
     owner: runName(c.owner),
     ...(c.lockWaitS !== undefined && { lockWaitS: c.lockWaitS }),

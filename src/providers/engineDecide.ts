@@ -10,7 +10,7 @@
  * state and checks the running engine; a changed launch restarts it.
  */
 import type { DeploymentBundle } from "../render/types";
-import type { StoredOutcome } from "../serve/outcome";
+import { stepName, type StoredOutcome } from "../serve/outcome";
 import type { EngineProps as AllProps } from "./engineWire";
 import { providerMoved } from "./providerText";
 import { listMsg, msg, sameMsg, type MessageKey, type Msg } from "../text/messages";
@@ -160,11 +160,16 @@ export function decide(olds: Partial<EngineProps>, news: EngineProps, now: numbe
       restart.push(...health);
     }
   }
-  const failed = olds.outcome !== undefined && olds.outcome.status !== "serving";
+  // An up the operator interrupted is finished, not redone: the serve's own probe restarts only a
+  // node that does not run the bundle (a load already running it is waited for).
+  const interrupted = olds.outcome?.interrupted;
+  const failed = olds.outcome !== undefined && olds.outcome.status !== "serving" && interrupted === undefined;
   const left = olds.outcome?.status;
   if (failed && !heldBefore && left !== undefined && left !== "serving") {
     restart.push(msg("state.reason.lastUp", { status: msg(LEFT[left]) }));
   }
+  if (interrupted !== undefined && olds.outcome?.status !== "serving")
+    touch.push({ kind: "checks", words: msg("state.touch.interrupted", { step: stepName(interrupted) }) });
   touch.push(...movedConnections(olds, news).map((words) => ({ kind: "connection" as const, words })));
   for (const words of changedSettings(olds, news)) touch.push({ kind: "setting", words });
   if (providerMoved(olds, news)) touch.push({ kind: "provider", words: msg("state.touch.provider") });

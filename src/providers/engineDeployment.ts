@@ -38,7 +38,7 @@ import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
 import type { Owner } from "../serve/owner";
 import type { ReplicaPlace } from "../render/replicas";
-import type { Msg } from "../text/messages";
+import { say, type Msg } from "../text/messages";
 import type { EngineWire, Findings } from "./wire";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 
@@ -102,23 +102,31 @@ export class EngineDeployment extends ShimResource {
         const overrides = allow.overrides !== undefined ? { overrides: allow.overrides } : {};
         return deploymentPlan(b, { restart: allow.restart, ...overrides, apiKey: args.apiKey === true });
       }),
-      drift: args.drift,
+      // The look's findings in words for the diff; their messages ride in __run for the provider.
+      drift: output(args.drift).apply((found) => found.map((m) => say(m, "en"))),
       secrets: args.secrets,
       connection: args.connection,
       __bundle: bundle.apply(packedBundle),
-      __run: all([args.allow, args.preflight, args.findings, args.gateway, args.health, args.liveness]).apply(
-        ([allow, preflight, findings, gateway, health, liveness]) => ({
-          allow,
-          preflight: preflight ?? false,
-          findings,
-          ...(gateway !== undefined && { gateway }),
-          ...(args.owner !== undefined && { owner: args.owner }),
-          ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
-          ...(health !== undefined && health.length > 0 && { health }),
-          ...(liveness !== undefined && { liveness }),
-          ...(args.replica !== undefined && { replica: args.replica }),
-        }),
-      ),
+      __run: all([
+        args.allow,
+        args.preflight,
+        args.findings,
+        args.gateway,
+        args.health,
+        args.liveness,
+        args.drift,
+      ]).apply(([allow, preflight, findings, gateway, health, liveness, drift]) => ({
+        allow,
+        preflight: preflight ?? false,
+        findings,
+        ...(gateway !== undefined && { gateway }),
+        ...(args.owner !== undefined && { owner: args.owner }),
+        ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
+        ...(health !== undefined && health.length > 0 && { health }),
+        ...(liveness !== undefined && { liveness }),
+        ...(args.replica !== undefined && { replica: args.replica }),
+        ...(drift.length > 0 && { drift }),
+      })),
       ...(args.unknown !== undefined && { unknown: args.unknown }),
       outcome: undefined,
     };

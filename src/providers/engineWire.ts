@@ -46,6 +46,7 @@ export function fromStored(w: StoredWire): EngineProps {
 
 /** The current stored form (the new inputs, or upgraded outputs) as the provider works with it. */
 export function fromWire(w: EngineWire): EngineProps {
-  const { __bundle, __run, plan: _plan, stateVersion: _v, ...rest } = w;
-  return { ...rest, ...__run, bundle: unpack<DeploymentBundle>(__bundle) };
+  const { __bundle, __run, plan: _plan, stateVersion: _v, drift: _words, ...rest } = w;
+  const { drift = [], ...run } = __run;
+  return { ...rest, ...run, drift, bundle: unpack<DeploymentBundle>(__bundle) };
 }

@@ -12,7 +12,10 @@ export interface ConnectionSettings {
   lockWaitS?: number;
   knownHosts: string;
   hostKeys: "strict" | "accept-new";
+  /** The stack's secret sm121:sshPrivateKey: offered first. */
   privateKey?: string;
+  /** The key files' material that logged in at the program's look (remote/login): offered after ssh-agent. */
+  privateKeys?: string[];
   passphrase?: string;
   dialTimeoutMs?: number;
 }

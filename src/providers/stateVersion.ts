@@ -28,6 +28,8 @@
  * EngineDeployment 4: what the plan-time look found (`drift`, `unknown`, `__run.findings`,
  * `__run.health`, `outcome.restarts[].causes`) and the outcome's warnings are messages too;
  * version 3 wrote English words.
+ * EngineDeployment 5: the shown `drift` is the findings' English words again (what the diff shows,
+ * in place of message keys), their messages in `__run.drift`.
  */
 import type { DgppPaths } from "../render/dgpp";
 import { stagedLines } from "../render/dgpp";
@@ -35,7 +37,7 @@ import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome, StoredOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
 import type { RunSettings } from "./wire";
-import { msg, t, type Msg } from "../text/messages";
+import { msg, say, t, type Msg } from "../text/messages";
 import { pack } from "./packed";
 import type {
   DgppWire,
@@ -49,7 +51,7 @@ import type {
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {
-  EngineDeployment: 4,
+  EngineDeployment: 5,
   DgppProvision: 2,
   GatewayFragment: 3,
   ModelCache: 1,
@@ -101,6 +103,9 @@ interface WordsOutcome {
   warnings: string[];
   restarts?: Array<{ at: string; causes: string[] }>;
 }
+
+/** EngineDeployment 4: the look's findings as messages, shown as such. */
+type EngineV4 = Omit<EngineWire, "drift" | "__run"> & { drift: Msg[]; __run: Omit<RunSettings, "drift"> };
 
 /** EngineDeployment 3 (a216b46): the look's findings in English words. */
 type EngineV3 = Omit<EngineWire, "drift" | "unknown" | "__run" | "outcome"> & {
@@ -211,12 +216,22 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
         const counted = restarts?.map((r) => ({ at: r.at, causes: recorded(r.causes) }));
         stored = { ...kept, warnings: recorded(warnings), ...(counted !== undefined && { restarts: counted }) };
       }
-      const wire: Omit<EngineWire, "stateVersion"> = {
+      const wire: Omit<EngineV4, "stateVersion"> = {
         ...rest,
         drift: recorded(drift),
         __run,
         ...(unknown !== undefined && { unknown: recorded(unknown) }),
         ...(stored !== undefined && { outcome: stored }),
+      };
+      return { ...wire };
+    },
+    // The findings' messages move under __run; the shown drift says them in English.
+    4: (p) => {
+      const { drift, __run: run, ...rest } = p as unknown as EngineV4;
+      const wire: Omit<EngineWire, "stateVersion"> = {
+        ...rest,
+        drift: drift.map((m) => say(m, "en")),
+        __run: { ...run, ...(drift.length > 0 && { drift }) },
       };
       return { ...wire };
     },

@@ -44,14 +44,22 @@ export interface RunSettings {
   liveness?: { maxRestarts: number; windowS: number };
   /** Its place in its replica set's roll (render/replicas). */
   replica?: ReplicaPlace;
+  /**
+   * What the plan-time look found on the nodes (serve/observe), as messages: what the provider
+   * decides on. The shown `drift` is their English words (state version 5).
+   */
+  drift?: Msg[];
 }
 
 /** The stored and shown form. */
 export interface EngineWire {
   deployment: string;
   plan: string;
-  /** What the plan-time look found on the nodes (serve/observe): messages, the same bytes in every language. */
-  drift: Msg[];
+  /**
+   * What the plan-time look found on the nodes, in English words: what `pulumi preview --diff`
+   * shows, the same bytes for every operator (the messages themselves are `__run.drift`).
+   */
+  drift: string[];
   secrets: Record<string, string>;
   connection: ConnectionSettings;
   __bundle: string;

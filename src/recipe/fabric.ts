@@ -58,7 +58,21 @@ export const DEFAULT_NOFILE = 1048576;
 /** torch.distributed's rendezvous wait is the link test's default too. */
 export const DEFAULT_LINK_TEST_TIMEOUT_S = 120;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+/**
+ * The variables that name a node's interfaces and RDMA ports, which the site's fabric sets on each
+ * node (render/fabric fabricEnv): a recipe, which runs on any node, never names them.
+ */
+export const INTERFACE_ENV = [
+  "NCCL_SOCKET_IFNAME",
+  "GLOO_SOCKET_IFNAME",
+  "TP_SOCKET_IFNAME",
+  "UCX_NET_DEVICES",
+  "OMPI_MCA_btl_tcp_if_include",
+] as const;
+export const RDMA_ENV = ["NCCL_IB_HCA", "NCCL_IB_GID_INDEX"] as const;
+
+/** An interface's or an RDMA device's name. */
+export const FABRIC_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const DEVICES = /^\/[A-Za-z0-9_./+@-]*$/;
 
 function int() {
@@ -68,7 +82,7 @@ function int() {
 /** The zod schema of a node's `fabric` block (site.ts puts it in the node's schema). */
 export function nodeFabricSchema() {
   const name = (what: Msg | string, example: Msg) =>
-    z.string().regex(NAME, { error: zodMsg(msg("spec.fabric.name", { what }), example) });
+    z.string().regex(FABRIC_NAME, { error: zodMsg(msg("spec.fabric.name", { what }), example) });
   const port = z.strictObject({
     hca: name(msg("spec.what.hca"), msg("spec.fabric.hcaFix")),
     port: int().pipe(z.int().min(1).max(255)).default(1),

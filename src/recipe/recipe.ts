@@ -10,6 +10,7 @@ import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { msg, type Msg } from "../text/messages";
 import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
+import { INTERFACE_ENV, RDMA_ENV } from "./fabric";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
@@ -326,6 +327,11 @@ function checkShape(r: Raw, err: Err): void {
       msg("spec.recipe.mountsTarget", { deploy: r.deploy }),
       msg("spec.removeField", { field: "mounts" }),
     );
+  // A recipe runs on any node: the interfaces and RDMA ports are each node's, in the site's fabric.
+  for (const k of [...INTERFACE_ENV, ...RDMA_ENV]) {
+    if (k in r.env)
+      err(["env", k], msg("spec.recipe.fabricEnv", { key: k }), msg("spec.recipe.fabricEnvFix", { key: k }));
+  }
   for (const k of ["HF_TOKEN", "API_KEY"]) {
     if (k in r.env)
       err(

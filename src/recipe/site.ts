@@ -12,11 +12,13 @@ import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
 import { spareOf } from "./spare";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
-import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode } from "./types";
+import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode, type SshResolver } from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+export const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+/** A node path the site may name (HF_HOME): `~` or absolute, of characters no shell reads. */
+export const NODE_PATH = /^~?[A-Za-z0-9_./:=,@+%-]*$/;
 const PATH = /^[A-Za-z0-9~@:/._+-]+$/;
 const SAFE_VALUE = /^[A-Za-z0-9_./:=,@+%-]*$/;
 /** One command line of operator shell: no line break, NUL, other control (but tab) or invisible format character. */
@@ -97,10 +99,13 @@ function siteSchema() {
     ssh: z
       .strictObject({
         host: z.string().regex(HOSTNAME, { error: zodMsg(msg("spec.site.host"), msg("spec.site.hostFix")) }),
-        port: int().pipe(z.int().min(1).max(65535)).default(22),
-        user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, {
-          error: zodMsg(msg("spec.site.user"), msg("spec.writeEg", { example: "ops" })),
-        }),
+        port: int().pipe(z.int().min(1).max(65535)).optional(),
+        user: z
+          .string()
+          .regex(/^[a-z_][a-z0-9_-]{0,31}$/, {
+            error: zodMsg(msg("spec.site.user"), msg("spec.writeEg", { example: "ops" })),
+          })
+          .optional(),
       })
       .optional(),
     ip: z.string().regex(IPV4, { error: zodMsg(msg("spec.site.ip"), msg("spec.site.ipFix")) }),
@@ -111,7 +116,7 @@ function siteSchema() {
         HF_HOME: z
           .union([z.string(), z.number(), z.boolean()])
           .transform(String)
-          .refine((s) => /^~?[A-Za-z0-9_./:=,@+%-]*$/.test(s), {
+          .refine((s) => NODE_PATH.test(s), {
             error: zodMsg(msg("spec.site.hfHomeChars"), msg("spec.pathCharsFix")),
           })
           .refine((s) => s.startsWith("/") || s === "~" || s.startsWith("~/"), {
@@ -255,15 +260,22 @@ function siteSchema() {
 }
 
 /** Parses the stack config text of `Pulumi.<stack>.yaml`. Throws SpecError or SpecErrors. */
-export function parseSite(file: string, stack: string, text: string): Site {
-  return siteFrom(stackFileSource({ file, text }), stack);
+export function parseSite(file: string, stack: string, text: string, ssh?: SshResolver): Site {
+  return siteFrom(stackFileSource({ file, text }), stack, ssh);
 }
+
+/** A written `ssh` block as it stands: port 22 where it names none (ssh(1)'s default). */
+const asWritten: SshResolver = (w) => ({
+  host: w.host,
+  port: w.port ?? 22,
+  ...(w.user !== undefined && { user: w.user }),
+});
 
 /**
  * The site of a stack from its source (the stack file, or Pulumi's resolved configuration). Throws
  * SpecError or SpecErrors.
  */
-export function siteFrom(source: SiteSource, stack: string): Site {
+export function siteFrom(source: SiteSource, stack: string, ssh: SshResolver = asWritten): Site {
   const { file, raw, locate } = source;
   throwIfAny(
     protoKeys(raw).map(
@@ -299,10 +311,14 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   for (const [name, n] of Object.entries(s.nodes)) {
     if (n.host === "ssh" && n.ssh === undefined)
       err(["nodes", name, "host"], msg("spec.site.needsSsh"), msg("spec.site.needsSshFix"));
+    const to = n.ssh === undefined ? undefined : ssh(n.ssh);
+    if (n.ssh !== undefined && to?.user === undefined)
+      err(["nodes", name, "ssh"], msg("spec.site.noUser"), msg("spec.site.noUserFix", { host: n.ssh.host }));
+    const alias = n.ssh !== undefined && to !== undefined && to.host !== n.ssh.host ? { alias: n.ssh.host } : {};
     nodes[name] = {
       name,
       host: n.host,
-      ...(n.ssh !== undefined && { ssh: n.ssh }),
+      ...(to !== undefined && { ssh: { host: to.host, port: to.port, user: to.user ?? "", ...alias } }),
       ip: n.ip,
       protected: n.protected,
       env: n.env,
@@ -402,6 +418,6 @@ export function siteFrom(source: SiteSource, stack: string): Site {
   return site;
 }
 
-export function readSite(path: string, stack: string, displayPath: string = path): Site {
-  return parseSite(displayPath, stack, readFileSync(path, "utf8"));
+export function readSite(path: string, stack: string, displayPath: string = path, ssh?: SshResolver): Site {
+  return parseSite(displayPath, stack, readFileSync(path, "utf8"), ssh);
 }

@@ -84,10 +84,25 @@ export interface NodeRecipe {
   ownedMounts: string[];
 }
 
+/** A node's `ssh` block as written: port and user may be left to `~/.ssh/config` (remote/login). */
+export interface WrittenSsh {
+  host: string;
+  port?: number;
+  user?: string;
+}
+
+/** Where a written `ssh` block leads (the program and the CLI pass remote/login's; as written otherwise). */
+export type SshResolver = (written: WrittenSsh) => { host: string; port: number; user?: string };
+
 export interface SiteNode {
   name: string;
   host: "local" | "ssh";
-  ssh?: { host: string; port: number; user: string };
+  /**
+   * Where sm121 logs in: the site's `ssh` block as ssh(1) resolves it (remote/login: HostName,
+   * User and Port of a matching `~/.ssh/config` entry where the site leaves them out); `alias`:
+   * the host as the site writes it, when that entry gave another HostName.
+   */
+  ssh?: { host: string; port: number; user: string; alias?: string };
   /** Bind and rendezvous address of the node. */
   ip: string;
   protected: boolean;

@@ -60,6 +60,8 @@ export interface Host {
    * copy writes into the sending node's known_hosts for this node.
    */
   readonly hostKey?: string;
+  /** What logged in (ssh only): "sm121:sshPrivateKey", "ssh-agent" or a key file (./login). */
+  readonly login?: string;
   run(script: string, opts: RunOptions): Promise<RunResult>;
   /** Takes the node lock on its own channel of this connection; see ./lock. */
   lock(owner: string, waitS: number, onWait?: (holder: string) => void): LockChannel;

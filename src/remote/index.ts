@@ -24,6 +24,8 @@ export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Ho
  */
 export class Dialer {
   private readonly dialed = new Map<string, Promise<{ host: Host; steps: StepChannel }>>();
+  /** What logged in to each node (./login), kept after close. */
+  private readonly logins = new Map<string, string>();
 
   constructor(readonly auth: SshAuth) {}
 
@@ -33,8 +35,21 @@ export class Dialer {
     if (dialing === undefined) {
       dialing = connect(node, conn, this.auth).then((host) => ({ host, steps: host.steps() }));
       this.dialed.set(node, dialing);
+      dialing.then(
+        ({ host }) => void (host.login !== undefined && this.logins.set(node, host.login)),
+        () => undefined,
+      );
     }
     return dialing.then(({ host, steps }) => shared(host, steps));
+  }
+
+  /**
+   * The key files' material that logged in to a node of this operation, for the operations that
+   * follow it (the providers get it as a secret input; the agent's keys stay in the agent).
+   */
+  usedKeyFiles(): string[] {
+    const used = new Set(this.logins.values());
+    return (this.auth.keyFiles ?? []).filter((k) => used.has(k.from)).map((k) => k.privateKey);
   }
 
   close(): void {
@@ -55,6 +70,7 @@ function shared(h: Host, steps: StepChannel): Host {
   return {
     node: h.node,
     ...(h.hostKey !== undefined && { hostKey: h.hostKey }),
+    ...(h.login !== undefined && { login: h.login }),
     run: (script, o) => steps.run(script, o),
     lock: (owner, waitS, onWait) => h.lock(owner, waitS, onWait),
     steps: () => ({ run: (script, o) => steps.run(script, o), close: () => undefined }),

@@ -2,7 +2,7 @@
  * host: ssh — one ssh2 connection per host per operation, host key verified against known_hosts
  * (strict by default), bounded dial retries with a per-dial timeout.
  */
-import type { Client, ClientChannel, ConnectConfig } from "ssh2";
+import type { AnyAuthMethod, AuthHandlerMiddleware, Client, ClientChannel, ConnectConfig } from "ssh2";
 import { msg, say, type Msg } from "../text/messages";
 import { dialFailure, FINAL_KINDS, TransportError, transportFix } from "./errors";
 import {
@@ -18,6 +18,7 @@ import {
 import { preferredHostKeyAlgorithms, verifyHostKey, type HostKeyRefusal } from "./knownhosts";
 import { driveSteps } from "./held";
 import { driveLock, type LockIo } from "./lock";
+import { AGENT, STACK_KEY, type KeyOffer } from "./login";
 
 export interface SshTarget {
   node: string;
@@ -27,11 +28,13 @@ export interface SshTarget {
 }
 
 export interface SshAuth {
-  /** A private key (PEM/OpenSSH text), e.g. from a Pulumi secret. */
+  /** The private key offered first (PEM/OpenSSH text): the stack's secret sm121:sshPrivateKey. */
   privateKey?: string;
   passphrase?: string;
-  /** An ssh-agent socket; default $SSH_AUTH_SOCK. */
+  /** The ssh-agent socket offered next; default $SSH_AUTH_SOCK, "" for none. */
   agent?: string;
+  /** The keys offered after the agent, in order (./login: the key files OpenSSH would try). */
+  keyFiles?: readonly KeyOffer[];
   knownHosts: string;
   hostKeys: "strict" | "accept-new";
   dialTimeoutMs?: number;
@@ -75,12 +78,28 @@ export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
 
 function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
   // Loaded here, not at module scope: this module may be reached from a serialized provider.
-  const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
+  const { Client: SshClient, utils } = require("ssh2") as typeof import("ssh2");
+  // The stack's key is the operator's choice: one ssh2 cannot read is its fault, not the node's.
+  const parsed = auth.privateKey === undefined ? undefined : utils.parseKey(auth.privateKey, auth.passphrase);
+  if (parsed instanceof Error) {
+    const detail = msg("remote.keyUnusable", { why: `Cannot parse privateKey: ${parsed.message}` });
+    return Promise.reject(new TransportError(t.node, "connect", detail, transportFix("key", t.node), "key"));
+  }
   const client: Client = new SshClient();
   let refusal: { reason: Msg; refusal: HostKeyRefusal } | undefined;
   let verified = "";
-  const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"];
   const known = preferredHostKeyAlgorithms(auth.knownHosts, t.host, t.port);
+  const offers = authMethods(t.user, auth);
+  let tried = 0;
+  let login = "";
+  // Each way in turn, as OpenSSH offers them; `false` ends the login (ssh2 reads a returned value).
+  const next = (): AnyAuthMethod | false => {
+    const o = offers[tried++];
+    if (o === undefined) return false;
+    login = o.from;
+    return o.method;
+  };
+  const handler: AuthHandlerMiddleware = next;
   const config: ConnectConfig = {
     host: t.host,
     port: t.port,
@@ -98,17 +117,12 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     },
     // Moved to the front: ssh2 keeps its own order for what is already in its list.
     ...(known.length > 0 && { algorithms: { serverHostKey: { remove: known, prepend: known, append: [] } } }),
-    ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
-    // Straight to the key (or the agent): without a list ssh2 first asks for "none", a round trip
-    // per connection that a node taking only keys refuses anyway.
-    ...(auth.privateKey !== undefined
-      ? { privateKey: auth.privateKey, authHandler: ["publickey"] }
-      : agent !== undefined
-        ? { agent, authHandler: ["agent"] }
-        : {}),
+    // Straight to the keys (./login's order): without a list ssh2 first asks for "none", a round
+    // trip per connection that a node taking only keys refuses anyway.
+    authHandler: handler,
   };
   return new Promise((resolve, reject) => {
-    client.once("ready", () => resolve(new SshHost(t.node, client, verified)));
+    client.once("ready", () => resolve(new SshHost(t.node, client, verified, login)));
     // `on`, not `once`: ssh2 may emit a second error after the first (a refused host key, then
     // "Connection lost before handshake"); once settled, the promise ignores it.
     client.on("error", (err: Error) => {
@@ -125,10 +139,8 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     try {
       client.connect(config);
     } catch (e) {
-      // ssh2 parses the key before it dials: a key it cannot read is the key's fault, not the node's.
-      const why = e instanceof Error ? e.message : String(e);
-      const detail = msg("remote.keyUnusable", { why });
-      reject(new TransportError(t.node, "connect", detail, transportFix("key", t.node), "key"));
+      const f = dialFailure(e instanceof Error ? e : new Error(String(e)), `${t.user}@${t.host}:${t.port}`);
+      reject(new TransportError(t.node, "connect", f.detail, transportFix(f.kind, t.node), f.kind));
       return;
     }
     // Without TCP_NODELAY each small write after an unacknowledged one waits for the peer's
@@ -144,11 +156,29 @@ function keyLine(blob: Buffer): string {
   return `${blob.subarray(4, 4 + len).toString("latin1")} ${blob.toString("base64")}`;
 }
 
+/** The ways a login offers, in order: the stack's key, the agent, the key files. */
+function authMethods(username: string, auth: SshAuth): Array<{ from: string; method: AnyAuthMethod }> {
+  const agent = auth.agent ?? process.env["SSH_AUTH_SOCK"] ?? "";
+  const key = (privateKey: string): AnyAuthMethod => ({
+    type: "publickey",
+    username,
+    key: privateKey,
+    ...(auth.passphrase !== undefined && { passphrase: auth.passphrase }),
+  });
+  return [
+    ...(auth.privateKey === undefined ? [] : [{ from: STACK_KEY, method: key(auth.privateKey) }]),
+    ...(agent === "" ? [] : [{ from: AGENT, method: { type: "agent" as const, username, agent } }]),
+    ...(auth.keyFiles ?? []).map((k) => ({ from: k.from, method: key(k.privateKey) })),
+  ];
+}
+
 class SshHost implements Host {
   constructor(
     readonly node: string,
     private readonly client: Client,
     readonly hostKey: string,
+    /** What logged in: "sm121:sshPrivateKey", "ssh-agent" or a key file ("~/.ssh/id_ed25519"). */
+    readonly login: string,
   ) {}
 
   run(script: string, opts: RunOptions): Promise<RunResult> {

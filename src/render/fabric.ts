@@ -6,7 +6,7 @@
  * the site asks). Pure: `auto` parts are resolved by the plan-time look before render; `sm121
  * render`, which reads no node, shows them as `auto`.
  */
-import type { NodeFabric, RdmaPort, SiteFabric } from "../recipe/fabric";
+import { INTERFACE_ENV, type NodeFabric, type RdmaPort, type SiteFabric } from "../recipe/fabric";
 import type { Recipe, SiteNode } from "../recipe/types";
 import { accessFlags } from "../targets/access";
 import type { ContainerAccess } from "../targets/types";
@@ -32,14 +32,7 @@ export function gidIndexOf(ports: readonly RdmaPort[]): number | undefined {
 
 /** The environment of every engine on the node (the recipe's own [env] wins over it). */
 export function fabricEnv(f: NodeFabric): Record<string, string> {
-  const nic = f.interface;
-  const env: Record<string, string> = {
-    NCCL_SOCKET_IFNAME: nic,
-    GLOO_SOCKET_IFNAME: nic,
-    TP_SOCKET_IFNAME: nic,
-    UCX_NET_DEVICES: nic,
-    OMPI_MCA_btl_tcp_if_include: nic,
-  };
+  const env: Record<string, string> = Object.fromEntries(INTERFACE_ENV.map((k) => [k, f.interface]));
   if (f.rdma === "auto") return { ...env, NCCL_IB_HCA: "auto", NCCL_IB_GID_INDEX: "auto", NCCL_IB_DISABLE: "0" };
   if (f.rdma.length === 0) return { ...env, NCCL_IB_DISABLE: "1" };
   const gid = gidIndexOf(f.rdma);

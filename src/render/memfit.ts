@@ -14,7 +14,7 @@
  */
 import type { EngineName, Recipe } from "../recipe/types";
 import { driverFor } from "../engines";
-import { listMsg, msg, say, t, type MessageKey, type Msg } from "../text/messages";
+import { msg, say, t, type MessageKey, type Msg } from "../text/messages";
 import { columns } from "../text/width";
 import { knobsOf, type FitKnobs } from "./memknobs";
 import { kvBytesPerToken, kvElementBytes, kvFormula, shapeOf, type ModelShape } from "./modelshape";
@@ -36,6 +36,8 @@ export interface NodeModelFacts {
   config?: Record<string, unknown>;
   /** The safetensors index's metadata.total_size (or the one model.safetensors file's size). */
   weightsBytes?: number;
+  /** config.json and the size came from the hub, read through this node (no HF cache had them). */
+  fromHub?: boolean;
 }
 
 export type FitVerdict = "fits" | "tight" | "refused" | "unknown";
@@ -69,6 +71,8 @@ export interface Fit {
   weightsFrom?: Msg;
   shapeFrom?: Msg;
   kvPerTokenBytes?: number;
+  /** The weights' dtype (config.json torch_dtype), when known: what a quantized checkpoint would halve. */
+  weightsDtype?: string;
   kvFormula: Msg;
   nodes: NodeFit[];
   verdict: FitVerdict;
@@ -117,9 +121,14 @@ export function fitOf(
   const share = (knobs.tp * knobs.pp) / ranks;
   const cfg = firstWith(b, seen, "config");
   const shape: ModelShape = cfg !== undefined ? shapeOf(cfg.value) : shapeOf(recipe?.memory?.shape ?? {});
+  // A node's HF cache, else the hub read through a node, else the recipe's [memory].
+  const hub = (node: string) => seen[node]?.fromHub === true;
+  const model = modelOf(b, recipe) ?? "";
   const shapeFrom =
     cfg !== undefined
-      ? msg("fit.fromConfig", { node: cfg.node })
+      ? hub(cfg.node)
+        ? msg("fit.fromHubConfig", { model, node: cfg.node })
+        : msg("fit.fromConfig", { node: cfg.node })
       : recipe?.memory !== undefined && shape.layers !== undefined
         ? msg("fit.fromMemory", { file: recipe.file })
         : undefined;
@@ -127,7 +136,9 @@ export function fitOf(
   const weightsBytes = w?.value ?? recipe?.memory?.weightsBytes;
   const weightsFrom =
     w !== undefined
-      ? msg("fit.fromIndex", { node: w.node })
+      ? hub(w.node)
+        ? msg("fit.fromHubIndex", { model, node: w.node })
+        : msg("fit.fromIndex", { node: w.node })
       : weightsBytes !== undefined
         ? msg("fit.fromWeightsGb", { file: recipe?.file ?? b.recipeFile })
         : undefined;
@@ -187,15 +198,15 @@ export function fitOf(
     return { ...out, verdict: "fits" };
   });
   const verdict = WORST.find((v) => nodes.some((n) => n.verdict === v)) ?? "fits";
-  const model = modelOf(b, recipe);
   return {
     deployment: b.deployment,
-    ...(model !== undefined && { model }),
+    ...(model !== "" && { model }),
     engine: b.engine,
     knobs,
     ...(weightsFrom !== undefined && { weightsFrom }),
     ...(shapeFrom !== undefined && { shapeFrom }),
     ...(perToken !== undefined && { kvPerTokenBytes: perToken }),
+    ...(shape.dtype !== undefined && { weightsDtype: shape.dtype }),
     kvFormula:
       element === undefined
         ? msg("fit.kvDtypeUnknown", { dtype: knobs.kvDtype.value })
@@ -317,36 +328,6 @@ export function fitLines(fit: Fit): string[] {
   return [...fitHeader(fit), ...columns(fitColumns(), fitRows(fit)), ...fitNotes(fit)];
 }
 
-/** Why the plan is refused, with the numbers and the fix; undefined when every node can fit. */
-export function fitRefusal(fit: Fit, recipeFile: string): string | undefined {
-  const m = fitRefusalMsg(fit, recipeFile);
-  return m === undefined ? undefined : say(m);
-}
-
-/**
- * The refusal as a message, for what keeps it (a Surge's why, in English) and says it again in
- * the reader's language.
- */
-export function fitRefusalMsg(fit: Fit, recipeFile: string): Msg | undefined {
-  const bad = fit.nodes.filter((n) => n.verdict === "refused");
-  if (bad.length === 0) return undefined;
-  const k = fit.knobs;
-  const parts = bad.map((n) => {
-    const len = k.maxModelLen?.value ?? "?";
-    const kv =
-      n.kvOneGiB === undefined ? "" : msg("fit.refusalKv", { kv: gib(n.kvOneGiB), len, dtype: k.kvDtype.value });
-    const inBudget = driverFor(fit.engine).memory.overheadInBudget;
-    const over = inBudget ? msg("fit.refusalOverhead", { overhead: gib(n.overheadGiB) }) : "";
-    const budget = { budget: gib(n.budgetGiB), util: k.util.value, memory: gib(n.memoryGiB), from: k.util.from };
-    const need = { weights: gib(n.weightsGiB ?? 0), kv, over, need: gib(n.needGiB ?? 0) };
-    return msg("fit.refusalNode", { node: n.node, ...need, ...budget });
-  });
-  const util = k.util.byDefault === true ? driverFor(fit.engine).memory.utilName : k.util.from;
-  const fix = msg("fit.refusalFix", { util, file: recipeFile, nodes: bad.map((n) => n.node).join(",") });
-  const model = fit.model ?? msg("fit.itsModel");
-  return msg("fit.refusal", { deployment: fit.deployment, model, parts: listMsg(parts, "semi"), fix });
-}
-
 /** A refusal and the nodes it is about: SM121_ALLOW_UNFIT must name every one of them. */
 export interface FitRefusal {
   nodes: string[];
@@ -362,21 +343,19 @@ export function deploymentFits(
   return bundles.map((b) => ({ b, fit: fitOf(b, recipes.get(b.recipe), facts) }));
 }
 
-/** Each deployment's refusal, with the nodes where it does not fit. */
-export function deploymentRefusals(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit }>): FitRefusal[] {
-  return fits.flatMap(({ b, fit }) => {
-    const text = fitRefusal(fit, b.recipeFile);
-    const nodes = fit.nodes.filter((n) => n.verdict === "refused").map((n) => n.node);
-    return text === undefined ? [] : [{ nodes, text }];
-  });
+/** A warning per tight node of each deployment, and one per deployment whose fit stays unknown. */
+export function fitWarnings(fits: ReadonlyArray<{ b: DeploymentBundle; fit: Fit }>): string[] {
+  const tight = (fit: Fit) => fit.nodes.filter((n) => n.verdict === "tight");
+  return fits.flatMap(({ b, fit }) => [
+    ...tight(fit).map((n) =>
+      t("fit.tightWarning", { deployment: fit.deployment, node: n.node, why: say(n.why ?? msg("fit.unknown")) }),
+    ),
+    ...(fit.verdict === "unknown" ? [unknownWords(fit, b.recipeFile)] : []),
+  ]);
 }
 
-/** A warning per tight node of each deployment. */
-export function fitWarnings(fits: ReadonlyArray<{ fit: Fit }>): string[] {
-  const tight = (fit: Fit) => fit.nodes.filter((n) => n.verdict === "tight");
-  return fits.flatMap(({ fit }) => {
-    return tight(fit).map((n) => {
-      return t("fit.tightWarning", { deployment: fit.deployment, node: n.node, why: say(n.why ?? msg("fit.unknown")) });
-    });
-  });
+/** A fit that stays unknown, in words: why, what an up then risks, how to know it. */
+export function unknownWords(fit: Fit, recipeFile: string): string {
+  const why = fit.nodes.find((n) => n.verdict === "unknown")?.why ?? msg("fit.unknown");
+  return t("fit.unknownWarning", { deployment: fit.deployment, why: say(why), file: recipeFile });
 }

@@ -95,8 +95,9 @@ export function planFitLines(
   const starting = fits.filter(({ fit }) => !steady.has(fit.deployment));
   const used = new Set(starting.flatMap(({ fit }) => fit.nodes.map((n) => n.node)));
   const kept = fits.filter(({ fit }) => steady.has(fit.deployment)).map(({ fit }) => fit.deployment);
+  // A fit that stays unknown is a warning in words (memfit fitWarnings), not a table of question marks.
   return [
-    ...starting.flatMap(({ fit }) => fitLines(fit)),
+    ...starting.filter(({ fit }) => fit.verdict !== "unknown").flatMap(({ fit }) => fitLines(fit)),
     ...nodeLines(budgets.filter((n) => used.has(n.node) || n.verdict === "over")),
     ...(kept.length > 0 ? [t("fit.steady", { deployments: kept.join(", ") })] : []),
   ];

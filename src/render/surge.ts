@@ -7,7 +7,8 @@
  * when it cannot be, the set rolls one at a time, and the plan says why.
  */
 import type { Spare } from "../recipe/types";
-import { fitRefusalMsg, type Fit } from "./memfit";
+import type { Fit } from "./memfit";
+import { fitRefusalMsg } from "./fitrefusal";
 import { inTurn, rollWords, type ReplicaSet } from "./replicas";
 import type { DeploymentBundle } from "./types";
 import { listMsg, msg, say, t, type Msg } from "../text/messages";

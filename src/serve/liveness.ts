@@ -18,10 +18,12 @@ import { curlFunction, oneToken } from "./readiness";
  * A serving engine's liveness: `ok` (a token came), `busy` (no token in time, but its own counters
  * on /metrics moved meanwhile: it works through a queue), `hung` (it runs and answers nothing, or
  * answers /v1/models and produces no token while its counters stand still or are unknown),
- * `refused` (it answered the completion with an HTTP error: no hang, but no token either).
+ * `refused` (it answered the completion with an HTTP error: no hang, but no token either),
+ * `loading` (it does not answer /v1/models yet, and started less than its readiness wait ago: a
+ * load, which an up waits for and never restarts: ./loading).
  */
 export interface LiveCheck {
-  verdict: "ok" | "busy" | "hung" | "refused";
+  verdict: "ok" | "busy" | "hung" | "refused" | "loading";
   timeoutS: number;
   /** HTTP code of /v1/models (0: no answer), and of the completion. */
   modelsCode: number;

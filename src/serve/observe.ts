@@ -20,6 +20,7 @@ import { joinNode } from "../text/shell";
 import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
 import { servingScript, servingState, servingTimeoutMs, type NodeState } from "./probe";
 import { probeLiveness } from "./liveness";
+import { loadingOr } from "./loading";
 import { printRecord, recordsOf, type NodeRecord } from "../protocol";
 import { dockerLookScript, imageIdsOf } from "../targets/dockerlook";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
@@ -81,6 +82,8 @@ export interface LookOptions {
   me?: Owner;
   /** Per node: the images whose IDs the look reports (the fabric's image check, serve/fabric). */
   images?: Readonly<Record<string, readonly string[]>>;
+  /** Per node directory of a deployment: its readiness wait (observeSite sets it from the bundles). */
+  loadingS?: ReadonlyMap<string, number>;
 }
 
 /** What one node showed: each deployment's state there, or why it could not be seen. */
@@ -126,7 +129,7 @@ function nodeLookScript(
   const containers = here.flatMap((nb) => (nb.containerName === undefined ? [] : [nb.containerName]));
   const docker = containers.length > 0 || images.length > 0 ? [dockerLookScript(containers, images)] : [];
   if (here.length === 0) return [...docker, othersProbe(joinNode(node.stateDir, "deployments"), undefined)].join("\n");
-  const opts = { checks: o.checks, clients: false, looked: true };
+  const opts = { checks: o.checks, clients: false, looked: true, hub: true };
   const parts = here.map((nb, i) =>
     [printRecord("lookPart", '"index":%d', String(i)), `( ${servingScript(nb, opts, o.livenessS)}\n)`].join("\n"),
   );
@@ -163,11 +166,12 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
     }
     const states = new Map<string, NodeState>();
     for (const [i, nb] of here.entries()) {
-      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS);
+      const loadingS = o.loadingS?.get(nb.stateDir) ?? 0;
+      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS, loadingS);
       // A record the node's script could not match (one an older sm121 wrote): its check on its own.
       if (asks) {
         const live = await probeLiveness(h, nb, o.livenessS);
-        if (live !== undefined) st.live = live;
+        if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS);
       }
       states.set(nb.stateDir, st);
     }
@@ -195,7 +199,10 @@ export async function observeSite(
   const serving = new Map<string, NodeBundle[]>();
   for (const b of bundles) for (const nb of b.nodes) serving.set(nb.node, [...(serving.get(nb.node) ?? []), nb]);
   const names = Object.keys(nodes);
-  const seen = await Promise.all(names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], dial, o)));
+  // An engine that answers nothing yet within its readiness wait is loading (serve/probe loadingOr).
+  const loadingS = new Map(bundles.flatMap((b) => b.nodes.map((nb) => [nb.stateDir, b.readiness.timeoutS] as const)));
+  const looks = names.map((n) => look(n, nodes[n] as SiteNode, serving.get(n) ?? [], dial, { ...o, loadingS }));
+  const seen = await Promise.all(looks);
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
   const declared = new Set(bundles.map((b) => b.deployment));
   const out: SiteObservation = {

@@ -49,6 +49,11 @@ export interface DeploymentOutcome {
   restarts?: Array<{ at: string; causes: Msg[] }>;
   /** Restarted maxRestarts times within windowS: failed, and left alone until SM121_RESTART=1. */
   held?: boolean;
+  /**
+   * The operator's Ctrl-C stopped the up at this step: the nodes keep what it had done, and the next
+   * up finishes it (restarting only a node that does not run the bundle) instead of restarting all.
+   */
+  interrupted?: ServeStep;
 }
 
 /** The outcome in the state: its failure a message (src/text/messages/state), not words. */
@@ -83,7 +88,12 @@ export function toStored(o: DeploymentOutcome, step?: ServeStep): StoredOutcome 
 
 /** `<step> failed: <detail>`, the step said in the reader's language. */
 export function stepFailed(step: ServeStep, detail: string): Msg {
-  return msg("state.stepFailed", { step: msg(STEP_KEYS[step]), detail });
+  return msg("state.stepFailed", { step: stepName(step), detail });
+}
+
+/** A step's name, said in the reader's language. */
+export function stepName(step: ServeStep): Msg {
+  return msg(STEP_KEYS[step]);
 }
 
 /** A failure after the stop step began: the outcome says what happened on each node, `step` where it failed. */

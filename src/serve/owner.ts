@@ -65,11 +65,13 @@ export function backendIdentity(url: string): string {
 
 /**
  * The backend this run's state lives in, as the Pulumi CLI chose it: PULUMI_BACKEND_URL, else the
- * `current` backend of `pulumi login` (PULUMI_HOME's credentials.json; only that field is read).
+ * project's `backend.url` (Pulumi.yaml, `project`), else the `current` backend of `pulumi login`
+ * (PULUMI_HOME's credentials.json; only that field is read).
  */
-export function currentBackend(env: NodeJS.ProcessEnv, home: string): string {
+export function currentBackend(env: NodeJS.ProcessEnv, home: string, project?: string): string {
   const url = env["PULUMI_BACKEND_URL"];
   if (url !== undefined && url !== "") return backendIdentity(url);
+  if (project !== undefined && project !== "") return backendIdentity(project);
   try {
     const file = join(env["PULUMI_HOME"] ?? join(home, ".pulumi"), "credentials.json");
     const current: unknown = (JSON.parse(readFileSync(file, "utf8")) as { current?: unknown }).current;

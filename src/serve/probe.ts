@@ -10,6 +10,7 @@ import { parseTime } from "./outcome";
 import { ownerOf, type Holder } from "./owner";
 import { liveCheckOf, livenessScript, liveWords, type LiveCheck } from "./liveness";
 import { preflightScript, type ProbeOptions } from "./steps";
+import { loadingOr } from "./loading";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
 import { looksSecret } from "../text/secrets";
@@ -239,6 +240,7 @@ export function servingState(
   nb: NodeBundle,
   records: readonly NodeRecord[],
   livenessS: number,
+  loadingS = 0,
 ): {
   st: NodeState;
   asks: boolean;
@@ -246,7 +248,7 @@ export function servingState(
   const st = parseProbe(records);
   if (!canServe(nb) || !st.running || st.recorded?.identity !== nb.identity) return { st, asks: false };
   const live = liveCheckOf(records, livenessS);
-  if (live !== undefined) st.live = live;
+  if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS);
   return { st, asks: live === undefined };
 }
 

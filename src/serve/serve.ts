@@ -4,7 +4,7 @@
  * start -> /v1/models -> verify. Nodes are worked on in parallel over one connection each, every
  * step on the channel that holds the node's lock (remote/held).
  */
-import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
+import { CommandError, hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { keyNote } from "../render/plan";
 import { linkTestText, runLinkTest } from "./linkrun";
@@ -16,6 +16,7 @@ import {
   PreflightFailure,
   ServeFailure,
   stepFailed,
+  stepName,
   utcStamp,
   type ServeStep,
 } from "./outcome";
@@ -78,8 +79,6 @@ async function preflight(
       if (f.fatal) fatal.push(`${nb.node}: ${sayIn(describeCheck(f))}`);
       else warnings.push(onNode(nb.node, describeCheck(f)));
     }
-    if (st.clients !== undefined && st.clients > 0)
-      warnings.push(onNode(nb.node, msg("state.warn.clients", { count: st.clients, port: nb.api?.port ?? "?" })));
     // The plan refused this already; a stack that took the node since then is refused here.
     const me = o.owner;
     const mayTake = me === undefined || (o.allowTakeover ?? []).includes(nb.node);
@@ -186,6 +185,7 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
       const st = (i: number) => states[i] as NodeState;
       const fresh = (i: number) => !st(i).running && st(i).recorded === undefined && strangers(i).length === 0;
       const stopping = b.nodes.filter((_, i) => !fresh(i)).map((n) => n.node);
+      warnings.push(...clientsCut(b, states));
       if (stopping.length > 0) o.log(t("serve.stopping", { nodes: stopping.join(", ") }));
       await Promise.all(
         b.nodes.map(async (nb, i) => {
@@ -246,13 +246,41 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const failure = sayIn(stepFailed(step, said()));
     const head = t(o.failedState ?? "serve.failedMarked", { deployment: b.deployment, failure });
     const back = backups.length > 0 ? t("serve.backedUp", { files: backups.join(", ") }) : t("serve.noneReplaced");
+    // The operator's Ctrl-C: what really happened, and what the next up does about it.
+    const interrupted = e instanceof CommandError && e.interrupted;
+    const loading = outcomes.filter((n) => n.restarted).map((n) => n.node);
+    const next =
+      step === "readiness" && loading.length > 0
+        ? t("serve.interruptedLoading", { nodes: loading.join(", ") })
+        : t("serve.interruptedNext", { step: sayIn(stepName(step)) });
     const advice = failureAdvice(e, b);
-    const told = [head, back, ...(advice === "" ? [] : [advice]), t("serve.toGoBack", { goBack: o.goBack })];
+    const goBack = `${o.goBack}${backups.length > 0 ? `; ${t("serve.inBackups")}` : ""}`;
+    const told = interrupted
+      ? [head, back, next]
+      : [head, back, ...(advice === "" ? [] : [advice]), t("serve.toGoBack", { goBack })];
     const recorded = `${step} failed: ${said("en")}`;
     const first = recorded.split("\n")[0] ?? recorded;
-    const outcome = { status: "failed" as const, nodes: outcomes, warnings, failure: first };
+    const outcome = {
+      status: "failed" as const,
+      nodes: outcomes,
+      warnings,
+      failure: first,
+      ...(interrupted && { interrupted: step }),
+    };
     throw new ServeFailure(told.join("\n"), outcome, step);
   }
+}
+
+/**
+ * The clients a restart cuts: the open connections to each engine this serve stops (an engine that
+ * runs on and is only checked keeps its clients, and says nothing of them).
+ */
+export function clientsCut(b: DeploymentBundle, states: readonly NodeState[]): Msg[] {
+  return b.nodes.flatMap((nb, i) => {
+    const st = states[i];
+    if (st === undefined || !st.running || st.clients === undefined || st.clients === 0) return [];
+    return [onNode(nb.node, msg("state.warn.clients", { count: st.clients, port: nb.api?.port ?? "?" }))];
+  });
 }
 
 async function finish(

@@ -75,6 +75,8 @@ export interface ProbeOptions {
   clients?: boolean;
   /** A container's status from the node's one docker call of the plan-time look (targets/dockerlook). */
   looked?: boolean;
+  /** Read the checkpoint's config and size from the hub on rank 0 where no HF cache has it (the look, doctor). */
+  hub?: boolean;
 }
 
 /**
@@ -105,7 +107,7 @@ export function preflightScript(
       `[ -z "$sf" ] || ${printRecord("stopFailed", '"stopFailed":%s', '"$sf"')}; fi`,
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? statusScript(nb, o.looked === true) : ":",
-    modelFactsScript(nb),
+    modelFactsScript(nb, o.hub === true && nb.rank === 0),
     watchedFilesScript(watch),
   ];
   const port = (o.clients ?? true) ? nb.api?.port : undefined;

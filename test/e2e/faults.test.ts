@@ -175,16 +175,18 @@ describe.sequential("faults", () => {
   });
 
   it(
-    "pulumi up interrupted with SIGINT mid-serve: nothing of the run left, no half-written file; " +
-      "next up converges",
+    "pulumi up interrupted with SIGINT mid-serve: nothing of the run left, no half-written file, words that say " +
+      "what happened; the next up converges and waits for the load it started instead of restarting it",
     async () => {
       const f2 = e.site.nodes[1] as SimNode;
       setEngineBehaviour(f2, { startDelayS: 5 });
-      // Ctrl-C once f2's new engine has started: the serve is under way.
+      // Ctrl-C once f2's new engine has started and the up waits for it: the serve is under way.
       const before = new Set(nodeProcesses(f2, /fake-engine/));
       let during = 0;
-      const started = waitFor("f2's new engine", () =>
-        nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p)),
+      const polling = () => nodeProcesses(f2, /^curl .*\/v1\/models$|^sleep 0\.1$/).length > 0;
+      const started = waitFor(
+        "f2's new engine, waited for",
+        () => nodeProcesses(f2, /fake-engine/).some((p) => !before.has(p)) && polling(),
       ).then(() => void (during = projectProcesses(e.dir).length));
       const env = { SM121_RESTART: "1" };
       const up = e.pulumi.run(["up", "--yes", "--skip-preview"], { env, timeoutMs: 120_000, interruptWhen: started });
@@ -196,8 +198,16 @@ describe.sequential("faults", () => {
       await waitFor("the run's processes to end", () => projectProcesses(e.dir).length === 0, 20_000);
       // ...and no half-written node file (each is written beside its place, then renamed over it).
       for (const n of e.site.nodes) expect(filesUnder(n.home).filter((f) => f.endsWith(".sm121-tmp"))).toEqual([]);
+      // The words say what happened: the load goes on, the next up waits for it; no backup that was never made.
+      expect(res.all).toContain(
+        "The up was interrupted (Ctrl-C) while f2, f3 loaded the engine with the new settings: it was left running.",
+      );
+      expect(res.all).not.toContain("the previous files are in the backups above");
+      const loading = nodeProcesses(f2, /fake-engine/);
       setEngineBehaviour(e.site.nodes[1] as SimNode, null);
       await converge();
+      // The load the interrupted up started is the engine that serves now: not restarted.
+      expect(nodeProcesses(f2, /fake-engine/)).toEqual(loading);
       const curl = "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models";
       const models = await sshScript(e.site, e.site.nodes[1] as SimNode, curl);
       expect(models.stdout).toBe("200");

@@ -107,7 +107,9 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
       new RegExp(`spark1: \\[${n1.ip.replace(/\./g, "\\.")}\\]:${n1.sshPort} ssh-ed25519 SHA256:\\S+ \\(new\\)`),
     );
     expect(init.stdout).toContain(`recorded 2 host keys in ${knownHosts}`);
-    expect(init.stdout, init.stdout + init.stderr).toContain("created the stack sim (pulumi stack init)");
+    expect(init.stdout, init.stdout + init.stderr).toContain(
+      `created the stack sim in file://${state} (pulumi stack init)`,
+    );
     const keys = (f: string) =>
       readFileSync(f, "utf8")
         .trim()
@@ -116,7 +118,9 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
         .sort();
     expect(keys(knownHosts)).toEqual(keys(site.knownHosts));
     expect(existsSync(state)).toBe(true);
-    expect(init.stdout).toContain("pulumi login to an s3:// bucket");
+    // Where the state is, said once, with the way to a team's backend.
+    expect(init.stdout).toContain(`made the state directory of this project's stacks: file://${state} (`);
+    expect(init.stdout).toContain("for a team, move it to a shared backend: docs/team.md");
     const text = readFileSync(join(dir, "Pulumi.sim.yaml"), "utf8");
     const cfg = (parse(text) as { config: Record<string, unknown> }).config;
     const nodes = cfg["sm121:nodes"] as Record<
@@ -220,7 +224,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     writeFileSync(
       stackFile,
       devices.replace(
-        "    - { recipe: qwen3-8b-solo, nodes: [spark1] }",
+        "    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }",
         "    - { recipe: with-config, nodes: [spark1] }\n    - { recipe: offline, nodes: [spark2] }",
       ),
     );
@@ -271,6 +275,75 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     }
   }, 300_000);
 
+  it("the memory fit reads the model from the hub through a node before the first up; unknown in words", async () => {
+    const stackFile = join(dir, "Pulumi.sim.yaml");
+    const text = readFileSync(stackFile, "utf8");
+    // Neither has [memory]; the site's hub has the first model (test/site/hf-hub), not the second.
+    const recipe = (model: string) => `model = "${model}"\nimage = "nvcr.io/nvidia/vllm:26.01-py3"\nport = 8000\n`;
+    writeFileSync(join(dir, "recipes", "tiny.toml"), recipe("sm121-test/tiny-qwen3"));
+    writeFileSync(join(dir, "recipes", "nowhere.toml"), recipe("sm121-test/not-on-the-hub"));
+    // spark2's RDMA devices are where the simulated site keeps them (a Spark's are in /dev/infiniband).
+    const n2 = site.nodes[1] as SimNode;
+    writeFileSync(
+      stackFile,
+      text
+        .replace(
+          "fabric: { interface: enp1s0f1np1, rdma: auto }",
+          `fabric: { interface: enp1s0f1np1, rdma: auto, devices: ${devicesDir(n2)} }`,
+        )
+        .replace(
+          "    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }",
+          "    - { recipe: tiny, nodes: [ spark1 ] }\n    - { recipe: nowhere, nodes: [ spark2 ] }",
+        ),
+    );
+    try {
+      const preview = await pulumiRun(["preview"]);
+      expect(preview.code, preview.all).toBe(0);
+      expect(preview.all).toContain(
+        "weights: the safetensors index of sm121-test/tiny-qwen3 on the hub, read through spark1;",
+      );
+      expect(preview.all).toContain("shape from config.json of sm121-test/tiny-qwen3 on the hub, read through spark1");
+      expect(preview.all).toContain(
+        "memory fit of nowhere is unknown: the weights' size is unknown: the checkpoint is in no node's HF cache, " +
+          "the hub gave no size through a node, and recipes/nowhere.toml has no [memory] weights_gb. An up starts it " +
+          "without knowing whether it fits in memory",
+      );
+      // Not a table of question marks.
+      expect(preview.all).not.toMatch(/memory fit of nowhere: /);
+      const doctor = await run(["doctor"]);
+      expect(doctor.stdout).toContain("memory fit of nowhere is unknown:");
+    } finally {
+      writeFileSync(stackFile, text);
+    }
+  });
+
+  it("doctor is not ready where the plan refuses: a fabric interface the node does not have", async () => {
+    const stackFile = join(dir, "Pulumi.sim.yaml");
+    const text = readFileSync(stackFile, "utf8");
+    writeFileSync(
+      stackFile,
+      text
+        .replace("fabric: { interface: enp1s0f1np1, rdma: auto }", "fabric: { interface: enp9s9, rdma: auto }")
+        .replace(
+          "    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }",
+          "    - { recipe: qwen3-8b-solo, nodes: [ spark2 ] }",
+        ),
+    );
+    try {
+      const refusal = "spark2: the fabric interface enp9s9 is not on the node";
+      const preview = await pulumiRun(["preview"]);
+      expect(preview.code).not.toBe(0);
+      expect(preview.all).toContain(refusal);
+      const doctor = await run(["doctor"]);
+      expect(doctor.code, doctor.stdout + doctor.stderr).toBe(1);
+      expect(doctor.stdout).toContain("the plan would refuse (pulumi preview and sm121 preview say the same):");
+      expect(doctor.stdout).toContain(refusal);
+      expect(doctor.stdout).not.toContain("doctor: every node is ready");
+    } finally {
+      writeFileSync(stackFile, text);
+    }
+  });
+
   it("doctor reads an unknown image's engine version on the node, and says where to write it", async () => {
     const stackFile = join(dir, "Pulumi.sim.yaml");
     const text = readFileSync(stackFile, "utf8");
@@ -280,7 +353,7 @@ describe.sequential("the first day: sm121 init to a chat answer", () => {
     );
     writeFileSync(
       stackFile,
-      text.replace("    - { recipe: qwen3-8b-solo, nodes: [spark1] }", "    - { recipe: latest, nodes: [spark1] }"),
+      text.replace("    - { recipe: qwen3-8b-solo, nodes: [ spark1 ] }", "    - { recipe: latest, nodes: [spark1] }"),
     );
     try {
       const validate = await run(["validate"]);

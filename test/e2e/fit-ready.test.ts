@@ -82,7 +82,7 @@ describe.sequential("memory fit and first token", () => {
       "deployment q32 cannot fit in memory (Qwen/Qwen3-32B): spark1: " +
         "weights 61.0 GiB + KV cache 8.0 GiB (one sequence of 32768 tokens, " +
         "auto) + engine overhead 4.0 GiB = 73.0 GiB per node > 60.8 GiB (0.5 x 121.7 GiB MemTotal, " +
-        "--gpu-memory-utilization); raise --gpu-memory-utilization",
+        "--gpu-memory-utilization); what can make it fit, in recipes/q32.toml: raise --gpu-memory-utilization to 0.61;",
     );
     expect(preview.all).toContain("weights: the safetensors index in spark1's HF cache");
     expect((await sshScript(e.site, n, "docker ps -aq | wc -l; ls ~/.sm121 2>/dev/null | wc -l")).stdout).toBe(

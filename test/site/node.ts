@@ -26,9 +26,12 @@ export interface SiteBase {
   knownHosts: string;
   /** The Node.js bin directory on the nodes' PATH. */
   nodeBin: string;
-  /** The site's registry (port 80 of this address). */
+  /** The site's registry (port 80 of this address) and hub (HUB_PORT). */
   registryIp: string;
 }
+
+/** The port of the hub's HTTP stand-in on the registry's address (shims/hfhub/serve.js). */
+export const HUB_PORT = 81;
 
 /** The real Docker CLI of Debian's docker.io, the client of the nodes' dockerd (the same release). */
 export const DOCKER_CLI = "/usr/bin/docker";
@@ -60,7 +63,7 @@ export function nodeEngineDir(node: Pick<SimNode, "root">): string {
 }
 
 /** What sshd_config SetEnv gives every session of the node. */
-function sessionEnv(site: Pick<SiteBase, "dir" | "nodeBin">, node: SimNode): Record<string, string> {
+function sessionEnv(site: Pick<SiteBase, "dir" | "nodeBin" | "registryIp">, node: SimNode): Record<string, string> {
   return {
     HOME: node.home,
     PATH: `${node.root}/bin:${site.nodeBin}:/usr/local/bin:/usr/bin:/bin`,
@@ -71,6 +74,8 @@ function sessionEnv(site: Pick<SiteBase, "dir" | "nodeBin">, node: SimNode): Rec
     SIM_NODE_NAME: node.name,
     SIM_NODE_IP: node.ip,
     SIM_SITE_DIR: site.dir,
+    // The hub as a node with a mirror has it (huggingface_hub and curl scripts read HF_ENDPOINT).
+    HF_ENDPOINT: `http://${site.registryIp}:${HUB_PORT}`,
     // The simulation's own: the shims are Node.js programs, and a node's CPU is this machine's.
     // With a compile cache for the site, each shim start (nvidia-smi, the fake engine) compiles
     // nothing it compiled before; a real node runs no Node.js for them at all.
@@ -79,7 +84,10 @@ function sessionEnv(site: Pick<SiteBase, "dir" | "nodeBin">, node: SimNode): Rec
 }
 
 /** The environment a login on the node sees (sshd's USER/LOGNAME/SHELL plus SetEnv). */
-export function nodeEnv(site: Pick<SiteBase, "dir" | "user" | "nodeBin">, node: SimNode): Record<string, string> {
+export function nodeEnv(
+  site: Pick<SiteBase, "dir" | "user" | "nodeBin" | "registryIp">,
+  node: SimNode,
+): Record<string, string> {
   return { USER: site.user, LOGNAME: site.user, SHELL: os.userInfo().shell ?? "/bin/bash", ...sessionEnv(site, node) };
 }
 
@@ -192,6 +200,8 @@ export function engineStart(site: SiteBase & { cgroupParent?: string }, node: Si
       SIM_NODE_NAME: node.name,
       SIM_NODE_IP: node.ip,
       SIM_SITE_DIR: site.dir,
+      // The hub as a node with a mirror has it (huggingface_hub and curl scripts read HF_ENDPOINT).
+      HF_ENDPOINT: `http://${site.registryIp}:${HUB_PORT}`,
     },
     args: [
       ...["--add-runtime", `sim-rlimits=${path.join(shims, "oci-runtime-rlimits")}`],

@@ -2,15 +2,24 @@
 // address with its own root (./node.ts), a shared client key, known_hosts, the site's registry
 // with the site's images (./images.ts, ./registry.ts), and the fake DGPP repository. Everything
 // lives under the site directory; stop() ends every process of the site by pid.
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { checkPlainPath, engineMetricsDir, engineOptionsDir, nodeBinDir, siteSourceDir } from "./paths";
-import { isAlive, killTmuxServers, registeredProcesses, siteProcesses, terminate, type ProcRecord } from "./procs";
+import {
+  isAlive,
+  killTmuxServers,
+  procStat,
+  registeredProcesses,
+  siteProcesses,
+  terminate,
+  type ProcRecord,
+} from "./procs";
 import { ENGINE, engineDirs, removeImage, seedDataRoot, startEngine, stopEngine, waitForEngine } from "./dockerd";
 import { SITE_IMAGES, type SiteImageName } from "./images";
 import { siteImageStore, type ImageStore } from "./imagestore";
-import { buildNode, engineStart, nodeEngineDir, type SimNode } from "./node";
+import { buildNode, engineStart, HUB_PORT, nodeEngineDir, type SimNode } from "./node";
 import { copyStorage, startRegistry } from "./registry";
 import { checkConfig, ensurePrivsepDir, keygen, knownHostsLine, startSshd, waitForSshd } from "./sshd";
 import { createDgppRepo } from "./dgpp";
@@ -139,6 +148,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
   const wanted = [
     ...opts.nodes.map((_, i) => ({ host: `${prefix}.${firstIp + i}`, port: sshPort })),
     { host: registryIp, port: 80 },
+    { host: registryIp, port: HUB_PORT },
   ];
   const used = await Promise.all(wanted.map((w) => listening(w.host, w.port)));
   const taken = wanted.filter((_, i) => used[i] === true).map((w) => `${w.host}:${w.port}`);
@@ -184,6 +194,7 @@ export async function startSite(opts: StartSiteOptions): Promise<SimSite> {
       port: 80,
     });
     register(dir, registry.proc, "");
+    register(dir, await startHub(dir, registryIp), "");
     fs.mkdirSync(path.join(dir, "ssh"), { recursive: true });
     const clientKey = path.join(dir, "ssh", "id_ed25519");
     const clientPub = keygen(clientKey, "sm121-test-site-client");
@@ -306,4 +317,23 @@ export function setEngineBehaviour(node: SimNode, behaviour: EngineBehaviour | n
 /** The lines every fake engine on the node prints while loading (pulse-proof texts). */
 export function setEngineProofs(node: SimNode, lines: string[]): void {
   fs.writeFileSync(path.join(node.root, "etc", "fake-engine-proofs.txt"), lines.map((l) => `${l}\n`).join(""));
+}
+
+/** The hub's HTTP stand-in (shims/hfhub/serve.js) on the registry's address, once it listens. */
+async function startHub(dir: string, host: string): Promise<ProcRecord> {
+  fs.mkdirSync(path.join(dir, "run"), { recursive: true });
+  const log = fs.openSync(path.join(dir, "run", "hub.log"), "a");
+  const serve = path.join(dir, "shims", "hfhub", "serve.js");
+  const child = spawn(process.execPath, [serve, path.join(dir, "hf-hub"), host, String(HUB_PORT)], {
+    detached: true,
+    stdio: ["ignore", log, log],
+  });
+  fs.closeSync(log);
+  child.unref();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("test site: could not start the hub's stand-in");
+  const proc = { pid, start: procStat(pid)?.start ?? null, what: `hub ${serve}` };
+  for (let i = 0; i < 100 && !(await listening(host, HUB_PORT)); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!(await listening(host, HUB_PORT))) throw new Error(`test site: the hub's stand-in did not listen on ${host}`);
+  return proc;
 }

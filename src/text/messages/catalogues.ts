@@ -3,7 +3,9 @@
  * speaks to the operator (cli: the commands' reports; spec: the validation problems and fixes of
  * recipes and the site; profile: those of profiles, their values, directives, docker args and
  * overlays; usage: the help; serve: what the providers and serve/ say in Pulumi's output; remote:
- * what remote/ says of a node it cannot reach or a step that failed there; state: what the state
+ * what remote/ says of a node it cannot reach or a step that failed there; login: how sm121 logs
+ * in to a node and what the operator's side holds for it (remote/login); stack: where a stack's
+ * state and passphrase live and sm121's Pulumi verbs (cli/backend, cli/stackverbs); state: what the state
  * records and the plan decides, stored as keys and said where printed). The areas only keep
  * the files short: a key is unique across them. English is the reference: its files are imported
  * and their keys are the MessageKey type. Another locale's file is read when a process first
@@ -11,6 +13,8 @@
  * English one (./check).
  */
 import cliEn from "./cli/en.json";
+import loginEn from "./login/en.json";
+import stackEn from "./stack/en.json";
 import profileEn from "./profile/en.json";
 import remoteEn from "./remote/en.json";
 import serveEn from "./serve/en.json";
@@ -29,6 +33,8 @@ const ENGLISH = {
   usage: usageEn,
   serve: serveEn,
   remote: remoteEn,
+  login: loginEn,
+  stack: stackEn,
   state: stateEn,
 };
 
@@ -57,5 +63,7 @@ export const AREAS: Readonly<Record<AreaName, Readonly<Record<Locale, Catalogue>
   usage: area("usage"),
   serve: area("serve"),
   remote: area("remote"),
+  login: area("login"),
+  stack: area("stack"),
   state: area("state"),
 };

@@ -11,7 +11,6 @@
  * precedence ($LC_ALL, $LC_MESSAGES, $LANG), e.g. `ru_RU.UTF-8`; English when none names a known
  * language. The provider processes Pulumi starts inherit the environment, so they speak the same.
  */
-import { z } from "zod";
 import { AREAS, LOCALES, type AreaName, type Locale, type MessageKey } from "./catalogues";
 import type { Message } from "./message";
 import { visible } from "../visible";
@@ -30,6 +29,8 @@ for (const l of LOCALES) {
 
 /** The one schema of every catalogue: the English keys of its area, no other, each a text or its plural forms. */
 function catalogueSchema(area: AreaName) {
+  // Loaded here: only the build's check (./check) and the tests validate a catalogue.
+  const { z } = require("zod") as typeof import("zod");
   const text = z.string().refine((s) => s.trim() !== "", { error: "is empty; write the message" });
   const form = text.optional();
   const plural = z.strictObject({ zero: form, one: form, two: form, few: form, many: form, other: text });

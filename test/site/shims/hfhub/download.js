@@ -8,7 +8,7 @@
 // that file's content. Every call is appended to <site>/hf-downloads.log (never the token).
 const fs = require("node:fs");
 const path = require("node:path");
-const crypto = require("node:crypto");
+const { repoAt } = require("./repo");
 
 class HfError extends Error {
   constructor(message, code) {
@@ -60,11 +60,6 @@ function parseArgs(prog, argv) {
   return o;
 }
 
-function etag(file, data) {
-  if (file.endsWith(".safetensors")) return crypto.createHash("sha256").update(data).digest("hex");
-  return crypto.createHash("sha1").update(`blob ${data.length}\0`).update(data).digest("hex");
-}
-
 function cacheRoot(o) {
   if (o.cacheDir !== undefined) return o.cacheDir;
   if (process.env.HF_HUB_CACHE) return process.env.HF_HUB_CACHE;
@@ -75,13 +70,13 @@ function cacheRoot(o) {
 function download(prog, argv) {
   const o = parseArgs(prog, argv);
   const site = process.env.SIM_SITE_DIR || "/nonexistent";
-  const src = path.join(site, "hf-hub", ...o.repo.split("/"));
   const log = (entry) => {
     const token = process.env.HF_TOKEN ? "set" : "unset";
     const line = { at: new Date().toISOString(), node: process.env.SIM_NODE_NAME, prog, argv, token, ...entry };
     fs.appendFileSync(path.join(site, "hf-downloads.log"), `${JSON.stringify(line)}\n`);
   };
-  if (!/^[\w.-]+\/[\w.-]+$/.test(o.repo) || !fs.existsSync(src)) {
+  const found = repoAt(path.join(site, "hf-hub"), o.repo);
+  if (found === undefined) {
     log({ repo: o.repo, error: "not found" });
     throw new HfError(
       `Repository Not Found for url: https://huggingface.co/api/models/${o.repo}/revision/${o.revision || "main"}.\n` +
@@ -90,8 +85,7 @@ function download(prog, argv) {
       1,
     );
   }
-  const gate = `${src}.gated`;
-  if (fs.existsSync(gate) && process.env.HF_TOKEN !== fs.readFileSync(gate, "utf8").trim()) {
+  if (found.token !== undefined && process.env.HF_TOKEN !== found.token) {
     log({ repo: o.repo, error: "gated" });
     throw new HfError(
       `Cannot access gated repo for url https://huggingface.co/${o.repo}/resolve/main/config.json.\n` +
@@ -100,17 +94,7 @@ function download(prog, argv) {
       1,
     );
   }
-  const files = fs
-    .readdirSync(src)
-    .sort()
-    .map((f) => {
-      const data = fs.readFileSync(path.join(src, f));
-      return { f, data, tag: etag(f, data) };
-    });
-  const commit = crypto
-    .createHash("sha1")
-    .update(files.map((x) => `${x.f} ${x.tag}\n`).join(""))
-    .digest("hex");
+  const { files, commit } = found;
   const revision = o.revision || "main";
   if (revision !== "main" && revision !== commit) {
     log({ repo: o.repo, revision, error: "revision not found" });
