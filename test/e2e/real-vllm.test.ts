@@ -165,7 +165,7 @@ describe.sequential("the real vLLM through pulumi up", () => {
     for (const l of nodeProcesses(r2, /vllm serve|^VLLM::/)) process.kill(Number(l.split(" ")[0]), "SIGKILL");
     const preview = await e.preview();
     expect(preview.code, preview.all).toBe(0);
-    expect(preview.stdout).toMatch(/\+ key : "serve.look.noToken"/);
+    expect(preview.stdout).toMatch(/\+ \[0\]: "r1: answers \/v1\/models but no token in/);
     expect(preview.all).toMatch(/sm121: tiny-d: restarts r1: r1: answers \/v1\/models but no token/);
     expect(preview.all).toMatch(/sm121: tiny-t: restarts r2: /);
     const up = await e.up();
