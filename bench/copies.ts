@@ -4,13 +4,12 @@
  * every N, where one stream per peer sent N x. Eight nodes on 127.0.0.130-137, sshd port 2330.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { tmpdir } from "node:os";
 import type { SshAuth } from "../src/remote/ssh";
 import { syncModel, type CacheNode } from "../src/serve/modelcache";
 import { sshOk } from "../test/site/exec";
 import { startSite, type SimSite } from "../test/site/site";
 import { endSite } from "../test/helpers/project";
+import { COPIES_SITE } from "./lib/sites";
 import { say } from "./lib/util";
 
 export interface CopyRow {
@@ -23,7 +22,7 @@ export interface CopyRow {
 const REPO = "sm121-test/tiny-qwen3";
 
 export async function measureCopies(): Promise<CopyRow[]> {
-  const dir = join(tmpdir(), "sm121-bench-copies");
+  const dir = COPIES_SITE;
   say("copies: starting 8 nodes (127.0.0.130-137:2330)");
   const site: SimSite = await startSite({
     dir,

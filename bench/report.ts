@@ -324,7 +324,13 @@ export function report(r: Results & { render?: RenderResult }, ts: Target[]): st
   out.push(
     ...table(
       ["target", "measured", "limit", "ratio", "result"],
-      ts.map((t) => [t.target, t.measured, t.limit, t.ratio, t.pass ? "PASS" : "FAIL"]),
+      ts.map((t) => [
+        t.target,
+        t.measured,
+        t.limit,
+        t.ratio,
+        t.information === true ? "info" : t.pass ? "PASS" : "FAIL",
+      ]),
     ),
   );
   return out;

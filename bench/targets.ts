@@ -14,6 +14,11 @@ export interface Target {
   /** measured / limit (for ">=" targets: limit / measured), so <= 1 passes */
   ratio: number;
   pass: boolean;
+  /**
+   * A number kept for information, judged against nothing: a comparison with a program no operator runs
+   * (the naive one-dynamic-resource program) says where Pulumi's own time goes, not what sm121 costs.
+   */
+  information?: true;
 }
 
 export interface Results {
@@ -31,6 +36,40 @@ const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 function atMost(target: string, value: number, limit: number, shown: string, limitShown: string): Target {
   return { target, measured: shown, limit: limitShown, ratio: round(value / limit, 2), pass: value <= limit };
+}
+
+/** A ratio kept as information (no limit, never failed). */
+function information(target: string, value: number, shown: string): Target {
+  return { target, measured: shown, limit: "-", ratio: round(value, 2), pass: true, information: true };
+}
+
+/**
+ * What the operator waits on that sm121 controls, per node of the 10-node site: the plan-time look is one
+ * exec channel and at most one docker call; a no-change up adds nothing to the look; a destroy is one
+ * channel.
+ */
+function channelTargets(site: SiteResult): Target[] {
+  const worst = (op: SiteResult["preview"], f: (k: SiteResult["preview"]["counts"][number]) => number) =>
+    Math.max(0, ...op.counts.map(f));
+  const per = (op: SiteResult["preview"]) =>
+    `${worst(op, (k) => k.channels)} channels, ${worst(op, (k) => k.docker)} docker calls (max over ` +
+    `${op.counts.length} nodes)`;
+  const rows: Array<[string, SiteResult["preview"], number, number]> = [
+    ["pulumi preview (the look): per node <= 1 exec channel, <= 1 docker call", site.preview, 1, 1],
+    ["no-change up: per node <= the look's 1 channel and 1 docker call", site.noChangeUp, 1, 1],
+    ["destroy: per node <= 1 exec channel", site.destroy, 1, Number.POSITIVE_INFINITY],
+  ];
+  return rows.map(([target, op, channels, docker]) => {
+    const ch = worst(op, (k) => k.channels);
+    const d = worst(op, (k) => k.docker);
+    return {
+      target,
+      measured: per(op),
+      limit: docker === Number.POSITIVE_INFINITY ? `${channels} channel` : `${channels} channel, ${docker} docker`,
+      ratio: round(Math.max(ch / channels, docker === Number.POSITIVE_INFINITY ? 0 : d / docker), 2),
+      pass: ch <= channels && d <= docker && op.counts.length > 0,
+    };
+  });
 }
 
 /**
@@ -81,12 +120,10 @@ export function targets(r: Results): Target[] {
       `${site.upPerDynamic}x (median of ${site.rounds.length} rounds; ${s(site.noChangeUp.medianMs)} vs ${s(dyn)}; ` +
       `empty program ${floor}; nodes out of their CPU group: ${site.upSharedPerDynamic}x)`;
     out.push(
-      atMost(
-        "no-change up of the 10-node site <= 1.2x the naive one-dynamic-resource program",
+      information(
+        "no-change up of the 10-node site / the naive one-dynamic-resource program",
         site.upPerDynamic,
-        1.2,
         measured,
-        "1.2x",
       ),
     );
     out.push(
@@ -98,6 +135,7 @@ export function targets(r: Results): Target[] {
         "1.0x",
       ),
     );
+    out.push(...channelTargets(site));
   }
   if (r.scale !== undefined) {
     const c = r.scale;
@@ -108,7 +146,7 @@ export function targets(r: Results): Target[] {
       `the naive program's ${c.naiveRatio}x; CPU per extra deployment: the operator's processes ` +
       `${c.perExtraCpu.operatorMs} ms vs ${c.perExtraCpu.naiveOperatorMs} ms, the nodes' ` +
       `${c.perExtraCpu.nodesMs ?? "?"} ms)`;
-    out.push(atMost("cost per extra deployment <= 1.5x the naive program's", c.perExtraRatio, 1.5, measured, "1.5x"));
+    out.push(information("cost per extra deployment / the naive program's", c.perExtraRatio, measured));
   }
   const overhead = (c: ServeResult) =>
     `median of up - paired floor - engine; up ${s(c.upMedianMs)}, ` +

@@ -101,14 +101,34 @@ function move(dir: string, pids: number[]): void {
   }
 }
 
-/** Groups of earlier bench runs that ended without close (killed): their processes back, the group gone. */
+/**
+ * Removes a group and the groups under it (dockerd's per container, of a container still there), deepest
+ * first, each one's processes moved back to the hierarchy's root: a group is removed only empty.
+ */
+function removeGroup(root: string, dir: string): void {
+  for (const d of readdirSync(dir, { withFileTypes: true })) if (d.isDirectory()) removeGroup(root, join(dir, d.name));
+  move(root, procsOf(dir));
+  rmdirSync(dir);
+}
+
+/**
+ * Groups of earlier bench runs that ended without close (killed): their processes back, the group gone. The
+ * run's sites were stopped first (./sites.ts), so what is left in them is a process of the machine.
+ */
 function removeStale(root: string, name: string): void {
   for (const d of readdirSync(root)) {
     const pid = new RegExp(`^${name}-(\\d+)$`).exec(d)?.[1];
     if (pid === undefined || existsSync(`/proc/${pid}`)) continue;
-    move(root, procsOf(join(root, d)));
-    rmdirSync(join(root, d));
+    removeGroup(root, join(root, d));
   }
+}
+
+/** The groups this run made and has not closed: a stopped bench closes them (closeOpenGroups). */
+const open = new Set<NodeCpu>();
+
+/** Closes every group this run still holds, after its sites were stopped (a bench ended by a signal). */
+export function closeOpenGroups(): void {
+  for (const g of [...open]) g.close();
 }
 
 /** v1's cpuacct hierarchy, where it is mounted apart from cpu (else cpu's own group has cpuacct.usage). */
@@ -175,7 +195,7 @@ export function nodeCpu(name: string): NodeCpu {
   }
   const acct = account(h, name, dir);
   const group = `${name}-${process.pid}`;
-  return {
+  const cpu: NodeCpu = {
     how: h.label,
     weighted: true,
     cgroupParent: `/${group}`,
@@ -185,10 +205,12 @@ export function nodeCpu(name: string): NodeCpu {
     },
     usedMs: () => acct.usedMs(),
     close: () => {
-      move(h.root, procsOf(dir));
-      rmdirSync(dir);
+      open.delete(cpu);
+      removeGroup(h.root, dir);
       acct.close();
       removeEngineGroups(group);
     },
   };
+  open.add(cpu);
+  return cpu;
 }

@@ -58,6 +58,24 @@ function selfAndAncestors(): Set<number> {
   return out;
 }
 
+/** Every live process `pid` started, and what those started, as records (deepest last). */
+export function descendants(pid: number): ProcRecord[] {
+  const children = new Map<number, ProcRecord[]>();
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st === null || st.state === "Z") continue;
+    const rec = { pid: Number(name), start: st.start, what: readNul(`/proc/${name}/cmdline`).join(" ").slice(0, 200) };
+    children.set(st.ppid, [...(children.get(st.ppid) ?? []), rec]);
+  }
+  const out: ProcRecord[] = [];
+  for (let next = children.get(pid) ?? []; next.length > 0;) {
+    out.push(...next);
+    next = next.flatMap((r) => children.get(r.pid) ?? []);
+  }
+  return out;
+}
+
 /** Every live process whose environment names the site (SIM_SITE_DIR) or whose command line mentions it. */
 export function siteProcesses(dir: string): ProcRecord[] {
   const skip = selfAndAncestors();
