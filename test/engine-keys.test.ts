@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { gatewayModelOf } from "../src/components/gateway";
+import { gatewayModelOf } from "../src/plan/files";
 import { endpointKey } from "../src/engines";
 import { loadRecipes } from "../src/engines/recipes";
 import { SpecErrors } from "../src/recipe/errors";

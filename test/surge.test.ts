@@ -18,7 +18,7 @@ import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
-import { rollLines } from "../src/components/surge";
+import { rollLines } from "../src/plan/surge";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
 import { msg, say, useLocale } from "../src/text/messages";

@@ -5,7 +5,7 @@
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { imageSyncOf, modelSyncOf } from "../src/components/sync";
+import { imageSyncOf, modelSyncOf } from "../src/plan/sync";
 import { recipeRevision } from "../src/engines/options/recipe";
 import type { EngineName } from "../src/recipe/types";
 import { loadProject } from "../src/project";

@@ -15,62 +15,21 @@ import { DgppProvision } from "../providers/dgppProvision";
 import { ImageSync } from "../providers/imageSync";
 import { ModelCache } from "../providers/modelCache";
 import { EngineDeployment, HELD_INPUTS } from "../providers/engineDeployment";
-import type { Allowances, ConnectionSettings, GatewaySettings } from "../providers/settings";
-import type { DgppPaths } from "../render/dgpp";
+import type { ConnectionSettings } from "../providers/settings";
 import { engineSequenceBundle } from "../render/deployment";
-import type { DeploymentBundle } from "../render/types";
-import type { ImageSyncPlan, ModelSync } from "./sync";
-import type { Owner } from "../serve/owner";
+import type { DeploymentPlan, RunWiring } from "../plan/types";
 import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "./tokens";
-import type { ReplicaPlace } from "../render/replicas";
-import type { Findings } from "../providers/wire";
-import type { Msg } from "../text/messages";
 
 export interface DeploymentArgs {
-  /** The rendered deployment (render at plan time, execute at apply time). */
-  bundle: DeploymentBundle;
+  /** Its part of the plan (src/plan): the rendered bundle, what the look found, its place in a roll. */
+  plan: DeploymentPlan;
+  /** What every resource of this run gets (the allowances, the gateway file, the owner). */
+  run: RunWiring;
   connection: pulumi.Input<ConnectionSettings>;
-  /** HF_TOKEN / API_KEY as Pulumi secrets. */
-  secrets: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** sm121:apiKey is set (the plan says when this deployment's endpoint does not take it). */
-  apiKey: boolean;
-  allow: Allowances;
-  /** Run the read-only node checks at plan time. */
-  preflight: boolean;
-  /** The gateway file, for the failure path (its endpoints disabled at once). */
-  gateway?: GatewaySettings;
-  /** What the plan-time look at the nodes found for this deployment (serve/observe). */
-  drift: Msg[];
-  /** The part of `drift` that is the engine's health, and sm121:liveness's bound on its restarts. */
-  health?: Msg[];
-  liveness?: { maxRestarts: number; windowS: number };
-  /**
-   * The nodes the look could not see (one message each): every child keeps its stored inputs and comes
-   * after `after`, so that this run does nothing to the deployment while the others go on.
-   */
-  unknown?: Msg[];
-  findings: pulumi.Input<Findings>;
-  /** Its place in its replica set's roll (render/replicas). */
-  replica?: ReplicaPlace;
+  /** HF_TOKEN / API_KEY as Pulumi secrets (each value secret, the keys plain: the plan names a rotated secret). */
+  secrets: Record<string, pulumi.Input<string>>;
   /** Engines this one comes after (and, on destroy, goes before). */
-  after?: pulumi.Resource[];
-  /** DGPP recipes: where it lives on the nodes, and the pin to provision (none: pre-installed). */
-  dgpp?: { paths: DgppPaths; rev?: string; buildScript?: string; pollS: number; capS: number };
-  /**
-   * `sm121:hooks: pulumi-command`: the hooks run as @pulumi/command resources; `knownHosts` pins
-   * each node's host key.
-   */
-  hookCommands?: { knownHosts: string };
-  /** The checkpoint on every node before the engine starts (./sync modelSyncOf). */
-  model?: ModelSync;
-  /** The image, one ID on every node, before the engine starts (./sync imageSyncOf). */
-  image?: ImageSyncPlan;
-  /** sm121:hfToken, for the model's download. */
-  hfToken?: pulumi.Input<string>;
-  /** The stack this deployment belongs to, recorded on its nodes. */
-  owner?: Owner;
-  /** sm121:keepBackups. */
-  keepBackups?: number;
+  after: pulumi.Resource[];
 }
 
 export class Deployment extends ComponentResource {
@@ -85,87 +44,57 @@ export class Deployment extends ComponentResource {
   constructor(name: string, args: DeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     const aliases = [...(opts?.aliases ?? []), ...DEPLOYMENT_TYPES_BEFORE.map((type) => ({ type }))];
     super(DEPLOYMENT_TYPE, name, {}, { ...opts, aliases });
-    const b = args.bundle;
+    const { plan: p, run, connection, secrets } = args;
+    const b = p.bundle;
     const deps: pulumi.Resource[] = [];
-    const unknown = (args.unknown ?? []).length > 0;
+    const unknown = (p.found.unknown ?? []).length > 0;
     // Nothing of an unknown deployment changes in this run, and it comes after every other one.
-    const held: pulumi.CustomResourceOptions = unknown ? { ignoreChanges: ["*"], dependsOn: args.after ?? [] } : {};
-    if (args.model !== undefined) {
-      deps.push(
-        new ModelCache(
-          `${name}-model`,
-          {
-            deployment: b.deployment,
-            ...args.model,
-            connection: args.connection,
-            ...(args.hfToken !== undefined && { hfToken: args.hfToken }),
-          },
-          { parent: this, ...held },
-        ),
-      );
+    const held: pulumi.CustomResourceOptions = unknown ? { ignoreChanges: ["*"], dependsOn: args.after } : {};
+    const children = { parent: this, ...held };
+    if (p.model !== undefined) {
+      const hfToken = secrets["HF_TOKEN"];
+      const inputs = { deployment: b.deployment, ...p.model, connection, hfToken };
+      deps.push(new ModelCache(`${name}-model`, inputs, children));
     }
-    if (args.image !== undefined) {
-      const inputs = { deployment: b.deployment, ...args.image, connection: args.connection };
-      deps.push(new ImageSync(`${name}-image`, inputs, { parent: this, ...held }));
+    if (p.image !== undefined) {
+      deps.push(new ImageSync(`${name}-image`, { deployment: b.deployment, ...p.image, connection }, children));
     }
-    if (args.dgpp !== undefined) {
-      deps.push(
-        new DgppProvision(
-          `${name}-dgpp`,
-          {
-            bundle: b,
-            recipe: b.recipe,
-            paths: args.dgpp.paths,
-            pollS: args.dgpp.pollS,
-            capS: args.dgpp.capS,
-            connection: args.connection,
-            ...(args.dgpp.rev !== undefined && { rev: args.dgpp.rev }),
-            ...(args.dgpp.buildScript !== undefined && { buildScript: args.dgpp.buildScript }),
-          },
-          { parent: this, ...held },
-        ),
-      );
+    if (p.dgpp !== undefined) {
+      const { paths, pollS, capS, rev, buildScript } = p.dgpp;
+      const inputs = { bundle: b, recipe: b.recipe, paths, pollS, capS, connection, rev, buildScript };
+      deps.push(new DgppProvision(`${name}-dgpp`, inputs, children));
     }
-    if (args.hookCommands !== undefined) {
-      deps.push(
-        ...hookCommands(
-          name,
-          {
-            bundle: b,
-            connection: args.connection,
-            secrets: args.secrets,
-            knownHosts: args.hookCommands.knownHosts,
-            drift: args.drift,
-            restart: args.allow.restart,
-          },
-          this,
-        ),
-      );
+    const hooks = run.hookCommands;
+    if (hooks !== undefined) {
+      const drift = p.found.drift;
+      const restart = run.allow.restart;
+      const inputs = { bundle: b, connection, secrets, knownHosts: hooks.knownHosts, drift, restart };
+      deps.push(...hookCommands(name, inputs, this));
     }
     this.engine = new EngineDeployment(
       `${name}-engine`,
       {
         deployment: b.deployment,
-        preflight: args.preflight,
-        ...(args.gateway !== undefined && { gateway: args.gateway }),
-        bundle: engineSequenceBundle(b, args.hookCommands === undefined ? "engine" : "pulumi-command"),
-        connection: args.connection,
-        secrets: args.secrets,
-        apiKey: args.apiKey,
-        allow: args.allow,
-        drift: args.drift,
-        findings: args.findings,
-        ...(args.owner !== undefined && { owner: args.owner }),
-        ...(args.keepBackups !== undefined && { keepBackups: args.keepBackups }),
-        ...(args.health !== undefined && { health: args.health }),
-        ...(args.liveness !== undefined && { liveness: args.liveness }),
-        ...(args.replica !== undefined && { replica: args.replica }),
-        ...(unknown && { unknown: args.unknown }),
+        preflight: run.preflight,
+        gateway: run.gateway,
+        bundle: engineSequenceBundle(b, hooks === undefined ? "engine" : "pulumi-command"),
+        connection,
+        secrets,
+        apiKey: run.apiKey,
+        allow: run.allow,
+        drift: p.found.drift,
+        findings: p.found.findings,
+        owner: run.owner,
+        keepBackups: run.keepBackups,
+        health: p.found.health,
+        liveness: run.liveness,
+        replica: p.replica,
+        unknown: unknown ? p.found.unknown : undefined,
       },
       {
         parent: this,
-        dependsOn: [...deps, ...(args.after ?? [])],
-        ...(unknown && { ignoreChanges: [...HELD_INPUTS] }),
+        dependsOn: [...deps, ...args.after],
+        ignoreChanges: unknown ? [...HELD_INPUTS] : undefined,
       },
     );
     const outcome = this.engine.outcome;
@@ -186,5 +115,11 @@ export class Deployment extends ComponentResource {
     // them: the SDK then printed the gRPC error ("resource monitor shut down while sending
     // resource outputs") as a stack trace, in colour whatever NO_COLOR said (docs/up.md).
     this.registerOutputs({});
+  }
+
+  /** Its stack output (src/program.ts). */
+  outputs(): Record<string, pulumi.Output<unknown>> {
+    const { endpoints, servedModel, status, firstToken } = this;
+    return { endpoints, servedModel, status, firstToken };
   }
 }

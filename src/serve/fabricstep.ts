@@ -4,6 +4,7 @@
  * resolved an `auto` fabric (the plan then shows what it found).
  */
 import type { Dialer } from "../remote";
+import type { NodeFabric } from "../recipe/fabric";
 import type { Recipe, Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
@@ -42,9 +43,20 @@ export async function fabricStep(i: FabricStepInput): Promise<DeploymentBundle[]
   if (look.refusals.length > 0) {
     throw i.refuse([t("fabric.refuses"), ...look.refusals.map((r) => `  ${r}`)].join("\n"));
   }
-  if (Object.keys(look.resolved).length === 0) return i.bundles;
+  return withResolved(i, look.resolved);
+}
+
+/**
+ * The bundles rendered again where the look resolved an `auto` fabric (pure): the plan then shows
+ * what it found. Nothing resolved: the bundles as they were.
+ */
+export function withResolved(
+  i: Pick<FabricStepInput, "site" | "recipes" | "root" | "bundles">,
+  resolved: Readonly<Record<string, NodeFabric>>,
+): DeploymentBundle[] {
+  if (Object.keys(resolved).length === 0) return i.bundles;
   const nodes = { ...i.site.nodes };
-  for (const [n, f] of Object.entries(look.resolved)) if (nodes[n] !== undefined) nodes[n] = { ...nodes[n], fabric: f };
+  for (const [n, f] of Object.entries(resolved)) if (nodes[n] !== undefined) nodes[n] = { ...nodes[n], fabric: f };
   const keep = new Set(i.bundles.map((b) => b.deployment));
   return renderSite({ ...i.site, nodes }, i.recipes, { root: i.root }).filter((b) => keep.has(b.deployment));
 }
