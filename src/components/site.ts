@@ -13,7 +13,7 @@ import { all } from "@pulumi/pulumi/output";
 import { ComponentResource, rootStackResource, type Resource } from "@pulumi/pulumi/resource";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "../providers/settings";
 import type { Recipe, Site as SiteSpec } from "../recipe/types";
-import { dgppBuildScript, dgppPaths } from "../render/dgpp";
+import { dgppBuildScript, dgppPaths } from "../dgpp/files.render";
 import type { ReplicaPlace } from "../render/replicas";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
@@ -25,7 +25,7 @@ import { Deployment } from "./recipe";
 import { scrapeTargetsOf } from "./scrapeTargets";
 import { surgeEnds, surgeStarts, type SurgePlan } from "./surge";
 import { imageSyncOf, modelSyncOf } from "./sync";
-import { DEPLOYMENT_TYPES_BEFORE, SITE_TYPE } from "./tokens";
+import { DEPLOYMENT_TYPES_BEFORE, SITE_TYPE } from "../text/tokens";
 
 export interface SiteWiring {
   site: SiteSpec;

@@ -1,15 +1,15 @@
 /** The work of DgppProvision, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
-import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
+import { provisionDgpp, type ProvisionSettings } from "./provision.serve";
 import { hostFor, withHosts } from "../remote";
 import { nodePath } from "../text/shell";
-import { authOf, providerLog, settled } from "./common";
-import type { ConnectionSettings } from "./settings";
-import { unpack } from "./packed";
+import { authOf, providerLog, settled } from "../providers/common";
+import type { ConnectionSettings } from "../providers/settings";
+import { unpack } from "../providers/packed";
 import { say, t } from "../text/messages";
-import type { DgppWire } from "./wire";
-import { stale, upgrade, upgradeWords } from "./stateVersion";
+import type { DgppWire } from "../providers/wire";
+import { stale, upgrade, upgradeWords } from "../providers/stateVersion";
 
 interface Props extends ProvisionSettings {
   bundle: DeploymentBundle;

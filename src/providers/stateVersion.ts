@@ -31,8 +31,8 @@
  * EngineDeployment 5: the shown `drift` is the findings' English words again (what the diff shows,
  * in place of message keys), their messages in `__run.drift`.
  */
-import type { DgppPaths } from "../render/dgpp";
-import { stagedLines } from "../render/dgpp";
+import type { DgppPaths } from "../dgpp/files.render";
+import { stagedLines } from "../dgpp/files.render";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome, StoredOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
