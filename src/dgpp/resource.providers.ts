@@ -39,7 +39,6 @@ export class DgppProvision extends ShimResource {
     const b = output(bundle);
     const staged = all([b, args.paths]).apply(([d, paths]) => stagedLines(d, paths));
     super(
-      "../dgpp/impl.providers",
       "DgppProvision",
       name,
       { ...shown, staged, __bundle: b.apply(packedBundle), marker: undefined, built: undefined },

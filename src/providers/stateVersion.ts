@@ -290,7 +290,10 @@ export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): Msg {
 }
 
 /** The stored outputs of a `kind` resource, in the current form. */
-export function upgrade<K extends StateKind>(kind: K, stored: object): Upgraded<K> {
+export function upgrade<K extends StateKind>(kind: K, stored: unknown): Upgraded<K> {
+  if (typeof stored !== "object" || stored === null || Array.isArray(stored)) {
+    throw new Error(t("serve.stateUnknownShape", { kind, keys: typeof stored }));
+  }
   const props = stored as Props;
   const current: number = STATE_VERSIONS[kind];
   const v = props["stateVersion"];
