@@ -4,7 +4,7 @@ import { msg, SaidError } from "../text/messages";
 import type { Host, LockChannel, StepChannel } from "./host";
 import { LocalHost } from "./local";
 import { runName, waitingMessage } from "./lock";
-import { connectSsh, type SshAuth } from "./ssh";
+import { CONNECTION_DEFAULTS, connectSsh, type SshAuth } from "./ssh";
 
 export type { Host, RunOptions, RunResult, StepChannel } from "./host";
 export type { SshAuth } from "./ssh";
@@ -119,7 +119,7 @@ export async function withHosts<T>(
     if (opts.lock === true) {
       // An operation that changes nodes holds every node's lock, all taken before any step runs.
       const owner = auth.owner ?? runName(undefined);
-      const waitS = auth.lockWaitS ?? 60;
+      const waitS = auth.lockWaitS ?? CONNECTION_DEFAULTS.lockWaitS;
       for (const h of hosts.values()) {
         locks.set(
           h.node,
