@@ -31,6 +31,7 @@
  * EngineDeployment 5: the shown `drift` is the findings' English words again (what the diff shows,
  * in place of message keys), their messages in `__run.drift`.
  */
+import { z } from "zod";
 import type { DgppPaths } from "../dgpp/files.render";
 import { stagedLines } from "../dgpp/files.render";
 import type { DeploymentBundle, NodeConn } from "../render/types";
@@ -289,21 +290,30 @@ export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): Msg {
   return msg(u.versioned ? "serve.stateUpgrade" : "serve.stateUpgradeUnversioned", params);
 }
 
+/**
+ * What the engine passes in, read before any version's shape: an object whose stateVersion, where
+ * there is one, is a whole number (a state written before versions has none). Made when used: no
+ * zod schema at a provider file's module scope (DESIGN.md).
+ */
+const storedSchema = () => z.looseObject({ stateVersion: z.int().min(1).optional() });
+
 /** The stored outputs of a `kind` resource, in the current form. */
 export function upgrade<K extends StateKind>(kind: K, stored: unknown): Upgraded<K> {
-  if (typeof stored !== "object" || stored === null || Array.isArray(stored)) {
-    throw new Error(t("serve.stateUnknownShape", { kind, keys: typeof stored }));
+  const parsed = storedSchema().safeParse(stored);
+  if (!parsed.success) {
+    const keys = typeof stored === "object" && stored !== null ? Object.keys(stored).sort().join(", ") : typeof stored;
+    throw new Error(t("serve.stateUnknownShape", { kind, keys }));
   }
-  const props = stored as Props;
+  const props: Props = parsed.data;
   const current: number = STATE_VERSIONS[kind];
-  const v = props["stateVersion"];
-  const versioned = typeof v === "number";
-  const from = versioned ? v : UNVERSIONED[kind](props);
+  const v = parsed.data.stateVersion;
+  const versioned = v !== undefined;
+  const from = v ?? UNVERSIONED[kind](props);
   const keys = Object.keys(props)
     .filter((k) => k !== "__provider")
     .sort()
     .join(", ");
-  if (from === undefined || !Number.isInteger(from) || from < 1) {
+  if (from === undefined) {
     throw new Error(t("serve.stateUnknownShape", { kind, keys }));
   }
   if (from > current) {
