@@ -171,7 +171,10 @@ describe.sequential("the provider's words in German, Pulumi's in English", () =>
     );
     // sm121's own lines speak Russian; the diff's drift input is the findings' English words whatever the
     // run speaks (the same bytes in the state for every operator).
-    const ours = ru.all.split("\n").filter((l) => l.startsWith("sm121:")).join("\n");
+    const ours = ru.all
+      .split("\n")
+      .filter((l) => l.startsWith("sm121:"))
+      .join("\n");
     expect(ours).not.toContain("the last up left it failed");
     expect(ours).not.toContain("the engine is not running");
     expect(ru.stdout).toMatch(/\+ \[0\]: "spark1: the engine is not running/);
