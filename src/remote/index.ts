@@ -98,7 +98,8 @@ function onLock(h: Host, l: LockChannel): Host {
 
 /**
  * Runs `fn` with one connection per node, all nodes in parallel, closing every connection after.
- * `lock`: hold every node's lock first; `log` says whom the operation waits for, at once.
+ * `lock`: hold every node's lock first; `log` says whom the operation waits for, at once, and a dial
+ * tried again.
  */
 export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,
@@ -106,7 +107,9 @@ export async function withHosts<T>(
   fn: (hosts: Map<string, Host>) => Promise<T>,
   opts: { lock?: boolean; log?: (message: string) => void } = {},
 ): Promise<T> {
-  const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, auth)));
+  // A dial tried again is said where the operation says whom it waits for.
+  const dial = opts.log === undefined ? auth : { ...auth, onRetry: opts.log };
+  const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, dial)));
   const locks = new Map<string, LockChannel>();
   const hosts = new Map<string, Host>();
   settled.forEach((s) => {

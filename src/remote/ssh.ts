@@ -67,6 +67,8 @@ export interface SshAuth {
   lockWaitS?: number;
   /** Whether accept-new writes a key it takes into knownHosts (default true; a preview: false). */
   recordHostKeys?: boolean;
+  /** Where a failed dial that is tried again is said, with what the next dial waits for (default: not said). */
+  onRetry?: (message: string) => void;
   /** Where a host key accept-new takes is shown (default: stderr), once per key and process. */
   onHostKey?: (message: string) => void;
 }
@@ -93,7 +95,12 @@ export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
       // A refused host key, a refused login or an unknown name will not get better by trying again;
       // anything else (a refused or timed-out dial) waits for the node's sshd to answer again.
       if (last instanceof TransportError && FINAL_KINDS.has(last.kind)) throw last;
-      if (i < attempts) await new Promise((r) => setTimeout(r, CONNECTION_DEFAULTS.dialBackoffMs * i));
+      if (i < attempts) {
+        const ms = CONNECTION_DEFAULTS.dialBackoffMs * i;
+        const why = last instanceof TransportError ? say(last.detail) : last.message;
+        auth.onRetry?.(say(msg("remote.dialRetry", { node: t.node, attempt: i, attempts, why, ms })));
+        await new Promise((r) => setTimeout(r, ms));
+      }
     }
   }
   throw last ?? new Error("unreachable");
