@@ -7,8 +7,8 @@
 import type { Project } from "./project";
 import type { Dialer } from "./remote";
 import { observeSite } from "./serve/observe";
-import { imageQuestions, lookFabric, resolvesAuto } from "./serve/fabric";
-import { fabricDeploymentsOf } from "./serve/fabricstep";
+import { imageQuestions, lookFabric, resolvesAuto } from "./fabric/resolve.serve";
+import { fabricDeploymentsOf } from "./fabric/step.serve";
 import { lookPlaced } from "./serve/sitefile";
 import { t } from "./text/messages";
 import type { RunInputs } from "./plan/inputs";

@@ -158,6 +158,18 @@ describe("what an up does with a deployment", () => {
   });
 });
 
+describe("a change of shape on a protected node", () => {
+  it("is refused by check, before anything is touched; diff only says the replacement", async () => {
+    const stored = { ...engineWire(b), outcome: serving };
+    const guarded = { ...b, nodes: [...b.nodes].reverse().map((n) => ({ ...n, protected: true })) };
+    const seen = await check(stored, engineWire(guarded));
+    const reasons = (seen.failures ?? []).map((f) => f.reason);
+    expect(reasons.every((r) => r.includes("would restart"))).toBe(true);
+    expect(reasons.length).toBe(2);
+    expect(await diff("id", stored, engineWire(guarded))).toMatchObject({ changes: true, replaces: ["plan"] });
+  });
+});
+
 describe("a deployment the look could not see", () => {
   const wire = engineWire;
   const guardedNodes = b.nodes.map((n) => ({ ...n, protected: true, env: { ...n.env, X: "1" } }));

@@ -10,8 +10,8 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, w
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { firstRecord, recordOfLine, type NodeRecord } from "../src/protocol";
-import { dgppPaths, type DgppPaths } from "../src/render/dgpp";
-import { buildPollScript, startBuild } from "../src/serve/dgpp";
+import { dgppPaths, type DgppPaths } from "../src/dgpp/files.render";
+import { buildPollScript, startBuild } from "../src/dgpp/provision.serve";
 import { parseRecipe } from "../src/engines/recipes";
 import { testDir } from "./helpers/tmp";
 

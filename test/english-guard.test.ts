@@ -55,7 +55,7 @@ const ALLOWED: readonly Allowed[] = [
     reason: "an invariant: the site's check refuses a deployment whose recipe is not loaded, before render",
   },
   {
-    file: "src/render/dgpp.ts",
+    file: "src/dgpp/files.render.ts",
     text: "has no repo/rev to provision",
     reason: "an invariant: the build script is asked for only when the recipe pins repo and rev",
   },

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSite } from "../src/recipe/site";
-import { judgeFabric, lookWants } from "../src/serve/fabric";
+import { judgeFabric, lookWants } from "../src/fabric/resolve.serve";
 import { familiarRef, imageIdsOf } from "../src/targets/dockerlook";
 import {
   fabricLookScript,
@@ -17,7 +17,7 @@ import {
   parseRdmaLink,
   parseShowGids,
   type FabricFacts,
-} from "../src/serve/fabriclook";
+} from "../src/fabric/look.render";
 
 const fx = (f: string) =>
   readFileSync(join(__dirname, "fixtures", "fabric", f), "utf8")

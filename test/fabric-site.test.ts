@@ -14,7 +14,7 @@ import { parseSite } from "../src/recipe/site";
 import { Dialer } from "../src/remote";
 import type { SshAuth } from "../src/remote/ssh";
 import type { Site } from "../src/recipe/types";
-import { lookFabric, type FabricDeployment } from "../src/serve/fabric";
+import { lookFabric, type FabricDeployment } from "../src/fabric/resolve.serve";
 import { buildImage } from "./site/exec";
 import { devicesDir, setFabric, sparkFabric } from "./site/fabric";
 import { endSite } from "./helpers/project";

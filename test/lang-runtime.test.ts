@@ -16,10 +16,10 @@ import { gatewayPlan } from "../src/render/gatewayPlan";
 import { deploymentFits, fitLines } from "../src/render/memfit";
 import { fitRefusal } from "../src/render/fitrefusal";
 import { nodeBudgets, nodeLines } from "../src/render/nodefit";
-import { judgeFabric } from "../src/serve/fabric";
-import type { FabricFacts } from "../src/serve/fabriclook";
-import { linkTestText, type LinkTestReport } from "../src/serve/linkrun";
-import { judgeLinkTest, parseLinkTest } from "../src/serve/linktest";
+import { judgeFabric } from "../src/fabric/resolve.serve";
+import type { FabricFacts } from "../src/fabric/look.render";
+import { linkTestText, type LinkTestReport } from "../src/fabric/linkrun.serve";
+import { judgeLinkTest, parseLinkTest } from "../src/fabric/nccl.render";
 import { msg, say, useLocale } from "../src/text/messages";
 import { cells } from "../src/text/width";
 

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { judgeLinkTest, largestRow, parseLinkTest, sizeText } from "../src/serve/linktest";
+import { judgeLinkTest, largestRow, parseLinkTest, sizeText } from "../src/fabric/nccl.render";
 
 const fx = (f: string) => readFileSync(join(__dirname, "fixtures", "fabric", f), "utf8");
 

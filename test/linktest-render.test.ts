@@ -1,5 +1,5 @@
 /**
- * The link test's scripts as render/linktest.ts writes them, on the fabric goldens' site
+ * The link test's scripts as fabric/linktest.render.ts writes them, on the fabric goldens' site
  * (test/fixtures/sites/fabric.yaml): each docker rank's container gets exactly the flags and the
  * environment of the engine's own container on that node; a tmux rank runs with the node's engine
  * environment; the plan says it only where sm121:fabricCheck asks and the deployment spans nodes.
@@ -10,7 +10,7 @@ import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import type { Site } from "../src/recipe/types";
 import { renderSite } from "../src/render/deployment";
-import { linkTestPlan } from "../src/render/linktest";
+import { linkTestPlan } from "../src/fabric/linktest.render";
 import { deploymentPlan } from "../src/render/plan";
 import { quote } from "../src/text/shell";
 

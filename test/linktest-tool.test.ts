@@ -1,12 +1,12 @@
 /**
- * Which program the link test runs (serve/linkmpi.ts chooseTool): nccl-tests' all_reduce_perf
+ * Which program the link test runs (fabric/linkmpi.serve.ts chooseTool): nccl-tests' all_reduce_perf
  * only where the image's look finds it, mpirun and ssh; otherwise the torch script, with the reason
  * the report prints. The look's output is fed in as a node would print it.
  */
 import { describe, expect, it } from "vitest";
 import type { Host, RunOptions, RunResult } from "../src/remote";
 import type { LinkTestMpi } from "../src/render/types";
-import { chooseTool, type LinkTool } from "../src/serve/linkmpi";
+import { chooseTool, type LinkTool } from "../src/fabric/linkmpi.serve";
 import { say } from "../src/text/messages";
 import type { NodeRecord } from "../src/protocol";
 

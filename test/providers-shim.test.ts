@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PROVIDER_KEY, providerMoved, providerText } from "../src/providers/providerText";
+import { PROVIDER_KEY, providerMoved, providerPath, providerText } from "../src/providers/providerText";
+import { STATE_VERSIONS, type StateKind } from "../src/providers/stateVersion";
 import { REPO } from "./helpers/project";
 
 const SDK = join(REPO, "node_modules", "@pulumi", "pulumi");
@@ -53,7 +54,7 @@ describe("the provider text, run as the host runs it", () => {
       process.execPath,
       [
         "-e",
-        `${load} (async () => { ${calls} })().catch((e) => { process.stderr.write(String(e.message)); ` +
+        `(async () => { ${load} ${calls} })().catch((e) => { process.stderr.write(String(e.message)); ` +
           "process.exit(3); });",
       ],
       { cwd, env: { ...process.env, TEXT: text, NODE_COMPILE_CACHE: join(dir, "cc") }, encoding: "utf8" },
@@ -66,16 +67,19 @@ describe("the provider text, run as the host runs it", () => {
       "and passes every call through",
     () => {
       const project = join(dir, "project");
-      mkdirSync(join(project, "dist", "impl"), { recursive: true });
+      mkdirSync(join(project, "dist", "src", "providers"), { recursive: true });
       mkdirSync(join(project, "sub"), { recursive: true });
       writeFileSync(
-        join(project, "dist", "impl", "fake.js"),
+        join(project, providerPath("EngineDeployment")),
         [
-          "exports.check = async (o, n) => ({ inputs: { ...n, checked: true } });",
-          "exports.diff = async (id, o, n) => ({ changes: o.v !== n.v });",
-          "exports.create = async (i) => ({ id: 'made', outs: i });",
-          "exports.update = async (id, o, n) => ({ outs: n });",
-          "exports.remove = async () => { process.stdout.write('removed;'); };",
+          "exports.provider = {",
+          "  check: async (o, n) => ({ inputs: { ...n, checked: true } }),",
+          "  diff: async (id, o, n) => ({ changes: o.v !== n.v }),",
+          "  create: async (i) => ({ id: 'made', outs: i }),",
+          "  update: async (id, o, n) => ({ outs: n }),",
+          "  delete: async () => { process.stdout.write('removed;'); },",
+          "  read: async (id, props) => ({ id, props }),",
+          "};",
           "",
         ].join("\n"),
       );
@@ -88,7 +92,7 @@ describe("the provider text, run as the host runs it", () => {
         "process.stdout.write(JSON.stringify({ c, d, m, r }));",
       ].join(" ");
       for (const cwd of [project, join(project, "sub")]) {
-        const out = host(cwd, providerText("dist/impl/fake.js"), calls);
+        const out = host(cwd, providerText("EngineDeployment"), calls);
         expect(out.stderr).toBe("");
         expect(out.status).toBe(0);
         expect(out.stdout).toBe(
@@ -105,14 +109,23 @@ describe("the provider text, run as the host runs it", () => {
   );
 
   it("says what to run when the implementation is not built", () => {
-    const out = host(dir, providerText("dist/src/providers/none.js"), "await p.diff('x', {}, {});");
+    const out = host(dir, providerText("Surge"), "await p.diff('x', {}, {});");
     expect(out.status).toBe(3);
-    expect(out.stderr).toContain("dist/src/providers/none.js is not found from");
+    expect(out.stderr).toContain(`${providerPath("Surge")} is not found from`);
     expect(out.stderr).toContain("npm run build");
   });
 
+  it("names, for each kind, a built module whose provider object has every method the host calls", () => {
+    for (const kind of Object.keys(STATE_VERSIONS) as StateKind[]) {
+      const mod = require(join(REPO, providerPath(kind))) as { provider?: Record<string, unknown> };
+      const missing = ["create", "delete", "diff", "update"].filter((m) => typeof mod.provider?.[m] !== "function");
+      expect({ kind, missing }).toEqual({ kind, missing: [] });
+      expect(providerText(kind)).toContain(JSON.stringify(providerPath(kind)));
+    }
+  });
+
   it("names no path of the machine that wrote it; a text of an earlier release is 'moved'", () => {
-    const text = providerText("dist/src/providers/engineImpl.js");
+    const text = providerText("EngineDeployment");
     expect(text).not.toMatch(/\/(tmp|work|home|root)\//);
     expect(providerMoved({ __provider: "old" }, { __provider: text })).toBe(true);
     expect(providerMoved({ __provider: text }, { __provider: text })).toBe(false);

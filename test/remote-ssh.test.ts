@@ -153,6 +153,18 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
     });
   });
 
+  it("a refused dial is tried again, saying what the next one waits for; a refused login is not", async () => {
+    const said: string[] = [];
+    const onRetry = (m: string) => said.push(m);
+    expect((await failure({ port: node.sshPort + 1 }, { dialAttempts: 2, onRetry })).kind).toBe("refused");
+    expect(said).toEqual([
+      `s1: dial 1 of 2 failed (connection to ${site.user}@${at(1)} refused (connect ECONNREFUSED ${at(1)})); ` +
+        "dialling again in 300 ms, for its sshd to answer",
+    ]);
+    expect((await failure({ user: "nobody-here" }, { dialAttempts: 2, onRetry })).kind).toBe("auth");
+    expect(said.length).toBe(1);
+  });
+
   it("a host name nobody resolves: not found, fix ssh.host", async () => {
     const f = await failure({ host: "spark-typo.invalid" });
     expect(f.kind).toBe("not-found");

@@ -17,7 +17,7 @@ import { flagSpec } from "../src/cli/usage";
 import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
-import { dgppBuildScript } from "../src/render/dgpp";
+import { dgppBuildScript } from "../src/dgpp/files.render";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { expectGolden, firstDifference } from "./helpers/golden";
 

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { allocate } from "./site/alloc";
-import { parseLinkTest } from "../src/serve/linktest";
+import { parseLinkTest } from "../src/fabric/nccl.render";
 
 const AT = allocate(__filename);
 

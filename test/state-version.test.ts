@@ -187,4 +187,16 @@ describe("states no release of this checkout can read", () => {
       /no sm121 release wrote \(keys: deployment, plan\)/,
     );
   });
+
+  it("parses what the engine passes in before reading it: no object, or a stateVersion that is no version", () => {
+    const { state } = upgrade("ModelCache", of("057f8f4", "dk-model").outputs);
+    for (const stateVersion of [0, 1.5, "1", null]) {
+      expect(() => upgrade("ModelCache", { ...state, stateVersion })).toThrow(
+        /no sm121 release wrote \(keys: .*stateVersion/,
+      );
+    }
+    for (const stored of [undefined, null, "text", [state]]) {
+      expect(() => upgrade("ModelCache", stored)).toThrow(/sm121 ModelCache: the stored outputs have a shape/);
+    }
+  });
 });

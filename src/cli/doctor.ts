@@ -22,7 +22,7 @@ import { preflightScript } from "../serve/steps";
 import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, str, type Parsed } from "./args";
-import { doctorFabric } from "./doctorfabric";
+import { doctorFabric } from "../fabric/doctor.cli";
 import { loginCheck, loginLines, planRefusals } from "./doctorplan";
 import { loginWays } from "../remote/login";
 import { cliAuth, connectFailure, hostKeyRefusalOf, selectedNode, withNodes, type Reached } from "./connect";

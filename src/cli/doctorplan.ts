@@ -1,7 +1,7 @@
 /**
  * What `sm121 doctor` asks besides each node's needs, so that it never says "ready" where the plan
  * refuses: the login the program uses (remote/login: the same keys in the same order, and what
- * logged in to each node), the fabric look of the plan (serve/fabric: a declared interface or
+ * logged in to each node), the fabric look of the plan (fabric/resolve.serve: a declared interface or
  * RDMA port the node does not have, a link down, subnets apart) and the memory the deployments on
  * a node claim together (render/nodefit), each refused as the plan refuses it.
  */
@@ -11,7 +11,7 @@ import { loginWays, type Login } from "../remote/login";
 import { deploymentFits, type NodeModelFacts } from "../render/memfit";
 import { nodeBudgets, nodeRefusals } from "../render/nodefit";
 import type { NodeConn } from "../render/types";
-import { lookFabric } from "../serve/fabric";
+import { lookFabric } from "../fabric/resolve.serve";
 import { say, t } from "../text/messages";
 import type { DoctorCheck } from "./schemas";
 

@@ -14,7 +14,7 @@
  */
 import { spawn } from "node:child_process";
 
-import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../components/tokens";
+import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../text/tokens";
 import type { Parsed } from "./args";
 import { selectedDeployment } from "./connect";
 import { contextProject, type CliContext } from "./context";
@@ -22,7 +22,7 @@ import { currentLocale, t } from "../text/messages";
 import { pulumiRunEnv } from "./pulumi";
 import { allowedProtected, leavingRefusal } from "../text/protected";
 
-/** The type tokens of the component each deployment is, now and before (src/components/tokens.ts). */
+/** The type tokens of the component each deployment is, now and before (src/text/tokens.ts). */
 const DEPLOYMENT_TYPES: readonly string[] = [DEPLOYMENT_TYPE, ...DEPLOYMENT_TYPES_BEFORE];
 
 interface Run {

@@ -7,7 +7,7 @@
  */
 import { Document, Pair, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import { imageVersion } from "../engines/options/versions";
-import { FABRIC_NAME } from "../recipe/fabric";
+import { FABRIC_NAME } from "../fabric/site.recipe";
 import { IPV4, NODE_PATH } from "../recipe/site";
 import type { Host } from "../remote";
 import { firstRecord, printRecord } from "../protocol";

@@ -353,7 +353,7 @@ export type StatusNode = z.infer<ReturnType<typeof statusNodeSchema>>;
 export type Health = z.infer<ReturnType<typeof healthSchema>>;
 export type Load = z.infer<ReturnType<typeof loadSchema>>;
 export type SmokeReport = z.infer<ReturnType<typeof smokeSchema>>;
-/** `sm121 doctor --fabric --json`: the link test's report (serve/linkrun). */
+/** `sm121 doctor --fabric --json`: the link test's report (fabric/linkrun.serve). */
 export function linkTestSchema() {
   return z.strictObject({
     stack: z.string(),

@@ -11,14 +11,14 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { hookCommands } from "./hookCommands";
 import { ComponentResource } from "@pulumi/pulumi/resource";
-import { DgppProvision } from "../providers/dgppProvision";
+import { DgppProvision } from "../dgpp/resource.providers";
 import { ImageSync } from "../providers/imageSync";
 import { ModelCache } from "../providers/modelCache";
 import { EngineDeployment, HELD_INPUTS } from "../providers/engineDeployment";
 import type { ConnectionSettings } from "../providers/settings";
 import { engineSequenceBundle } from "../render/deployment";
 import type { DeploymentPlan, RunWiring } from "../plan/types";
-import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "./tokens";
+import { DEPLOYMENT_TYPE, DEPLOYMENT_TYPES_BEFORE } from "../text/tokens";
 
 export interface DeploymentArgs {
   /** Its part of the plan (src/plan): the rendered bundle, what the look found, its place in a roll. */

@@ -18,7 +18,7 @@ import { known } from "./known";
 import { Deployment } from "./recipe";
 import { scrapeTargetsOf } from "./scrapeTargets";
 import { surgeEnds, surgeStarts } from "./surge";
-import { DEPLOYMENT_TYPES_BEFORE, SITE_TYPE } from "./tokens";
+import { DEPLOYMENT_TYPES_BEFORE, SITE_TYPE } from "../text/tokens";
 
 /** What the resources get besides the plan: how they reach the nodes, the stack's secrets, their provider. */
 export interface SiteWiring {

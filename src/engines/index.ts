@@ -1,7 +1,7 @@
 /** The engine registry, typed so that a missing driver fails to compile. */
 import type { DeployTarget, EngineName } from "../recipe/types";
 import type { EngineDriver } from "./driver";
-import { dgpp } from "./dgpp";
+import { dgpp } from "../dgpp/driver.engines";
 import { gr8 } from "./gr8";
 import { sglang } from "./sglang";
 import { vllm } from "./vllm";

@@ -4,8 +4,8 @@
  * images that differ between a deployment's nodes.
  */
 import type { DeploymentBundle } from "../render/types";
-import { fabricDeploymentsOf } from "../serve/fabricstep";
-import { imageRefusals } from "../serve/fabric";
+import { fabricDeploymentsOf } from "../fabric/step.serve";
+import { imageRefusals } from "../fabric/resolve.serve";
 import type { SiteObservation } from "../serve/observe";
 import { foreignHolders, ownerDrift, takeoverRefusal } from "../serve/owner";
 import { say, t } from "../text/messages";

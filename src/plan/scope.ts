@@ -4,11 +4,11 @@
  * look and the plan both read it, the look before it has seen anything).
  */
 import type { Project } from "../project";
-import type { NodeFabric } from "../recipe/fabric";
+import type { NodeFabric } from "../fabric/site.recipe";
 import type { Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
-import { withResolved } from "../serve/fabricstep";
+import { withResolved } from "../fabric/step.serve";
 
 export interface Scope {
   /** The deployments this run serves, in the site's order. */

@@ -5,7 +5,7 @@
 import type { Recipe as RecipeDef, Site } from "../recipe/types";
 import type { DeploymentBundle } from "../render/types";
 import { recipeRevision } from "../engines/options/recipe";
-import { dgppBuildScript, dgppPaths } from "../render/dgpp";
+import { dgppBuildScript, dgppPaths } from "../dgpp/files.render";
 import type { DgppPlan, ImageSyncPlan, ModelSync } from "./types";
 
 /** A Hugging Face repo id (org/name); a path or a bare name is not fetched from the hub. */

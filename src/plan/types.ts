@@ -3,9 +3,9 @@
  * and the run's inputs, and that the components register (src/components). Plain data, no Pulumi
  * object: a unit test compares it, and a component reads it without deciding anything.
  */
-import type { NodeFabric } from "../recipe/fabric";
+import type { NodeFabric } from "../fabric/site.recipe";
 import type { Spare } from "../recipe/types";
-import type { DgppPaths } from "../render/dgpp";
+import type { DgppPaths } from "../dgpp/files.render";
 import type { GatewayModel } from "../render/gateway";
 import type { Fit } from "../render/memfit";
 import type { Drain, ReplicaPlace, ReplicaSet } from "../render/replicas";

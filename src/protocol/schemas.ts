@@ -74,10 +74,10 @@ function fieldsOfEachKind() {
     // A docker image on a node (serve/imagesync): its ID and size, or none.
     image: { id: z.string(), size: int().nonnegative() },
     imageAbsent: {},
-    // A DGPP build on rank 0 (serve/dgpp): done, still running, or its session gone without the
+    // A DGPP build on rank 0 (dgpp/provision.serve): done, still running, or its session gone without the
     // build's last line; and the build log's last line (base64).
     dgppBuild: { state: z.enum(["done", "running", "failed"]), last64: z.string() },
-    // The link test's look in the image (render/linkmpi): a tool and its path ("" when absent).
+    // The link test's look in the image (fabric/linkmpi.render): a tool and its path ("" when absent).
     linkTool: { tool: z.string(), path: z.string() },
     // A replica's requests in flight before a roll stops it (serve/drain): /metrics' lines that
     // name its gauge, base64; null when /metrics does not answer.

@@ -1,10 +1,31 @@
 /** Small helpers of the provider implementations; loading it listens for Ctrl-C (./cancel). */
 import "./cancel";
+import type * as pulumi from "@pulumi/pulumi";
 import { fstatSync } from "node:fs";
 import { runName, type SshAuth } from "../remote";
 import { expandHome } from "../text/home";
 import { visible } from "../text/visible";
 import type { ConnectionSettings } from "./settings";
+
+/**
+ * The SDK's contract of a dynamic provider as each sm121 kind's `provider` object satisfies it
+ * (./providerText): what the engine passes in is unknown until parsed (./stateVersion).
+ */
+export type ResourceProvider = pulumi.dynamic.ResourceProvider<unknown, unknown>;
+
+/** The value the engine gives an input that is not known yet during a preview (the SDK's rpc unknownValue). */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Whether a value holds an input not known yet (a preview): nothing to check or diff in it. */
+export function holdsUnknown(v: unknown): boolean {
+  if (v === UNKNOWN) return true;
+  if (Array.isArray(v)) return v.some(holdsUnknown);
+  return typeof v === "object" && v !== null && Object.values(v).some(holdsUnknown);
+}
+
+/** Whether the engine passed no olds: nothing stored yet (`{}` before the first create). */
+export const noOlds = (w: unknown): boolean =>
+  w === undefined || (typeof w === "object" && w !== null && Object.keys(w).length === 0);
 
 /**
  * The provider interface asks every operation for a promise; a pure one (check, diff, a delete that

@@ -130,7 +130,7 @@ export class EngineDeployment extends ShimResource {
       ...(args.unknown !== undefined && { unknown: args.unknown }),
       outcome: undefined,
     };
-    super("engineImpl", "EngineDeployment", name, props, {
+    super("EngineDeployment", name, props, {
       ...opts,
       additionalSecretOutputs: ["connection", "secrets"],
     });

@@ -9,27 +9,32 @@ import type { ServeOptions } from "../serve/serve";
 import { cancelled } from "../remote/cancel";
 import { withOverrides } from "../render/overrides";
 import { listMsg, msg, say, t, type Msg } from "../text/messages";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, holdsUnknown, providerLog, settled, type ResourceProvider } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
 import type { Held } from "./gatewayImpl";
 import { ROLL_SETTLE_S } from "../render/gatewayRoll";
 import { fromStored, fromWire, oldsFromWire as oldProps } from "./engineWire";
-import type { EngineProps as Props, StoredWire } from "./engineWire";
+import type { EngineProps as Props } from "./engineWire";
 import type { EngineWire } from "./wire";
 import { upgrade } from "./stateVersion";
 
-export function check(oldWire: StoredWire, wire: EngineWire): Promise<pulumi.dynamic.CheckResult> {
+/** Everything the engine passes in is parsed (./engineWire): stored outputs of any state version, or new inputs. */
+export function check(oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.CheckResult> {
   return settled(() => checkNow(oldWire, wire));
 }
 
-function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckResult {
+/**
+ * Refusals belong here, at plan time, before anything is touched: whatever the new inputs would
+ * stop or restart on a protected node without this run's allowance, render-only and experimental
+ * profiles, and (sm121:preflight) what the plan-time look found fatal.
+ */
+function checkNow(oldWire: unknown, wire: unknown): pulumi.dynamic.CheckResult {
+  // During a preview an input may still be unknown: nothing to check yet.
+  if (holdsUnknown(wire)) return { inputs: wire };
   const failures: pulumi.dynamic.CheckFailure[] = [];
-  // During a preview an input may still be unknown (a sentinel string): nothing to check yet.
-  if (typeof wire.__bundle !== "string" || typeof wire.__run !== "object" || wire.__run === null)
-    return { inputs: wire };
   const olds = oldProps(oldWire);
-  const news = fromWire(wire);
+  const news = fromStored(wire);
   const b = news.bundle;
   // A deployment the look could not see: nothing happens to it in this run, so nothing to refuse.
   if ((news.unknown ?? []).length > 0) return { inputs: wire };
@@ -37,10 +42,14 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
   if (!b.runnable) failures.push({ property: "deployment", reason: t("serve.renderOnly", profile) });
   if (b.profileStatus === "experimental" && !news.allow.experimental)
     failures.push({ property: "deployment", reason: t("serve.experimental", profile) });
-  // Refusals belong here, at plan time: whatever would restart the engine on a protected node.
-  if (decide(olds, news).restart.length > 0)
-    for (const reason of refusedProtected(b, news.allow.protected, "restart"))
-      failures.push({ property: "deployment", reason });
+  const allowed = news.allow.protected;
+  const replaced = olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(b);
+  const refused = replaced
+    ? [...refusedProtected(olds.bundle ?? b, allowed, "stop"), ...refusedProtected(b, allowed, "restart")]
+    : decide(olds, news).restart.length > 0
+      ? refusedProtected(b, allowed, "restart")
+      : [];
+  for (const reason of refused) failures.push({ property: "deployment", reason });
   if (news.preflight === true && failures.length === 0) {
     const log = providerLog(b.deployment);
     for (const n of news.findings?.notes ?? []) log(t("serve.preflight", { finding: say(n) }));
@@ -51,27 +60,32 @@ function checkNow(oldWire: StoredWire, wire: EngineWire): pulumi.dynamic.CheckRe
   return { inputs: wire, failures };
 }
 
-/** Says why, under the resource: the plan shows what changes, this line what it does on the nodes. */
-/** Both sides may be stored outputs of an older version: a refresh diffs what read found against the stored inputs. */
-export function diff(_id: string, oldWire: StoredWire, wire: StoredWire): Promise<pulumi.dynamic.DiffResult> {
-  return settled(() => diffNow(_id, oldWire, wire));
+/**
+ * A restart that only the stored outputs ask for (the last up failed), which check cannot see (it
+ * has the old inputs), on a protected node this run may not change: the deployment is left as it
+ * is, and the plan says so with the allowance. Everything else check has refused already.
+ */
+function leftProtected(d: Decision, news: Props): string[] {
+  return d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
 }
 
-function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dynamic.DiffResult {
+/** Says why, under the resource: the plan shows what changes, this line what it does on the nodes. */
+/** Both sides may be stored outputs of an older version: a refresh diffs what read found against the stored inputs. */
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
+  return settled(() => diffNow(oldWire, wire));
+}
+
+function diffNow(oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const olds = oldProps(oldWire);
-  const news = fromWire(upgrade("EngineDeployment", wire).state);
+  const news = fromStored(wire);
   const log = providerLog(news.deployment);
   const unknown = news.unknown ?? [];
   if (unknown.length > 0) {
     log(t("serve.unknown", { why: say(listMsg(unknown, "semi")), deployment: news.deployment }));
     return { changes: false };
   }
+  // Check refused a change of shape on a protected node without the allowance.
   if (olds.bundle !== undefined && shapeOf(olds.bundle) !== shapeOf(news.bundle)) {
-    const refused = [
-      ...refusedProtected(olds.bundle, news.allow.protected, "stop"),
-      ...refusedProtected(news.bundle, news.allow.protected, "restart"),
-    ];
-    if (refused.length > 0) throw new Error(refused.join("\n"));
     log(
       t("serve.replaced", {
         from: olds.bundle.nodes.map((n) => n.node).join(", "),
@@ -81,12 +95,12 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
     return { changes: true, replaces: ["plan"], deleteBeforeReplace: true };
   }
   const d = decide(olds, news);
-  const refused = d.restart.length > 0 ? refusedProtected(news.bundle, news.allow.protected, "restart") : [];
-  if (refused.length > 0) throw new Error(refused.join("\n"));
   const nodes = news.bundle.nodes.map((n) => n.node).join(", ");
   // The decision's messages, said here in the reader's language (the look's drift among them, as found).
   const words = (ms: readonly Msg[]) => ms.map((m) => say(m)).join("; ");
-  if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: words(d.restart) }) + rollPlace(news));
+  const left = leftProtected(d, news);
+  if (left.length > 0) log(t("serve.protectedLeft", { reasons: words(d.restart), refusal: left.join("; ") }));
+  else if (d.restart.length > 0) log(t("serve.restarts", { nodes, reasons: words(d.restart) }) + rollPlace(news));
   else if (d.held !== undefined) {
     log(t(d.held.already ? "serve.heldAlready" : "serve.heldNow", { words: say(heldWords(news.deployment, d.held)) }));
   } else if (d.touch.length > 0) {
@@ -95,7 +109,8 @@ function diffNow(_id: string, oldWire: StoredWire, wire: StoredWire): pulumi.dyn
     log([...checks, ...(rest !== "" ? [t("serve.restartsNothing", { words: rest })] : [])].join("; "));
   }
   const newlyHeld = d.held !== undefined && !d.held.already;
-  return { changes: d.restart.length + d.touch.length > 0 || newlyHeld };
+  const restarts = left.length === 0 && d.restart.length > 0;
+  return { changes: restarts || d.touch.length > 0 || newlyHeld };
 }
 
 /** Where a restart stands in its replica set's roll, for the plan. */
@@ -159,12 +174,9 @@ function failedWith(message: string, id: string, wire: EngineWire, outcome: Stor
   return Object.assign(new Error(message, { cause }), { id, properties: { ...wire, outcome }, reasons: [message] });
 }
 
-async function run(
-  id: string | undefined,
-  oldWire: StoredWire | undefined,
-  wire: EngineWire,
-): Promise<pulumi.dynamic.CreateResult> {
+async function run(id: string | undefined, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.CreateResult> {
   const olds = oldProps(oldWire);
+  const wire = upgrade("EngineDeployment", given).state;
   const news = fromWire(wire);
   const b = news.bundle;
   const rid = id ?? b.deployment;
@@ -188,11 +200,13 @@ async function run(
     const outcome: StoredOutcome = { ...before, status: "failed", held: true, failure, restarts };
     throw failedWith(say(failure), rid, wire, outcome);
   }
-  // Only per-node settings or the state's version changed: the state takes them; nothing on a node
-  // is asked or changed.
+  // Only per-node settings or the state's version changed, or a restart is left to the allowance of
+  // a protected node (leftProtected): the state takes the rest; nothing on a node is asked or changed.
   const recordOnly = d.touch.every((t) => t.kind === "setting" || t.kind === "state");
   const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && recordOnly;
-  if (olds?.outcome !== undefined && settingsOnly) return { id: rid, outs: { ...wire, outcome: olds.outcome } };
+  const left = leftProtected(d, news).length > 0;
+  if (olds?.outcome !== undefined && (settingsOnly || left))
+    return { id: rid, outs: { ...wire, outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
   const held = await holdForRoll(olds, news, log);
   // Its requests in flight finish before it stops (bounded by sm121:drainS).
@@ -352,18 +366,18 @@ async function rollBack(
   }
 }
 
-export function create(inputs: EngineWire): Promise<pulumi.dynamic.CreateResult> {
+function create(inputs: unknown): Promise<pulumi.dynamic.CreateResult> {
   return run(undefined, undefined, inputs);
 }
 
-export async function update(id: string, olds: StoredWire, news: EngineWire): Promise<pulumi.dynamic.UpdateResult> {
+async function update(id: string, olds: unknown, news: unknown): Promise<pulumi.dynamic.UpdateResult> {
   const outs: unknown = (await run(id, olds, news)).outs;
   return { outs };
 }
 
-export async function remove(_id: string, wire: StoredWire): Promise<void> {
+/** destroy, a removal from the site and a targeted destroy all come here, with no program run. */
+export async function remove(_id: string, wire: unknown): Promise<void> {
   const props = fromStored(wire);
-  // destroy, a removal from the site and a targeted destroy all come here, with no program run.
   const refused = refusedProtected(props.bundle, allowedHere(), "stop");
   if (refused.length > 0)
     throw new Error(`${refused.join("\n")}\n${t("serve.nothingStopped", { deployment: props.bundle.deployment })}`);
@@ -371,7 +385,7 @@ export async function remove(_id: string, wire: StoredWire): Promise<void> {
   await stopDeployment(props.bundle, authOf(props.connection), providerLog(props.bundle.deployment), props.secrets);
 }
 
-export async function read(id: string, stored: StoredWire): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, stored?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const wire = upgrade("EngineDeployment", stored).state;
   const props = fromWire(wire);
   const { inspectDeployment } = await import("../serve/stop");
@@ -389,3 +403,6 @@ export async function read(id: string, stored: StoredWire): Promise<pulumi.dynam
   };
   return { id, props: { ...wire, outcome } };
 }
+
+/** EngineDeployment's provider (./providerText): check, diff, create, update, delete and read. */
+export const provider = { check, diff, create, update, delete: remove, read } satisfies ResourceProvider;

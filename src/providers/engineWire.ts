@@ -14,6 +14,7 @@ import type { EngineWire, RunSettings } from "./wire";
 import { unpack } from "./packed";
 import type { Msg } from "../text/messages";
 import { stale, upgrade, upgradeWords, type Upgraded } from "./stateVersion";
+import { noOlds } from "./common";
 
 /** The form the provider works with. */
 export interface EngineProps extends RunSettings {
@@ -29,16 +30,13 @@ export interface EngineProps extends RunSettings {
   upgrade?: Msg;
 }
 
-/** What Pulumi passes as olds: nothing yet (`{}` on a create), or stored outputs of any state version. */
-export type StoredWire = object;
-
-/** The olds as the provider works with them; empty when there are none. */
-export function oldsFromWire(w: StoredWire | undefined): Partial<EngineProps> {
-  return w === undefined || Object.keys(w).length === 0 ? {} : fromStored(w);
+/** The olds as the provider works with them: nothing yet (`{}` on a create), or stored outputs of any state version. */
+export function oldsFromWire(w: unknown): Partial<EngineProps> {
+  return noOlds(w) ? {} : fromStored(w);
 }
 
-/** Stored outputs of any state version, in the form the provider works with. */
-export function fromStored(w: StoredWire): EngineProps {
+/** Stored outputs of any state version (or new inputs), in the form the provider works with. */
+export function fromStored(w: unknown): EngineProps {
   const u: Upgraded<"EngineDeployment"> = upgrade("EngineDeployment", w);
   const props = fromWire(u.state);
   return stale(u) ? { ...props, upgrade: upgradeWords("EngineDeployment", u) } : props;

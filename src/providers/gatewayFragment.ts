@@ -77,6 +77,6 @@ export class GatewayFragment extends ShimResource {
       ),
       sha256: undefined,
     };
-    super("gatewayImpl", "GatewayFragment", name, props, { ...opts, additionalSecretOutputs: ["connection"] });
+    super("GatewayFragment", name, props, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

@@ -9,7 +9,7 @@ import { disableEndpoints, gatewayFile, type GatewayModel } from "../render/gate
 import type { NodeConn } from "../render/types";
 import { sha256 as sha } from "../render/identity";
 import { readPlaced, writePlaced } from "../serve/sitefile";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, providerLog, settled, type ResourceProvider } from "./common";
 import type { ConnectionSettings, GatewaySettings } from "./settings";
 import { msg, say, t, type Msg } from "../text/messages";
 import type { GatewayWire, SurgeFile } from "./wire";
@@ -35,7 +35,7 @@ interface Content {
 }
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const stored = (s: object) => upgrade("GatewayFragment", s);
+const stored = (s: unknown) => upgrade("GatewayFragment", s);
 
 function placeOf(p: GatewayWire): Place {
   const f = p.__file;
@@ -97,11 +97,11 @@ function rewrite(olds: GatewayWire, news: GatewayWire): { say?: Msg } | undefine
 }
 
 /** Pure: the new content, the file as the look found it, and the engines' starts, against what was written. */
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const u = stored(oldWire);
   const olds = u.state;
   // Stored inputs of an older version too: a refresh diffs what read found against them.
@@ -122,13 +122,15 @@ function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.Dif
   return { changes: why !== undefined || stale(u) };
 }
 
-export async function create(inputs: GatewayWire): Promise<pulumi.dynamic.CreateResult> {
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = stored(given).state;
   const c = render(inputs, undefined);
   const sha256 = await write(placeOf(inputs), c);
   return { id: inputs.path, outs: { ...inputs, __file: { ...inputs.__file, models: c.models }, sha256 } };
 }
 
-export async function update(_id: string, oldWire: object, news: GatewayWire): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = stored(given).state;
   const olds = stored(oldWire).state;
   const c = render(news, olds);
   const file = { ...news.__file, models: c.models };
@@ -143,7 +145,7 @@ export async function update(_id: string, oldWire: object, news: GatewayWire): P
  * (seed 001). A destroy deletes this before the engines, so they stop after the gateway has left
  * them; an engine whose stop then fails keeps its endpoint, disabled.
  */
-export async function remove(_id: string, wire: object): Promise<void> {
+export async function remove(_id: string, wire: unknown): Promise<void> {
   const state = stored(wire).state;
   const p = placeOf(state);
   const models = state.__file.models.map((m) => ({ ...m, status: "destroyed" }));
@@ -155,7 +157,7 @@ export async function remove(_id: string, wire: object): Promise<void> {
   await write(p, c, [state.sha256]);
 }
 
-export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const state = stored(wire).state;
   return { id, props: { ...state, sha256: sha(await current(placeOf(state))) } };
 }
@@ -276,3 +278,6 @@ export async function endSurgeInGateway(
   const restartNote = msg("state.gw.surgeEnd", { deployment });
   await write(place, { text: f.before, warnings: [], restartNote }, [sha(f.written)]);
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

@@ -5,7 +5,7 @@
  * them: their delete must not run an after_stop hook while the engine keeps running.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { providerLog, settled } from "./common";
+import { providerLog, settled, type ResourceProvider } from "./common";
 import { upgrade } from "./stateVersion";
 import { msg, SaidError, t } from "../text/messages";
 
@@ -17,13 +17,16 @@ export function create(): Promise<pulumi.dynamic.CreateResult> {
   return Promise.reject(new SaidError(msg("hook.notCreated")));
 }
 
-export function update(_id: string, _olds: object, news: object): Promise<pulumi.dynamic.UpdateResult> {
+export function update(_id: string, _olds: unknown, news: unknown): Promise<pulumi.dynamic.UpdateResult> {
   return settled(() => ({ outs: upgrade("HostCommand", news).state }));
 }
 
-export function remove(_id: string, wire: object): Promise<void> {
+export function remove(_id: string, wire: unknown): Promise<void> {
   return settled(() => {
     const { node } = upgrade("HostCommand", wire).state;
     providerLog(node)(t("hook.dropped"));
   });
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove } satisfies ResourceProvider;

@@ -29,7 +29,6 @@ export class ImageSync extends ShimResource {
 
   constructor(name: string, args: ImageSyncInputs, opts?: pulumi.CustomResourceOptions) {
     super(
-      "imageSyncImpl",
       "ImageSync",
       name,
       { ...args, imageId: undefined, ids: undefined, source: undefined },

@@ -1,7 +1,7 @@
 /** The work of ImageSync, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
 import { imageIds, syncImage, type ImageSpec } from "../serve/imagesync";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, providerLog, settled, type ResourceProvider } from "./common";
 import { allowedHere } from "./engineDecide";
 import type { ImageSyncWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
@@ -32,13 +32,13 @@ const stored = (ids: Record<string, string | undefined>): Record<string, string 
 const recorded = (p: Props) => JSON.stringify([p.nodes, p.connection]);
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const upgraded = (s: object) => upgrade("ImageSync", s);
+const upgraded = (s: unknown) => upgrade("ImageSync", s);
 
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const u = upgraded(oldWire);
   const news = upgraded(wire).state;
   return { changes: reaches(u.state, news) || recorded(u.state) !== recorded(news) || stale(u) };
@@ -49,30 +49,35 @@ async function run(news: Props): Promise<Props> {
   return { ...news, imageId: o.id, source: o.source, ids: stored(o.ids) };
 }
 
-export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = upgraded(given).state;
   return { id: `${inputs.deployment}-image`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, oldWire: object, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = upgraded(given).state;
   const olds = upgraded(oldWire).state;
   if (!reaches(olds, news))
     return { outs: { ...olds, ...news, imageId: olds.imageId, ids: olds.ids, source: olds.source } };
   return { outs: await run(news) };
 }
 
-export function remove(_id: string, wire: object): Promise<void> {
+export function remove(_id: string, wire: unknown): Promise<void> {
   return settled(() => removeNow(_id, wire));
 }
 
-function removeNow(_id: string, wire: object): void {
+function removeNow(_id: string, wire: unknown): void {
   const props = upgraded(wire).state;
   const nodes = props.nodes.map((n) => n.node).join(", ");
   providerLog(`${props.deployment} image`)(t("image.stays", { image: props.image, nodes }));
 }
 
-export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const props = upgraded(wire).state;
   if (props.imageId === undefined) return { id, props };
   const ids = await imageIds(spec(props), authOf(props.connection));
   return { id, props: { ...props, ids: stored(ids) } };
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

@@ -41,7 +41,6 @@ export class ModelCache extends ShimResource {
 
   constructor(name: string, args: ModelCacheInputs, opts?: pulumi.CustomResourceOptions) {
     super(
-      "modelCacheImpl",
       "ModelCache",
       name,
       { ...args, commit: undefined, files: undefined, bytes: undefined, source: undefined, incomplete: undefined },

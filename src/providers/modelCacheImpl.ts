@@ -2,7 +2,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { hfCacheDir } from "../render/node";
 import { checkModel, removeModel, syncModel, type ModelSpec } from "../serve/modelcache";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, providerLog, settled, type ResourceProvider } from "./common";
 import type { ModelCacheWire } from "./wire";
 import { stale, upgrade } from "./stateVersion";
 import { t } from "../text/messages";
@@ -34,13 +34,13 @@ function recorded(p: Props): string {
 }
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const stored = (s: object) => upgrade("ModelCache", s);
+const stored = (s: unknown) => upgrade("ModelCache", s);
 
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const u = stored(oldWire);
   const news = stored(wire).state;
   return { changes: reaches(u.state, news) || recorded(u.state) !== recorded(news) || stale(u) };
@@ -53,11 +53,13 @@ async function run(news: Props): Promise<Props> {
   return { ...rest, commit: o.commit, files: o.files, bytes: o.bytes, source: o.source };
 }
 
-export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = stored(given).state;
   return { id: `${inputs.deployment}-model`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, oldWire: object, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = stored(given).state;
   const olds = stored(oldWire).state;
   const log = providerLog(`${news.deployment} model`);
   if (olds.repo !== news.repo || olds.revision !== news.revision) {
@@ -83,7 +85,7 @@ export async function update(_id: string, oldWire: object, news: Props): Promise
   return { outs: await run(news) };
 }
 
-export async function remove(_id: string, wire: object): Promise<void> {
+export async function remove(_id: string, wire: unknown): Promise<void> {
   const props = stored(wire).state;
   const log = providerLog(`${props.deployment} model`);
   const nodes = props.nodes.map((n) => n.node).join(", ");
@@ -105,10 +107,13 @@ export async function remove(_id: string, wire: object): Promise<void> {
   );
 }
 
-export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const props = stored(wire).state;
   if (props.commit === undefined) return { id, props };
   const incomplete = await checkModel(spec(props), props.commit, authOf(props.connection));
   const { incomplete: _old, ...rest } = props;
   return { id, props: { ...rest, ...(Object.keys(incomplete).length > 0 && { incomplete }) } };
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

@@ -56,6 +56,6 @@ export class ScrapeTargets extends ShimResource {
       })),
       sha256: undefined,
     };
-    super("scrapeTargetsImpl", "ScrapeTargets", name, props, { ...opts, additionalSecretOutputs: ["connection"] });
+    super("ScrapeTargets", name, props, { ...opts, additionalSecretOutputs: ["connection"] });
   }
 }

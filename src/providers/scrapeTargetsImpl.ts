@@ -5,13 +5,13 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { sha256 as sha } from "../render/identity";
 import { placeName, readPlaced, removePlaced, writePlaced, type Placed } from "../serve/sitefile";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, providerLog, settled, type ResourceProvider } from "./common";
 import { msg, say, t, type Msg } from "../text/messages";
 import type { ScrapeTargetsWire } from "./wire";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const stored = (s: object) => upgrade("ScrapeTargets", s);
+const stored = (s: unknown) => upgrade("ScrapeTargets", s);
 
 const placed = (p: ScrapeTargetsWire): Placed => ({
   path: p.path,
@@ -35,11 +35,11 @@ let said = false;
 const rewrite = (olds: ScrapeTargetsWire, news: ScrapeTargetsWire): boolean =>
   lookDrift(olds, news) !== undefined || olds.sha256 !== sha(news.__file.content);
 
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const u = stored(oldWire);
   const olds = u.state;
   const news = stored(wire).state;
@@ -65,28 +65,29 @@ async function write(p: ScrapeTargetsWire, written: string | undefined): Promise
   return sha(content);
 }
 
-export async function create(inputs: ScrapeTargetsWire): Promise<pulumi.dynamic.CreateResult> {
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = stored(given).state;
   return { id: placeName(placed(inputs)), outs: { ...inputs, sha256: await write(inputs, undefined) } };
 }
 
-export async function update(
-  _id: string,
-  oldWire: object,
-  news: ScrapeTargetsWire,
-): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = stored(given).state;
   const olds = stored(oldWire).state;
   // Only the state's version: the file is as written.
   if (!rewrite(olds, news)) return { outs: { ...news, ...(olds.sha256 !== undefined && { sha256: olds.sha256 }) } };
   return { outs: { ...news, sha256: await write(news, olds.sha256) } };
 }
 
-export async function remove(_id: string, wire: object): Promise<void> {
+export async function remove(_id: string, wire: unknown): Promise<void> {
   const state = stored(wire).state;
   await removePlaced(placed(state), authOf(state.connection), "remove the scrape targets");
 }
 
-export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const state = stored(wire).state;
   const text = await readPlaced(placed(state), authOf(state.connection), "read the scrape targets");
   return { id, props: { ...state, sha256: sha(text ?? "") } };
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

@@ -5,18 +5,27 @@
 import type { RunOverrides } from "../render/overrides";
 import type { NodeConn } from "../render/types";
 
+/**
+ * How the provider reaches the nodes: stored in each resource's state (the secrets as Pulumi
+ * secrets), so that delete and read reach them from any checkout. Each field with its default
+ * beside it; the dial's defaults are remote/ssh's CONNECTION_DEFAULTS.
+ */
 export interface ConnectionSettings {
-  /** The stack: who holds the node locks this operation takes. */
+  /** The stack: who holds the node locks this operation takes. Default: this process (remote runName). */
   owner?: string;
-  /** How long to wait for a node another operation holds. */
+  /** How long to wait for a node another operation holds, in seconds (sm121:lockWaitS). Default 60. */
   lockWaitS?: number;
+  /** The known_hosts file the host keys are checked against (sm121:knownHosts). Default ~/.ssh/known_hosts. */
   knownHosts: string;
+  /** strict: an unknown host key is refused; accept-new: taken once, recorded (sm121:hostKeys). Default strict. */
   hostKeys: "strict" | "accept-new";
-  /** The stack's secret sm121:sshPrivateKey: offered first. */
+  /** The stack's secret sm121:sshPrivateKey, offered first. Default none: ssh-agent, then the key files. */
   privateKey?: string;
-  /** The key files' material that logged in at the program's look (remote/login): offered after ssh-agent. */
+  /** The key files that logged in at the program's look (remote/login), offered after ssh-agent. Default none. */
   privateKeys?: string[];
+  /** The stack's secret sm121:sshPassphrase, for privateKey. Default none. */
   passphrase?: string;
+  /** How long one dial may take, to the end of login, in milliseconds. Default 10000 (CONNECTION_DEFAULTS). */
   dialTimeoutMs?: number;
 }
 

@@ -1,11 +1,12 @@
 /**
  * The provider text that Pulumi stores in the state for each resource kind, and the resource class
- * that carries it. The text is written here by hand, not produced by Pulumi's closure serializer:
- * it is a small CommonJS module that names its implementation by its path *inside the project*
- * (`dist/src/providers/engineImpl.js`) and loads it at run time from the directory the provider
- * host runs in, which Pulumi sets to the project directory (where Pulumi.yaml is). So the state
- * names no path of the machine that wrote it: a CI runner or a re-clone at another path runs
- * destroy and refresh with its own checkout, and always with the current code.
+ * that carries it. The text is written by hand (./providerText), not produced by Pulumi's closure
+ * serializer: a small CommonJS module that names the module of its kind's provider object by its
+ * path *inside the project* (`dist/src/providers/engineImpl.js`) and loads it at run time from the
+ * directory the provider host runs in, which Pulumi sets to the program's directory (the checkout,
+ * or the installed package an operator's project runs). So the state names no path of the machine
+ * that wrote it: a CI runner or a re-clone at another path runs destroy and refresh with its own
+ * checkout, and always with the current code.
  *
  * Writing the text by hand spares every run the closure serializer (it loads TypeScript and the
  * whole SDK: about half a second before the first resource registers). What this depends on is
@@ -16,33 +17,24 @@
  */
 import { output, secret, type Inputs, type Output } from "@pulumi/pulumi/output";
 import { CustomResource, type CustomResourceOptions } from "@pulumi/pulumi/resource";
-import * as NodePath from "node:path";
 import { holdsSecrets } from "../render/plan";
 import type { DeploymentBundle } from "../render/types";
 import { pack } from "./packed";
 import { PROVIDER_KEY, providerText } from "./providerText";
 import { STATE_VERSIONS, type StateKind } from "./stateVersion";
 
-/** The project directory of this build: this file is `<project>/dist/src/providers/shim.js`. */
-const PROJECT = NodePath.resolve(__dirname, "..", "..", "..");
-
-/** The provider text of an implementation module beside this file (e.g. "engineImpl"). */
-function textFor(module: string): string {
-  return providerText(NodePath.relative(PROJECT, NodePath.join(__dirname, `${module}.js`)));
-}
-
 /**
  * A resource served by the dynamic provider host (`pulumi-nodejs:dynamic/sm121:<type>`), as
- * `pulumi.dynamic.Resource` registers it, with the provider text of `impl` (a module beside this
- * file that exports check/diff/create/update/remove/read). Its inputs, and so the outputs its
- * provider writes from them, carry the kind's `stateVersion` (./stateVersion).
+ * `pulumi.dynamic.Resource` registers it, with the provider text of its kind (./providerText).
+ * Its inputs, and so the outputs its provider writes from them, carry the kind's `stateVersion`
+ * (./stateVersion).
  */
 export class ShimResource extends CustomResource {
-  constructor(impl: string, type: StateKind, name: string, props: Inputs, opts?: CustomResourceOptions) {
+  constructor(type: StateKind, name: string, props: Inputs, opts?: CustomResourceOptions) {
     for (const key of [PROVIDER_KEY, "stateVersion"]) {
       if (props[key] !== undefined) throw new Error(`${type} ${name}: ${key} is reserved for sm121's own use`);
     }
-    const own = { [PROVIDER_KEY]: textFor(impl), stateVersion: STATE_VERSIONS[type] };
+    const own = { [PROVIDER_KEY]: providerText(type), stateVersion: STATE_VERSIONS[type] };
     super(`pulumi-nodejs:dynamic/sm121:${type}`, name, { ...props, ...own }, opts);
   }
 }

@@ -31,8 +31,9 @@
  * EngineDeployment 5: the shown `drift` is the findings' English words again (what the diff shows,
  * in place of message keys), their messages in `__run.drift`.
  */
-import type { DgppPaths } from "../render/dgpp";
-import { stagedLines } from "../render/dgpp";
+import { z } from "zod";
+import type { DgppPaths } from "../dgpp/files.render";
+import { stagedLines } from "../dgpp/files.render";
 import type { DeploymentBundle, NodeConn } from "../render/types";
 import type { DeploymentOutcome, StoredOutcome } from "../serve/outcome";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
@@ -289,18 +290,30 @@ export function upgradeWords(kind: StateKind, u: Upgraded<StateKind>): Msg {
   return msg(u.versioned ? "serve.stateUpgrade" : "serve.stateUpgradeUnversioned", params);
 }
 
+/**
+ * What the engine passes in, read before any version's shape: an object whose stateVersion, where
+ * there is one, is a whole number (a state written before versions has none). Made when used: no
+ * zod schema at a provider file's module scope (DESIGN.md).
+ */
+const storedSchema = () => z.looseObject({ stateVersion: z.int().min(1).optional() });
+
 /** The stored outputs of a `kind` resource, in the current form. */
-export function upgrade<K extends StateKind>(kind: K, stored: object): Upgraded<K> {
-  const props = stored as Props;
+export function upgrade<K extends StateKind>(kind: K, stored: unknown): Upgraded<K> {
+  const parsed = storedSchema().safeParse(stored);
+  if (!parsed.success) {
+    const keys = typeof stored === "object" && stored !== null ? Object.keys(stored).sort().join(", ") : typeof stored;
+    throw new Error(t("serve.stateUnknownShape", { kind, keys }));
+  }
+  const props: Props = parsed.data;
   const current: number = STATE_VERSIONS[kind];
-  const v = props["stateVersion"];
-  const versioned = typeof v === "number";
-  const from = versioned ? v : UNVERSIONED[kind](props);
+  const v = parsed.data.stateVersion;
+  const versioned = v !== undefined;
+  const from = v ?? UNVERSIONED[kind](props);
   const keys = Object.keys(props)
     .filter((k) => k !== "__provider")
     .sort()
     .join(", ");
-  if (from === undefined || !Number.isInteger(from) || from < 1) {
+  if (from === undefined) {
     throw new Error(t("serve.stateUnknownShape", { kind, keys }));
   }
   if (from > current) {

@@ -54,6 +54,6 @@ export class Surge extends ShimResource {
       started: undefined,
     };
     const secret = ["connection", "secrets", "started", "start"];
-    super("surgeImpl", "Surge", name, props, { ...opts, additionalSecretOutputs: secret });
+    super("Surge", name, props, { ...opts, additionalSecretOutputs: secret });
   }
 }

@@ -1,35 +1,29 @@
-/** The work of Surge (./surge), in the provider process: check and diff are pure. */
+/** The work of Surge (./surge), in the provider process: diff is pure. */
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
-import { authOf, providerLog, settled } from "./common";
+import { authOf, noOlds, providerLog, settled, type ResourceProvider } from "./common";
 import { unpack } from "./packed";
 import { stale, upgrade, upgradeWords } from "./stateVersion";
 import type { SurgeWire } from "./wire";
 import { msg, SaidError, say, t } from "../text/messages";
 
-type Stored = SurgeWire | Record<string, never>;
-
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const stored = (s: object) => upgrade("Surge", s);
-
-export function check(_olds: Stored, news: SurgeWire): Promise<pulumi.dynamic.CheckResult> {
-  return Promise.resolve({ inputs: news });
-}
+const stored = (s: unknown) => upgrade("Surge", s);
 
 const same = (a: Record<string, string> | undefined, b: Record<string, string>) => {
   return JSON.stringify(a) === JSON.stringify(b);
 };
 
 /** Both sides may be stored outputs of an older version: a refresh diffs what read found against the stored inputs. */
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(oldWire, wire));
 }
 
-function diffNow(oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   // Olds are empty before the first create.
-  const u = Object.keys(oldWire).length === 0 ? undefined : stored(oldWire);
+  const u = noOlds(oldWire) ? undefined : stored(oldWire);
   const news = stored(wire).state;
   const changes = !same(u?.state.__set, news.__set);
   // Without a surge the plan's line for the set says why already.
@@ -46,12 +40,14 @@ function diffNow(oldWire: object, wire: object): pulumi.dynamic.DiffResult {
   return { changes: changes || upgrading };
 }
 
-export function create(news: SurgeWire): Promise<pulumi.dynamic.CreateResult> {
+export function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const news = stored(given).state;
   const started = news.phase === "start" ? { started: { started: false } } : {};
   return Promise.resolve({ id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } });
 }
 
-export async function update(_id: string, oldWire: object, news: SurgeWire): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = stored(given).state;
   const olds = stored(oldWire).state;
   // Only the state's version: nothing starts or ends.
   if (same(olds.__set, news.__set)) {
@@ -131,7 +127,7 @@ async function end(w: SurgeWire): Promise<void> {
  * A surge that started and whose end never ran (a replica failed, the up was interrupted) may still
  * run on the spare: its `start` stops it there, so that nothing the state forgets still runs.
  */
-export async function remove(_id: string, wire: object): Promise<void> {
+export async function remove(_id: string, wire: unknown): Promise<void> {
   const props = stored(wire).state;
   if (props.phase !== "start" || props.started?.started !== true) return;
   const log = providerLog(props.deployment);
@@ -139,6 +135,9 @@ export async function remove(_id: string, wire: object): Promise<void> {
   await stopDeployment(unpack<DeploymentBundle>(props.__bundle), authOf(props.connection), log, props.secrets);
 }
 
-export function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   return settled(() => ({ id, props: stored(wire).state }));
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

@@ -10,7 +10,7 @@ import type { GatewayModel } from "../render/gateway";
 import type { Drain } from "../render/replicas";
 import type { ReplicaPlace } from "../render/replicas";
 import type { NodeConn } from "../render/types";
-import type { ProvisionSettings } from "../serve/dgpp";
+import type { ProvisionSettings } from "../dgpp/provision.serve";
 import type { ImageNode } from "../serve/imagesync";
 import type { CacheNode } from "../serve/modelcache";
 import type { StoredOutcome } from "../serve/outcome";

@@ -10,7 +10,7 @@ import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
 import { msg, type Msg } from "../text/messages";
 import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
-import { INTERFACE_ENV, RDMA_ENV } from "./fabric";
+import { INTERFACE_ENV, RDMA_ENV } from "../fabric/site.recipe";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { MAX_ERRORS, SpecError, throwIfAny } from "./errors";
-import { nodeFabricSchema, siteFabricSchema } from "./fabric";
+import { nodeFabricSchema, siteFabricSchema } from "../fabric/site.recipe";
 import { msg, type Msg } from "../text/messages";
 import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";

@@ -1,5 +1,5 @@
 /** The validated shapes of a recipe and a site: what the rest of sm121 works from. */
-import type { NodeFabric, SiteFabric } from "./fabric";
+import type { NodeFabric, SiteFabric } from "../fabric/site.recipe";
 import type { FieldPath, Place, Position } from "./locate";
 import type { Msg } from "../text/messages";
 

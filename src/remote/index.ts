@@ -4,7 +4,7 @@ import { msg, SaidError } from "../text/messages";
 import type { Host, LockChannel, StepChannel } from "./host";
 import { LocalHost } from "./local";
 import { runName, waitingMessage } from "./lock";
-import { connectSsh, type SshAuth } from "./ssh";
+import { CONNECTION_DEFAULTS, connectSsh, type SshAuth } from "./ssh";
 
 export type { Host, RunOptions, RunResult, StepChannel } from "./host";
 export type { SshAuth } from "./ssh";
@@ -98,7 +98,8 @@ function onLock(h: Host, l: LockChannel): Host {
 
 /**
  * Runs `fn` with one connection per node, all nodes in parallel, closing every connection after.
- * `lock`: hold every node's lock first; `log` says whom the operation waits for, at once.
+ * `lock`: hold every node's lock first; `log` says whom the operation waits for, at once, and a dial
+ * tried again.
  */
 export async function withHosts<T>(
   nodes: ReadonlyArray<{ node: string; conn: NodeConn }>,
@@ -106,7 +107,9 @@ export async function withHosts<T>(
   fn: (hosts: Map<string, Host>) => Promise<T>,
   opts: { lock?: boolean; log?: (message: string) => void } = {},
 ): Promise<T> {
-  const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, auth)));
+  // A dial tried again is said where the operation says whom it waits for.
+  const dial = opts.log === undefined ? auth : { ...auth, onRetry: opts.log };
+  const settled = await Promise.allSettled(nodes.map((n) => connect(n.node, n.conn, dial)));
   const locks = new Map<string, LockChannel>();
   const hosts = new Map<string, Host>();
   settled.forEach((s) => {
@@ -119,7 +122,7 @@ export async function withHosts<T>(
     if (opts.lock === true) {
       // An operation that changes nodes holds every node's lock, all taken before any step runs.
       const owner = auth.owner ?? runName(undefined);
-      const waitS = auth.lockWaitS ?? 60;
+      const waitS = auth.lockWaitS ?? CONNECTION_DEFAULTS.lockWaitS;
       for (const h of hosts.values()) {
         locks.set(
           h.node,

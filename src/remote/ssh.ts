@@ -27,6 +27,26 @@ export interface SshTarget {
   user: string;
 }
 
+/**
+ * The defaults of a connection, each used where its setting is not given (SshAuth, and the stack's
+ * ConnectionSettings in providers/settings): one place, as pulumi-command documents its own.
+ */
+export const CONNECTION_DEFAULTS = {
+  /** How long one dial may take to the end of the SSH handshake and login (ssh2's readyTimeout). */
+  dialTimeoutMs: 10_000,
+  /**
+   * How many times a node is dialled before the operation fails; a refused host key, a refused login
+   * or an unknown name are final at once.
+   */
+  dialAttempts: 3,
+  /** The wait before dial n + 1, times n: for the node's sshd to answer (after a reboot, a full accept queue). */
+  dialBackoffMs: 300,
+  /** SSH keepalives on an open connection, so that a NAT or firewall keeps a quiet one. */
+  keepaliveIntervalMs: 15_000,
+  /** How long an operation that changes nodes waits for a node lock another one holds (sm121:lockWaitS). */
+  lockWaitS: 60,
+} as const;
+
 export interface SshAuth {
   /** The private key offered first (PEM/OpenSSH text): the stack's secret sm121:sshPrivateKey. */
   privateKey?: string;
@@ -37,14 +57,18 @@ export interface SshAuth {
   keyFiles?: readonly KeyOffer[];
   knownHosts: string;
   hostKeys: "strict" | "accept-new";
+  /** Default CONNECTION_DEFAULTS.dialTimeoutMs. */
   dialTimeoutMs?: number;
+  /** Default CONNECTION_DEFAULTS.dialAttempts. */
   dialAttempts?: number;
   /** Who holds a node lock this operation takes; default runName (e.g. "stack prod (ci@runner-b, pid 4242)"). */
   owner?: string;
-  /** How long to wait for a busy node before failing. */
+  /** How long to wait for a busy node before failing; default CONNECTION_DEFAULTS.lockWaitS. */
   lockWaitS?: number;
   /** Whether accept-new writes a key it takes into knownHosts (default true; a preview: false). */
   recordHostKeys?: boolean;
+  /** Where a failed dial that is tried again is said, with what the next dial waits for (default: not said). */
+  onRetry?: (message: string) => void;
   /** Where a host key accept-new takes is shown (default: stderr), once per key and process. */
   onHostKey?: (message: string) => void;
 }
@@ -61,16 +85,22 @@ function showAccepted(auth: SshAuth, said: Msg): void {
 }
 
 export async function connectSsh(t: SshTarget, auth: SshAuth): Promise<Host> {
-  const attempts = auth.dialAttempts ?? 3;
+  const attempts = auth.dialAttempts ?? CONNECTION_DEFAULTS.dialAttempts;
   let last: Error | undefined;
   for (let i = 1; i <= attempts; i++) {
     try {
       return await dialOnce(t, auth);
     } catch (e) {
       last = e instanceof Error ? e : new Error(String(e));
-      // A refused host key, a refused login or an unknown name will not get better by trying again.
+      // A refused host key, a refused login or an unknown name will not get better by trying again;
+      // anything else (a refused or timed-out dial) waits for the node's sshd to answer again.
       if (last instanceof TransportError && FINAL_KINDS.has(last.kind)) throw last;
-      if (i < attempts) await new Promise((r) => setTimeout(r, 300 * i));
+      if (i < attempts) {
+        const ms = CONNECTION_DEFAULTS.dialBackoffMs * i;
+        const why = last instanceof TransportError ? say(last.detail) : last.message;
+        auth.onRetry?.(say(msg("remote.dialRetry", { node: t.node, attempt: i, attempts, why, ms })));
+        await new Promise((r) => setTimeout(r, ms));
+      }
     }
   }
   throw last ?? new Error("unreachable");
@@ -104,8 +134,8 @@ function dialOnce(t: SshTarget, auth: SshAuth): Promise<Host> {
     host: t.host,
     port: t.port,
     username: t.user,
-    readyTimeout: auth.dialTimeoutMs ?? 10_000,
-    keepaliveInterval: 15_000,
+    readyTimeout: auth.dialTimeoutMs ?? CONNECTION_DEFAULTS.dialTimeoutMs,
+    keepaliveInterval: CONNECTION_DEFAULTS.keepaliveIntervalMs,
     hostVerifier: (key: Buffer) => {
       const v = verifyHostKey(auth.knownHosts, t.host, t.port, key, auth.hostKeys, auth.recordHostKeys ?? true);
       if (!v.ok) refusal = v;

@@ -2,7 +2,7 @@
  * Rendering a whole site: every deployment's bundles, decided at plan time from the recipes, the
  * profiles and the site. Pure but for reading the profile and overlay files under `root`.
  */
-import { linkTestPlan } from "./linktest";
+import { linkTestPlan } from "../fabric/linktest.render";
 import { driverFor } from "../engines";
 import { collectErrors, SpecError, throwIfAny } from "../recipe/errors";
 import type { Deployment, Recipe, Site } from "../recipe/types";

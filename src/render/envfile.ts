@@ -50,7 +50,7 @@ export interface RenderEnvInput {
   /** Container paths that start.sh mounts itself. */
   ownedMounts?: string[];
   /**
-   * The node's fabric variables (render/fabric.ts) for start.sh's container: -e pairs added to
+   * The node's fabric variables (fabric/env.render.ts) for start.sh's container: -e pairs added to
    * EXTRA_DOCKER_ARGS last, except a name the profile, overlay or node recipe sets itself.
    */
   fabricEnv?: Record<string, string>;

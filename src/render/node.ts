@@ -19,7 +19,7 @@ export interface NodeParts {
   memGateGiB: number;
   api?: ApiEndpoint;
   envKeys?: Record<string, string>;
-  /** The plan's facts of the node's fabric (render/fabric.ts). */
+  /** The plan's facts of the node's fabric (fabric/env.render.ts). */
   fabric?: string[];
 }
 

@@ -10,7 +10,7 @@ import { driverFor } from "../engines";
 import { siteError } from "./checks";
 import { mountTarget, pairsFromTokens, tokenizeLine, type LocatedPair } from "./dockerargs";
 import { renderEnv } from "./envfile";
-import { fabricEnv, fabricFacts } from "./fabric";
+import { fabricEnv, fabricFacts } from "../fabric/env.render";
 import { endpoint, hfCacheCheck, nodeBundle } from "./node";
 import { MANIFEST_FILE, loadOverlay, type Overlay } from "./overlay";
 import { readProfileFile, type Profile } from "./profile";

@@ -94,7 +94,7 @@ export interface Readiness {
   kvCachePattern?: string;
 }
 
-/** The link test of a deployment across nodes (render/linktest.ts): one script a node, by rank. */
+/** The link test of a deployment across nodes (fabric/linktest.render.ts): one script a node, by rank. */
 export interface LinkTestPlan {
   /** Every node declares RDMA: NCCL on sockets fails the test. */
   rdma: boolean;
@@ -102,13 +102,13 @@ export interface LinkTestPlan {
   minBusBandwidthGBps?: number;
   /** How long a rank waits for its peers. */
   timeoutS: number;
-  /** sm121's torch script, one a rank (render/allreducepy.ts): the test where the image has no nccl-tests. */
+  /** sm121's torch script, one a rank (fabric/allreduce.render.ts): the test where the image has no nccl-tests. */
   scripts: string[];
   /** A docker deployment: nccl-tests' all_reduce_perf under mpirun, where its image has them. */
   mpi?: LinkTestMpi;
 }
 
-/** The nccl-tests run of the link test (render/linkmpi.ts). */
+/** The nccl-tests run of the link test (fabric/linkmpi.render.ts). */
 export interface LinkTestMpi {
   /** Run on rank 0's node: what the image has (`linkTool` records, protocol/). */
   probe: string;

@@ -80,7 +80,7 @@ export interface LookOptions {
   placeOf: (node: string) => string;
   /** This run's stack, against which the owners found on the nodes are read (serve/owner). */
   me?: Owner;
-  /** Per node: the images whose IDs the look reports (the fabric's image check, serve/fabric). */
+  /** Per node: the images whose IDs the look reports (the fabric's image check, fabric/resolve.serve). */
   images?: Readonly<Record<string, readonly string[]>>;
   /** Per node directory of a deployment: its readiness wait (observeSite sets it from the bundles). */
   loadingS?: ReadonlyMap<string, number>;

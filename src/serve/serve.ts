@@ -7,7 +7,7 @@
 import { CommandError, hostFor, withHosts, type Host, type SshAuth } from "../remote";
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { keyNote } from "../render/plan";
-import { linkTestText, runLinkTest } from "./linkrun";
+import { linkTestText, runLinkTest } from "../fabric/linkrun.serve";
 import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
 import {
   addTimings,

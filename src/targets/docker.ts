@@ -1,5 +1,5 @@
 /** deploy = "docker": one container per rank, named sm121-<deployment>-<rank>, stopped by label. */
-import { accessFlags } from "./access";
+import { accessFlags } from "../fabric/access.targets";
 import { containerLogs, containersLeft, containerStatus, keyFileScript, waitGone } from "./common";
 import { joinNode, nodePath, quote, quoteArgv } from "../text/shell";
 import type { ContainerAccess, LaunchSpec, TargetScripts } from "./types";
@@ -23,8 +23,8 @@ function mountArg(m: string): string {
 
 /**
  * What every container of a deployment gets from the node: its network, the GPUs, IPC and shared
- * memory, and the RDMA access (render/fabric.ts). The engine's container and the link test's
- * (serve/linkrun.ts) are run with these same flags.
+ * memory, and the RDMA access (fabric/env.render.ts). The engine's container and the link test's
+ * (fabric/linkrun.serve.ts) are run with these same flags.
  */
 export function containerFlags(access: ContainerAccess | undefined): string[] {
   const rdma = access === undefined ? [] : [accessFlags(access).join(" ")];

@@ -1,6 +1,6 @@
 /**
  * The plan-time look's one docker call on a node: a single `docker inspect` of every container of
- * the node's deployments, of the images whose IDs the look compares between nodes (serve/fabric),
+ * the node's deployments, of the images whose IDs the look compares between nodes (fabric/resolve.serve),
  * and of `none`, a network every Docker Engine has, so that any answer at all means the daemon
  * answered (a missing container is then gone, not unknown). Each container's status reads its
  * lines of that answer (containerStatus with `looked`); each image found is a `lookImage` record.

@@ -138,7 +138,7 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
         mkdirSync(join(hub, `models--${DGPP_MODEL.replace("/", "--")}`, "snapshots"), { recursive: true });
         // A build that runs past the first poll, as every real one does: these releases' poll asked
         // the log, then the session, and a build that ended between the two read as failed (fixed
-        // since: src/serve/dgpp.ts buildPollScript).
+        // since: src/dgpp/provision.serve.ts buildPollScript).
         writeFileSync(join(site.nodes[2]?.root ?? "", "etc", "dgpp-release-delay-s"), "2\n");
       },
     });

@@ -11,7 +11,7 @@ import { parseRecipe } from "../../src/engines/recipes";
 import { parseSite } from "../../src/recipe/site";
 import type { Recipe } from "../../src/recipe/types";
 import { renderSite } from "../../src/render/deployment";
-import { dgppBuildScript } from "../../src/render/dgpp";
+import { dgppBuildScript } from "../../src/dgpp/files.render";
 import type { NodeBundle } from "../../src/render/types";
 import { verifyScript } from "../../src/serve/readiness";
 import { writeScript } from "../../src/serve/steps";

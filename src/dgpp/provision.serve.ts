@@ -4,11 +4,11 @@
  * skipped when the rev marker already says this rev.
  */
 import { hostFor, withHosts, type Host, type SshAuth } from "../remote";
-import type { DgppPaths } from "../render/dgpp";
+import type { DgppPaths } from "./files.render";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
-import { utcStamp } from "./outcome";
-import { writeScript } from "./steps";
+import { utcStamp } from "../serve/outcome";
+import { writeScript } from "../serve/steps";
 import { msg, SaidError, t } from "../text/messages";
 import { firstRecord, printRecord, recordsOf } from "../protocol";
 

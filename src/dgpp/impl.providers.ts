@@ -1,15 +1,15 @@
 /** The work of DgppProvision, in the provider process. */
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeploymentBundle } from "../render/types";
-import { provisionDgpp, type ProvisionSettings } from "../serve/dgpp";
+import { provisionDgpp, type ProvisionSettings } from "./provision.serve";
 import { hostFor, withHosts } from "../remote";
 import { nodePath } from "../text/shell";
-import { authOf, providerLog, settled } from "./common";
-import type { ConnectionSettings } from "./settings";
-import { unpack } from "./packed";
+import { authOf, providerLog, settled, type ResourceProvider } from "../providers/common";
+import type { ConnectionSettings } from "../providers/settings";
+import { unpack } from "../providers/packed";
 import { say, t } from "../text/messages";
-import type { DgppWire } from "./wire";
-import { stale, upgrade, upgradeWords } from "./stateVersion";
+import type { DgppWire } from "../providers/wire";
+import { stale, upgrade, upgradeWords } from "../providers/stateVersion";
 
 interface Props extends ProvisionSettings {
   bundle: DeploymentBundle;
@@ -24,7 +24,7 @@ function fromWire(s: DgppWire): Props {
 }
 
 /** Stored outputs of any state version, upgraded (./stateVersion). */
-const stored = (s: object) => upgrade("DgppProvision", s);
+const stored = (s: unknown) => upgrade("DgppProvision", s);
 
 /** What the staged files are on each node: the diff key besides the rev. */
 function stagedIdentity(p: Props): string {
@@ -43,11 +43,11 @@ function reaches(olds: Props, news: Props): boolean {
 }
 
 /** Diff's two sides may both be stored outputs of an older version (a refresh diffs them against the stored inputs). */
-export function diff(_id: string, oldWire: object, wire: object): Promise<pulumi.dynamic.DiffResult> {
+export function diff(_id: string, oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.DiffResult> {
   return settled(() => diffNow(_id, oldWire, wire));
 }
 
-function diffNow(_id: string, oldWire: object, wire: object): pulumi.dynamic.DiffResult {
+function diffNow(_id: string, oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   const u = stored(oldWire);
   const news = fromWire(stored(wire).state);
   const changes = reaches(fromWire(u.state), news);
@@ -63,11 +63,13 @@ async function run(wire: DgppWire): Promise<DgppWire> {
   return { ...wire, ...(o.marker !== undefined && { marker: o.marker }) };
 }
 
-export async function create(inputs: DgppWire): Promise<pulumi.dynamic.CreateResult> {
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = stored(given).state;
   return { id: `${fromWire(inputs).bundle.deployment}-dgpp`, outs: await run(inputs) };
 }
 
-export async function update(_id: string, oldWire: object, news: DgppWire): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
+  const news = stored(given).state;
   const olds = stored(oldWire).state;
   // Only the state's version: rewritten, nothing staged or built.
   if (!reaches(fromWire(olds), fromWire(news))) {
@@ -76,18 +78,18 @@ export async function update(_id: string, oldWire: object, news: DgppWire): Prom
   return { outs: await run(news) };
 }
 
-export function remove(_id: string, wire: object): Promise<void> {
+export function remove(_id: string, wire: unknown): Promise<void> {
   return settled(() => removeNow(_id, wire));
 }
 
-function removeNow(_id: string, wire: object): void {
+function removeNow(_id: string, wire: unknown): void {
   const props = fromWire(stored(wire).state);
   const release = props.marker === undefined ? "" : ` ${props.marker}`;
   const nodes = props.bundle.nodes.map((n) => n.node).join(", ");
   providerLog(`${props.bundle.deployment} dgpp`)(t("state.dgppStays", { release, dir: props.paths.dir, nodes }));
 }
 
-export async function read(id: string, wire: object): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, wire?: unknown): Promise<pulumi.dynamic.ReadResult> {
   const state = stored(wire).state;
   const props = fromWire(state);
   const head = props.bundle.nodes[0];
@@ -103,3 +105,6 @@ export async function read(id: string, wire: object): Promise<pulumi.dynamic.Rea
   const { marker: _old, ...rest } = state;
   return { id, props: { ...rest, ...(marker !== undefined && { marker }) } };
 }
+
+/** The kind's provider object, as its provider text loads it (./providerText). */
+export const provider = { diff, create, update, delete: remove, read } satisfies ResourceProvider;

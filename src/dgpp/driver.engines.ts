@@ -1,7 +1,7 @@
 import { msg } from "../text/messages";
-import { ownedFlagsAsWritten } from "./args";
-import type { EngineDriver } from "./driver";
-import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "./rules";
+import { ownedFlagsAsWritten } from "../engines/args";
+import type { EngineDriver } from "../engines/driver";
+import { servedOnFixedPort, type FieldProblem, type RecipeFields } from "../engines/rules";
 import {
   engineDefault,
   positive,
@@ -11,7 +11,7 @@ import {
   withDefined,
   type FitKnobs,
   type KnobSource,
-} from "./memory";
+} from "../engines/memory";
 
 /** DGPP's fit knobs from the recipe's `[dgpp.engine]` table; every launch node holds a share of the weights. */
 function dgppKnobs(src: KnobSource): FitKnobs {

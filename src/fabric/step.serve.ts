@@ -1,15 +1,15 @@
 /**
- * The program's fabric step: the look at the nodes of the deployments with a fabric (./fabric),
+ * The program's fabric step: the look at the nodes of the deployments with a fabric (./resolve.serve),
  * the refusals thrown before any node is touched, and the bundles rendered again where the look
  * resolved an `auto` fabric (the plan then shows what it found).
  */
 import type { Dialer } from "../remote";
-import type { NodeFabric } from "../recipe/fabric";
+import type { NodeFabric } from "./site.recipe";
 import type { Recipe, Site } from "../recipe/types";
 import { renderSite } from "../render/deployment";
 import type { DeploymentBundle } from "../render/types";
 import { t } from "../text/messages";
-import { lookFabric, type FabricDeployment } from "./fabric";
+import { lookFabric, type FabricDeployment } from "./resolve.serve";
 
 export interface FabricStepInput {
   site: Site;

@@ -3,7 +3,7 @@
  * builds and installs a pinned release on rank 0 (which installs on the peers itself).
  */
 import type { Recipe } from "../recipe/types";
-import type { DeploymentBundle } from "./types";
+import type { DeploymentBundle } from "../render/types";
 import { joinNode, nodePath, quote } from "../text/shell";
 
 export interface DgppPaths {

@@ -1,16 +1,16 @@
 /**
- * The link test with nccl-tests' all_reduce_perf (render/linkmpi.ts renders its scripts): which
+ * The link test with nccl-tests' all_reduce_perf (./linkmpi.render.ts renders its scripts): which
  * tool the deployment's image allows, and the run under mpirun. mpirun's agent on rank 0 reaches
  * each peer with a key of this run alone (./fanout: authorized on the peer for one hour, forced to
  * `docker exec` into that node's link-test container, removed when the test ends), and trusts
  * exactly the host key sm121 verified for the peer.
  */
 import type { Host } from "../remote";
-import { MPI_MOUNT, TOOL_SLOT } from "../render/linkmpi";
+import { MPI_MOUNT, TOOL_SLOT } from "./linkmpi.render";
 import type { LinkTestMpi, NodeBundle } from "../render/types";
 import { msg, say as said, type Msg } from "../text/messages";
 import { nodePath, quote } from "../text/shell";
-import { withPeerAccess, type Access, type Peer } from "./fanout";
+import { withPeerAccess, type Access, type Peer } from "../serve/fanout";
 import { recordsOf } from "../protocol";
 
 /** An exit code as the report says it: the number, or that the run timed out. */

@@ -1,20 +1,21 @@
 /**
- * The link test's scripts (serve/linkrun runs them): one rank per node of a deployment, an NCCL
+ * The link test's scripts (./linkrun.serve runs them): one rank per node of a deployment, an NCCL
  * all-reduce in the deployment's own environment. A docker deployment's rank runs in a container
  * of its image with the flags the engine's container gets (targets/docker.ts `containerFlags`, the
- * RDMA access of ./fabric) and the node's engine environment (the per-node fabric variables); a
+ * RDMA access of ./env.render) and the node's engine environment (the per-node fabric variables); a
  * tmux or native deployment's rank runs on the node with that environment. The program is
  * nccl-tests' all_reduce_perf under mpirun where a docker deployment's image has them
- * (./linkmpi), else sm121's torch script (./allreducepy), which prints nccl-tests' table. Pure: `sm121 doctor
- * --fabric` renders them, and with sm121:fabricCheck the bundle carries them for `pulumi up`.
+ * (./linkmpi.render), else sm121's torch script (./allreduce.render), which prints nccl-tests'
+ * table. Pure: `sm121 doctor --fabric` renders them, and with sm121:fabricCheck the bundle carries
+ * them for `pulumi up`.
  */
 import type { Site } from "../recipe/types";
 import { containerFlags } from "../targets/docker";
 import { joinNode, nodePath, quote } from "../text/shell";
-import { ALLREDUCE_PY } from "./allreducepy";
-import { containerAccess, usesRdma } from "./fabric";
-import { linkTestMpi } from "./linkmpi";
-import type { LinkTestPlan, NodeBundle } from "./types";
+import { ALLREDUCE_PY } from "./allreduce.render";
+import { containerAccess, usesRdma } from "./env.render";
+import { linkTestMpi } from "./linkmpi.render";
+import type { LinkTestPlan, NodeBundle } from "../render/types";
 
 export interface LinkTestOptions {
   /** The rendezvous port on rank 0's address (torch's MASTER_PORT). */

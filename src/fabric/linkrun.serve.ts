@@ -1,15 +1,22 @@
 /**
- * The link test of a deployment (render/linktest.ts renders its scripts): nccl-tests'
- * all_reduce_perf under mpirun where the image has them (./linkmpi), else sm121's torch script,
- * every rank at once on its node over one connection each; then what NCCL printed, judged (./linktest).
+ * The link test of a deployment (./linktest.render.ts renders its scripts): nccl-tests'
+ * all_reduce_perf under mpirun where the image has them (./linkmpi.serve), else sm121's torch script,
+ * every rank at once on its node over one connection each; then what NCCL printed, judged (./nccl.render).
  * Used by `sm121 doctor --fabric` and, with sm121:fabricCheck, by `pulumi up` before a start.
  */
 import type { Host } from "../remote";
 import type { LinkTestPlan, NodeBundle } from "../render/types";
 import { msg, say as said, t } from "../text/messages";
 import { cells } from "../text/width";
-import { chooseTool, exitText, runMpi, type LinkTool } from "./linkmpi";
-import { judgeLinkTest, largestRow, parseLinkTest, sizeText, type LinkFailure, type LinkTestOutput } from "./linktest";
+import { chooseTool, exitText, runMpi, type LinkTool } from "./linkmpi.serve";
+import {
+  judgeLinkTest,
+  largestRow,
+  parseLinkTest,
+  sizeText,
+  type LinkFailure,
+  type LinkTestOutput,
+} from "./nccl.render";
 
 export interface RankRun {
   node: string;

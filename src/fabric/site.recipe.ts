@@ -16,7 +16,7 @@
  */
 import { z } from "zod";
 import { msg, type Msg } from "../text/messages";
-import { zodMsg } from "./issues";
+import { zodMsg } from "../recipe/issues";
 
 /** One RDMA device (HCA) port, as NCCL_IB_HCA names it (`rocep1s0f1:1`). */
 export interface RdmaPort {
@@ -60,7 +60,7 @@ export const DEFAULT_LINK_TEST_TIMEOUT_S = 120;
 
 /**
  * The variables that name a node's interfaces and RDMA ports, which the site's fabric sets on each
- * node (render/fabric fabricEnv): a recipe, which runs on any node, never names them.
+ * node (./env.render fabricEnv): a recipe, which runs on any node, never names them.
  */
 export const INTERFACE_ENV = [
   "NCCL_SOCKET_IFNAME",

@@ -6,9 +6,9 @@
  * the site asks). Pure: `auto` parts are resolved by the plan-time look before render; `sm121
  * render`, which reads no node, shows them as `auto`.
  */
-import { INTERFACE_ENV, type NodeFabric, type RdmaPort, type SiteFabric } from "../recipe/fabric";
+import { INTERFACE_ENV, type NodeFabric, type RdmaPort, type SiteFabric } from "./site.recipe";
 import type { Recipe, SiteNode } from "../recipe/types";
-import { accessFlags } from "../targets/access";
+import { accessFlags } from "./access.targets";
 import type { ContainerAccess } from "../targets/types";
 
 /** Where a container sees the RDMA devices, whatever the node's own path. */

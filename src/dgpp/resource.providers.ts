@@ -13,10 +13,10 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { all, output } from "@pulumi/pulumi/output";
-import { packedBundle, ShimResource } from "./shim";
-import { stagedLines, type DgppPaths } from "../render/dgpp";
+import { packedBundle, ShimResource } from "../providers/shim";
+import { stagedLines, type DgppPaths } from "./files.render";
 import type { DeploymentBundle } from "../render/types";
-import type { ConnectionSettings } from "./settings";
+import type { ConnectionSettings } from "../providers/settings";
 
 export interface DgppProvisionInputs {
   bundle: pulumi.Input<DeploymentBundle>;
@@ -39,7 +39,6 @@ export class DgppProvision extends ShimResource {
     const b = output(bundle);
     const staged = all([b, args.paths]).apply(([d, paths]) => stagedLines(d, paths));
     super(
-      "dgppImpl",
       "DgppProvision",
       name,
       { ...shown, staged, __bundle: b.apply(packedBundle), marker: undefined, built: undefined },

@@ -1,20 +1,20 @@
 /**
- * `sm121 doctor --fabric <deployment>`: the link test (serve/linkrun.ts) between the deployment's
+ * `sm121 doctor --fabric <deployment>`: the link test (./linkrun.serve.ts) between the deployment's
  * nodes, in its own image and environment, after the fabric look of `pulumi up` (which resolves
  * `auto` fabrics and names what it would refuse). Prints the transport NCCL chose and the bus
  * bandwidth per size; exit 1 when the test fails (Socket on RDMA, a bandwidth under
  * sm121:fabric.minBusBandwidthGBps, a rank that fails), with the numbers.
  */
 import { Dialer, withHosts } from "../remote";
-import { linkTestPlan } from "../render/linktest";
-import { fabricStep } from "../serve/fabricstep";
+import { linkTestPlan } from "./linktest.render";
+import { fabricStep } from "./step.serve";
 import type { z } from "zod";
-import { failureText, linkTestText, runLinkTest, type LinkTestReport } from "../serve/linkrun";
+import { failureText, linkTestText, runLinkTest, type LinkTestReport } from "./linkrun.serve";
 import { say, t } from "../text/messages";
-import { bool, type Parsed } from "./args";
-import { cliAuth, hostOf, selectedDeployment } from "./connect";
-import { contextProject, type CliContext } from "./context";
-import { jsonOut, linkTestSchema } from "./schemas";
+import { bool, type Parsed } from "../cli/args";
+import { cliAuth, hostOf, selectedDeployment } from "../cli/connect";
+import { contextProject, type CliContext } from "../cli/context";
+import { jsonOut, linkTestSchema } from "../cli/schemas";
 
 class Refused extends Error {}
 

@@ -1,5 +1,5 @@
 /**
- * Plan time, before anything stops: one read-only look (./fabriclook) at every node of a
+ * Plan time, before anything stops: one read-only look (./look.render) at every node of a
  * deployment whose nodes declare a fabric, or of a multi-node docker deployment (the image ID).
  * It resolves `auto` (the interface that holds the node's address, the ports that are up, their
  * RoCE v2 GID index) and finds what would make the engines fail or fall back to sockets, each
@@ -8,12 +8,12 @@
  * different subnets, the image ID differing between nodes while ImageSync will not copy it.
  */
 import type { Dialer, Host } from "../remote";
-import type { NodeFabric, RdmaPort } from "../recipe/fabric";
+import type { NodeFabric, RdmaPort } from "./site.recipe";
 import type { DeployTarget, Site, SiteNode } from "../recipe/types";
 import { nodeConn } from "../render/node";
-import { usesRdma } from "../render/fabric";
+import { usesRdma } from "./env.render";
 import { t } from "../text/messages";
-import { fabricLookScript, parseFabricLook, type FabricFacts, type Section } from "./fabriclook";
+import { fabricLookScript, parseFabricLook, type FabricFacts, type Section } from "./look.render";
 
 export interface FabricDeployment {
   name: string;

@@ -5,14 +5,14 @@
  * sparkrun, every node first runs a container of the image that only sleeps (the engine's
  * container flags and the node's engine environment, so each rank has its own node's fabric
  * variables), and mpirun runs in rank 0's; its agent reaches a peer's container over ssh to the
- * peer's fabric address and `docker exec` there (serve/linkmpi.ts grants it, for this test only).
+ * peer's fabric address and `docker exec` there (./linkmpi.serve.ts grants it, for this test only).
  * Pure: these scripts go into the bundle; the agent, its key and the tool's path are the run's.
  */
 import type { Site } from "../recipe/types";
 import { containerFlags } from "../targets/docker";
 import { joinNode, nodePath, quote } from "../text/shell";
-import { containerAccess } from "./fabric";
-import type { LinkTestMpi, NodeBundle } from "./types";
+import { containerAccess } from "./env.render";
+import type { LinkTestMpi, NodeBundle } from "../render/types";
 import { printRecord } from "../protocol";
 
 /** Where a rank's container sees its link-test directory (the agent, its key, known_hosts). */
@@ -82,7 +82,7 @@ function runScript(site: Site, g: Group, name: string): string {
     `--mca plm_rsh_agent ${MPI_MOUNT}/rsh`,
     `${TOOL_SLOT} -b 8 -e 1G -f 2 -g 1`,
   ].join(" ");
-  // The agent and its key are in rank 0's link-test directory (serve/linkmpi.ts wrote them).
+  // The agent and its key are in rank 0's link-test directory (./linkmpi.serve.ts wrote them).
   return `timeout --kill-after=10 ${t} docker exec ${quote(name)} ${mpirun} 2>&1`;
 }
 
@@ -101,7 +101,7 @@ function receiverScript(deployment: string): string {
   ].join("\n");
 }
 
-/** The nccl-tests run of a docker deployment across nodes (serve/linkmpi.ts runs it when the probe finds the tools). */
+/** The nccl-tests run of a docker deployment across nodes (./linkmpi.serve runs it when the probe finds the tools). */
 export function linkTestMpi(site: Site, g: Group, image: string, containerOf: (nb: NodeBundle) => string): LinkTestMpi {
   const first = g.nodes[0];
   return {
