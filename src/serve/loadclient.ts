@@ -1,5 +1,5 @@
 /**
- * The load generator of `sm121 bench`: streaming chat completions over node:http with one
+ * The load generator of `sm121 bench` and of the gate of an up (./gate): streaming chat completions over node:http with one
  * keep-alive Agent, server-sent events parsed incrementally, C workers each sending its next
  * request as soon as the last one ends. It measures time to first token, inter-token latency and
  * end-to-end latency per request, and its own CPU time, so a run shows whether the client could
@@ -8,7 +8,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import { performance } from "node:perf_hooks";
-import { Samples } from "./bench-stats";
+import { Samples } from "./loadstats";
 import { t } from "../text/messages";
 
 /**
@@ -57,6 +57,8 @@ export interface LoadOptions {
   stopped?: () => boolean;
   /** Requests started per second at most (request i no earlier than i/rate s after the start). */
   ratePerS?: number;
+  /** The user message of request i (the gate's fixed prompt set); by default common words, a distinct first word each. */
+  prompt?: (i: number) => string;
 }
 
 export interface LoadResult {
@@ -119,7 +121,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }),
   };
   const targets = o.urls.map((u) => new URL(`${u.replace(/\/+$/, "")}/v1/chat/completions`));
-  const prompt = promptText(Math.max(0, o.promptTokens - 1));
+  const words = promptText(Math.max(0, o.promptTokens - 1));
+  const prompt = o.prompt ?? ((i: number) => `${i} ${words}`);
   const r: LoadResult = {
     completed: 0,
     errors: 0,
@@ -143,7 +146,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       // A distinct first word per request, so no prefix cache answers from an earlier one.
       const body = JSON.stringify({
         model: o.model,
-        messages: [{ role: "user", content: `${i} ${prompt}` }],
+        messages: [{ role: "user", content: prompt(i) }],
         max_tokens: o.maxTokens,
         stream: true,
         stream_options: { include_usage: true },
