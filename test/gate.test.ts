@@ -66,6 +66,8 @@ const run = (tokensPerS: number, ttftMs: number, extra: Partial<GateMeasure> = {
   ...extra,
 });
 const spec: RecipeGate = GATE_DEFAULTS;
+const sorted = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))) as T;
 
 describe("the verdict", () => {
   const base = run(100, 200);
@@ -80,6 +82,8 @@ describe("the verdict", () => {
     ["faster", base, run(130, 150), false, "passed"],
     ["slower, accepted for this run", base, run(80, 200), true, "accepted"],
     ["another load", base, run(50, 900, { load: { ...load, maxTokens: 64 } }), false, "new-load"],
+    // The state keeps an object's keys sorted: the same load in another order is the same load.
+    ["the same load, its keys in another order", base, run(80, 200, { load: sorted(load) }), false, "slower"],
   ] as const)("%s: %s", (_t, b, now, accepted, want) => {
     expect(judgeGate(spec, b, now, accepted)).toBe(want);
   });

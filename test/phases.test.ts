@@ -15,7 +15,8 @@ const REAL_CPU = [
   "(Worker pid=19650) INFO 12-06 04:28:00 [default_loader.py:501] Loading weights took 0.01 seconds",
   "(EngineCore pid=18635) INFO 12-06 04:28:01 [kv_cache_utils.py:2327] CPU KV cache size: 1,048,576 tokens, " +
     "Maximum concurrency for 512 tokens per request: 2048.00x",
-  "(EngineCore pid=18635) INFO 12-06 04:28:02 [core.py:402] init engine (profile, create kv cache, warmup model) took 0.43 s",
+  "(EngineCore pid=18635) INFO 12-06 04:28:02 [core.py:402] init engine (profile, create kv cache, warmup model) " +
+    "took 0.43 s",
 ];
 
 /** vLLM's lines on a GPU (gpu_model_runner.py, core.py) and SGLang's (model_runner.py, cuda_graph_runner.py). */
@@ -123,7 +124,7 @@ describe("the node's copy and the words", () => {
       "last ready in 9 m 40 s: start 0.9 s, load 7 m 12 s, graphs 1 m 50 s, first token 38 s",
     );
     expect(say(readyWords(p, "spark1"), "de")).toBe(
-      "spark1: bereit nach 9 m 40 s: Start 0.9 s, Laden 7 m 12 s, Graphen 1 m 50 s, erstes Token 38 s",
+      "spark1: Zeit bis bereit 9 m 40 s: Start 0.9 s, Laden 7 m 12 s, Graphen 1 m 50 s, erstes Token 38 s",
     );
   });
 });

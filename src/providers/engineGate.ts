@@ -8,7 +8,7 @@
  */
 import type { SshAuth } from "../remote";
 import { ServeFailure, type DeploymentOutcome } from "../serve/outcome";
-import { gateChanges, gateRows, judgeGate, nextGateState, shortDigest } from "../serve/gatejudge";
+import { gateChanges, gateRows, judgeGate, nextGateState, sameLoad, shortDigest } from "../serve/gatejudge";
 import type { GateMeasure, GateState, GateVerdict } from "../serve/gatejudge";
 import { listMsg, msg, say, t, type Msg } from "../text/messages";
 import type { EngineProps } from "./engineWire";
@@ -62,8 +62,7 @@ export async function gateAfterServe(a: {
   const node = gateNode(b)?.node ?? "";
   const digest = digestOf(outcome, node);
   const base = olds.gate?.baseline;
-  const sameLoad = base !== undefined && JSON.stringify(base.load) === JSON.stringify(gateLoad(spec));
-  if (!upgraded(base, b.identity, digest) && sameLoad) {
+  if (base !== undefined && !upgraded(base, b.identity, digest) && sameLoad(base.load, gateLoad(spec))) {
     log(t("serve.gate.same", { deployment: b.deployment }));
     return kept;
   }

@@ -20,7 +20,8 @@ export function runningImageScript(container: string): string {
   return [
     `ri=$(docker inspect -f '{{.Image}}' ${quote(container)} 2>/dev/null) || ri=`,
     'case "$ri" in sha256:*) ;; *) ri=;; esac',
-    `if [ -n "$ri" ]; then rd=$(docker image inspect -f '{{range .RepoDigests}}{{.}} {{end}}' "$ri" 2>/dev/null) || rd=`,
+    `if [ -n "$ri" ]; then rd=$(docker image inspect -f '{{range .RepoDigests}}{{.}} {{end}}' "$ri" 2>/dev/null) ||`,
+    "  rd=",
     `  ${record}; fi`,
   ].join("\n");
 }

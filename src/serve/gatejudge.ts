@@ -56,7 +56,11 @@ export function gateLimits(spec: RecipeGate, base: GateMeasure): { tokensPerS: n
   };
 }
 
-const sameLoad = (a: GateLoad, b: GateLoad): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** Whether two runs had the same load, field by field (the state may keep an object's keys in another order). */
+export function sameLoad(a: GateLoad, b: GateLoad): boolean {
+  const keys: readonly (keyof GateLoad)[] = ["requests", "concurrency", "promptTokens", "maxTokens", "prompts"];
+  return keys.every((k) => a[k] === b[k]);
+}
 
 /**
  * The verdict: the first run records the baseline, as does a run with another load; within both
