@@ -69,7 +69,7 @@ describe("sm121 status", () => {
       error: null,
     });
     expect(solo.health).toEqual({ checked: false, reason: "protected" });
-    expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567" });
+    expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567", device: "GPU" });
     // Load is read from /metrics: an HTTP request, which a protected node gets only with --yes.
     expect(solo.load).toEqual({ measured: false, reason: "protected", detail: null });
     const flash = entry(report, "flash");
@@ -124,7 +124,7 @@ describe("sm121 status", () => {
       STATE: matching(/^running sm121-solo-0 since \S+$/),
       DRIFT: "none",
       HEALTH: "not asked: protected node (--yes)",
-      "KV CACHE": "1,234,567 tokens (from the log)",
+      "KV CACHE": "1,234,567 tokens on the GPU (from the log)",
     });
     const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
     expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
@@ -227,11 +227,12 @@ describe("sm121 status", () => {
     expect(entry(report, "solo").kvCache).toEqual({
       line: containing("GPU KV cache size: 1,234,567 tokens"),
       tokens: "1,234,567",
+      device: "GPU",
       source: "saved",
     });
     const text = await sm121(s.e, ["status", "--node", "spark1"]);
     expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(
-      squash("1,234,567 tokens (saved at up; the log has rotated)"),
+      squash("1,234,567 tokens on the GPU (saved at up; the log has rotated)"),
     );
   });
 

@@ -92,7 +92,13 @@ export function statusEntrySchema() {
       })
       .nullable(),
     kvCache: z
-      .strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) })
+      .strictObject({
+        line: z.string(),
+        tokens: nullableString(),
+        /** Where the engine keeps the cache, as its line says (vLLM: `GPU KV cache size`, `CPU ...`); null: unsaid. */
+        device: z.enum(["CPU", "GPU"]).nullable(),
+        source: z.enum(["log", "saved"]),
+      })
       .nullable(),
     load: loadSchema(),
     error: nullableString(),

@@ -214,7 +214,10 @@ async function statusEntry(
     const saved = b64(kvRec.saved64).trim();
     const line = fromLog !== "" ? fromLog : saved;
     const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
-    if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
+    // vLLM's line names where the cache lives: `GPU KV cache size`, or `CPU KV cache size` (its CPU build).
+    const device = /\b([CG]PU) KV cache size\b/.exec(line)?.[1];
+    const on = device === "CPU" || device === "GPU" ? device : null;
+    if (line !== "") kvCache = { line, tokens, device: on, source: fromLog !== "" ? "log" : "saved" };
   }
   let health: Health;
   if (nb.api === undefined) health = { checked: false, reason: "no-api" };

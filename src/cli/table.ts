@@ -136,7 +136,13 @@ export function healthText(h: Health): string {
 
 function kvText(e: StatusEntry): string {
   if (e.kvCache === null) return "-";
-  const what = e.kvCache.tokens === null ? e.kvCache.line : t("status.kvTokens", { tokens: e.kvCache.tokens });
+  const { tokens, device } = e.kvCache;
+  const what =
+    tokens === null
+      ? e.kvCache.line
+      : device === null
+        ? t("status.kvTokens", { tokens })
+        : t("status.kvTokensOn", { tokens, device });
   return `${what} (${e.kvCache.source === "log" ? t("status.kvFromLog") : t("status.kvSaved")})`;
 }
 
