@@ -347,7 +347,7 @@ async function rollBack(
   if (cancelled.aborted) return undefined;
   const short = prev.identity.slice(0, 12);
   const named = prev.profile === undefined ? short : t("state.profileNamed", { profile: prev.profile });
-  log(t("state.rollingBack", { what: named }));
+  log(t(gate ? "state.gateRollingBack" : "state.rollingBack", { what: named }));
   try {
     const { serve } = await import("../serve/serve");
     const settings = { ...serveSettings(news), forceRestart: true, goBack: "", log };
@@ -358,7 +358,7 @@ async function rollBack(
         ? msg("state.prevBundle", { identity: short })
         : msg("state.prevProfile", { profile: prev.profile });
     const served = restored.servedModel;
-    const back = msg("state.rolledBack", {
+    const back = msg(gate ? "state.gateRolledBack" : "state.rolledBack", {
       deployment: prev.deployment,
       what,
       where: where === "" ? "" : msg("state.rolledBackAt", { where }),

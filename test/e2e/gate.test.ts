@@ -95,6 +95,7 @@ describe("the gate of an up", () => {
     expect(res.all).toMatch(/output tokens\/s: baseline [0-9.]+, now [0-9.]+, limit at least [0-9.]+: worse/);
     expect(res.all).toContain("what changed since the baseline: flags + --max-num-seqs 1");
     expect(res.all).toContain("SM121_ACCEPT_SLOWER=gt");
+    expect(res.all).toContain("sm121 rolled back (the gate): gt serves the previous bundle");
     const o = await outputs();
     expect(o.outcome).toMatchObject({ status: "failed", rolledBack: true });
     expect(o.gate?.baseline).toEqual(before);
