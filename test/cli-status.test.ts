@@ -70,6 +70,8 @@ describe("sm121 status", () => {
     });
     expect(solo.health).toEqual({ checked: false, reason: "protected" });
     expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567", device: "GPU" });
+    // Where the last start's time went, as the up left it on the node: the fake engine's load line read.
+    expect(solo.ready).toMatchObject({ totalS: expect.any(Number) as unknown, loadS: expect.any(Number) as unknown });
     // Load is read from /metrics: an HTTP request, which a protected node gets only with --yes.
     expect(solo.load).toEqual({ measured: false, reason: "protected", detail: null });
     const flash = entry(report, "flash");
@@ -129,6 +131,7 @@ describe("sm121 status", () => {
     const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
     expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
     expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
+    expect(en.stdout).toMatch(/^ {2}spark1: last ready in [\d.]+ s: .*load [\d.]+ s, first token [\d.]+ s$/m);
     const ru = await sm121(s.e, ["status"], {
       env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" },
     });

@@ -7,6 +7,7 @@
  * (DESIGN.md), and this module must be safe to import from anywhere.
  */
 import { z } from "zod";
+import { readySchema } from "../serve/phases";
 import { DEPLOY_TARGETS } from "../recipe/types";
 import { STEPS } from "../serve/sequence";
 
@@ -101,6 +102,8 @@ export function statusEntrySchema() {
       })
       .nullable(),
     load: loadSchema(),
+    /** Where the last start's time to ready went, as the node keeps it (serve/phases); null: none kept. */
+    ready: readySchema().nullable(),
     error: nullableString(),
   });
 }

@@ -31,6 +31,7 @@ import { statusText } from "./table";
 import { entryLoad, loadText } from "./load";
 import { loadOptions, watchLoad } from "./watch";
 import { readModels } from "../serve/readiness";
+import { parseReady, readyFileScript } from "../serve/phases";
 import { firstRecord, printRecord } from "../protocol";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
@@ -56,6 +57,8 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
       ),
     );
   }
+  // Where the last start's time to ready went, as the up left it on the node.
+  if (nb.api !== undefined) lines.push(readyFileScript(nb.stateDir));
   return lines.join("\n");
 }
 
@@ -166,6 +169,7 @@ async function statusEntry(
       health,
       live: null,
       kvCache: null,
+      ready: null,
       error,
     };
   }
@@ -191,6 +195,7 @@ async function statusEntry(
       health,
       live: null,
       kvCache: null,
+      ready: null,
       error: null,
     };
   }
@@ -250,7 +255,9 @@ async function statusEntry(
     res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
   // Without the status script (a protected node's API) "not running" is unknown, not drift.
   const drift = driftOf(nb, running === null ? { ...st, running: true } : st);
-  return { ...base, running, startedAt, drift, env, health, live, kvCache, error };
+  const lastReady = firstRecord(res.records, "lastReady");
+  const ready = (lastReady === undefined ? undefined : parseReady(lastReady.json64)) ?? null;
+  return { ...base, running, startedAt, drift, env, health, live, kvCache, ready, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {

@@ -114,10 +114,10 @@ export function readyFileScript(stateDir: string): string {
   return `if [ -f ${f} ]; then ${printRecord("lastReady", '"json64":"%s"', `"$(head -c 2000 ${f} | base64 -w0)"`)}; fi`;
 }
 
-/** The node's copy read back (hostile input: a schema, numbers only); undefined when it is no split. */
-export function parseReady(json64: string): ReadyPhases | undefined {
+/** A split as the state, the node's copy and `sm121 status --json` hold it: numbers only. */
+export function readySchema() {
   const s = () => z.number().nonnegative().finite();
-  const schema = z.strictObject({
+  return z.strictObject({
     at: z.string().max(40),
     totalS: s(),
     copyS: s().optional(),
@@ -127,8 +127,12 @@ export function parseReady(json64: string): ReadyPhases | undefined {
     graphsS: s().optional(),
     firstTokenS: s(),
   });
+}
+
+/** The node's copy read back (hostile input: a schema, numbers only); undefined when it is no split. */
+export function parseReady(json64: string): ReadyPhases | undefined {
   try {
-    const r = schema.safeParse(JSON.parse(Buffer.from(json64, "base64").toString("utf8")));
+    const r = readySchema().safeParse(JSON.parse(Buffer.from(json64, "base64").toString("utf8")));
     return r.success ? r.data : undefined;
   } catch {
     return undefined;
