@@ -69,7 +69,9 @@ describe("sm121 status", () => {
       error: null,
     });
     expect(solo.health).toEqual({ checked: false, reason: "protected" });
-    expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567" });
+    expect(solo.kvCache).toMatchObject({ source: "log", tokens: "1,234,567", device: "GPU" });
+    // Where the last start's time went, as the up left it on the node: the fake engine's load line read.
+    expect(solo.ready).toMatchObject({ totalS: expect.any(Number) as unknown, loadS: expect.any(Number) as unknown });
     // Load is read from /metrics: an HTTP request, which a protected node gets only with --yes.
     expect(solo.load).toEqual({ measured: false, reason: "protected", detail: null });
     const flash = entry(report, "flash");
@@ -124,11 +126,12 @@ describe("sm121 status", () => {
       STATE: matching(/^running sm121-solo-0 since \S+$/),
       DRIFT: "none",
       HEALTH: "not asked: protected node (--yes)",
-      "KV CACHE": "1,234,567 tokens (from the log)",
+      "KV CACHE": "1,234,567 tokens on the GPU (from the log)",
     });
     const tableLines = en.stdout.split("\n").filter((l) => !/^ {2}\S+ \.env: /.test(l));
     expect(tableLines.filter((l) => cells(l) > 100)).toEqual([]);
     expect(en.stdout).toMatch(/spark2 \.env: ~\/spark-recipes\/qwen38-flash\/\.env: profile datagen/);
+    expect(en.stdout).toMatch(/^ {2}spark1: last ready in [\d.]+ s: .*load [\d.]+ s, first token [\d.]+ s$/m);
     const ru = await sm121(s.e, ["status"], {
       env: { SM121_LANG: "", LC_ALL: "", LC_MESSAGES: "", LANG: "ru_RU.UTF-8" },
     });
@@ -227,11 +230,12 @@ describe("sm121 status", () => {
     expect(entry(report, "solo").kvCache).toEqual({
       line: containing("GPU KV cache size: 1,234,567 tokens"),
       tokens: "1,234,567",
+      device: "GPU",
       source: "saved",
     });
     const text = await sm121(s.e, ["status", "--node", "spark1"]);
     expect(squash(tableRows(text.stdout, "NODE")[0]?.["KV CACHE"])).toBe(
-      squash("1,234,567 tokens (saved at up; the log has rotated)"),
+      squash("1,234,567 tokens on the GPU (saved at up; the log has rotated)"),
     );
   });
 

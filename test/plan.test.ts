@@ -110,7 +110,7 @@ describe("the stored form", () => {
     const olds = oldsFromWire(nested);
     expect(olds).toMatchObject({ bundle: b, ...run });
     expect(say(olds.upgrade ?? { key: "state.recorded" }, "en")).toMatch(
-      /from the unversioned form of version 1 to version 5/,
+      /from the unversioned form of version 1 to version 6/,
     );
     expect(oldsFromWire({})).toEqual({});
   });

@@ -30,6 +30,10 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   firstToken: { readyMs: 2100, ttftMs: 35 },
   kvCacheLine: { line64: b64("GPU KV cache size: 1,234 tokens") },
   proof: { index: 0, found: true },
+  readyPhases: { lines64: b64("INFO [default_loader.py:501] Loading weights took 0.01 seconds") },
+  copied: { what: "image", ms: 812 },
+  lastReady: { json64: b64('{"at":"2026-12-01T10:00:00Z","totalS":34,"startS":33.9,"firstTokenS":0.1}') },
+  runningImage: { id: `sha256:${"ab".repeat(32)}`, digests64: b64(`nvcr.io/nvidia/vllm@sha256:${"cd".repeat(32)}`) },
   launcherRunning: {},
   check: { check: "image", subject: "vllm:1", why: "the image", fatal: true },
   hfCache: {

@@ -70,7 +70,7 @@ describe("unknown keys say what was meant", () => {
       `${BASE}zzzzzzzz = 1\n`,
       `${F}:5:1: zzzzzzzz: unknown key; remove it (known keys: name, engine, deploy, model, served_model_name, ` +
         "image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, profiles_dir, " +
-        "rollback, memory)",
+        "rollback, memory, gate)",
     ],
     [
       "a readiness typo",

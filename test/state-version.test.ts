@@ -80,7 +80,7 @@ describe.each(RECORDED_RELEASES)("the stack release %s wrote", (release) => {
       expect(state.__run.allow).toEqual(stored["allow"] ?? (stored["__run"] as { allow: unknown }).allow);
       // The provider's view says the state is rewritten, which restarts nothing (providers/engineDecide).
       expect(say(oldsFromWire(stored).upgrade ?? msg("state.recorded", { text: "" }), "en")).toMatch(
-        /^the EngineDeployment state is rewritten from the unversioned form of version \d to version 5/,
+        /^the EngineDeployment state is rewritten from the unversioned form of version \d to version 6/,
       );
     }
   });

@@ -129,6 +129,7 @@ describe("the load table", () => {
     health: { checked: false, reason: "no-http" },
     live: null,
     kvCache: null,
+    ready: null,
     load,
     error: null,
   });

@@ -7,56 +7,25 @@
  * answers 401) the key kept on the node, read over ssh from the files status reads it from. A
  * protected node's endpoint needs --yes: a benchmark is load on a server that carries live traffic.
  */
-import * as http from "node:http";
-import * as https from "node:https";
 import { withHosts } from "../remote";
 import type { Site } from "../recipe/types";
 import type { NodeBundle } from "../render/types";
 import { readApiKeyLines } from "../render/apikey";
 import { UsageError, bool, num, str, type Parsed } from "./args";
-import { runLoad, type LoadResult } from "./bench-client";
-import { summarize } from "./bench-stats";
+import { getModels, runLoad, type LoadResult } from "../serve/loadclient";
+import { summarize } from "../serve/loadstats";
 import { cliAuth, hostOf, selectedDeployment, selectedNode } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { t } from "../text/messages";
 import { Progress } from "./progress";
 import { benchSchema, jsonOut, type BenchReport, type Latency } from "./schemas";
-import { keyFiles, readModels } from "../serve/readiness";
+import { keyFiles } from "../serve/readiness";
 import { firstRecord, printRecord } from "../protocol";
 
 function count(p: Parsed, flag: string, fallback: number): number {
   const v = num(p, flag, fallback);
   if (!Number.isInteger(v) || v < 1) throw new UsageError(t("bench.badCount", { flag: `--${flag}`, value: String(v) }));
   return v;
-}
-
-/** GET /v1/models: reachability, the key, and the model when none is named. */
-export function getModels(
-  base: string,
-  apiKey: string | undefined,
-): Promise<{ code: number; ids: string[]; error?: string }> {
-  return new Promise((resolve) => {
-    const url = new URL(`${base.replace(/\/+$/, "")}/v1/models`);
-    const mod = url.protocol === "https:" ? https : http;
-    const req = mod.get(
-      url,
-      { headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }, timeout: 10_000 },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (s: string) => (text += s));
-        res.on("end", () => {
-          resolve({
-            code: res.statusCode ?? 0,
-            ids: (readModels(text)?.data ?? []).map((m) => m.id),
-            ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }),
-          });
-        });
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerS", { seconds: 10 }))));
-    req.on("error", (e) => resolve({ code: 0, ids: [], error: e.message }));
-  });
 }
 
 async function keyFromNodes(

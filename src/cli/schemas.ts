@@ -7,6 +7,7 @@
  * (DESIGN.md), and this module must be safe to import from anywhere.
  */
 import { z } from "zod";
+import { readySchema } from "../serve/phases";
 import { DEPLOY_TARGETS } from "../recipe/types";
 import { STEPS } from "../serve/sequence";
 
@@ -92,9 +93,17 @@ export function statusEntrySchema() {
       })
       .nullable(),
     kvCache: z
-      .strictObject({ line: z.string(), tokens: nullableString(), source: z.enum(["log", "saved"]) })
+      .strictObject({
+        line: z.string(),
+        tokens: nullableString(),
+        /** Where the engine keeps the cache, as its line says (vLLM: `GPU KV cache size`, `CPU ...`); null: unsaid. */
+        device: z.enum(["CPU", "GPU"]).nullable(),
+        source: z.enum(["log", "saved"]),
+      })
       .nullable(),
     load: loadSchema(),
+    /** Where the last start's time to ready went, as the node keeps it (serve/phases); null: none kept. */
+    ready: readySchema().nullable(),
     error: nullableString(),
   });
 }

@@ -31,6 +31,7 @@ import { statusText } from "./table";
 import { entryLoad, loadText } from "./load";
 import { loadOptions, watchLoad } from "./watch";
 import { readModels } from "../serve/readiness";
+import { parseReady, readyFileScript } from "../serve/phases";
 import { firstRecord, printRecord } from "../protocol";
 
 const b64 = (s: unknown) => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
@@ -56,6 +57,8 @@ export function probeScript(b: DeploymentBundle, nb: NodeBundle, httpAllowed: bo
       ),
     );
   }
+  // Where the last start's time to ready went, as the up left it on the node.
+  if (nb.api !== undefined) lines.push(readyFileScript(nb.stateDir));
   return lines.join("\n");
 }
 
@@ -166,6 +169,7 @@ async function statusEntry(
       health,
       live: null,
       kvCache: null,
+      ready: null,
       error,
     };
   }
@@ -191,6 +195,7 @@ async function statusEntry(
       health,
       live: null,
       kvCache: null,
+      ready: null,
       error: null,
     };
   }
@@ -214,7 +219,10 @@ async function statusEntry(
     const saved = b64(kvRec.saved64).trim();
     const line = fromLog !== "" ? fromLog : saved;
     const tokens = line === "" ? null : (new RegExp(b.readiness.kvCachePattern ?? "$^").exec(line)?.[1] ?? null);
-    if (line !== "") kvCache = { line, tokens, source: fromLog !== "" ? "log" : "saved" };
+    // vLLM's line names where the cache lives: `GPU KV cache size`, or `CPU KV cache size` (its CPU build).
+    const device = /\b([CG]PU) KV cache size\b/.exec(line)?.[1];
+    const on = device === "CPU" || device === "GPU" ? device : null;
+    if (line !== "") kvCache = { line, tokens, device: on, source: fromLog !== "" ? "log" : "saved" };
   }
   let health: Health;
   if (nb.api === undefined) health = { checked: false, reason: "no-api" };
@@ -247,7 +255,9 @@ async function statusEntry(
     res.code === 0 ? null : t("status.scriptFailed", { code: String(res.code), stderr: res.stderr.trim().slice(-300) });
   // Without the status script (a protected node's API) "not running" is unknown, not drift.
   const drift = driftOf(nb, running === null ? { ...st, running: true } : st);
-  return { ...base, running, startedAt, drift, env, health, live, kvCache, error };
+  const lastReady = firstRecord(res.records, "lastReady");
+  const ready = (lastReady === undefined ? undefined : parseReady(lastReady.json64)) ?? null;
+  return { ...base, running, startedAt, drift, env, health, live, kvCache, ready, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {

@@ -4,7 +4,8 @@
  * Asian Width data) and fit in 100 columns: the widest column gives way, and its cells wrap onto
  * the row's next lines, so that nothing an operator needs is cut off.
  */
-import { t } from "../text/messages";
+import { say, t } from "../text/messages";
+import { readyWords } from "../serve/phases";
 import { cells, pad } from "../text/width";
 import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
 
@@ -136,7 +137,13 @@ export function healthText(h: Health): string {
 
 function kvText(e: StatusEntry): string {
   if (e.kvCache === null) return "-";
-  const what = e.kvCache.tokens === null ? e.kvCache.line : t("status.kvTokens", { tokens: e.kvCache.tokens });
+  const { tokens, device } = e.kvCache;
+  const what =
+    tokens === null
+      ? e.kvCache.line
+      : device === null
+        ? t("status.kvTokens", { tokens })
+        : t("status.kvTokensOn", { tokens, device });
   return `${what} (${e.kvCache.source === "log" ? t("status.kvFromLog") : t("status.kvSaved")})`;
 }
 
@@ -199,6 +206,7 @@ export function statusText(r: StatusReport): string[] {
         });
         out.push(`  ${e.node} .env: ${line}${edited}`);
       }
+      if (e.ready !== null) out.push(`  ${e.node}: ${say(readyWords(e.ready))}`);
       // An unreachable node's error is shown once, under nodes.
       const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;
       if (e.error !== null && reached) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);

@@ -22,6 +22,12 @@ function fieldsOfEachKind() {
     firstToken: { readyMs: int(), ttftMs: int() },
     kvCacheLine: { line64: z.string() },
     proof: { index: int().nonnegative(), found: z.boolean() },
+    // Where the time to ready went (serve/phases): the engine log's phase lines (base64), the copies
+    // before the start, the node's copy of the last split; the image a container runs (serve/digest).
+    readyPhases: { lines64: z.string() },
+    copied: { what: z.enum(["image", "model"]), ms: int().nonnegative() },
+    lastReady: { json64: z.string() },
+    runningImage: { id: z.string(), digests64: z.string() },
     launcherRunning: {},
     // The look and preflight (serve/steps): failed checks and the node's state.
     check: { check: z.string(), subject: z.string(), why: z.string(), fatal: z.boolean() },

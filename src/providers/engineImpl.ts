@@ -18,6 +18,8 @@ import { fromStored, fromWire, oldsFromWire as oldProps } from "./engineWire";
 import type { EngineProps as Props } from "./engineWire";
 import type { EngineWire } from "./wire";
 import { upgrade } from "./stateVersion";
+import { gateAfterServe, gateFailed } from "./engineGate";
+import { readyWords } from "../serve/phases";
 
 /** Everything the engine passes in is parsed (./engineWire): stored outputs of any state version, or new inputs. */
 export function check(oldWire: unknown, wire: unknown): Promise<pulumi.dynamic.CheckResult> {
@@ -186,19 +188,22 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
   if (unknown.length > 0) {
     throw new Error(t("state.unknownNew", { deployment: b.deployment, why: say(listMsg(unknown, "semi")) }));
   }
+  // The gate's baseline rides on every output of this update (./engineGate), failed ones too.
+  let gateState = olds?.gate;
+  const kept = (w: EngineWire): EngineWire => ({ ...w, ...(gateState !== undefined && { gate: gateState }) });
   const now = Date.now();
   const d = decide(olds ?? {}, news, now);
   const restarts = restartsAfter(olds, news, d, now);
   // Restarted for its health as often as sm121:liveness allows: failed, and no restart now. Pulumi
   // updates a resource whose last update failed at every up: a held one stays as it is, quietly.
   if (d.held?.already === true && d.restart.length === 0 && olds?.outcome !== undefined) {
-    return { id: rid, outs: { ...wire, outcome: olds.outcome } };
+    return { id: rid, outs: { ...kept(wire), outcome: olds.outcome } };
   }
   if (d.held !== undefined && d.restart.length === 0) {
     const failure = heldWords(b.deployment, d.held);
     const before = olds?.outcome ?? { status: "failed", nodes: [], warnings: [] };
     const outcome: StoredOutcome = { ...before, status: "failed", held: true, failure, restarts };
-    throw failedWith(say(failure), rid, wire, outcome);
+    throw failedWith(say(failure), rid, kept(wire), outcome);
   }
   // Only per-node settings or the state's version changed, or a restart is left to the allowance of
   // a protected node (leftProtected): the state takes the rest; nothing on a node is asked or changed.
@@ -206,7 +211,7 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
   const settingsOnly = d.restart.length === 0 && d.touch.length > 0 && recordOnly;
   const left = leftProtected(d, news).length > 0;
   if (olds?.outcome !== undefined && (settingsOnly || left))
-    return { id: rid, outs: { ...wire, outcome: olds.outcome } };
+    return { id: rid, outs: { ...kept(wire), outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
   const held = await holdForRoll(olds, news, log);
   // Its requests in flight finish before it stops (bounded by sm121:drainS).
@@ -231,20 +236,25 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
     };
     // SM121_TIMEOUT_S and SM121_MIN_MEM_GIB: this run's serve only; the state keeps the declared bundle.
     const outcome = await serve(withOverrides(b, news.allow.overrides ?? {}), authOf(news.connection), settings);
+    // The gate: the first replica restarted is measured before the roll goes on; slower rolls back.
+    const turn = await gateAfterServe({ olds: olds ?? {}, news, outcome, auth: authOf(news.connection), log });
+    gateState = turn.state ?? gateState;
+    if (turn.failure !== undefined) throw gateFailed(turn.failure, outcome, b.deployment);
     if (held !== undefined) await release(held, log);
     for (const w of outcome.warnings) log(t("serve.warning", { warning: say(w) }));
     for (const n of outcome.nodes)
       if (n.timings !== undefined) log(say(msg("serve.timings", { node: n.node, timings: timingLine(n.timings) })));
     for (const c of b.clientNotes) log(t("serve.clientNote", { note: c }));
+    for (const n of outcome.nodes) if (n.ready !== undefined) log(say(readyWords(n.ready, n.node)));
     // Repaired: what the plan-time look found is no longer true.
-    return { id: rid, outs: { ...wire, drift: [], outcome: counted(toStored(outcome), restarts) } };
+    return { id: rid, outs: { ...kept(wire), drift: [], outcome: counted(toStored(outcome), restarts) } };
   } catch (e) {
     if (e instanceof ServeFailure) {
       const back = await rollBack(olds, news, e, log);
       if (back !== undefined) {
         // The previous recipe answers again: the replica's entries as they were.
         if (held !== undefined && back.outcome.nodes.every((n) => n.endpoint !== undefined)) await release(held, log);
-        throw failedWith(rollStopped(news, back.message), rid, wire, counted(back.outcome, restarts), e);
+        throw failedWith(rollStopped(news, back.message), rid, kept(wire), counted(back.outcome, restarts), e);
       }
       if (news.gateway !== undefined) {
         const { disableInGateway } = await import("./gatewayImpl");
@@ -254,7 +264,8 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
           log(t("serve.gatewayDisableFailed", { deployment: b.deployment, why }));
         });
       }
-      throw failedWith(rollStopped(news, e.message), rid, wire, counted(toStored(e.outcome, e.step), restarts), e);
+      const stored = counted(toStored(e.outcome, e.step), restarts);
+      throw failedWith(rollStopped(news, e.message), rid, kept(wire), stored, e);
     }
     if (e instanceof PreflightFailure) throw new Error(e.message, { cause: e });
     throw e;
@@ -327,13 +338,16 @@ async function rollBack(
   log: (m: string) => void,
 ): Promise<{ message: string; outcome: StoredOutcome } | undefined> {
   const prev = olds?.bundle;
-  if (news.bundle.rollback !== "auto" || prev === undefined || prev.identity === news.bundle.identity) return undefined;
-  if (e.step !== "readiness") return undefined;
+  // A failed gate always goes back: slower is a failure the previous bundle did not have.
+  const gate = e.step === "gate";
+  if ((!gate && news.bundle.rollback !== "auto") || prev === undefined || prev.identity === news.bundle.identity)
+    return undefined;
+  if (e.step !== "readiness" && !gate) return undefined;
   // After Ctrl-C the operator wants the run over, not another start.
   if (cancelled.aborted) return undefined;
   const short = prev.identity.slice(0, 12);
   const named = prev.profile === undefined ? short : t("state.profileNamed", { profile: prev.profile });
-  log(t("state.rollingBack", { what: named }));
+  log(t(gate ? "state.gateRollingBack" : "state.rollingBack", { what: named }));
   try {
     const { serve } = await import("../serve/serve");
     const settings = { ...serveSettings(news), forceRestart: true, goBack: "", log };
@@ -344,7 +358,7 @@ async function rollBack(
         ? msg("state.prevBundle", { identity: short })
         : msg("state.prevProfile", { profile: prev.profile });
     const served = restored.servedModel;
-    const back = msg("state.rolledBack", {
+    const back = msg(gate ? "state.gateRolledBack" : "state.rolledBack", {
       deployment: prev.deployment,
       what,
       where: where === "" ? "" : msg("state.rolledBackAt", { where }),

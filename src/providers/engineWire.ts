@@ -9,6 +9,7 @@
  */
 import type { DeploymentBundle } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
+import type { GateState } from "../serve/gatejudge";
 import type { ConnectionSettings } from "./settings";
 import type { EngineWire, RunSettings } from "./wire";
 import { unpack } from "./packed";
@@ -25,6 +26,8 @@ export interface EngineProps extends RunSettings {
   connection: ConnectionSettings;
   unknown?: Msg[];
   outcome?: StoredOutcome;
+  /** The gate's baseline and its last run (./engineGate). */
+  gate?: GateState;
   __provider?: string;
   /** Stored outputs of an older state version: the words of their upgrade (the state is rewritten). */
   upgrade?: Msg;

@@ -30,6 +30,9 @@
  * version 3 wrote English words.
  * EngineDeployment 5: the shown `drift` is the findings' English words again (what the diff shows,
  * in place of message keys), their messages in `__run.drift`.
+ * EngineDeployment 6: the outputs may carry the gate's baseline (`gate`), and each node of the
+ * outcome the image it runs by digest (`image`) and where its time to ready went (`ready`); a
+ * version 5 state has none of them yet, and reads as it is.
  */
 import { z } from "zod";
 import type { DgppPaths } from "../dgpp/files.render";
@@ -52,7 +55,7 @@ import type {
 
 /** Each kind's current version: what this build writes. */
 export const STATE_VERSIONS = {
-  EngineDeployment: 5,
+  EngineDeployment: 6,
   DgppProvision: 2,
   GatewayFragment: 3,
   ModelCache: 1,
@@ -236,6 +239,8 @@ const STEPS: { [K in StateKind]: Record<number, (p: Props) => Props> } = {
       };
       return { ...wire };
     },
+    // Fields only added (the gate, the nodes' image digests and start phases): nothing to convert.
+    5: (p) => p,
   },
   DgppProvision: {
     1: (p) => {

@@ -14,6 +14,7 @@ import type { ProvisionSettings } from "../dgpp/provision.serve";
 import type { ImageNode } from "../serve/imagesync";
 import type { CacheNode } from "../serve/modelcache";
 import type { StoredOutcome } from "../serve/outcome";
+import type { GateState } from "../serve/gatejudge";
 import type { Owner } from "../serve/owner";
 import type { FileLook } from "../serve/sitefile";
 import type { Allowances, ConnectionSettings, GatewaySettings } from "./settings";
@@ -71,6 +72,8 @@ export interface EngineWire {
    */
   unknown?: Msg[];
   outcome?: StoredOutcome;
+  /** The gate's baseline and its last run (an output, state version 6; serve/gatejudge). */
+  gate?: GateState;
   __provider?: string;
   /** ./stateVersion; set by ShimResource. */
   stateVersion?: number;

@@ -12,6 +12,7 @@ import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, locateToml, protoKeys, type FieldPath } from "./locate";
 import { INTERFACE_ENV, RDMA_ENV } from "../fabric/site.recipe";
 import { DEPLOY_TARGETS, ENGINE_NAMES, type EngineName, type Recipe, type RecipeMemory } from "./types";
+import { gateOf, gateSchema } from "./gate";
 
 const SAFE_LINE = /^[^\n\r\0]*$/;
 /**
@@ -144,6 +145,7 @@ function recipeSchema() {
       .optional(),
     rollback: z.enum(["off", "auto"]).default("off"),
     memory: memorySchema().optional(),
+    gate: gateSchema().optional(),
   });
 }
 
@@ -281,6 +283,7 @@ export function readRecipe(file: string, text: string): { recipe: Recipe; proble
     ...(r.profiles_dir !== undefined && { profilesDir: r.profiles_dir }),
     rollback: r.rollback,
     ...(r.memory !== undefined && { memory: memoryOf(r.memory) }),
+    ...(r.gate !== undefined && { gate: gateOf(r.gate) }),
     warnings,
   };
   return { recipe, problems: errors };

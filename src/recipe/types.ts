@@ -2,6 +2,7 @@
 import type { NodeFabric, SiteFabric } from "../fabric/site.recipe";
 import type { FieldPath, Place, Position } from "./locate";
 import type { Msg } from "../text/messages";
+import type { RecipeGate } from "./gate";
 
 export const ENGINE_NAMES = ["vllm", "sglang", "gr8", "dgpp"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -56,6 +57,8 @@ export interface Recipe {
   rollback: RollbackMode;
   /** `[memory]`: the model's size and shape for the memory fit, until the node has its files. */
   memory?: RecipeMemory;
+  /** `[gate]`: the load an up runs against the first replica it restarts, and its tolerances (./gate). */
+  gate?: RecipeGate;
   /** Said to the operator by `sm121 validate` and `render`; a bundle keeps them in English (state). */
   warnings: Msg[];
 }

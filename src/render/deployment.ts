@@ -53,6 +53,7 @@ export function renderDeployment(
     // The bundle is state: its words stay English whatever the locale, or a change of LANG would show as a change.
     warnings: recipe.warnings.map((w) => say(w, "en")),
     ...(recipe.optionsChecked !== undefined && { optionsChecked: recipe.optionsChecked }),
+    ...(recipe.gate !== undefined && { gate: recipe.gate }),
   };
   if (recipe.deploy === "script") {
     const s = scriptNodeBundles(site, d, recipe, opts.root);
@@ -110,5 +111,7 @@ export function engineSequenceBundle(b: DeploymentBundle, hooks: Site["hooks"]):
 function withIdentity(b: Omit<DeploymentBundle, "identity">): DeploymentBundle {
   // How the wait is said (its grace part) is no part of what runs.
   const { graceS: _said, ...readiness } = b.readiness;
-  return { ...b, identity: identityOf({ nodes: b.nodes.map((n) => [n.node, n.rank, n.identity]), readiness }) };
+  // The gate is checked on the running engine, as the readiness is (a bundle without one hashes as before).
+  const nodes = b.nodes.map((n) => [n.node, n.rank, n.identity]);
+  return { ...b, identity: identityOf({ nodes, readiness, ...(b.gate !== undefined && { gate: b.gate }) }) };
 }

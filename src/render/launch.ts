@@ -92,6 +92,7 @@ export function checkFields(before: DeploymentBundle, after: DeploymentBundle): 
   if (a.servedName !== b.servedName) out.push("the served model name");
   if (a.maxModelLen !== b.maxModelLen) out.push("max_model_len");
   if (a.kvCachePattern !== b.kvCachePattern) out.push("the KV cache line");
+  if (JSON.stringify(before.gate) !== JSON.stringify(after.gate)) out.push("the gate");
   const old = new Map(before.nodes.map((n) => [n.node, n]));
   const scripts = after.nodes.some((n) => {
     const o = old.get(n.node);

@@ -14,6 +14,7 @@ import { endpointKey } from "../engines";
 import { msg, say, type Msg } from "../text/messages";
 import type { DeploymentBundle, NodeBundle, Readiness } from "./types";
 import type { RunOverrides } from "./overrides";
+import type { RecipeGate } from "../recipe/gate";
 
 /**
  * What a deployment's endpoint does when sm121:apiKey is set and it does not take the key from
@@ -117,6 +118,17 @@ function overrideLines(b: DeploymentBundle, o: RunOverrides): string[] {
   return lines;
 }
 
+/** The gate's line of the plan: its load and its limits against the baseline the state records. */
+export function gateLine(g: RecipeGate): string {
+  const load = `${g.requests} requests, ${g.concurrency} at once, ${g.promptTokens}-word prompts`;
+  const each = `${g.maxTokens} tokens each`;
+  const tokens = `tokens/s at least ${fixed(1 - g.tokensPerSTolerance)} x`;
+  const limits = `${tokens}, first token at most ${fixed(1 + g.ttftTolerance)} x`;
+  return `gate after a restart of its first replica: ${load}, ${each}; ${limits} the baseline`;
+}
+
+const fixed = (v: number) => String(Math.round(v * 1000) / 1000);
+
 /** The plan text of a deployment: what it runs on which node, one fact a line. */
 export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string {
   const what = [`${b.engine} on ${b.deploy}, recipe ${b.recipe} (${b.recipeFile})`];
@@ -143,6 +155,7 @@ export function deploymentPlan(b: DeploymentBundle, o: PlanOptions = {}): string
   const len = r.maxModelLen === undefined ? "" : `, max_model_len ${r.maxModelLen}`;
   lines.push(`ready when /v1/models answers within ${waitWords(r)}${served}${len}`);
   for (const p of r.proofs) lines.push(`proof in the engine log ${shown(p)}`);
+  if (b.gate !== undefined) lines.push(gateLine(b.gate));
   for (const h of b.hooks.beforeServe) lines.push(`before_serve ${shown(h)}`);
   for (const h of b.hooks.afterStop) lines.push(`after_stop ${shown(h)}`);
   if (b.linkTest !== undefined) {

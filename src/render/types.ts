@@ -1,5 +1,6 @@
 /** A rendered deployment: everything a node needs, decided at plan time. */
 import type { DeployTarget, EngineName, RollbackMode } from "../recipe/types";
+import type { RecipeGate } from "../recipe/gate";
 import type { LaunchShape } from "../engines/driver";
 import type { BundleFile, ContainerAccess, TargetScripts } from "../targets/types";
 
@@ -146,5 +147,7 @@ export interface DeploymentBundle {
   optionsChecked?: string;
   /** sm121:fabricCheck on a deployment across nodes: `pulumi up` runs the link test before a start. */
   linkTest?: LinkTestPlan;
+  /** The recipe's `[gate]`: the load an up runs against the first replica it restarts (serve/gate). */
+  gate?: RecipeGate;
   identity: string;
 }

@@ -5,6 +5,8 @@
  */
 import { recordsOf, type NodeRecord } from "../protocol";
 import { listMsg, msg, type Msg } from "../text/messages";
+import type { RunningImage } from "./digest";
+import type { ReadyPhases } from "./phases";
 
 export type NodeStatus = "serving" | "standby" | "failed" | "stopped" | "drifted";
 
@@ -28,6 +30,10 @@ export interface NodeOutcome {
   ttftMs?: number;
   /** Seconds each step of the last up took on this node, in the order they ran (a list: the state keeps its order). */
   timings?: StepTiming[];
+  /** The image the node's container runs, by digest (docker). */
+  image?: RunningImage;
+  /** Where the time to ready of the last start went (an API node the up restarted). */
+  ready?: ReadyPhases;
 }
 
 export interface StepTiming {
@@ -62,13 +68,14 @@ export interface StoredOutcome extends Omit<DeploymentOutcome, "failure"> {
 }
 
 /** The steps of a serve after the stop began, as its failure names them. */
-export type ServeStep = "stop" | "write" | "memory gate, write and start" | "readiness";
+export type ServeStep = "stop" | "write" | "memory gate, write and start" | "readiness" | "gate";
 
 const STEP_KEYS = {
   stop: "state.step.stop",
   write: "state.step.write",
   "memory gate, write and start": "state.step.start",
   readiness: "state.step.readiness",
+  gate: "state.step.gate",
 } as const satisfies Record<ServeStep, string>;
 
 /**

@@ -201,8 +201,8 @@ function firstTokenLines(base: string, timeoutS: number, evidence: string): stri
   ];
 }
 
-/** Prints the KV cache line and each proof found in the engine log, as records. */
-export function verifyScript(nb: NodeBundle, r: Readiness): string {
+/** Prints the KV cache line and each proof found in the engine log, as records; `also` reads the log too ("$log"). */
+export function verifyScript(nb: NodeBundle, r: Readiness, also = ":"): string {
   const lines = ["log=$(mktemp)", `( SM121_LINES=5000; export SM121_LINES; ${nb.logs} ) > "$log" 2>&1 || true`];
   if (r.kvCachePattern !== undefined) {
     lines.push(`kv=$(grep -E ${quote(r.kvCachePattern)} "$log" | tail -n 1 || true)`);
@@ -214,6 +214,7 @@ export function verifyScript(nb: NodeBundle, r: Readiness): string {
     const found = (f: boolean) => printRecord("proof", `"index":${i},"found":${f}`);
     lines.push(`if grep -qF -- ${quote(p)} "$log"; then ${found(true)}; else ${found(false)}; fi`);
   });
+  if (also !== ":") lines.push(also);
   lines.push('rm -f "$log"');
   // A launcher (start.sh) still waiting after the server answers will give up on it later.
   const d = nodePath(nb.stateDir);

@@ -8,6 +8,7 @@ import { t } from "../text/messages";
 import { shellValue, shellWords } from "../text/shell";
 import { envPathOf, watchedPaths } from "./probe";
 import { readinessScript, verifyScript } from "./readiness";
+import { phaseLinesScript } from "./phases";
 import { displaceScript, hookLines, registerScript, stopWithHooks } from "./registry";
 import { memGateScript, mkdirScript, preflightScript, writeScript, type WriteOptions } from "./steps";
 
@@ -56,6 +57,7 @@ export function stepScripts(b: DeploymentBundle, nb: NodeBundle, w: WriteOptions
     // before_serve runs before every start of the engine on the node (seed 000: gr8's sysctl).
     start: lines(hookLines("before_serve", b.hooks.beforeServe), nb.runs ? nb.start : ":"),
     readiness: nb.api === undefined ? nb.status : readinessScript(nb, b.readiness),
-    verify: nb.api === undefined ? ":" : lines(verifyScript(nb, b.readiness), nb.status),
+    // After a start, the engine log's lines of where its start went too (serve/phases).
+    verify: nb.api === undefined ? ":" : lines(verifyScript(nb, b.readiness, phaseLinesScript(b.engine)), nb.status),
   };
 }

@@ -28,6 +28,8 @@ import { nodePath } from "../text/shell";
 import { stepScripts, type Step } from "./sequence";
 import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
+import { copiedScript, readyPhases, writeReadyScript } from "./phases";
+import { runningImageOf, runningImageScript } from "./digest";
 import { msg, SaidError, say as sayIn, t, type Locale, type MessageKey, type Msg } from "../text/messages";
 
 export interface ServeOptions {
@@ -152,6 +154,8 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     ...(o.keepBackups !== undefined && { keepBackups: o.keepBackups }),
   };
   const scripts = b.nodes.map((nb) => stepScripts(b, nb, w));
+  /** Each node's records of its start step (its timings, the copies before it): the split of its time to ready. */
+  const started: NodeRecord[][] = b.nodes.map(() => []);
   // sm121:fabricCheck: the link test between the nodes, before anything of the old engine stops;
   // its failure is a preflight's: the deployment stays as it was.
   if ((!same || o.forceRestart) && !checksOnly && b.linkTest !== undefined)
@@ -205,9 +209,11 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
             timed("memory-gate", s["memory-gate"]),
             timed("write", s.write),
             timed("start", s.start),
+            copiedScript(nb),
           ].join("\n");
           const res = await host(hosts, nb).run(script, { step: "memory gate, write and start", onLine: say(nb) });
           recordWrites(i, nb, res.records);
+          started[i] = [...res.records];
           const out = outcomes[i] as NodeOutcome;
           out.restarted = nb.runs;
           out.status = nb.runs ? "failed" : "standby";
@@ -221,7 +227,12 @@ async function serveOn(b: DeploymentBundle, hosts: Map<string, Host>, o: ServeOp
     const verified = await Promise.all(
       b.nodes.map((nb, i) => {
         const st = states[i] as NodeState;
-        const here = { steps: scripts[i] as Record<Step, string>, st, out: outcomes[i] as NodeOutcome };
+        const here = {
+          steps: scripts[i] as Record<Step, string>,
+          st,
+          out: outcomes[i] as NodeOutcome,
+          started: started[i] ?? [],
+        };
         return finish(b, nb, here, host(hosts, nb), warnings, say(nb), o.owner);
       }),
     );
@@ -286,7 +297,7 @@ export function clientsCut(b: DeploymentBundle, states: readonly NodeState[]): M
 async function finish(
   b: DeploymentBundle,
   nb: NodeBundle,
-  { steps, st, out }: { steps: Record<Step, string>; st: NodeState; out: NodeOutcome },
+  { steps, st, out, started }: { steps: Record<Step, string>; st: NodeState; out: NodeOutcome; started: NodeRecord[] },
   h: Host,
   warnings: Msg[],
   onLine: (l: string) => void,
@@ -300,9 +311,13 @@ async function finish(
   const forget = moved ? `rm -f ${nodePath(nb.stateDir)}/owner.json\n` : "";
   const register = `${forget}${registerScript(nb, b.hooks.afterStop, owner)}`;
   const record = st.recorded === undefined ? ":" : `${stateScript(nb, nb.identity, st.recorded.files)}\n${register}`;
+  // The image a container runs, by digest (two docker calls; none for the other targets).
+  const image = nb.containerName === undefined ? ":" : runningImageScript(nb.containerName);
   if (nb.api === undefined) {
-    const res = await h.run(`${record}\n${timed("readiness", nb.status)}`, { step: "status" });
+    const res = await h.run(`${record}\n${timed("readiness", nb.status)}\n${image}`, { step: "status" });
     addTimings(out, res.records);
+    const running = runningImageOf(res.records, nb.image);
+    if (running !== undefined) out.image = running;
     const s = firstRecord(res.records, "status");
     if (nb.runs && s?.running !== true)
       throw new SaidError(msg("serve.rankNotRunning", { node: nb.node, rank: nb.rank }));
@@ -312,12 +327,15 @@ async function finish(
   }
   // A node that was not restarted keeps the start time its preflight read: no second status call.
   const verify = out.restarted ? steps.verify : verifyScript(nb, b.readiness);
-  const res = await h.run([record, timed("readiness", steps.readiness), timed("verify", verify)].join("\n"), {
+  const script = [record, timed("readiness", steps.readiness), timed("verify", verify), image].join("\n");
+  const res = await h.run(script, {
     step: "readiness",
     timeoutMs: (b.readiness.timeoutS + 60) * 1000,
     onLine,
   });
   addTimings(out, res.records);
+  const running = runningImageOf(res.records, nb.image);
+  if (running !== undefined) out.image = running;
   const models = modelsListed(res.records);
   const ids = (models?.data ?? []).map((m) => m.id);
   const want = b.readiness.servedName;
@@ -334,6 +352,12 @@ async function finish(
     out.readyS = Math.round(first.readyMs / 100) / 10;
     out.ttftMs = first.ttftMs;
     onLine(t("serve.readyIn", { seconds: out.readyS, ms: out.ttftMs }));
+  }
+  // Where this start's time went: kept in the state and on the node (status, the next plan read it).
+  const split = out.restarted ? readyPhases(b.engine, [...started, ...res.records], new Date()) : undefined;
+  if (split !== undefined) {
+    out.ready = split;
+    await h.run(writeReadyScript(nb, split), { step: "readiness" });
   }
   const kv64 = firstRecord(res.records, "kvCacheLine")?.line64;
   const kv = kv64 === undefined ? "" : Buffer.from(kv64, "base64").toString("utf8").trim();

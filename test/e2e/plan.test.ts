@@ -293,7 +293,7 @@ describe.sequential("the plan in one screen", () => {
     const up = await e.up();
     expect(up.code, up.all).toBe(0);
     expect(up.all).toContain(
-      "the EngineDeployment state is rewritten from the unversioned form of version 1 to version 5",
+      "the EngineDeployment state is rewritten from the unversioned form of version 1 to version 6",
     );
     expect(await started(), up.all).toEqual(before);
     const again = await e.up();

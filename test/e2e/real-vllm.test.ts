@@ -105,12 +105,17 @@ describe.sequential("the real vLLM through pulumi up", () => {
     expect(up.all).toMatch(/ready in [\d.]+ s/);
     expect(up.all).not.toContain(KEY);
     const status = await sm121(e, ["status", "--json"]);
-    type Report = { deployments: Array<{ nodes: Array<{ kvCache: { line: string; tokens: string } | null }> }> };
+    type Kv = { line: string; tokens: string; device: string | null };
+    type Report = { deployments: Array<{ nodes: Array<{ kvCache: Kv | null }> }> };
     const kv = (JSON.parse(status.stdout) as Report).deployments.map((d) => d.nodes[0]?.kvCache);
     expect(kv).toEqual([
       expect.objectContaining({ tokens: "1,048,576", line: expect.stringContaining("CPU KV cache size") as unknown }),
       expect.objectContaining({ tokens: "1,048,576", line: expect.stringContaining("CPU KV cache size") as unknown }),
     ]);
+    // Status says where the cache lives, as the engine's line says it: the CPU build's memory.
+    expect(kv.map((k) => k?.device)).toEqual(["CPU", "CPU"]);
+    const table = await sm121(e, ["status"]);
+    expect(table.stdout).toContain("1,048,576 tokens on the CPU");
     // The engine refuses /v1 without the key; /metrics and /health answer without it.
     for (const n of [r1, r2]) {
       expect(await curl(n, "/v1/models")).toBe("401");

@@ -53,7 +53,7 @@ describe("recipes", () => {
     expect(outcome(() => parseRecipe(F, `${BASE}${"k".repeat(200_000)} = 1\n`), F)).toEqual([
       `${F}:1:1: ${"k".repeat(61)}...: unknown key; remove it (known keys: name, engine, deploy, model, ` +
         `served_model_name, image, engine_version, entrypoint, tp, port, args, env, mounts, hooks, readiness, dgpp, ` +
-        `profiles_dir, rollback, memory)`,
+        `profiles_dir, rollback, memory, gate)`,
     ]);
   });
 

@@ -1,6 +1,6 @@
 /**
- * The load generator of `sm121 bench`: streaming chat completions over node:http with one
- * keep-alive Agent, server-sent events parsed incrementally, C workers each sending its next
+ * The load generator of `sm121 bench` and of the gate of an up (./gate): streaming chat completions
+ * over node:http with one keep-alive Agent, server-sent events parsed incrementally, C workers each sending its next
  * request as soon as the last one ends. It measures time to first token, inter-token latency and
  * end-to-end latency per request, and its own CPU time, so a run shows whether the client could
  * have been the bottleneck.
@@ -8,8 +8,9 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import { performance } from "node:perf_hooks";
-import { Samples } from "./bench-stats";
+import { Samples } from "./loadstats";
 import { t } from "../text/messages";
+import { readModels } from "./readiness";
 
 /**
  * Server-sent events, incrementally: `data:` lines (joined with "\n" when an event has several)
@@ -57,6 +58,11 @@ export interface LoadOptions {
   stopped?: () => boolean;
   /** Requests started per second at most (request i no earlier than i/rate s after the start). */
   ratePerS?: number;
+  /**
+   * The user message of request i (the gate's fixed prompt set);
+   * by default common words, a distinct first word each.
+   */
+  prompt?: (i: number) => string;
 }
 
 export interface LoadResult {
@@ -119,7 +125,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     https: new https.Agent({ keepAlive: true, maxSockets: o.concurrency }),
   };
   const targets = o.urls.map((u) => new URL(`${u.replace(/\/+$/, "")}/v1/chat/completions`));
-  const prompt = promptText(Math.max(0, o.promptTokens - 1));
+  const words = promptText(Math.max(0, o.promptTokens - 1));
+  const prompt = o.prompt ?? ((i: number) => `${i} ${words}`);
   const r: LoadResult = {
     completed: 0,
     errors: 0,
@@ -143,7 +150,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       // A distinct first word per request, so no prefix cache answers from an earlier one.
       const body = JSON.stringify({
         model: o.model,
-        messages: [{ role: "user", content: `${i} ${prompt}` }],
+        messages: [{ role: "user", content: prompt(i) }],
         max_tokens: o.maxTokens,
         stream: true,
         stream_options: { include_usage: true },
@@ -257,4 +264,33 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   agent.http.destroy();
   agent.https.destroy();
   return r;
+}
+
+/** GET /v1/models: reachability, the key, and the model when none is named. */
+export function getModels(
+  base: string,
+  apiKey: string | undefined,
+): Promise<{ code: number; ids: string[]; error?: string }> {
+  return new Promise((resolve) => {
+    const url = new URL(`${base.replace(/\/+$/, "")}/v1/models`);
+    const mod = url.protocol === "https:" ? https : http;
+    const req = mod.get(
+      url,
+      { headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }, timeout: 10_000 },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (s: string) => (text += s));
+        res.on("end", () => {
+          resolve({
+            code: res.statusCode ?? 0,
+            ids: (readModels(text)?.data ?? []).map((m) => m.id),
+            ...(res.statusCode !== 200 && { error: `HTTP ${res.statusCode ?? 0}: ${text.slice(0, 200)}` }),
+          });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerS", { seconds: 10 }))));
+    req.on("error", (e) => resolve({ code: 0, ids: [], error: e.message }));
+  });
 }

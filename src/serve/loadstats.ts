@@ -1,5 +1,18 @@
-/** Latency samples and their summary (count, mean, min, p50, p90, p99, max), in milliseconds. */
-import type { Latency } from "./schemas";
+/**
+ * Latency samples and their summary (count, mean, min, p50, p90, p99, max), in milliseconds: what
+ * `sm121 bench` reports and the gate of an up (./gate) compares.
+ */
+
+/** A summary of samples, in milliseconds (cli/schemas' latencySchema checks the same shape). */
+export interface Latency {
+  count: number;
+  mean: number;
+  min: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
 
 /** A growable Float64Array: millions of inter-token gaps without millions of boxed numbers. */
 export class Samples {
