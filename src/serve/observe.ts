@@ -17,7 +17,7 @@ import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { msg, SaidError, type Msg } from "../text/messages";
 import { joinNode } from "../text/shell";
-import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
+import { alreadyServing, describeCheck, driftFindings, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
 import { servingScript, servingState, servingTimeoutMs, type NodeState } from "./probe";
 import { liveWords, probeLiveness } from "./liveness";
 import { loadingOr } from "./loading";
@@ -75,6 +75,11 @@ export interface SiteObservation {
   life: Lives;
   /** The protected nodes whose engines were checked without a request (./passive), what it saw. */
   passive: Msg[];
+  /**
+   * Per deployment: the nodes whose last up applied another bundle than the declared one (a recipe
+   * or the site changed since), which the drift leaves to the plan's diff. `sm121 keep` leaves them.
+   */
+  unapplied: Record<string, Msg[]>;
 }
 
 export interface LookOptions {
@@ -236,6 +241,7 @@ export async function observeSite(
     images: {},
     life,
     passive: [],
+    unapplied: {},
   };
   for (const b of bundles) {
     const drift: Msg[] = [];
@@ -267,6 +273,8 @@ export async function observeSite(
         if (HEALTH_DRIFT.has(d.kind)) health.push(d.said);
       }
       if (st.life !== undefined) lives[nb.node] = st.life;
+      const other = driftFindings(nb, st).find((f) => f.kind === "other-bundle");
+      if (other !== undefined) (out.unapplied[b.deployment] ??= []).push(other.said);
       if (st.live?.verdict === "passive") out.passive.push(liveWords(nb.node, st.live));
       for (const f of lifeFindings(nb, st)) {
         drift.push(f);
