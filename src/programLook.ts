@@ -46,6 +46,7 @@ export async function lookSite(
         return `${at.line > 0 ? `${at.file}:${at.line}:${at.col}` : at.file}: sm121:nodes.${node}.ssh`;
       },
       me: run.owner,
+      allowProtected: run.allow.protected,
       images: imageQuestions(scope.withSpares, fabricDeploymentsOf(looked)),
     }),
     scrape === undefined ? undefined : lookPlaced(scrape, dial),

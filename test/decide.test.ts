@@ -231,16 +231,21 @@ describe("the look's liveness record and the drift it makes", () => {
   it("takes an engine that answers nothing yet within its readiness wait for a load, not a hang", () => {
     const silent = liveCheckOf([{ kind: "live", modelsCode: 0 }], 10);
     if (silent === undefined) throw new Error("no check");
-    expect(loadingOr(silent, ago(60), 1800, NOW).verdict).toBe("loading");
-    expect(loadingOr(silent, ago(2000), 1800, NOW).verdict).toBe("hung");
-    expect(loadingOr(silent, undefined, 1800, NOW).verdict).toBe("hung");
+    expect(loadingOr(silent, ago(60), 1800, undefined, NOW).verdict).toBe("loading");
+    expect(loadingOr(silent, ago(2000), 1800, undefined, NOW).verdict).toBe("hung");
+    expect(loadingOr(silent, undefined, 1800, undefined, NOW).verdict).toBe("hung");
+    // One the last up found ready since it started has loaded: silent now, it hangs (a SIGSTOP).
+    const second = (ms: number) => new Date(NOW - ms).toISOString().replace(/\.\d+Z$/, "Z");
+    expect(loadingOr(silent, ago(60), 1800, second(50_000), NOW).verdict).toBe("hung");
+    // A ready time from before this start (the engine started again since) is a load's.
+    expect(loadingOr(silent, ago(60), 1800, second(70_000), NOW).verdict).toBe("loading");
     // One that answers /v1/models and gives no token hangs, however new.
     const noToken = liveCheckOf(
       [{ kind: "live", modelsCode: 200, completionCode: 0, before64: counters(1), after64: counters(1) }],
       10,
     );
     if (noToken === undefined) throw new Error("no check");
-    expect(loadingOr(noToken, ago(60), 1800, NOW).verdict).toBe("hung");
+    expect(loadingOr(noToken, ago(60), 1800, undefined, NOW).verdict).toBe("hung");
   });
 
   it("is drift (health) only on an engine that runs this bundle and hangs", () => {

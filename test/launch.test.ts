@@ -88,8 +88,10 @@ describe("a bundle an older sm121 stored", () => {
   it("compares by the same rule: its launch is this one, its other fields changed", () => {
     expect(stored.nodes[0]?.container).toBeUndefined();
     expect(stored.identity).not.toBe(tp2.identity);
-    // This sm121 reads vLLM's KV cache line of any device (a CPU's too): a check, no restart.
-    const checks = ["checks, does not restart: the readiness wait, the KV cache line, sm121's start and stop scripts"];
+    // This sm121 reads vLLM's KV cache line of any device (a CPU's too), and puts the memory tripwire beside
+    // the engine: checks, no restart.
+    const what = "the readiness wait, the KV cache line, sm121's start and stop scripts, sm121's own files";
+    const checks = [`checks, does not restart: ${what}`];
     expect(decided(stored, tp2)).toEqual({ restart: [], checks });
   });
   it("kept no image on a node before the plan (9492e6f): the container's label compares it", () => {

@@ -29,7 +29,7 @@ function refusalOf(name: ScenarioName, o: Partial<RunInputs> = {}): string {
 }
 
 describe("planSite over the stack as it serves", () => {
-  it("plans each deployment after the one before it in its set, the protected one last, and says only the fit", () => {
+  it("plans each deployment after the one before in its set, the protected last; says the fit, passive look", () => {
     const { plan, lines } = planOf("steady");
     expect(plan.deployments.map((d) => [d.bundle.deployment, d.after])).toEqual([
       ["roll-1", []],
@@ -42,8 +42,16 @@ describe("planSite over the stack as it serves", () => {
       undefined,
     ]);
     expect(plan.served).toEqual(["roll-1", "roll-2", "solo"]);
-    // Found running as declared: one line, no tables, no roll line.
+    // Found running as declared: the fit's one line, no tables, no roll line; and the protected n4's
+    // engine checked without a request (its log's age is the recording's).
     expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          "^\\[info\\] n4: protected, so checked passively, without an HTTP request " +
+            "\\(SM121_ALLOW_PROTECTED=n4 allows one\\): the engine's processes run \\(states S\\), " +
+            "its log last written \\d+ s ago$",
+        ),
+      ),
       "[info] memory fit: roll-1, roll-2, solo run as declared on their nodes (sm121 doctor shows their fit)",
     ]);
     expect(plan.deployments.every((d) => d.found.drift.length === 0 && d.found.health.length === 0)).toBe(true);

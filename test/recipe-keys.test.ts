@@ -24,13 +24,13 @@ describe("known keys, from the schemas", () => {
     const siteKeys = [
       "nodes, deployments, minMemAvailableGiB, memTimeoutS, readyGraceS, recipesDir, knownHosts, hostKeys, gateway",
       "scrapeTargets, rollback, dgppPollS, preflight, lockWaitS, drainS, keepBackups, hooks, modelCache, imageSync",
-      "requireApiKey, fabric, fabricCheck",
-      "liveness",
+      "requireApiKey, fabric, fabricCheck, memFloorGiB, memSampleS, memRelief, keep, liveness",
       "hfToken, apiKey, sshPrivateKey, sshPassphrase",
     ];
     expect(known(site("  sm121:zzzz: 1"))).toEqual([siteKeys.join(", ")]);
     expect(known(site("      zzzz: 1"))).toEqual([
-      "host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, recipes, stateDir, fabric, gpus",
+      "host, ssh, ip, protected, env, vars, gatewayUrl, gpuProbe, minMemAvailableGiB, memFloorGiB, memRelief, " +
+        "recipes, stateDir, fabric, gpus",
     ]);
     expect(known(site("      recipes: { r: { dir: /x, container: c, zzzz: 1 } }"))).toEqual([
       "dir, start, stop, container, dockerArgs, vars, ownedMounts",

@@ -262,8 +262,10 @@ describe("rendered bundles keep seed 000's per-engine contract", () => {
       ],
       [false, [], undefined],
     ]);
-    for (const n of b?.nodes ?? [])
-      expect(n.files.map((f) => f.path)).toEqual(["~/dgpp/sm121-qwen38-27b-nvfp4-dgpp.json", "~/dgpp/.env"]);
+    // The memory tripwire beside the manager where it runs (rank 0): the other ranks run no process of sm121's.
+    const files = ["~/dgpp/sm121-qwen38-27b-nvfp4-dgpp.json", "~/dgpp/.env"];
+    const tripwire = "~/.sm121/deployments/qwen38-27b-nvfp4-dgpp/tripwire.sh";
+    expect(b?.nodes.map((n) => n.files.map((f) => f.path))).toEqual([[...files, tripwire], files]);
     expect(b?.nodes[1]?.start).toBe(":");
   });
 

@@ -27,6 +27,7 @@ const COMMANDS: Record<Verb, () => Promise<Run>> = {
   bench: async () => (await import("./bench")).benchCommand,
   doctor: async () => (await import("./doctor")).doctorCommand,
   down: async () => (await import("./down")).downCommand,
+  keep: async () => (await import("./keep")).keepCommand,
 };
 
 async function stackRun(verb: "preview" | "up" | "refresh" | "destroy"): Promise<Run> {

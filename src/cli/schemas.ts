@@ -83,11 +83,13 @@ export function statusEntrySchema() {
     health: healthSchema(),
     /**
      * One 1-token completion (sm121:liveness timeout) when /v1/models answered: null when not asked;
-     * "busy" with ms null when the load saw the engine generate tokens (no completion sent).
+     * "busy" with ms null when the load saw the engine generate tokens (no completion sent);
+     * "passive" (or "hung") on a protected node without --yes: no request, the process's state
+     * and its log (serve/passive), `passive` saying what it saw.
      */
     live: z
       .strictObject({
-        verdict: z.enum(["ok", "busy", "hung", "refused", "loading"]),
+        verdict: z.enum(["ok", "busy", "hung", "refused", "loading", "passive"]),
         timeoutS: z.number().positive(),
         ms: z.number().nonnegative().nullable(),
       })

@@ -119,6 +119,17 @@ export const VERBS = {
     flags: { ...SSH, node, fabric: { kind: "string", value: "DEPLOYMENT", help: "usage.doctor.fabric" }, json },
   },
   down: { args: "<deployment>", summary: "usage.down.summary", flags: { ...COMMON } },
+  keep: {
+    args: "",
+    summary: "usage.keep.summary",
+    flags: {
+      ...SSH,
+      once: { kind: "bool", help: "usage.keep.once" },
+      interval: { kind: "number", value: "S", help: "usage.keep.interval" },
+      log: { kind: "string", value: "FILE", help: "usage.keep.log" },
+      unit: { kind: "bool", help: "usage.keep.unit" },
+    },
+  },
 } satisfies Record<string, VerbHelp>;
 
 export type Verb = keyof typeof VERBS;

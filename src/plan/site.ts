@@ -10,6 +10,7 @@ import type { Project } from "../project";
 import { replicaPlaces, replicaSets } from "../render/replicas";
 import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
+import { lifePlanLines } from "../serve/lifeplan";
 import { listMsg, msg, say, t } from "../text/messages";
 import { gatewayPlace, gatewayPlan, scrapePlan } from "./files";
 import { memoryFit } from "./fit";
@@ -42,6 +43,9 @@ export function planSite(project: Project, look: SiteLook, run: RunInputs): Plan
   for (const l of seen.leaving) lines.push(info(t("serve.leaving", { node: l.node, deployment: l.deployment })));
   // A node moving to a new deployment has no restart line to say it in: the plan says it here.
   for (const m of seen.moving) lines.push(info(say(m)));
+  // What happened between runs (a reboot, the memory tripwire, the keeper), and the passive checks.
+  for (const l of lifePlanLines(bundles, seen.life)) lines.push(warn(l));
+  for (const m of seen.passive) lines.push(info(say(m)));
   const preflight = site.preflight && run.dryRun;
   const engines = enginesRefuse(seen, spareNames, preflight);
   if (engines.length > 0) return refuse([t("serve.enginesRefuse"), ...engines.map((r) => `  ${r}`)].join("\n"));

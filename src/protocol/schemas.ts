@@ -70,6 +70,19 @@ function fieldsOfEachKind() {
       before64: z.string().nullable().optional(),
       after64: z.string().nullable().optional(),
     },
+    // What happened to a deployment on a node between runs (serve/nodelife): the boot id now and
+    // at the last up, when that up found it ready, and sm121's files of it (base64; "" when none).
+    life: {
+      boot: z.string(),
+      bootAtUp: z.string(),
+      readyAt: z.string(),
+      tripwire64: z.string(),
+      keeper64: z.string(),
+      gaveUp64: z.string(),
+    },
+    // Liveness without a request on a protected node (serve/passive): the engine's processes'
+    // states, one letter each, and the seconds since its log was written (null: no log).
+    passive: { states: z.string(), logAgeS: count() },
     memTotal: { bytes: count() },
     modelConfig: { config64: z.string(), weightsBytes: count() },
     // The same read from the hub through one node, where no HF cache had the checkpoint (serve/modelprobe).

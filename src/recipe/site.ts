@@ -12,7 +12,15 @@ import { issueToSpecError, keysAt, zodMsg } from "./issues";
 import { dotted, protoKeys, type FieldPath } from "./locate";
 import { spareOf } from "./spare";
 import { SECRET_CONFIG_KEYS, stackFileSource, type SiteSource } from "./siteSource";
-import { LIVENESS_DEFAULTS, type NodeEnvKey, type Site, type SiteNode, type SshResolver } from "./types";
+import {
+  KEEP_DEFAULTS,
+  LIVENESS_DEFAULTS,
+  TRIPWIRE_DEFAULTS,
+  type NodeEnvKey,
+  type Site,
+  type SiteNode,
+  type SshResolver,
+} from "./types";
 
 const IDENT = /^[a-z0-9][a-z0-9-]{0,47}$/;
 const HOSTNAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$|^\[?[0-9a-fA-F:]+\]?$/;
@@ -30,6 +38,13 @@ function num() {
 }
 function int() {
   return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v.trim()) ? Number(v) : v), z.int());
+}
+/** The tripwire's floor: GiB of MemAvailable, 0 for no tripwire. */
+function floor() {
+  return num().pipe(z.number().min(0).max(1024));
+}
+function relief() {
+  return z.enum(["off", "drop_caches"]);
 }
 function flag() {
   return z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
@@ -151,6 +166,8 @@ function siteSchema() {
       .refine(commandLine, { error: zodMsg(msg("spec.site.gpuProbe"), msg("spec.site.gpuProbeFix")) })
       .optional(),
     minMemAvailableGiB: num().pipe(z.number().positive()).optional(),
+    memFloorGiB: floor().optional(),
+    memRelief: relief().optional(),
     recipes: z.record(ident(msg("spec.what.nodeRecipe")), nodeRecipe).default({}),
     stateDir: path("stateDir").default("~/.sm121"),
     fabric: nodeFabricSchema().optional(),
@@ -204,6 +221,12 @@ function siteSchema() {
       .max(max, { error: zodMsg(msg("spec.site.above", { what, max }), range) });
     return z.preprocess(asNumber, inRange);
   };
+  const keep = z.strictObject({
+    maxFailures: ranged("maxFailures", 1, 100, "restarts").default(KEEP_DEFAULTS.maxFailures),
+    windowS: ranged("windowS", 60, 604_800, "week").default(KEEP_DEFAULTS.windowS),
+    backoffS: ranged("backoffS", 1, 3600, "seconds").default(KEEP_DEFAULTS.backoffS),
+    backoffMaxS: ranged("backoffMaxS", 1, 86_400, "seconds").default(KEEP_DEFAULTS.backoffMaxS),
+  });
   const liveness = z.strictObject({
     timeout: ranged("timeout", 1, 600, "seconds").default(LIVENESS_DEFAULTS.timeoutS),
     maxRestarts: ranged("maxRestarts", 0, 100, "restarts").default(LIVENESS_DEFAULTS.maxRestarts),
@@ -251,6 +274,10 @@ function siteSchema() {
     requireApiKey: flag().default(false),
     fabric: siteFabricSchema(),
     fabricCheck: flag().default(false),
+    memFloorGiB: floor().default(TRIPWIRE_DEFAULTS.floorGiB),
+    memSampleS: num().pipe(z.number().min(0.1).max(10)).default(TRIPWIRE_DEFAULTS.sampleS),
+    memRelief: relief().default(TRIPWIRE_DEFAULTS.relief),
+    keep: keep.default({ ...KEEP_DEFAULTS }),
     liveness: liveness.default({
       timeout: LIVENESS_DEFAULTS.timeoutS,
       maxRestarts: LIVENESS_DEFAULTS.maxRestarts,
@@ -326,6 +353,8 @@ export function siteFrom(source: SiteSource, stack: string, ssh: SshResolver = a
       ...(n.gatewayUrl !== undefined && { gatewayUrl: n.gatewayUrl }),
       ...(n.gpuProbe !== undefined && { gpuProbe: n.gpuProbe }),
       ...(n.minMemAvailableGiB !== undefined && { minMemAvailableGiB: n.minMemAvailableGiB }),
+      ...(n.memFloorGiB !== undefined && { memFloorGiB: n.memFloorGiB }),
+      ...(n.memRelief !== undefined && { memRelief: n.memRelief }),
       recipes: n.recipes,
       stateDir: n.stateDir,
       ...(n.fabric !== undefined && { fabric: n.fabric }),
@@ -411,6 +440,8 @@ export function siteFrom(source: SiteSource, stack: string, ssh: SshResolver = a
     imageSync: s.imageSync,
     requireApiKey: s.requireApiKey,
     fabric: { ...s.fabric, check: s.fabricCheck },
+    tripwire: { floorGiB: s.memFloorGiB, sampleS: s.memSampleS, relief: s.memRelief },
+    keep: s.keep,
     liveness: { timeoutS: s.liveness.timeout, maxRestarts: s.liveness.maxRestarts, windowS: s.liveness.windowS },
     ...(s.gateway !== undefined && { gateway: s.gateway }),
     ...(s.scrapeTargets !== undefined && { scrapeTargets: s.scrapeTargets }),

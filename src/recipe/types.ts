@@ -114,6 +114,10 @@ export interface SiteNode {
   gatewayUrl?: string;
   gpuProbe?: string;
   minMemAvailableGiB?: number;
+  /** The memory tripwire's floor on this node (GiB of MemAvailable; 0: no tripwire), over the site's. */
+  memFloorGiB?: number;
+  /** Seed 001's relief before the tripwire stops the engine, over the site's. */
+  memRelief?: MemRelief;
   recipes: Record<string, NodeRecipe>;
   /** Where sm121 keeps its files on the node. */
   stateDir: string;
@@ -122,6 +126,44 @@ export interface SiteNode {
   /** GPUs of the node (a DGX Spark has one GB10). */
   gpus: number;
 }
+
+/**
+ * What the memory tripwire tries once before it stops an engine (seed 001's MEMWATCH_RELIEF):
+ * nothing, or dropping the clean page cache with `sudo -n` and sampling again.
+ */
+export type MemRelief = "off" | "drop_caches";
+
+/**
+ * The memory tripwire beside every engine (targets/tripwire): it samples MemAvailable every
+ * `sampleS` and stops the engine on its node before MemAvailable falls below `floorGiB`.
+ */
+export interface Tripwire {
+  floorGiB: number;
+  sampleS: number;
+  relief: MemRelief;
+}
+
+/**
+ * The tripwire's default floor, 8 GiB of MemAvailable (docs/operating.md, "When nobody is
+ * watching"): above the ~7 GiB at which a GB10 host stopped answering during vLLM's profiling run
+ * (vllm#46307), and with room for the fall of about 3 GiB a second measured on a GB10 while an
+ * engine initialized (vllm#54200) over one 0.5 s sample and the stop.
+ */
+export const TRIPWIRE_DEFAULTS: Tripwire = { floorGiB: 8, sampleS: 0.5, relief: "off" };
+
+/**
+ * `sm121:keep`: how `sm121 keep` bounds its repairs of a deployment: a wait after each failure
+ * (`backoffS`, doubling up to `backoffMaxS`), and after `maxFailures` failed repairs within
+ * `windowS` it gives up on it until an operator's up serves it.
+ */
+export interface KeepSettings {
+  maxFailures: number;
+  windowS: number;
+  backoffS: number;
+  backoffMaxS: number;
+}
+
+export const KEEP_DEFAULTS: KeepSettings = { maxFailures: 3, windowS: 3600, backoffS: 30, backoffMaxS: 600 };
 
 /** How an up restarts the replicas of a set: one at a time behind the gateway, or all at once. */
 export type RollMode = "one" | "all";
@@ -215,4 +257,7 @@ export interface Site {
   /** How containers that span nodes reach the fabric, and the link test's settings. */
   fabric: SiteFabric;
   liveness: Liveness;
+  /** The memory tripwire's site-wide settings (a node may set its own floor and relief). */
+  tripwire: Tripwire;
+  keep: KeepSettings;
 }

@@ -4,6 +4,7 @@ import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { dockerTarget } from "../targets/docker";
 import { dgppNativeTarget, nativeTarget } from "../targets/native";
 import { joinNode } from "../text/shell";
+import { tripwireOf } from "../targets/tripwire";
 import { tmuxTarget } from "../targets/tmux";
 import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { dgppClusterJson, dgppEnvFile, dgppPaths } from "../dgpp/files.render";
@@ -117,6 +118,7 @@ export function engineNodeBundles(site: Site, d: Deployment, recipe: Recipe): No
         ...startFileChecks(recipe, spec),
       ],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
+      tripwire: tripwireOf(site, node),
       fabric: fabricFacts(node, recipe, access),
       ...(serves && { api: endpoint(apiHost, port) }),
     });

@@ -1,5 +1,6 @@
 /** One node's bundle from its launch spec and target scripts: files hashed, identity computed. */
-import type { SiteNode } from "../recipe/types";
+import type { SiteNode, Tripwire } from "../recipe/types";
+import { withTripwire } from "../targets/tripwire";
 import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { identityOf, sha256 } from "./identity";
 import type { ApiEndpoint, NodeBundle, NodeConn, PreflightCheck } from "./types";
@@ -21,10 +22,13 @@ export interface NodeParts {
   envKeys?: Record<string, string>;
   /** The plan's facts of the node's fabric (fabric/env.render.ts). */
   fabric?: string[];
+  /** The memory tripwire beside the engine (targets/tripwire). */
+  tripwire: Tripwire;
 }
 
 export function nodeBundle(p: NodeParts): NodeBundle {
-  const files = [...p.extraFiles, ...p.scripts.files].map((f) => ({ ...f, sha256: sha256(f.content) }));
+  const scripts = withTripwire(p.spec, p.scripts, p.tripwire, p.node.name);
+  const files = [...p.extraFiles, ...scripts.files].map((f) => ({ ...f, sha256: sha256(f.content) }));
   // The identity covers what runs and what is written, never where it is reached from.
   const identity = identityOf({
     argv: p.spec.argv,
@@ -32,8 +36,8 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     image: p.spec.image,
     mounts: p.spec.mounts,
     files: files.map((f) => ({ path: f.path, mode: f.mode, sha256: f.sha256 })),
-    start: p.scripts.start,
-    stop: p.scripts.stop,
+    start: scripts.start,
+    stop: scripts.stop,
     runs: p.spec.runs,
   });
   return {
@@ -48,13 +52,13 @@ export function nodeBundle(p: NodeParts): NodeBundle {
     env: p.spec.env,
     stateDir: p.spec.stateDir,
     files,
-    start: p.scripts.start,
-    stop: p.scripts.stop,
-    status: p.scripts.status,
-    statusAsksApi: p.scripts.statusAsksApi,
-    logs: p.scripts.logs,
-    launch: p.scripts.launch,
-    ...(p.scripts.containerName !== undefined && { containerName: p.scripts.containerName }),
+    start: scripts.start,
+    stop: scripts.stop,
+    status: scripts.status,
+    statusAsksApi: scripts.statusAsksApi,
+    logs: scripts.logs,
+    launch: scripts.launch,
+    ...(scripts.containerName !== undefined && { containerName: scripts.containerName }),
     mkdirs: p.mkdirs,
     preflight: p.preflight,
     memGateGiB: p.memGateGiB,

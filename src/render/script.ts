@@ -5,6 +5,7 @@ import { msg, type Msg } from "../text/messages";
 import type { Deployment, Recipe, Site, SiteNode } from "../recipe/types";
 import { scriptTarget } from "../targets/script";
 import { joinNode } from "../text/shell";
+import { tripwireOf } from "../targets/tripwire";
 import type { LaunchSpec } from "../targets/types";
 import { driverFor } from "../engines";
 import { siteError } from "./checks";
@@ -139,6 +140,7 @@ export function scriptNodeBundles(site: Site, d: Deployment, recipe: Recipe, roo
         ...hfCacheChecks(node, env.keys, site.modelCache !== "off"),
       ],
       memGateGiB: node.minMemAvailableGiB ?? site.minMemAvailableGiB,
+      tripwire: tripwireOf(site, node),
       api: endpoint(bind, port),
       envKeys: env.keys,
     });

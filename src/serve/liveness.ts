@@ -13,6 +13,7 @@ import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 import { msg, type Msg } from "../text/messages";
 import { quote } from "../text/shell";
 import { curlFunction, oneToken } from "./readiness";
+import { passiveWords } from "./passive";
 
 /**
  * A serving engine's liveness: `ok` (a token came), `busy` (no token in time, but its own counters
@@ -23,7 +24,8 @@ import { curlFunction, oneToken } from "./readiness";
  * load, which an up waits for and never restarts: ./loading).
  */
 export interface LiveCheck {
-  verdict: "ok" | "busy" | "hung" | "refused" | "loading";
+  /** `passive`: a protected node's check without a request (./passive) that saw nothing wrong. */
+  verdict: "ok" | "busy" | "hung" | "refused" | "loading" | "passive";
   timeoutS: number;
   /** HTTP code of /v1/models (0: no answer), and of the completion. */
   modelsCode: number;
@@ -32,6 +34,8 @@ export interface LiveCheck {
   ms?: number;
   /** The engine's request and token counters before and after (null: no /metrics, or unknown). */
   progress?: { before: number; after: number } | null;
+  /** A check without a request (./passive): the states of the engine's processes, its log's age. */
+  passive?: { states: string; logAgeS: number | null };
 }
 
 /**
@@ -112,6 +116,7 @@ export function liveCheckOf(records: readonly NodeRecord[], timeoutS: number): L
 
 /** A hung engine on `node`, as a message: "spark2: answers /v1/models but no token in 10 s". */
 export function liveWords(node: string, l: LiveCheck): Msg {
+  if (l.passive !== undefined) return passiveWords(node, l);
   if (l.modelsCode === 0) return msg("serve.look.modelsSilent", { node });
   if (l.modelsCode !== 200) return msg("serve.look.modelsCode", { node, code: l.modelsCode });
   const p = l.progress;

@@ -11,9 +11,13 @@ export function loadingOr(
   live: LiveCheck,
   startedAt: string | undefined,
   loadingS: number,
+  readyAt?: string,
   now = Date.now(),
 ): LiveCheck {
   const started = parseTime(startedAt);
   if (live.verdict !== "hung" || live.modelsCode === 200 || started === undefined) return live;
+  // An engine an up found ready after it started has loaded: answering nothing now is a hang.
+  const ready = parseTime(readyAt);
+  if (ready !== undefined && ready >= Math.floor(started / 1000) * 1000) return live;
   return now - started < loadingS * 1000 ? { ...live, verdict: "loading" } : live;
 }

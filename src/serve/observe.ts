@@ -17,14 +17,16 @@ import { nodeConn } from "../render/node";
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { msg, SaidError, type Msg } from "../text/messages";
 import { joinNode } from "../text/shell";
-import { alreadyServing, describeCheck, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
+import { alreadyServing, describeCheck, driftFindings, driftOf, envKeyDiff, HEALTH_DRIFT, parseProbe } from "./probe";
 import { servingScript, servingState, servingTimeoutMs, type NodeState } from "./probe";
-import { probeLiveness } from "./liveness";
+import { liveWords, probeLiveness } from "./liveness";
 import { loadingOr } from "./loading";
 import { printRecord, recordsOf, type NodeRecord } from "../protocol";
 import { dockerLookScript, imageIdsOf } from "../targets/dockerlook";
 import { ownerDrift, sameOwner, type Holder, type Owner } from "./owner";
 import { deploymentOf, othersProbe } from "./registry";
+import { lifeFindings, type Lives } from "./lifeplan";
+import type { NodeLife } from "./nodelife";
 
 /**
  * What the look found is messages (src/text/messages), each naming its node ("spark2: ..."): the
@@ -69,6 +71,15 @@ export interface SiteObservation {
   steady: string[];
   /** Per node the look reached: the ID of each image it was asked about (`images`), null where it has none. */
   images: Record<string, Record<string, string | null>>;
+  /** Per deployment, per node: what happened there between runs (./nodelife). */
+  life: Lives;
+  /** The protected nodes whose engines were checked without a request (./passive), what it saw. */
+  passive: Msg[];
+  /**
+   * Per deployment: the nodes whose last up applied another bundle than the declared one (a recipe
+   * or the site changed since), which the drift leaves to the plan's diff. `sm121 keep` leaves them.
+   */
+  unapplied: Record<string, Msg[]>;
 }
 
 export interface LookOptions {
@@ -84,7 +95,13 @@ export interface LookOptions {
   images?: Readonly<Record<string, readonly string[]>>;
   /** Per node directory of a deployment: its readiness wait (observeSite sets it from the bundles). */
   loadingS?: ReadonlyMap<string, number>;
+  /** SM121_ALLOW_PROTECTED: protected nodes whose engines the look may ask over HTTP (the others: ./passive). */
+  allowProtected?: readonly string[];
 }
+
+/** A protected node the run may not ask over HTTP: its engines' liveness is passive (./passive). */
+const passive = (nb: NodeBundle, o: LookOptions): boolean =>
+  nb.protected && !(o.allowProtected ?? []).includes(nb.node);
 
 /** What one node showed: each deployment's state there, or why it could not be seen. */
 type Seen =
@@ -131,7 +148,10 @@ function nodeLookScript(
   if (here.length === 0) return [...docker, othersProbe(joinNode(node.stateDir, "deployments"), undefined)].join("\n");
   const opts = { checks: o.checks, clients: false, looked: true, hub: true };
   const parts = here.map((nb, i) =>
-    [printRecord("lookPart", '"index":%d', String(i)), `( ${servingScript(nb, opts, o.livenessS)}\n)`].join("\n"),
+    [
+      printRecord("lookPart", '"index":%d', String(i)),
+      `( ${servingScript(nb, opts, o.livenessS, passive(nb, o))}\n)`,
+    ].join("\n"),
   );
   return [...docker, ...parts].join("\n");
 }
@@ -167,11 +187,11 @@ async function look(name: string, node: SiteNode, here: NodeBundle[], dial: Dial
     const states = new Map<string, NodeState>();
     for (const [i, nb] of here.entries()) {
       const loadingS = o.loadingS?.get(nb.stateDir) ?? 0;
-      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS, loadingS);
+      const { st, asks } = servingState(nb, parts[i] ?? [], o.livenessS, loadingS, passive(nb, o));
       // A record the node's script could not match (one an older sm121 wrote): its check on its own.
       if (asks) {
         const live = await probeLiveness(h, nb, o.livenessS);
-        if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS);
+        if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS, st.life?.readyAt);
       }
       states.set(nb.stateDir, st);
     }
@@ -205,6 +225,7 @@ export async function observeSite(
   const seen = await Promise.all(looks);
   const byNode = new Map(names.map((n, i) => [n, seen[i] as Seen]));
   const declared = new Set(bundles.map((b) => b.deployment));
+  const life: Record<string, Record<string, NodeLife>> = {};
   const out: SiteObservation = {
     drift: {},
     health: {},
@@ -218,12 +239,16 @@ export async function observeSite(
     holders: {},
     steady: [],
     images: {},
+    life,
+    passive: [],
+    unapplied: {},
   };
   for (const b of bundles) {
     const drift: Msg[] = [];
     const health: Msg[] = [];
     const unknown: Msg[] = [];
     const pre = { fatal: [] as Msg[], warnings: [] as Msg[], notes: [] as Msg[] };
+    const lives: Record<string, NodeLife> = {};
     let asDeclared = true;
     for (const nb of b.nodes) {
       const node = nb.node;
@@ -247,6 +272,14 @@ export async function observeSite(
         drift.push(d.said);
         if (HEALTH_DRIFT.has(d.kind)) health.push(d.said);
       }
+      if (st.life !== undefined) lives[nb.node] = st.life;
+      const other = driftFindings(nb, st).find((f) => f.kind === "other-bundle");
+      if (other !== undefined) (out.unapplied[b.deployment] ??= []).push(other.said);
+      if (st.live?.verdict === "passive") out.passive.push(liveWords(nb.node, st.live));
+      for (const f of lifeFindings(nb, st)) {
+        drift.push(f);
+        health.push(f);
+      }
       if (me !== undefined) drift.push(...ownerDrift(nb.node, b.deployment, s.holders, me));
       if (st.live?.verdict === "refused") {
         const code = st.live.completionCode ?? st.live.modelsCode;
@@ -261,6 +294,7 @@ export async function observeSite(
     out.health[b.deployment] = health;
     if (unknown.length > 0) out.unknown[b.deployment] = unknown;
     out.preflight[b.deployment] = pre;
+    life[b.deployment] = lives;
   }
   const lingering = new Set<string>();
   for (const [name, s] of byNode) {

@@ -28,6 +28,8 @@ export interface NodeOutcome {
    */
   readyS?: number;
   ttftMs?: number;
+  /** The node's boot id when the last up found the engine ready there (serve/nodelife). */
+  bootId?: string;
   /** Seconds each step of the last up took on this node, in the order they ran (a list: the state keeps its order). */
   timings?: StepTiming[];
   /** The image the node's container runs, by digest (docker). */

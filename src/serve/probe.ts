@@ -11,6 +11,8 @@ import { ownerOf, type Holder } from "./owner";
 import { liveCheckOf, livenessScript, liveWords, type LiveCheck } from "./liveness";
 import { preflightScript, type ProbeOptions } from "./steps";
 import { loadingOr } from "./loading";
+import { lifeOf, type NodeLife } from "./nodelife";
+import { passiveOf, passiveScript } from "./passive";
 import { quote } from "../text/shell";
 import { stringOf } from "../text/unknown";
 import { looksSecret } from "../text/secrets";
@@ -71,6 +73,8 @@ export interface NodeState {
   live?: LiveCheck;
   /** sm121's record of a stop that failed here: when, and the stop's last lines. */
   stopFailed?: { at: string; lines: string };
+  /** What happened to it here between runs: a reboot, the tripwire, the keeper (./nodelife). */
+  life?: NodeLife;
 }
 
 /**
@@ -203,6 +207,9 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
     case "envText":
       st.envText = Buffer.from(r.text64, "base64").toString("utf8");
       return;
+    case "life":
+      st.life = lifeOf(r);
+      return;
     case "stopFailed":
       st.stopFailed = { at: stringOf(r.stopFailed["at"]), lines: stringOf(r.stopFailed["lines"]) };
       return;
@@ -218,11 +225,10 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
  * (preflightScript reads state.json into `$state`, and the identity is the first field sm121
  * writes there); the verdict counts only where the probe also finds the engine running.
  */
-export function servingScript(nb: NodeBundle, o: ProbeOptions, livenessS: number): string {
+export function servingScript(nb: NodeBundle, o: ProbeOptions, livenessS: number, passive = false): string {
   const recorded = quote(`{"identity":"${nb.identity}"`);
-  const live = canServe(nb)
-    ? [`case "$state" in ${recorded}*) ( ${livenessScript(nb, livenessS)} ) || true;; esac`]
-    : [];
+  const check = passive ? passiveScript(nb) : livenessScript(nb, livenessS);
+  const live = canServe(nb) ? [`case "$state" in ${recorded}*) ( ${check} ) || true;; esac`] : [];
   return [preflightScript(nb, watchedPaths(nb), envPathOf(nb), o), ...live].join("\n");
 }
 
@@ -241,14 +247,21 @@ export function servingState(
   records: readonly NodeRecord[],
   livenessS: number,
   loadingS = 0,
+  passive = false,
 ): {
   st: NodeState;
   asks: boolean;
 } {
   const st = parseProbe(records);
   if (!canServe(nb) || !st.running || st.recorded?.identity !== nb.identity) return { st, asks: false };
+  // A protected node without the allowance gets no request: what the node shows is all there is.
+  if (passive) {
+    const p = passiveOf(records, livenessS);
+    if (p !== undefined) st.live = p;
+    return { st, asks: false };
+  }
   const live = liveCheckOf(records, livenessS);
-  if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS);
+  if (live !== undefined) st.live = loadingOr(live, st.startedAt, loadingS, st.life?.readyAt);
   return { st, asks: live === undefined };
 }
 

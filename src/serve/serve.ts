@@ -30,6 +30,7 @@ import { failureAdvice, maskSecrets } from "./failure";
 import { mkdirScript, stateScript, timed } from "./steps";
 import { copiedScript, readyPhases, writeReadyScript } from "./phases";
 import { runningImageOf, runningImageScript } from "./digest";
+import { lifeIn, readyScript } from "./nodelife";
 import { msg, SaidError, say as sayIn, t, type Locale, type MessageKey, type Msg } from "../text/messages";
 
 export interface ServeOptions {
@@ -314,21 +315,25 @@ async function finish(
   // The image a container runs, by digest (two docker calls; none for the other targets).
   const image = nb.containerName === undefined ? ":" : runningImageScript(nb.containerName);
   if (nb.api === undefined) {
-    const res = await h.run(`${record}\n${timed("readiness", nb.status)}\n${image}`, { step: "status" });
+    const res = await h.run(`${record}\n${timed("readiness", nb.status)}\n${image}\n${readyScript(nb)}`, {
+      step: "status",
+    });
     addTimings(out, res.records);
     const running = runningImageOf(res.records, nb.image);
     if (running !== undefined) out.image = running;
     const s = firstRecord(res.records, "status");
     if (nb.runs && s?.running !== true)
       throw new SaidError(msg("serve.rankNotRunning", { node: nb.node, rank: nb.rank }));
+    bootOf(out, res.records);
     out.status = "standby";
     if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;
     return undefined;
   }
   // A node that was not restarted keeps the start time its preflight read: no second status call.
   const verify = out.restarted ? steps.verify : verifyScript(nb, b.readiness);
-  const script = [record, timed("readiness", steps.readiness), timed("verify", verify), image].join("\n");
-  const res = await h.run(script, {
+  // Once it answers: the node's boot id and the time, for the look (serve/nodelife).
+  const script = [record, timed("readiness", steps.readiness), timed("verify", verify), image, readyScript(nb)];
+  const res = await h.run(script.join("\n"), {
     step: "readiness",
     timeoutMs: (b.readiness.timeoutS + 60) * 1000,
     onLine,
@@ -372,7 +377,14 @@ async function finish(
   }
   const s = firstRecord(res.records, "status");
   if (typeof s?.startedAt === "string") out.startedAt = s.startedAt;
+  bootOf(out, res.records);
   out.status = "serving";
   out.endpoint = nb.api.url;
   return { ...(entry?.id !== undefined && { served: entry.id }), ...(maxLen !== undefined && { maxLen }) };
+}
+
+/** The node's boot id when the engine was ready there (serve/nodelife), into the state. */
+function bootOf(out: NodeOutcome, records: readonly NodeRecord[]): void {
+  const boot = lifeIn(records)?.boot;
+  if (boot !== undefined && boot !== "") out.bootId = boot;
 }

@@ -17,6 +17,7 @@ import { backupCare, DEFAULT_KEEP_BACKUPS, envSecretLines, ENV_SECRET_KEYS } fro
 import { secretsEnvScript } from "../targets/secretsenv";
 import { containerStatus } from "../targets/common";
 import { envFileOf } from "../render/node";
+import { lifeScript } from "./nodelife";
 
 /**
  * Sets `sum` to the sha256 of a file on the node (empty when it cannot be read): one process, as
@@ -108,6 +109,7 @@ export function preflightScript(
     // `sm121 status` leaves out a status script that would ask a protected node's API.
     (o.runStatus ?? true) ? statusScript(nb, o.looked === true) : ":",
     modelFactsScript(nb, o.hub === true && nb.rank === 0),
+    lifeScript(nb),
     watchedFilesScript(watch),
   ];
   const port = (o.clients ?? true) ? nb.api?.port : undefined;

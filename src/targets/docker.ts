@@ -61,6 +61,8 @@ export function dockerTarget(spec: LaunchSpec, identity: string): TargetScripts 
   const stop = [
     `ids=$(docker ps -aq ${filter})`,
     'if [ -n "$ids" ]; then',
+    // An engine stopped by a signal (SIGSTOP, a debugger) takes no SIGTERM until it continues.
+    "  docker kill -s CONT $ids >/dev/null 2>&1 || true",
     "  docker stop -t 30 $ids >/dev/null || true; docker rm -f $ids >/dev/null || true",
     waitGone(
       containersLeft(filter, `the container of ${spec.deployment}`),

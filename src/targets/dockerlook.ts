@@ -14,6 +14,7 @@ import { quote } from "../text/shell";
 const FORMAT =
   '{{if index . "State"}}@c {{.Name}} {{.State.Running}} {{.State.StartedAt}}' +
   '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}@m {{.Source}}{{end}}{{end}}' +
+  "{{println}}@p {{.State.Pid}} {{.LogPath}}" +
   '{{else if index . "RootFS"}}@i {{.Id}}{{range .RepoTags}} {{.}}{{end}}{{range .RepoDigests}} {{.}}{{end}}' +
   "{{else}}@n{{end}}";
 
@@ -35,14 +36,16 @@ export function dockerLookScript(containers: readonly string[], images: readonly
 
 /**
  * A container's lines of the look's answer: `$state` ("<running> <started at>", empty when docker
- * has no such container) and `$lines` (an empty first entry, then the sources of its bind mounts).
+ * has no such container), `$lines` (an empty first entry, then the sources of its bind mounts),
+ * and `$cpid`, `$clog`: its main process on the node (0 when it runs none) and its log file.
  */
 export function lookedContainer(name: string): string {
   const head = quote(`@c /${name} `);
   return [
-    'state=; lines=(""); c=',
+    'state=; lines=(""); c=; cpid=; clog=',
     `while IFS= read -r l; do case $l in ${head}*) c=1; state=\${l#${head}};; ` +
-      '"@m "*) [ -z "$c" ] || lines+=("${l#@m }");; *) c=;; esac; done <<< "$dk"',
+      '"@m "*) [ -z "$c" ] || lines+=("${l#@m }");; ' +
+      '"@p "*) if [ -n "$c" ]; then l=${l#@p }; cpid=${l%% *}; clog=${l#* }; fi; c=;; *) c=;; esac; done <<< "$dk"',
   ].join("\n");
 }
 

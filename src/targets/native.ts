@@ -16,6 +16,8 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
     `echo $! > ${d}/pid`,
   ].join("\n");
   const stop = [
+    // An engine stopped by a signal (SIGSTOP, a debugger) takes no SIGTERM until it continues.
+    `if ${alive}; then kill -CONT -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
     `if ${alive}; then kill -TERM -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
     `for _ in $(seq 1 150); do ${alive} || break; sleep 0.2; done`,
     `if ${alive}; then kill -KILL -- "-$(cat ${d}/pid)" 2>/dev/null || true; sleep 0.5; fi`,

@@ -21,6 +21,8 @@ export function tmuxTarget(spec: LaunchSpec): TargetScripts {
   const stop = [
     `if ${has}; then`,
     `  pid=$(tmux display-message -p -t ${s} '#{pane_pid}' 2>/dev/null || true)`,
+    // An engine stopped by a signal (SIGSTOP, Ctrl-Z in the pane) takes no SIGINT until it continues.
+    `  if [ -n "$pid" ]; then kill -CONT -- "-$pid" 2>/dev/null || true; fi`,
     `  tmux send-keys -t ${s} C-c 2>/dev/null || true`,
     `  for _ in $(seq 1 100); do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done`,
     `  tmux kill-session -t ${s} 2>/dev/null || true`,

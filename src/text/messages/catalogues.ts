@@ -6,7 +6,8 @@
  * what remote/ says of a node it cannot reach or a step that failed there; login: how sm121 logs
  * in to a node and what the operator's side holds for it (remote/login); stack: where a stack's
  * state and passphrase live and sm121's Pulumi verbs (cli/backend, cli/stackverbs); state: what the state
- * records and the plan decides, stored as keys and said where printed). The areas only keep
+ * records and the plan decides, stored as keys and said where printed; keep: what happens between
+ * runs, the keeper, the memory tripwire and the wedge checks of doctor). The areas only keep
  * the files short: a key is unique across them. English is the reference: its files are imported
  * and their keys are the MessageKey type. Another locale's file is read when a process first
  * speaks that language (most speak one), and `npm run build` checks every file against its
@@ -21,6 +22,7 @@ import serveEn from "./serve/en.json";
 import specEn from "./spec/en.json";
 import stateEn from "./state/en.json";
 import usageEn from "./usage/en.json";
+import keepEn from "./keep/en.json";
 import type { Message } from "./message";
 
 export const LOCALES = ["en", "ru", "zh", "ja", "de", "es"] as const;
@@ -36,6 +38,7 @@ const ENGLISH = {
   login: loginEn,
   stack: stackEn,
   state: stateEn,
+  keep: keepEn,
 };
 
 export type AreaName = keyof typeof ENGLISH;
@@ -66,4 +69,5 @@ export const AREAS: Readonly<Record<AreaName, Readonly<Record<Locale, Catalogue>
   login: area("login"),
   stack: area("stack"),
   state: area("state"),
+  keep: area("keep"),
 };

@@ -1,0 +1,244 @@
+/**
+ * `sm121 keep [--once] [--interval S] [--log FILE] [--unit]`: keeps one stack serving between
+ * runs, on any always-on machine that holds the stack's backend and passphrase (or a Spark).
+ *
+ * Every interval (default 60 s) it takes the plan-time look, read-only, as a preview does
+ * (serve/observe), and decides per deployment (./keepdecide): a dead or hung engine, or one down
+ * after a reboot or the memory tripwire, is repaired by an up of that deployment alone through
+ * Pulumi's Automation API (`--target` its engine resource), holding the stack's lock like any up,
+ * one deployment at a time; the up stops a multi-node group on every rank and starts it again.
+ * A change nobody applied and a protected node without SM121_ALLOW_PROTECTED are left, and said.
+ * Two keepers on one stack: Pulumi's lock serialises them, and the second says so.
+ *
+ * Every action is one JSON line in the log (default ~/.sm121/keep/<stack>.jsonl) and a line on
+ * stdout. When it gives up on a deployment it writes keeper-gave-up.json beside the deployment's
+ * state on its first node: the plan says so until an up serves the deployment again.
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import type { Site } from "../recipe/types";
+import { Dialer, type SshAuth } from "../remote";
+import { nodeConn } from "../render/node";
+import type { DeploymentBundle } from "../render/types";
+import { LIFE_FILES } from "../serve/nodelife";
+import { observeSite, type SiteObservation } from "../serve/observe";
+import { msg, say, t, type Msg } from "../text/messages";
+import { allowedProtected } from "../text/protected";
+import { nodePath, quote } from "../text/shell";
+import { bool, num, str, UsageError, type Parsed } from "./args";
+import { stackSetup } from "./backend";
+import { cliAuth } from "./connect";
+import { contextProject, type CliContext } from "./context";
+import { failed, freshMemory, keepVerdict, repaired, type KeepMemory, type KeepVerdict } from "./keepdecide";
+
+type Auto = typeof import("@pulumi/pulumi/automation");
+type Stack = import("@pulumi/pulumi/automation").Stack;
+
+interface KeepLine {
+  at: string;
+  deployment: string;
+  action: "repaired" | "failed" | "gave-up" | "left" | "waits" | "locked" | "unknown";
+  why: string[];
+  servingAfterS?: number;
+  error?: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+
+/** The CLI's environment as the Automation API takes it: defined values only. */
+function defined(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** The systemd user unit that runs this keeper, written to ~/.config/systemd/user. */
+function writeUnit(ctx: CliContext, intervalS: number): string {
+  const file = join(homedir(), ".config", "systemd", "user", `sm121-keep-${ctx.stack}.service`);
+  const bin = resolve(__dirname, "..", "..", "..", "bin", "sm121");
+  const exec = [process.execPath, bin, "keep", "--stack", ctx.stack, "--interval", String(intervalS)];
+  const unit = [
+    "[Unit]",
+    `Description=sm121 keep: keeps stack ${ctx.stack} serving between runs`,
+    "After=network-online.target",
+    "",
+    "[Service]",
+    `WorkingDirectory=${ctx.root}`,
+    `ExecStart=${exec.map((a) => (/\s/.test(a) ? `"${a}"` : a)).join(" ")}`,
+    "Restart=on-failure",
+    "RestartSec=30",
+    "",
+    "[Install]",
+    "WantedBy=default.target",
+    "",
+  ].join("\n");
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, unit, { mode: 0o644 });
+  return file;
+}
+
+/** The stack through the Automation API, as sm121's stack verbs open it (none is made here). */
+async function openStack(ctx: CliContext): Promise<{ auto: Auto; stack: Stack }> {
+  const setup = stackSetup(ctx.root, process.env);
+  const auto = await import("@pulumi/pulumi/automation");
+  const ws = await auto.LocalWorkspace.create({ workDir: ctx.root, envVars: defined(setup.env) });
+  return { auto, stack: await auto.Stack.select(ctx.stack, ws) };
+}
+
+/** The URN of a deployment's engine resource in the stack's state. */
+async function engineUrn(stack: Stack, deployment: string): Promise<string | undefined> {
+  const state = (await stack.exportStack()).deployment as { resources?: Array<{ urn: string }> };
+  return (state.resources ?? []).find((r) => r.urn.endsWith(`::${deployment}-engine`))?.urn;
+}
+
+/** The last line of Pulumi's output that says an error, else its last line. */
+function pulumiError(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  return [...lines].reverse().find((l) => /error/i.test(l)) ?? lines.at(-1) ?? "";
+}
+
+/** keeper-gave-up.json beside the deployment's state on its first node: the plan and status say it. */
+async function recordGaveUp(site: Site, b: DeploymentBundle, auth: SshAuth, record: object): Promise<void> {
+  const nb = b.nodes[0];
+  const node = nb === undefined ? undefined : site.nodes[nb.node];
+  if (nb === undefined || node === undefined) return;
+  const dial = new Dialer(auth);
+  try {
+    const h = await dial.host(nb.node, nodeConn(node));
+    const d = nodePath(nb.stateDir);
+    const script = `mkdir -p ${d} && printf '%s\\n' ${quote(JSON.stringify(record))} > ${d}/${LIFE_FILES.gaveUp}`;
+    await h.run(script, { step: "keep", timeoutMs: 30_000 });
+  } finally {
+    dial.close();
+  }
+}
+
+/** One up of deployment `d` alone; undefined when it served, else why not. */
+async function repair(ctx: CliContext, d: string): Promise<{ locked: boolean; error?: Msg } | undefined> {
+  const { auto, stack } = await openStack(ctx);
+  const urn = await engineUrn(stack, d);
+  if (urn === undefined) return { locked: false, error: msg("keep.noResource", { deployment: d }) };
+  let output = "";
+  const collect = (s: string) => void (output += s);
+  try {
+    await stack.up({ target: [urn], onOutput: collect, onError: collect, color: "never" });
+    return undefined;
+  } catch (e) {
+    if (e instanceof auto.ConcurrentUpdateError) return { locked: true };
+    if (!(e instanceof auto.CommandError)) throw e;
+    return { locked: false, error: msg("keep.upFailed", { error: pulumiError(output || e.message) }) };
+  }
+}
+
+interface Pass {
+  ctx: CliContext;
+  p: Parsed;
+  memory: Map<string, KeepMemory>;
+  log: (l: KeepLine) => void;
+}
+
+/** One look, then each deployment's action in turn. Exit code: 0 when everything serves or was repaired. */
+async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
+  const project = contextProject(ctx);
+  const site = project.site;
+  const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
+  const allowed = allowedProtected(process.env);
+  const dial = new Dialer(auth);
+  const lookedAt = Date.now();
+  let seen: SiteObservation;
+  try {
+    seen = await observeSite(site.nodes, project.bundles, dial, {
+      checks: false,
+      livenessS: site.liveness.timeoutS,
+      placeOf: (node) => `sm121:nodes.${node}.ssh`,
+      allowProtected: allowed,
+    });
+  } finally {
+    dial.close();
+  }
+  let code = 0;
+  for (const b of project.bundles) {
+    const d = b.deployment;
+    const m = memory.get(d) ?? freshMemory();
+    memory.set(d, m);
+    const v: KeepVerdict = keepVerdict(b, seen, allowed, m, site.keep, Date.now());
+    if (v.kind === "well") continue;
+    const why = v.why.map((w) => say(w));
+    const line = (action: KeepLine["action"], more: Partial<KeepLine> = {}) =>
+      log({ at: iso(Date.now()), deployment: d, action, why, ...more });
+    if (v.kind === "unknown") line("unknown");
+    else if (v.kind === "left") line(v.reason === "gave-up" ? "gave-up" : "left");
+    else if (v.kind === "wait") line("waits", { error: t("keep.waitsUntil", { at: iso(v.untilMs) }) });
+    if (v.kind !== "repair") {
+      if (v.kind !== "left" || v.reason !== "changed") code = 1;
+      continue;
+    }
+    const r = await repair(ctx, d);
+    if (r === undefined) {
+      repaired(m);
+      line("repaired", { servingAfterS: Math.round((Date.now() - lookedAt) / 100) / 10 });
+      continue;
+    }
+    code = 1;
+    if (r.locked) {
+      line("locked", { error: t("keep.locked", { stack: ctx.stack }) });
+      continue;
+    }
+    const error = r.error ?? msg("keep.upFailed", { error: "" });
+    const now = Date.now();
+    const gaveUp = failed(m, site.keep, now, error);
+    line(gaveUp ? "gave-up" : "failed", { error: say(error) });
+    if (gaveUp) {
+      const record = { at: iso(now), count: m.failures.length, windowS: site.keep.windowS, error };
+      await recordGaveUp(site, b, auth, record);
+    }
+  }
+  return code;
+}
+
+export async function keepCommand(ctx: CliContext, p: Parsed): Promise<number> {
+  const intervalS = num(p, "interval", 60);
+  if (!(intervalS > 0)) throw new UsageError(t("keep.badInterval"));
+  if (bool(p, "unit")) {
+    ctx.out(t("keep.unitWritten", { file: writeUnit(ctx, intervalS), stack: ctx.stack }));
+    return 0;
+  }
+  const file = str(p, "log") ?? join(homedir(), ".sm121", "keep", `${ctx.stack}.jsonl`);
+  mkdirSync(dirname(file), { recursive: true });
+  const log = (l: KeepLine) => {
+    appendFileSync(file, `${JSON.stringify(l)}\n`);
+    const extra = l.servingAfterS === undefined ? "" : ` (${l.servingAfterS} s)`;
+    const why = [...l.why, ...(l.error === undefined ? [] : [l.error])].join("; ");
+    ctx.out(t("keep.line", { deployment: l.deployment, action: l.action, extra, why }));
+  };
+  const memory = new Map<string, KeepMemory>();
+  if (bool(p, "once")) return pass({ ctx, p, memory, log });
+  ctx.out(t("keep.started", { stack: ctx.stack, interval: intervalS, log: file }));
+  let wake: (() => void) | undefined;
+  let stopped = false;
+  const end = () => {
+    stopped = true;
+    wake?.();
+  };
+  process.on("SIGINT", end);
+  process.on("SIGTERM", end);
+  try {
+    while (!stopped) {
+      await pass({ ctx, p, memory, log });
+      if (stopped) break;
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, intervalS * 1000);
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
+    }
+    return 0;
+  } finally {
+    process.off("SIGINT", end);
+    process.off("SIGTERM", end);
+  }
+}

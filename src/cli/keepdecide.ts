@@ -1,0 +1,97 @@
+/**
+ * What `sm121 keep` does with one deployment after a look (./keep): pure functions of what the
+ * plan-time look saw, the keeper's memory of its repairs and the time.
+ *
+ * It repairs; it never applies a change nobody applied: a deployment whose nodes show drift that
+ * is no health finding (a recipe edited, a site changed, a file edited by hand: the declared
+ * bundle is not what the last up applied) is left as it is, and said. Only a dead or hung engine,
+ * or one down after its node rebooted or the memory tripwire stopped it, is repaired, by an up of
+ * that deployment alone. A protected node without the allowance is never touched. After each
+ * failed repair it waits (sm121:keep backoffS, doubling up to backoffMaxS); after maxFailures
+ * failures within windowS it gives up until an operator's up serves the deployment.
+ */
+import type { KeepSettings } from "../recipe/types";
+import type { DeploymentBundle } from "../render/types";
+import type { SiteObservation } from "../serve/observe";
+import { msg, type Msg } from "../text/messages";
+
+/** What the keeper remembers of one deployment between passes. */
+export interface KeepMemory {
+  /** When each failed repair ended (ms), within the window. */
+  failures: number[];
+  /** No repair before this time (ms): the backoff. */
+  notBeforeMs: number;
+  /** The tripwire stops already counted as failures (their `at`). */
+  tripped: string[];
+  /** The last repair's error, said when it gives up. */
+  lastError?: Msg;
+}
+
+export const freshMemory = (): KeepMemory => ({ failures: [], notBeforeMs: 0, tripped: [] });
+
+export type KeepVerdict =
+  | { kind: "well" }
+  | { kind: "unknown"; why: Msg[] }
+  | { kind: "left"; reason: "changed" | "protected" | "gave-up"; why: Msg[] }
+  | { kind: "wait"; why: Msg[]; untilMs: number }
+  | { kind: "repair"; why: Msg[] };
+
+/** The failures of `m` still within the window at `now`. */
+function within(m: KeepMemory, s: KeepSettings, now: number): number[] {
+  return m.failures.filter((at) => now - at < s.windowS * 1000);
+}
+
+/**
+ * The keeper's verdict on deployment `b`. A stop by the memory tripwire counts as a failed repair
+ * (once per stop): the keeper backs off instead of starting the engine into the same wedge.
+ */
+export function keepVerdict(
+  b: DeploymentBundle,
+  seen: SiteObservation,
+  allowed: readonly string[],
+  m: KeepMemory,
+  s: KeepSettings,
+  now: number,
+): KeepVerdict {
+  const d = b.deployment;
+  const unknown = seen.unknown[d];
+  if (unknown !== undefined && unknown.length > 0) return { kind: "unknown", why: unknown };
+  const health = seen.health[d] ?? [];
+  const changed = [...(seen.unapplied[d] ?? []), ...(seen.drift[d] ?? []).filter((f) => !health.includes(f))];
+  if (changed.length > 0) return { kind: "left", reason: "changed", why: [...changed, msg("keep.left.changed")] };
+  if (health.length === 0) return { kind: "well" };
+  const lives = seen.life[d] ?? {};
+  const gaveUp = Object.values(lives).some((l) => l.gaveUp !== undefined);
+  if (gaveUp) return { kind: "left", reason: "gave-up", why: health };
+  const kept = b.nodes.filter((n) => n.protected && !allowed.includes(n.node)).map((n) => n.node);
+  if (kept.length > 0) {
+    const why = [...health, msg("keep.left.protected", { nodes: kept.join(", ") })];
+    return { kind: "left", reason: "protected", why };
+  }
+  for (const l of Object.values(lives)) {
+    const at = l.tripwire?.at;
+    if (at === undefined || m.tripped.includes(at)) continue;
+    m.tripped.push(at);
+    failed(m, s, now, msg("keep.trippedCause", { at }));
+  }
+  if (within(m, s, now).length >= s.maxFailures) return { kind: "left", reason: "gave-up", why: health };
+  if (now < m.notBeforeMs) return { kind: "wait", why: health, untilMs: m.notBeforeMs };
+  return { kind: "repair", why: health };
+}
+
+/**
+ * A failed repair (or a tripwire stop) at `now`: the next waits backoffS doubling per failure in
+ * the window, up to backoffMaxS. True when this failure makes the keeper give up.
+ */
+export function failed(m: KeepMemory, s: KeepSettings, now: number, error: Msg): boolean {
+  m.failures = [...within(m, s, now), now];
+  m.lastError = error;
+  const waitS = Math.min(s.backoffS * 2 ** (m.failures.length - 1), s.backoffMaxS);
+  m.notBeforeMs = now + waitS * 1000;
+  return m.failures.length >= s.maxFailures;
+}
+
+/** A repair that served the deployment again: no wait before the next one. */
+export function repaired(m: KeepMemory): void {
+  m.notBeforeMs = 0;
+}

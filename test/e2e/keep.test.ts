@@ -1,0 +1,136 @@
+/**
+ * `sm121 keep --once` through the real Pulumi CLI (the Automation API) on the simulated site: an
+ * engine that dies or hangs (SIGSTOP) while nobody watches is repaired by an up of its deployment
+ * alone; a protected node is only looked at; a recipe edited and not applied is left as it is.
+ * The blocks build on each other in order (one site, one stack).
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allocate } from "../site/alloc";
+import { sm121 } from "../cli-helpers";
+import { e2eProject, type E2E } from "../helpers/project";
+import { sshScript } from "../site/exec";
+import type { SimNode } from "../site/site";
+import { modelsIn } from "../helpers/json";
+
+const AT = allocate(__filename);
+
+const recipe = (served: string, maxLen: number) => `engine = "vllm"
+deploy = "docker"
+model = "Qwen/Qwen3-8B"
+served_model_name = "${served}"
+image = "nvcr.io/nvidia/vllm:26.01-py3"
+port = 8000
+args = ["--max-model-len", "${maxLen}"]
+[readiness]
+timeout_s = 60
+`;
+
+interface Line {
+  deployment: string;
+  action: string;
+  why: string[];
+  servingAfterS?: number;
+}
+
+describe.sequential("sm121 keep: repairs between runs, and only repairs", () => {
+  let e: E2E;
+  let k1: SimNode;
+  let k2: SimNode;
+  const sh = async (n: SimNode, script: string) => (await sshScript(e.site, n, script)).stdout.trim();
+  const log = () => join(e.dir, "keep.jsonl");
+  const keep = async (env: Record<string, string> = {}) => {
+    rmSync(log(), { force: true });
+    const r = await sm121(e, ["keep", "--once", "--log", log()], {
+      env: { ...e.pulumi.env, ...env },
+      timeoutMs: 300_000,
+    });
+    const text = existsSync(log()) ? readFileSync(log(), "utf8").trim() : "";
+    const lines = text === "" ? [] : text.split("\n").map((l) => JSON.parse(l) as Line);
+    return { ...r, lines };
+  };
+  const served = async (n: SimNode) => modelsIn(await sh(n, `curl -s -m 5 http://${n.ip}:8000/v1/models`))[0]?.id;
+
+  beforeAll(async () => {
+    e = await e2eProject({
+      name: "keep",
+      nodes: ["k1", "k2"],
+      ...AT.site(),
+      recipes: { "alpha.toml": recipe("alpha", 8192), "beta.toml": recipe("beta", 8192) },
+      nodeExtra: (n) => (n.name === "k2" ? "      protected: true" : ""),
+      config: () =>
+        [
+          "  sm121:liveness: { timeout: 2, maxRestarts: 5, windowS: 3600 }",
+          "  sm121:deployments:",
+          "    - { name: a, recipe: alpha, nodes: [k1] }",
+          "    - { name: p, recipe: beta, nodes: [k2] }",
+        ].join("\n"),
+    });
+    [k1, k2] = e.site.nodes as [SimNode, SimNode];
+    const up = await e.up({ SM121_ALLOW_PROTECTED: "k2" });
+    if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
+  }, 300_000);
+  afterAll(async () => {
+    await e?.stop();
+  });
+
+  it("does nothing where everything serves", async () => {
+    const r = await keep();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.lines).toEqual([]);
+  }, 300_000);
+
+  it("serves again an engine that died, with an up of its deployment alone", async () => {
+    await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
+    const r = await keep();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
+    expect(r.lines[0]?.why.join("\n")).toContain("k1: the engine is not running");
+    expect(r.lines[0]?.servingAfterS).toBeGreaterThan(0);
+    expect(await served(k1)).toBe("alpha");
+  }, 300_000);
+
+  it("serves again an engine stopped by SIGSTOP (hung: no answer, its process stopped)", async () => {
+    const before = await sh(k1, "docker inspect -f '{{.State.StartedAt}}' sm121-a-0");
+    await sh(k1, "docker kill -s STOP sm121-a-0 >/dev/null");
+    const r = await keep();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
+    expect(await sh(k1, "docker inspect -f '{{.State.StartedAt}}' sm121-a-0")).not.toBe(before);
+    expect(await served(k1)).toBe("alpha");
+  }, 300_000);
+
+  it("leaves a protected node's engine down without the allowance, and says so", async () => {
+    await sh(k2, "docker rm -f sm121-p-0 >/dev/null");
+    const r = await keep();
+    expect(r.code).toBe(1);
+    expect(r.lines).toMatchObject([{ deployment: "p", action: "left" }]);
+    expect(r.lines[0]?.why.join("\n")).toContain("k2 protected: the keeper leaves it");
+    expect(await sh(k2, "docker ps -aq --filter name=sm121-p-0")).toBe("");
+    // With the allowance it repairs there too.
+    const allowed = await keep({ SM121_ALLOW_PROTECTED: "k2" });
+    expect(allowed.code, allowed.stdout + allowed.stderr).toBe(0);
+    expect(allowed.lines).toMatchObject([{ deployment: "p", action: "repaired" }]);
+    expect(await served(k2)).toBe("beta");
+  }, 300_000);
+
+  it("applies no change nobody applied: an edited recipe with its engine down is left as it is", async () => {
+    const file = join(e.dir, "recipes", "alpha.toml");
+    const before = readFileSync(file, "utf8");
+    writeFileSync(file, recipe("alpha", 4096));
+    try {
+      await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
+      const r = await keep();
+      expect(r.lines).toMatchObject([{ deployment: "a", action: "left" }]);
+      expect(r.lines[0]?.why.join("\n")).toContain("k1: ");
+      expect(await sh(k1, "docker ps -aq --filter name=sm121-a-0")).toBe("");
+    } finally {
+      writeFileSync(file, before);
+    }
+    // The recipe as the last up applied it: the keeper serves it again.
+    const r = await keep();
+    expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
+    expect(await served(k1)).toBe("alpha");
+  }, 300_000);
+});
