@@ -11,8 +11,8 @@ import { describe, expect, it } from "vitest";
 import { loadRecipes } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
-import { gatewayFile, type GatewayModel } from "../src/render/gateway";
-import { addEndpoints } from "../src/render/gatewaySurge";
+import { gatewayFile, type GatewayModel } from "../src/gateway/file.render";
+import { addEndpoints } from "../src/gateway/surge.render";
 import { fitOf } from "../src/render/memfit";
 import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
@@ -218,25 +218,28 @@ describe("the Surge resource's diff", () => {
     stateVersion: STATE_VERSIONS.Surge,
   });
 
-  it("changes when the set's bundles change, whether or not it surges, and only then", async () => {
-    const before = wire({ "q8-1": "a1", "q8-2": "b1" });
-    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }))).toEqual({ changes: false });
-    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a2", "q8-2": "b2" }))).toEqual({ changes: true });
-    // Without a surge too: the stored set follows, so that a later surge is for a later change only.
+  it("changes when the plan surges in this run, or when the set's bundles change, and only then", async () => {
+    const before = wire({ "q8-1": "a1", "q8-2": "b1" }, false);
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }, false))).toEqual({
+      changes: false,
+    });
+    // The plan surges (a replica rolls): the same set too, e.g. a replica that drifted.
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }))).toEqual({ changes: true });
+    // Without a surge the stored set follows, so that the state says what the set was.
     const without = wire({ "q8-1": "a2", "q8-2": "b1" }, false);
     expect(await diff("q8-spare-start", before, without)).toEqual({ changes: true });
   });
 
-  it("starts and ends nothing in an update that only writes the state at this version", async () => {
-    const now = wire({ "q8-1": "a1" });
+  it("starts and ends nothing in an update without a surge (one that only writes the state's version)", async () => {
+    const now = wire({ "q8-1": "a1" }, false);
     const { stateVersion: _v, ...unversioned } = { ...now, started: { started: true } };
     expect(await diff("q8-spare-start", unversioned, now)).toEqual({ changes: true });
     const updated = await update("q8-spare-start", unversioned, now);
     expect(updated.outs).toMatchObject({ started: { started: true }, stateVersion: STATE_VERSIONS.Surge });
   });
 
-  it("starts nothing at its creation: the replicas serve nothing yet to surge for", async () => {
-    const made = await create(wire({ "q8-1": "a1" }));
+  it("starts nothing at its creation when the plan does not surge (nothing of the set runs yet)", async () => {
+    const made = await create(wire({ "q8-1": "a1" }, false));
     expect(made.outs).toMatchObject({ started: { started: false } });
   });
 });

@@ -5,7 +5,7 @@
  * Known at plan time from the bundles alone: a preview shows the targets a node move changes.
  */
 import { driverFor } from "../engines";
-import { isLoopback } from "./gateway";
+import { isLoopback } from "./node";
 import type { DeploymentBundle } from "./types";
 import { msg, type Msg } from "../text/messages";
 

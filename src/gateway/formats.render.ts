@@ -9,7 +9,7 @@
  *   models can not be empty") and has no switch for one either, so a disabled peer stays in the
  *   file's head as a comment too, the same way.
  */
-import { LITELLM_ROUTER } from "./gatewayRoll";
+import { LITELLM_ROUTER } from "./roll.render";
 import {
   Document,
   isMap,
