@@ -33,7 +33,7 @@ const bundle = (deployment: string) => ({ deployment, nodes: [] });
 const hold = (path: string, format: "litellm" | "sm121", deployment: string, node: string) =>
   leave(replica(format), { place: placeOf({ path, format }, auth), nodes: [node] }, bundle(deployment), auth, log);
 
-type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, unknown> };
 const ids = (text: string) => (parse(text) as Lite).model_list.map((m) => m.model_info.id);
 
 describe("the gateway file during a roll", () => {
@@ -84,9 +84,10 @@ describe("the gateway file during a roll", () => {
     expect(await hold(join(dir, "none.yaml"), "litellm", "roll-1", "r1")).toBeUndefined();
   });
 
-  it("gives LiteLLM retries and a cooldown only when a model has replicas", () => {
+  it("gives LiteLLM retries, a failover off the failed replica and no cooldowns only when a model has replicas", () => {
     const two = parse(gatewayFile("litellm", TWO, { apiKey: false }).text) as Lite;
-    expect(two.router_settings).toEqual({ num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 });
+    const settings = { num_retries: 3, retry_after: 0, enable_weighted_failover: true, disable_cooldowns: true };
+    expect(two.router_settings).toEqual(settings);
     const one = parse(gatewayFile("litellm", [model("solo", "r1")], { apiKey: false }).text) as Lite;
     expect(one.router_settings).toBeUndefined();
   });

@@ -10,31 +10,31 @@ import type { DeploymentBundle } from "../render/types";
 
 /**
  * LiteLLM's router settings for a model served by replicas (keys of litellm.Router, which the
- * proxy reads under router_settings): a request that fails on one is retried at once, and the
- * replica that failed leaves every pick for a while (allowed_fails 0: cooled down at its first
- * failure), so that a retry lands on another replica rather than on the one restarting.
+ * proxy reads under router_settings). A request that fails on a replica (one that refuses new
+ * requests at its stop, or does not answer while it restarts) is retried at once, and at the end
+ * of its retries sent to another replica of the model with the one that failed left out
+ * (enable_weighted_failover): every request lands on a replica that serves while any does.
+ * Cooldowns are off: a replica cooled down for a failure leaves every pick for a while, and under
+ * load the one that still serves was cooled down too ("All deployments ... are in cooldown"); the
+ * failover already keeps each request off the replica that failed it, and the up disables an
+ * unreachable node's endpoints in the file.
  */
-export const LITELLM_ROUTER = { num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 } as const;
-
-/**
- * How long a replica that answers again waits before the next one of its roll stops, per format:
- * LiteLLM reads no file again, and picks a replica it cooled down (each failed request to the one
- * restarting) only once its cooldown ends; were the next to stop before, every replica would be
- * cooling down and the proxy would refuse the model ("All deployments ... are in cooldown").
- */
-export const ROLL_SETTLE_S = {
-  sm121: 0,
-  "llama-swap": 0,
-  litellm: LITELLM_ROUTER.cooldown_time + 1,
-} as const satisfies Record<GatewayFormat, number>;
+export const LITELLM_ROUTER = {
+  num_retries: 3,
+  retry_after: 0,
+  enable_weighted_failover: true,
+  disable_cooldowns: true,
+} as const;
 
 /**
  * Whether a running gateway of this format reads its file again by itself, so that a replica whose
  * entries leave the file gets nothing new from it: llama-swap with -watch-config (or its SIGHUP)
- * loads the file anew. LiteLLM's proxy reads its config file only at start; its management routes
- * (/model/delete, /model/block, /model/update) change only models stored in its database, and
- * refuse a model of the config file ("Cannot edit config-based model"), so a file sm121 writes
- * cannot be told anything while it runs. seed 001's gateway reads its file only at start.
+ * loads the file anew. LiteLLM's proxy (1.108.7) reads its config file only at start and has no
+ * route that reads it again; its management routes (/model/delete, /model/block, /model/update)
+ * change only models stored in its database: without one they answer "No DB Connected", with one
+ * they refuse a model of the config file ("Cannot edit config-based model"). So a proxy that runs
+ * sm121's file cannot be told anything while it runs; what takes a stopping replica out of its
+ * picks is the failover of LITELLM_ROUTER. seed 001's gateway reads its file only at start.
  */
 export const READS_FILE_AGAIN = {
   sm121: false,
@@ -49,7 +49,6 @@ export function rollStep(format: GatewayFormat | undefined, graceS: number): Rol
     ...(format !== undefined && { format }),
     leave,
     graceS,
-    settleS: format === undefined ? 0 : ROLL_SETTLE_S[format],
   };
 }
 

@@ -2,9 +2,9 @@
  * The steps a run takes with the gateway file on the way, each computed by the plan and carried out
  * here, on the file through ./edits (its one writer):
  * - a failed serve: the deployment's endpoints disabled at once;
- * - a replica of a roll (render/replicas, ./roll rollStep): it waits for the gateway to route to the
- *   replica before it, its entries are held out of the file, it leaves the rotation the way the
- *   gateway and the engine allow (ROLL's `leave`), and once it answers again its entries come back;
+ * - a replica of a roll (render/replicas, ./roll rollStep): its entries are held out of the file, it
+ *   leaves the rotation the way the gateway and the engine allow (its step's `leave`), and once it
+ *   answers again its entries come back;
  * - a surge (render/surge): its endpoints added beside the replicas' once it answers, and dropped
  *   before it stops.
  * What each step does is said in the up's output, in the operator's language.
@@ -50,14 +50,12 @@ export interface Held {
   written: string;
 }
 
-const pause = (s: number) => new Promise((resolve) => setTimeout(resolve, s * 1000));
-
 /**
- * A replica of a roll, before its engine stops (its engine serves now): the gateway routes to the
- * replica before it again (the settle wait), its entries leave the file, and it leaves the rotation
- * as its step says: a gateway that reads the file again sends it nothing new, and the drain waits
- * for what it runs; an engine that refuses new requests at its stop is stopped at once, finishing
- * what runs; otherwise the drain waits for a quiet moment. Returns the hold, for `rejoin`.
+ * A replica of a roll, before its engine stops (its engine serves now): its entries leave the file,
+ * and it leaves the rotation as its step says: a gateway that reads the file again sends it nothing
+ * new, and the drain waits for what it runs; an engine that refuses new requests at its stop is
+ * stopped at once (the gateway sends each refused request to another replica: LITELLM_ROUTER),
+ * finishing what runs; otherwise the drain waits for a quiet moment. Returns the hold, for `rejoin`.
  */
 export async function leave(
   r: ReplicaPlace,
@@ -68,10 +66,6 @@ export async function leave(
 ): Promise<Held | undefined> {
   const step = r.step;
   const place = { index: r.index, of: r.of, model: r.model };
-  if (step !== undefined && step.format !== undefined && r.after !== undefined && step.settleS > 0) {
-    log(t("serve.rollWait", { ...place, settle: step.settleS, format: step.format, after: r.after }));
-    await pause(step.settleS);
-  }
   const held = g === undefined ? undefined : await hold(g.place, b.deployment, g.nodes, log);
   if (g !== undefined) {
     const format = g.place.format;

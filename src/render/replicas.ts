@@ -26,8 +26,8 @@ export interface Drain {
  * - `gateway`: the gateway reads the file again; once its entries are out, the drain waits for
  *   what it runs to finish (up to sm121:drainS), then it stops;
  * - `engine`: the gateway cannot be told, but the engine refuses new requests once it is told to
- *   stop and finishes what runs (vLLM's --shutdown-timeout): the gateway retries the refused ones on
- *   another replica (LiteLLM's num_retries) and leaves the replica out for its cooldown;
+ *   stop and finishes what runs (vLLM's --shutdown-timeout): the gateway sends each refused one to
+ *   another replica (LiteLLM's failover, gateway/roll.render LITELLM_ROUTER);
  * - `quiet`: neither: the drain waits for a moment when it runs nothing, and it stops then; what
  *   the gateway sends it in between is cut.
  */
@@ -40,8 +40,6 @@ export interface RollStep {
   leave: Leave;
   /** The seconds the engine finishes what runs once told to stop (vLLM's --shutdown-timeout); 0: it aborts. */
   graceS: number;
-  /** The seconds it waits, once the replica before it answers again, before it stops (gateway/roll.render ROLL_SETTLE_S). */
-  settleS: number;
 }
 
 export interface ReplicaSet {
