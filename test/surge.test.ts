@@ -18,7 +18,8 @@ import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
-import { rollLines } from "../src/plan/surge";
+import { rollLines, surgePlans } from "../src/plan/surge";
+import type { SiteObservation } from "../src/serve/observe";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
 import { msg, say, useLocale } from "../src/text/messages";
@@ -97,6 +98,23 @@ describe("the plan's surge", () => {
         "answers, then q8-1, then q8-2, each stopped only once the one before it answers; q8-spare stops once q8-2 " +
         "answers; none of 2 down",
     );
+  });
+
+  it("surges only when a replica of the set rolls, so that the first up with a new spare says what it does", () => {
+    // The look: what each node holds (a replica that runs there has its stop.sh: held).
+    const seen = (held: string[]): SiteObservation => {
+      const holders = Object.fromEntries(held.map((d, i) => [["a", "b"][i] ?? "", [{ deployment: d, held: true }]]));
+      const empty = { drift: {}, health: {}, unknown: {}, unreachable: [], preflight: {}, leaving: [], moving: [] };
+      return { ...empty, lingering: [], holders, models: {}, steady: [], images: {} };
+    };
+    const plan = (held: string[], steady: string[]) =>
+      surgePlans(s, [set], bundles, [surge], recipes, seen(held), new Set(steady))[0]?.verdict;
+    // Both replicas run with an older recipe (a spare added with a recipe change): it surges.
+    expect(plan(["q8-1", "q8-2"], [])).toEqual({ go: true });
+    // The first up, where nothing of the set runs yet: no surge, and the plan says why.
+    expect(plan([], [])).toEqual({ go: false, why: msg("surge.whyNoRoll") });
+    // Every replica serves as declared: nothing rolls, nothing surges.
+    expect(plan(["q8-1", "q8-2"], ["q8-1", "q8-2"])).toEqual({ go: false, why: msg("surge.whyNoRoll") });
   });
 
   it("is said where the run may restart a replica; a set serving as declared takes no line", () => {
