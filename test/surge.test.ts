@@ -19,6 +19,7 @@ import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
 import { rollLines, surgePlans } from "../src/plan/surge";
+import { rollStepOf } from "../src/gateway/roll.render";
 import type { SiteObservation } from "../src/serve/observe";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
@@ -124,6 +125,15 @@ describe("the plan's surge", () => {
     expect(said).toEqual([expect.stringMatching(/^memory fit of q8-spare: /), plan.words]);
     expect(rollLines([set], [plan], new Set(["q8-1", "q8-2"]))).toEqual([]);
     expect(rollLines([set], [], new Set())).toEqual(["rolls qwen3-8b: q8-1, then q8-2; at most 1 of 2 down"]);
+    // Behind LiteLLM, a line of its own says how the replicas leave and what can still be cut.
+    const places = replicaPlaces([set], bundles, 30, rollStepOf("litellm", recipes));
+    expect(rollLines([set], [], new Set(), places)).toEqual([
+      "rolls qwen3-8b: q8-1, then q8-2; at most 1 of 2 down",
+      "litellm cannot be told to leave a replica out while it runs (it reads its file only at start); q8-1, q8-2 " +
+        "abort what runs when they stop: each waits until none of its requests runs (up to 30 s), then stops, so a " +
+        "request the gateway sends it in that last second is cut; vLLM's --shutdown-timeout makes an engine refuse " +
+        "new requests at its stop instead",
+    ]);
   });
 
   it("rolls one at a time when the spare is busy, protected, unreachable or too small, and says why", () => {
