@@ -13,7 +13,7 @@ import { diff as gatewayDiff, listed } from "../src/providers/gatewayImpl";
 import type { GatewayWire } from "../src/providers/wire";
 import { loadRecipes } from "../src/engines/recipes";
 import { readSite } from "../src/recipe/site";
-import { gatewayFile } from "../src/render/gateway";
+import { gatewayFile } from "../src/gateway/file.render";
 import { sha256 } from "../src/render/identity";
 import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle } from "../src/render/types";

@@ -15,7 +15,7 @@ import { loadRecipes } from "../src/engines/recipes";
 import { SpecErrors } from "../src/recipe/errors";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
-import { gatewayFile } from "../src/render/gateway";
+import { gatewayFile } from "../src/gateway/file.render";
 import { deploymentPlan, keyNote } from "../src/render/plan";
 import type { DeploymentBundle } from "../src/render/types";
 import { say } from "../src/text/messages";

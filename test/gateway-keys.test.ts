@@ -17,7 +17,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { gatewayFile, type GatewayModel } from "../src/gateway/file.render";
 import { secretRefusals } from "../src/render/secrets";
 
 const KEYS = [

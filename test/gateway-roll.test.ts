@@ -8,17 +8,32 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
-import { holdInGateway, releaseInGateway } from "../src/providers/gatewayImpl";
-import { gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { leave, placeOf, rejoin } from "../src/gateway/steps.serve";
+import type { ReplicaPlace } from "../src/render/replicas";
+import { rollStep } from "../src/gateway/roll.render";
+import { gatewayFile, type GatewayModel } from "../src/gateway/file.render";
 
 const model = (deployment: string, node: string): GatewayModel => {
   const url = `http://203.0.113.${node === "r1" ? 1 : 2}:8000`;
   return { deployment, model: "roll-model", status: "serving", endpoints: [{ node, url, reachable: true }] };
 };
 const TWO = [model("roll-1", "r1"), model("roll-2", "r2")];
-const connection = { knownHosts: "/dev/null", hostKeys: "strict" as const };
+const auth = { knownHosts: "/dev/null", hostKeys: "strict" as const };
+const said: string[] = [];
+const log = (m: string) => void said.push(m);
+/** A replica of a roll with no drain (its engine exports no gauge): its leave holds its entries only. */
+const replica = (format: "litellm" | "sm121"): ReplicaPlace => ({
+  model: "roll-model",
+  index: 1,
+  of: 2,
+  roll: "one",
+  step: rollStep(format, 0),
+});
+const bundle = (deployment: string) => ({ deployment, nodes: [] });
+const hold = (path: string, format: "litellm" | "sm121", deployment: string, node: string) =>
+  leave(replica(format), { place: placeOf({ path, format }, auth), nodes: [node] }, bundle(deployment), auth, log);
 
-type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, unknown> };
 const ids = (text: string) => (parse(text) as Lite).model_list.map((m) => m.model_info.id);
 
 describe("the gateway file during a roll", () => {
@@ -35,13 +50,13 @@ describe("the gateway file during a roll", () => {
   it("disables the restarting replica's entry, keeps the other's, and restores the file when it answers", async () => {
     const { path, text } = setUp("litellm");
     expect(ids(text)).toEqual(["roll-1-r1", "roll-2-r2"]);
-    const held = await holdInGateway({ path, format: "litellm" }, connection, "roll-1", ["r1"]);
+    const held = await hold(path, "litellm", "roll-1", "r1");
     const during = readFileSync(path, "utf8");
     expect(ids(during)).toEqual(["roll-2-r2"]);
     const why = "the replica is restarting in a roll";
     expect(during).toContain(`# disabled: roll-model on r1 (http://203.0.113.1:8000): ${why}`);
     if (held === undefined) throw new Error("nothing was held");
-    await releaseInGateway(held);
+    await rejoin(held, log);
     expect(readFileSync(path, "utf8")).toBe(text);
     // Files sm121 wrote itself get no backup.
     expect(readdirSync(dir).filter((f) => f.includes("sm121-bak"))).toEqual([]);
@@ -49,7 +64,7 @@ describe("the gateway file during a roll", () => {
 
   it("leaves a file that something else wrote during the restart to the up's gateway resource", async () => {
     const { path } = setUp("sm121");
-    const held = await holdInGateway({ path, format: "sm121" }, connection, "roll-2", ["r2"]);
+    const held = await hold(path, "sm121", "roll-2", "r2");
     type Doc = { models: Array<{ status: string; endpoints: Array<{ enabled: boolean }> }> };
     const doc = JSON.parse(readFileSync(path, "utf8")) as Doc;
     // Seed 001's gateway refuses a model with no enabled endpoint: a one-node replica's stays enabled.
@@ -60,19 +75,19 @@ describe("the gateway file during a roll", () => {
     ]);
     writeFileSync(path, "{}\n");
     if (held === undefined) throw new Error("nothing was held");
-    await releaseInGateway(held);
+    await rejoin(held, log);
     expect(readFileSync(path, "utf8")).toBe("{}\n");
   });
 
   it("holds nothing when there is no file yet", async () => {
     dir = mkdtempSync(join(tmpdir(), "sm121-gwroll-"));
-    const place = { path: join(dir, "none.yaml"), format: "litellm" as const };
-    expect(await holdInGateway(place, connection, "roll-1", ["r1"])).toBeUndefined();
+    expect(await hold(join(dir, "none.yaml"), "litellm", "roll-1", "r1")).toBeUndefined();
   });
 
-  it("gives LiteLLM retries and a cooldown only when a model has replicas", () => {
+  it("gives LiteLLM retries, a failover off the failed replica and no cooldowns only when a model has replicas", () => {
     const two = parse(gatewayFile("litellm", TWO, { apiKey: false }).text) as Lite;
-    expect(two.router_settings).toEqual({ num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 });
+    const settings = { num_retries: 3, retry_after: 0, enable_weighted_failover: true, disable_cooldowns: true };
+    expect(two.router_settings).toEqual(settings);
     const one = parse(gatewayFile("litellm", [model("solo", "r1")], { apiKey: false }).text) as Lite;
     expect(one.router_settings).toBeUndefined();
   });

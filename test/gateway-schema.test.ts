@@ -12,7 +12,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
-import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/gateway/file.render";
 
 const litellmSchema = z.object({
   model_list: z.array(

@@ -1,8 +1,8 @@
 /** The gateway backend file in its three formats: enabling rules, the first-endpoint rule, failures. */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { disableEndpoints, gatewayFile as render, LITELLM_PLACEHOLDER_KEY } from "../src/render/gateway";
-import type { GatewayModel, GatewayOptions } from "../src/render/gateway";
+import { disableEndpoints, gatewayFile as render, LITELLM_PLACEHOLDER_KEY } from "../src/gateway/file.render";
+import type { GatewayModel, GatewayOptions } from "../src/gateway/file.render";
 import { say } from "../src/text/messages";
 
 const NO_KEY: GatewayOptions = { apiKey: false };

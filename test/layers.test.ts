@@ -57,7 +57,7 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 };
 
 /** The folders of features that cross layers: each file names its layer (`<noun>.<layer>.ts`). */
-const FEATURES = ["fabric", "dgpp"];
+const FEATURES = ["fabric", "dgpp", "gateway"];
 
 /** The files at the top of src/. */
 const TOP: Record<string, Layer> = {

@@ -72,7 +72,7 @@ async function allLines(locale: Locale): Promise<string[]> {
   return [
     ...(await said(locale, () => surge.diff("q8-spare-start", surgeWire("start", before), surgeWire("start", after)))),
     ...(await said(locale, () => surge.diff("q8-spare-end", surgeWire("end", before), surgeWire("end", after)))),
-    // Without a surge (go: false) the start says so and touches nothing.
+    // Without a surge (go: false) the start touches nothing and says nothing: the plan's line says why.
     ...(await said(locale, () =>
       surge.update("q8-spare-start", surgeWire("start", before, false), surgeWire("start", after, false)),
     )),
@@ -90,7 +90,6 @@ describe("the providers' lines in Pulumi's output", () => {
     expect(await allLines("en")).toEqual([
       "sm121: q8-spare: starts the new recipe on spark3, spark4 before any replica of the set stops",
       "sm121: q8-spare: stops on spark3, spark4 once every replica answers; the spare is free again",
-      "sm121: q8-spare: no surge onto spark3, spark4 (the plan says why); the replicas roll one at a time",
       "sm121: qwen model: the checkpoint Qwen/Qwen3-32B stays in the HF cache on spark1, spark2 " +
         "(/data/hf/hub/models--Qwen--Qwen3-32B); set sm121:modelCache: remove to delete it with the deployment",
       "sm121: qwen image: nvcr.io/nvidia/vllm:25.09-py3 stays on spark1, spark2; " +
@@ -106,7 +105,7 @@ describe("the providers' lines in Pulumi's output", () => {
     expect(ru[0]).toBe(
       "sm121: q8-spare: запускает новый рецепт на spark3, spark4 до того, как остановится любая реплика группы",
     );
-    expect(ru[3]).toBe(
+    expect(ru[2]).toBe(
       "sm121: qwen model: контрольная точка Qwen/Qwen3-32B остаётся в HF-кэше на spark1, spark2 " +
         "(/data/hf/hub/models--Qwen--Qwen3-32B); укажите sm121:modelCache: remove, " +
         "чтобы удалять её вместе с развёртыванием",
@@ -118,7 +117,6 @@ describe("the providers' lines in Pulumi's output", () => {
     const english = await allLines("en");
     expect(lines).toHaveLength(english.length);
     const values = [
-      ["spark3, spark4"],
       ["spark3, spark4"],
       ["spark3, spark4"],
       ["Qwen/Qwen3-32B", "spark1, spark2", "/data/hf/hub/models--Qwen--Qwen3-32B", "sm121:modelCache: remove"],

@@ -33,7 +33,7 @@ describe("the scrape file of the example site", () => {
       g.labels["deployment"],
       g.labels["node"],
       g.labels["rank"],
-      g.labels["engine"],
+      g.labels["sm121_engine"],
       g.labels["__metrics_path__"],
     ]);
     expect(rows).toEqual([
@@ -50,15 +50,28 @@ describe("the scrape file of the example site", () => {
       deployment: "qwen3-32b-vllm-tp2",
       node: "vllm-1",
       rank: "0",
-      engine: "vllm",
+      sm121_engine: "vllm",
       model: "qwen3-32b",
       recipe: "qwen3-32b-vllm-tp2",
     });
     expect(JSON.parse(f.text)).toEqual(f.groups);
   });
 
+  it("adds no label that an engine sets on its own series (Prometheus would rename the engine's to exported_*)", () => {
+    const dir = join(ROOT, "src", "engines", "metrics");
+    type Defs = { metrics: Array<{ labels: string[] }> };
+    const own = new Set(
+      readdirSync(dir).flatMap((f) =>
+        (JSON.parse(readFileSync(join(dir, f), "utf8")) as Defs).metrics.flatMap((m) => m.labels),
+      ),
+    );
+    expect(own).toContain("engine");
+    const ours = [...new Set(f.groups.flatMap((g) => Object.keys(g.labels)))].filter((l) => !l.startsWith("__"));
+    expect(ours.filter((l) => own.has(l))).toEqual([]);
+  });
+
   it("leaves DGPP out and says why in the plan (its /metrics answer JSON)", () => {
-    expect(f.groups.some((g) => g.labels["engine"] === "dgpp")).toBe(false);
+    expect(f.groups.some((g) => g.labels["sm121_engine"] === "dgpp")).toBe(false);
     expect(f.plan).toContain("qwen38-27b-nvfp4-dgpp: none (dgpp exports no Prometheus metrics)");
     expect(f.plan).toContain("qwen3-32b-vllm-tp2: 203.0.113.21:8000/metrics (vllm-1, rank 0, vllm, model qwen3-32b)");
   });

@@ -18,7 +18,7 @@ import { STATE_VERSIONS, upgrade } from "../src/providers/stateVersion";
 import type { EngineWire, GatewayWire } from "../src/providers/wire";
 import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
-import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/render/gateway";
+import { disableEndpoints, gatewayFile, type GatewayModel } from "../src/gateway/file.render";
 import { sha256 } from "../src/render/identity";
 import { scrapeFile } from "../src/render/scrapeTargets";
 import { deploymentPlan } from "../src/render/plan";

@@ -11,14 +11,16 @@ import { describe, expect, it } from "vitest";
 import { loadRecipes } from "../src/engines/recipes";
 import { parseSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
-import { gatewayFile, type GatewayModel } from "../src/render/gateway";
-import { addEndpoints } from "../src/render/gatewaySurge";
+import { gatewayFile, type GatewayModel } from "../src/gateway/file.render";
+import { addEndpoints } from "../src/gateway/surge.render";
 import { fitOf } from "../src/render/memfit";
 import { replicaPlaces, replicaSets } from "../src/render/replicas";
 import { surgeVerdict, surgeWords, type SpareLook } from "../src/render/surge";
 import { inflightOf } from "../src/serve/drain";
 import { create, diff, update } from "../src/providers/surgeImpl";
-import { rollLines } from "../src/plan/surge";
+import { rollLines, surgePlans } from "../src/plan/surge";
+import { rollStepOf } from "../src/gateway/roll.render";
+import type { SiteObservation } from "../src/serve/observe";
 import type { SurgeWire } from "../src/providers/wire";
 import { errorsOf } from "./helpers/spec";
 import { msg, say, useLocale } from "../src/text/messages";
@@ -99,6 +101,23 @@ describe("the plan's surge", () => {
     );
   });
 
+  it("surges only when a replica of the set rolls, so that the first up with a new spare says what it does", () => {
+    // The look: what each node holds (a replica that runs there has its stop.sh: held).
+    const seen = (held: string[]): SiteObservation => {
+      const holders = Object.fromEntries(held.map((d, i) => [["a", "b"][i] ?? "", [{ deployment: d, held: true }]]));
+      const empty = { drift: {}, health: {}, unknown: {}, unreachable: [], preflight: {}, leaving: [], moving: [] };
+      return { ...empty, lingering: [], holders, models: {}, steady: [], images: {} };
+    };
+    const plan = (held: string[], steady: string[]) =>
+      surgePlans(s, [set], bundles, [surge], recipes, seen(held), new Set(steady))[0]?.verdict;
+    // Both replicas run with an older recipe (a spare added with a recipe change): it surges.
+    expect(plan(["q8-1", "q8-2"], [])).toEqual({ go: true });
+    // The first up, where nothing of the set runs yet: no surge, and the plan says why.
+    expect(plan([], [])).toEqual({ go: false, why: msg("surge.whyNoRoll") });
+    // Every replica serves as declared: nothing rolls, nothing surges.
+    expect(plan(["q8-1", "q8-2"], ["q8-1", "q8-2"])).toEqual({ go: false, why: msg("surge.whyNoRoll") });
+  });
+
   it("is said where the run may restart a replica; a set serving as declared takes no line", () => {
     const v = surgeVerdict(set, look());
     const plan = { set, spare, bundle: surge, fit: fits, verdict: v, words: surgeWords(set, spare, v) };
@@ -106,6 +125,15 @@ describe("the plan's surge", () => {
     expect(said).toEqual([expect.stringMatching(/^memory fit of q8-spare: /), plan.words]);
     expect(rollLines([set], [plan], new Set(["q8-1", "q8-2"]))).toEqual([]);
     expect(rollLines([set], [], new Set())).toEqual(["rolls qwen3-8b: q8-1, then q8-2; at most 1 of 2 down"]);
+    // Behind LiteLLM, a line of its own says how the replicas leave and what can still be cut.
+    const places = replicaPlaces([set], bundles, 30, rollStepOf("litellm", recipes));
+    expect(rollLines([set], [], new Set(), places)).toEqual([
+      "rolls qwen3-8b: q8-1, then q8-2; at most 1 of 2 down",
+      "litellm cannot be told to leave a replica out while it runs (it reads its file only at start); q8-1, q8-2 " +
+        "abort what runs when they stop: each waits until none of its requests runs (up to 30 s), then stops, so a " +
+        "request the gateway sends it in that last second is cut; vLLM's --shutdown-timeout makes an engine refuse " +
+        "new requests at its stop instead",
+    ]);
   });
 
   it("rolls one at a time when the spare is busy, protected, unreachable or too small, and says why", () => {
@@ -218,25 +246,28 @@ describe("the Surge resource's diff", () => {
     stateVersion: STATE_VERSIONS.Surge,
   });
 
-  it("changes when the set's bundles change, whether or not it surges, and only then", async () => {
-    const before = wire({ "q8-1": "a1", "q8-2": "b1" });
-    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }))).toEqual({ changes: false });
-    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a2", "q8-2": "b2" }))).toEqual({ changes: true });
-    // Without a surge too: the stored set follows, so that a later surge is for a later change only.
+  it("changes when the plan surges in this run, or when the set's bundles change, and only then", async () => {
+    const before = wire({ "q8-1": "a1", "q8-2": "b1" }, false);
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }, false))).toEqual({
+      changes: false,
+    });
+    // The plan surges (a replica rolls): the same set too, e.g. a replica that drifted.
+    expect(await diff("q8-spare-start", before, wire({ "q8-1": "a1", "q8-2": "b1" }))).toEqual({ changes: true });
+    // Without a surge the stored set follows, so that the state says what the set was.
     const without = wire({ "q8-1": "a2", "q8-2": "b1" }, false);
     expect(await diff("q8-spare-start", before, without)).toEqual({ changes: true });
   });
 
-  it("starts and ends nothing in an update that only writes the state at this version", async () => {
-    const now = wire({ "q8-1": "a1" });
+  it("starts and ends nothing in an update without a surge (one that only writes the state's version)", async () => {
+    const now = wire({ "q8-1": "a1" }, false);
     const { stateVersion: _v, ...unversioned } = { ...now, started: { started: true } };
     expect(await diff("q8-spare-start", unversioned, now)).toEqual({ changes: true });
     const updated = await update("q8-spare-start", unversioned, now);
     expect(updated.outs).toMatchObject({ started: { started: true }, stateVersion: STATE_VERSIONS.Surge });
   });
 
-  it("starts nothing at its creation: the replicas serve nothing yet to surge for", async () => {
-    const made = await create(wire({ "q8-1": "a1" }));
+  it("starts nothing at its creation when the plan does not surge (nothing of the set runs yet)", async () => {
+    const made = await create(wire({ "q8-1": "a1" }, false));
     expect(made.outs).toMatchObject({ started: { started: false } });
   });
 });

@@ -13,7 +13,7 @@ import { all } from "@pulumi/pulumi/output";
 import { ComponentResource, rootStackResource } from "@pulumi/pulumi/resource";
 import type { ConnectionSettings } from "../providers/settings";
 import type { SitePlan } from "../plan/types";
-import { gatewayResource } from "./gateway";
+import { gatewayResource } from "../gateway/resource.components";
 import { known } from "./known";
 import { Deployment } from "./recipe";
 import { scrapeTargetsOf } from "./scrapeTargets";

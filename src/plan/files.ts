@@ -5,7 +5,8 @@
  */
 import { endpointKey } from "../engines";
 import type { Site } from "../recipe/types";
-import { isLoopback, type GatewayModel } from "../render/gateway";
+import type { GatewayModel } from "../gateway/file.render";
+import { isLoopback } from "../render/node";
 import { nodeConn } from "../render/node";
 import { modelOf } from "../render/replicas";
 import { scrapeFile } from "../render/scrapeTargets";

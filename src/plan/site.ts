@@ -19,6 +19,7 @@ import { serveOrder } from "./order";
 import { enginesRefuse, imagesDiffer, leavingProtected, takeovers } from "./refusals";
 import { scopeOf } from "./scope";
 import { rollLines, surgePlans } from "./surge";
+import { rollStepOf } from "../gateway/roll.render";
 import { dgppOf, imageSyncOf, modelSyncOf } from "./sync";
 import type { DeploymentPlan, PlanLine, Planned, RunWiring, SiteLook } from "./types";
 
@@ -59,11 +60,11 @@ export function planSite(project: Project, look: SiteLook, run: RunInputs): Plan
   // Replicas of one model roll one at a time: each engine depends on the one before it in its set,
   // so that Pulumi itself updates them in turn, and a failed one stops the roll there.
   const sets = replicaSets(site, bundles, run.rollAll);
-  const surges = surgePlans(site, sets, bundles, spares, recipes, seen);
+  const surges = surgePlans(site, sets, bundles, spares, recipes, seen, steady);
   for (const p of surges) if (p.verdict.go) p.set.surge = p.bundle.deployment;
-  const rolls = rollLines(sets, surges, steady);
+  const places = replicaPlaces(sets, bundles, site.drainS, rollStepOf(site.gateway?.format, recipes));
+  const rolls = rollLines(sets, surges, steady, places);
   if (rolls.length > 0) lines.push(info(rolls.join("\n")));
-  const places = replicaPlaces(sets, bundles, site.drainS);
   const deployments = serveOrder(bundles, seen, places).map(([b, after]): DeploymentPlan => ({
     bundle: b,
     after,

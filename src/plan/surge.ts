@@ -6,8 +6,9 @@
  */
 import type { Recipe, Site, Spare } from "../recipe/types";
 import { fitLines, fitOf } from "../render/memfit";
-import { drainOf, rollWords, type ReplicaSet } from "../render/replicas";
-import { surgeVerdict, surgeWords } from "../render/surge";
+import { leaveWords } from "../gateway/roll.render";
+import { drainOf, rollWords, type ReplicaPlace, type ReplicaSet } from "../render/replicas";
+import { surgeVerdict, surgeWords, type SurgeVerdict } from "../render/surge";
 import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
 import { msg } from "../text/messages";
@@ -25,7 +26,28 @@ function identities(set: ReplicaSet, bundles: readonly DeploymentBundle[]): Reco
   return Object.fromEntries(set.members.map((d) => [d, bundles.find((b) => b.deployment === d)?.identity ?? ""]));
 }
 
-/** What each set with a spare does in this run, from what the look saw on the spare's nodes. */
+/**
+ * The members of a set this run rolls: found on their nodes by the look (something of them runs),
+ * not as declared (`steady`: what the look found running as declared; none with SM121_RESTART=1).
+ * A first up, where nothing of the set runs yet, rolls nothing: it has nothing to surge for.
+ */
+export function rollingMembers(
+  set: ReplicaSet,
+  bundles: readonly DeploymentBundle[],
+  seen: Pick<SiteObservation, "holders">,
+  steady: ReadonlySet<string>,
+): string[] {
+  const found = (d: string) =>
+    (bundles.find((b) => b.deployment === d)?.nodes ?? []).some((n) =>
+      (seen.holders[n.node] ?? []).some((h) => h.deployment === d && h.held),
+    );
+  return set.members.filter((d) => !steady.has(d) && found(d));
+}
+
+/**
+ * What each set with a spare does in this run, from what the look saw on the spare's nodes: it
+ * surges only when a replica of it rolls (rollingMembers), so that the plan and the up agree.
+ */
 export function surgePlans(
   site: Site,
   sets: readonly ReplicaSet[],
@@ -33,6 +55,7 @@ export function surgePlans(
   surgeBundles: readonly DeploymentBundle[],
   recipes: ReadonlyMap<string, Recipe>,
   seen: SiteObservation,
+  steady: ReadonlySet<string>,
 ): SurgePlan[] {
   return sets.flatMap((set) => {
     const spare = spareOfSet(site, set);
@@ -50,15 +73,18 @@ export function surgePlans(
         .map((h) => msg("surge.busyRunning", { node: n, deployment: h.deployment })),
     );
     const fit = fitOf(bundle, recipes.get(bundle.recipe), seen.models);
-    const verdict = surgeVerdict(set, {
-      spare,
-      bundle,
-      protectedNodes: spare.nodes.filter((n) => site.nodes[n]?.protected === true),
-      busy: [...declared, ...running],
-      unreachable: seen.unknown[name] ?? [],
-      fatal: seen.preflight[name]?.fatal ?? [],
-      fit,
-    });
+    const rolls = rollingMembers(set, bundles, seen, steady).length > 0;
+    const verdict: SurgeVerdict = !rolls
+      ? { go: false, why: msg("surge.whyNoRoll") }
+      : surgeVerdict(set, {
+          spare,
+          bundle,
+          protectedNodes: spare.nodes.filter((n) => site.nodes[n]?.protected === true),
+          busy: [...declared, ...running],
+          unreachable: seen.unknown[name] ?? [],
+          fatal: seen.preflight[name]?.fatal ?? [],
+          fit,
+        });
     const words = surgeWords(set, spare, verdict);
     const wiring = { model: gatewayModelOf(site, bundle), identities: identities(set, bundles) };
     return [{ set, spare, bundle, fit, verdict, words, ...wiring, drain: drainOf(bundle, site.drainS) }];
@@ -74,9 +100,15 @@ export function rollLines(
   sets: readonly ReplicaSet[],
   plans: ReadonlyArray<Pick<SurgePlan, "set" | "fit" | "words">>,
   steady: ReadonlySet<string>,
+  places: ReadonlyMap<string, ReplicaPlace> = new Map(),
 ): string[] {
   const rolling = sets.filter((set) => set.members.some((d) => !steady.has(d)));
-  const words = (set: ReplicaSet) => plans.find((p) => p.set === set)?.words ?? rollWords(set);
+  // How its replicas leave the rotation: a line of its own after the set's.
+  const words = (set: ReplicaSet) => {
+    const said = plans.find((p) => p.set === set)?.words ?? rollWords(set);
+    const leave = leaveWords(set.members, places);
+    return leave === undefined ? [said] : [said, leave];
+  };
   const spares = plans.filter((p) => rolling.includes(p.set));
-  return [...spares.map((p) => fitLines(p.fit).join("\n")), ...rolling.map(words)];
+  return [...spares.map((p) => fitLines(p.fit).join("\n")), ...rolling.flatMap(words)];
 }

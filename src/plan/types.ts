@@ -6,7 +6,7 @@
 import type { NodeFabric } from "../fabric/site.recipe";
 import type { Spare } from "../recipe/types";
 import type { DgppPaths } from "../dgpp/files.render";
-import type { GatewayModel } from "../render/gateway";
+import type { GatewayModel } from "../gateway/file.render";
 import type { Fit } from "../render/memfit";
 import type { Drain, ReplicaPlace, ReplicaSet } from "../render/replicas";
 import type { ScrapeFile } from "../render/scrapeTargets";

@@ -12,8 +12,7 @@ import { listMsg, msg, say, t, type Msg } from "../text/messages";
 import { authOf, holdsUnknown, providerLog, settled, type ResourceProvider } from "./common";
 import { allowedHere, decide, heldWords, recentRestarts, refusedProtected, shapeOf } from "./engineDecide";
 import type { Decision } from "./engineDecide";
-import type { Held } from "./gatewayImpl";
-import { ROLL_SETTLE_S } from "../render/gatewayRoll";
+import type { Held } from "../gateway/steps.serve";
 import { fromStored, fromWire, oldsFromWire as oldProps } from "./engineWire";
 import type { EngineProps as Props } from "./engineWire";
 import type { EngineWire } from "./wire";
@@ -213,16 +212,8 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
   if (olds?.outcome !== undefined && (settingsOnly || left))
     return { id: rid, outs: { ...kept(wire), outcome: olds.outcome } };
   const { serve } = await import("../serve/serve");
-  const held = await holdForRoll(olds, news, log);
-  // Its requests in flight finish before it stops (bounded by sm121:drainS).
-  const drain = news.replica?.drain;
-  if (drain !== undefined && d.restart.length > 0 && olds?.outcome?.status === "serving") {
-    const { drainEngine } = await import("../serve/drain");
-    await drainEngine(olds.bundle ?? b, authOf(news.connection), drain, log).catch((err: unknown) => {
-      const why = err instanceof Error ? err.message : String(err);
-      log(t("state.drainFailed", { deployment: b.deployment, why }));
-    });
-  }
+  // A replica of a roll leaves the gateway's rotation, and its requests in flight finish, before it stops.
+  const held = d.restart.length > 0 ? await leaveForRoll(olds, news, log) : undefined;
   try {
     // A failed or drifted deployment, a hung engine, or a rotated secret restarts even when its
     // bundle is the same; the rest (a dead engine, an edited file, a newer mount) the serve's own
@@ -257,12 +248,9 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
         throw failedWith(rollStopped(news, back.message), rid, kept(wire), counted(back.outcome, restarts), e);
       }
       if (news.gateway !== undefined) {
-        const { disableInGateway } = await import("./gatewayImpl");
+        const { disableFailed, placeOf } = await import("../gateway/steps.serve");
         const nodes = b.nodes.map((n) => n.node);
-        await disableInGateway(news.gateway, news.connection, b.deployment, nodes).catch((err: unknown) => {
-          const why = err instanceof Error ? err.message : String(err);
-          log(t("serve.gatewayDisableFailed", { deployment: b.deployment, why }));
-        });
+        await disableFailed(placeOf(news.gateway, authOf(news.connection)), b.deployment, nodes, log);
       }
       const stored = counted(toStored(e.outcome, e.step), restarts);
       throw failedWith(rollStopped(news, e.message), rid, kept(wire), stored, e);
@@ -273,47 +261,27 @@ async function run(id: string | undefined, oldWire: unknown, given: unknown): Pr
 }
 
 /**
- * A replica that restarts in a roll (one at a time) with a gateway file and an engine that serves
- * now: its endpoints disabled in the file before it stops. undefined: nothing to disable.
+ * A replica that restarts in a roll (one at a time) and serves now: it leaves the gateway's rotation
+ * as the plan's step says (gateway/steps.serve), its requests in flight finishing first. undefined: no
+ * gateway entries were held.
  */
-async function holdForRoll(
+async function leaveForRoll(
   olds: Partial<Props> | undefined,
   news: Props,
   log: (m: string) => void,
 ): Promise<Held | undefined> {
   const r = news.replica;
-  if (r === undefined || r.roll !== "one" || news.gateway === undefined) return undefined;
-  if (olds?.outcome?.status !== "serving") return undefined;
-  const settle = ROLL_SETTLE_S[news.gateway.format];
-  if (r.after !== undefined && settle > 0) {
-    log(
-      t("serve.rollWait", {
-        index: r.index,
-        of: r.of,
-        model: r.model,
-        settle,
-        format: news.gateway.format,
-        after: r.after,
-      }),
-    );
-    await new Promise((resolve) => setTimeout(resolve, settle * 1000));
-  }
-  log(t("serve.rollDisabled", { index: r.index, of: r.of, model: r.model }));
-  const { holdInGateway } = await import("./gatewayImpl");
+  if (r === undefined || r.roll !== "one" || olds?.outcome?.status !== "serving") return undefined;
+  const { leave, placeOf } = await import("../gateway/steps.serve");
+  const auth = authOf(news.connection);
   const nodes = news.bundle.nodes.map((n) => n.node);
-  return holdInGateway(news.gateway, news.connection, news.bundle.deployment, nodes).catch((err: unknown) => {
-    const why = err instanceof Error ? err.message : String(err);
-    log(t("serve.gatewayDisableFailed", { deployment: news.bundle.deployment, why }));
-    return undefined;
-  });
+  const g = news.gateway === undefined ? undefined : { place: placeOf(news.gateway, auth), nodes };
+  return leave(r, g, olds.bundle ?? news.bundle, auth, log);
 }
 
 async function release(h: Held, log: (m: string) => void): Promise<void> {
-  const { releaseInGateway } = await import("./gatewayImpl");
-  await releaseInGateway(h).catch((err: unknown) => {
-    const why = err instanceof Error ? err.message : String(err);
-    log(t("serve.gatewayEnableFailed", { deployment: h.deployment, why }));
-  });
+  const { rejoin } = await import("../gateway/steps.serve");
+  await rejoin(h, log);
 }
 
 /** A failed replica of a roll: the roll stops there, and the message says who still serves what. */

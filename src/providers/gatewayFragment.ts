@@ -1,7 +1,7 @@
 /**
  * GatewayFragment: the gateway backend file, written by every up from the deployments' outcomes.
  *
- * - create/update: renders the file (render/gateway) from the deployments as served, plus, kept
+ * - create/update: renders the file (gateway/file.render) from the deployments as served, plus, kept
  *   disabled, the endpoints of deployments removed from the site that the plan-time look still
  *   found on their nodes (their stop has not run yet, or failed); writes it (a backup of a
  *   different old one first) on the machine that runs Pulumi, or on a node of the site; says
@@ -15,7 +15,7 @@
  *           disabled); a destroy deletes this before the engines it lists, so they stop unrouted.
  * - read:   the sha256 of the file as it is.
  *
- * `pulumi preview --diff` shows its plan (render/gatewayPlan: each endpoint enabled or disabled,
+ * `pulumi preview --diff` shows its plan (gateway/plan.render: each endpoint enabled or disabled,
  * known at plan time); what the file is made of and where to reach its node travel under
  * `__file`, which Pulumi never displays.
  */
@@ -24,8 +24,8 @@ import { all, output } from "@pulumi/pulumi/output";
 import { ShimResource } from "./shim";
 import type { GatewayWire } from "./wire";
 import type { GatewayFormat } from "../recipe/types";
-import type { GatewayModel } from "../render/gateway";
-import { gatewayPlan } from "../render/gatewayPlan";
+import type { GatewayModel } from "../gateway/file.render";
+import { gatewayPlan } from "../gateway/plan.render";
 import type { NodeConn } from "../render/types";
 import type { StoredOutcome } from "../serve/outcome";
 import type { ConnectionSettings } from "./settings";

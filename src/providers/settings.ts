@@ -3,7 +3,6 @@
  * may do, where the gateway file is.
  */
 import type { RunOverrides } from "../render/overrides";
-import type { NodeConn } from "../render/types";
 
 /**
  * How the provider reaches the nodes: stored in each resource's state (the secrets as Pulumi
@@ -42,8 +41,4 @@ export interface Allowances {
 }
 
 /** Where the gateway file is, so that a failed serve can disable its endpoints at once. */
-export interface GatewaySettings {
-  path: string;
-  format: "sm121" | "litellm" | "llama-swap";
-  node?: { name: string; conn: NodeConn };
-}
+export type { GatewaySettings } from "../gateway/file.render";

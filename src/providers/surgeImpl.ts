@@ -25,7 +25,8 @@ function diffNow(oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   // Olds are empty before the first create.
   const u = noOlds(oldWire) ? undefined : stored(oldWire);
   const news = stored(wire).state;
-  const changes = !same(u?.state.__set, news.__set);
+  // `go`: the plan surges in this run (a replica of the set rolls); otherwise a changed set is recorded.
+  const changes = news.go || !same(u?.state.__set, news.__set);
   // Without a surge the plan's line for the set says why already.
   if (changes && news.phase === "start" && news.go) {
     const nodes = news.nodes.join(", ");
@@ -40,32 +41,30 @@ function diffNow(oldWire: unknown, wire: unknown): pulumi.dynamic.DiffResult {
   return { changes: changes || upgrading };
 }
 
-export function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
+/** The first up that has the set's spare: it surges as any other when the plan says so (a replica rolls). */
+export async function create(given: unknown): Promise<pulumi.dynamic.CreateResult> {
   const news = stored(given).state;
-  const started = news.phase === "start" ? { started: { started: false } } : {};
-  return Promise.resolve({ id: `${news.deployment}-${news.phase}`, outs: { ...news, ...started } });
+  return { id: `${news.deployment}-${news.phase}`, outs: await act(news, undefined) };
 }
 
 export async function update(_id: string, oldWire: unknown, given: unknown): Promise<pulumi.dynamic.UpdateResult> {
-  const news = stored(given).state;
-  const olds = stored(oldWire).state;
-  // Only the state's version: nothing starts or ends.
-  if (same(olds.__set, news.__set)) {
-    const kept = news.phase === "start" && olds.started !== undefined ? { started: olds.started } : {};
-    return { outs: { ...news, ...kept } };
+  return { outs: await act(stored(given).state, stored(oldWire).state) };
+}
+
+/** What the plan says for this run: surge (`go`), or only record the set (and the state's version). */
+async function act(news: SurgeWire, olds: SurgeWire | undefined): Promise<SurgeWire> {
+  if (!news.go) {
+    const kept = news.phase === "start" ? { started: olds?.started ?? { started: false } } : {};
+    return { ...news, ...kept };
   }
-  if (news.phase === "start") return { outs: { ...news, started: await start(news) } };
+  if (news.phase === "start") return { ...news, started: await start(news) };
   await end(news);
-  return { outs: news };
+  return news;
 }
 
 async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
   const log = providerLog(w.deployment);
   const nodes = w.nodes.join(", ");
-  if (!w.go) {
-    log(t("surge.none", { nodes }));
-    return { started: false };
-  }
   const b = unpack<DeploymentBundle>(w.__bundle);
   const auth = authOf(w.connection);
   const r = w.__run;
@@ -83,10 +82,10 @@ async function start(w: SurgeWire): Promise<SurgeWire["started"]> {
     };
     await serve(b, auth, settings);
     if (r.gateway === undefined) return { started: true };
-    const { surgeInGateway } = await import("./gatewayImpl");
-    const file = await surgeInGateway(r.gateway, w.connection, r.model, r.apiKey);
-    log(t(file === undefined ? "surge.answers" : "surge.answersListed", { deployment: w.deployment, nodes }));
-    return { started: true, ...(file !== undefined && { file }) };
+    const { addSurge, placeOf } = await import("../gateway/steps.serve");
+    const listed = await addSurge(placeOf(r.gateway, auth), r.model, r.apiKey, log);
+    log(t(listed ? "surge.answersListed" : "surge.answers", { deployment: w.deployment, nodes }));
+    return { started: true };
   } catch (e) {
     // The new recipe failed on the spare before any replica stopped: a canary. The roll does not
     // go on to fail on a replica; the set keeps serving the old recipe, whole.
@@ -108,9 +107,9 @@ async function end(w: SurgeWire): Promise<void> {
   const b = unpack<DeploymentBundle>(w.__bundle);
   const auth = authOf(w.connection);
   const r = w.__run;
-  if (r.gateway !== undefined && w.start.file !== undefined) {
-    const { endSurgeInGateway } = await import("./gatewayImpl");
-    await endSurgeInGateway(r.gateway, w.connection, w.start.file, w.deployment, w.nodes);
+  if (r.gateway !== undefined) {
+    const { dropSurge, placeOf } = await import("../gateway/steps.serve");
+    await dropSurge(placeOf(r.gateway, auth), w.deployment, w.nodes, log);
   }
   if (r.drain !== undefined) {
     const { drainEngine } = await import("../serve/drain");

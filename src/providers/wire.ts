@@ -6,7 +6,7 @@
  */
 import type { GatewayFormat } from "../recipe/types";
 import type { Msg } from "../text/messages";
-import type { GatewayModel } from "../render/gateway";
+import type { GatewayModel } from "../gateway/file.render";
 import type { Drain } from "../render/replicas";
 import type { ReplicaPlace } from "../render/replicas";
 import type { NodeConn } from "../render/types";
@@ -178,19 +178,11 @@ export interface DgppWire extends ProvisionSettings {
 }
 
 // Surge (./surge).
-/** A surge's entries in the file (render/surge): the file before, and as written with them. */
-export interface SurgeFile {
-  before: string;
-  written: string;
-}
-
 export type SurgePhase = "start" | "end";
 
 /** What `start` did in this up, for `end`. */
 export interface SurgeStarted {
   started: boolean;
-  /** The gateway file before and with the surge's endpoints. */
-  file?: SurgeFile;
 }
 
 /** What the provider needs besides the shown properties. */

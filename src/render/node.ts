@@ -5,6 +5,11 @@ import type { LaunchSpec, TargetScripts } from "../targets/types";
 import { identityOf, sha256 } from "./identity";
 import type { ApiEndpoint, NodeBundle, NodeConn, PreflightCheck } from "./types";
 
+/** Is `host` a loopback address, reachable only from the node itself? */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host.startsWith("127.") || host === "::1";
+}
+
 export function nodeConn(node: SiteNode): NodeConn {
   if (node.host === "local" || node.ssh === undefined) return { kind: "local", host: "localhost", port: 0, user: "" };
   return { kind: "ssh", host: node.ssh.host, port: node.ssh.port, user: node.ssh.user };

@@ -5,7 +5,7 @@
  * a deployment, or SM121_ROLL=all for one run, restarts them all at once instead (a change that
  * cannot mix versions).
  */
-import type { RollMode, Site } from "../recipe/types";
+import type { GatewayFormat, RollMode, Site } from "../recipe/types";
 import { driverFor } from "../engines";
 import type { DeploymentBundle } from "./types";
 import { msg, say, t, type Msg } from "../text/messages";
@@ -19,6 +19,27 @@ export interface Drain {
   path: string;
   running: string;
   boundS: number;
+}
+
+/**
+ * How a replica leaves the rotation before its engine stops:
+ * - `gateway`: the gateway reads the file again; once its entries are out, the drain waits for
+ *   what it runs to finish (up to sm121:drainS), then it stops;
+ * - `engine`: the gateway cannot be told, but the engine refuses new requests once it is told to
+ *   stop and finishes what runs (vLLM's --shutdown-timeout): the gateway sends each refused one to
+ *   another replica (LiteLLM's failover, gateway/roll.render LITELLM_ROUTER);
+ * - `quiet`: neither: the drain waits for a moment when it runs nothing, and it stops then; what
+ *   the gateway sends it in between is cut.
+ */
+export type Leave = "gateway" | "engine" | "quiet";
+
+/** What a replica of a roll does with the gateway around its restart: the plan's, carried out by gateway/steps. */
+export interface RollStep {
+  /** The gateway file's format; none: the site has no sm121:gateway. */
+  format?: GatewayFormat;
+  leave: Leave;
+  /** The seconds the engine finishes what runs once told to stop (vLLM's --shutdown-timeout); 0: it aborts. */
+  graceS: number;
 }
 
 export interface ReplicaSet {
@@ -46,6 +67,8 @@ export interface ReplicaPlace {
   surge?: string;
   /** How it waits for its requests in flight before it stops; none: the engine exports no gauge of them. */
   drain?: Drain;
+  /** How it leaves the gateway's rotation around its restart (one at a time). */
+  step?: RollStep;
 }
 
 /**
@@ -91,6 +114,7 @@ export function replicaPlaces(
   sets: readonly ReplicaSet[],
   bundles: readonly DeploymentBundle[],
   drainS: number,
+  stepOf?: (b: DeploymentBundle) => RollStep,
 ): Map<string, ReplicaPlace> {
   const places = new Map<string, ReplicaPlace>();
   for (const s of sets) {
@@ -99,12 +123,14 @@ export function replicaPlaces(
       const b = bundles.find((x) => x.deployment === d);
       // Only a replica the gateway sends nothing new to drains: one that rolls on its own.
       const drain = b === undefined || s.roll !== "one" ? undefined : drainOf(b, drainS);
+      const step = b === undefined || s.roll !== "one" ? undefined : stepOf?.(b);
       const place = { model: s.model, index: i + 1, of: s.members.length, roll: s.roll };
       places.set(d, {
         ...place,
         ...(after !== undefined && { after }),
         ...(s.surge !== undefined && { surge: s.surge }),
         ...(drain !== undefined && { drain }),
+        ...(step !== undefined && { step }),
       });
     });
   }

@@ -5,7 +5,7 @@
  * Known at plan time from the bundles alone: a preview shows the targets a node move changes.
  */
 import { driverFor } from "../engines";
-import { isLoopback } from "./gateway";
+import { isLoopback } from "./node";
 import type { DeploymentBundle } from "./types";
 import { msg, type Msg } from "../text/messages";
 
@@ -53,7 +53,9 @@ export function scrapeFile(bundles: readonly DeploymentBundle[], on: string | un
         deployment: b.deployment,
         node: nb.node,
         rank: String(nb.rank),
-        engine: b.engine,
+        // Not `engine`: vLLM labels its own series `engine` (the engine core's index), which
+        // Prometheus would rename to exported_engine on every vllm:* series.
+        sm121_engine: b.engine,
         model: b.readiness.servedName ?? b.deployment,
         recipe: b.recipe,
       };

@@ -41,7 +41,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Returns how many still ran when it stopped waiting (0: drained; undefined: nothing to read).
  */
 export async function drainEngine(
-  b: DeploymentBundle,
+  b: Pick<DeploymentBundle, "nodes">,
   auth: SshAuth,
   d: Drain,
   log: (m: string) => void,
@@ -63,8 +63,9 @@ export async function drainEngine(
         log(t("serve.drainNoAnswer", { url, metric: d.running }));
         return undefined;
       }
+      // Said even at the first reading: the up's output shows that it drained.
       if (n === 0) {
-        if (said >= 0) log(t("serve.drained", { seconds: waited }));
+        log(t("serve.drained", { seconds: waited }));
         return 0;
       }
       if (Date.now() - t0 >= d.boundS * 1000) {

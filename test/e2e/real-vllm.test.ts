@@ -208,7 +208,8 @@ describe.sequential("the real vLLM through pulumi up", () => {
       ]),
       { env: { SM121_API_KEY: proxy.key }, timeoutMs: (requests / rate) * 1000 + 600_000 },
     );
-    const up = await e.up();
+    // Two real engine starts one after the other: room for a loaded machine (a start took 142 s there).
+    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 900_000 });
     const b = await load;
     expect(up.code, up.all).toBe(0);
     expect(up.all).toMatch(/roll/);

@@ -34,7 +34,7 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
   let proxy: LiteLLM;
   let r1: SimNode;
   let r2: SimNode;
-  type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, number> };
+  type Lite = { model_list: Array<{ model_info: { id: string } }>; router_settings?: Record<string, unknown> };
   const gateway = () => parse(readFileSync(site.gwFile, "utf8")) as Lite;
 
   beforeAll(async () => {
@@ -46,10 +46,11 @@ describe.sequential("a rolling up behind the real LiteLLM proxy", () => {
     await site?.stop();
   });
 
-  it("lists both replicas under one model_name with LiteLLM's retries and cooldown", () => {
+  it("lists both replicas under one model_name with LiteLLM's retries and failover, and no cooldowns", () => {
     const file = gateway();
     expect(file.model_list.map((m) => m.model_info.id)).toEqual(["roll-1-r1", "roll-2-r2"]);
-    expect(file.router_settings).toEqual({ num_retries: 3, retry_after: 0, allowed_fails: 0, cooldown_time: 5 });
+    const settings = { num_retries: 3, retry_after: 0, enable_weighted_failover: true, disable_cooldowns: true };
+    expect(file.router_settings).toEqual(settings);
   });
 
   it("says the roll in the plan: the order, and how many may be down", async () => {

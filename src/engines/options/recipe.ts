@@ -28,3 +28,14 @@ export function recipeOption(recipe: RecipeArgs, dest: string, spelling: string)
 export function recipeRevision(recipe: RecipeArgs): string | undefined {
   return recipeOption(recipe, "revision", "--revision");
 }
+
+/**
+ * The seconds vLLM finishes what runs once told to stop, answering anything new with an error
+ * (`--shutdown-timeout`, vLLM 0.20 on; a version whose table lacks it reads none); 0: it aborts what
+ * runs, as SGLang, gr8 and DGPP do.
+ */
+export function recipeShutdownS(recipe: RecipeArgs): number {
+  if (recipe.engine !== "vllm") return 0;
+  const s = Number(recipeOption(recipe, "shutdown_timeout", "--shutdown-timeout") ?? "0");
+  return Number.isFinite(s) && s > 0 ? s : 0;
+}

@@ -9,7 +9,7 @@
  *   models can not be empty") and has no switch for one either, so a disabled peer stays in the
  *   file's head as a comment too, the same way.
  */
-import { LITELLM_ROUTER } from "./gatewayRoll";
+import { LITELLM_ROUTER } from "./roll.render";
 import {
   Document,
   isMap,
@@ -98,8 +98,8 @@ function litellmEntry(model: string, deployment: string, e: ResolvedEndpoint, ap
 }
 
 const ROUTER_NOTE =
-  " router_settings: a model has replicas: a failed request is retried (num_retries) on " +
-  "another, and a replica that fails is left out of every pick for cooldown_time seconds.";
+  " router_settings: a model has replicas: a failed request is retried (num_retries), then sent to " +
+  "another replica with the one that failed left out (enable_weighted_failover); no cooldowns.";
 
 /** Whether the file sends sm121:apiKey to a model's endpoints: the key is set and its engine takes one. */
 const sendsKey = (opts: GatewayOptions, m: GatewayModel): boolean => opts.apiKey && m.keyless !== true;

@@ -2,19 +2,27 @@
  * The gateway backend file (seed 001 "The gateway backend file"): one model per deployment, one
  * endpoint per serving node. An endpoint is enabled when the gateway can reach the node and the
  * deployment is not down, failed, starting or removed. A downed or removed deployment's endpoint
- * stays in the file, disabled, in each format's own way (./gatewayFormats): sm121's JSON says
+ * stays in the file, disabled, in each format's own way (./formats): sm121's JSON says
  * `enabled: false` and why (and, as seed 001's gateway rejects a model with no enabled endpoint,
  * keeps a model's first endpoint enabled then, with a warning); LiteLLM's proxy has no switch for
  * a model_list entry, so the entry stays as a comment; a llama-swap peer stays with no models.
  */
 import type { GatewayFormat } from "../recipe/types";
+import type { NodeConn } from "../render/types";
 import { msg, say, type Msg } from "../text/messages";
-import { disableYaml, litellm, llamaSwap, peerId } from "./gatewayFormats";
-import type { GatewayFile, GatewayModel, GatewayOptions, Resolved, ResolvedEndpoint } from "./gatewayFormats";
+import { disableYaml, litellm, llamaSwap, peerId } from "./formats.render";
+import type { GatewayFile, GatewayModel, GatewayOptions, Resolved, ResolvedEndpoint } from "./formats.render";
 
-export type { GatewayEndpoint, GatewayFile, GatewayModel, GatewayOptions } from "./gatewayFormats";
-export type { Resolved, ResolvedEndpoint } from "./gatewayFormats";
-export { GATEWAY_KEY_VAR, LITELLM_PLACEHOLDER_KEY, peerId } from "./gatewayFormats";
+export type { GatewayEndpoint, GatewayFile, GatewayModel, GatewayOptions } from "./formats.render";
+export type { Resolved, ResolvedEndpoint } from "./formats.render";
+export { GATEWAY_KEY_VAR, LITELLM_PLACEHOLDER_KEY, peerId } from "./formats.render";
+
+/** Where the gateway file is (sm121:gateway), as the plan passes it to the providers. */
+export interface GatewaySettings {
+  path: string;
+  format: GatewayFormat;
+  node?: { name: string; conn: NodeConn };
+}
 
 const UNSERVED = new Set(["down", "failed", "starting", "stopped", "unknown", "removed", "destroyed"]);
 
@@ -88,11 +96,6 @@ export function gatewayFile(format: GatewayFormat, models: GatewayModel[], opts:
     })),
   };
   return { text: `${JSON.stringify(doc, null, 2)}\n`, warnings, restartNote: msg("gateway.sm121Note") };
-}
-
-/** Is `host` a loopback address, reachable only from the node itself? */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host.startsWith("127.") || host === "::1";
 }
 
 /** Which endpoints to disable: some deployments' nodes, or every one in the file. */

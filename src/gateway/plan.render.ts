@@ -8,7 +8,7 @@
  */
 import type { GatewayFormat } from "../recipe/types";
 import { say, type Msg } from "../text/messages";
-import { resolveEndpoints, type GatewayModel } from "./gateway";
+import { resolveEndpoints, type GatewayModel } from "./file.render";
 
 export function gatewayPlan(format: GatewayFormat, where: string, models: GatewayModel[]): string {
   const warnings: Msg[] = [];
