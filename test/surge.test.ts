@@ -106,7 +106,17 @@ describe("the plan's surge", () => {
     const seen = (held: string[]): SiteObservation => {
       const holders = Object.fromEntries(held.map((d, i) => [["a", "b"][i] ?? "", [{ deployment: d, held: true }]]));
       const empty = { drift: {}, health: {}, unknown: {}, unreachable: [], preflight: {}, leaving: [], moving: [] };
-      return { ...empty, lingering: [], holders, models: {}, steady: [], images: {} };
+      return {
+        ...empty,
+        lingering: [],
+        holders,
+        models: {},
+        steady: [],
+        images: {},
+        life: {},
+        passive: [],
+        unapplied: {},
+      };
     };
     const plan = (held: string[], steady: string[]) =>
       surgePlans(s, [set], bundles, [surge], recipes, seen(held), new Set(steady))[0]?.verdict;
