@@ -18,8 +18,13 @@ export function nativeTarget(spec: LaunchSpec): TargetScripts {
   const stop = [
     // An engine stopped by a signal (SIGSTOP, a debugger) takes no SIGTERM until it continues.
     `if ${alive}; then kill -CONT -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
-    `if ${alive}; then kill -TERM -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
+    // SIGTERM to the engine's own process (run.sh execs it), as docker stop does: vLLM then refuses new
+    // requests and lets its engine core finish what runs (--shutdown-timeout); a signal to the whole group
+    // would reach the engine core too and cut the streams in flight. The group after the grace, then KILL.
+    `if ${alive}; then kill -TERM "$(cat ${d}/pid)" 2>/dev/null || true; fi`,
     `for _ in $(seq 1 150); do ${alive} || break; sleep 0.2; done`,
+    `if ${alive}; then kill -TERM -- "-$(cat ${d}/pid)" 2>/dev/null || true; fi`,
+    `for _ in $(seq 1 25); do ${alive} || break; sleep 0.2; done`,
     `if ${alive}; then kill -KILL -- "-$(cat ${d}/pid)" 2>/dev/null || true; sleep 0.5; fi`,
     waitGone(alive, 5, `process group of ${spec.deployment}`),
     `rm -f ${d}/pid`,
