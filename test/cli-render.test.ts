@@ -180,8 +180,11 @@ describe("sm121 render --out DIR", () => {
       nodes: Array<{ node: string; files: Array<{ path: string; content: string }> }>;
     };
     expect(bundle.nodes.map((n) => n.files.map((f) => f.path))).toEqual([
-      ["~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh"],
-      ["/var/lib/sm121/deployments/qwen3-30b-sglang-tmux/run.sh"],
+      ["~/.sm121/deployments/qwen3-30b-sglang-tmux/run.sh", "~/.sm121/deployments/qwen3-30b-sglang-tmux/tripwire.sh"],
+      [
+        "/var/lib/sm121/deployments/qwen3-30b-sglang-tmux/run.sh",
+        "/var/lib/sm121/deployments/qwen3-30b-sglang-tmux/tripwire.sh",
+      ],
     ]);
     const run1 = join(base, "sglang-1", "files", "home", ".sm121", "deployments", "qwen3-30b-sglang-tmux", "run.sh");
     const run2 = join(
@@ -199,12 +202,13 @@ describe("sm121 render --out DIR", () => {
     expect(readFileSync(run2, "utf8")).toBe(bundle.nodes[1]?.files[0]?.content);
     expect(statSync(run1).mode & 0o777).toBe(0o755);
     const start = readFileSync(join(base, "sglang-2", "start.sh"), "utf8");
-    expect(start.split("\n").slice(0, 4)).toEqual([
+    expect(start.split("\n").slice(0, 3)).toEqual([
       "#!/usr/bin/env bash",
       "# qwen3-30b-sglang-tmux on sglang-2 (rank 1); run as: bash -s < start.sh",
       "set -euo pipefail",
-      "tmux kill-session -t sm121-qwen3-30b-sglang-tmux-1 2>/dev/null || true",
     ]);
+    // The memory tripwire's lines come first, then the engine's own.
+    expect(start.split("\n")).toContain("tmux kill-session -t sm121-qwen3-30b-sglang-tmux-1 2>/dev/null || true");
     expect(statSync(join(base, "sglang-2", "stop.sh")).mode & 0o777).toBe(0o755);
   });
 
