@@ -302,8 +302,9 @@ function changedSinceStart(nb: NodeBundle, st: NodeState): string[] {
 /**
  * Seed 001's .env identity: the node runs what this bundle would start (render/launch), as its
  * record says (the launch identity; for a record an older sm121 wrote, the identity of `previous`,
- * the bundle the state holds, whose launch is this one), the files are as written, and the engine
- * started after every file it reads. Then the up checks it and restarts nothing.
+ * the bundle the state holds, whose launch is this one, or the files that bundle wrote, each as it wrote it: an
+ * older DGPP staging recorded another identity), the files are as written, and the engine started after every
+ * file it reads. Then the up checks it and restarts nothing.
  */
 export function runsThisLaunch(nb: NodeBundle, st: NodeState, previous?: NodeBundle): boolean {
   const rec = st.recorded;
@@ -311,7 +312,10 @@ export function runsThisLaunch(nb: NodeBundle, st: NodeState, previous?: NodeBun
   if (nb.runs && (!st.running || !startedAfter(nb, st))) return false;
   const want = launchIdentityOf(nb);
   if (rec.launch !== undefined) return rec.launch === want;
-  return previous !== undefined && rec.identity === previous.identity && sameLaunch(previous, nb);
+  if (previous === undefined || !sameLaunch(previous, nb)) return false;
+  const wrote = previous.files.filter((f) => !isOwnFile(previous, f.path));
+  const asWritten = wrote.length > 0 && wrote.every((f) => rec.files[f.path] === f.sha256);
+  return rec.identity === previous.identity || asWritten;
 }
 
 function sameFiles(st: NodeState): boolean {

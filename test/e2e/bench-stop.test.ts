@@ -58,7 +58,7 @@ describe("a bench stopped half-way", () => {
   it("stops its site on SIGTERM: no process, directory or CPU group of it is left", async () => {
     const b = bench();
     started.push(b);
-    await waitFor("the bench's site", siteUp(b), 180_000);
+    await waitFor("the bench's site", siteUp(b), 360_000);
     expect(siteProcesses(b.dir).length).toBeGreaterThan(0);
     b.child.kill("SIGTERM");
     expect(await b.exited, b.stderr()).toBe(143);
@@ -67,19 +67,19 @@ describe("a bench stopped half-way", () => {
     expect(existsSync(b.dir)).toBe(false);
     expect(groupsOf(b.pid)).toEqual([]);
     expect(runDirs(b.pid)).toEqual([]);
-  }, 300_000);
+  }, 600_000);
 
   it("the next run stops what a run killed outright left, before it makes its own group", async () => {
     const killed = bench();
     started.push(killed);
-    await waitFor("the first bench's site", siteUp(killed), 180_000);
+    await waitFor("the first bench's site", siteUp(killed), 360_000);
     killed.child.kill("SIGKILL");
     await killed.exited;
     // What SIGKILL leaves: the site runs on without its bench.
     expect(siteProcesses(killed.dir).length).toBeGreaterThan(0);
     const next = bench();
     started.push(next);
-    await waitFor("the next bench's site", siteUp(next), 180_000);
+    await waitFor("the next bench's site", siteUp(next), 360_000);
     expect(next.stderr()).toMatch(
       new RegExp(`stopping what a killed bench run left: .*sm121-e2e-benchroll-${killed.pid}`),
     );
@@ -92,5 +92,5 @@ describe("a bench stopped half-way", () => {
     expect(groupsOf(next.pid)).toEqual([]);
     expect(runDirs(killed.pid)).toEqual([]);
     expect(runDirs(next.pid)).toEqual([]);
-  }, 420_000);
+  }, 900_000);
 });

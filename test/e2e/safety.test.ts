@@ -4,7 +4,7 @@
  * the deployment marked failed and says how to go back; an invalid recipe fails the preview before
  * any node is touched.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
@@ -124,7 +124,8 @@ describe.sequential("safety of pulumi up", () => {
     const node = async () => ({
       startedAt: await sh("docker inspect -f '{{.State.StartedAt}}' sm121-guarded-0"),
       files: Object.fromEntries(
-        readdirSync(dir)
+        readdirSync(dir, { recursive: true, encoding: "utf8" })
+          .filter((f) => statSync(join(dir, f)).isFile())
           .sort()
           .map((f) => [f, readFileSync(join(dir, f), "utf8")]),
       ),
