@@ -16,6 +16,7 @@ export const EXIT = {
   displaceFailed: 7,
   noFirstToken: 8,
   keyRefused: 9,
+  tripwire: 10,
 } as const;
 
 /**
@@ -51,6 +52,8 @@ export function failureAdvice(e: unknown, b: DeploymentBundle): string {
       return t("state.advice.hookFailed", { node, file: b.recipeFile });
     case EXIT.keyRefused:
       return t("state.advice.keyRefused", { node });
+    case EXIT.tripwire:
+      return t("state.advice.tripwire", { node, file: b.recipeFile });
     case EXIT.displaceFailed:
       return t("state.advice.displaceFailed", { node });
     default:

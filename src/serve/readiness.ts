@@ -14,6 +14,7 @@ import { nodePath, NOW_S, nowMs, quote, shellValue, shellWords } from "../text/s
 import { EXIT } from "./failure";
 import { envFileOf } from "../render/node";
 import { secretsEnvPath } from "../targets/secretsenv";
+import { TRIPWIRE_FILES } from "../targets/tripwire";
 import { firstRecord, printRecord, type NodeRecord } from "../protocol";
 
 /** Where the node keeps API_KEY: the script recipe's .env, else sm121's secrets.env. */
@@ -75,8 +76,16 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
   const waited = { url, seconds: shellValue("$((now - t0))"), code: shellValue("$code") };
   const waiting = shellWords(t("serve.waitingFor", { ...waited, of: r.timeoutS }));
   const engineLine = shellWords(t("serve.engineLogLine", { line: shellValue("$line") }));
+  // The memory tripwire stopped the engine (its record is new with this start): the same failure
+  // whatever the engine's own status reads; checked while it loads and once it answered.
+  const tripped =
+    `tripped() { if [ -f ${d}/${TRIPWIRE_FILES.record} ]; then ` +
+    `line=$(tail -n 1 ${d}/logs/tripwire.log 2>/dev/null || true); ` +
+    `echo ${node("serve.trippedBefore", { url, line: shellValue("$line") })} >&2; ${evidence}; ` +
+    `exit ${EXIT.tripwire}; fi; }`;
   return [
     curlFunction(nb, url),
+    tripped,
     `t0=${NOW_S}; ${nowMs("t0ms")}; deadline=$((t0 + ${r.timeoutS})); last=$t0; n=0; seen=""`,
     `echo ${shellWords(t("serve.waitingUpTo", { wait: waitWords(r), url }))}`,
     // /v1/models every 0.1 s; whether the engine still runs (a docker or tmux call) every 2 s,
@@ -86,6 +95,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     '  if [ "$code" = 200 ]; then break; fi',
     `  case "$code" in 401|403) ${keyRefused("/v1/models", "$code", evidence)};; esac`,
     "  n=$((n + 1)); if [ $((n % 20)) -ne 0 ]; then sleep 0.1; continue; fi",
+    "  tripped",
     `  st=$( ( ${nb.status} ) 2>/dev/null | grep '^@sm121 ' | tail -n 1 || true)`,
     // A launcher (start.sh, dgpp-cluster up) that is still running, or exited 0, means "starting".
     `  launching=false; ` +
@@ -106,6 +116,7 @@ export function readinessScript(nb: NodeBundle, r: Readiness): string {
     "done",
     printRecord("models", '"body64":"%s"', '"$(base64 -w0 < "$body_file")"'),
     ...firstTokenLines(`http://${api.host}:${api.port}`, r.timeoutS, evidence),
+    "tripped",
   ].join("\n");
 }
 

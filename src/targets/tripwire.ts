@@ -12,9 +12,12 @@
  * process group), writes `tripwire.json` there (when, MemAvailable, the floor: what the look and
  * `sm121 status` read) and a line to the engine's log (`logs/tripwire.log`, which `sm121 logs`
  * shows after a container's log; tmux and native engines get it in `logs/engine.log` too), and
- * ends. Seed 001's relief (`drop_caches`): before it stops the engine it drops the clean page
- * cache once with `sudo -n` and samples again; a refused sudo is logged once and it works as with
- * the relief off. Its words are English: they are the bundle's, the same bytes in every language.
+ * ends. It starts before the engine, so it may trip before there is an engine to stop: for
+ * SETTLE_SAMPLES more samples it stops whatever of the engine started since (the up's readiness
+ * reads the record and fails, naming it). Seed 001's relief (`drop_caches`): before it stops the
+ * engine it drops the clean page cache once with `sudo -n` and samples again; a refused sudo is
+ * logged once and it works as with the relief off. Its words are English: they are the bundle's,
+ * the same bytes in every language.
  *
  * A sample costs no process: /proc/meminfo is read with bash's `read`, and the wait is a `read`
  * with a timeout on a pipe that never speaks.
@@ -27,6 +30,8 @@ import type { LaunchSpec, TargetScripts } from "./types";
 export const TRIPWIRE_FILES = { script: "tripwire.sh", pid: "tripwire.pid", record: "tripwire.json" } as const;
 
 const KIB_PER_GIB = 1024 * 1024;
+/** After a trip, how many more samples the tripwire stops whatever of the engine has started since. */
+const SETTLE_SAMPLES = 20;
 
 /** A node's tripwire: the site's, with the node's own floor and relief where it sets them. */
 export function tripwireOf(site: Pick<Site, "tripwire">, node: Pick<SiteNode, "memFloorGiB" | "memRelief">): Tripwire {
@@ -79,6 +84,7 @@ export function tripwireScript(spec: LaunchSpec, s: TargetScripts, t: Tripwire, 
     'avail() { a=; while read -r k v _; do if [ "$k" = MemAvailable: ]; then a=$v; return; fi; done < /proc/meminfo; }',
     `say() { printf '%(%Y-%m-%dT%H:%M:%SZ)T sm121 memory tripwire: %s\\n' -1 "$1" | ` +
       `tee -a ${d}/logs/tripwire.log${engineLog} >/dev/null; }`,
+    `halt() {\n  ${haltScript(spec, s).split("\n").join("\n  ") || ":"}\n}`,
     "while :; do",
     "  avail",
     '  if [ -n "$a" ] && [ "$a" -lt "$floor" ]; then',
@@ -91,13 +97,15 @@ export function tripwireScript(spec: LaunchSpec, s: TargetScripts, t: Tripwire, 
     "      fi",
     '      say "the relief (drop the clean page cache with sudo -n) was refused: it works as with the relief off"',
     "    fi",
-    `    ${haltScript(spec, s).split("\n").join("\n    ")}`,
+    "    halt",
     "    stopped=${EPOCHREALTIME/[!0-9]/}",
     "    printf -v at '%(%Y-%m-%dT%H:%M:%SZ)T' -1",
     `    printf '{"at":"%s","stoppedMs":%d,"memAvailableKiB":%d,"floorKiB":%d}\\n' "$at" "$((stopped / 1000))" ` +
       `"$a" "$floor" > ${d}/${TRIPWIRE_FILES.record}.tmp && ` +
       `mv ${d}/${TRIPWIRE_FILES.record}.tmp ${d}/${TRIPWIRE_FILES.record}`,
     `    say "MemAvailable ${gib("$a")} GiB fell below the floor ${t.floorGiB} GiB: stopped the engine"`,
+    // The tripwire starts before the engine: one that starts after the trip is stopped too.
+    `    for ((i = 0; i < ${SETTLE_SAMPLES}; i++)); do read -rt ${t.sampleS} -u "$nap" _ || :; halt; done`,
     "    exit 0",
     "  fi",
     `  read -rt ${t.sampleS} -u "$nap" _ || :`,

@@ -111,6 +111,8 @@ describe.sequential("the looks planSite is tested over", () => {
       recipes: RECIPES,
       nodeExtra: (n) => (n.name === "n4" ? "      protected: true" : ""),
       config: () => SCENARIOS.steady.config,
+      // The recorded stacks (fixtures/looks/Pulumi.*.yaml) keep the tripwire's default floor.
+      memFloorGiB: null,
     });
     const up = await e.up({ SM121_ALLOW_PROTECTED: "n4" });
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);

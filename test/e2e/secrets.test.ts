@@ -18,10 +18,17 @@ const HF = "hf_AuditTokenValue7f3a9c";
 const KEY = "sk-audit-key-41d2e8b6";
 const OLD_HF = "hf_OldEnvToken55c0de";
 
-/** Every process's argv, sampled until stopped; returns the samples that contained a secret. */
+/**
+ * Every process's argv, sampled until stopped; returns the samples that contained a secret. A scan
+ * reads every /proc/<pid>/cmdline of the machine (other suites' sites too), so the next one waits
+ * at least twice as long as the last took: the sampler never holds the test's event loop most of
+ * the time, however many processes run beside it.
+ */
 function sampleArgv(secrets: string[]): { stop: () => string[] } {
   const hits = new Set<string>();
-  const timer = setInterval(() => {
+  let timer: NodeJS.Timeout | undefined;
+  const scan = () => {
+    const started = Date.now();
     for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
       let argv: string;
       try {
@@ -31,8 +38,10 @@ function sampleArgv(secrets: string[]): { stop: () => string[] } {
       }
       for (const s of secrets) if (argv.includes(s)) hits.add(`${pid}: ${argv.replace(/\0/g, " ")}`);
     }
-  }, 25);
-  return { stop: () => (clearInterval(timer), [...hits]) };
+    timer = setTimeout(scan, Math.max(25, 2 * (Date.now() - started)));
+  };
+  scan();
+  return { stop: () => (clearTimeout(timer), [...hits]) };
 }
 
 function filesUnder(dir: string): string[] {
@@ -84,7 +93,8 @@ describe("secrets", () => {
 
   it("serves with the secrets on the nodes, and nowhere else in plain text", async () => {
     const sampler = sampleArgv([HF, KEY, OLD_HF]);
-    const up = await e.up();
+    // Bounded below the test's own timeout, so that a run that hangs fails with what it printed.
+    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 200_000 });
     const preview = await e.preview();
     const leaked = sampler.stop();
     expect(up.code, up.all).toBe(0);
@@ -95,7 +105,7 @@ describe("secrets", () => {
     const denied = await sshScript(
       e.site,
       s2,
-      "curl -s -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models",
+      "curl -s --max-time 10 -o /dev/null -w '%{http_code}' http://$SIM_NODE_IP:8000/v1/models",
     );
     expect(denied.stdout).toBe("401");
     // The Pulumi state (the raw file of the file:// backend, and its export) holds ciphertext only.
@@ -113,5 +123,5 @@ describe("secrets", () => {
     expect(env).toContain(`HF_TOKEN="${HF}"`);
     expect(env).not.toContain("API_KEY");
     expect(up.all).toContain("sm121:apiKey is not written into the .env of script recipe qwen38-flash");
-  });
+  }, 300_000);
 });

@@ -132,6 +132,7 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
       ...rel.at,
       recipes: { "tm.toml": recipe("tmux", "tm", rel.tmuxExtra), "dk.toml": recipe("docker", "dk") },
       config: () => rel.config,
+      memFloorGiB: null,
       prepare: (site) => {
         // DGPP's own prerequisite: the checkpoint in the head's HF cache.
         const hub = join(site.nodes[2]?.home ?? "", ".cache", "huggingface", "hub");

@@ -50,6 +50,11 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
    * there by an earlier run is stopped and removed first.
    */
   base?: string;
+  /**
+   * sm121:memFloorGiB, the tripwire's floor on every node: 1 GiB unless said (the nodes share this
+   * machine's memory); null writes none, for a release older than the tripwire (it refuses the key).
+   */
+  memFloorGiB?: number | null;
 }
 
 /** The sm121:nodes block for the simulated nodes. */
@@ -145,11 +150,15 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
   let secretBlock = "";
   let salt = "";
   const writeStack = (yaml: string) => writeFileSync(stackFile, salt + yaml + secretBlock);
+  const floor = o.memFloorGiB === undefined ? 1 : o.memFloorGiB;
   const stackYaml = (part: string) =>
     [
       "config:",
       `  sm121:knownHosts: ${site.knownHosts}`,
+      // Every node of every site shares this machine's memory: the gate and the tripwire's floor
+      // are 1 GiB, not a Spark's (a suite that tests them sets its own).
       "  sm121:minMemAvailableGiB: 1",
+      ...(floor === null ? [] : [`  sm121:memFloorGiB: ${floor}`]),
       "  sm121:memTimeoutS: 30",
       "  sm121:readyGraceS: 0",
       "  sm121:dgppPollS: 0.5",

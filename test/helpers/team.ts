@@ -254,7 +254,12 @@ export async function teamProject(name: string, at: SiteAt, pgPort: number): Pro
   const e = await e2eProject({ name, nodes: ["spark1", "spark2"], ...at, recipes, config: () => "" });
   const on = (i: number) => e.site.nodes[i]?.name ?? "";
   const deployments = TEAM.map((d, i) => `    - { name: ${d.name}, recipe: ${d.name}, nodes: [${on(i)}] }`);
-  const settings = ["  sm121:minMemAvailableGiB: 1", "  sm121:memTimeoutS: 30", "  sm121:readyGraceS: 0"];
+  const settings = [
+    "  sm121:minMemAvailableGiB: 1",
+    "  sm121:memFloorGiB: 1",
+    "  sm121:memTimeoutS: 30",
+    "  sm121:readyGraceS: 0",
+  ];
   e.writeStack(["config:", ...settings, nodesYaml(e.site), "  sm121:deployments:", ...deployments, ""].join("\n"));
   const a = checkout("operator A", e, e.dir, join(base, "operator-a"), {});
   writeFileSync(join(a.home, ".ssh", "known_hosts"), knownHostsOf(e));
