@@ -13,6 +13,7 @@ import { API_KEY, json, servedSite, sm121, stackYaml, type CliSite } from "./cli
 import { sshScript } from "./site/exec";
 import type { SimNode } from "./site/site";
 import { containing, matching } from "./helpers/json";
+import { machineWedgeFacts } from "./helpers/machine";
 
 const AT = allocate(__filename);
 
@@ -242,6 +243,15 @@ describe("sm121 doctor", () => {
       const n = s.e.site.nodes.find((x) => x.name === node) as SimNode;
       return `login ${s.e.site.user}@${n.ip}:${n.sshPort} true`;
     };
+    // What makes a node wedge: this machine's swap and OOM killer (every node's), the host's /dev/shm
+    // where a docker deployment runs, the sim's vm.watermark_scale_factor of 10.
+    const m = machineWedgeFacts();
+    const wedge = (docker: boolean) => [
+      `wedge swap ${String(!m.swap)}`,
+      `wedge oom-killer ${String(m.oomKiller)}`,
+      ...(docker ? ["wedge /dev/shm true"] : []),
+      "wedge vm.watermark_scale_factor true",
+    ];
     expect(checks("spark1")).toEqual([
       login("spark1"),
       "command curl true",
@@ -249,6 +259,7 @@ describe("sm121 doctor", () => {
       "command docker true",
       "image nvcr.io/nvidia/vllm:26.01-py3 true",
       "memory MemAvailable true",
+      ...wedge(true),
       "preflight solo true",
       "preflight solo false",
       "memory-fit solo false",
@@ -260,6 +271,7 @@ describe("sm121 doctor", () => {
       "command tmux true",
       "engine vllm true",
       "memory MemAvailable true",
+      ...wedge(false),
       "preflight small true",
       "preflight small false",
       "memory-fit small false",

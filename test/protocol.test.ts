@@ -94,6 +94,8 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   need: { index: 3, ok: false },
   nodeMemory: { memKiB: null, wsf: "10", apps64: "", appsRc: 0 },
   engineRunning: {},
+  wedge: { swapKiB: 0, oomKiller: "earlyoom", shmKiB: 65536 },
+  wedgeShm: { container: "c", ipc: "private", shmBytes: 67108864 },
   kvLog: { log64: "", saved64: "" },
   probeOutput: { code: 0, out64: "" },
   smoke: { http: "200 0.01 0.02", body64: "" },

@@ -31,9 +31,11 @@ import { say, t } from "../text/messages";
 import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
 import { doctorText } from "./table";
 import { printRecord } from "../protocol";
+import { tripwireOf } from "../targets/tripwire";
+import { wedgeChecks, wedgeScript } from "./doctorwedge";
 
 interface Need {
-  check: Exclude<DoctorCheck["check"], "login" | "memory" | "memory-fit" | "preflight" | "engine-version">;
+  check: Exclude<DoctorCheck["check"], "login" | "memory" | "memory-fit" | "preflight" | "engine-version" | "wedge">;
   subject: string;
   /** A shell condition, true when the need is met. */
   test: string;
@@ -148,6 +150,7 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
     if (nb.statusAsksApi) continue;
     lines.push(`if ( ${nb.status} ) 2>/dev/null | grep -q '"running":true'; then ${printRecord("engineRunning")}; fi`);
   }
+  lines.push(wedgeScript(placed));
   return lines.join("\n");
 }
 
@@ -164,6 +167,8 @@ interface NodeInput {
   placed: Array<{ b: DeploymentBundle; nb: NodeBundle }>;
   recipes: ReadonlyMap<string, Recipe>;
   gateGiB: number;
+  /** The memory tripwire's floor on the node. */
+  floorGiB: number;
   knownHosts: string;
 }
 
@@ -226,6 +231,11 @@ async function doctorNode(r: Reached | undefined, o: NodeInput, facts: NodeModel
     hint: t("doctor.hintMemory", { node: node.name }),
     deployments: placed.map((x) => x.b.deployment),
   });
+  const deployments = placed.map((x) => x.b.deployment);
+  const hostIpc = placed.some((x) => x.b.deploy === "docker");
+  checks.push(
+    ...wedgeChecks(res.records, { node: node.name, gateGiB, floorGiB: o.floorGiB, wsf, hostIpc, deployments }),
+  );
   // What doctor checked itself (with its hint) is not counted twice.
   const own = new Set(needs.map((n) => n.subject));
   for (const x of placed) checks.push(...(await preflightChecks(r.host, x.b, x.nb, own)));
@@ -355,7 +365,14 @@ export async function doctorCommand(ctx: CliContext, p: Parsed): Promise<number>
           const gate = placed[0]?.nb.memGateGiB ?? n.minMemAvailableGiB ?? site.minMemAvailableGiB;
           return doctorNode(
             reached.get(n.name),
-            { node: n, placed, recipes: project.recipes, gateGiB: gate, knownHosts: auth.knownHosts },
+            {
+              node: n,
+              placed,
+              recipes: project.recipes,
+              gateGiB: gate,
+              floorGiB: tripwireOf(site, n).floorGiB,
+              knownHosts: auth.knownHosts,
+            },
             facts[n.name] ?? {},
           );
         }),

@@ -240,6 +240,7 @@ export function doctorSchema() {
               "memory-fit",
               "preflight",
               "engine-version",
+              "wedge",
             ]),
             subject: z.string(),
             ok: z.boolean(),

@@ -110,6 +110,9 @@ function fieldsOfEachKind() {
     need: { index: int().nonnegative(), ok: z.boolean() },
     nodeMemory: { memKiB: count(), wsf: z.string(), apps64: z.string().optional(), appsRc: int().optional() },
     engineRunning: {},
+    // doctor's checks of what makes a node wedge (cli/doctorwedge).
+    wedge: { swapKiB: int().nonnegative(), oomKiller: z.string(), shmKiB: int().nonnegative() },
+    wedgeShm: { container: z.string(), ipc: z.string(), shmBytes: int().nonnegative() },
     kvLog: { log64: z.string(), saved64: z.string() },
     probeOutput: { code: int(), out64: z.string() },
     smoke: { http: z.string(), body64: z.string() },

@@ -8,7 +8,7 @@
  * only what crosses it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,7 @@ import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
+import { machineWedgeFacts } from "../helpers/machine";
 
 const AT = allocate(__filename);
 const KIB_PER_GIB = 1024 * 1024;
@@ -151,4 +152,27 @@ describe.sequential("the memory tripwire: a load takes the node's memory", () =>
     expect(models[0]?.id).toBe("tw");
     expect(existsSync(join(stateDir(), "tripwire.json"))).toBe(false);
   }, 300_000);
+
+  it("sm121 doctor says what makes the node wedge under memory pressure, and what to do", async () => {
+    writeFileSync(join(t1.root, "etc", "sysctl.json"), JSON.stringify({ "vm.watermark_scale_factor": "300" }));
+    const r = await sm121(e, ["doctor", "--json"], { env: e.pulumi.env, timeoutMs: 120_000 });
+    const report = JSON.parse(r.stdout) as {
+      nodes: Array<{
+        node: string;
+        checks: Array<{ check: string; subject: string; ok: boolean; hint: string | null }>;
+      }>;
+    };
+    const wedge = report.nodes[0]?.checks.filter((c) => c.check === "wedge") ?? [];
+    const ok = Object.fromEntries(wedge.map((c) => [c.subject, c.ok]));
+    // This machine's facts (every simulated node's): its swap, its OOM killer, its /dev/shm.
+    const m = machineWedgeFacts();
+    expect(ok).toEqual({
+      swap: !m.swap,
+      "oom-killer": m.oomKiller,
+      "/dev/shm": true,
+      "vm.watermark_scale_factor": false,
+    });
+    const wsf = wedge.find((c) => c.subject === "vm.watermark_scale_factor");
+    expect(wsf?.hint).toContain(`the memory gate (1 GiB) and the tripwire's floor (${floorGiB} GiB)`);
+  }, 180_000);
 });
