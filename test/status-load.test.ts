@@ -130,6 +130,7 @@ describe("the load table", () => {
     live: null,
     kvCache: null,
     ready: null,
+    between: [],
     load,
     error: null,
   });

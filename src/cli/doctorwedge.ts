@@ -28,10 +28,12 @@ export function wedgeScript(placed: ReadonlyArray<{ nb: NodeBundle }>): string {
   const containers = [
     ...new Set(placed.flatMap(({ nb }) => (nb.containerName === undefined ? [] : [nb.containerName]))),
   ];
+  const shm = (c: string) =>
+    printRecord("wedgeShm", '"container":"%s","ipc":"%s","shmBytes":%d', `${quote(c)} "\${v%% *}" "\${v##* }"`);
   const inspect = containers.map(
     (c) =>
       `if v=$(docker inspect -f '{{.HostConfig.IpcMode}} {{.HostConfig.ShmSize}}' ${quote(c)} 2>/dev/null); then ` +
-      `${printRecord("wedgeShm", '"container":"%s","ipc":"%s","shmBytes":%d', `${quote(c)} "\${v%% *}" "\${v##* }"`)}; fi`,
+      `${shm(c)}; fi`,
   );
   return [
     "swap=$(awk 'NR > 1 {s += $3} END {print s + 0}' /proc/swaps 2>/dev/null || echo 0)",

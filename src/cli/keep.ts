@@ -11,8 +11,9 @@
  * Two keepers on one stack: Pulumi's lock serialises them, and the second says so.
  *
  * Every action is one JSON line in the log (default ~/.sm121/keep/<stack>.jsonl) and a line on
- * stdout. When it gives up on a deployment it writes keeper-gave-up.json beside the deployment's
- * state on its first node: the plan says so until an up serves the deployment again.
+ * stdout. A repair's outcome is also kept beside the deployment's state on its first node
+ * (keeper.json: what, when, why, how long until serving), which `sm121 status` says; when it gives
+ * up it writes keeper-gave-up.json there too: the plan says so until an up serves it again.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -21,7 +22,7 @@ import type { Site } from "../recipe/types";
 import { Dialer, type SshAuth } from "../remote";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle } from "../render/types";
-import { LIFE_FILES } from "../serve/nodelife";
+import { LIFE_FILES, type KeeperAction, type KeeperRecord } from "../serve/nodelife";
 import { observeSite, type SiteObservation } from "../serve/observe";
 import { msg, say, t, type Msg } from "../text/messages";
 import { allowedProtected } from "../text/protected";
@@ -99,8 +100,12 @@ function pulumiError(output: string): string {
   return [...lines].reverse().find((l) => /error/i.test(l)) ?? lines.at(-1) ?? "";
 }
 
-/** keeper-gave-up.json beside the deployment's state on its first node: the plan and status say it. */
-async function recordGaveUp(site: Site, b: DeploymentBundle, auth: SshAuth, record: object): Promise<void> {
+/**
+ * What the keeper did, beside the deployment's state on its first node (serve/nodelife):
+ * keeper.json (its last action and the failures in its window), and keeper-gave-up.json when it
+ * gives up. The plan and `sm121 status` say them; a node that cannot be reached keeps the old ones.
+ */
+async function recordOnNode(site: Site, b: DeploymentBundle, auth: SshAuth, files: Record<string, object>) {
   const nb = b.nodes[0];
   const node = nb === undefined ? undefined : site.nodes[nb.node];
   if (nb === undefined || node === undefined) return;
@@ -108,11 +113,20 @@ async function recordGaveUp(site: Site, b: DeploymentBundle, auth: SshAuth, reco
   try {
     const h = await dial.host(nb.node, nodeConn(node));
     const d = nodePath(nb.stateDir);
-    const script = `mkdir -p ${d} && printf '%s\\n' ${quote(JSON.stringify(record))} > ${d}/${LIFE_FILES.gaveUp}`;
-    await h.run(script, { step: "keep", timeoutMs: 30_000 });
+    const write = ([file, record]: [string, object]) =>
+      `printf '%s\\n' ${quote(JSON.stringify(record))} > ${d}/${file}.tmp && mv ${d}/${file}.tmp ${d}/${file}`;
+    await h.run([`mkdir -p ${d}`, ...Object.entries(files).map(write)].join("\n"), { step: "keep", timeoutMs: 30_000 });
+  } catch {
+    // The JSON log has the action; the next pass writes the node's record again.
   } finally {
     dial.close();
   }
+}
+
+/** keeper.json's content after an action on a deployment. */
+function keeperRecord(m: KeepMemory, last: KeeperAction): KeeperRecord {
+  const cause = m.lastError ?? msg("keep.upFailed", { error: "" });
+  return { failures: m.failures.map((at) => ({ at: iso(at), cause })), last };
 }
 
 /** One up of deployment `d` alone; undefined when it served, else why not. */
@@ -178,7 +192,10 @@ async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
     const r = await repair(ctx, d);
     if (r === undefined) {
       repaired(m);
-      line("repaired", { servingAfterS: Math.round((Date.now() - lookedAt) / 100) / 10 });
+      const servingAfterS = Math.round((Date.now() - lookedAt) / 100) / 10;
+      line("repaired", { servingAfterS });
+      const last: KeeperAction = { at: iso(Date.now()), action: "repaired", why: v.why, servingAfterS };
+      await recordOnNode(site, b, auth, { [LIFE_FILES.keeper]: keeperRecord(m, last) });
       continue;
     }
     code = 1;
@@ -190,10 +207,11 @@ async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
     const now = Date.now();
     const gaveUp = failed(m, site.keep, now, error);
     line(gaveUp ? "gave-up" : "failed", { error: say(error) });
-    if (gaveUp) {
-      const record = { at: iso(now), count: m.failures.length, windowS: site.keep.windowS, error };
-      await recordGaveUp(site, b, auth, record);
-    }
+    const last: KeeperAction = { at: iso(now), action: gaveUp ? "gave-up" : "failed", why: v.why, error };
+    const files: Record<string, object> = { [LIFE_FILES.keeper]: keeperRecord(m, last) };
+    if (gaveUp)
+      files[LIFE_FILES.gaveUp] = { at: iso(now), count: m.failures.length, windowS: site.keep.windowS, error };
+    await recordOnNode(site, b, auth, files);
   }
   return code;
 }

@@ -106,6 +106,8 @@ export function statusEntrySchema() {
     load: loadSchema(),
     /** Where the last start's time to ready went, as the node keeps it (serve/phases); null: none kept. */
     ready: readySchema().nullable(),
+    /** What happened here between runs, in words: a reboot, the tripwire, the keeper (serve/lifeplan). */
+    between: z.array(z.string()),
     error: nullableString(),
   });
 }

@@ -18,6 +18,7 @@ import { nodeConn } from "../render/node";
 import { parseEnvFile } from "../render/envfile";
 import { driftFindings, envPathOf, parseProbe, watchedPaths, type NodeState } from "../serve/probe";
 import { probeLiveness } from "../serve/liveness";
+import { lifeStatusLines } from "../serve/lifeplan";
 import { preflightScript } from "../serve/steps";
 import { nodePath, quote } from "../text/shell";
 import { bool, type Parsed } from "./args";
@@ -170,6 +171,7 @@ async function statusEntry(
       live: null,
       kvCache: null,
       ready: null,
+      between: [],
       error,
     };
   }
@@ -196,6 +198,7 @@ async function statusEntry(
       live: null,
       kvCache: null,
       ready: null,
+      between: [],
       error: null,
     };
   }
@@ -257,7 +260,8 @@ async function statusEntry(
   const drift = driftOf(nb, running === null ? { ...st, running: true } : st);
   const lastReady = firstRecord(res.records, "lastReady");
   const ready = (lastReady === undefined ? undefined : parseReady(lastReady.json64)) ?? null;
-  return { ...base, running, startedAt, drift, env, health, live, kvCache, ready, error };
+  const between = lifeStatusLines(nb, st);
+  return { ...base, running, startedAt, drift, env, health, live, kvCache, ready, between, error };
 }
 
 function parseApps(text: string): StatusNode["gpuApps"] {

@@ -207,6 +207,7 @@ export function statusText(r: StatusReport): string[] {
         out.push(`  ${e.node} .env: ${line}${edited}`);
       }
       if (e.ready !== null) out.push(`  ${e.node}: ${say(readyWords(e.ready))}`);
+      for (const l of e.between) out.push(`  ${l}`);
       // An unreachable node's error is shown once, under nodes.
       const reached = r.nodes.find((n) => n.node === e.node)?.reachable !== false;
       if (e.error !== null && reached) out.push(`  ${e.node}: ${t("common.error")}: ${e.error}`);

@@ -57,3 +57,29 @@ export function lifePlanLines(bundles: readonly DeploymentBundle[], lives: Lives
   }
   return out;
 }
+
+/**
+ * `sm121 status`'s words of what happened to a deployment on a node between runs, in the reader's
+ * language: a reboot and a stop by the tripwire where the engine is down, the keeper's last action
+ * (rank 0 keeps it) and that it gave up.
+ */
+export function lifeStatusLines(nb: NodeBundle, st: NodeState): string[] {
+  const life = st.life;
+  if (life === undefined) return [];
+  const out = lifeFindings(nb, st).map((m) => say(m));
+  const last = life.keeper?.last;
+  if (last !== undefined) {
+    const after =
+      last.servingAfterS !== undefined
+        ? msg("keep.status.servingAfter", { s: last.servingAfterS })
+        : last.error !== undefined
+          ? msg("keep.status.error", { error: last.error })
+          : "";
+    const why = last.why.map((m) => say(m)).join("; ");
+    out.push(say(msg("keep.status.last", { node: nb.node, action: last.action, at: last.at, why, after })));
+  }
+  const g = life.gaveUp;
+  if (g !== undefined)
+    out.push(say(msg("keep.status.gaveUp", { node: nb.node, count: g.count, at: g.at, error: g.error })));
+  return out;
+}

@@ -99,6 +99,9 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
     expect(await sh(k1, "docker inspect -f '{{.State.StartedAt}}' sm121-a-0")).not.toBe(before);
     expect(await served(k1)).toBe("alpha");
+    // sm121 status says what the keeper did there, when, why, and how long until serving.
+    const st = await sm121(e, ["status", "--node", "k1"], { env: e.pulumi.env, timeoutMs: 120_000 });
+    expect(st.stdout).toMatch(/k1: the keeper's last action: repaired at \S+Z, because k1: .*; serving again \d/);
   }, 300_000);
 
   it("leaves a protected node's engine down without the allowance, and says so", async () => {

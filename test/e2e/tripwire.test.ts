@@ -123,6 +123,8 @@ describe.sequential("the memory tripwire: a load takes the node's memory", () =>
     expect(preview.all).toContain("t1: stopped by the memory tripwire at");
     expect(preview.all).toContain(`(floor ${floorGiB.toFixed(1)} GiB)`);
     expect(preview.all).toContain("let it take less memory first");
+    const st = await sm121(e, ["status"], { env: e.pulumi.env, timeoutMs: 120_000 });
+    expect(st.stdout).toContain("  t1: stopped by the memory tripwire at");
     const log = join(e.dir, "keep.jsonl");
     rmSync(log, { force: true });
     const keep = await sm121(e, ["keep", "--once", "--log", log], { env: e.pulumi.env, timeoutMs: 300_000 });
