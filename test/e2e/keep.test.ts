@@ -12,6 +12,7 @@ import { sm121 } from "../cli-helpers";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
+import { rebootNode } from "../site/faults";
 import { modelsIn } from "../helpers/json";
 
 const AT = allocate(__filename);
@@ -102,6 +103,22 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     // sm121 status says what the keeper did there, when, why, and how long until serving.
     const st = await sm121(e, ["status", "--node", "k1"], { env: e.pulumi.env, timeoutMs: 120_000 });
     expect(st.stdout).toMatch(/k1: the keeper's last action: repaired at \S+Z, because k1: .*; serving again \d/);
+  }, 300_000);
+
+  it("serves again after its node rebooted: the look knows the reboot, the keeper brings it back", async () => {
+    const boot = await sh(k1, "cat /proc/sys/kernel/random/boot_id");
+    await rebootNode(e.site, k1);
+    expect(await sh(k1, "cat /proc/sys/kernel/random/boot_id")).not.toBe(boot);
+    expect(await sh(k1, "docker ps -q --filter name=sm121-a-0")).toBe("");
+    const preview = await e.preview();
+    expect(preview.all).toContain("k1: rebooted since the last up");
+    const r = await keep();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
+    expect(r.lines[0]?.why.join("\n")).toContain("k1: rebooted since the last up");
+    expect(await served(k1)).toBe("alpha");
+    const again = await e.preview();
+    expect(again.all).not.toContain("rebooted since the last up");
   }, 300_000);
 
   it("leaves a protected node's engine down without the allowance, and says so", async () => {

@@ -4,13 +4,16 @@
 //   node dist/test/site/cli.js engine-mode --dir D --node N --mode ok|never-ready|crash-after|exit-now|hung
 //        [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm]
 //   node dist/test/site/cli.js engine-mode --dir D --node N --reset
+//   node dist/test/site/cli.js reboot --dir D --node N
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { rebootNode } from "./faults";
 import { findNode, loadSite, setEngineBehaviour, startSite, stopStaleSite, type EngineBehaviour } from "./site";
 
 const USAGE = `usage: cli.js start --dir D --nodes n1,n2 [--first-ip N] [--ssh-port P] [--real-vllm]
        cli.js stop --dir D
+       cli.js reboot --dir D --node N
        cli.js engine-mode --dir D --node N (--reset | --mode ok|never-ready|crash-after|exit-now|hung
               [--start-delay-s S] [--crash-after-s S] [--tokens-per-second T] [--ignore-sigterm])
 `;
@@ -65,6 +68,12 @@ async function run(argv: string[]): Promise<void> {
   if (cmd === "stop") {
     const o = parse(rest, ["--dir"], []);
     await stopStaleSite(need(o, "--dir"));
+    return;
+  }
+  if (cmd === "reboot") {
+    const o = parse(rest, ["--dir", "--node"], []);
+    const site = loadSite(need(o, "--dir"));
+    await rebootNode(site, findNode(site, need(o, "--node")));
     return;
   }
   if (cmd === "engine-mode") {

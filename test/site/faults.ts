@@ -1,12 +1,13 @@
 // Faults a real site has and the tests inject: a node whose sshd dies (with its sessions), a node
-// whose Docker Engine is stopped, and leftovers to look for afterwards.
+// whose Docker Engine is stopped, a node that reboots, and leftovers to look for afterwards.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { randomUUID } from "node:crypto";
 import { ENGINE, engineDirs, startEngine, stopEngine, waitForEngine } from "./dockerd";
 import { engineStart, nodeEngineDir } from "./node";
 import { inEngineContainer, registeredProcesses } from "./procs";
-import { sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
+import { bootIdPath, sshdConfigPath, sshdListeners, startSshd, waitForSshd } from "./sshd";
 import type { SimNode, SimSite } from "./site";
 
 function children(pid: number): number[] {
@@ -101,4 +102,26 @@ export function nodeProcesses(node: SimNode, pattern: RegExp): string[] {
     if (pattern.test(cmd)) out.push(`${pid} ${cmd}`);
   }
   return out;
+}
+
+/**
+ * The node reboots: it goes off the network, every process started on it ends (its tmux server,
+ * engines, tripwires), its Docker Engine stops with its containers, and it comes back with a new
+ * boot id, its Docker Engine started again (the containers it had are stopped; none starts by
+ * itself) and its sshd listening. Nothing of sm121 starts by itself after it.
+ */
+export async function rebootNode(site: SimSite, node: SimNode): Promise<void> {
+  killNodeSshd(site, node);
+  await stopNodeEngine(site, node);
+  for (const line of nodeProcesses(node, /./)) {
+    try {
+      process.kill(Number(line.split(" ")[0]), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  // In place: the sshd's bind mount holds this file's inode.
+  fs.writeFileSync(bootIdPath(node.root), `${randomUUID()}\n`);
+  await restartNodeEngine(site, node);
+  await restartNodeSshd(site, node);
 }

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { isAlive, procStat, registeredProcesses, type ProcRecord } from "./procs";
 
 export const SSHD = "/usr/sbin/sshd";
@@ -101,10 +102,32 @@ export function sshdListeners(siteDir: string, root: string): ProcRecord[] {
   return registeredProcesses(siteDir).filter((r) => r.what === what && isAlive(r.pid, r.start));
 }
 
-/** Start `sshd -D` detached (own session) so it outlives the CLI that starts it. */
+/**
+ * The node's boot id, as its sessions read /proc/sys/kernel/random/boot_id: the file
+ * <root>/etc/boot_id, bind-mounted there in the mount namespace of the node's sshd (every node
+ * shares this machine's kernel, and a node's reboot gives it a new one: faults.ts rebootNode).
+ */
+export function bootIdPath(root: string): string {
+  return path.join(root, "etc", "boot_id");
+}
+
+/** The node at `root` of the sshd_config `cfg` (<root>/etc/ssh/sshd_config). */
+function rootOf(cfg: string): string {
+  return path.dirname(path.dirname(path.dirname(cfg)));
+}
+
+/**
+ * Start `sshd -D` detached (own session) so it outlives the CLI that starts it, in a mount
+ * namespace of its own where the node's boot id file is /proc/sys/kernel/random/boot_id (unshare
+ * and sh exec in turn: the pid is sshd's).
+ */
 export function startSshd(cfg: string, log: string): ProcRecord {
   const out = fs.openSync(log, "a");
-  const child = spawn(SSHD, ["-D", ...reexecFlags(cfg), "-f", cfg, "-E", log], {
+  const bootId = bootIdPath(rootOf(cfg));
+  if (!fs.existsSync(bootId)) fs.writeFileSync(bootId, `${randomUUID()}\n`);
+  const mount = 'mount --bind "$0" /proc/sys/kernel/random/boot_id && exec "$@"';
+  const sshd = [SSHD, "-D", ...reexecFlags(cfg), "-f", cfg, "-E", log];
+  const child = spawn("unshare", ["--mount", "--propagation", "private", "sh", "-c", mount, bootId, ...sshd], {
     detached: true,
     stdio: ["ignore", out, out],
   });
