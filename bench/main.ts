@@ -2,8 +2,8 @@
  * `npm run bench`: sm121's benchmark on the simulated site, in one run. Prints a table and writes
  * bench/results/latest.json (and a dated copy, ignored by git).
  *
- *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat,copies,roll,realready] [--runs N]
- *     [--requests N]
+ *   node dist/bench/main.js [--only floor,site,scale,serve,readiness,render,chat,copies,roll,realready,keep]
+ *     [--runs N] [--requests N]
  */
 import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { measureChat, type ChatResult } from "./chat";
 import { measureCopies, type CopyRow } from "./copies";
 import { measureRoll, rollLines, type RollRow } from "./roll";
 import { measureRealReady, realReadyLines, type RealReadyRow } from "./realready";
+import { keepLines, measureKeep, type KeepRow } from "./keep";
 import { measureFloor, openFloor, type Floor } from "./floor";
 import { measureRender, type RenderResult } from "./render";
 import { measureReadiness, measureServe, type ReadinessResult, type ServeCase, type ServeResult } from "./serve";
@@ -39,6 +40,7 @@ const SECTIONS = [
   "copies",
   "roll",
   "realready",
+  "keep",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -135,6 +137,7 @@ type AllResults = Results & {
   copies?: CopyRow[];
   roll?: RollRow[];
   realReady?: RealReadyRow[];
+  keep?: KeepRow[];
 };
 
 async function sections(
@@ -172,6 +175,10 @@ async function sections(
   if (o.only.has("realready")) {
     r.realReady = await measureRealReady();
     loads["after realready"] = load1();
+  }
+  if (o.only.has("keep")) {
+    r.keep = await measureKeep();
+    loads["after keep"] = load1();
   }
 }
 
@@ -231,6 +238,7 @@ async function main(): Promise<void> {
   }
   if (r.roll !== undefined) lines.push(...rollLines(r.roll));
   if (r.realReady !== undefined) lines.push(...realReadyLines(r.realReady));
+  if (r.keep !== undefined) lines.push(...keepLines(r.keep));
   process.stdout.write(`${lines.join("\n")}\n`);
   const meta = {
     started: started.toISOString(),

@@ -7,10 +7,8 @@
  * The floor is set a few GiB below what is available when the suite starts, and the load takes
  * only what crosses it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
 import { sm121 } from "../cli-helpers";
@@ -18,10 +16,9 @@ import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import type { SimNode } from "../site/site";
 import { modelsIn } from "../helpers/json";
-import { machineWedgeFacts } from "../helpers/machine";
+import { KIB_PER_GIB, load, machineWedgeFacts, memAvailableKiB } from "../helpers/machine";
 
 const AT = allocate(__filename);
-const KIB_PER_GIB = 1024 * 1024;
 
 const recipe = `engine = "vllm"
 deploy = "docker"
@@ -32,42 +29,6 @@ port = 8000
 [readiness]
 timeout_s = 60
 `;
-
-/** MemAvailable of this machine (every simulated node's), in KiB. */
-function memAvailableKiB(): number {
-  const m = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync("/proc/meminfo", "utf8"));
-  if (m === null) throw new Error("/proc/meminfo has no MemAvailable");
-  return Number(m[1]);
-}
-
-/**
- * A load that takes memory in 64 MiB pages it writes to, until MemAvailable is `belowKiB` under
- * `floorKiB`, then holds it. Resolves with the moment it crossed the floor (ms since the epoch).
- */
-function load(floorKiB: number, belowKiB: number): { crossed: Promise<number>; end: () => void } {
-  const py = [
-    "import sys, time",
-    "def avail():",
-    "    for l in open('/proc/meminfo'):",
-    "        if l.startswith('MemAvailable:'): return int(l.split()[1])",
-    "held = []; crossed = None",
-    `floor, target = ${floorKiB}, ${floorKiB - belowKiB}`,
-    "while True:",
-    "    a = avail()",
-    "    if crossed is None and a < floor: crossed = int(time.time() * 1000)",
-    "    if a < target:",
-    "        print(crossed, flush=True)",
-    "        break",
-    "    held.append(b'\\x01' * (64 << 20))",
-    "sys.stdin.read()",
-  ].join("\n");
-  const child: ChildProcess = spawn("python3", ["-c", py], { stdio: ["pipe", "pipe", "inherit"] });
-  const crossed = new Promise<number>((resolve, reject) => {
-    child.on("exit", (code) => reject(new Error(`the memory load ended (${code}) before it crossed the floor`)));
-    createInterface({ input: child.stdout! }).once("line", (l) => resolve(Number(l)));
-  });
-  return { crossed, end: () => child.kill("SIGKILL") };
-}
 
 describe.sequential("the memory tripwire: a load takes the node's memory", () => {
   let e: E2E;
