@@ -1,6 +1,6 @@
 /** The keeper's decisions (cli/keepdecide): repairs health only, backs off, gives up, leaves what it must. */
 import { describe, expect, it } from "vitest";
-import { failed, freshMemory, keepVerdict } from "../src/cli/keepdecide";
+import { failed, freshMemory, keepVerdict, memoryOf } from "../src/cli/keepdecide";
 import type { DeploymentBundle } from "../src/render/types";
 import type { SiteObservation } from "../src/serve/observe";
 import { readyScript } from "../src/serve/nodelife";
@@ -65,5 +65,24 @@ describe("what an up writes once the engine is ready (serve/nodelife)", () => {
     const s = readyScript({ stateDir: "~/.sm121/deployments/a", runs: true });
     expect(bashSyntax(s)).toBe("");
     expect(s).toContain("tripwire.sh");
+  });
+
+  it("remembers from the node's keeper.json: the failures in the window, their backoff, none after a repair", () => {
+    const cause = msg("keep.upFailed", { error: "boom" });
+    const at = (ms: number) => new Date(ms).toISOString();
+    const now = 10_000_000;
+    const record = {
+      failures: [
+        { at: at(now - 7_200_000), cause },
+        { at: at(now - 5_000), cause },
+      ],
+    };
+    const m = memoryOf(record, S, now);
+    expect(m.failures).toEqual([now - 5_000]);
+    expect(m.lastError).toEqual(cause);
+    expect(m.notBeforeMs).toBe(now - 5_000 + S.backoffS * 1000);
+    const after = memoryOf({ ...record, last: { at: at(now), action: "repaired", why: [] } }, S, now);
+    expect(after.notBeforeMs).toBe(0);
+    expect(memoryOf(undefined, S, now)).toEqual(freshMemory());
   });
 });

@@ -31,7 +31,7 @@ import { bool, num, str, UsageError, type Parsed } from "./args";
 import { stackSetup } from "./backend";
 import { cliAuth } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { failed, freshMemory, keepVerdict, repaired, type KeepMemory, type KeepVerdict } from "./keepdecide";
+import { failed, keepVerdict, memoryOf, repaired, type KeepMemory, type KeepVerdict } from "./keepdecide";
 
 type Auto = typeof import("@pulumi/pulumi/automation");
 type Stack = import("@pulumi/pulumi/automation").Stack;
@@ -175,7 +175,7 @@ async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
   let code = 0;
   for (const b of project.bundles) {
     const d = b.deployment;
-    const m = memory.get(d) ?? freshMemory();
+    const m = memory.get(d) ?? memoryOf(seen.life[d]?.[b.nodes[0]?.node ?? ""]?.keeper, site.keep, Date.now());
     memory.set(d, m);
     const v: KeepVerdict = keepVerdict(b, seen, allowed, m, site.keep, Date.now());
     if (v.kind === "well") continue;

@@ -13,6 +13,7 @@
 import type { KeepSettings } from "../recipe/types";
 import type { DeploymentBundle } from "../render/types";
 import type { SiteObservation } from "../serve/observe";
+import type { KeeperRecord } from "../serve/nodelife";
 import { msg, type Msg } from "../text/messages";
 
 /** What the keeper remembers of one deployment between passes. */
@@ -86,9 +87,30 @@ export function keepVerdict(
 export function failed(m: KeepMemory, s: KeepSettings, now: number, error: Msg): boolean {
   m.failures = [...within(m, s, now), now];
   m.lastError = error;
-  const waitS = Math.min(s.backoffS * 2 ** (m.failures.length - 1), s.backoffMaxS);
-  m.notBeforeMs = now + waitS * 1000;
+  m.notBeforeMs = now + backoffMs(m.failures.length, s);
   return m.failures.length >= s.maxFailures;
+}
+
+/** The wait after the n-th failure in the window: backoffS doubling per failure, up to backoffMaxS. */
+function backoffMs(n: number, s: KeepSettings): number {
+  return Math.min(s.backoffS * 2 ** (n - 1), s.backoffMaxS) * 1000;
+}
+
+/**
+ * The keeper's memory of a deployment from what its first node keeps (keeper.json, cli/keep): a
+ * keeper that starts again, and every `--once` run of a schedule, backs off and gives up as one
+ * long-running keeper does. After a repair that served, no wait.
+ */
+export function memoryOf(record: KeeperRecord | undefined, s: KeepSettings, now: number): KeepMemory {
+  const m = freshMemory();
+  const times = (record?.failures ?? []).map((f) => Date.parse(f.at)).filter((at) => Number.isFinite(at));
+  m.failures = times.filter((at) => now - at < s.windowS * 1000);
+  const last = record?.failures.at(-1);
+  if (last !== undefined) m.lastError = last.cause;
+  const latest = Math.max(...m.failures);
+  if (m.failures.length > 0 && record?.last?.action !== "repaired")
+    m.notBeforeMs = latest + backoffMs(m.failures.length, s);
+  return m;
 }
 
 /** A repair that served the deployment again: no wait before the next one. */

@@ -11,7 +11,7 @@ import { allocate } from "../site/alloc";
 import { sm121 } from "../cli-helpers";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
-import type { SimNode } from "../site/site";
+import { setEngineBehaviour, type SimNode } from "../site/site";
 import { rebootNode } from "../site/faults";
 import { modelsIn } from "../helpers/json";
 
@@ -63,6 +63,7 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
       config: () =>
         [
           "  sm121:liveness: { timeout: 2, maxRestarts: 5, windowS: 3600 }",
+          "  sm121:keep: { maxFailures: 2, backoffS: 1 }",
           "  sm121:deployments:",
           "    - { name: a, recipe: alpha, nodes: [k1] }",
           "    - { name: p, recipe: beta, nodes: [k2] }",
@@ -152,5 +153,32 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     const r = await keep();
     expect(r.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
     expect(await served(k1)).toBe("alpha");
+  }, 300_000);
+
+  it("gives up on a repair that keeps failing across --once runs: recorded, said by plan and status", async () => {
+    setEngineBehaviour(k1, { mode: "exit-now" });
+    try {
+      await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
+      const first = await keep();
+      expect(first.lines).toMatchObject([{ deployment: "a", action: "failed" }]);
+      // A second run remembers the first failure from the node (keeper.json): after the backoff,
+      // its failed repair is the second of maxFailures 2.
+      await new Promise((res) => setTimeout(res, 1200));
+      const second = await keep();
+      expect(second.lines).toMatchObject([{ deployment: "a", action: "gave-up" }]);
+      const third = await keep();
+      expect(third.lines).toMatchObject([{ deployment: "a", action: "gave-up" }]);
+      const preview = await e.preview();
+      expect(preview.all).toContain("the keeper gave up on a after 2 tries: the up failed:");
+      const st = await sm121(e, ["status", "--node", "k1"], { env: e.pulumi.env, timeoutMs: 120_000 });
+      expect(st.stdout).toContain("k1: the keeper gave up after 2 tries at");
+    } finally {
+      setEngineBehaviour(k1, null);
+    }
+    // An operator's up serves it again, and the keeper's giving up is gone with it.
+    const up = await e.up();
+    expect(up.code, up.all).toBe(0);
+    expect(await served(k1)).toBe("alpha");
+    expect((await e.preview()).all).not.toContain("the keeper gave up");
   }, 300_000);
 });
