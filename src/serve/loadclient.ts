@@ -212,38 +212,49 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         }
       };
       const mod = url.protocol === "https:" ? https : http;
-      const req = mod.request(
-        {
-          protocol: url.protocol,
-          hostname: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: "POST",
-          headers,
-          agent: url.protocol === "https:" ? agent.https : agent.http,
-          timeout: o.timeoutMs,
-        },
-        (res) => {
-          res.setEncoding("utf8");
-          if (Number(res.headers[RETRIES_HEADER] ?? 0) > 0) r.retried++;
-          if (res.statusCode !== 200) {
-            let text = "";
-            res.on("data", (s: string) => {
-              if (text.length < 300) text += s;
-            });
-            res.on("end", () => end(`HTTP ${res.statusCode ?? 0}: ${text.slice(0, 300).trim()}`));
+      // A kept-alive connection the server closes as this request goes out (its idle timeout: a
+      // proxy's is a few seconds) ends with ECONNRESET before any answer: the request is sent
+      // once more on a connection of its own, as Node's docs advise (request.reusedSocket).
+      const send = (fresh: boolean): void => {
+        let answered = false;
+        const req = mod.request(
+          {
+            protocol: url.protocol,
+            hostname: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: "POST",
+            headers,
+            agent: fresh ? false : url.protocol === "https:" ? agent.https : agent.http,
+            timeout: o.timeoutMs,
+          },
+          (res) => {
+            answered = true;
+            res.setEncoding("utf8");
+            if (Number(res.headers[RETRIES_HEADER] ?? 0) > 0) r.retried++;
+            if (res.statusCode !== 200) {
+              let text = "";
+              res.on("data", (s: string) => {
+                if (text.length < 300) text += s;
+              });
+              res.on("end", () => end(`HTTP ${res.statusCode ?? 0}: ${text.slice(0, 300).trim()}`));
+              res.on("error", (e) => end(e.message));
+              return;
+            }
+            const parser = new SseParser();
+            res.on("data", (s: string) => parser.push(s, onEvent));
+            res.on("end", () => end());
             res.on("error", (e) => end(e.message));
-            return;
-          }
-          const parser = new SseParser();
-          res.on("data", (s: string) => parser.push(s, onEvent));
-          res.on("end", () => end());
-          res.on("error", (e) => end(e.message));
-        },
-      );
-      req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerMs", { ms: o.timeoutMs }))));
-      req.on("error", (e) => end(e.message));
-      req.end(body);
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error(t("bench.noAnswerMs", { ms: o.timeoutMs }))));
+        req.on("error", (e: NodeJS.ErrnoException) => {
+          if (!fresh && !answered && req.reusedSocket && e.code === "ECONNRESET") return send(true);
+          end(e.message);
+        });
+        req.end(body);
+      };
+      send(false);
     });
 
   let next = 0;
