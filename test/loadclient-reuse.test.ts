@@ -38,6 +38,10 @@ function server(cutAnswered: boolean): Promise<{ url: string; srv: Server; seen:
   );
 }
 
+/** `requests` one after another, each on the connection the last one left open. */
+const oneAtATime = (url: string, requests: number) =>
+  runLoad({ urls: [url], model: "m", requests, concurrency: 1, maxTokens: 1, promptTokens: 2, timeoutMs: 10_000 });
+
 describe("the load client and a kept-alive connection the server closes", () => {
   let srv: Server | undefined;
   afterEach(() => srv?.close());
@@ -45,15 +49,7 @@ describe("the load client and a kept-alive connection the server closes", () => 
   it("sends a request cut before any answer once more, on a connection of its own", async () => {
     const s = await server(false);
     srv = s.srv;
-    const r = await runLoad({
-      urls: [s.url],
-      model: "m",
-      requests: 4,
-      concurrency: 1,
-      maxTokens: 1,
-      promptTokens: 2,
-      timeoutMs: 10_000,
-    });
+    const r = await oneAtATime(s.url, 4);
     expect(r.errorSamples).toEqual([]);
     expect(r.completed).toBe(4);
     // Requests 2 and 4 went out on a kept-alive connection, were cut and sent again (1, 2+1, 1, 2+1):
@@ -64,15 +60,7 @@ describe("the load client and a kept-alive connection the server closes", () => 
   it("counts an answer that breaks off as an error: it is not sent again", async () => {
     const s = await server(true);
     srv = s.srv;
-    const r = await runLoad({
-      urls: [s.url],
-      model: "m",
-      requests: 2,
-      concurrency: 1,
-      maxTokens: 1,
-      promptTokens: 2,
-      timeoutMs: 10_000,
-    });
+    const r = await oneAtATime(s.url, 2);
     expect(r.completed).toBe(1);
     expect(r.errors).toBe(1);
     expect(s.seen()).toBe(2);
