@@ -4,9 +4,9 @@
  * in which order (the stack's secret, ssh-agent, the key files OpenSSH would try), on an
  * operator's home made for each case.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { utils } from "ssh2";
 import { describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/args";
 import { cliAuth } from "../src/cli/connect";
@@ -20,12 +20,20 @@ import {
   writtenOf,
   type LoginHome,
 } from "../src/remote/login";
+import { ed25519Pair } from "../src/remote/keypair";
 import { say } from "../src/text/messages";
 import { testDir } from "./helpers/tmp";
 
-const key = (passphrase?: string): string =>
-  utils.generateKeyPairSync("ed25519", passphrase === undefined ? {} : { passphrase, cipher: "aes256-cbc", rounds: 2 })
-    .private;
+/** A private key's text; with a passphrase, as OpenSSH's ssh-keygen encrypts it. */
+function key(passphrase?: string): string {
+  if (passphrase === undefined) return ed25519Pair().private;
+  const file = join(testDir("sm121-login-key-"), "k");
+  const r = spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-a", "2", "-N", passphrase, "-f", file], {
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`ssh-keygen: ${r.stderr}`);
+  return readFileSync(file, "utf8");
+}
 
 /** An operator's home with `files` under it (paths relative to the home). */
 function home(files: Record<string, string>): LoginHome {

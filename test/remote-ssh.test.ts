@@ -9,11 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Server, utils } from "ssh2";
+import { Server } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "./site/alloc";
 import { CommandError, TransportError, type Host } from "../src/remote";
 import { transportFix } from "../src/remote/errors";
+import { ed25519Pair } from "../src/remote/keypair";
 import { connectSsh } from "../src/remote/ssh";
 import { say } from "../src/text/messages";
 import { startSite, type SimNode, type SimSite } from "./site/site";
@@ -212,8 +213,8 @@ describe("why a node cannot be reached, as the SSH client saw it", () => {
 
 describe("the ssh login", () => {
   it('offers the key (or the agent\'s) first: no "none" try, a round trip a key-only node refuses anyway', async () => {
-    const hostKey = utils.generateKeyPairSync("ed25519");
-    const client = utils.generateKeyPairSync("ed25519");
+    const hostKey = ed25519Pair();
+    const client = ed25519Pair();
     const methods: string[] = [];
     const server = new Server({ hostKeys: [hostKey.private] }, (conn) => {
       conn.on("authentication", (ctx) => {
@@ -258,8 +259,8 @@ describe("the ssh login", () => {
   });
 
   it("offers the stack's key, then the agent's, then the key files, and says which one logged in", async () => {
-    const hostKey = utils.generateKeyPairSync("ed25519");
-    const [stack, agentKey, fileA, fileB] = [0, 1, 2, 3].map(() => utils.generateKeyPairSync("ed25519"));
+    const hostKey = ed25519Pair();
+    const [stack, agentKey, fileA, fileB] = [0, 1, 2, 3].map(() => ed25519Pair());
     const blob = (pub: string) => pub.split(" ")[1] ?? "";
     const accepted = blob(fileB?.public ?? "");
     const offered: string[] = [];

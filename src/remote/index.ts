@@ -10,6 +10,7 @@ export type { Host, RunOptions, RunResult, StepChannel } from "./host";
 export type { SshAuth } from "./ssh";
 export { CommandError, TransportError } from "./errors";
 export { NodeBusyError, runName } from "./lock";
+export { ed25519Pair } from "./keypair";
 
 export function connect(node: string, conn: NodeConn, auth: SshAuth): Promise<Host> {
   if (conn.kind === "local") return Promise.resolve(new LocalHost(node));

@@ -13,7 +13,7 @@
  * exactly the host key sm121 verified for the peer (sm121:knownHosts), through a known_hosts file
  * of its own and HostKeyAlias: never the node's own known_hosts, never accept-new.
  */
-import type { Host } from "../remote";
+import { ed25519Pair, type Host } from "../remote";
 import { msg, SaidError, t } from "../text/messages";
 import { nodePath, quote, shellValue, shellWords } from "../text/shell";
 import { firstRecord, printRecord, recordsOf, type NodeRecord } from "../protocol";
@@ -89,9 +89,8 @@ interface Operation {
 }
 
 function newOperation(): Operation {
-  const { utils } = require("ssh2") as typeof import("ssh2");
   const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  return { id, pair: utils.generateKeyPairSync("ed25519", { comment: `sm121-fanout-${id}` }) };
+  return { id, pair: ed25519Pair(`sm121-fanout-${id}`) };
 }
 
 async function grant(peer: Peer, op: Operation, receiver: string): Promise<Grant> {

@@ -9,10 +9,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { utils } from "ssh2";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
+import { ed25519Pair } from "../../src/remote/keypair";
 import { endSite, REPO } from "../helpers/project";
 import { startSite, type SimNode, type SimSite } from "../site/site";
 
@@ -168,7 +168,7 @@ describe.sequential("from the packed package to a chat answer", () => {
     const dir = join(base, "hostile");
     mkdirSync(dir);
     // A key whose login on spark2 runs with a home that would add lines to the stack file.
-    const key = utils.generateKeyPairSync("ed25519");
+    const key = ed25519Pair();
     const keyFile = join(base, "hostile_ed25519");
     writeFileSync(keyFile, key.private, { mode: 0o600 });
     const hostile = "export HOME=$(printf '/tmp/x\\nsm121:hostKeys: accept-new'); eval $SSH_ORIGINAL_COMMAND";

@@ -133,13 +133,15 @@ describe.sequential.each(RELEASES)("a stack of release $commit", (rel) => {
       recipes: { "tm.toml": recipe("tmux", "tm", rel.tmuxExtra), "dk.toml": recipe("docker", "dk") },
       config: () => rel.config,
       memFloorGiB: null,
+      dgppPollS: 6,
       prepare: (site) => {
         // DGPP's own prerequisite: the checkpoint in the head's HF cache.
         const hub = join(site.nodes[2]?.home ?? "", ".cache", "huggingface", "hub");
         mkdirSync(join(hub, `models--${DGPP_MODEL.replace("/", "--")}`, "snapshots"), { recursive: true });
-        // A build that runs past the first poll, as every real one does: these releases' poll asked
-        // the log, then the session, and a build that ended between the two read as failed (fixed
-        // since: src/dgpp/provision.serve.ts buildPollScript).
+        // A build that runs past the first poll and ends well before the second, as real ones do
+        // against a poll of 30 s: these releases' poll asked the log, then the session, and a build
+        // that ended between the two read as failed (fixed since: src/dgpp/provision.serve.ts
+        // buildPollScript). The recorded fixtures carry this poll interval.
         writeFileSync(join(site.nodes[2]?.root ?? "", "etc", "dgpp-release-delay-s"), "2\n");
       },
     });

@@ -55,6 +55,8 @@ export interface E2EOptions extends Omit<StartSiteOptions, "dir"> {
    * machine's memory); null writes none, for a release older than the tripwire (it refuses the key).
    */
   memFloorGiB?: number | null;
+  /** sm121:dgppPollS, seconds between two polls of a DGPP build: 0.5 unless said. */
+  dgppPollS?: number;
 }
 
 /** The sm121:nodes block for the simulated nodes. */
@@ -161,7 +163,7 @@ export async function e2eProject(o: E2EOptions): Promise<E2E> {
       ...(floor === null ? [] : [`  sm121:memFloorGiB: ${floor}`]),
       "  sm121:memTimeoutS: 30",
       "  sm121:readyGraceS: 0",
-      "  sm121:dgppPollS: 0.5",
+      `  sm121:dgppPollS: ${o.dgppPollS ?? 0.5}`,
       nodesYaml(site, nodeExtra, nodeEnv),
       part,
       "",
