@@ -1,6 +1,6 @@
 /** The keeper's decisions (cli/keepdecide): repairs health only, backs off, gives up, leaves what it must. */
 import { describe, expect, it } from "vitest";
-import { failed, freshMemory, keepVerdict, memoryOf } from "../src/cli/keepdecide";
+import { failed, freshMemory, keepVerdict, memoryOf, repaired, sinceServed } from "../src/cli/keepdecide";
 import type { DeploymentBundle } from "../src/render/types";
 import type { SiteObservation } from "../src/serve/observe";
 import { readyScript } from "../src/serve/nodelife";
@@ -84,5 +84,28 @@ describe("what an up writes once the engine is ready (serve/nodelife)", () => {
     const after = memoryOf({ ...record, last: { at: at(now), action: "repaired", why: [] } }, S, now);
     expect(after.notBeforeMs).toBe(0);
     expect(memoryOf(undefined, S, now)).toEqual(freshMemory());
+  });
+
+  it("forgets the failures once someone else's up served it after the keeper's last action", () => {
+    const cause = msg("keep.upFailed", { error: "boom" });
+    const now = Date.parse("2026-12-06T12:00:10Z");
+    const m = freshMemory();
+    m.tripped = ["2026-12-06T11:00:00Z"];
+    failed(m, S, now - 4000, cause);
+    failed(m, S, now, cause);
+    expect(m.failures).toHaveLength(2);
+    // The node's readyAt is older than the last failure: the keeper's own count stands.
+    expect(sinceServed(m, "2026-12-06T12:00:09Z")).toBe(m);
+    expect(sinceServed(m, undefined)).toBe(m);
+    // An operator's up served it afterwards: a fresh count, the counted tripwire stops kept.
+    const after = sinceServed(m, "2026-12-06T12:05:00Z");
+    expect(after.failures).toEqual([]);
+    expect(after.notBeforeMs).toBe(0);
+    expect(after.tripped).toEqual(["2026-12-06T11:00:00Z"]);
+    // The keeper's own repair serves before it records the repair: that serve is its own.
+    const own = freshMemory();
+    failed(own, S, now - 60_000, cause);
+    repaired(own, now + 800);
+    expect(sinceServed(own, "2026-12-06T12:00:10Z")).toBe(own);
   });
 });

@@ -8,7 +8,8 @@
  * Pulumi's Automation API (`--target` its engine resource), holding the stack's lock like any up,
  * one deployment at a time; the up stops a multi-node group on every rank and starts it again.
  * A change nobody applied and a protected node without SM121_ALLOW_PROTECTED are left, and said.
- * Two keepers on one stack: Pulumi's lock serialises them, and the second says so.
+ * Two keepers on one stack: Pulumi's lock serialises them, and the second says so (or, when its
+ * up comes after the first's, that the up found the deployment serving and changed nothing).
  *
  * Every action is one JSON line in the log (default ~/.sm121/keep/<stack>.jsonl) and a line on
  * stdout. A repair's outcome is also kept beside the deployment's state on its first node
@@ -18,8 +19,9 @@
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
 import type { Site } from "../recipe/types";
-import { Dialer, type SshAuth } from "../remote";
+import { Dialer } from "../remote";
 import { nodeConn } from "../render/node";
 import type { DeploymentBundle } from "../render/types";
 import { LIFE_FILES, type KeeperAction, type KeeperRecord } from "../serve/nodelife";
@@ -31,7 +33,7 @@ import { bool, num, str, UsageError, type Parsed } from "./args";
 import { stackSetup } from "./backend";
 import { cliAuth } from "./connect";
 import { contextProject, type CliContext } from "./context";
-import { failed, keepVerdict, memoryOf, repaired, type KeepMemory, type KeepVerdict } from "./keepdecide";
+import { failed, keepVerdict, memoryOf, repaired, sinceServed, type KeepMemory, type KeepVerdict } from "./keepdecide";
 
 type Auto = typeof import("@pulumi/pulumi/automation");
 type Stack = import("@pulumi/pulumi/automation").Stack;
@@ -39,7 +41,7 @@ type Stack = import("@pulumi/pulumi/automation").Stack;
 interface KeepLine {
   at: string;
   deployment: string;
-  action: "repaired" | "failed" | "gave-up" | "left" | "waits" | "locked" | "unknown";
+  action: "repaired" | "already" | "failed" | "gave-up" | "left" | "waits" | "locked" | "unknown";
   why: string[];
   servingAfterS?: number;
   error?: string;
@@ -86,18 +88,38 @@ async function openStack(ctx: CliContext): Promise<{ auto: Auto; stack: Stack }>
 }
 
 /** The URN of a deployment's engine resource in the stack's state. */
-async function engineUrn(stack: Stack, deployment: string): Promise<string | undefined> {
-  const state = (await stack.exportStack()).deployment as { resources?: Array<{ urn: string }> };
-  return (state.resources ?? []).find((r) => r.urn.endsWith(`::${deployment}-engine`))?.urn;
+/** What the keeper reads of the stack's state: each resource's URN and an engine's outcome. */
+const STATE = z.object({
+  resources: z
+    .array(
+      z.object({
+        urn: z.string(),
+        outputs: z
+          .object({ outcome: z.object({ status: z.string(), held: z.boolean().optional() }).optional() })
+          .optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** The deployment's engine resource in the stack's state, if it has one. */
+async function engineOf(stack: Stack, deployment: string) {
+  const state = STATE.parse((await stack.exportStack()).deployment);
+  return (state.resources ?? []).find((r) => r.urn.endsWith(`::${deployment}-engine`));
 }
 
-/** The last line of Pulumi's output that says an error, else its last line. */
+/**
+ * The error Pulumi printed for the resource (its diagnostics' last `error:` line other than the
+ * stack's "update failed"), else its last line that says an error, else its last line.
+ */
 function pulumiError(output: string): string {
   const lines = output
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => l !== "");
-  return [...lines].reverse().find((l) => /error/i.test(l)) ?? lines.at(-1) ?? "";
+    .filter((l) => l !== "")
+    .reverse();
+  const own = lines.find((l) => l.startsWith("error: ") && l !== "error: update failed");
+  return own?.slice("error: ".length) ?? lines.find((l) => /error/i.test(l)) ?? lines[0] ?? "";
 }
 
 /**
@@ -105,11 +127,10 @@ function pulumiError(output: string): string {
  * keeper.json (its last action and the failures in its window), and keeper-gave-up.json when it
  * gives up. The plan and `sm121 status` say them; a node that cannot be reached keeps the old ones.
  */
-async function recordOnNode(site: Site, b: DeploymentBundle, auth: SshAuth, files: Record<string, object>) {
+async function recordOnNode(site: Site, b: DeploymentBundle, dial: Dialer, files: Record<string, object>) {
   const nb = b.nodes[0];
   const node = nb === undefined ? undefined : site.nodes[nb.node];
   if (nb === undefined || node === undefined) return;
-  const dial = new Dialer(auth);
   try {
     const h = await dial.host(nb.node, nodeConn(node));
     const d = nodePath(nb.stateDir);
@@ -118,8 +139,6 @@ async function recordOnNode(site: Site, b: DeploymentBundle, auth: SshAuth, file
     await h.run([`mkdir -p ${d}`, ...Object.entries(files).map(write)].join("\n"), { step: "keep", timeoutMs: 30_000 });
   } catch {
     // The JSON log has the action; the next pass writes the node's record again.
-  } finally {
-    dial.close();
   }
 }
 
@@ -129,20 +148,34 @@ function keeperRecord(m: KeepMemory, last: KeeperAction): KeeperRecord {
   return { failures: m.failures.map((at) => ({ at: iso(at), cause })), last };
 }
 
-/** One up of deployment `d` alone; undefined when it served, else why not. */
-async function repair(ctx: CliContext, d: string): Promise<{ locked: boolean; error?: Msg } | undefined> {
+/**
+ * One up of deployment `d` alone: "repaired" when it changed the engine and left it serving,
+ * "already" when it found it serving (another up served it after this pass's look), "held" when
+ * the up left it alone for sm121:liveness (restarted maxRestarts times in its window), "locked"
+ * when another up holds the stack, else why it failed.
+ */
+type Repair = { kind: "repaired" | "already" | "held" | "locked" } | { kind: "failed"; error: Msg };
+
+async function repair(ctx: CliContext, d: string): Promise<Repair> {
   const { auto, stack } = await openStack(ctx);
-  const urn = await engineUrn(stack, d);
-  if (urn === undefined) return { locked: false, error: msg("keep.noResource", { deployment: d }) };
+  const urn = (await engineOf(stack, d))?.urn;
+  if (urn === undefined) return { kind: "failed", error: msg("keep.noResource", { deployment: d }) };
   let output = "";
   const collect = (s: string) => void (output += s);
   try {
-    await stack.up({ target: [urn], onOutput: collect, onError: collect, color: "never" });
-    return undefined;
+    const up = await stack.up({ target: [urn], onOutput: collect, onError: collect, color: "never" });
+    const outcome = (await engineOf(stack, d))?.outputs?.outcome;
+    if (outcome?.held === true) return { kind: "held" };
+    if (outcome !== undefined && outcome.status !== "serving")
+      return { kind: "failed", error: msg("keep.upLeft", { status: outcome.status }) };
+    const changes = Object.entries(up.summary.resourceChanges ?? {});
+    return { kind: changes.some(([op, n]) => op !== "same" && (n ?? 0) > 0) ? "repaired" : "already" };
   } catch (e) {
-    if (e instanceof auto.ConcurrentUpdateError) return { locked: true };
+    if (e instanceof auto.ConcurrentUpdateError) return { kind: "locked" };
     if (!(e instanceof auto.CommandError)) throw e;
-    return { locked: false, error: msg("keep.upFailed", { error: pulumiError(output || e.message) }) };
+    // An up that holds it now fails it, and its state says so.
+    if ((await engineOf(stack, d))?.outputs?.outcome?.held === true) return { kind: "held" };
+    return { kind: "failed", error: msg("keep.upFailed", { error: pulumiError(output || e.message) }) };
   }
 }
 
@@ -153,29 +186,36 @@ interface Pass {
   log: (l: KeepLine) => void;
 }
 
-/** One look, then each deployment's action in turn. Exit code: 0 when everything serves or was repaired. */
-async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
-  const project = contextProject(ctx);
-  const site = project.site;
-  const { auth } = cliAuth(site, p, process.env, ctx.pulumi);
-  const allowed = allowedProtected(process.env);
-  const dial = new Dialer(auth);
-  const lookedAt = Date.now();
-  let seen: SiteObservation;
+/**
+ * One look, then each deployment's action in turn. Exit code: 0 when everything serves or was
+ * repaired. The look's connections stay open for the records written after each action (one
+ * connection per node in a pass; the repairs' ups make their own, in Pulumi's processes).
+ */
+async function pass(a: Pass): Promise<number> {
+  const dial = new Dialer(cliAuth(contextProject(a.ctx).site, a.p, process.env, a.ctx.pulumi).auth);
   try {
-    seen = await observeSite(site.nodes, project.bundles, dial, {
-      checks: false,
-      livenessS: site.liveness.timeoutS,
-      placeOf: (node) => `sm121:nodes.${node}.ssh`,
-      allowProtected: allowed,
-    });
+    return await passWith(a, dial);
   } finally {
     dial.close();
   }
+}
+
+async function passWith({ ctx, memory, log }: Pass, dial: Dialer): Promise<number> {
+  const project = contextProject(ctx);
+  const site = project.site;
+  const allowed = allowedProtected(process.env);
+  const lookedAt = Date.now();
+  const seen: SiteObservation = await observeSite(site.nodes, project.bundles, dial, {
+    checks: false,
+    livenessS: site.liveness.timeoutS,
+    placeOf: (node) => `sm121:nodes.${node}.ssh`,
+    allowProtected: allowed,
+  });
   let code = 0;
   for (const b of project.bundles) {
     const d = b.deployment;
-    const m = memory.get(d) ?? memoryOf(seen.life[d]?.[b.nodes[0]?.node ?? ""]?.keeper, site.keep, Date.now());
+    const life = seen.life[d]?.[b.nodes[0]?.node ?? ""];
+    const m = sinceServed(memory.get(d) ?? memoryOf(life?.keeper, site.keep, Date.now()), life?.readyAt);
     memory.set(d, m);
     const v: KeepVerdict = keepVerdict(b, seen, allowed, m, site.keep, Date.now());
     if (v.kind === "well") continue;
@@ -190,20 +230,30 @@ async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
       continue;
     }
     const r = await repair(ctx, d);
-    if (r === undefined) {
-      repaired(m);
+    if (r.kind === "already") {
+      line("already", { error: t("keep.already") });
+      continue;
+    }
+    if (r.kind === "held") {
+      line("left", { error: t("keep.held", { deployment: d }) });
+      code = 1;
+      continue;
+    }
+    if (r.kind === "repaired") {
+      repaired(m, Date.now());
       const servingAfterS = Math.round((Date.now() - lookedAt) / 100) / 10;
       line("repaired", { servingAfterS });
       const last: KeeperAction = { at: iso(Date.now()), action: "repaired", why: v.why, servingAfterS };
-      await recordOnNode(site, b, auth, { [LIFE_FILES.keeper]: keeperRecord(m, last) });
+      await recordOnNode(site, b, dial, { [LIFE_FILES.keeper]: keeperRecord(m, last) });
       continue;
     }
     code = 1;
-    if (r.locked) {
+    if (r.kind === "locked") {
       line("locked", { error: t("keep.locked", { stack: ctx.stack }) });
       continue;
     }
-    const error = r.error ?? msg("keep.upFailed", { error: "" });
+    if (r.kind !== "failed") continue;
+    const { error } = r;
     const now = Date.now();
     const gaveUp = failed(m, site.keep, now, error);
     line(gaveUp ? "gave-up" : "failed", { error: say(error) });
@@ -211,7 +261,7 @@ async function pass({ ctx, p, memory, log }: Pass): Promise<number> {
     const files: Record<string, object> = { [LIFE_FILES.keeper]: keeperRecord(m, last) };
     if (gaveUp)
       files[LIFE_FILES.gaveUp] = { at: iso(now), count: m.failures.length, windowS: site.keep.windowS, error };
-    await recordOnNode(site, b, auth, files);
+    await recordOnNode(site, b, dial, files);
   }
   return code;
 }

@@ -8,7 +8,8 @@
  * or one down after its node rebooted or the memory tripwire stopped it, is repaired, by an up of
  * that deployment alone. A protected node without the allowance is never touched. After each
  * failed repair it waits (sm121:keep backoffS, doubling up to backoffMaxS); after maxFailures
- * failures within windowS it gives up until an operator's up serves the deployment.
+ * failures within windowS it gives up until an operator's up serves the deployment, which also
+ * ends the count: the next failure is the first again.
  */
 import type { KeepSettings } from "../recipe/types";
 import type { DeploymentBundle } from "../render/types";
@@ -26,9 +27,11 @@ export interface KeepMemory {
   tripped: string[];
   /** The last repair's error, said when it gives up. */
   lastError?: Msg;
+  /** When the keeper last acted on it (ms): a serve after that was an up of someone else's. */
+  actedAtMs: number;
 }
 
-export const freshMemory = (): KeepMemory => ({ failures: [], notBeforeMs: 0, tripped: [] });
+export const freshMemory = (): KeepMemory => ({ failures: [], notBeforeMs: 0, tripped: [], actedAtMs: 0 });
 
 export type KeepVerdict =
   | { kind: "well" }
@@ -85,6 +88,7 @@ export function keepVerdict(
  * the window, up to backoffMaxS. True when this failure makes the keeper give up.
  */
 export function failed(m: KeepMemory, s: KeepSettings, now: number, error: Msg): boolean {
+  m.actedAtMs = now;
   m.failures = [...within(m, s, now), now];
   m.lastError = error;
   m.notBeforeMs = now + backoffMs(m.failures.length, s);
@@ -103,6 +107,8 @@ function backoffMs(n: number, s: KeepSettings): number {
  */
 export function memoryOf(record: KeeperRecord | undefined, s: KeepSettings, now: number): KeepMemory {
   const m = freshMemory();
+  const acted = Date.parse(record?.last?.at ?? "");
+  if (Number.isFinite(acted)) m.actedAtMs = acted;
   const times = (record?.failures ?? []).map((f) => Date.parse(f.at)).filter((at) => Number.isFinite(at));
   m.failures = times.filter((at) => now - at < s.windowS * 1000);
   const last = record?.failures.at(-1);
@@ -114,6 +120,19 @@ export function memoryOf(record: KeeperRecord | undefined, s: KeepSettings, now:
 }
 
 /** A repair that served the deployment again: no wait before the next one. */
-export function repaired(m: KeepMemory): void {
+export function repaired(m: KeepMemory, now: number): void {
+  m.actedAtMs = now;
   m.notBeforeMs = 0;
+}
+
+/**
+ * The memory to decide with, given what the deployment's first node says (`readyAt`: when an up
+ * last served it there, by that node's clock): an up that served it after the keeper's last action
+ * was someone else's (an operator's), so the failures before it count no longer: the keeper tries
+ * again, and gives up only after maxFailures more. The tripwire stops already counted stay counted.
+ */
+export function sinceServed(m: KeepMemory, readyAt: string | undefined): KeepMemory {
+  const ready = Date.parse(readyAt ?? "");
+  if (m.failures.length === 0 || !Number.isFinite(ready) || ready <= m.actedAtMs) return m;
+  return { ...freshMemory(), tripped: m.tripped };
 }

@@ -4,7 +4,7 @@
  * alone; a protected node is only looked at; a recipe edited and not applied is left as it is.
  * The blocks build on each other in order (one site, one stack).
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocate } from "../site/alloc";
@@ -12,17 +12,18 @@ import { sm121 } from "../cli-helpers";
 import { e2eProject, type E2E } from "../helpers/project";
 import { sshScript } from "../site/exec";
 import { setEngineBehaviour, type SimNode } from "../site/site";
-import { rebootNode } from "../site/faults";
+import { rebootNode, waitFor } from "../site/faults";
 import { modelsIn } from "../helpers/json";
 
 const AT = allocate(__filename);
 
-const recipe = (served: string, maxLen: number) => `engine = "vllm"
+const recipe = (served: string, maxLen: number, tp = 1) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "${served}"
 image = "nvcr.io/nvidia/vllm:26.01-py3"
 port = 8000
+tp = ${tp}
 args = ["--max-model-len", "${maxLen}"]
 [readiness]
 timeout_s = 60
@@ -33,43 +34,57 @@ interface Line {
   action: string;
   why: string[];
   servingAfterS?: number;
+  error?: string;
 }
 
 describe.sequential("sm121 keep: repairs between runs, and only repairs", () => {
   let e: E2E;
   let k1: SimNode;
   let k2: SimNode;
+  let k3: SimNode;
+  let k4: SimNode;
   const sh = async (n: SimNode, script: string) => (await sshScript(e.site, n, script)).stdout.trim();
-  const log = () => join(e.dir, "keep.jsonl");
-  const keep = async (env: Record<string, string> = {}) => {
-    rmSync(log(), { force: true });
-    const r = await sm121(e, ["keep", "--once", "--log", log()], {
+  const keep = async (env: Record<string, string> = {}, log = join(e.dir, "keep.jsonl")) => {
+    rmSync(log, { force: true });
+    const r = await sm121(e, ["keep", "--once", "--log", log], {
       env: { ...e.pulumi.env, ...env },
       timeoutMs: 300_000,
     });
-    const text = existsSync(log()) ? readFileSync(log(), "utf8").trim() : "";
+    const text = existsSync(log) ? readFileSync(log, "utf8").trim() : "";
     const lines = text === "" ? [] : text.split("\n").map((l) => JSON.parse(l) as Line);
     return { ...r, lines };
   };
+  /** The stack's update locks in the file backend (Pulumi's own: .pulumi/locks/...). */
+  const locks = () => {
+    const dir = join(new URL(e.pulumi.env["PULUMI_BACKEND_URL"] ?? "").pathname, ".pulumi", "locks");
+    return existsSync(dir) ? readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith(".json")) : [];
+  };
+  /** The stack's settings, with sm121:liveness allowing `maxRestarts` health restarts an hour. */
+  const config = (maxRestarts: number) =>
+    [
+      `  sm121:liveness: { timeout: 2, maxRestarts: ${maxRestarts}, windowS: 3600 }`,
+      "  sm121:keep: { maxFailures: 2, backoffS: 1 }",
+      "  sm121:deployments:",
+      "    - { name: a, recipe: alpha, nodes: [k1] }",
+      "    - { name: p, recipe: beta, nodes: [k2] }",
+      "    - { name: g, recipe: gamma, nodes: [k3, k4] }",
+    ].join("\n");
   const served = async (n: SimNode) => modelsIn(await sh(n, `curl -s -m 5 http://${n.ip}:8000/v1/models`))[0]?.id;
 
   beforeAll(async () => {
     e = await e2eProject({
       name: "keep",
-      nodes: ["k1", "k2"],
+      nodes: ["k1", "k2", "k3", "k4"],
       ...AT.site(),
-      recipes: { "alpha.toml": recipe("alpha", 8192), "beta.toml": recipe("beta", 8192) },
+      recipes: {
+        "alpha.toml": recipe("alpha", 8192),
+        "beta.toml": recipe("beta", 8192),
+        "gamma.toml": recipe("gamma", 8192, 2),
+      },
       nodeExtra: (n) => (n.name === "k2" ? "      protected: true" : ""),
-      config: () =>
-        [
-          "  sm121:liveness: { timeout: 2, maxRestarts: 5, windowS: 3600 }",
-          "  sm121:keep: { maxFailures: 2, backoffS: 1 }",
-          "  sm121:deployments:",
-          "    - { name: a, recipe: alpha, nodes: [k1] }",
-          "    - { name: p, recipe: beta, nodes: [k2] }",
-        ].join("\n"),
+      config: () => config(20),
     });
-    [k1, k2] = e.site.nodes as [SimNode, SimNode];
+    [k1, k2, k3, k4] = e.site.nodes as [SimNode, SimNode, SimNode, SimNode];
     const up = await e.up({ SM121_ALLOW_PROTECTED: "k2" });
     if (up.code !== 0) throw new Error(`the first up failed:\n${up.all}`);
   }, 300_000);
@@ -122,6 +137,48 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     expect(again.all).not.toContain("rebooted since the last up");
   }, 300_000);
 
+  it("brings a two-node group back after its worker rebooted: stopped on every rank, started as one", async () => {
+    const started = (n: SimNode, c: string) => sh(n, `docker inspect -f '{{.State.StartedAt}}' ${c}`);
+    const head = await started(k3, "sm121-g-0");
+    await rebootNode(e.site, k4);
+    expect(await sh(k4, "docker ps -q --filter name=sm121-g-1")).toBe("");
+    const preview = await e.preview();
+    expect(preview.all).toContain("k4: rebooted since the last up");
+    expect(preview.all).toContain("on all its nodes (k3, k4), stopped and started as one group");
+    const r = await keep();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.lines).toMatchObject([{ deployment: "g", action: "repaired" }]);
+    expect(r.lines[0]?.why.join("\n")).toContain("k4: rebooted since the last up");
+    // The head on the node that did not reboot was stopped and started with its worker.
+    expect(await started(k3, "sm121-g-0")).not.toBe(head);
+    expect(await sh(k4, "docker inspect -f '{{.State.Running}}' sm121-g-1")).toBe("true");
+    expect(await served(k3)).toBe("gamma");
+  }, 300_000);
+
+  it("two keepers at once: one repairs, the stack's lock stops the other, which says so", async () => {
+    // A repair that holds the lock long enough for the second keeper's look and up to meet it.
+    setEngineBehaviour(k1, { startDelayS: 10 });
+    try {
+      await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
+      const first = keep({}, join(e.dir, "keep-1.jsonl"));
+      await waitFor("the first keeper's up holding the stack's lock", () => locks().length > 0, 120_000);
+      const second = await keep({}, join(e.dir, "keep-2.jsonl"));
+      const one = await first;
+      expect(one.code, one.stdout + one.stderr).toBe(0);
+      expect(one.lines).toMatchObject([{ deployment: "a", action: "repaired" }]);
+      expect(second.code).toBe(1);
+      expect(second.lines).toMatchObject([{ deployment: "a", action: "locked" }]);
+      expect(second.stdout).toMatch(
+        /sm121 keep: a: locked: .*another up holds the lock of stack \S+ \(another keeper, or an operator\)/,
+      );
+    } finally {
+      setEngineBehaviour(k1, null);
+    }
+    expect(await served(k1)).toBe("alpha");
+    // The next pass finds it serving and does nothing.
+    expect((await keep()).lines).toEqual([]);
+  }, 300_000);
+
   it("leaves a protected node's engine down without the allowance, and says so", async () => {
     await sh(k2, "docker rm -f sm121-p-0 >/dev/null");
     const r = await keep();
@@ -160,12 +217,12 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     try {
       await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
       const first = await keep();
-      expect(first.lines).toMatchObject([{ deployment: "a", action: "failed" }]);
+      expect(first.lines, first.stdout + first.stderr).toMatchObject([{ deployment: "a", action: "failed" }]);
       // A second run remembers the first failure from the node (keeper.json): after the backoff,
       // its failed repair is the second of maxFailures 2.
       await new Promise((res) => setTimeout(res, 1200));
       const second = await keep();
-      expect(second.lines).toMatchObject([{ deployment: "a", action: "gave-up" }]);
+      expect(second.lines, second.stdout + second.stderr).toMatchObject([{ deployment: "a", action: "gave-up" }]);
       const third = await keep();
       expect(third.lines).toMatchObject([{ deployment: "a", action: "gave-up" }]);
       const preview = await e.preview();
@@ -180,5 +237,17 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     expect(up.code, up.all).toBe(0);
     expect(await served(k1)).toBe("alpha");
     expect((await e.preview()).all).not.toContain("the keeper gave up");
+  }, 300_000);
+
+  it("leaves an engine that sm121:liveness holds (restarted too often in its window) down, and says why", async () => {
+    // The engine of a has restarted for its health more than once this hour.
+    e.reconfigure(config(1));
+    await sh(k1, "docker rm -f sm121-a-0 >/dev/null");
+    const r = await keep();
+    expect(r.code).toBe(1);
+    expect(r.lines, r.stdout).toMatchObject([{ deployment: "a", action: "left" }]);
+    expect(r.lines[0]?.error).toContain("the up left a alone: it restarted sm121:liveness maxRestarts times");
+    expect(r.stdout).not.toContain("repaired");
+    expect(await sh(k1, "docker ps -aq --filter name=sm121-a-0")).toBe("");
   }, 300_000);
 });

@@ -5,7 +5,8 @@
  * LiteLLM proxy and scraped by the real Prometheus; readiness by the first token and the verify
  * step's checks; a no-change up; a hung (SIGSTOP) and a dead (SIGKILL) engine found by the look and
  * restarted by a plain up; a changed flag rolling both replicas under streamed requests; destroy;
- * then two nodes, tensor parallel 2, rank 1 headless.
+ * a script recipe whose start.sh gives the engine a key of its own (the up fails at once); then two
+ * nodes, tensor parallel 2, rank 1 headless.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,15 +15,43 @@ import { benchSchema } from "../../src/cli/schemas";
 import { sm121 } from "../cli-helpers";
 import { e2eProject, REPO, type E2E } from "../helpers/project";
 import { allocate } from "../site/alloc";
-import { sshScript } from "../site/exec";
+import { buildImage, sshScript } from "../site/exec";
 import { nodeProcesses } from "../site/faults";
 import { startLiteLLM, type LiteLLM } from "../site/litellm";
 import { eventually, startPrometheus, type Prometheus } from "../site/prometheus";
 import { REAL_VLLM_IMAGE, TINY_MODEL } from "../site/realvllm";
+import { makeScriptRecipe } from "../site/recipe";
 import type { SimNode } from "../site/site";
 
 const AT = allocate(__filename);
 const KEY = "sk-real-vllm-5f1e";
+
+/**
+ * The real engine's image as an NGC one is made (no entrypoint: `docker run <image> vllm serve ...`),
+ * which is what the script recipe's start.sh runs; built on r1 from the site's vllm/vllm-openai.
+ */
+const SCRIPT_IMAGE = "registry.example/sm121/vllm-cpu-ngc:0.32.0";
+
+/** A profile of the script recipe (test/site/recipe/qwen38-flash/start.sh) for the tiny model on the real engine. */
+const SCRIPT_PROFILE = `# sm121-recipe: tiny-script
+# sm121-status: stable
+# sm121-description: the tiny model on the real vLLM, through the recipe's start.sh
+CONTAINER_NAME=tiny-script
+IMAGE=${SCRIPT_IMAGE}
+MODEL=${TINY_MODEL}
+SERVED_MODEL_NAME=tiny
+MAX_MODEL_LEN=512
+MAX_NUM_SEQS=4
+GPU_MEMORY_UTILIZATION=0.9
+KV_CACHE_DTYPE=auto
+CHAT_TEMPLATE=
+MTP_K=0
+MTP_DRAFT_VOCAB=
+READY_TIMEOUT_S=600
+MEMWATCH_RELIEF=off
+EXTRA_VLLM_ARGS="--enforce-eager"
+EXTRA_DOCKER_ARGS="-e HF_HUB_OFFLINE=1"
+`;
 
 /**
  * The tiny model on the real vLLM: docker (the real engine's image) or tmux (the node's vllm). With
@@ -84,7 +113,18 @@ describe.sequential("the real vLLM through pulumi up", () => {
       nodes: ["r1", "r2"],
       ...AT.site(),
       realVllm: true,
-      recipes: { "tiny-docker.toml": recipe("docker"), "tiny-tmux.toml": recipe("tmux") },
+      recipes: {
+        "tiny-docker.toml": recipe("docker"),
+        "tiny-tmux.toml": recipe("tmux"),
+        "tiny-script.toml": 'engine = "vllm"\ndeploy = "script"\nprofiles_dir = "tiny-script"\n',
+        "tiny-script/own-key.env": SCRIPT_PROFILE,
+      },
+      // r1 holds seed 001's script recipe (its start.sh runs `docker run <image> vllm serve`), serving
+      // on a port of this test's own.
+      prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "tiny-script"),
+      nodeEnv: (n): Record<string, string> => (n.name === "r1" ? { BIND: "127.0.0.1", PORT: String(AT.port(2)) } : {}),
+      nodeExtra: (n) =>
+        n.name === "r1" ? "      recipes:\n        tiny-script: { dir: ~/tiny-script, container: tiny-script }" : "",
       config: () => "",
     });
     [r1, r2] = e.site.nodes as [SimNode, SimNode];
@@ -230,6 +270,31 @@ describe.sequential("the real vLLM through pulumi up", () => {
       expect(nodeProcesses(n, /vllm serve|^VLLM::/)).toEqual([]);
     }
   }, 300_000);
+
+  it("a script recipe's engine started with a key of its own: the up fails at once, in sm121's words", async () => {
+    // The operator's own .env gives the engine another key (start.sh passes it as --api-key); sm121
+    // holds sm121:apiKey, which the real engine refuses with 401 once it serves.
+    const OWN = "sk-the-engines-own-4c2a";
+    await buildImage(e.site, r1, SCRIPT_IMAGE, `FROM ${REAL_VLLM_IMAGE}\nENTRYPOINT []`);
+    writeFileSync(join(r1.home, "tiny-script", ".env"), `API_KEY='${OWN}'\n`);
+    await stack(["{ name: own, recipe: tiny-script, profile: own-key, nodes: [r1] }"]);
+    const up = await e.pulumi.run(["up", "--yes", "--skip-preview"], { timeoutMs: 900_000 });
+    expect(up.code, up.all).not.toBe(0);
+    expect(up.all).toContain("the engine refuses the API key sm121 holds for it (HTTP 401 from /v1/models)");
+    expect(up.all).toContain("deployment own is marked failed in the stack state");
+    for (const k of [KEY, OWN]) expect(up.all).not.toContain(k);
+    // It was the real engine that refused: it serves its own key.
+    const own = (key: string) =>
+      sh(
+        r1,
+        `curl -s -o /dev/null -w '%{http_code}' -m 10 -H 'Authorization: Bearer ${key}' ` +
+          `http://127.0.0.1:${AT.port(2)}/v1/models`,
+      );
+    expect([await own(OWN), await own(KEY)]).toEqual(["200", "401"]);
+    const d = await e.destroy();
+    expect(d.code, d.all).toBe(0);
+    expect(await sh(r1, "docker ps -aq | wc -l")).toBe("0");
+  }, 900_000);
 
   it("two nodes, tensor parallel 2, rank 1 headless: serves and answers a chat", async () => {
     writeFileSync(join(e.dir, "recipes", "tiny-tp2.toml"), recipe("docker", [], 2));
