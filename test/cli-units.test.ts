@@ -50,12 +50,14 @@ describe("the status probe", () => {
   it("asks the target's status, hashes the files, reads the .env and both KV cache sources", () => {
     const { b, nb } = at("qwen38-flash-best", "flash-best");
     const s = probeScript(b, nb, false);
-    // One docker call: the container's state and its bind mounts (the newer-mount rule) together.
+    // One docker call for the container: its image, its state and its bind mounts (the newer-mount
+    // rule) together. The image start.sh runs is its profile's business: no question of its tag.
     expect(s.match(/docker inspect/g)).toHaveLength(1);
     expect(s).toContain(
-      "docker inspect -f '{{.State.Running}} {{.State.StartedAt}}" +
+      "docker inspect -f '{{.Image}} {{.State.Running}} {{.State.StartedAt}}" +
         '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}{{.Source}}{{end}}{{end}}\' qwen38-flash',
     );
+    expect(s).not.toContain("docker image inspect");
     expect(s).toMatch(/^wf=\(\/home\/ops\/spark-recipes\/qwen38-flash\/\.env /m);
     expect(s).toContain('out=$(sha256sum -- "${wr[@]}")');
     expect(s).toContain(

@@ -92,6 +92,11 @@ const KINDS = {
     st: base(withEnv, { containerMounts: { "/models/qwen/patch.py": later } }),
     values: ["/models/qwen/patch.py"],
   },
+  "tag-moved": {
+    nb: { ...withEnv, image: "nvcr.io/nvidia/vllm:26.01-py3" },
+    st: base(withEnv, { image: { runs: `sha256:${"ab12".repeat(16)}`, tag: `sha256:${"cd34".repeat(16)}` } }),
+    values: ["nvcr.io/nvidia/vllm:26.01-py3", "ab12ab12ab12", "cd34cd34cd34"],
+  },
 } satisfies Record<DriftKind, { nb: NodeBundle; st: NodeState; values: string[] }>;
 
 /** Every message key a message uses, its arguments' too. */

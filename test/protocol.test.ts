@@ -50,6 +50,7 @@ const EXAMPLES: { [K in RecordKind]: Omit<RecordOf<K>, "kind"> } = {
   stopFailed: { stopFailed: { at: "2026-12-01T10:00:00Z", lines: "docker: no" } },
   watched: { file: "~/.sm121/deployments/d/engine.env", sha256: "0".repeat(64), ctime: 1_700_000_000 },
   mount: { path64: b64("/srv/x"), ctime: 1_700_000_000 },
+  imageIds: { runs: `sha256:${"ab".repeat(32)}`, tag: `sha256:${"cd".repeat(32)}` },
   clients: { clients: 2 },
   envText: { text64: b64("MODEL=x\n") },
   memGate: { memAvailableKiB: 100_000_000 },

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { readySchema } from "../serve/phases";
 import { DEPLOY_TARGETS } from "../recipe/types";
 import { STEPS } from "../serve/sequence";
+import { DRIFT_KINDS } from "../serve/probe";
 
 const nullableString = () => z.string().nullable();
 
@@ -67,7 +68,7 @@ export function statusEntrySchema() {
     startedAt: nullableString(),
     drift: z
       .strictObject({
-        kind: z.enum(["edited", "no-record", "other-bundle", "not-running", "newer-mount", "hung", "stop-failed"]),
+        kind: z.enum(DRIFT_KINDS),
         files: z.array(z.string()),
       })
       .nullable(),

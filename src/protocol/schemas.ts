@@ -45,6 +45,8 @@ function fieldsOfEachKind() {
     stopFailed: { stopFailed: fileJson() },
     watched: { file: z.string(), sha256: z.string(), ctime: int() },
     mount: { path64: z.string(), ctime: int() },
+    // A container's image and the one its reference names now (targets/common containerStatus).
+    imageIds: { runs: z.string(), tag: z.string() },
     clients: { clients: int().nonnegative() },
     // The node's .env without its secret lines (base64), for the plan's key diff.
     envText: { text64: z.string() },

@@ -144,7 +144,11 @@ function nodeLookScript(
   o: LookOptions,
 ): string {
   const containers = here.flatMap((nb) => (nb.containerName === undefined ? [] : [nb.containerName]));
-  const docker = containers.length > 0 || images.length > 0 ? [dockerLookScript(containers, images)] : [];
+  // The images asked about, and each container's own: whether its tag moved (serve/probe).
+  const refs = [
+    ...new Set([...images, ...here.flatMap((nb) => (nb.containerName === undefined ? [] : (nb.image ?? [])))]),
+  ];
+  const docker = containers.length > 0 || refs.length > 0 ? [dockerLookScript(containers, refs)] : [];
   if (here.length === 0) return [...docker, othersProbe(joinNode(node.stateDir, "deployments"), undefined)].join("\n");
   const opts = { checks: o.checks, clients: false, looked: true, hub: true };
   const parts = here.map((nb, i) =>

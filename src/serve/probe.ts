@@ -64,6 +64,8 @@ export interface NodeState {
   files: Record<string, { sha256: string; ctime: number }>;
   /** The running container's bind-mounted files (`docker inspect`), by host path, with their change time. */
   containerMounts?: Record<string, number>;
+  /** The image the container runs and the one the bundle's reference names now (their IDs). */
+  image?: { runs: string; tag: string };
   clients?: number;
   /** The current .env without secret lines (script recipes). */
   envText?: string;
@@ -198,6 +200,9 @@ function addToState(st: NodeState, r: NodeRecord, holder: (deployment: string) =
       st.containerMounts = { ...st.containerMounts, [at]: r.ctime };
       return;
     }
+    case "imageIds":
+      st.image = { runs: r.runs, tag: r.tag };
+      return;
     case "watched":
       st.files[r.file] = { sha256: r.sha256, ctime: r.ctime };
       return;
@@ -270,12 +275,24 @@ const canServe = (nb: NodeBundle) => nb.api !== undefined && nb.runs;
 /**
  * Seed 001's restart rule: the node already runs this bundle when the recorded identity is the
  * same, nobody edited a file since we wrote it, and the engine started after the last change of
- * every file it reads or mounts.
+ * every file it reads or mounts, on the image its reference names now.
  */
 export function alreadyServing(nb: NodeBundle, st: NodeState): boolean {
   if (!nb.runs) return st.recorded?.identity === nb.identity && sameFiles(st);
-  return st.running && st.recorded?.identity === nb.identity && sameFiles(st) && startedAfter(nb, st);
+  return st.recorded?.identity === nb.identity && sameFiles(st) && runsCurrent(nb, st);
 }
+
+/** The engine runs, started after the last change of every file it reads or mounts, on its reference's image. */
+function runsCurrent(nb: NodeBundle, st: NodeState): boolean {
+  return st.running && startedAfter(nb, st) && !tagMoved(st);
+}
+
+/** The image reference now names another image than the one the container runs (a tag moved). */
+const tagMoved = (st: NodeState): st is NodeState & { image: { runs: string; tag: string } } =>
+  st.image !== undefined && st.image.runs !== st.image.tag;
+
+/** An image ID as `docker images` shows it: 12 hex digits. */
+const shortId = (id: string) => id.replace(/^sha256:/, "").slice(0, 12);
 
 /** The engine started after the last change of every file it reads or mounts. */
 function startedAfter(nb: NodeBundle, st: NodeState): boolean {
@@ -309,7 +326,7 @@ function changedSinceStart(nb: NodeBundle, st: NodeState): string[] {
 export function runsThisLaunch(nb: NodeBundle, st: NodeState, previous?: NodeBundle): boolean {
   const rec = st.recorded;
   if (rec === undefined || !sameFiles(st)) return false;
-  if (nb.runs && (!st.running || !startedAfter(nb, st))) return false;
+  if (nb.runs && !runsCurrent(nb, st)) return false;
   const want = launchIdentityOf(nb);
   if (rec.launch !== undefined) return rec.launch === want;
   if (previous === undefined || !sameLaunch(previous, nb)) return false;
@@ -323,8 +340,19 @@ function sameFiles(st: NodeState): boolean {
   return Object.entries(rec).every(([p, sha]) => st.files[p]?.sha256 === sha);
 }
 
-export type DriftKind =
-  "edited" | "removed" | "no-record" | "other-bundle" | "not-running" | "newer-mount" | "hung" | "stop-failed";
+/** The kinds of drift the look finds (driftFindings); `sm121 status --json` names them too. */
+export const DRIFT_KINDS = [
+  "edited",
+  "removed",
+  "no-record",
+  "other-bundle",
+  "not-running",
+  "newer-mount",
+  "tag-moved",
+  "hung",
+  "stop-failed",
+] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
 
 /** Drift of the engine's health, which an up repairs by a restart that counts against sm121:liveness. */
 export const HEALTH_DRIFT: ReadonlySet<DriftKind> = new Set(["not-running", "hung"]);
@@ -381,6 +409,10 @@ export function driftFindings(nb: NodeBundle, st: NodeState): Drift[] {
         files: newer,
         said: msg("serve.look.newerMount", { node, files: newer.join(", ") }),
       });
+    if (tagMoved(st) && nb.image !== undefined) {
+      const [from, to] = [shortId(st.image.runs), shortId(st.image.tag)];
+      out.push({ kind: "tag-moved", files: [], said: msg("serve.look.tagMoved", { node, image: nb.image, from, to }) });
+    }
   }
   return out;
 }

@@ -164,7 +164,8 @@ function watchedFilesScript(watch: string[]): string {
  */
 function statusScript(nb: NodeBundle, looked: boolean): string {
   if (nb.containerName === undefined) return `( ${nb.status} ) || true`;
-  return `( ${containerStatus(nb.containerName, looked ? { looked } : { mounts: true })} ) || true`;
+  const image = nb.image === undefined ? {} : { image: nb.image };
+  return `( ${containerStatus(nb.containerName, looked ? { looked, ...image } : { mounts: true, ...image })} ) || true`;
 }
 
 /**

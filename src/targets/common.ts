@@ -3,7 +3,7 @@ import { printRecord } from "../protocol";
 import { joinNode, lastErrorLine, nodePath, quote, quoteArgv } from "../text/shell";
 import type { BundleFile, LaunchSpec, TargetScripts } from "./types";
 import { exportSecrets } from "./secretsenv";
-import { lookedContainer } from "./dockerlook";
+import { lookedContainer, lookedImage } from "./dockerlook";
 import { msg, type MessageKey, type Msg } from "../text/messages";
 
 /** The `status` record from shell variables $running, $started and $detail (why not running). */
@@ -120,11 +120,15 @@ export function containersLeft(filter: string, what: string): string {
  * through its mount. With `looked`, the plan-time look's one docker call for the whole node has
  * answered already (./dockerlook): the container's state and bind mounts are read from it, and
  * an answer without the container is a container gone, no answer at all docker's error.
+ *
+ * With `image` (and `mounts` or `looked`), an `imageIds` record says which image the container runs
+ * and which the reference names now (both IDs), where the node has both: a tag moved under a
+ * running engine (serve/probe).
  */
-export function containerStatus(name: string, o: { mounts?: boolean; looked?: boolean } = {}): string {
+export function containerStatus(name: string, o: { mounts?: boolean; looked?: boolean; image?: string } = {}): string {
   const filter = `--filter ${quote(`name=^/${name}$`)}`;
   const binds = '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}{{.Source}}{{end}}{{end}}';
-  const withBinds = quote(`{{.State.Running}} {{.State.StartedAt}}${binds}`);
+  const withBinds = quote(`{{.Image}} {{.State.Running}} {{.State.StartedAt}}${binds}`);
   // The look's one docker call has answered for every container of the node (./dockerlook).
   const state = o.looked
     ? [lookedContainer(name)]
@@ -132,7 +136,7 @@ export function containerStatus(name: string, o: { mounts?: boolean; looked?: bo
       ? [
           `info=$(docker inspect -f ${withBinds} ${quote(name)} 2>/dev/null || true)`,
           'mapfile -t lines <<< "$info"',
-          "state=${lines[0]:-}",
+          'cimage=; state=; if [ -n "${lines[0]:-}" ]; then cimage=${lines[0]%% *}; state=${lines[0]#* }; fi',
         ]
       : [`state=$(docker inspect -f '{{.State.Running}} {{.State.StartedAt}}' ${quote(name)} 2>/dev/null || true)`];
   const mounts =
@@ -144,6 +148,15 @@ export function containerStatus(name: string, o: { mounts?: boolean; looked?: bo
           "done",
         ]
       : [];
+  const tag =
+    o.image === undefined || !(o.looked || o.mounts)
+      ? []
+      : [
+          o.looked
+            ? lookedImage(o.image)
+            : `timage=$(docker image inspect -f '{{.Id}}' ${quote(o.image)} 2>/dev/null) || timage=`,
+          `if [ -n "$cimage" ] && [ -n "$timage" ]; then ${IMAGE_IDS_RECORD}; fi`,
+        ];
   return [
     ...state,
     `running=false; started=""; detail="${"container gone" satisfies NotRunning}"`,
@@ -158,8 +171,11 @@ export function containerStatus(name: string, o: { mounts?: boolean; looked?: bo
         ]),
     STATUS_RECORD,
     ...mounts,
+    ...tag,
   ].join("\n");
 }
+
+const IMAGE_IDS_RECORD = printRecord("imageIds", '"runs":"%s","tag":"%s"', '"$cimage" "$timage"');
 
 /** A container's log: $SM121_LINES lines, followed when $SM121_FOLLOW=1. */
 export function containerLogs(name: string): string {

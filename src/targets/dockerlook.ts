@@ -14,7 +14,7 @@ import { quote } from "../text/shell";
 const FORMAT =
   '{{if index . "State"}}@c {{.Name}} {{.State.Running}} {{.State.StartedAt}}' +
   '{{range .Mounts}}{{if eq .Type "bind"}}{{println}}@m {{.Source}}{{end}}{{end}}' +
-  "{{println}}@p {{.State.Pid}} {{.LogPath}}" +
+  "{{println}}@g {{.Image}}{{println}}@p {{.State.Pid}} {{.LogPath}}" +
   '{{else if index . "RootFS"}}@i {{.Id}}{{range .RepoTags}} {{.}}{{end}}{{range .RepoDigests}} {{.}}{{end}}' +
   "{{else}}@n{{end}}";
 
@@ -37,15 +37,25 @@ export function dockerLookScript(containers: readonly string[], images: readonly
 /**
  * A container's lines of the look's answer: `$state` ("<running> <started at>", empty when docker
  * has no such container), `$lines` (an empty first entry, then the sources of its bind mounts),
- * and `$cpid`, `$clog`: its main process on the node (0 when it runs none) and its log file.
+ * `$cimage` (the ID of the image it runs), and `$cpid`, `$clog`: its main process on the node (0
+ * when it runs none) and its log file.
  */
 export function lookedContainer(name: string): string {
   const head = quote(`@c /${name} `);
   return [
-    'state=; lines=(""); c=; cpid=; clog=',
+    'state=; lines=(""); c=; cimage=; cpid=; clog=',
     `while IFS= read -r l; do case $l in ${head}*) c=1; state=\${l#${head}};; ` +
-      '"@m "*) [ -z "$c" ] || lines+=("${l#@m }");; ' +
+      '"@m "*) [ -z "$c" ] || lines+=("${l#@m }");; "@g "*) [ -z "$c" ] || cimage=${l#@g };; ' +
       '"@p "*) if [ -n "$c" ]; then l=${l#@p }; cpid=${l%% *}; clog=${l#* }; fi; c=;; *) c=;; esac; done <<< "$dk"',
+  ].join("\n");
+}
+
+/** Sets `$timage` to the ID of the image `ref` names in the look's answer (empty when the node lacks it). */
+export function lookedImage(ref: string): string {
+  const named = quote(` ${familiarRef(ref)} `);
+  return [
+    "timage=",
+    `while IFS= read -r l; do case "$l " in "@i "*${named}*) l=\${l#@i }; timage=\${l%% *};; esac; done <<< "$dk"`,
   ].join("\n");
 }
 
