@@ -15,7 +15,8 @@ import { renderSite } from "../src/render/deployment";
 import { sha256 } from "../src/render/identity";
 import { launchIdentityOf } from "../src/render/launch";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
-import { runsThisLaunch, type NodeState } from "../src/serve/probe";
+import { type NodeState } from "../src/serve/probe";
+import { runsThisLaunch } from "../src/serve/drift";
 import { say } from "../src/text/messages";
 
 const ROOT = join(__dirname, "..");

@@ -15,14 +15,8 @@ import { readSite } from "../src/recipe/site";
 import { renderSite } from "../src/render/deployment";
 import type { DeploymentBundle, NodeBundle } from "../src/render/types";
 import { ownerDrift, type Holder, type Owner } from "../src/serve/owner";
-import {
-  describeCheck,
-  driftFindings,
-  envKeyDiff,
-  type DriftKind,
-  type FailedCheck,
-  type NodeState,
-} from "../src/serve/probe";
+import { describeCheck, type FailedCheck, type NodeState } from "../src/serve/probe";
+import { driftFindings, envKeyDiff, type DriftKind } from "../src/serve/drift";
 import { liveWords } from "../src/serve/liveness";
 import { CATALOGUES, LOCALES, msg, say, type Msg } from "../src/text/messages";
 import { NOT_RUNNING, notRunningMsg } from "../src/targets/common";

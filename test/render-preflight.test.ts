@@ -16,13 +16,13 @@ import type { NodeModelFacts } from "../src/render/memfit";
 import { addModelFact, modelFactsScript } from "../src/serve/modelprobe";
 import {
   describeCheck,
-  envKeyDiff,
   envPathOf,
   mountedPaths,
   parseProbe,
   type FailedCheck,
   type NodeState,
 } from "../src/serve/probe";
+import { envKeyDiff } from "../src/serve/drift";
 import { clientsCut } from "../src/serve/serve";
 import { envFileOf, hfCacheCheck } from "../src/render/node";
 import { placeCheckpoint } from "./site/hfcache";

@@ -16,19 +16,19 @@ import { fitChecks, fitTable } from "./fit";
 import { nodeConn } from "../render/node";
 import { imageVersion } from "../engines/options/versions";
 import type { Host } from "../remote";
-import { hostPattern, type HostKeyRefusal } from "../remote/knownhosts";
 import { describeCheck, parseProbe } from "../serve/probe";
 import { preflightScript } from "../serve/steps";
-import type { DeploymentBundle, NodeBundle, NodeConn } from "../render/types";
+import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { nodePath, quote } from "../text/shell";
 import { bool, str, type Parsed } from "./args";
 import { doctorFabric } from "../fabric/doctor.cli";
-import { loginCheck, loginLines, planRefusals } from "./doctorplan";
+import { hostKeyFix, loginCheck, loginLines, planRefusals } from "./doctorplan";
 import { loginWays } from "../remote/login";
 import { cliAuth, connectFailure, hostKeyRefusalOf, selectedNode, withNodes, type Reached } from "./connect";
 import { contextProject, type CliContext } from "./context";
 import { say, t } from "../text/messages";
-import { doctorSchema, jsonOut, type DoctorCheck, type DoctorNode, type DoctorReport } from "./schemas";
+import { jsonOut } from "./schemas";
+import { doctorSchema, type DoctorCheck, type DoctorNode, type DoctorReport } from "./doctorschema";
 import { doctorText } from "./table";
 import { printRecord } from "../protocol";
 import { tripwireOf } from "../targets/tripwire";
@@ -152,14 +152,6 @@ export function doctorScript(needs: readonly Need[], placed: ReadonlyArray<{ nb:
   }
   lines.push(wedgeScript(placed));
   return lines.join("\n");
-}
-
-/** The command that accepts (after a check of the fingerprint) or clears a refused host key. */
-export function hostKeyFix(refusal: HostKeyRefusal | undefined, conn: NodeConn, knownHosts: string): string | null {
-  const name = hostPattern(conn.host, conn.port);
-  if (refusal?.status === "changed") return `ssh-keygen -R '${name}' -f ${knownHosts}`;
-  if (refusal?.status === "new") return `ssh-keyscan -p ${conn.port} ${conn.host} >> ${knownHosts}`;
-  return null;
 }
 
 interface NodeInput {

@@ -7,13 +7,14 @@
  */
 import type { Project } from "../project";
 import { Dialer, type Host, type SshAuth } from "../remote";
+import { hostPattern, type HostKeyRefusal } from "../remote/knownhosts";
 import { loginWays, type Login } from "../remote/login";
 import { deploymentFits, type NodeModelFacts } from "../render/memfit";
 import { nodeBudgets, nodeRefusals } from "../render/nodefit";
 import type { NodeConn } from "../render/types";
 import { lookFabric } from "../fabric/resolve.serve";
 import { say, t } from "../text/messages";
-import type { DoctorCheck } from "./schemas";
+import type { DoctorCheck } from "./doctorschema";
 
 /** The login check of a reached node: where and with what sm121 logged in. */
 export function loginCheck(host: Host, conn: NodeConn, deployments: string[]): DoctorCheck {
@@ -59,4 +60,12 @@ export async function planRefusals(
   }
   const fits = deploymentFits(project.bundles, project.recipes, facts);
   return [...fabric, ...nodeRefusals(nodeBudgets(fits)).map((r) => r.text)];
+}
+
+/** The command that accepts (after a check of the fingerprint) or clears a refused host key. */
+export function hostKeyFix(refusal: HostKeyRefusal | undefined, conn: NodeConn, knownHosts: string): string | null {
+  const name = hostPattern(conn.host, conn.port);
+  if (refusal?.status === "changed") return `ssh-keygen -R '${name}' -f ${knownHosts}`;
+  if (refusal?.status === "new") return `ssh-keyscan -p ${conn.port} ${conn.host} >> ${knownHosts}`;
+  return null;
 }

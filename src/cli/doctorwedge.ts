@@ -15,7 +15,7 @@ import { recordsOf, printRecord, type NodeRecord } from "../protocol";
 import type { NodeBundle } from "../render/types";
 import { t } from "../text/messages";
 import { quote } from "../text/shell";
-import type { DoctorCheck } from "./schemas";
+import type { DoctorCheck } from "./doctorschema";
 
 /** Below this a /dev/shm is too small for an engine's workers (Docker's default is 64 MiB). */
 const SHM_MIN_KIB = 1024 * 1024;

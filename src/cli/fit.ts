@@ -6,7 +6,7 @@
 import { fitFixes } from "../render/fitrefusal";
 import { fitColumns, fitRows, fitHeader, fitNotes, gib, unknownWords, verdictText, type Fit } from "../render/memfit";
 import { listMsg, msg, say, t } from "../text/messages";
-import type { DoctorCheck } from "./schemas";
+import type { DoctorCheck } from "./doctorschema";
 import { table } from "./table";
 
 /** The fit's table; a fit that stays unknown is said in words, not a table of question marks. */

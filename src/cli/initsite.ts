@@ -8,7 +8,7 @@
 import { Document, Pair, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import { imageVersion } from "../engines/options/versions";
 import { FABRIC_NAME } from "../fabric/site.recipe";
-import { IPV4, NODE_PATH } from "../recipe/site";
+import { IPV4, NODE_PATH } from "../recipe/siteschema";
 import type { Host } from "../remote";
 import { firstRecord, printRecord } from "../protocol";
 import { msg, type MessageKey, type Msg } from "../text/messages";

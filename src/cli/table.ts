@@ -7,7 +7,8 @@
 import { say, t } from "../text/messages";
 import { readyWords } from "../serve/phases";
 import { cells, pad } from "../text/width";
-import type { DoctorReport, Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
+import type { Health, StatusEntry, StatusNode, StatusReport } from "./schemas";
+import type { DoctorReport } from "./doctorschema";
 
 /** Terminal columns a table may use. */
 export const TABLE_COLUMNS = 100;

@@ -8,7 +8,8 @@ import { CommandError, hostFor, withHosts, type Host, type SshAuth } from "../re
 import type { DeploymentBundle, LinkTestPlan, NodeBundle } from "../render/types";
 import { keyNote } from "../render/plan";
 import { linkTestText, runLinkTest } from "../fabric/linkrun.serve";
-import { alreadyServing, describeCheck, envKeyDiff, probeNode, runsThisLaunch, type NodeState } from "./probe";
+import { describeCheck, probeNode, type NodeState } from "./probe";
+import { alreadyServing, envKeyDiff, runsThisLaunch } from "./drift";
 import {
   addTimings,
   DeploymentOutcome,

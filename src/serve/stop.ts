@@ -3,7 +3,8 @@ import { CommandError, hostFor, withHosts, type Host, type SshAuth } from "../re
 import type { DeploymentBundle, NodeBundle } from "../render/types";
 import { joinNode, nodePath, quote } from "../text/shell";
 import type { DeploymentOutcome, NodeOutcome } from "./outcome";
-import { driftFindings, probeNode } from "./probe";
+import { probeNode } from "./probe";
+import { driftFindings } from "./drift";
 import { ownStopScript } from "./registry";
 import { maskSecrets } from "./failure";
 import { forgetScript } from "./secretfiles";
