@@ -17,12 +17,12 @@ import { modelsIn } from "../helpers/json";
 
 const AT = allocate(__filename);
 
-const recipe = (served: string, maxLen: number, tp = 1) => `engine = "vllm"
+const recipe = (served: string, maxLen: number, tp = 1, port = 8000) => `engine = "vllm"
 deploy = "docker"
 model = "Qwen/Qwen3-8B"
 served_model_name = "${served}"
 image = "nvcr.io/nvidia/vllm:26.01-py3"
-port = 8000
+port = ${port}
 tp = ${tp}
 args = ["--max-model-len", "${maxLen}"]
 [readiness]
@@ -69,7 +69,8 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
       "    - { name: p, recipe: beta, nodes: [k2] }",
       "    - { name: g, recipe: gamma, nodes: [k3, k4] }",
     ].join("\n");
-  const served = async (n: SimNode) => modelsIn(await sh(n, `curl -s -m 5 http://${n.ip}:8000/v1/models`))[0]?.id;
+  const served = async (n: SimNode, port = 8000) =>
+    modelsIn(await sh(n, `curl -s -m 5 http://${n.ip}:${port}/v1/models`))[0]?.id;
 
   beforeAll(async () => {
     e = await e2eProject({
@@ -79,7 +80,8 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
       recipes: {
         "alpha.toml": recipe("alpha", 8192),
         "beta.toml": recipe("beta", 8192),
-        "gamma.toml": recipe("gamma", 8192, 2),
+        // Its rendezvous (the port + 1000) away from 9000, which other suites' engines use.
+        "gamma.toml": recipe("gamma", 8192, 2, 8300),
       },
       nodeExtra: (n) => (n.name === "k2" ? "      protected: true" : ""),
       config: () => config(20),
@@ -152,7 +154,7 @@ describe.sequential("sm121 keep: repairs between runs, and only repairs", () => 
     // The head on the node that did not reboot was stopped and started with its worker.
     expect(await started(k3, "sm121-g-0")).not.toBe(head);
     expect(await sh(k4, "docker inspect -f '{{.State.Running}}' sm121-g-1")).toBe("true");
-    expect(await served(k3)).toBe("gamma");
+    expect(await served(k3, 8300)).toBe("gamma");
   }, 300_000);
 
   it("two keepers at once: one repairs, the stack's lock stops the other, which says so", async () => {

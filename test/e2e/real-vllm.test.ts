@@ -119,10 +119,10 @@ describe.sequential("the real vLLM through pulumi up", () => {
         "tiny-script.toml": 'engine = "vllm"\ndeploy = "script"\nprofiles_dir = "tiny-script"\n',
         "tiny-script/own-key.env": SCRIPT_PROFILE,
       },
-      // r1 holds seed 001's script recipe (its start.sh runs `docker run <image> vllm serve`), serving
-      // on a port of this test's own.
+      // r1 holds seed 001's script recipe (its start.sh runs `docker run <image> vllm serve`): the
+      // node's BIND and PORT, where start.sh serves, are where every engine of r1 serves anyway.
       prepare: (site) => void makeScriptRecipe(site.nodes[0] as SimNode, "tiny-script"),
-      nodeEnv: (n): Record<string, string> => (n.name === "r1" ? { BIND: "127.0.0.1", PORT: String(AT.port(2)) } : {}),
+      nodeEnv: (n): Record<string, string> => (n.name === "r1" ? { BIND: n.ip, PORT: "8000" } : {}),
       nodeExtra: (n) =>
         n.name === "r1" ? "      recipes:\n        tiny-script: { dir: ~/tiny-script, container: tiny-script }" : "",
       config: () => "",
@@ -288,7 +288,7 @@ describe.sequential("the real vLLM through pulumi up", () => {
       sh(
         r1,
         `curl -s -o /dev/null -w '%{http_code}' -m 10 -H 'Authorization: Bearer ${key}' ` +
-          `http://127.0.0.1:${AT.port(2)}/v1/models`,
+          `http://${r1.ip}:8000/v1/models`,
       );
     expect([await own(OWN), await own(KEY)]).toEqual(["200", "401"]);
     const d = await e.destroy();
