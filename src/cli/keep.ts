@@ -87,7 +87,6 @@ async function openStack(ctx: CliContext): Promise<{ auto: Auto; stack: Stack }>
   return { auto, stack: await auto.Stack.select(ctx.stack, ws) };
 }
 
-/** The URN of a deployment's engine resource in the stack's state. */
 /** What the keeper reads of the stack's state: each resource's URN and an engine's outcome. */
 const STATE = z.object({
   resources: z

@@ -145,7 +145,7 @@ function nodeLookScript(
   o: LookOptions,
 ): string {
   const containers = here.flatMap((nb) => (nb.containerName === undefined ? [] : [nb.containerName]));
-  // The images asked about, and each container's own: whether its tag moved (serve/probe).
+  // The images asked about, and each container's own: whether its tag moved (./drift).
   const refs = [
     ...new Set([...images, ...here.flatMap((nb) => (nb.containerName === undefined ? [] : (nb.image ?? [])))]),
   ];

@@ -123,7 +123,7 @@ export function containersLeft(filter: string, what: string): string {
  *
  * With `image` (and `mounts` or `looked`), an `imageIds` record says which image the container runs
  * and which the reference names now (both IDs), where the node has both: a tag moved under a
- * running engine (serve/probe).
+ * running engine (serve/drift).
  */
 export function containerStatus(name: string, o: { mounts?: boolean; looked?: boolean; image?: string } = {}): string {
   const filter = `--filter ${quote(`name=^/${name}$`)}`;

@@ -1,8 +1,9 @@
 /**
  * The plan-time look's one docker call on a node: a single `docker inspect` of every container of
- * the node's deployments, of the images whose IDs the look compares between nodes (fabric/resolve.serve),
- * and of `none`, a network every Docker Engine has, so that any answer at all means the daemon
- * answered (a missing container is then gone, not unknown). Each container's status reads its
+ * the node's deployments, of their images (a tag that moved: serve/drift) and of the images whose
+ * IDs the look compares between nodes (fabric/resolve.serve), and of `none`, a network every Docker
+ * Engine has, so that any answer at all means the daemon answered (a missing container is then
+ * gone, not unknown). Each container's status reads its
  * lines of that answer (containerStatus with `looked`); each image found is a `lookImage` record.
  *
  * One template serves every kind of object: docker formats an object whose type lacks a field from
