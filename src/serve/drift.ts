@@ -19,8 +19,7 @@ import { listMsg, msg, type Msg } from "../text/messages";
  * every file it reads or mounts, on the image its reference names now.
  */
 export function alreadyServing(nb: NodeBundle, st: NodeState): boolean {
-  if (!nb.runs) return st.recorded?.identity === nb.identity && sameFiles(st);
-  return st.recorded?.identity === nb.identity && sameFiles(st) && runsCurrent(nb, st);
+  return st.recorded?.identity === nb.identity && sameFiles(st) && (!nb.runs || runsCurrent(nb, st));
 }
 
 /** The engine runs, started after the last change of every file it reads or mounts, on its reference's image. */
